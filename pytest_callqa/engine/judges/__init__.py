@@ -1,0 +1,1 @@
+"""Judges: the protocol and the built-in implementations."""

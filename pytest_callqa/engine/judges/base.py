@@ -1,0 +1,124 @@
+"""The judge protocol: what a task asks, what a judge answers.
+
+A task lists every judgement it needs up front (``TaskSpec.plan``) so a judge receives a whole
+batch at once: an LLM judge can deduplicate, cache, combine per-output metrics into one call
+and run calls concurrently; the heuristic judge just loops.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ..cases import GoldenCase
+
+# Scales a judge may be asked for; validation of a reply depends on it.
+Scale = Literal["unit", "binary", "ternary", "likert5", "rubric0_5"]
+
+SCALE_RANGES: dict[str, tuple[float, float]] = {
+    "unit": (0.0, 1.0),
+    "binary": (0.0, 1.0),
+    "ternary": (0.0, 1.0),
+    "likert5": (1.0, 5.0),
+    "rubric0_5": (0.0, 5.0),
+}
+DISCRETE_SCALES: dict[str, tuple[float, ...]] = {
+    "binary": (0.0, 1.0),
+    "ternary": (0.0, 0.5, 1.0),
+    "likert5": (1.0, 2.0, 3.0, 4.0, 5.0),
+    "rubric0_5": (0.0, 1.0, 2.0, 3.0, 4.0, 5.0),
+}
+
+
+def valid_score(scale: str, score: Any) -> bool:
+    """Whether ``score`` is a legal answer on ``scale`` (numbers only, in range, on the grid)."""
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        return False
+    low, high = SCALE_RANGES[scale]
+    if not low <= score <= high:
+        return False
+    grid = DISCRETE_SCALES.get(scale)
+    return grid is None or any(abs(score - g) < 1e-9 for g in grid)
+
+
+def lowest_score(scale: str) -> float:
+    """The conservative score given when a judge's reply cannot be used."""
+    return SCALE_RANGES[scale][0]
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One judgement: a metric of one model output for one golden case.
+
+    ``focus`` carries what the task extracted for this metric (the reasons to check, the
+    facts of a summary, the pair of call purposes...), so judges need no task knowledge to
+    find it; ``instructions`` says what the score means on ``scale``.
+    """
+
+    case: GoldenCase
+    task: str
+    metric: str
+    scale: Scale
+    instructions: str
+    model_output: Any
+    focus: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """A stable content hash; equal requests are judged once."""
+        payload = json.dumps(
+            {
+                "case": self.case.model_dump(mode="json"),
+                "task": self.task,
+                "metric": self.metric,
+                "scale": self.scale,
+                "instructions": self.instructions,
+                "output": self.model_output,
+                "focus": self.focus,
+            },
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
+        )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class JudgeVerdict:
+    """A judge's answer. ``score`` None means *not scored*; ``flagged`` means the reply was
+    unusable and ``score`` is the conservative fallback."""
+
+    metric: str
+    score: float | None
+    reason: str
+    expected_outcome_reference: str = ""
+    model_output_observed: str = ""
+    flagged: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, float] = field(default_factory=dict)
+
+    def record(self, judge: str) -> dict[str, Any]:
+        """The builtins-only record kept on a result (reports, snapshots)."""
+        return {
+            "metric": self.metric,
+            "judge": judge,
+            "score": self.score,
+            "expected_outcome_reference": self.expected_outcome_reference,
+            "model_output_observed": self.model_output_observed,
+            "reason": self.reason,
+            "flagged": self.flagged,
+        }
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Anything that answers judge requests, in order, one verdict per request."""
+
+    name: str
+
+    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]: ...

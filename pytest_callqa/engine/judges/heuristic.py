@@ -1,0 +1,296 @@
+"""The offline judge: deterministic checks against the transcript and expected_outcome.
+
+It answers only where a programmatic technique gives an honest estimate — quotes and
+timestamps located in the transcript, numeric/date/amount anchors, content-word support —
+and returns *not scored* (``score=None``) otherwise, e.g. for fluency or the soundness of an
+argument. Every verdict says what was checked, so a proxy never passes for a judgement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..text import (
+    content_coverage,
+    content_tokens,
+    extract_anchors,
+    extract_quotes,
+    extract_timestamps,
+    fuzzy_support,
+    normalize,
+    unsupported_anchors,
+    anchor_supported,
+)
+from .base import JudgeRequest, JudgeVerdict
+
+if TYPE_CHECKING:
+    from ..embeddings import Embedder
+
+# A quote counts as found when it fuzzily matches part of one turn at this level; ASR
+# transcripts differ from a model's quote in punctuation and casing, rarely in words.
+QUOTE_MATCH = 0.90
+# A cited timestamp may be off by a few seconds from the start of the turn it points at.
+TIMESTAMP_TOLERANCE_S = 5.0
+# Share of a statement's content words that must occur in the transcript or the truth
+# for the statement to count as supported.
+SUPPORT_COVERAGE = 0.5
+INTENT_FULL_COVERAGE = 0.8
+# Words that say who called rather than why; they must not make two intents look alike.
+_INTENT_GENERIC = frozenset({
+    "customer", "caller", "client", "user", "agent", "call", "calling", "called", "wants",
+    "want", "wanted", "asking", "asks", "asked", "requesting", "requests", "request",
+    "inquiring", "inquiry", "about", "regarding", "help", "needs", "need", "would", "like",
+})
+
+
+def _flatten(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _flatten(item)
+            if isinstance(item, (str, int, float)) and not isinstance(item, bool):
+                yield f"{key} {item}"
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _flatten(item)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield str(value)
+
+
+def truth_text(request: JudgeRequest) -> str:
+    """The expected outcome as plain text, for support checks."""
+    return "\n".join(_flatten(request.case.expected_outcome))
+
+
+def statement_support(statement: str, contexts: Sequence[str]) -> tuple[bool, str]:
+    """Whether a statement is supported by ``contexts`` and, if not, why not."""
+    missing = unsupported_anchors(statement, *contexts)
+    if missing:
+        return False, "unsupported " + ", ".join(f"{a.kind} {a.text!r}" for a in missing)
+    coverage = content_coverage(statement, *contexts)
+    if coverage < SUPPORT_COVERAGE:
+        return False, f"only {coverage:.0%} of its content words occur in the call or the truth"
+    return True, "supported"
+
+
+class HeuristicJudge:
+    """Deterministic, offline judge; see the module docstring for what it can estimate."""
+
+    name = "heuristic"
+    model = None
+
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self.embedder = embedder
+        self._handlers: dict[str, Callable[[JudgeRequest], JudgeVerdict]] = {
+            "evidence_backed_reasoning": self._evidence,
+            "call_intent_match": self._intent,
+            "highlight_correctness": self._highlights,
+            "fabrication_free_rate": self._facts,
+            "faithfulness": self._facts,
+            "critical_fact_preservation": self._critical_facts,
+            "contextual_precision": self._contextual,
+            "contextual_recall": self._contextual,
+        }
+
+    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
+        return [self.judge_one(r) for r in requests]
+
+    def judge_one(self, request: JudgeRequest) -> JudgeVerdict:
+        handler = self._handlers.get(request.metric)
+        if handler is None:
+            return JudgeVerdict(
+                metric=request.metric, score=None,
+                reason=f"not scored: the heuristic judge cannot estimate {request.metric} "
+                       "honestly; use an LLM judge (--callqa-judge openai)",
+            )
+        return handler(request)
+
+    # --- QA -------------------------------------------------------------------------------
+
+    def _evidence(self, request: JudgeRequest) -> JudgeVerdict:
+        reasons = list(request.focus.get("reasons", []))
+        if not reasons:
+            return JudgeVerdict(request.metric, None, "not scored: the output gives no reason")
+        turns = request.case.transcript
+        texts = [t.text for t in turns]
+        starts = [t.start for t in turns if t.start is not None]
+        with_evidence = factual = 0
+        checks = []
+        for item in reasons:
+            reason = str(item.get("reason", ""))
+            quotes = extract_quotes(reason)
+            stamps = extract_timestamps(reason)
+            evidence = bool(quotes or stamps)
+            problems = []
+            for quote in quotes:
+                if fuzzy_support(quote, texts) < QUOTE_MATCH:
+                    problems.append(f"quote {quote!r} not found in the transcript")
+            if stamps and not starts and not quotes:
+                return JudgeVerdict(
+                    request.metric, None,
+                    f"not scored: reason for {item.get('question_id')} cites only a timestamp "
+                    "and the transcript has no timings to check it against",
+                )
+            for stamp in stamps if starts else []:
+                if min(abs(stamp - s) for s in starts) > TIMESTAMP_TOLERANCE_S:
+                    problems.append(f"no turn starts near {stamp:g}s")
+            for anchor in unsupported_anchors(reason, request.case.transcript_plain,
+                                              str(item.get("expected_reason", ""))):
+                problems.append(f"{anchor.kind} {anchor.text!r} is not in the call")
+            is_factual = evidence and not problems
+            with_evidence += evidence
+            factual += is_factual
+            checks.append({
+                "question_id": item.get("question_id"), "has_evidence": evidence,
+                "factual": is_factual,
+                "problems": problems if evidence else ["cites no quote or timestamp"],
+            })
+        score = (with_evidence + factual) / (2 * len(reasons))
+        weak = [c["question_id"] for c in checks if not c["factual"]]
+        return JudgeVerdict(
+            request.metric, score,
+            f"{with_evidence} of {len(reasons)} reasons cite evidence, {factual} verified in the "
+            "transcript" + (f"; not verified: {', '.join(map(str, weak))}" if weak else ""),
+            expected_outcome_reference="expected reasons",
+            model_output_observed=f"{len(reasons)} reasons",
+            details={"reasons": checks},
+        )
+
+    # --- Text -----------------------------------------------------------------------------
+
+    def _intent(self, request: JudgeRequest) -> JudgeVerdict:
+        model = str(request.focus.get("model", ""))
+        expected = str(request.focus.get("expected", ""))
+        observed = {"expected_outcome_reference": expected, "model_output_observed": model}
+        if not model.strip():
+            return JudgeVerdict(request.metric, 0.0, "the output states no call purpose",
+                                **observed)
+        key_words = [w for w in content_tokens(expected) if w not in _INTENT_GENERIC]
+        if normalize(model) == normalize(expected):
+            return JudgeVerdict(request.metric, 1.0, "same call purpose", **observed)
+        if not key_words:
+            return JudgeVerdict(request.metric, None,
+                                "not scored: the expected purpose has no specific words to "
+                                "compare", **observed)
+        coverage = content_coverage(" ".join(key_words), model)
+        if coverage >= INTENT_FULL_COVERAGE:
+            return JudgeVerdict(request.metric, 1.0,
+                                f"{coverage:.0%} of the expected intent's key words present",
+                                **observed)
+        if coverage > 0:
+            return JudgeVerdict(request.metric, 0.5,
+                                f"partial: {coverage:.0%} of the expected intent's key words "
+                                "present", **observed)
+        return JudgeVerdict(
+            request.metric, None,
+            "not scored: no key word of the expected intent appears; whether the purposes "
+            "differ or are paraphrased needs an LLM judge", **observed)
+
+    def _highlights(self, request: JudgeRequest) -> JudgeVerdict:
+        highlights = [str(h) for h in request.focus.get("highlights", [])]
+        if not highlights:
+            return JudgeVerdict(request.metric, None, "not scored: no highlight returned")
+        contexts = [request.case.transcript_plain, truth_text(request)]
+        verdicts = [(h, *statement_support(h, contexts)) for h in highlights]
+        wrong = [f"{h!r} ({why})" for h, ok, why in verdicts if not ok]
+        accurate = len(highlights) - len(wrong)
+        return JudgeVerdict(
+            request.metric, accurate / len(highlights),
+            f"{accurate} of {len(highlights)} highlights supported by the call or the truth"
+            + (f"; unsupported: {'; '.join(wrong)}" if wrong else ""),
+            model_output_observed="; ".join(highlights),
+            details={"unsupported": len(wrong)},
+        )
+
+    def _facts(self, request: JudgeRequest) -> JudgeVerdict:
+        facts = [str(f) for f in request.focus.get("facts", []) if str(f).strip()]
+        if not facts:
+            return JudgeVerdict(request.metric, None, "not scored: the output states no fact")
+        contexts = [request.case.transcript_plain, truth_text(request)]
+        fabricated = []
+        for fact in facts:
+            ok, why = statement_support(fact, contexts)
+            if not ok:
+                fabricated.append(f"{fact!r} ({why})")
+        return JudgeVerdict(
+            request.metric, 1 - len(fabricated) / len(facts),
+            f"{len(facts) - len(fabricated)} of {len(facts)} facts found in the call or the "
+            "truth" + (f"; fabricated: {'; '.join(fabricated)}" if fabricated else ""),
+            details={"unsupported": len(fabricated), "facts": len(facts)},
+        )
+
+    # --- Translation ----------------------------------------------------------------------
+
+    def _critical_facts(self, request: JudgeRequest) -> JudgeVerdict:
+        """Each expected sentence carrying numbers, dates or amounts is one critical fact; it
+        drifts when the model's sentence omits, changes or adds such an anchor. A model
+        sentence that adds anchors to an expected sentence without any is an added fact.
+        Each ``config.critical_facts`` entry is one more fact, found by fuzzy search."""
+        pairs = list(request.focus.get("pairs", []))
+        configured = [str(f) for f in request.focus.get("critical_facts", [])]
+        total = drifted = 0
+        problems = []
+        for pair in pairs:
+            sid = pair.get("source_id")
+            expected = extract_anchors(str(pair.get("expected", "")))
+            model = extract_anchors(str(pair.get("model", "")))
+            omitted = [a.text for a in expected if not anchor_supported(a, model)]
+            added = [a.text for a in model if not anchor_supported(a, expected)]
+            if expected:
+                total += 1
+            if omitted or added:
+                drifted += 1
+                problems.append(
+                    f"sentence {sid}: "
+                    + "; ".join([*(f"{t!r} omitted or changed" for t in omitted),
+                                 *(f"{t!r} added" for t in added)]))
+        translation = "\n".join(str(p.get("model", "")) for p in pairs)
+        for fact in configured:
+            total += 1
+            if fuzzy_support(fact, [translation]) < QUOTE_MATCH:
+                drifted += 1
+                problems.append(f"critical fact {fact!r} not found")
+        if total == 0:
+            return JudgeVerdict(
+                request.metric, None,
+                "not scored: no number, date or amount in the expected translation and no "
+                "config.critical_facts; outcome facts need an LLM judge")
+        score = max(0.0, 1 - drifted / total)
+        return JudgeVerdict(
+            request.metric, score,
+            f"{drifted} of {total} critical facts drifted (facts with numbers, dates or "
+            "amounts, and config.critical_facts; other outcomes are not checked offline)"
+            + (f": {'; '.join(problems)}" if problems else ""),
+            details={"facts": total, "drifted": drifted},
+        )
+
+    # --- Layer 2 --------------------------------------------------------------------------
+
+    def _contextual(self, request: JudgeRequest) -> JudgeVerdict:
+        texts = [t.text for t in request.case.transcript]
+        used = self._cited_turns(request.focus.get("claims", []), texts)
+        needed = self._cited_turns(request.focus.get("expected_claims", []), texts)
+        if not used and not needed:
+            return JudgeVerdict(request.metric, None,
+                                "not scored: neither the output nor the truth quotes the call")
+        both = used & needed
+        if request.metric == "contextual_precision":
+            score = len(both) / len(used) if used else 0.0
+            what = f"{len(both)} of {len(used)} turns the output cites are needed"
+        else:
+            score = len(both) / len(needed) if needed else 0.0
+            what = f"{len(both)} of {len(needed)} needed turns are cited by the output"
+        return JudgeVerdict(request.metric, score, what,
+                            details={"used": sorted(used), "needed": sorted(needed)})
+
+    @staticmethod
+    def _cited_turns(statements: Sequence[Any], turns: Sequence[str]) -> set[int]:
+        cited: set[int] = set()
+        for statement in statements:
+            for quote in extract_quotes(str(statement)):
+                scores = [fuzzy_support(quote, [turn]) for turn in turns]
+                if scores and max(scores) >= QUOTE_MATCH:
+                    cited.add(scores.index(max(scores)))
+        return cited

@@ -1,0 +1,198 @@
+"""All-pairs string similarity and greedy one-to-one matching of predicted to expected items.
+
+Matrices are computed in one vectorised pass (rapidfuzz ``cdist`` or a sparse token
+product) so a 1,000 x 1,000 comparison stays well under a second.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from rapidfuzz import fuzz, process
+from sklearn.feature_extraction.text import CountVectorizer
+
+from pytest_callqa.engine.text import normalize, normalize_loose, tokens
+
+Method = Literal["jaccard", "ratio", "token_set", "partial"]
+
+FloatMatrix = npt.NDArray[np.float64]
+
+_SCORERS: dict[str, Callable[..., float]] = {
+    "ratio": fuzz.ratio,
+    "token_set": fuzz.token_set_ratio,
+    "partial": fuzz.partial_ratio,
+}
+# Below this many cells, starting worker threads costs more than it saves.
+_PARALLEL_MIN_CELLS = 10_000
+# Candidates are screened against used rows/columns in blocks, so long runs of pairs whose
+# row or column is already taken are skipped in numpy rather than one by one in Python.
+_GREEDY_BLOCK = 4096
+
+
+def _token_sets(docs: Sequence[str]) -> list[list[str]]:
+    return [list(dict.fromkeys(tokens(d))) for d in docs]
+
+
+def _identity(doc: list[str]) -> list[str]:
+    return doc
+
+
+def _jaccard_matrix(a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
+    docs = _token_sets([*a, *b])
+    sizes = np.array([len(d) for d in docs], dtype=np.float64)
+    inter: FloatMatrix
+    if sizes.any():
+        # Documents arrive already tokenised, so the vectorizer only builds the vocabulary
+        # and the binary incidence matrix; A @ B.T then counts shared tokens per pair.
+        vectorizer = CountVectorizer(analyzer=_identity, binary=True, dtype=np.float64)
+        incidence: Any = vectorizer.fit_transform(docs).tocsr()
+        inter = np.asarray((incidence[: len(a)] @ incidence[len(a) :].T).toarray())
+    else:
+        # CountVectorizer rejects an empty vocabulary; every string is then empty.
+        inter = np.zeros((len(a), len(b)), dtype=np.float64)
+    union = sizes[: len(a), None] + sizes[None, len(a) :] - inter
+    # An empty union means both strings are empty, which token_jaccard calls identical.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(union > 0, inter / union, 1.0)
+
+
+def _fuzz_matrix(a: Sequence[str], b: Sequence[str], method: str) -> FloatMatrix:
+    na = [normalize_loose(s) for s in a]
+    nb = [normalize_loose(s) for s in b]
+    workers = -1 if len(na) * len(nb) >= _PARALLEL_MIN_CELLS else 1
+    scores = process.cdist(
+        na, nb, scorer=_SCORERS[method], processor=None, dtype=np.float64, workers=workers
+    )
+    sim: FloatMatrix = np.asarray(scores, dtype=np.float64) / 100.0
+    # rapidfuzz disagrees with itself on empty strings (ratio("", "") is 100, token_set 0);
+    # use the same rule as token_jaccard for every method.
+    empty_a = np.array([not s for s in na], dtype=bool)
+    empty_b = np.array([not s for s in nb], dtype=bool)
+    sim[empty_a, :] = 0.0
+    sim[:, empty_b] = 0.0
+    sim[np.ix_(empty_a, empty_b)] = 1.0
+    return sim
+
+
+def similarity_matrix(
+    a: Sequence[str], b: Sequence[str], method: Method = "jaccard"
+) -> FloatMatrix:
+    """Similarity in [0, 1] of every ``a[i]`` to every ``b[j]``, shape ``(len(a), len(b))``.
+
+    Two empty strings are identical (1.0) and an empty string matches nothing else (0.0),
+    whatever the method.
+    """
+    if method not in ("jaccard", *_SCORERS):
+        raise ValueError(f"unknown similarity method {method!r}")
+    if not a or not b:
+        return np.zeros((len(a), len(b)), dtype=np.float64)
+    if method == "jaccard":
+        return _jaccard_matrix(a, b)
+    return _fuzz_matrix(a, b, method)
+
+
+def greedy_match(sim: npt.NDArray[Any], threshold: float) -> list[tuple[int, int, float]]:
+    """Pairs ``(row, col, similarity)`` taken best first, each row and column at most once.
+
+    Only pairs with similarity >= ``threshold`` are taken. Equal similarities go to the
+    smaller row, then the smaller column, so the result does not depend on sort internals.
+    """
+    matrix = np.asarray(sim, dtype=np.float64)
+    if matrix.ndim != 2:
+        raise ValueError(f"similarity matrix must be 2-D, got shape {matrix.shape}")
+    rows, cols = np.nonzero(matrix >= threshold)
+    if rows.size == 0:
+        return []
+    values = matrix[rows, cols]
+    order = np.lexsort((cols, rows, -values))
+    rows, cols, values = rows[order], cols[order], values[order]
+    row_used = np.zeros(matrix.shape[0], dtype=bool)
+    col_used = np.zeros(matrix.shape[1], dtype=bool)
+    limit = min(matrix.shape)
+    pairs: list[tuple[int, int, float]] = []
+    for start in range(0, rows.size, _GREEDY_BLOCK):
+        block = slice(start, start + _GREEDY_BLOCK)
+        r, c, v = rows[block], cols[block], values[block]
+        free = ~(row_used[r] | col_used[c])
+        for i, j, s in zip(r[free].tolist(), c[free].tolist(), v[free].tolist(), strict=True):
+            if row_used[i] or col_used[j]:
+                continue
+            row_used[i] = col_used[j] = True
+            pairs.append((i, j, s))
+            if len(pairs) == limit:
+                return pairs
+    return pairs
+
+
+def prf(true_positives: int, n_predicted: int, n_expected: int) -> tuple[float, float, float]:
+    """Precision, recall and F1; predicting nothing when nothing is expected is perfect."""
+    if n_predicted == 0 and n_expected == 0:
+        return 1.0, 1.0, 1.0
+    precision = true_positives / n_predicted if n_predicted else 0.0
+    recall = true_positives / n_expected if n_expected else 0.0
+    total = precision + recall
+    f1 = 2 * precision * recall / total if total > 0 else 0.0
+    return precision, recall, f1
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    pairs: list[tuple[int, int, float]]
+    unmatched_predicted: list[int]
+    unmatched_expected: list[int]
+    precision: float
+    recall: float
+    f1: float
+
+
+def _result(pairs: list[tuple[int, int, float]], n_predicted: int, n_expected: int) -> MatchResult:
+    matched_p = {i for i, _, _ in pairs}
+    matched_e = {j for _, j, _ in pairs}
+    precision, recall, f1 = prf(len(pairs), n_predicted, n_expected)
+    return MatchResult(
+        pairs=pairs,
+        unmatched_predicted=[i for i in range(n_predicted) if i not in matched_p],
+        unmatched_expected=[j for j in range(n_expected) if j not in matched_e],
+        precision=precision,
+        recall=recall,
+        f1=f1,
+    )
+
+
+def match_lists(
+    predicted: Sequence[str],
+    expected: Sequence[str],
+    *,
+    method: Method = "jaccard",
+    threshold: float = 0.5,
+    sim: npt.NDArray[Any] | None = None,
+) -> MatchResult:
+    """Greedy 1:1 match of ``predicted`` to ``expected``, scored by precision/recall/F1.
+
+    ``sim`` replaces the string similarity, e.g. with embedding cosines computed elsewhere;
+    it must have shape ``(len(predicted), len(expected))``.
+    """
+    shape = (len(predicted), len(expected))
+    if sim is None:
+        sim = similarity_matrix(predicted, expected, method)
+    elif np.shape(sim) != shape:
+        raise ValueError(f"similarity matrix has shape {np.shape(sim)}, expected {shape}")
+    return _result(greedy_match(sim, threshold), *shape)
+
+
+def match_exact(predicted: Sequence[str], expected: Sequence[str]) -> MatchResult:
+    """1:1 match on ``normalize`` equality; each expected item absorbs one prediction."""
+    waiting: defaultdict[str, deque[int]] = defaultdict(deque)
+    for j, item in enumerate(expected):
+        waiting[normalize(item)].append(j)
+    pairs: list[tuple[int, int, float]] = []
+    for i, item in enumerate(predicted):
+        slots = waiting.get(normalize(item))
+        if slots:
+            pairs.append((i, slots.popleft(), 1.0))
+    return _result(pairs, len(predicted), len(expected))

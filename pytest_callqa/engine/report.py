@@ -1,0 +1,155 @@
+"""Rendering the scorecard as a terminal table (the seed's scorecard template)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .registry import MetricSpec
+from .scorecard import ModelCard, Scorecard
+from .tasks.benchmarks import BENCHMARK_METRICS
+
+# Text marks keep ratings readable without colour (CI logs, NO_COLOR).
+MARKS = {"good": "", "acceptable": " ~", "fail": " x", "blocker": " !!", None: ""}
+COLORS = {"good": "\x1b[32m", "acceptable": "\x1b[33m", "fail": "\x1b[31m",
+          "blocker": "\x1b[1;31m"}
+RESET = "\x1b[0m"
+NOT_SCORED = "—"
+TASK_TITLES = {"qa": "QA", "entity": "ENTITY", "text": "TEXT", "translation": "TRANSLATION"}
+
+
+def _fmt(value: float | None, spec: MetricSpec | None = None) -> str:
+    if value is None:
+        return NOT_SCORED
+    if spec is not None and spec.percent:
+        return f"{value * 100:.1f}%"
+    if spec is not None and spec.scale == "count":
+        return f"{value:.2f}".rstrip("0").rstrip(".") if value % 1 else f"{value:.0f}"
+    return f"{value:.3f}"
+
+
+class _Table:
+    def __init__(self, models: Sequence[str], color: bool) -> None:
+        self.models = list(models)
+        self.color = color
+        self.rows: list[tuple[str, list[tuple[str, str | None]], str] | str] = []
+
+    def section(self, title: str) -> None:
+        self.rows.append(title)
+
+    def row(self, label: str, cells: list[tuple[str, str | None]], threshold: str) -> None:
+        self.rows.append((label, cells, threshold))
+
+    def render(self) -> str:
+        label_w = max([len("Metric")] + [len(r[0]) for r in self.rows if isinstance(r, tuple)])
+        cell_w = max([len(m) for m in self.models] + [
+            len(text) + len(MARKS[rating]) for r in self.rows if isinstance(r, tuple)
+            for text, rating in r[1]
+        ] + [6])
+        thr_w = max([len("Threshold")] + [len(r[2]) for r in self.rows if isinstance(r, tuple)])
+        head = "Metric".ljust(label_w) + " | " + " | ".join(
+            m.rjust(cell_w) for m in self.models) + " | " + "Threshold"
+        line = "-" * (label_w + 3 + (cell_w + 3) * len(self.models) + thr_w)
+        out = [head, line]
+        for row in self.rows:
+            if isinstance(row, str):
+                out.append(row)
+                continue
+            label, cells, threshold = row
+            rendered = []
+            for text, rating in cells:
+                cell = (text + MARKS[rating]).rjust(cell_w)
+                if self.color and rating in COLORS:
+                    cell = COLORS[rating] + cell + RESET
+                rendered.append(cell)
+            out.append(label.ljust(label_w) + " | " + " | ".join(rendered) + " | " + threshold)
+        return "\n".join(out)
+
+
+def render_scorecard(
+    card: Scorecard, *, color: bool = False, header: Sequence[str] = (),
+) -> str:
+    """The scorecard as text: metrics × models with thresholds, blockers and final scores."""
+    models = list(card.models)
+    if not models:
+        return "callqa scorecard: no evaluation result"
+    cards = [card.models[m] for m in models]
+    table = _Table(models, color)
+    for task in card.task_order:
+        title = TASK_TITLES.get(task, task.upper())
+        table.section(f"{title} TASK METRICS")
+        for spec in card.specs(task):
+            if not spec.shown or not any(spec.id in c.tasks.get(task, _EMPTY).metrics
+                                         for c in cards):
+                continue
+            cells = []
+            for c in cards:
+                agg = c.tasks[task].metrics.get(spec.id) if task in c.tasks else None
+                cells.append((_fmt(agg.value, spec), agg.rating) if agg else (NOT_SCORED, None))
+            label = ("[!] " if spec.blocker else "") + spec.name
+            table.row(label, cells, spec.threshold)
+        table.row(f"{title.title()} Score", [_task_cell(c, task) for c in cards], "0.0 – 1.0")
+    if any(c.benchmarks for c in cards):
+        table.section("STANDARD BENCHMARKS (0 or 1)")
+        for spec in BENCHMARK_METRICS:
+            cells = []
+            for c in cards:
+                b = c.benchmarks.get(spec.id)
+                if not b or b["value"] is None:
+                    cells.append((NOT_SCORED, None))
+                else:
+                    mark = "1" if b["passed"] else "0"
+                    cells.append((f"{mark} ({_fmt(b['value'], spec)})",
+                                  "good" if b["passed"] else "fail"))
+            table.row(spec.name, cells, spec.threshold)
+        table.row("Benchmark Score", [(_fmt(c.benchmark_score), None) for c in cards],
+                  ">= 0.80 recommended")
+    table.section("FINAL")
+    table.row("Final Score (with benchmarks)", [(_fmt(c.final_score_a), None) for c in cards],
+              "Option A")
+    table.row("Final Score (without benchmarks)",
+              [(_fmt(c.final_score_b), None) for c in cards], "Option B")
+    table.row("Cost per 1000 calls",
+              [(NOT_SCORED if c.cost_per_1000_calls is None else f"${c.cost_per_1000_calls:.2f}",
+                None) for c in cards], "$")
+    table.row("Cost-Adjusted Rank", [(str(c.cost_adjusted_rank), None) for c in cards],
+              f"by cost efficiency ({card.rank_basis})")
+    table.row("Any Blocker Triggered?",
+              [("Yes", "blocker") if c.any_blocker else ("No", "good") for c in cards], "Yes / No")
+    lines = ["callqa scorecard", *header, "", table.render()]
+    lines.extend(_footnotes(card, cards))
+    return "\n".join(lines)
+
+
+class _Empty:
+    metrics: dict[str, Any] = {}
+
+
+_EMPTY = _Empty()
+
+
+def _task_cell(c: ModelCard, task: str) -> tuple[str, str | None]:
+    agg = c.tasks.get(task)
+    if agg is None:
+        return ("n/a", None)
+    text = _fmt(agg.score)
+    if agg.invalid_cases:
+        text += f" ({agg.invalid_cases}/{agg.cases} invalid)"
+    return (text, "blocker" if agg.disqualified else None)
+
+
+def _footnotes(card: Scorecard, cards: list[ModelCard]) -> list[str]:
+    notes = []
+    for c in cards:
+        for task, agg in c.tasks.items():
+            if agg.disqualified:
+                notes.append(f"[!] {c.model}: disqualified for {task} "
+                             f"({agg.blocked_cases} of {agg.cases} cases blocked)")
+            if agg.renormalised_cases:
+                notes.append(f"{c.model}: {task}: weights renormalised in "
+                             f"{agg.renormalised_cases} case(s) for metrics not scored")
+        if c.missing_tasks:
+            notes.append(f"{c.model}: final scores renormalised without task(s): "
+                         + ", ".join(c.missing_tasks))
+    notes.extend(card.notes)
+    return ["", *notes] if notes else []

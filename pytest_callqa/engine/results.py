@@ -1,0 +1,157 @@
+"""The one result model every task produces.
+
+Results are plain dataclasses so they stay cheap to build in hot loops; ``to_dict`` and
+``from_dict`` convert them to builtins only, which is what crosses xdist worker boundaries
+and what the JSON report is made of.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Rating = Literal["good", "acceptable", "fail", "blocker"]
+RATINGS: tuple[Rating, ...] = ("good", "acceptable", "fail", "blocker")
+
+
+def plain(value: Any) -> Any:
+    """Convert numpy scalars, tuples and nested containers to JSON-safe builtins.
+
+    Non-finite floats become ``None``: JSON has no NaN, and a NaN that reached a report
+    would read as a number.
+    """
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [plain(v) for v in value]
+        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+    item = getattr(value, "item", None)
+    if callable(item):
+        return plain(item())
+    return str(value)
+
+
+@dataclass
+class MetricResult:
+    """One metric of one task output.
+
+    ``scored`` is False when the metric could not be estimated honestly (or does not apply);
+    ``value`` is then None and the task score's weights are renormalised without it.
+    """
+
+    value: float | None
+    scored: bool = True
+    rating: Rating | None = None
+    reason: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    blocker: bool = False
+    flagged: bool = False
+
+    @classmethod
+    def not_scored(cls, reason: str, **details: Any) -> MetricResult:
+        return cls(value=None, scored=False, reason=reason, details=dict(details))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": plain(self.value),
+            "scored": self.scored,
+            "rating": self.rating,
+            "reason": self.reason,
+            "blocker": self.blocker,
+            "flagged": self.flagged,
+            "details": plain(self.details),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MetricResult:
+        return cls(
+            value=data.get("value"),
+            scored=bool(data.get("scored", True)),
+            rating=data.get("rating"),
+            reason=data.get("reason"),
+            details=dict(data.get("details") or {}),
+            blocker=bool(data.get("blocker", False)),
+            flagged=bool(data.get("flagged", False)),
+        )
+
+
+@dataclass
+class TaskResult:
+    """The evaluation of one model output for one golden case.
+
+    ``valid`` is False when a prerequisite failed or a blocker voids the score (the seed's
+    "score = invalid"); an invalid case counts 0.0 in the task mean. ``blocked`` is True when
+    any blocker fired, which disqualifies the model for the task.
+    """
+
+    task: str
+    case_id: str
+    score: float | None
+    valid: bool
+    blocked: bool
+    blockers: list[str]
+    metrics: dict[str, MetricResult]
+    model: str | None = None
+    run: int = 0
+    not_scored: list[str] = field(default_factory=list)
+    renormalised: bool = False
+    judge_records: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def metric(self, metric_id: str) -> MetricResult:
+        try:
+            return self.metrics[metric_id]
+        except KeyError:
+            known = ", ".join(sorted(self.metrics)) or "none"
+            raise KeyError(
+                f"metric {metric_id!r} is not part of the {self.task} result for case "
+                f"{self.case_id!r} (known: {known})"
+            ) from None
+
+    @property
+    def judge_record(self) -> list[dict[str, Any]]:
+        """What the judge said for this output, in a stable order (for snapshots)."""
+        return sorted(self.judge_records, key=lambda r: str(r.get("metric", "")))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "case_id": self.case_id,
+            "model": self.model,
+            "run": self.run,
+            "score": plain(self.score),
+            "valid": self.valid,
+            "blocked": self.blocked,
+            "blockers": list(self.blockers),
+            "metrics": {k: m.to_dict() for k, m in self.metrics.items()},
+            "not_scored": list(self.not_scored),
+            "renormalised": self.renormalised,
+            "judge_records": plain(self.judge_records),
+            "usage": plain(self.usage),
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TaskResult:
+        return cls(
+            task=data["task"],
+            case_id=data["case_id"],
+            model=data.get("model"),
+            run=int(data.get("run", 0)),
+            score=data.get("score"),
+            valid=bool(data["valid"]),
+            blocked=bool(data["blocked"]),
+            blockers=list(data.get("blockers", [])),
+            metrics={k: MetricResult.from_dict(v) for k, v in data.get("metrics", {}).items()},
+            not_scored=list(data.get("not_scored", [])),
+            renormalised=bool(data.get("renormalised", False)),
+            judge_records=list(data.get("judge_records", [])),
+            usage=dict(data.get("usage", {})),
+            notes=list(data.get("notes", [])),
+        )

@@ -1,0 +1,293 @@
+"""The cross-model scorecard: per model → per task → metric aggregates, final scores, cost."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .registry import MetricSpec, Registry, default_registry
+from .results import Rating, TaskResult, plain
+from .tasks.benchmarks import BENCHMARK_IDS, BENCHMARK_SPECS
+
+FINAL_WEIGHTS_A = {"qa": 0.25, "entity": 0.20, "text": 0.15, "translation": 0.10,
+                   "benchmarks": 0.30}
+FINAL_WEIGHTS_B = {"qa": 0.35, "entity": 0.30, "text": 0.20, "translation": 0.15}
+UNNAMED_MODEL = "(model)"
+# Keeps a free model's normalised cost finite; a zero-cost model then ranks as the most
+# cost-efficient, which is what it is.
+_COST_FLOOR = 1e-9
+
+
+@dataclass
+class MetricAggregate:
+    value: float | None
+    rating: Rating | None
+    blocker: bool
+    scored_cases: int
+    flagged: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": plain(self.value), "rating": self.rating, "blocker": self.blocker,
+                "scored_cases": self.scored_cases, "flagged": self.flagged}
+
+
+@dataclass
+class TaskAggregate:
+    task: str
+    score: float | None
+    cases: int
+    invalid_cases: int
+    blocked_cases: int
+    disqualified: bool
+    metrics: dict[str, MetricAggregate]
+    not_scored: list[str]
+    renormalised_cases: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "score": plain(self.score), "cases": self.cases,
+            "invalid_cases": self.invalid_cases, "blocked_cases": self.blocked_cases,
+            "disqualified": self.disqualified,
+            "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
+            "not_scored": self.not_scored, "renormalised_cases": self.renormalised_cases,
+        }
+
+
+@dataclass
+class ModelCard:
+    model: str
+    tasks: dict[str, TaskAggregate]
+    benchmarks: dict[str, dict[str, Any]]
+    benchmark_score: float | None
+    final_score_a: float | None
+    final_score_b: float | None
+    missing_tasks: list[str]
+    cost_per_1000_calls: float | None
+    any_blocker: bool
+    usage: dict[str, float]
+    cost_efficiency: float | None = None
+    cost_adjusted_rank: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tasks": {k: v.to_dict() for k, v in self.tasks.items()},
+            "benchmarks": plain(self.benchmarks),
+            "benchmark_score": plain(self.benchmark_score),
+            "final_score_a": plain(self.final_score_a),
+            "final_score_b": plain(self.final_score_b),
+            "missing_tasks": self.missing_tasks,
+            "cost_per_1000_calls": plain(self.cost_per_1000_calls),
+            "cost_efficiency": plain(self.cost_efficiency),
+            "cost_adjusted_rank": self.cost_adjusted_rank,
+            "any_blocker": self.any_blocker,
+            "usage": plain(self.usage),
+        }
+
+
+@dataclass
+class Scorecard:
+    models: dict[str, ModelCard]
+    task_order: list[str]
+    results: list[TaskResult]
+    registry: Registry
+    rank_basis: str = "final_score_b"
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "models": {name: card.to_dict() for name, card in self.models.items()},
+            "rank_basis": self.rank_basis,
+            "notes": list(self.notes),
+        }
+
+    def specs(self, task: str) -> list[MetricSpec]:
+        return self.registry.metrics_for(task)
+
+
+def _mean(values: Iterable[float]) -> float | None:
+    items = list(values)
+    return sum(items) / len(items) if items else None
+
+
+def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
+                      case_groups: Mapping[str, list[TaskResult]]) -> MetricAggregate | None:
+    entries = [r.metrics[spec.id] for r in results if spec.id in r.metrics]
+    if not entries:
+        return None
+    scored = [m for m in entries if m.scored and m.value is not None]
+    blocker = any(m.blocker for m in entries)
+    flagged = sum(1 for m in entries if m.flagged)
+    if spec.aggregate == "pooled":
+        num = sum(float(m.details.get("numerator", 0)) for m in scored)
+        den = sum(float(m.details.get("denominator", 0)) for m in scored)
+        value = num / den if den else None
+    else:
+        per_case = []
+        for runs in case_groups.values():
+            values = [r.metrics[spec.id].value for r in runs
+                      if spec.id in r.metrics and r.metrics[spec.id].scored]
+            case_value = _mean(v for v in values if v is not None)
+            if case_value is not None:
+                per_case.append(case_value)
+        value = _mean(per_case)
+    rating: Rating | None = "blocker" if blocker else spec.rate(value)
+    return MetricAggregate(value=value, rating=rating, blocker=blocker,
+                           scored_cases=len(scored), flagged=flagged)
+
+
+def _consistency(case_groups: Mapping[str, list[TaskResult]]) -> tuple[float | None, int]:
+    values = []
+    for runs in case_groups.values():
+        if len(runs) < 2:
+            continue
+        scores = [r.score if r.valid and r.score is not None else 0.0 for r in runs]
+        mean = sum(scores) / len(scores)
+        std = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
+        values.append((1.0 if std == 0 else 0.0) if mean == 0 else max(0.0, 1 - std / mean))
+    return _mean(values), len(values)
+
+
+def _weighted(scores: Mapping[str, float | None], weights: Mapping[str, float]) -> float | None:
+    present = {k: w for k, w in weights.items() if scores.get(k) is not None}
+    total = sum(present.values())
+    if not total:
+        return None
+    return sum(scores[k] * w for k, w in present.items()) / total  # type: ignore[operator]
+
+
+def build_scorecard(
+    results: Iterable[TaskResult],
+    *,
+    registry: Registry | None = None,
+    disqualify_tolerance: int = 0,
+) -> Scorecard:
+    """Aggregate results of many models and cases (any order) into a scorecard.
+
+    A model's figure for a metric is the mean over its cases (runs of one case are averaged
+    first), except pooled rates. An invalid case counts 0.0 in the task score. A task is
+    disqualified when more than ``disqualify_tolerance`` of its cases are blocked.
+    """
+    registry = registry or default_registry()
+    ordered = sorted(results, key=lambda r: (r.model or UNNAMED_MODEL, r.task, r.case_id, r.run))
+    by_model: dict[str, list[TaskResult]] = defaultdict(list)
+    for result in ordered:
+        by_model[result.model or UNNAMED_MODEL].append(result)
+    task_order = [t for t in registry.tasks if any(r.task == t for r in ordered)]
+    task_order += sorted({r.task for r in ordered} - set(task_order))
+    models = {
+        name: _model_card(name, rs, registry, disqualify_tolerance)
+        for name, rs in sorted(by_model.items())
+    }
+    card = Scorecard(models=models, task_order=task_order, results=ordered, registry=registry)
+    _rank(card)
+    return card
+
+
+def _model_card(name: str, results: list[TaskResult], registry: Registry,
+                tolerance: int) -> ModelCard:
+    tasks: dict[str, TaskAggregate] = {}
+    all_groups: dict[str, list[TaskResult]] = defaultdict(list)
+    for task in sorted({r.task for r in results}):
+        task_results = [r for r in results if r.task == task]
+        groups: dict[str, list[TaskResult]] = defaultdict(list)
+        for r in task_results:
+            groups[r.case_id].append(r)
+            all_groups[f"{task}/{r.case_id}"].append(r)
+        case_scores = [
+            _mean(r.score if r.valid and r.score is not None else 0.0 for r in runs) or 0.0
+            for runs in groups.values()
+        ]
+        metrics = {}
+        specs = registry.metrics_for(task) if task in registry.tasks else []
+        for spec in specs:
+            agg = _aggregate_metric(spec, task_results, groups)
+            if agg is not None:
+                metrics[spec.id] = agg
+        blocked = sum(1 for runs in groups.values() if any(r.blocked for r in runs))
+        tasks[task] = TaskAggregate(
+            task=task,
+            score=_mean(case_scores),
+            cases=len(groups),
+            invalid_cases=sum(1 for runs in groups.values() if any(not r.valid for r in runs)),
+            blocked_cases=blocked,
+            disqualified=blocked > tolerance,
+            metrics=metrics,
+            not_scored=sorted(k for k, v in metrics.items() if v.value is None),
+            renormalised_cases=sum(1 for r in task_results if r.renormalised),
+        )
+
+    benchmarks: dict[str, dict[str, Any]] = {}
+    for metric_id in BENCHMARK_IDS:
+        spec = BENCHMARK_SPECS[metric_id]
+        if metric_id == "consistency":
+            value, n = _consistency(all_groups)
+            agg = MetricAggregate(value, spec.rate(value), False, n)
+        else:
+            found = _aggregate_metric(spec, results, all_groups)
+            if found is None:
+                continue
+            agg = found
+        benchmarks[metric_id] = {
+            "value": agg.value,
+            "passed": None if agg.value is None or spec.bands is None
+            else spec.bands.passes(agg.value),
+            "scored_cases": agg.scored_cases,
+        }
+    evaluated = [b for b in benchmarks.values() if b["passed"] is not None]
+    has_call_tasks = any(t in FINAL_WEIGHTS_B for t in tasks)
+    benchmark_score = (sum(1 for b in evaluated if b["passed"]) / len(evaluated)
+                       if evaluated and has_call_tasks else None)
+
+    task_scores: dict[str, float | None] = {t: a.score for t, a in tasks.items()}
+    task_scores["benchmarks"] = benchmark_score
+    final_b = _weighted(task_scores, FINAL_WEIGHTS_B)
+    final_a = _weighted(task_scores, FINAL_WEIGHTS_A) if benchmark_score is not None else None
+    missing = [t for t in FINAL_WEIGHTS_B if t not in tasks]
+
+    usage: dict[str, float] = defaultdict(float)
+    costs = []
+    for r in results:
+        for key, amount in r.usage.items():
+            usage[key] += amount
+        if "cost_usd" in r.usage:
+            costs.append(r.usage["cost_usd"])
+    cost_per_1000 = sum(costs) / len(costs) * 1000 if costs else None
+    return ModelCard(
+        model=name, tasks=tasks, benchmarks=benchmarks, benchmark_score=benchmark_score,
+        final_score_a=final_a, final_score_b=final_b,
+        missing_tasks=missing if has_call_tasks else [],
+        cost_per_1000_calls=cost_per_1000,
+        any_blocker=any(a.disqualified for a in tasks.values()),
+        usage=dict(usage),
+    )
+
+
+def _rank(card: Scorecard) -> None:
+    cards = list(card.models.values())
+    use_a = bool(cards) and all(c.final_score_a is not None for c in cards)
+    card.rank_basis = "final_score_a" if use_a else "final_score_b"
+
+    def final(c: ModelCard) -> float:
+        value = c.final_score_a if use_a else c.final_score_b
+        return value if value is not None else 0.0
+
+    costs = [c.cost_per_1000_calls for c in cards if c.cost_per_1000_calls is not None]
+    all_costed = bool(cards) and len(costs) == len(cards)
+    if all_costed:
+        cheapest = max(min(costs), _COST_FLOOR)
+        for c in cards:
+            normalised = max(c.cost_per_1000_calls or 0.0, _COST_FLOOR) / cheapest
+            c.cost_efficiency = final(c) / normalised
+    else:
+        card.notes.append("cost unknown for some model: ranked by final score alone")
+    ordered = sorted(cards, key=lambda c: (
+        c.any_blocker,
+        -(c.cost_efficiency if c.cost_efficiency is not None else final(c)),
+        -final(c),
+        c.model,
+    ))
+    for rank, c in enumerate(ordered, start=1):
+        c.cost_adjusted_rank = rank

@@ -1,0 +1,14 @@
+"""The built-in task families."""
+
+from __future__ import annotations
+
+from ..registry import TaskSpec
+
+
+def builtin_tasks() -> list[TaskSpec]:
+    from .entity import EntityTask
+    from .qa import QATask
+    from .text_analysis import TextTask
+    from .translation import TranslationTask
+
+    return [QATask(), EntityTask(), TextTask(), TranslationTask()]

@@ -1,0 +1,207 @@
+"""Shared machinery of task families: case checks, judge requests, weighting, verdicts."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..cases import GoldenCase, validation_problems
+from ..judges.base import JudgeRequest, JudgeVerdict, Scale
+from ..registry import MetricSpec
+from ..results import MetricResult, TaskResult
+
+if TYPE_CHECKING:
+    from ..evaluate import EvalContext
+
+STRUCTURE = "response_structure_compliance"
+
+
+def structure_spec(task: str) -> MetricSpec:
+    from ..registry import Bands
+
+    return MetricSpec(
+        id=STRUCTURE, task=task, name="Response Structure Compliance",
+        description="Output has exactly the task's keys and JSON types (prerequisite).",
+        scale="0/1", threshold="must = 1", bands=Bands(good=1.0, blocker=1.0), blocker=True,
+    )
+
+
+def weighted_score(
+    parts: Sequence[tuple[str, MetricResult | None, float]],
+) -> tuple[float | None, list[str]]:
+    """Weighted mean of the scored parts, weights renormalised over what was scored.
+
+    Returns the score (None when nothing was scored) and the ids that were left out.
+    """
+    total = 0.0
+    weight = 0.0
+    dropped: list[str] = []
+    for metric_id, result, w in parts:
+        if result is None or not result.scored or result.value is None:
+            dropped.append(metric_id)
+            continue
+        total += result.value * w
+        weight += w
+    if weight == 0:
+        return None, dropped
+    return total / weight, dropped
+
+
+class BaseTask(ABC):
+    """Common behaviour; a family sets the class attributes and implements ``_plan``/``_score``."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    metrics: ClassVar[tuple[MetricSpec, ...]]
+    output_model: ClassVar[type[BaseModel]]
+    config_model: ClassVar[type[BaseModel]]
+    # Blockers that void the score (the seed's "score = invalid"); other blockers only
+    # disqualify the model for the task.
+    voiding: ClassVar[frozenset[str]] = frozenset({STRUCTURE})
+
+    def spec(self, metric_id: str) -> MetricSpec:
+        for spec in self.metrics:
+            if spec.id == metric_id:
+                return spec
+        raise KeyError(f"{self.name} has no metric {metric_id!r}")
+
+    # --- golden cases -------------------------------------------------------------------
+
+    def case_models(self, case: GoldenCase) -> tuple[BaseModel, BaseModel]:
+        expected = self.output_model.model_validate(case.expected_outcome, strict=True)
+        config = self.config_model.model_validate(case.config)
+        return expected, config
+
+    def check_case(self, case: GoldenCase) -> list[str]:
+        problems: list[str] = []
+        expected = config = None
+        try:
+            config = self.config_model.model_validate(case.config)
+        except ValidationError as exc:
+            problems.extend(validation_problems(exc, "config"))
+        if case.expected_outcome is None:
+            problems.append("expected_outcome: missing (the golden truth is required)")
+        else:
+            try:
+                expected = self.output_model.model_validate(case.expected_outcome, strict=True)
+            except ValidationError as exc:
+                problems.extend(validation_problems(exc, "expected_outcome"))
+        if expected is not None and config is not None:
+            problems.extend(self.check_consistency(case, expected, config))
+        return problems
+
+    def check_consistency(
+        self, case: GoldenCase, expected: Any, config: Any
+    ) -> list[str]:
+        """Task-specific checks of a case whose parts each validate."""
+        return []
+
+    def output_problems(self, ctx: EvalContext) -> list[str]:
+        """Problems of a schema-valid output that still make it unusable (unknown ids...)."""
+        return []
+
+    # --- judging ------------------------------------------------------------------------
+
+    def request(
+        self, ctx: EvalContext, metric_id: str, scale: Scale, focus: Mapping[str, Any],
+        instructions: str | None = None,
+    ) -> JudgeRequest:
+        spec = self.spec(metric_id) if metric_id in {m.id for m in self.metrics} else None
+        text = instructions or (spec.rubric or spec.description if spec else metric_id)
+        return JudgeRequest(
+            case=ctx.case, task=self.name, metric=metric_id, scale=scale,
+            instructions=text, model_output=ctx.output, focus=dict(focus),
+        )
+
+    def from_verdict(
+        self,
+        metric_id: str,
+        verdict: JudgeVerdict | None,
+        convert: Callable[[float], float] = float,
+    ) -> MetricResult:
+        spec = self.spec(metric_id)
+        if verdict is None:
+            return MetricResult.not_scored("no judge verdict")
+        if verdict.score is None:
+            return MetricResult.not_scored(verdict.reason, **verdict.details)
+        result = spec.result(convert(verdict.score), verdict.reason, **verdict.details)
+        result.flagged = verdict.flagged
+        return result
+
+    def plan(self, ctx: EvalContext) -> list[JudgeRequest]:
+        if ctx.parsed is None:
+            return []
+        requests = self._plan(ctx)
+        if ctx.benchmarks:
+            from .benchmarks import plan_benchmarks
+
+            requests += plan_benchmarks(self, ctx)
+        return requests
+
+    def _plan(self, ctx: EvalContext) -> list[JudgeRequest]:
+        return []
+
+    def score(self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]) -> TaskResult:
+        if ctx.parsed is None:
+            return self.invalid(ctx)
+        metrics, score, dropped = self._score(ctx, verdicts)
+        if ctx.benchmarks:
+            from .benchmarks import score_benchmarks
+
+            metrics.update(score_benchmarks(self, ctx, verdicts))
+        return self.finalize(ctx, metrics, score, dropped)
+
+    @abstractmethod
+    def _score(
+        self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
+    ) -> tuple[dict[str, MetricResult], float | None, list[str]]:
+        """The task's metrics (structure excluded), its score, and the weights dropped."""
+
+    # --- results ------------------------------------------------------------------------
+
+    def invalid(self, ctx: EvalContext) -> TaskResult:
+        metrics = {STRUCTURE: ctx.structure}
+        skipped = "not scored: the output failed the structure check"
+        for spec in self.metrics:
+            if spec.id != STRUCTURE:
+                metrics[spec.id] = MetricResult.not_scored(skipped)
+        return TaskResult(
+            task=self.name, case_id=ctx.case.id, score=None, valid=False, blocked=True,
+            blockers=[STRUCTURE], metrics=metrics, model=ctx.model, run=ctx.run,
+            notes=[f"structure check failed: {ctx.structure.reason}"],
+        )
+
+    def finalize(
+        self,
+        ctx: EvalContext,
+        metrics: dict[str, MetricResult],
+        score: float | None,
+        dropped: list[str],
+    ) -> TaskResult:
+        full = {STRUCTURE: ctx.structure, **metrics}
+        blockers = [mid for mid, m in full.items() if m.blocker]
+        voided = [mid for mid in blockers if mid in self.voiding]
+        notes = []
+        not_scored = sorted(mid for mid, m in full.items() if not m.scored)
+        if dropped:
+            notes.append(
+                "weights renormalised without: " + ", ".join(dropped)
+                + " (not scored)"
+            )
+        if voided:
+            notes.append(
+                "score void (invalid) because of blocker: " + ", ".join(voided)
+                + (f"; it would have been {score:.3f}" if score is not None else "")
+            )
+        if score is None and not voided:
+            notes.append("no metric of this task could be scored")
+        return TaskResult(
+            task=self.name, case_id=ctx.case.id,
+            score=None if voided else score,
+            valid=not voided and score is not None,
+            blocked=bool(blockers), blockers=blockers, metrics=full, model=ctx.model,
+            run=ctx.run, not_scored=not_scored, renormalised=bool(dropped), notes=notes,
+        )

@@ -1,0 +1,242 @@
+"""Layer 2 — the optional standard benchmarks of seed 000, computed per case of the four
+call-intelligence tasks and binarised per model in the scorecard."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..embeddings import pair_similarity
+from ..judges.base import JudgeRequest, JudgeVerdict
+from ..matching import match_exact, match_lists
+from ..registry import Bands, MetricSpec
+from ..results import MetricResult
+from ..text import content_tokens, normalize
+from .text_analysis import summary_facts, top_labels
+
+if TYPE_CHECKING:
+    from ..evaluate import EvalContext
+    from .base import BaseTask
+
+TASK = "benchmarks"
+CLAIM_MATCH_THRESHOLD = 0.5
+
+
+def _criterion(
+    metric_id: str, name: str, description: str, good: float, *, lower: bool = False,
+    source: str = "programmatic", pooled: bool = False,
+) -> MetricSpec:
+    sign = "<=" if lower else ">="
+    shown = f"{good:.0%}" if lower else f"{good:.2f}"
+    return MetricSpec(
+        id=metric_id, task=TASK, name=name, description=description, scale="0-1",
+        threshold=f"1 if {sign} {shown}", layer=2, source=source,  # type: ignore[arg-type]
+        bands=Bands(good=good, higher_is_better=not lower),
+        aggregate="pooled" if pooled else "mean", percent=lower,
+    )
+
+
+BENCHMARK_METRICS = (
+    _criterion("faithfulness", "Faithfulness",
+               "Claims of the output supported by the transcript or expected_outcome / claims.",
+               0.90, source="judge"),
+    _criterion("hallucination_rate", "Hallucination Rate",
+               "Output facts found in neither the transcript nor expected_outcome / facts "
+               "(pooled).", 0.02, lower=True, source="judge", pooled=True),
+    _criterion("answer_relevancy", "Answer Relevancy",
+               "Cosine similarity of the output and expected_outcome embeddings.", 0.85,
+               source="embedding"),
+    _criterion("answer_correctness", "Answer Correctness",
+               "0.5 × F1 of the output's facts against expected_outcome + 0.5 × semantic "
+               "similarity.", 0.85, source="embedding"),
+    _criterion("contextual_precision", "Contextual Precision",
+               "Transcript turns the output cites that expected_outcome needs / turns cited.",
+               0.85, source="judge"),
+    _criterion("contextual_recall", "Contextual Recall",
+               "Turns expected_outcome needs that the output cites / turns needed.", 0.85,
+               source="judge"),
+    _criterion("contextual_relevancy", "Contextual Relevancy",
+               "Mean of contextual precision and recall.", 0.85, source="judge"),
+    _criterion("argument_correctness", "Argument Correctness",
+               "Soundness of each reasoning step against expected_outcome (1 / 0.5 / 0).", 0.85,
+               source="judge"),
+    _criterion("instruction_following", "Instruction Following",
+               "Prompt and config instructions followed / instructions.", 0.95,
+               source="judge"),
+    _criterion("exact_match", "Exact Match",
+               "Closed-form fields (labels, scores, ids) equal to expected_outcome / fields.",
+               0.90),
+    _criterion("consistency", "Consistency Score",
+               "1 − std/mean of a case's task scores over N ≥ 2 runs.", 0.90),
+)
+BENCHMARK_IDS = tuple(spec.id for spec in BENCHMARK_METRICS)
+BENCHMARK_SPECS = {spec.id: spec for spec in BENCHMARK_METRICS}
+_JUDGED = ("contextual_precision", "contextual_recall", "argument_correctness",
+           "instruction_following")
+
+
+@dataclass(frozen=True)
+class Views:
+    """What the generic criteria look at in one task's output and truth."""
+
+    claims: list[str]
+    expected_claims: list[str]
+    closed: list[tuple[str, str | None, str]]
+    answer: str
+    expected_answer: str
+    exact_claims: bool = False
+
+
+def _qa(ctx: EvalContext) -> Views:
+    out, exp = ctx.parsed.questions, ctx.expected.questions  # type: ignore[union-attr,attr-defined]
+    given = {q.question_id: q for q in out}
+    return Views(
+        claims=[q.reason for q in out], expected_claims=[q.reason for q in exp],
+        closed=[(q.question_id, f"{given[q.question_id].score:g}" if q.question_id in given
+                 else None, f"{q.score:g}") for q in exp],
+        answer=" ".join(q.reason for q in out), expected_answer=" ".join(q.reason for q in exp),
+    )
+
+
+def _entity(ctx: EvalContext) -> Views:
+    out, exp, config = ctx.parsed, ctx.expected, ctx.config
+    found = [*out.detected_keywords, *out.detected_topics]  # type: ignore[union-attr]
+    truth = [*exp.detected_keywords, *exp.detected_topics]  # type: ignore[attr-defined]
+    found_n, truth_n = {normalize(x) for x in found}, {normalize(x) for x in truth}
+    configured = [*config.keywords, *config.topics]  # type: ignore[attr-defined]
+    return Views(
+        claims=found, expected_claims=truth,
+        closed=[(e, "present" if normalize(e) in found_n else "absent",
+                 "present" if normalize(e) in truth_n else "absent") for e in configured],
+        answer=", ".join(found), expected_answer=", ".join(truth), exact_claims=True,
+    )
+
+
+def _text(ctx: EvalContext) -> Views:
+    out, exp = ctx.parsed, ctx.expected
+    labels = {str(s.sentence_id): s.label for s in out.sentiment}  # type: ignore[union-attr]
+    closed: list[tuple[str, str | None, str]] = [
+        (f"sentence {s.sentence_id}", labels.get(str(s.sentence_id)), s.label)
+        for s in exp.sentiment if s.label is not None  # type: ignore[attr-defined]
+    ]
+    closed.append(("dominant_emotion", "+".join(sorted(top_labels(out.emotion))) or None,  # type: ignore[union-attr]
+                   "+".join(sorted(top_labels(exp.emotion)))))  # type: ignore[attr-defined]
+    return Views(
+        claims=summary_facts(out), expected_claims=summary_facts(exp),  # type: ignore[arg-type]
+        closed=closed,
+        answer=" ".join([out.summary.call_purpose, *out.summary.highlights]),  # type: ignore[union-attr]
+        expected_answer=" ".join([exp.summary.call_purpose, *exp.summary.highlights]),  # type: ignore[attr-defined]
+    )
+
+
+def _translation(ctx: EvalContext) -> Views:
+    out, exp = ctx.parsed, ctx.expected
+    terms = {normalize(t.term): t.handled_as for t in out.domain_terms_handled}  # type: ignore[union-attr]
+    names = {normalize(e.entity): e.handled_as for e in out.named_entities_handled}  # type: ignore[union-attr]
+    closed: list[tuple[str, str | None, str]] = [
+        (t.term, terms.get(normalize(t.term)), t.handled_as)
+        for t in exp.domain_terms_handled  # type: ignore[attr-defined]
+    ] + [
+        (e.entity, names.get(normalize(e.entity)), e.handled_as)
+        for e in exp.named_entities_handled  # type: ignore[attr-defined]
+    ]
+    return Views(
+        claims=[s.translated_text for s in out.sentence_translations],  # type: ignore[union-attr]
+        expected_claims=[s.translated_text for s in exp.sentence_translations],  # type: ignore[attr-defined]
+        closed=closed, answer=out.full_translation,  # type: ignore[union-attr]
+        expected_answer=exp.full_translation,  # type: ignore[attr-defined]
+    )
+
+
+VIEWS: dict[str, Callable[[EvalContext], Views]] = {
+    "qa": _qa, "entity": _entity, "text": _text, "translation": _translation,
+}
+
+
+def plan_benchmarks(task: BaseTask, ctx: EvalContext) -> list[JudgeRequest]:
+    view_fn = VIEWS.get(task.name)
+    if view_fn is None:
+        return []
+    views = view_fn(ctx)
+    requests = []
+    # The text task already asks the judge about exactly these facts (fabrication).
+    if task.name != "text":
+        requests.append(task.request(ctx, "faithfulness", "unit", {"facts": views.claims},
+                                     BENCHMARK_SPECS["faithfulness"].description))
+    for metric_id in _JUDGED:
+        requests.append(task.request(
+            ctx, metric_id, "unit",
+            {"claims": views.claims, "expected_claims": views.expected_claims},
+            BENCHMARK_SPECS[metric_id].description,
+        ))
+    return requests
+
+
+def _spec_result(metric_id: str, value: float | None, reason: str, **details: object) -> MetricResult:
+    return BENCHMARK_SPECS[metric_id].result(value, reason, **details)
+
+
+def score_benchmarks(
+    task: BaseTask, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
+) -> dict[str, MetricResult]:
+    view_fn = VIEWS.get(task.name)
+    if view_fn is None:
+        return {}
+    views = view_fn(ctx)
+    m: dict[str, MetricResult] = {}
+    facts = verdicts.get("fabrication_free_rate" if task.name == "text" else "faithfulness")
+    if facts is None or facts.score is None:
+        why = facts.reason if facts else "no judge verdict"
+        m["faithfulness"] = MetricResult.not_scored(why)
+        m["hallucination_rate"] = MetricResult.not_scored(why)
+    else:
+        n = len(views.claims)
+        unsupported = facts.details.get("unsupported")
+        if not isinstance(unsupported, int):
+            unsupported = round((1 - facts.score) * n)
+        m["faithfulness"] = _spec_result("faithfulness", facts.score, facts.reason)
+        m["hallucination_rate"] = _spec_result(
+            "hallucination_rate", unsupported / n if n else 0.0, facts.reason,
+            numerator=unsupported, denominator=n)
+        m["faithfulness"].flagged = m["hallucination_rate"].flagged = facts.flagged
+
+    sim = float(pair_similarity(ctx.embedder, [views.answer], [views.expected_answer])[0])
+    m["answer_relevancy"] = _spec_result(
+        "answer_relevancy", sim, f"cosine {sim:.2f} ({ctx.embedder.name})")
+    if views.exact_claims:
+        match = match_exact(views.claims, views.expected_claims)
+    else:
+        match = match_lists([" ".join(content_tokens(c)) for c in views.claims],
+                            [" ".join(content_tokens(c)) for c in views.expected_claims],
+                            method="jaccard", threshold=CLAIM_MATCH_THRESHOLD)
+    m["answer_correctness"] = _spec_result(
+        "answer_correctness", 0.5 * match.f1 + 0.5 * sim,
+        f"fact F1 {match.f1:.2f}, similarity {sim:.2f}", f1=match.f1, similarity=sim)
+
+    for metric_id in _JUDGED:
+        verdict = verdicts.get(metric_id)
+        if verdict is None or verdict.score is None:
+            m[metric_id] = MetricResult.not_scored(verdict.reason if verdict else "no verdict")
+        else:
+            m[metric_id] = _spec_result(metric_id, verdict.score, verdict.reason,
+                                        **verdict.details)
+            m[metric_id].flagged = verdict.flagged
+    precision, recall = m["contextual_precision"], m["contextual_recall"]
+    if precision.value is not None and recall.value is not None:
+        m["contextual_relevancy"] = _spec_result(
+            "contextual_relevancy", (precision.value + recall.value) / 2,
+            "mean of contextual precision and recall")
+    else:
+        m["contextual_relevancy"] = MetricResult.not_scored(
+            "contextual precision or recall not scored")
+
+    if views.closed:
+        hits = [f for f, got, want in views.closed
+                if got is not None and normalize(got) == normalize(want)]
+        m["exact_match"] = _spec_result(
+            "exact_match", len(hits) / len(views.closed),
+            f"{len(hits)} of {len(views.closed)} closed-form fields match exactly")
+    else:
+        m["exact_match"] = MetricResult.not_scored("n/a: no closed-form field")
+    return m

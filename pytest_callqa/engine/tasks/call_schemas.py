@@ -1,0 +1,175 @@
+"""Output and configuration schemas of the four call-intelligence tasks (seed 000).
+
+Output models are strict: no missing, renamed or extra keys, and JSON types as written (a
+score of ``"5"`` or ``true`` is not a number). The same models validate a golden case's
+``expected_outcome``, so the truth and the output are held to one structure.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ItemId = int | str
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
+
+
+class LooseConfig(BaseModel):
+    """Task configuration: known keys are typed, unknown keys are kept for judges and hooks."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False, frozen=True)
+
+
+def _duplicates(ids: list[Any]) -> list[str]:
+    seen: set[str] = set()
+    dups: list[str] = []
+    for raw in ids:
+        key = str(raw)
+        if key in seen and key not in dups:
+            dups.append(key)
+        seen.add(key)
+    return dups
+
+
+# --- QA -------------------------------------------------------------------------------------
+
+
+class QAQuestion(StrictModel):
+    question_id: str = Field(min_length=1)
+    score: float = Field(ge=0)
+    max_score: float = Field(gt=0)
+    type: Literal["PASS_FAIL", "SCORE"]
+    reason: str
+
+    @model_validator(mode="after")
+    def _score_in_range(self) -> QAQuestion:
+        if self.score > self.max_score:
+            raise ValueError(f"score {self.score:g} exceeds max_score {self.max_score:g}")
+        return self
+
+
+class QAOutput(StrictModel):
+    questions: list[QAQuestion]
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> QAOutput:
+        dups = _duplicates([q.question_id for q in self.questions])
+        if dups:
+            raise ValueError(f"duplicate question_id: {', '.join(dups)}")
+        return self
+
+
+class QAConfigQuestion(LooseConfig):
+    question_id: str
+    text: str = ""
+    type: Literal["PASS_FAIL", "SCORE"] | None = None
+    max_score: float | None = Field(default=None, gt=0)
+
+
+class QAConfig(LooseConfig):
+    questions: list[QAConfigQuestion] = Field(default_factory=list)
+
+
+# --- Entity ---------------------------------------------------------------------------------
+
+
+class EntityOutput(StrictModel):
+    detected_keywords: list[str]
+    detected_topics: list[str]
+    valid_entity_set: list[str]
+
+
+class EntityMention(LooseConfig):
+    text: str
+    lang: str | None = None
+
+
+class EntityConfig(LooseConfig):
+    keywords: list[str] = Field(default_factory=list)
+    topics: list[str] = Field(default_factory=list)
+    entity_language: str = "en"
+    entity_mentions: dict[str, str | EntityMention] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _something_configured(self) -> EntityConfig:
+        if not self.keywords and not self.topics:
+            raise ValueError("an entity case needs config.keywords or config.topics")
+        return self
+
+
+# --- Text -----------------------------------------------------------------------------------
+
+
+class SentimentItem(StrictModel):
+    sentence_id: ItemId
+    text: str
+    label: str | None
+
+
+class Summary(StrictModel):
+    call_purpose: str
+    highlights: list[str]
+    call_extracted_info: dict[str, Any]
+
+
+class TextOutput(StrictModel):
+    sentiment: list[SentimentItem]
+    summary: Summary
+    emotion: dict[str, float]
+
+    @model_validator(mode="after")
+    def _check(self) -> TextOutput:
+        dups = _duplicates([s.sentence_id for s in self.sentiment])
+        if dups:
+            raise ValueError(f"duplicate sentence_id: {', '.join(dups)}")
+        negative = [k for k, v in self.emotion.items() if v < 0]
+        if negative:
+            raise ValueError(f"emotion values must be >= 0 (negative: {', '.join(negative)})")
+        return self
+
+
+class TextConfig(LooseConfig):
+    sentiment_labels: list[str] = Field(default_factory=lambda: ["positive", "neutral", "negative"])
+
+
+# --- Translation ----------------------------------------------------------------------------
+
+
+class SentenceTranslation(StrictModel):
+    source_id: ItemId
+    source_text: str
+    translated_text: str
+
+
+class DomainTerm(StrictModel):
+    term: str
+    handled_as: str
+
+
+class NamedEntity(StrictModel):
+    entity: str
+    handled_as: str
+
+
+class TranslationOutput(StrictModel):
+    full_translation: str
+    sentence_translations: list[SentenceTranslation]
+    domain_terms_handled: list[DomainTerm]
+    named_entities_handled: list[NamedEntity]
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> TranslationOutput:
+        dups = _duplicates([s.source_id for s in self.sentence_translations])
+        if dups:
+            raise ValueError(f"duplicate source_id: {', '.join(dups)}")
+        return self
+
+
+class TranslationConfig(LooseConfig):
+    source_language: str = "en"
+    target_language: str
+    critical_facts: list[str] = Field(default_factory=list)

@@ -1,0 +1,174 @@
+"""Task 2 — Entity analysis: configured keyword and topic detection (seed 000)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..judges.base import JudgeVerdict
+from ..matching import prf
+from ..registry import Bands, MetricSpec
+from ..results import MetricResult
+from ..text import contains_phrase, dominant_script, normalize
+from .base import STRUCTURE, BaseTask, structure_spec, weighted_score
+from .call_schemas import EntityConfig, EntityMention, EntityOutput
+
+if TYPE_CHECKING:
+    from ..evaluate import EvalContext
+
+TASK = "entity"
+
+
+def _prf_specs(kind: str, good: float, acceptable: float, f1_weight: float) -> list[MetricSpec]:
+    bands = Bands(good=good, acceptable=acceptable)
+    title = kind.capitalize()
+    return [
+        MetricSpec(
+            id=f"{kind}_precision", task=TASK, name=f"{title} Precision",
+            description=f"Detected {kind}s that are in expected_outcome / all detected {kind}s.",
+            scale="0-1", threshold=f">= {good:.2f}", bands=bands, shown=False,
+        ),
+        MetricSpec(
+            id=f"{kind}_recall", task=TASK, name=f"{title} Recall",
+            description=f"Expected {kind}s the model detected / all expected {kind}s.",
+            scale="0-1", threshold=f">= {good:.2f}", bands=bands, shown=False,
+        ),
+        MetricSpec(
+            id=f"{kind}_f1", task=TASK, name=f"{title} F1",
+            description=f"Harmonic mean of {kind} precision and recall.",
+            scale="0-1", threshold=f">= {good:.2f}", bands=bands, weight=f1_weight,
+        ),
+    ]
+
+
+METRICS = (
+    *_prf_specs("keyword", 0.90, 0.85, 0.47),
+    *_prf_specs("topic", 0.88, 0.80, 0.29),
+    MetricSpec(
+        id="config_adherence", task=TASK, name="Configured Entity Compliance",
+        description="Detected entities that are in the configured list / all detected.",
+        scale="0-1", threshold=">= 0.95 | < 0.95 blocker",
+        bands=Bands(good=1.0, acceptable=0.95, blocker=0.95), weight=0.24, blocker=True,
+    ),
+    MetricSpec(
+        id="cross_language_match_rate", task=TASK, name="Cross-Language Match Rate",
+        description="Among expected entities mentioned in the call in another script or "
+                    "language than configured, the share the model detected (unweighted).",
+        scale="0-1", threshold=">= 0.90", bands=Bands(good=0.90),
+    ),
+    MetricSpec(
+        id="fabricated_entity_count", task=TASK, name="Fabricated Entity Count",
+        description="Detected entities absent from every expected list and from the "
+                    "transcript.",
+        scale="count", threshold="0 | > 2 blocker",
+        bands=Bands(good=0, acceptable=2, blocker=2, higher_is_better=False), blocker=True,
+    ),
+    structure_spec(TASK),
+)
+
+
+def _unique(names: list[str]) -> list[str]:
+    """Normalised names, first occurrence kept: reporting one entity twice is one detection."""
+    seen: dict[str, None] = {}
+    for name in names:
+        seen.setdefault(normalize(name), None)
+    return [n for n in seen if n]
+
+
+def _mention(config: EntityConfig, entity: str) -> EntityMention | None:
+    for name, mention in config.entity_mentions.items():
+        if normalize(name) == entity:
+            return mention if isinstance(mention, EntityMention) else EntityMention(text=mention)
+    return None
+
+
+def _cross_language(config: EntityConfig, entity: str) -> bool:
+    mention = _mention(config, entity)
+    if mention is None:
+        return False
+    if mention.lang and normalize(mention.lang) != normalize(config.entity_language):
+        return True
+    return dominant_script(mention.text) != dominant_script(entity)
+
+
+class EntityTask(BaseTask):
+    name = TASK
+    title = "Entity"
+    metrics = METRICS
+    output_model = EntityOutput
+    config_model = EntityConfig
+    voiding = frozenset({STRUCTURE, "fabricated_entity_count"})
+
+    def _score(
+        self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
+    ) -> tuple[dict[str, MetricResult], float | None, list[str]]:
+        out: EntityOutput = ctx.parsed  # type: ignore[assignment]
+        exp: EntityOutput = ctx.expected  # type: ignore[assignment]
+        config: EntityConfig = ctx.config  # type: ignore[assignment]
+        metrics: dict[str, MetricResult] = {}
+        for kind, detected, expected in (
+            ("keyword", _unique(out.detected_keywords), _unique(exp.detected_keywords)),
+            ("topic", _unique(out.detected_topics), _unique(exp.detected_topics)),
+        ):
+            hits = [d for d in detected if d in set(expected)]
+            precision, recall, f1 = prf(len(hits), len(detected), len(expected))
+            extra = [d for d in detected if d not in set(expected)]
+            missed = [e for e in expected if e not in set(detected)]
+            detail: dict[str, Any] = {"matched": hits, "extra": extra, "missed": missed}
+            metrics[f"{kind}_precision"] = self.spec(f"{kind}_precision").result(
+                precision, f"{len(hits)} of {len(detected)} detected {kind}s expected"
+                + (f"; extra: {', '.join(extra)}" if extra else ""), **detail)
+            metrics[f"{kind}_recall"] = self.spec(f"{kind}_recall").result(
+                recall, f"{len(hits)} of {len(expected)} expected {kind}s detected"
+                + (f"; missed: {', '.join(missed)}" if missed else ""), **detail)
+            metrics[f"{kind}_f1"] = self.spec(f"{kind}_f1").result(
+                f1, f"P={precision:.2f} R={recall:.2f}", **detail)
+
+        detected_all = _unique(out.detected_keywords) + _unique(out.detected_topics)
+        configured = {normalize(e) for e in [*config.keywords, *config.topics]}
+        outside = [d for d in detected_all if d not in configured]
+        adherence = 1.0 if not detected_all else 1 - len(outside) / len(detected_all)
+        metrics["config_adherence"] = self.spec("config_adherence").result(
+            adherence,
+            "nothing detected" if not detected_all else
+            f"{len(detected_all) - len(outside)} of {len(detected_all)} detected entities are "
+            "configured" + (f"; not configured: {', '.join(outside)}" if outside else ""),
+            not_configured=outside,
+        )
+
+        expected_any = set(_unique([*exp.detected_keywords, *exp.detected_topics,
+                                    *exp.valid_entity_set]))
+        transcript = ctx.case.transcript_plain
+        fabricated = []
+        for entity in detected_all:
+            if entity in expected_any or contains_phrase(transcript, entity):
+                continue
+            mention = _mention(config, entity)
+            if mention is not None and contains_phrase(transcript, mention.text):
+                continue
+            fabricated.append(entity)
+        metrics["fabricated_entity_count"] = self.spec("fabricated_entity_count").result(
+            float(len(fabricated)),
+            f"fabricated: {', '.join(fabricated)}" if fabricated else "no fabricated entity",
+            fabricated=fabricated,
+        )
+
+        expected_entities = _unique([*exp.detected_keywords, *exp.detected_topics])
+        cross = [e for e in expected_entities if _cross_language(config, e)]
+        if cross:
+            found = [e for e in cross if e in set(detected_all)]
+            metrics["cross_language_match_rate"] = self.spec("cross_language_match_rate").result(
+                len(found) / len(cross),
+                f"{len(found)} of {len(cross)} cross-language entities detected",
+                cross_language=cross, detected=found,
+            )
+        else:
+            metrics["cross_language_match_rate"] = MetricResult.not_scored(
+                "n/a: no expected entity is mentioned in another script or language"
+            )
+        score, dropped = weighted_score([
+            ("keyword_f1", metrics["keyword_f1"], 0.47),
+            ("topic_f1", metrics["topic_f1"], 0.29),
+            ("config_adherence", metrics["config_adherence"], 0.24),
+        ])
+        return metrics, score, dropped

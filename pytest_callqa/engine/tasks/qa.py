@@ -1,0 +1,181 @@
+"""Task 1 — QA analysis: scoring a call against a QA scorecard (seed 000)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..judges.base import JudgeRequest, JudgeVerdict
+from ..registry import Bands, MetricSpec
+from ..results import MetricResult
+from .base import BaseTask, structure_spec, weighted_score
+from .call_schemas import QAConfig, QAOutput, QAQuestion
+
+if TYPE_CHECKING:
+    from ..evaluate import EvalContext
+
+TASK = "qa"
+# SPEC 5.1: ±0.5 per 5 points of max_score, inclusive.
+SCORE_TOLERANCE = 0.1
+_EPS = 1e-9
+
+EVIDENCE_RUBRIC = (
+    "For each reason the model gave, check two things: (1) it cites evidence — a quote, a "
+    "timestamp or a specific action from the transcript, not a vague judgement such as "
+    "'agent was polite'; (2) the cited moment exists in the transcript and is described "
+    "accurately. Score = (reasons with evidence + factual reasons) / (2 × reasons), 0.0–1.0."
+)
+
+METRICS = (
+    MetricSpec(
+        id="question_score_accuracy", task=TASK, name="Question Score Accuracy",
+        description="Share of scorecard questions scored as in expected_outcome "
+                    "(SCORE within ±10% of max_score, PASS_FAIL exact).",
+        scale="0-1", threshold=">= 0.95", bands=Bands(good=0.95, acceptable=0.90), weight=0.70,
+    ),
+    MetricSpec(
+        id="score_gap_accuracy", task=TASK, name="Score Gap Accuracy",
+        description="1 − mean of |model − expected| / max_score over questions.",
+        scale="0-1", threshold=">= 0.90", bands=Bands(good=0.90, acceptable=0.80), weight=0.20,
+    ),
+    MetricSpec(
+        id="evidence_backed_reasoning", task=TASK, name="Evidence-Backed Reasoning",
+        description="(reasons with evidence + factual reasons) / (2 × reasons).",
+        scale="0-1", threshold=">= 0.90", bands=Bands(good=0.90, acceptable=0.80), weight=0.10,
+        source="judge", rubric=EVIDENCE_RUBRIC,
+    ),
+    MetricSpec(
+        id="compliance_false_pass_rate", task=TASK, name="Compliance False Pass Rate",
+        description="PASS_FAIL questions given full marks where expected is 0, over all "
+                    "PASS_FAIL questions (pooled across cases).",
+        scale="rate", threshold="<= 1% | > 3% blocker",
+        bands=Bands(good=0.01, acceptable=0.03, blocker=0.03, higher_is_better=False),
+        blocker=True, aggregate="pooled", percent=True,
+    ),
+    structure_spec(TASK),
+)
+
+
+def _gap(model_q: QAQuestion | None, expected_q: QAQuestion) -> float:
+    if model_q is None:
+        return 1.0
+    return min(1.0, max(0.0, abs(model_q.score - expected_q.score) / expected_q.max_score))
+
+
+def _correct(model_q: QAQuestion | None, expected_q: QAQuestion) -> bool:
+    if model_q is None:
+        return False
+    tolerance = SCORE_TOLERANCE * expected_q.max_score if expected_q.type == "SCORE" else 0.0
+    return abs(model_q.score - expected_q.score) <= tolerance + _EPS
+
+
+def _false_pass(model_q: QAQuestion | None, expected_q: QAQuestion) -> bool:
+    return (
+        model_q is not None
+        and expected_q.type == "PASS_FAIL"
+        and expected_q.score == 0
+        and model_q.score >= expected_q.max_score - _EPS
+    )
+
+
+class QATask(BaseTask):
+    name = TASK
+    title = "QA"
+    metrics = METRICS
+    output_model = QAOutput
+    config_model = QAConfig
+
+    def check_consistency(self, case: Any, expected: Any, config: Any) -> list[str]:
+        problems = []
+        if not expected.questions:
+            problems.append("expected_outcome.questions: the scorecard has no question")
+        for i, q in enumerate(expected.questions):
+            if q.type == "PASS_FAIL" and q.score not in (0, q.max_score):
+                problems.append(
+                    f"expected_outcome.questions[{i}].score: a PASS_FAIL question scores 0 "
+                    f"or max_score ({q.max_score:g}), got {q.score:g}"
+                )
+        expected_ids = {q.question_id for q in expected.questions}
+        for i, q in enumerate(config.questions):
+            if q.question_id not in expected_ids:
+                problems.append(
+                    f"config.questions[{i}].question_id: {q.question_id!r} has no expected score"
+                )
+        return problems
+
+    def output_problems(self, ctx: EvalContext) -> list[str]:
+        expected_ids = {q.question_id for q in ctx.expected.questions}  # type: ignore[attr-defined]
+        unknown = [q.question_id for q in ctx.parsed.questions  # type: ignore[union-attr]
+                   if q.question_id not in expected_ids]
+        if unknown:
+            return [f"questions: unknown question_id {', '.join(map(repr, unknown))} "
+                    "(not in the scorecard)"]
+        return []
+
+    def _plan(self, ctx: EvalContext) -> list[JudgeRequest]:
+        expected = {q.question_id: q for q in ctx.expected.questions}  # type: ignore[attr-defined]
+        reasons = [
+            {"question_id": q.question_id, "reason": q.reason,
+             "expected_reason": expected[q.question_id].reason}
+            for q in ctx.parsed.questions  # type: ignore[union-attr]
+        ]
+        return [self.request(ctx, "evidence_backed_reasoning", "unit", {"reasons": reasons})]
+
+    def _score(
+        self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
+    ) -> tuple[dict[str, MetricResult], float | None, list[str]]:
+        expected: list[QAQuestion] = list(ctx.expected.questions)  # type: ignore[attr-defined]
+        answered = {q.question_id: q for q in ctx.parsed.questions}  # type: ignore[union-attr]
+        correct, gaps, missing, false_passes, per_question = 0, [], [], [], []
+        for eq in expected:
+            mq = answered.get(eq.question_id)
+            if mq is None:
+                missing.append(eq.question_id)
+            ok = _correct(mq, eq)
+            gap = _gap(mq, eq)
+            correct += ok
+            gaps.append(gap)
+            if _false_pass(mq, eq):
+                false_passes.append(eq.question_id)
+            per_question.append({
+                "question_id": eq.question_id, "type": eq.type, "expected": eq.score,
+                "model": None if mq is None else mq.score, "max_score": eq.max_score,
+                "correct": ok, "normalized_gap": gap,
+            })
+        n = len(expected)
+        accuracy = self.spec("question_score_accuracy").result(
+            correct / n, f"{correct} of {n} questions scored correctly"
+            + (f"; missing: {', '.join(missing)}" if missing else ""),
+            correct=correct, total=n, missing=missing, questions=per_question,
+        )
+        gap_mean = sum(gaps) / n
+        gap_accuracy = self.spec("score_gap_accuracy").result(
+            1.0 - gap_mean, f"average normalised gap {gap_mean:.3f}", average_gap=gap_mean,
+        )
+        pass_fail = [q for q in expected if q.type == "PASS_FAIL"]
+        if pass_fail:
+            rate = len(false_passes) / len(pass_fail)
+            false_pass = self.spec("compliance_false_pass_rate").result(
+                rate,
+                f"{len(false_passes)} of {len(pass_fail)} PASS_FAIL questions falsely passed"
+                + (f": {', '.join(false_passes)}" if false_passes else ""),
+                numerator=len(false_passes), denominator=len(pass_fail),
+                false_passes=false_passes,
+            )
+        else:
+            false_pass = MetricResult.not_scored("n/a: the scorecard has no PASS_FAIL question")
+        evidence = self.from_verdict(
+            "evidence_backed_reasoning", verdicts.get("evidence_backed_reasoning")
+        )
+        metrics = {
+            "question_score_accuracy": accuracy,
+            "score_gap_accuracy": gap_accuracy,
+            "evidence_backed_reasoning": evidence,
+            "compliance_false_pass_rate": false_pass,
+        }
+        score, dropped = weighted_score([
+            ("question_score_accuracy", accuracy, 0.70),
+            ("score_gap_accuracy", gap_accuracy, 0.20),
+            ("evidence_backed_reasoning", evidence, 0.10),
+        ])
+        return metrics, score, dropped

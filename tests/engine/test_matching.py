@@ -1,0 +1,254 @@
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from rapidfuzz import fuzz
+
+from pytest_callqa.engine.matching import (
+    MatchResult,
+    greedy_match,
+    match_exact,
+    match_lists,
+    prf,
+    similarity_matrix,
+)
+from pytest_callqa.engine.text import normalize_loose, token_jaccard
+
+_WORDS = [
+    "refund", "Refund", "billing", "issue", "account", "management", "ROI", "analysis",
+    "प्रिया", "शर्मा", "रिफंड", "3.5", "1,200", "the", "pricing", "negotiation", "", "!!",
+]  # fmt: skip
+
+
+def _random_strings(rng: random.Random, n: int) -> list[str]:
+    return [" ".join(rng.choices(_WORDS, k=rng.randint(0, 4))) for _ in range(n)]
+
+
+def _reference_greedy(
+    sim: npt.NDArray[np.float64], threshold: float
+) -> list[tuple[int, int, float]]:
+    """The seed's algorithm, written plainly: repeatedly take the best free pair."""
+    cells = sorted(
+        ((float(sim[i, j]), i, j) for i in range(sim.shape[0]) for j in range(sim.shape[1])),
+        key=lambda c: (-c[0], c[1], c[2]),
+    )
+    rows: set[int] = set()
+    cols: set[int] = set()
+    pairs = []
+    for s, i, j in cells:
+        if s >= threshold and i not in rows and j not in cols:
+            rows.add(i)
+            cols.add(j)
+            pairs.append((i, j, s))
+    return pairs
+
+
+# --- similarity_matrix -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["jaccard", "ratio", "token_set", "partial"])
+@pytest.mark.parametrize(("n", "m"), [(0, 0), (0, 3), (2, 0)])
+def test_empty_inputs_give_zero_size_matrices(method: str, n: int, m: int) -> None:
+    sim = similarity_matrix(["x"] * n, ["y"] * m, method)  # type: ignore[arg-type]
+    assert sim.shape == (n, m)
+    assert sim.dtype == np.float64
+
+
+def test_jaccard_matrix_seed_examples() -> None:
+    sim = similarity_matrix(
+        ["ROI justification", "pricing", "David Chen"],
+        ["ROI analysis", "pricing negotiation", "David Chen"],
+    )
+    assert sim.shape == (3, 3)
+    assert sim[0, 0] == pytest.approx(1 / 3)
+    assert sim[1, 1] == pytest.approx(0.5)
+    assert sim[2, 2] == 1.0
+    assert sim[0, 2] == 0.0
+
+
+def test_jaccard_matrix_agrees_with_token_jaccard() -> None:
+    rng = random.Random(7)
+    a, b = _random_strings(rng, 40), _random_strings(rng, 35)
+    expected = np.array([[token_jaccard(x, y) for y in b] for x in a])
+    np.testing.assert_allclose(similarity_matrix(a, b, "jaccard"), expected, rtol=0, atol=1e-12)
+
+
+def test_jaccard_matrix_with_only_empty_strings() -> None:
+    np.testing.assert_array_equal(similarity_matrix(["", "!!"], ["", "?"]), np.ones((2, 2)))
+    np.testing.assert_array_equal(similarity_matrix(["", "a"], ["b", ""]), [[0, 1], [0, 0]])
+
+
+@pytest.mark.parametrize(
+    ("method", "scorer"),
+    [("ratio", fuzz.ratio), ("token_set", fuzz.token_set_ratio), ("partial", fuzz.partial_ratio)],
+)
+def test_fuzzy_methods_match_rapidfuzz_on_normalised_strings(method: str, scorer: object) -> None:
+    rng = random.Random(11)
+    # 120 x 100 crosses the multi-threading cut-off, so both code paths are covered.
+    for n, m in [(6, 5), (120, 100)]:
+        a = [s for s in _random_strings(rng, 3 * n) if normalize_loose(s)][:n]
+        b = [s for s in _random_strings(rng, 3 * m) if normalize_loose(s)][:m]
+        sim = similarity_matrix(a, b, method)  # type: ignore[arg-type]
+        expected = np.array(
+            [[scorer(normalize_loose(x), normalize_loose(y)) / 100 for y in b] for x in a]  # type: ignore[operator]
+        )
+        np.testing.assert_allclose(sim, expected, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("method", ["ratio", "token_set", "partial"])
+def test_fuzzy_methods_use_the_empty_string_rule(method: str) -> None:
+    sim = similarity_matrix(["", "refund", "--"], ["", "refund"], method)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(sim, [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+
+
+def test_fuzzy_methods_ignore_case_and_punctuation() -> None:
+    sim = similarity_matrix(["Account_Management!"], ["account management"], "ratio")
+    assert sim[0, 0] == 1.0
+    partial = similarity_matrix(["refund"], ["I want a refund now"], "partial")
+    assert partial[0, 0] == 1.0
+
+
+def test_unknown_method_is_rejected() -> None:
+    with pytest.raises(ValueError, match="cosine"):
+        similarity_matrix(["a"], ["b"], "cosine")  # type: ignore[arg-type]
+
+
+# --- greedy_match ----------------------------------------------------------------------------
+
+
+def test_greedy_takes_best_pair_first_not_the_optimal_assignment() -> None:
+    sim = np.array([[0.9, 0.8], [0.85, 0.1]])
+    assert greedy_match(sim, 0.0) == [(0, 0, 0.9), (1, 1, 0.1)]
+    assert greedy_match(sim, 0.5) == [(0, 0, 0.9)]
+
+
+def test_greedy_threshold_is_inclusive() -> None:
+    sim = np.array([[0.5, 0.2], [0.3, 0.49]])
+    assert greedy_match(sim, 0.5) == [(0, 0, 0.5)]
+    assert greedy_match(sim, 0.51) == []
+
+
+def test_greedy_ties_prefer_smaller_row_then_smaller_column() -> None:
+    assert greedy_match(np.full((3, 3), 0.7), 0.5) == [(0, 0, 0.7), (1, 1, 0.7), (2, 2, 0.7)]
+    sim = np.array([[0.2, 0.8, 0.8], [0.8, 0.8, 0.1]])
+    assert greedy_match(sim, 0.5) == [(0, 1, 0.8), (1, 0, 0.8)]
+
+
+def test_greedy_handles_rectangular_empty_and_nan() -> None:
+    assert greedy_match(np.array([[0.1], [0.9], [0.5]]), 0.0) == [(1, 0, 0.9)]
+    assert greedy_match(np.zeros((0, 4)), 0.0) == []
+    assert greedy_match(np.array([[np.nan, 0.6]]), 0.0) == [(0, 1, 0.6)]
+
+
+def test_greedy_returns_builtin_types() -> None:
+    ((i, j, s),) = greedy_match(np.array([[0.75]], dtype=np.float32), 0.5)
+    assert (type(i), type(j), type(s)) == (int, int, float)
+
+
+def test_greedy_rejects_non_matrices() -> None:
+    with pytest.raises(ValueError, match="2-D"):
+        greedy_match(np.array([0.5, 0.6]), 0.5)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_greedy_matches_reference_with_many_ties(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    # Few distinct values force ties; 5000+ cells span several screening blocks.
+    sim = rng.integers(0, 5, size=(90, 70)) / 4
+    assert greedy_match(sim, 0.25) == _reference_greedy(sim, 0.25)
+
+
+def test_greedy_large_matrix_matches_every_row() -> None:
+    rng = np.random.default_rng(3)
+    sim = rng.random((1000, 1000))
+    pairs = greedy_match(sim, 0.0)
+    assert len(pairs) == 1000
+    assert len({i for i, _, _ in pairs}) == len({j for _, j, _ in pairs}) == 1000
+    assert pairs[0][2] == sim.max()
+    assert [s for _, _, s in pairs] == sorted((s for _, _, s in pairs), reverse=True)
+
+
+# --- prf and list matching -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ((0, 0, 0), (1.0, 1.0, 1.0)),
+        ((0, 3, 0), (0.0, 0.0, 0.0)),
+        ((0, 0, 3), (0.0, 0.0, 0.0)),
+        ((0, 2, 2), (0.0, 0.0, 0.0)),
+        ((2, 2, 2), (1.0, 1.0, 1.0)),
+        ((1, 2, 4), (0.5, 0.25, 1 / 3)),
+    ],
+)
+def test_prf_conventions(args: tuple[int, int, int], expected: tuple[float, float, float]) -> None:
+    assert prf(*args) == pytest.approx(expected)
+
+
+def test_match_lists_with_jaccard() -> None:
+    result = match_lists(
+        ["pricing", "ROI justification", "weather"],
+        ["ROI analysis", "pricing negotiation"],
+        threshold=0.3,
+    )
+    assert result.pairs == [(0, 1, 0.5), (1, 0, pytest.approx(1 / 3))]
+    assert result.unmatched_predicted == [2]
+    assert result.unmatched_expected == []
+    assert result.precision == pytest.approx(2 / 3)
+    assert result.recall == 1.0
+    assert result.f1 == pytest.approx(0.8)
+
+
+def test_match_lists_default_threshold_is_half() -> None:
+    result = match_lists(["ROI justification"], ["ROI analysis"])
+    assert result.pairs == []
+    assert (result.precision, result.recall, result.f1) == (0.0, 0.0, 0.0)
+
+
+def test_match_lists_other_method() -> None:
+    result = match_lists(["refund request"], ["Refund-request!"], method="ratio", threshold=0.9)
+    assert result.pairs == [(0, 0, 1.0)]
+
+
+def test_match_lists_uses_given_similarity() -> None:
+    sim = np.array([[0.1, 0.95], [0.9, 0.2]])
+    result = match_lists(["a", "b"], ["c", "d"], threshold=0.8, sim=sim)
+    assert result.pairs == [(0, 1, 0.95), (1, 0, 0.9)]
+    assert result.f1 == 1.0
+
+
+def test_match_lists_rejects_misshaped_similarity() -> None:
+    with pytest.raises(ValueError, match="shape"):
+        match_lists(["a"], ["b", "c"], sim=np.zeros((2, 1)))
+
+
+def test_match_lists_with_empty_sides() -> None:
+    assert match_lists([], []) == MatchResult([], [], [], 1.0, 1.0, 1.0)
+    assert match_lists(["a", "b"], []) == MatchResult([], [0, 1], [], 0.0, 0.0, 0.0)
+    assert match_lists([], ["a"]) == MatchResult([], [], [0], 0.0, 0.0, 0.0)
+
+
+def test_match_exact_normalises_and_matches_each_item_once() -> None:
+    result = match_exact(
+        ["Account_Management", "account management", "Billing", "refund"],
+        ["account-management", "billing", "cancellation"],
+    )
+    assert result.pairs == [(0, 0, 1.0), (2, 1, 1.0)]
+    assert result.unmatched_predicted == [1, 3]
+    assert result.unmatched_expected == [2]
+    assert result.precision == 0.5
+    assert result.recall == pytest.approx(2 / 3)
+
+
+def test_match_exact_duplicates_on_both_sides_pair_up_in_order() -> None:
+    result = match_exact(["x", "X", "x"], ["x", "x"])
+    assert result.pairs == [(0, 0, 1.0), (1, 1, 1.0)]
+    assert result.unmatched_predicted == [2]
+
+
+def test_match_exact_empty() -> None:
+    assert match_exact([], []) == MatchResult([], [], [], 1.0, 1.0, 1.0)

@@ -1,0 +1,441 @@
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+
+from pytest_callqa.engine import text
+from pytest_callqa.engine.text import (
+    STOPWORDS,
+    Anchor,
+    anchor_supported,
+    contains_phrase,
+    content_coverage,
+    content_tokens,
+    dominant_script,
+    extract_anchors,
+    extract_quotes,
+    extract_timestamps,
+    fuzzy_support,
+    normalize,
+    normalize_loose,
+    token_jaccard,
+    tokens,
+    unsupported_anchors,
+)
+
+
+def _kv(s: str) -> list[tuple[str, str]]:
+    return [(a.kind, a.value) for a in extract_anchors(s)]
+
+
+# --- normalisation and tokens ----------------------------------------------------------------
+
+
+def test_scanned_planes_hold_every_mark_punctuation_and_digit() -> None:
+    outside = [
+        cp
+        for cp in range(0x110000)
+        if unicodedata.category(chr(cp))[0] in "MP" or unicodedata.category(chr(cp)) == "Nd"
+        if not any(cp in plane for plane in text._SCANNED_PLANES)
+    ]
+    assert outside == []
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["Account_Management", "account management", "account-management", "ACCOUNT — Management"],
+)
+def test_normalize_treats_underscores_dashes_and_case_alike(raw: str) -> None:
+    assert normalize(raw) == "account management"
+
+
+def test_normalize_applies_nfkc_and_collapses_whitespace() -> None:
+    assert normalize("  \uff21\uff22\uff23\t\n ﬁle  ") == "abc file"
+    assert normalize("Straße") == "strasse"
+    assert normalize("") == ""
+
+
+def test_normalize_loose_drops_punctuation_but_keeps_numbers_whole() -> None:
+    assert normalize_loose("I want a refund!") == "i want a refund"
+    assert normalize_loose("It costs 3.5, not 1,200.") == "it costs 3.5 not 1,200"
+    assert normalize_loose("didn't (really)") == "didnt really"
+    assert normalize_loose("hello,world") == "hello world"
+    assert normalize_loose("?!") == ""
+
+
+def test_tokens_keep_devanagari_combining_marks_inside_words() -> None:
+    assert tokens("प्रिया शर्मा") == ["प्रिया", "शर्मा"]
+    assert tokens("रिफंड") == ["रिफंड"]
+    assert tokens("मुझे रिफंड चाहिए, please!") == ["मुझे", "रिफंड", "चाहिए", "please"]
+
+
+def test_tokens_ignore_zero_width_joiners() -> None:
+    assert tokens("क्\u200dष") == tokens("क्ष")
+
+
+def test_tokens_lowercase_split_underscores_and_keep_numbers() -> None:
+    assert tokens("Refund 3.5 GB, 1,200 users; Account_Management") == [
+        "refund",
+        "3.5",
+        "gb",
+        "1,200",
+        "users",
+        "account",
+        "management",
+    ]
+    assert tokens("") == []
+    assert tokens("3.5.") == ["3.5"]
+
+
+def test_stopwords_keep_domain_words() -> None:
+    assert {"the", "and", "is", "to", "we"} <= STOPWORDS
+    assert not {"customer", "agent", "caller", "call", "refund"} & STOPWORDS
+
+
+def test_content_tokens_drop_stopwords_and_single_letters_but_not_digits() -> None:
+    assert content_tokens("The customer didn't get a refund for 3 items, x") == [
+        "customer",
+        "get",
+        "refund",
+        "3",
+        "items",
+    ]
+    assert content_tokens("it is what it is") == []
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("ROI justification", "ROI analysis", 1 / 3),
+        ("pricing", "pricing negotiation", 0.5),
+        ("David Chen", "David Chen", 1.0),
+        ("", "", 1.0),
+        ("", "pricing", 0.0),
+        ("pricing", "!!", 0.0),
+        ("Refund refund", "REFUND", 1.0),
+    ],
+)
+def test_token_jaccard(a: str, b: str, expected: float) -> None:
+    assert token_jaccard(a, b) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("haystack", "needle", "expected"),
+    [
+        ("I want a refund!", "refund", True),
+        ("I want a refund!", "fund", False),
+        ("I want a refund!", "A Refund", True),
+        ("Account_Management team", "account management", True),
+        ("price is 3.5 dollars", "3.5", True),
+        ("price is 3.55 dollars", "3.5", False),
+        ("मुझे रिफंड चाहिए", "रिफंड", True),
+        # The trailing vowel sign belongs to the longer word, so this is not a match.
+        ("रिफंडो", "रिफंड", False),
+        ("anything", "", False),
+        ("", "refund", False),
+    ],
+)
+def test_contains_phrase(haystack: str, needle: str, expected: bool) -> None:
+    assert contains_phrase(haystack, needle) is expected
+
+
+# --- anchors ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "$49",
+        "$49.00",
+        "$ 49",
+        "USD 49",
+        "49 dollars",
+        "₹49",
+        "Rs. 49",
+        "Rs 49",
+        "INR 49",
+        "49 rupees",
+        "49 USD",
+        "49/-",
+    ],
+)
+def test_currency_forms_are_one_amount(raw: str) -> None:
+    assert _kv(raw) == [("amount", "49")]
+    assert extract_anchors(raw)[0].text == raw
+
+
+def test_other_currencies_and_decimals() -> None:
+    assert _kv("€12 and £5.50 and $1,200.00") == [
+        ("amount", "12"),
+        ("amount", "5.5"),
+        ("amount", "1200"),
+    ]
+
+
+@pytest.mark.parametrize("raw", ["10%", "10 %", "10 percent", "10 per cent", "10.0%"])
+def test_percent_forms(raw: str) -> None:
+    assert _kv(raw) == [("percent", "10")]
+
+
+def test_numbers_are_canonical_without_trailing_zeros() -> None:
+    assert _kv("1,200 then 3.50 then 12,00,000 then 007") == [
+        ("number", "1200"),
+        ("number", "3.5"),
+        ("number", "1200000"),
+        ("number", "7"),
+    ]
+
+
+@pytest.mark.parametrize("raw", ["3-5 days", "3\u20135 days", "3 to 5 days", "3 — 5"])
+def test_ranges_yield_both_ends(raw: str) -> None:
+    assert _kv(raw) == [("number", "3"), ("number", "5")]
+
+
+def test_unicode_digits_are_read_by_value() -> None:
+    assert _kv("कुल ४९ रुपये") == [("number", "49")]
+    assert _kv("₹४९") == [("amount", "49")]
+    assert extract_anchors("₹४९")[0].text == "₹४९"
+
+
+def test_digits_inside_words_are_not_numbers() -> None:
+    assert _kv("mp3 and A4") == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("2024-03-05", "2024-03-05"),
+        ("13/03/2024", "2024-03-13"),
+        ("3/15/24", "2024-03-15"),
+        ("05/03/2024", "05/03/2024"),
+        ("05.03.2024", "05/03/2024"),
+        ("March 5", "m03-d05"),
+        ("5 March", "m03-d05"),
+        ("5th of March", "m03-d05"),
+        ("March 5th, 2024", "2024-03-05"),
+        ("Nov 3rd", "m11-d03"),
+        ("sept. 30", "m09-d30"),
+        ("in 2019", "y2019"),
+    ],
+)
+def test_dates(raw: str, value: str) -> None:
+    assert _kv(raw) == [("date", value)]
+
+
+def test_impossible_dates_fall_back_to_numbers() -> None:
+    assert _kv("2024-02-30") == [("date", "y2024"), ("number", "2"), ("number", "30")]
+    assert _kv("March 35") == [("number", "35")]
+    assert _kv("March 2024") == [("date", "y2024")]
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("3:30 pm", "15:30"),
+        ("3:30PM", "15:30"),
+        ("3 pm", "15:00"),
+        ("10 a.m.", "10:00"),
+        ("12 am", "00:00"),
+        ("12:15 pm", "12:15"),
+        ("15:30", "15:30"),
+        ("3:30", "03:30"),
+        ("01:02:03", "01:02:03"),
+    ],
+)
+def test_times(raw: str, value: str) -> None:
+    assert _kv(raw) == [("time", value)]
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("(977) 625-2661", "9776252661"),
+        ("977-625-2661", "9776252661"),
+        ("977.625.2661", "9776252661"),
+        ("+1 977 625 2661", "19776252661"),
+        ("98765 43210", "9876543210"),
+        ("order 12345678", "12345678"),
+    ],
+)
+def test_ids_and_phone_numbers_are_one_anchor(raw: str, value: str) -> None:
+    assert _kv(raw) == [("id", value)]
+
+
+def test_long_decimal_is_a_number_not_an_id() -> None:
+    assert _kv("1234567.89") == [("number", "1234567.89")]
+
+
+def test_anchors_in_order_without_duplicates() -> None:
+    found = extract_anchors("Refund $49 on March 5 at 3 pm; again $49, then 10% off 2 items")
+    assert [(a.kind, a.text, a.value) for a in found] == [
+        ("amount", "$49", "49"),
+        ("date", "March 5", "m03-d05"),
+        ("time", "3 pm", "15:00"),
+        ("percent", "10%", "10"),
+        ("number", "2", "2"),
+    ]
+
+
+def test_no_anchors_in_plain_text() -> None:
+    assert extract_anchors("") == []
+    assert extract_anchors("the customer may call back") == []
+
+
+def test_unsupported_amount_is_reported() -> None:
+    assert unsupported_anchors("Refund of $99", "refund of $49") == [Anchor("amount", "$99", "99")]
+
+
+@pytest.mark.parametrize(
+    ("claim", "context"),
+    [
+        ("3\u20135 business days", "3 to 5 days"),
+        ("₹49", "Rs. 49"),
+        ("$49", "49 dollars"),
+        ("$49", "it was 49"),
+        ("(977) 625-2661", "9776252661"),
+        ("call +1 977 625 2661", "my number is 977-625-2661"),
+        ("10% discount", "a discount of 10 percent"),
+        ("on March 5", "on 2024-03-05"),
+        ("on March 5", "on 05/03/2024"),
+        ("on 2024-03-05", "on 5 March, in 2024"),
+        ("in 2024", "2024-03-05"),
+        ("2000 customers", "2,000 customers"),
+        ("at 3:30", "at 3:30 pm"),
+        ("at 3:30 pm", "at 15:30"),
+        ("order 1200000", "1,200,000"),
+    ],
+)
+def test_supported_anchors(claim: str, context: str) -> None:
+    assert unsupported_anchors(claim, context) == []
+
+
+@pytest.mark.parametrize(
+    ("claim", "context"),
+    [
+        ("10% discount", "a discount was offered"),
+        ("10% discount", "a 15% discount"),
+        ("on March 6", "on 2024-03-05"),
+        ("on 2024-03-05", "on March 5"),
+        ("at 3:30 am", "at 3:30 pm"),
+        ("call 977-625-2662", "9776252661"),
+        ("in 2023", "2024-03-05"),
+    ],
+)
+def test_unsupported_anchors(claim: str, context: str) -> None:
+    assert len(unsupported_anchors(claim, context)) == 1
+
+
+def test_unsupported_anchors_checks_every_context() -> None:
+    assert unsupported_anchors("$49 and $99", "paid $49", "then 99 dollars") == []
+    assert unsupported_anchors("$49 and $99", "paid $49") == [Anchor("amount", "$99", "99")]
+    assert unsupported_anchors("$49") == [Anchor("amount", "$49", "49")]
+
+
+def test_anchor_supported_directly() -> None:
+    context = extract_anchors("49 dollars on 05/03/2024")
+    assert anchor_supported(Anchor("number", "49", "49"), context)
+    assert anchor_supported(Anchor("date", "3 May", "m05-d03"), context)
+    assert anchor_supported(Anchor("date", "5 March", "m03-d05"), context)
+    assert not anchor_supported(Anchor("date", "6 March", "m03-d06"), context)
+    assert not anchor_supported(Anchor("time", "4:00", "04:00"), context)
+    assert not anchor_supported(Anchor("number", "49", "49"), [])
+
+
+# --- quotes and timestamps -------------------------------------------------------------------
+
+
+def test_quotes_of_every_style_in_order() -> None:
+    s = (
+        'He said "I want a refund." then “please hurry” and \u2018call me back\u2019 '
+        "and 'not now, thanks'"
+    )
+    assert extract_quotes(s) == [
+        "I want a refund",
+        "please hurry",
+        "call me back",
+        "not now, thanks",
+    ]
+
+
+def test_apostrophes_do_not_open_quotes() -> None:
+    assert extract_quotes("I didn't get it and the agents' reply wasn't clear") == []
+    assert extract_quotes("She said 'I didn't get it' twice") == ["I didn't get it"]
+    assert extract_quotes("He said \u2018I didn\u2019t get it\u2019 twice") == [
+        "I didn\u2019t get it"
+    ]
+
+
+def test_single_quotes_need_two_words_double_quotes_do_not() -> None:
+    assert extract_quotes("the 'refund' issue") == []
+    assert extract_quotes('the "refund" issue') == ["refund"]
+
+
+def test_short_and_nested_quotes() -> None:
+    assert extract_quotes('a "x" and "!!" and " ok "') == ["ok"]
+    assert extract_quotes("\"he said 'no refund please' twice\"") == [
+        "he said 'no refund please' twice"
+    ]
+    assert extract_quotes("no quotes here") == []
+
+
+def test_timestamps_in_seconds() -> None:
+    s = "At 00:12 she asked, at 1:23 he replied, [02:15] and 01:02:03 and 12:05.5"
+    assert extract_timestamps(s) == [12.0, 83.0, 135.0, 3723.0, 725.5]
+
+
+def test_timestamps_skip_clock_times_and_ratios() -> None:
+    assert extract_timestamps("call me at 3:30 pm or 10:15AM or 9:00 a.m.; rated 4/5, 3:1") == []
+    assert extract_timestamps("") == []
+
+
+def test_timestamps_read_unicode_digits() -> None:
+    assert extract_timestamps("०१:३०") == [90.0]
+
+
+# --- fuzzy support, scripts, coverage --------------------------------------------------------
+
+
+def test_fuzzy_support() -> None:
+    assert fuzzy_support("I want a refund", ["Customer: I want a refund, please."]) == 1.0
+    assert fuzzy_support("want a refnd", ["nothing here", "I want a refund"]) == pytest.approx(
+        11 / 12
+    )
+    assert fuzzy_support("", ["abc"]) == 0.0
+    assert fuzzy_support("abc", []) == 0.0
+
+
+def test_fuzzy_support_does_not_reward_a_haystack_inside_the_needle() -> None:
+    assert fuzzy_support("I want a refund for order 123", ["refund"]) < 0.5
+
+
+@pytest.mark.parametrize(
+    ("s", "script"),
+    [
+        ("Hello world", "LATIN"),
+        ("प्रिया शर्मा", "DEVANAGARI"),
+        ("Hi नमस्ते जी", "DEVANAGARI"),
+        ("你好", "CJK"),
+        ("مرحبا", "ARABIC"),
+        ("привет", "CYRILLIC"),
+        ("안녕", "HANGUL"),
+        ("ありがとう", "HIRAGANA"),
+        ("\uff21\uff22\uff23", "LATIN"),
+        ("123 !?", None),
+        ("", None),
+    ],
+)
+def test_dominant_script(s: str, script: str | None) -> None:
+    assert dominant_script(s) == script
+
+
+def test_content_coverage() -> None:
+    assert content_coverage("The customer wants a refund", "customer wants refund now") == 1.0
+    assert content_coverage("customer refund", "the customer was refunded") == 1.0
+    assert content_coverage("refunds", "one refund") == 1.0
+    assert content_coverage("customer cancelled", "customer called") == 0.5
+    assert content_coverage("refund of 1200", "refund of 12000") == 0.5
+    assert content_coverage("refund", "") == 0.0
+    assert content_coverage("the and of", "anything") == 1.0
+    assert content_coverage("customer refund", "customer", "refund") == 1.0
+    assert content_coverage("customer customer refund", "customer") == 0.5

@@ -29,9 +29,8 @@ _SCORERS: dict[str, Callable[..., float]] = {
 }
 # Below this many cells, starting worker threads costs more than it saves.
 _PARALLEL_MIN_CELLS = 10_000
-# Candidates are screened against used rows/columns in blocks, so long runs of pairs whose
-# row or column is already taken are skipped in numpy rather than one by one in Python.
-_GREEDY_BLOCK = 4096
+# Smallest number of candidates sorted at once by greedy_match.
+_GREEDY_BATCH = 4096
 
 
 def _token_sets(docs: Sequence[str]) -> list[list[str]]:
@@ -106,26 +105,35 @@ def greedy_match(sim: npt.NDArray[Any], threshold: float) -> list[tuple[int, int
     if matrix.ndim != 2:
         raise ValueError(f"similarity matrix must be 2-D, got shape {matrix.shape}")
     rows, cols = np.nonzero(matrix >= threshold)
-    if rows.size == 0:
-        return []
     values = matrix[rows, cols]
-    order = np.lexsort((cols, rows, -values))
-    rows, cols, values = rows[order], cols[order], values[order]
     row_used = np.zeros(matrix.shape[0], dtype=bool)
     col_used = np.zeros(matrix.shape[1], dtype=bool)
     limit = min(matrix.shape)
+    batch = max(_GREEDY_BATCH, 4 * limit)
     pairs: list[tuple[int, int, float]] = []
-    for start in range(0, rows.size, _GREEDY_BLOCK):
-        block = slice(start, start + _GREEDY_BLOCK)
-        r, c, v = rows[block], cols[block], values[block]
-        free = ~(row_used[r] | col_used[c])
-        for i, j, s in zip(r[free].tolist(), c[free].tolist(), v[free].tolist(), strict=True):
+    # Sorting every candidate dominates on dense matrices, yet a matched row or column
+    # retires a whole line of them. So the best ``batch`` candidates are sorted and walked,
+    # then the pool is purged of retired candidates before the next batch is picked.
+    while values.size and len(pairs) < limit:
+        if values.size > batch:
+            cut = np.partition(values, values.size - batch)[values.size - batch]
+            # Ties with the cut stay in this batch so their row/column order is kept.
+            take = values >= cut
+        else:
+            take = np.ones(values.size, dtype=bool)
+        r, c, v = rows[take], cols[take], values[take]
+        order = np.lexsort((c, r, -v))
+        for i, j, s in zip(r[order].tolist(), c[order].tolist(), v[order].tolist(), strict=True):
             if row_used[i] or col_used[j]:
                 continue
             row_used[i] = col_used[j] = True
             pairs.append((i, j, s))
             if len(pairs) == limit:
                 return pairs
+        rest = ~take
+        rows, cols, values = rows[rest], cols[rest], values[rest]
+        alive = ~(row_used[rows] | col_used[cols])
+        rows, cols, values = rows[alive], cols[alive], values[alive]
     return pairs
 
 

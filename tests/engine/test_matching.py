@@ -153,12 +153,24 @@ def test_greedy_rejects_non_matrices() -> None:
         greedy_match(np.array([0.5, 0.6]), 0.5)
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_greedy_matches_reference_with_many_ties(seed: int) -> None:
+@pytest.mark.parametrize(
+    ("seed", "shape", "levels", "threshold"),
+    [
+        (0, (9, 7), 3, 0.0),
+        (1, (90, 70), 5, 0.25),
+        # Tens of thousands of tied candidates: several sorting batches, ties across cuts.
+        (2, (200, 150), 20, 0.0),
+        (3, (150, 220), 20, 0.5),
+        (4, (120, 130), 10_000, 0.1),
+        (5, (100, 100), 1, 0.0),
+    ],
+)
+def test_greedy_matches_reference(
+    seed: int, shape: tuple[int, int], levels: int, threshold: float
+) -> None:
     rng = np.random.default_rng(seed)
-    # Few distinct values force ties; 5000+ cells span several screening blocks.
-    sim = rng.integers(0, 5, size=(90, 70)) / 4
-    assert greedy_match(sim, 0.25) == _reference_greedy(sim, 0.25)
+    sim = rng.integers(0, levels + 1, size=shape) / levels
+    assert greedy_match(sim, threshold) == _reference_greedy(sim, threshold)
 
 
 def test_greedy_large_matrix_matches_every_row() -> None:

@@ -1,0 +1,325 @@
+"""Bad model outputs give an invalid result with a clear reason; they never raise."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from pytest_callqa.engine.evaluate import evaluate, parse_output
+
+from .helpers import TFIDF, FixedJudge, make_case, question
+
+QA_EXPECTED = {"questions": [question("Q1", 5, qtype="PASS_FAIL"), question("Q2", 3)]}
+GOOD_QA = copy.deepcopy(QA_EXPECTED)
+
+
+def _qa(output: Any) -> Any:
+    return evaluate(make_case("qa", QA_EXPECTED), output, embedder=TFIDF)
+
+
+def _renamed() -> dict[str, Any]:
+    out = copy.deepcopy(GOOD_QA)
+    out["questions"][0]["reasoning"] = out["questions"][0].pop("reason")
+    return out
+
+
+def _extra() -> dict[str, Any]:
+    out = copy.deepcopy(GOOD_QA)
+    out["questions"][1]["confidence"] = 0.9
+    return out
+
+
+def _missing() -> dict[str, Any]:
+    out = copy.deepcopy(GOOD_QA)
+    del out["questions"][0]["max_score"]
+    return out
+
+
+def _with(field: str, value: Any, index: int = 1) -> dict[str, Any]:
+    out = copy.deepcopy(GOOD_QA)
+    out["questions"][index][field] = value
+    return out
+
+
+BAD_OUTPUTS = [
+    ("Sure! Here is my analysis: the agent did well.", "not valid JSON"),
+    ("", "output is empty"),
+    ("[1, 2, 3]", "must be a JSON object"),
+    (None, "neither JSON text nor an object"),
+    (42, "neither JSON text nor an object"),
+    (b"\xff\xfe", "not UTF-8"),
+    ('{"questions": [', "not valid JSON"),
+    (_renamed(), "questions[0].reasoning"),
+    (_extra(), "questions[1].confidence"),
+    (_missing(), "questions[0].max_score"),
+    (_with("score", "3"), "questions[1].score"),
+    (_with("score", True), "questions[1].score"),
+    (_with("score", float("nan")), "questions[1].score"),
+    ('{"questions": [{"question_id": "Q1", "score": NaN, "max_score": 5, "type": "SCORE", '
+     '"reason": "x"}]}', "questions[0].score"),
+    (_with("score", -1), "questions[1].score"),
+    (_with("score", 7), "exceeds max_score"),
+    (_with("type", "BINARY"), "questions[1].type"),
+    (_with("question_id", "Q99"), "unknown question_id 'Q99'"),
+    (_with("question_id", "Q1"), "duplicate question_id: Q1"),
+    ({"questions": "all good"}, "questions"),
+    ({}, "questions"),
+]
+
+
+@pytest.mark.parametrize(("output", "needle"), BAD_OUTPUTS)
+def test_bad_qa_output_is_invalid_not_an_exception(output: Any, needle: str) -> None:
+    result = _qa(output)
+    structure = result.metrics["response_structure_compliance"]
+    assert structure.value == 0.0
+    assert structure.rating == "blocker"
+    assert needle in (structure.reason or "")
+    assert result.valid is False
+    assert result.score is None
+    assert result.blocked and result.blockers == ["response_structure_compliance"]
+    assert all(not m.scored for k, m in result.metrics.items()
+               if k != "response_structure_compliance")
+
+
+def test_fenced_json_is_accepted_and_noted() -> None:
+    import json
+
+    result = _qa("```json\n" + json.dumps(GOOD_QA) + "\n```")
+    assert result.metrics["response_structure_compliance"].value == 1.0
+    assert any("code fence" in note for note in result.notes)
+
+
+def test_parse_output_reports_position() -> None:
+    value, problem, _ = parse_output('{"a": 1,}')
+    assert value is None
+    assert problem is not None and "at char" in problem
+
+
+def test_empty_question_list_is_valid_but_scores_every_question_missing() -> None:
+    result = _qa({"questions": []})
+    assert result.metrics["response_structure_compliance"].value == 1.0
+    assert result.metrics["question_score_accuracy"].value == 0.0
+    assert result.metrics["question_score_accuracy"].details["missing"] == ["Q1", "Q2"]
+    assert result.metrics["score_gap_accuracy"].value == 0.0
+
+
+def test_entity_nothing_detected_nothing_expected_is_perfect() -> None:
+    case = make_case("entity", {"detected_keywords": [], "detected_topics": [],
+                                "valid_entity_set": []}, config={"keywords": ["refund"]})
+    result = evaluate(case, {"detected_keywords": [], "detected_topics": [],
+                             "valid_entity_set": []}, embedder=TFIDF)
+    for metric in ("keyword_precision", "keyword_recall", "keyword_f1", "topic_f1",
+                   "config_adherence"):
+        assert result.metrics[metric].value == 1.0, metric
+    assert result.score == pytest.approx(1.0)
+
+
+def test_entity_nothing_detected_but_expected_scores_zero() -> None:
+    case = make_case("entity", {"detected_keywords": ["refund"], "detected_topics": [],
+                                "valid_entity_set": ["refund"]},
+                     config={"keywords": ["refund"]}, transcript="customer: refund please")
+    result = evaluate(case, {"detected_keywords": [], "detected_topics": [],
+                             "valid_entity_set": []}, embedder=TFIDF)
+    assert result.metrics["keyword_precision"].value == 0.0
+    assert result.metrics["keyword_recall"].value == 0.0
+    assert result.metrics["config_adherence"].value == 1.0
+
+
+def test_entity_names_are_normalised() -> None:
+    case = make_case("entity", {"detected_keywords": ["Refund Request"],
+                                "detected_topics": ["account_management"],
+                                "valid_entity_set": []},
+                     config={"keywords": ["refund request"], "topics": ["Account-Management"]})
+    result = evaluate(case, {"detected_keywords": ["REFUND_request", "refund-request"],
+                             "detected_topics": ["account  management"],
+                             "valid_entity_set": []}, embedder=TFIDF)
+    assert result.metrics["keyword_f1"].value == 1.0
+    assert result.metrics["topic_f1"].value == 1.0
+    assert result.metrics["config_adherence"].value == 1.0
+
+
+def test_entity_three_fabricated_voids_the_score() -> None:
+    case = make_case("entity", {"detected_keywords": ["refund"], "detected_topics": [],
+                                "valid_entity_set": ["refund"]},
+                     config={"keywords": ["refund", "loan", "insurance", "mortgage"]},
+                     transcript="customer: I want a refund")
+    result = evaluate(case, {"detected_keywords": ["refund", "loan", "insurance", "mortgage"],
+                             "detected_topics": [], "valid_entity_set": []}, embedder=TFIDF)
+    assert result.metrics["fabricated_entity_count"].value == 3
+    assert not result.valid and result.score is None
+    assert "fabricated_entity_count" in result.blockers
+    assert any("would have been" in n for n in result.notes)
+
+
+def test_cross_language_match_rate() -> None:
+    case = make_case("entity", {"detected_keywords": ["fever", "cough"], "detected_topics": [],
+                                "valid_entity_set": []},
+                     config={"keywords": ["fever", "cough"], "entity_language": "en",
+                             "entity_mentions": {"fever": {"text": "fiebre", "lang": "es"},
+                                                 "cough": "खांसी"}},
+                     transcript="patient: tengo fiebre y खांसी")
+    result = evaluate(case, {"detected_keywords": ["fever"], "detected_topics": [],
+                             "valid_entity_set": []}, embedder=TFIDF)
+    cross = result.metrics["cross_language_match_rate"]
+    assert cross.value == pytest.approx(0.5)
+    assert sorted(cross.details["cross_language"]) == ["cough", "fever"]
+
+
+def test_cross_language_is_not_applicable_without_foreign_mentions() -> None:
+    case = make_case("entity", {"detected_keywords": ["refund"], "detected_topics": [],
+                                "valid_entity_set": []}, config={"keywords": ["refund"]})
+    result = evaluate(case, {"detected_keywords": ["refund"], "detected_topics": [],
+                             "valid_entity_set": []}, embedder=TFIDF)
+    assert not result.metrics["cross_language_match_rate"].scored
+
+
+TEXT_EXPECTED = {
+    "sentiment": [{"sentence_id": i, "text": f"s{i}", "label": "neutral"} for i in range(1, 6)],
+    "summary": {"call_purpose": "Customer requesting refund for duplicate charge",
+                "highlights": ["Agent confirmed duplicate charge", "Refund initiated for $49"],
+                "call_extracted_info": {"customer_name": "Priya Sharma", "follow_up": "3 days"}},
+    "emotion": {"anger": 60, "neutral": 30},
+}
+TEXT_TRANSCRIPT = ("customer: Hi, this is Priya Sharma, I was charged twice.\n"
+                   "agent: I confirmed the duplicate charge and initiated a refund of $49.\n"
+                   "agent: You will see it in 3 days.")
+
+
+def _text(output: dict[str, Any], judge: Any = None) -> Any:
+    case = make_case("text", TEXT_EXPECTED, transcript=TEXT_TRANSCRIPT)
+    return evaluate(case, output, embedder=TFIDF, judge=judge)
+
+
+def test_text_three_missing_labels_void_the_score() -> None:
+    out = copy.deepcopy(TEXT_EXPECTED)
+    for item in out["sentiment"][:3]:
+        item["label"] = None
+    result = _text(out)
+    assert result.metrics["missing_sentiment_labels"].value == 3
+    assert not result.valid and "missing_sentiment_labels" in result.blockers
+
+
+def test_text_two_missing_labels_warn_only() -> None:
+    out = copy.deepcopy(TEXT_EXPECTED)
+    out["sentiment"] = out["sentiment"][2:]
+    result = _text(out)
+    assert result.metrics["missing_sentiment_labels"].value == 2
+    assert result.metrics["missing_sentiment_labels"].rating == "acceptable"
+    assert result.valid
+
+
+def test_text_wrong_intent_voids_the_score() -> None:
+    result = _text(copy.deepcopy(TEXT_EXPECTED), judge=FixedJudge({"call_intent_match": 0.0}))
+    assert not result.valid and "call_intent_match" in result.blockers
+
+
+def test_text_fabricated_amount_in_highlight_is_caught_offline() -> None:
+    out = copy.deepcopy(TEXT_EXPECTED)
+    out["summary"]["highlights"] = ["Agent confirmed duplicate charge", "Refund of $99"]
+    result = _text(out)
+    correctness = result.metrics["highlight_correctness"]
+    assert correctness.value == pytest.approx(0.5)
+    assert "$99" in (correctness.reason or "")
+    fabrication = result.metrics["fabrication_free_rate"]
+    assert fabrication.rating == "blocker"
+    assert not result.valid
+
+
+def test_text_unknown_sentence_id_is_a_structure_failure() -> None:
+    out = copy.deepcopy(TEXT_EXPECTED)
+    out["sentiment"].append({"sentence_id": 99, "text": "x", "label": "neutral"})
+    result = _text(out)
+    assert result.metrics["response_structure_compliance"].value == 0
+    assert "99" in (result.metrics["response_structure_compliance"].reason or "")
+
+
+def test_text_free_form_maps_must_be_objects() -> None:
+    out = copy.deepcopy(TEXT_EXPECTED)
+    out["emotion"] = ["anger"]
+    assert _text(out).metrics["response_structure_compliance"].value == 0
+    out = copy.deepcopy(TEXT_EXPECTED)
+    out["summary"]["call_extracted_info"] = "Priya"
+    assert _text(out).metrics["response_structure_compliance"].value == 0
+
+
+def test_text_emotion_tie_in_expected_accepts_either() -> None:
+    expected = copy.deepcopy(TEXT_EXPECTED)
+    expected["emotion"] = {"anger": 40, "sadness": 40, "neutral": 20}
+    case = make_case("text", expected, transcript=TEXT_TRANSCRIPT)
+    out = copy.deepcopy(expected)
+    out["emotion"] = {"sadness": 70, "neutral": 30}
+    result = evaluate(case, out, embedder=TFIDF)
+    assert result.metrics["dominant_emotion_correctness"].value == 1.0
+    out["emotion"] = {"neutral": 70, "anger": 30}
+    assert evaluate(case, out, embedder=TFIDF).metrics["dominant_emotion_correctness"].value == 0
+
+
+def test_text_not_scored_metric_renormalises_and_says_so() -> None:
+    result = _text(copy.deepcopy(TEXT_EXPECTED), judge=FixedJudge({
+        "call_intent_match": 1.0, "highlight_correctness": None,
+        "fabrication_free_rate": 1.0}))
+    assert not result.metrics["highlight_correctness"].scored
+    assert result.renormalised
+    assert "highlight_correctness" in result.not_scored
+    assert any("renormalised" in n for n in result.notes)
+    assert result.score == pytest.approx(1.0)
+
+
+TRANSLATION_EXPECTED = {
+    "full_translation": "KYC पूरा हुआ। प्रिया शर्मा को ₹49 वापस मिलेंगे।",
+    "sentence_translations": [
+        {"source_id": 1, "source_text": "KYC is complete.", "translated_text": "KYC पूरा हुआ।"},
+        {"source_id": 2, "source_text": "Priya Sharma gets ₹49 back.",
+         "translated_text": "प्रिया शर्मा को ₹49 वापस मिलेंगे।"},
+    ],
+    "domain_terms_handled": [{"term": "KYC", "handled_as": "KYC"}],
+    "named_entities_handled": [{"entity": "Priya Sharma", "handled_as": "प्रिया शर्मा"}],
+}
+
+
+def _translation(output: dict[str, Any]) -> Any:
+    case = make_case("translation", TRANSLATION_EXPECTED, config={"target_language": "hi"})
+    return evaluate(case, output, embedder=TFIDF)
+
+
+def test_translation_domain_term_translated_is_a_voiding_blocker() -> None:
+    out = copy.deepcopy(TRANSLATION_EXPECTED)
+    out["domain_terms_handled"] = [{"term": "KYC", "handled_as": "ग्राहक सत्यापन"}]
+    result = _translation(out)
+    assert result.metrics["domain_term_preservation"].value == 0.0
+    assert not result.valid and "domain_term_preservation" in result.blockers
+
+
+def test_translation_dropped_surname_is_not_preserved() -> None:
+    out = copy.deepcopy(TRANSLATION_EXPECTED)
+    out["named_entities_handled"] = [{"entity": "Priya Sharma", "handled_as": "प्रिया"}]
+    assert _translation(out).metrics["proper_noun_preservation"].value == 0.0
+
+
+def test_translation_unknown_source_ids_are_not_counted() -> None:
+    out = copy.deepcopy(TRANSLATION_EXPECTED)
+    out["sentence_translations"] = [
+        {"source_id": 7, "source_text": "?", "translated_text": "कुछ"},
+        out["sentence_translations"][0],
+    ]
+    result = _translation(out)
+    assert result.metrics["response_structure_compliance"].value == 1.0
+    assert result.metrics["translation_completeness"].value == 0.5
+
+
+def test_translation_empty_translated_text_counts_as_missing() -> None:
+    out = copy.deepcopy(TRANSLATION_EXPECTED)
+    out["sentence_translations"][1]["translated_text"] = "  "
+    result = _translation(out)
+    assert result.metrics["translation_completeness"].value == 0.5
+    assert result.metrics["sentence_meaning_accuracy"].details["per_sentence"]["2"] == 0.0
+
+
+def test_translation_fluency_is_not_scored_offline() -> None:
+    result = _translation(copy.deepcopy(TRANSLATION_EXPECTED))
+    fluency = result.metrics["target_fluency"]
+    assert not fluency.scored and fluency.value is None
+    assert "heuristic judge cannot" in (fluency.reason or "")
+    assert result.score is not None and result.renormalised

@@ -1,0 +1,137 @@
+"""Rating bands and blocker rules of seed 000, tested at their boundaries."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_callqa.engine.registry import default_registry
+from pytest_callqa.engine.tasks.benchmarks import BENCHMARK_SPECS
+
+# (task, metric, value, expected rating) — each band edge and the value just past it.
+CASES = [
+    ("qa", "question_score_accuracy", 0.95, "good"),
+    ("qa", "question_score_accuracy", 19 / 20, "good"),
+    ("qa", "question_score_accuracy", 0.9499, "acceptable"),
+    ("qa", "question_score_accuracy", 0.90, "acceptable"),
+    ("qa", "question_score_accuracy", 0.8999, "fail"),
+    ("qa", "score_gap_accuracy", 0.90, "good"),
+    ("qa", "score_gap_accuracy", 0.80, "acceptable"),
+    ("qa", "score_gap_accuracy", 0.7999, "fail"),
+    ("qa", "evidence_backed_reasoning", 0.90, "good"),
+    ("qa", "evidence_backed_reasoning", 0.80, "acceptable"),
+    ("qa", "evidence_backed_reasoning", 0.7999, "fail"),
+    ("qa", "compliance_false_pass_rate", 0.0, "good"),
+    ("qa", "compliance_false_pass_rate", 0.01, "good"),
+    ("qa", "compliance_false_pass_rate", 0.0101, "acceptable"),
+    ("qa", "compliance_false_pass_rate", 0.03, "acceptable"),
+    ("qa", "compliance_false_pass_rate", 0.0301, "blocker"),
+    ("qa", "response_structure_compliance", 1.0, "good"),
+    ("qa", "response_structure_compliance", 0.0, "blocker"),
+    ("entity", "keyword_f1", 0.90, "good"),
+    ("entity", "keyword_f1", 0.85, "acceptable"),
+    ("entity", "keyword_f1", 0.8499, "fail"),
+    ("entity", "keyword_precision", 0.85, "acceptable"),
+    ("entity", "keyword_recall", 0.8499, "fail"),
+    ("entity", "topic_f1", 0.88, "good"),
+    ("entity", "topic_f1", 0.80, "acceptable"),
+    ("entity", "topic_f1", 0.7999, "fail"),
+    ("entity", "topic_precision", 0.88, "good"),
+    ("entity", "topic_recall", 0.7999, "fail"),
+    ("entity", "config_adherence", 1.0, "good"),
+    ("entity", "config_adherence", 0.99, "acceptable"),
+    ("entity", "config_adherence", 0.95, "acceptable"),
+    ("entity", "config_adherence", 0.9499, "blocker"),
+    ("entity", "fabricated_entity_count", 0, "good"),
+    ("entity", "fabricated_entity_count", 1, "acceptable"),
+    ("entity", "fabricated_entity_count", 2, "acceptable"),
+    ("entity", "fabricated_entity_count", 3, "blocker"),
+    ("entity", "cross_language_match_rate", 0.90, "good"),
+    ("entity", "cross_language_match_rate", 0.8999, "fail"),
+    ("text", "sentiment_accuracy", 0.88, "good"),
+    ("text", "sentiment_accuracy", 0.875, "acceptable"),
+    ("text", "sentiment_accuracy", 0.80, "acceptable"),
+    ("text", "sentiment_accuracy", 0.7999, "fail"),
+    ("text", "sentiment_macro_f1", 0.85, "good"),
+    ("text", "sentiment_macro_f1", 0.75, "acceptable"),
+    ("text", "sentiment_macro_f1", 0.29, "fail"),
+    ("text", "missing_sentiment_labels", 0, "good"),
+    ("text", "missing_sentiment_labels", 2, "acceptable"),
+    ("text", "missing_sentiment_labels", 3, "blocker"),
+    ("text", "call_intent_match", 1.0, "good"),
+    ("text", "call_intent_match", 0.5, "acceptable"),
+    ("text", "call_intent_match", 0.0, "blocker"),
+    ("text", "highlight_recall", 0.85, "good"),
+    ("text", "highlight_recall", 0.75, "acceptable"),
+    ("text", "highlight_recall", 0.7499, "fail"),
+    ("text", "highlight_correctness", 0.90, "good"),
+    ("text", "highlight_correctness", 0.80, "acceptable"),
+    ("text", "highlight_correctness", 2 / 3, "fail"),
+    ("text", "required_field_presence", 0.90, "good"),
+    ("text", "required_field_presence", 0.75, "acceptable"),
+    ("text", "required_field_presence", 0.7499, "fail"),
+    ("text", "fabrication_free_rate", 1.0, "good"),
+    ("text", "fabrication_free_rate", 0.985, "acceptable"),
+    ("text", "fabrication_free_rate", 0.98, "acceptable"),
+    ("text", "fabrication_free_rate", 0.975, "fail"),
+    ("text", "fabrication_free_rate", 0.97, "fail"),
+    ("text", "fabrication_free_rate", 0.9699, "blocker"),
+    ("text", "dominant_emotion_correctness", 1.0, "good"),
+    ("text", "dominant_emotion_correctness", 0.0, "fail"),
+    ("translation", "translation_completeness", 1.0, "good"),
+    ("translation", "translation_completeness", 0.95, "acceptable"),
+    ("translation", "translation_completeness", 55 / 60, "fail"),
+    ("translation", "sentence_meaning_accuracy", 0.85, "good"),
+    ("translation", "sentence_meaning_accuracy", 0.803, "acceptable"),
+    ("translation", "sentence_meaning_accuracy", 0.7499, "fail"),
+    ("translation", "target_fluency", 0.85, "good"),
+    ("translation", "target_fluency", 0.70, "acceptable"),
+    ("translation", "target_fluency", 0.25, "fail"),
+    ("translation", "domain_term_preservation", 0.95, "good"),
+    ("translation", "domain_term_preservation", 0.92, "acceptable"),
+    ("translation", "domain_term_preservation", 0.90, "acceptable"),
+    ("translation", "domain_term_preservation", 0.8999, "blocker"),
+    ("translation", "proper_noun_preservation", 0.95, "good"),
+    ("translation", "proper_noun_preservation", 0.90, "acceptable"),
+    ("translation", "proper_noun_preservation", 0.8999, "fail"),
+    ("translation", "critical_fact_preservation", 1.0, "good"),
+    ("translation", "critical_fact_preservation", 0.98, "acceptable"),
+    ("translation", "critical_fact_preservation", 0.97, "acceptable"),
+    # SPEC 5.1: the seed's "Fail 0.90–0.97" band is superseded by its blocker rule.
+    ("translation", "critical_fact_preservation", 0.95, "blocker"),
+]
+
+
+@pytest.mark.parametrize(("task", "metric", "value", "rating"), CASES)
+def test_band(task: str, metric: str, value: float, rating: str) -> None:
+    assert default_registry().metric(task, metric).rate(value) == rating
+
+
+BENCHMARK_EDGES = [
+    ("faithfulness", 0.90, True), ("faithfulness", 0.8999, False),
+    ("hallucination_rate", 0.02, True), ("hallucination_rate", 0.0201, False),
+    ("answer_relevancy", 0.85, True), ("answer_relevancy", 0.8499, False),
+    ("answer_correctness", 0.85, True), ("answer_correctness", 0.8499, False),
+    ("contextual_precision", 0.85, True), ("contextual_recall", 0.8499, False),
+    ("contextual_relevancy", 0.85, True), ("argument_correctness", 0.8499, False),
+    ("instruction_following", 0.95, True), ("instruction_following", 0.9499, False),
+    ("exact_match", 0.90, True), ("exact_match", 0.8999, False),
+    ("consistency", 0.90, True), ("consistency", 0.8999, False),
+]
+
+
+@pytest.mark.parametrize(("metric", "value", "passed"), BENCHMARK_EDGES)
+def test_benchmark_binarisation(metric: str, value: float, passed: bool) -> None:
+    bands = BENCHMARK_SPECS[metric].bands
+    assert bands is not None
+    assert bands.passes(value) is passed
+
+
+def test_weights_sum_to_one_per_level() -> None:
+    registry = default_registry()
+    for task in ("qa", "entity", "translation"):
+        top = [s.weight for s in registry.metrics_for(task) if s.weight and s.parent is None]
+        assert sum(top) == pytest.approx(1.0), task
+    text = registry.metrics_for("text")
+    for parent in (None, "sentiment_score", "summary_score", "emotion_score"):
+        weights = [s.weight for s in text if s.weight and s.parent == parent]
+        assert sum(weights) == pytest.approx(1.0), parent

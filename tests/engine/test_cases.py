@@ -1,0 +1,137 @@
+"""Loading golden cases: formats, transcripts, and errors that name the file and field."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_callqa.engine.cases import CaseFileError, load_case_file, load_cases
+
+EXAMPLE_CASES = Path(__file__).parents[2] / "example_project" / "cases"
+
+GOOD = """\
+id: qa-1
+task: qa
+transcript:
+  - {speaker: agent, text: "Good morning, how can I help?", start: "00:12"}
+  - {speaker: customer, text: "I was charged twice.", start: 15}
+expected_outcome:
+  questions:
+    - {question_id: Q1, score: 5, max_score: 5, type: PASS_FAIL, reason: "greeted"}
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_yaml_case_with_turns_and_timestamps(tmp_path: Path) -> None:
+    [case] = load_case_file(write(tmp_path, "a.yaml", GOOD))
+    assert case.id == "qa-1"
+    assert [t.start for t in case.transcript] == [12.0, 15.0]
+    assert case.transcript_text.splitlines()[0] == "[00:12] agent: Good morning, how can I help?"
+
+
+def test_string_transcript_is_split_into_turns(tmp_path: Path) -> None:
+    text = GOOD.split("transcript:")[0] + (
+        'transcript: "[01:02] agent: Hello there\\ncustomer: Hi"\n'
+        + GOOD.split("start: 15}\n")[1])
+    [case] = load_case_file(write(tmp_path, "a.yaml", text))
+    assert [(t.speaker, t.text, t.start) for t in case.transcript] == [
+        ("agent", "Hello there", 62.0), ("customer", "Hi", None)]
+
+
+def test_json_file_with_a_list_of_cases(tmp_path: Path) -> None:
+    import yaml
+
+    one = yaml.safe_load(GOOD)
+    two = {**one, "id": "qa-2"}
+    cases = load_case_file(write(tmp_path, "a.json", json.dumps([one, two])))
+    assert [c.id for c in cases] == ["qa-1", "qa-2"]
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("id: [unclosed\n", "cannot be parsed"),
+    ("", "contains no case"),
+    ("- just a string\n", "a case must be a mapping"),
+    (GOOD.replace("id: qa-1\n", ""), "id: Field required"),
+    (GOOD.replace("id: qa-1", "id: 'has space'"), "id: Value error"),
+    (GOOD.replace("task: qa", "task: sentiment"), "unknown task 'sentiment'"),
+    (GOOD.replace("score: 5,", "score: '5',"), "expected_outcome.questions[0].score"),
+    (GOOD.replace("score: 5,", "score: -1,"), "expected_outcome.questions[0].score"),
+    (GOOD.replace("score: 5,", "score: .nan,"), "expected_outcome.questions[0].score"),
+    (GOOD.replace("Q1, score: 5,", "Q1, score: 2,"), "a PASS_FAIL question scores 0 or max_score"),
+    (GOOD.replace('reason: "greeted"', 'reasoning: "greeted"'),
+     "expected_outcome.questions[0].reason"),
+    (GOOD.replace('start: "00:12"', 'start: "12 seconds"'), "transcript[0].start"),
+    (GOOD.replace("expected_outcome:\n  questions:\n    - {question_id: Q1, score: 5, "
+                  "max_score: 5, type: PASS_FAIL, reason: \"greeted\"}\n", ""),
+     "expected_outcome: missing"),
+    (GOOD + "colour: blue\n", "colour: Extra inputs are not permitted"),
+])
+def test_malformed_case_names_file_and_field(tmp_path: Path, text: str, needle: str) -> None:
+    path = write(tmp_path, "bad.yaml", text)
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(path)
+    assert str(path) in str(info.value)
+    assert needle in str(info.value)
+
+
+def test_entity_case_needs_a_configured_list(tmp_path: Path) -> None:
+    text = """\
+id: e-1
+task: entity
+transcript: "customer: refund"
+config: {}
+expected_outcome: {detected_keywords: [], detected_topics: [], valid_entity_set: []}
+"""
+    with pytest.raises(CaseFileError, match="config: Value error, an entity case needs"):
+        load_case_file(write(tmp_path, "e.yaml", text))
+
+
+def test_duplicate_ids_across_files_name_both(tmp_path: Path) -> None:
+    first = write(tmp_path, "a.yaml", GOOD)
+    second = write(tmp_path, "b.yaml", GOOD)
+    with pytest.raises(CaseFileError) as info:
+        load_cases(tmp_path)
+    assert str(second) in str(info.value) and str(first) in str(info.value)
+
+
+def test_every_bad_file_is_reported(tmp_path: Path) -> None:
+    write(tmp_path, "good.yaml", GOOD)
+    write(tmp_path, "bad1.yaml", "id: [\n")
+    write(tmp_path, "bad2.yaml", GOOD.replace("task: qa", "task: nope"))
+    with pytest.raises(CaseFileError) as info:
+        load_cases(tmp_path)
+    assert "bad1.yaml" in str(info.value) and "bad2.yaml" in str(info.value)
+
+
+def test_missing_directory_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_cases(tmp_path / "nope")
+
+
+def test_example_project_cases_load() -> None:
+    cases = load_cases(EXAMPLE_CASES)
+    tasks = {c.task for c in cases}
+    assert {"qa", "entity", "text", "translation"} <= tasks
+    for task in ("qa", "entity", "text", "translation"):
+        assert sum(c.task == task for c in cases) >= 4
+    assert all(c.source for c in cases)
+
+
+def test_engine_imports_no_pytest() -> None:
+    code = (
+        "import sys, pytest_callqa.engine.evaluate, pytest_callqa.engine.scorecard, "
+        "pytest_callqa.engine.report, pytest_callqa.engine.judges.heuristic;"
+        "print(sorted(m for m in sys.modules if m == 'pytest' or m.startswith('_pytest')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"

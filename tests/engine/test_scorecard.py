@@ -1,0 +1,160 @@
+"""Aggregation into the cross-model scorecard (SPEC 5 and 5.1)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from pytest_callqa.engine.cases import load_cases
+from pytest_callqa.engine.evaluate import evaluate_many
+from pytest_callqa.engine.report import render_scorecard
+from pytest_callqa.engine.results import MetricResult, TaskResult
+from pytest_callqa.engine.scorecard import build_scorecard
+
+from .helpers import TFIDF
+
+EXAMPLE = Path(__file__).parents[2] / "example_project"
+
+
+def result(model: str, task: str, case: str, score: float | None, *, valid: bool = True,
+           blocked: bool = False, run: int = 0, cost: float | None = None,
+           metrics: dict[str, MetricResult] | None = None) -> TaskResult:
+    return TaskResult(task=task, case_id=case, score=score, valid=valid, blocked=blocked,
+                      blockers=["x"] if blocked else [], metrics=metrics or {}, model=model,
+                      run=run, usage={} if cost is None else {"cost_usd": cost})
+
+
+def false_pass(n: int, d: int) -> dict[str, MetricResult]:
+    return {"compliance_false_pass_rate": MetricResult(
+        value=n / d, details={"numerator": n, "denominator": d})}
+
+
+def test_false_pass_rate_is_pooled_over_questions_not_averaged() -> None:
+    card = build_scorecard([
+        result("m", "qa", "a", 0.9, metrics=false_pass(1, 2)),
+        result("m", "qa", "b", 0.9, metrics=false_pass(0, 18)),
+    ])
+    agg = card.models["m"].tasks["qa"].metrics["compliance_false_pass_rate"]
+    assert agg.value == pytest.approx(1 / 20)  # not the mean of 0.5 and 0.0
+    assert agg.rating == "blocker"
+
+
+def test_invalid_case_counts_zero_and_is_counted() -> None:
+    card = build_scorecard([result("m", "qa", "a", 0.8),
+                            result("m", "qa", "b", None, valid=False, blocked=True)])
+    qa = card.models["m"].tasks["qa"]
+    assert qa.score == pytest.approx(0.4)
+    assert (qa.cases, qa.invalid_cases, qa.blocked_cases) == (2, 1, 1)
+    assert qa.disqualified and card.models["m"].any_blocker
+
+
+def test_disqualification_tolerance() -> None:
+    results = [result("m", "qa", "a", 0.8, blocked=True), result("m", "qa", "b", 0.8)]
+    assert build_scorecard(results).models["m"].tasks["qa"].disqualified
+    lenient = build_scorecard(results, disqualify_tolerance=1)
+    assert not lenient.models["m"].tasks["qa"].disqualified
+
+
+def test_missing_tasks_are_renormalised_and_named() -> None:
+    card = build_scorecard([result("m", "qa", "a", 0.8), result("m", "entity", "b", 0.6)])
+    model = card.models["m"]
+    assert model.final_score_b == pytest.approx((0.8 * 0.35 + 0.6 * 0.30) / 0.65)
+    assert model.missing_tasks == ["text", "translation"]
+    assert "renormalised without task(s): text, translation" in render_scorecard(card)
+
+
+def test_cost_adjusted_rank_and_blockers_rank_last() -> None:
+    card = build_scorecard([
+        result("cheap", "qa", "a", 0.80, cost=0.001),
+        result("pricey", "qa", "a", 0.95, cost=0.010),
+        result("blocked", "qa", "a", 0.99, cost=0.0001, blocked=True),
+    ])
+    cheap, pricey, blocked = (card.models[m] for m in ("cheap", "pricey", "blocked"))
+    assert cheap.cost_per_1000_calls == pytest.approx(1.0)
+    # Normalised by the cheapest model's cost ($0.10 per 1000 calls, the blocked one).
+    assert pricey.cost_efficiency == pytest.approx(0.95 / 100)
+    assert cheap.cost_efficiency == pytest.approx(0.80 / 10)
+    assert (cheap.cost_adjusted_rank, pricey.cost_adjusted_rank,
+            blocked.cost_adjusted_rank) == (1, 2, 3)
+
+
+def test_zero_cost_model_does_not_divide_by_zero() -> None:
+    card = build_scorecard([result("free", "qa", "a", 0.5, cost=0.0),
+                            result("paid", "qa", "a", 0.9, cost=0.002)])
+    assert card.models["free"].cost_adjusted_rank == 1
+    assert card.models["paid"].cost_efficiency is not None
+
+
+def test_unknown_cost_ranks_by_final_score() -> None:
+    card = build_scorecard([result("a", "qa", "x", 0.5), result("b", "qa", "x", 0.9)])
+    assert card.models["b"].cost_adjusted_rank == 1
+    assert any("cost unknown" in n for n in card.notes)
+
+
+def test_consistency_needs_two_runs() -> None:
+    single = build_scorecard([result("m", "qa", "a", 0.9)])
+    assert single.models["m"].benchmarks["consistency"]["value"] is None
+    runs = [result("m", "qa", "a", s, run=i) for i, s in enumerate((0.91, 0.90, 0.88))]
+    card = build_scorecard(runs)
+    consistency = card.models["m"].benchmarks["consistency"]
+    mean = (0.91 + 0.90 + 0.88) / 3
+    std = (sum((s - mean) ** 2 for s in (0.91, 0.90, 0.88)) / 3) ** 0.5
+    assert consistency["value"] == pytest.approx(1 - std / mean)
+    assert consistency["passed"] is True
+    assert card.models["m"].tasks["qa"].score == pytest.approx(mean)
+    assert card.models["m"].tasks["qa"].cases == 1
+
+
+@pytest.fixture(scope="module")
+def example_results() -> list[TaskResult]:
+    cases = load_cases(EXAMPLE / "cases")
+    items = []
+    for model_dir in sorted((EXAMPLE / "outputs").iterdir()):
+        for case in cases:
+            path = model_dir / f"{case.id}.json"
+            if path.exists():
+                items.append((case, path.read_text(encoding="utf-8"), model_dir.name))
+    return evaluate_many(items, embedder=TFIDF)
+
+
+def test_example_project_blockers_sit_where_they_were_planted(
+        example_results: list[TaskResult]) -> None:
+    blocked = {(r.model, r.case_id): r.blockers for r in example_results if r.blocked}
+    assert {m for m, _ in blocked} == {"budget-7b"}
+    by_case = {c: b for (_, c), b in blocked.items()}
+    assert "compliance_false_pass_rate" in by_case["qa-hvb-0091a706-balance-no-verification"]
+    assert by_case["qa-abcd-9489-refund-status"] == ["response_structure_compliance"]
+    assert by_case["text-hvb-010eaccb-schedule-appointment"] == ["response_structure_compliance"]
+    assert {"config_adherence", "fabricated_entity_count"} <= set(
+        by_case["entity-sgd-32_00014-expected-funds"])
+    assert "missing_sentiment_labels" in by_case["text-abcd-3647-overnight-shipping-cost"]
+    assert {"domain_term_preservation", "critical_fact_preservation"} <= set(
+        by_case["translation-tico-hi-hay-fever-five-days"])
+
+
+def test_example_scorecard_orders_models_and_is_order_independent(
+        example_results: list[TaskResult]) -> None:
+    card = build_scorecard(example_results)
+    shuffled = list(example_results)
+    random.Random(7).shuffle(shuffled)
+    assert json.dumps(build_scorecard(shuffled).to_dict()) == json.dumps(card.to_dict())
+    models = card.models
+    assert models["budget-7b"].any_blocker
+    assert not models["northwind-large"].any_blocker
+    assert not models["northwind-mini"].any_blocker
+    assert models["northwind-large"].final_score_b > models["northwind-mini"].final_score_b \
+        > models["budget-7b"].final_score_b
+    assert models["budget-7b"].cost_adjusted_rank == 3
+    text = render_scorecard(card)
+    for needle in ("QA TASK METRICS", "[!] Compliance False Pass Rate", "Cost-Adjusted Rank",
+                   "Any Blocker Triggered?", "[!] budget-7b: disqualified for qa"):
+        assert needle in text
+
+
+def test_results_round_trip_through_builtins(example_results: list[TaskResult]) -> None:
+    for r in example_results:
+        payload = json.loads(json.dumps(r.to_dict()))
+        assert TaskResult.from_dict(payload).to_dict() == payload

@@ -25,13 +25,17 @@ from rapidfuzz import fuzz, process
 _SCANNED_PLANES: tuple[range, ...] = (range(0x0, 0x20000), range(0xE0000, 0xE1000))
 
 
-def _code_points(predicate_prefix: str) -> list[int]:
-    return [
-        cp
-        for plane in _SCANNED_PLANES
-        for cp in plane
-        if unicodedata.category(chr(cp)).startswith(predicate_prefix)
-    ]
+def _scan_categories() -> dict[str, list[int]]:
+    """Code points of the categories this module needs, from one pass over the planes."""
+    wanted: dict[str, list[int]] = {"M": [], "P": [], "Nd": []}
+    for plane in _SCANNED_PLANES:
+        for cp in plane:
+            category = unicodedata.category(chr(cp))
+            if category[0] in "MP":
+                wanted[category[0]].append(cp)
+            elif category == "Nd":
+                wanted["Nd"].append(cp)
+    return wanted
 
 
 def _char_class(code_points: Iterable[int]) -> str:
@@ -49,8 +53,9 @@ def _char_class(code_points: Iterable[int]) -> str:
     return "".join(parts)
 
 
-_MARKS = _char_class(_code_points("M"))
-_PUNCT = _char_class(_code_points("P"))
+_CATEGORIES = _scan_categories()
+_MARKS = _char_class(_CATEGORIES["M"])
+_PUNCT = _char_class(_CATEGORIES["P"])
 # Letters, digits and combining marks; "_" is excluded because it separates entity names.
 _WORD_CHAR = rf"(?:[^\W_]|[{_MARKS}])"
 _NOT_AFTER_WORD = r"(?<![^\W_])"
@@ -58,7 +63,7 @@ _NOT_BEFORE_WORD = r"(?![^\W_])"
 
 # Every Unicode decimal digit maps to one ASCII digit, so translating keeps string offsets.
 _ASCII_DIGITS = {
-    cp: str(unicodedata.digit(chr(cp))) for cp in _code_points("Nd") if not 0x30 <= cp <= 0x39
+    cp: str(unicodedata.digit(chr(cp))) for cp in _CATEGORIES["Nd"] if not 0x30 <= cp <= 0x39
 }
 
 _DASHES = "_-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
@@ -124,13 +129,26 @@ def token_jaccard(a: str, b: str) -> float:
     return len(sa & sb) / len(sa | sb)
 
 
+_WORD_CHAR_RE = re.compile(_WORD_CHAR)
+
+
 def contains_phrase(haystack: str, needle: str) -> bool:
     """Whether ``needle`` occurs in ``haystack`` as whole words; an empty needle never does."""
     n = normalize_loose(needle)
     if not n:
         return False
-    pattern = rf"(?<!{_WORD_CHAR}){re.escape(n)}(?!{_WORD_CHAR})"
-    return re.search(pattern, normalize_loose(haystack)) is not None
+    h = normalize_loose(haystack)
+    # str.find plus a look at the neighbours avoids compiling a pattern per needle, which
+    # the Unicode word-character class makes slow.
+    start = h.find(n)
+    while start != -1:
+        end = start + len(n)
+        before = start > 0 and _WORD_CHAR_RE.match(h, start - 1) is not None
+        after = end < len(h) and _WORD_CHAR_RE.match(h, end) is not None
+        if not before and not after:
+            return True
+        start = h.find(n, start + 1)
+    return False
 
 
 # --- anchors ---------------------------------------------------------------------------------

@@ -15,7 +15,9 @@ CASE_SUFFIXES = (".yaml", ".yml", ".json")
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
 _TIME_PATTERN = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{2}(?:\.\d+)?)$")
 _LINE_PATTERN = re.compile(
-    r"^\s*(?:\[(?P<start>[\d:.]+)\]\s*)?(?:(?P<speaker>[A-Za-z][\w .'-]{0,40}?)\s*:\s+)?(?P<text>.*\S)\s*$"
+    r"^\s*(?:\[(?P<start>[\d:.]+)\]\s*)?"
+    r"(?:(?P<speaker>[A-Za-z][\w .'-]{0,40}?)\s*:\s+)?"
+    r"(?P<text>.*\S)\s*$"
 )
 
 
@@ -50,7 +52,7 @@ def parse_timestamp(value: Any) -> float | None:
 
 
 def format_timestamp(seconds: float) -> str:
-    total = int(round(seconds))
+    total = round(seconds)
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"

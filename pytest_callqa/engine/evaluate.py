@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -68,7 +68,8 @@ def parse_output(raw: Any) -> tuple[Any, str | None, list[str]]:
         except UnicodeDecodeError:
             return None, "output is not UTF-8 text", notes
     if not isinstance(raw, str):
-        return None, f"output of type {type(raw).__name__} is neither JSON text nor an object", notes
+        kind = type(raw).__name__
+        return None, f"output of type {kind} is neither JSON text nor an object", notes
     text = raw.strip()
     fenced = _FENCE.match(text)
     if fenced:
@@ -83,7 +84,9 @@ def parse_output(raw: Any) -> tuple[Any, str | None, list[str]]:
         return None, f"output is not valid JSON ({exc.msg} at char {exc.pos}): {preview!r}", notes
 
 
-def check_structure(model_cls: type[BaseModel], value: Any) -> tuple[BaseModel | None, MetricResult]:
+def check_structure(
+    model_cls: type[BaseModel], value: Any
+) -> tuple[BaseModel | None, MetricResult]:
     """Validate ``value`` strictly against a task's output model (SPEC 5.1)."""
     if not isinstance(value, dict):
         kind = "nothing" if value is None else type(value).__name__
@@ -96,12 +99,13 @@ def check_structure(model_cls: type[BaseModel], value: Any) -> tuple[BaseModel |
         parsed = model_cls.model_validate(value, strict=True)
     except ValidationError as exc:
         problems = validation_problems(exc)
+        more = f" (+{len(problems) - 6} more)" if len(problems) > 6 else ""
         return None, MetricResult(
             value=0.0, rating="blocker", blocker=True,
-            reason="; ".join(problems[:6]) + (f" (+{len(problems) - 6} more)" if len(problems) > 6 else ""),
-            details={"problems": problems},
+            reason="; ".join(problems[:6]) + more, details={"problems": problems},
         )
-    return parsed, MetricResult(value=1.0, rating="good", reason="structure matches the task schema")
+    ok = MetricResult(value=1.0, rating="good", reason="structure matches the task schema")
+    return parsed, ok
 
 
 def prepare(
@@ -119,13 +123,13 @@ def prepare(
 
     registry = registry or default_registry()
     spec = registry.task(case.task)
-    expected, config = spec.case_models(case)  # type: ignore[attr-defined]
+    expected, config = spec.case_models(case)
     value, problem, notes = parse_output(output)
     if problem is not None:
         parsed = None
         structure = MetricResult(value=0.0, rating="blocker", blocker=True, reason=problem)
     else:
-        parsed, structure = check_structure(spec.output_model, value)  # type: ignore[attr-defined]
+        parsed, structure = check_structure(spec.output_model, value)
     ctx = EvalContext(
         case=case, raw_output=output, output=value, parsed=parsed, expected=expected,
         config=config, structure=structure, embedder=embedder or get_embedder("auto"),

@@ -88,7 +88,7 @@ def similarity_matrix(
     """
     if method not in ("jaccard", *_SCORERS):
         raise ValueError(f"unknown similarity method {method!r}")
-    if not a or not b:
+    if len(a) == 0 or len(b) == 0:
         return np.zeros((len(a), len(b)), dtype=np.float64)
     if method == "jaccard":
         return _jaccard_matrix(a, b)

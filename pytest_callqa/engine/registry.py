@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from .results import MetricResult, Rating
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from .cases import GoldenCase
     from .evaluate import EvalContext
     from .judges.base import JudgeRequest, JudgeVerdict
@@ -132,9 +134,25 @@ class MetricSpec:
 class TaskSpec(Protocol):
     """A task family: how its cases are checked, what it asks the judge, how it scores."""
 
-    name: str
-    title: str
-    metrics: tuple[MetricSpec, ...]
+    # Read-only members, so task classes may narrow them (a concrete output model...).
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]: ...
+
+    @property
+    def output_model(self) -> type[BaseModel]: ...
+
+    @property
+    def config_model(self) -> type[BaseModel]: ...
+
+    def case_models(self, case: GoldenCase) -> tuple[BaseModel, BaseModel]:
+        """The case's expected outcome and config, validated."""
+        ...
 
     def check_case(self, case: GoldenCase) -> list[str]:
         """Problems with a golden case of this task, each as ``field.path: message``."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from .registry import MetricSpec
 from .scorecard import ModelCard, Scorecard
@@ -37,8 +36,8 @@ class _Table:
     def section(self, title: str) -> None:
         self.rows.append(title)
 
-    def row(self, label: str, cells: list[tuple[str, str | None]], threshold: str) -> None:
-        self.rows.append((label, cells, threshold))
+    def row(self, label: str, cells: Sequence[tuple[str, str | None]], threshold: str) -> None:
+        self.rows.append((label, list(cells), threshold))
 
     def render(self) -> str:
         label_w = max([len("Metric")] + [len(r[0]) for r in self.rows if isinstance(r, tuple)])
@@ -79,8 +78,8 @@ def render_scorecard(
         title = TASK_TITLES.get(task, task.upper())
         table.section(f"{title} TASK METRICS")
         for spec in card.specs(task):
-            if not spec.shown or not any(spec.id in c.tasks.get(task, _EMPTY).metrics
-                                         for c in cards):
+            if not spec.shown or not any(
+                    task in c.tasks and spec.id in c.tasks[task].metrics for c in cards):
                 continue
             cells = []
             for c in cards:
@@ -119,13 +118,6 @@ def render_scorecard(
     lines = ["callqa scorecard", *header, "", table.render()]
     lines.extend(_footnotes(card, cards))
     return "\n".join(lines)
-
-
-class _Empty:
-    metrics: dict[str, Any] = {}
-
-
-_EMPTY = _Empty()
 
 
 def _task_cell(c: ModelCard, task: str) -> tuple[str, str | None]:

@@ -151,11 +151,11 @@ def _consistency(case_groups: Mapping[str, list[TaskResult]]) -> tuple[float | N
 
 
 def _weighted(scores: Mapping[str, float | None], weights: Mapping[str, float]) -> float | None:
-    present = {k: w for k, w in weights.items() if scores.get(k) is not None}
-    total = sum(present.values())
+    present = [(value, w) for k, w in weights.items() if (value := scores.get(k)) is not None]
+    total = sum(w for _, w in present)
     if not total:
         return None
-    return sum(scores[k] * w for k, w in present.items()) / total  # type: ignore[operator]
+    return sum(value * w for value, w in present) / total
 
 
 def build_scorecard(

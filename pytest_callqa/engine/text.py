@@ -177,15 +177,19 @@ _NUM = (
     r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,2}(?:,[0-9]{2})+,[0-9]{3}|[0-9]+)"
     r"(?:\.[0-9]+)?(?![0-9])"
 )
-_NUM_START = rf"{_NOT_AFTER_WORD}(?<![0-9][.,])"
+# A digit right after "3.5." is a version or list tail, not a new number; after a comma
+# ("1,2,3") it is the next list item.
+_NUM_START = rf"{_NOT_AFTER_WORD}(?<![0-9]\.)"
 _CURRENCY_BEFORE = rf"(?:US\$|[AC]\$|[$₹€£¥]|{_NOT_AFTER_WORD}(?:Rs\.?|INR|USD|EUR|GBP|rupees?))"
 _CURRENCY_AFTER = (
     rf"(?:(?:dollars?|bucks|usd|rupees?|rs|inr|euros?|eur|pounds?|gbp){_NOT_BEFORE_WORD}\.?|/-)"
 )
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# Only an abbreviation takes a dot, so "on 3rd March." does not swallow the full stop.
 _MONTH = (
-    r"(?P<{g}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)" + _NOT_BEFORE_WORD + r"\.?"
+    r"(?P<{g}>(?:january|february|march|april|may|june|july|august|september|october"
+    r"|november|december)" + _NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov"
+    r"|dec)" + _NOT_BEFORE_WORD + r"\.?)"
 )
 _DAY = r"(?P<{g}>[0-9]{{1,2}})(?:st|nd|rd|th)?(?![0-9])"
 _YEAR_TAIL = r"(?:,?\s+(?P<{g}>(?:19|20)[0-9]{{2}})(?![0-9]))?"

@@ -202,6 +202,11 @@ def test_digits_inside_words_are_not_numbers() -> None:
     assert _kv("mp3 and A4") == []
 
 
+def test_number_lists_and_versions() -> None:
+    assert _kv("items 1,2,3") == [("number", "1"), ("number", "2"), ("number", "3")]
+    assert _kv("version 3.5.2") == [("number", "3.5")]
+
+
 @pytest.mark.parametrize(
     ("raw", "value"),
     [
@@ -216,11 +221,19 @@ def test_digits_inside_words_are_not_numbers() -> None:
         ("March 5th, 2024", "2024-03-05"),
         ("Nov 3rd", "m11-d03"),
         ("sept. 30", "m09-d30"),
+        ("on 3rd March.", "m03-d03"),
         ("in 2019", "y2019"),
     ],
 )
 def test_dates(raw: str, value: str) -> None:
     assert _kv(raw) == [("date", value)]
+
+
+def test_month_text_keeps_abbreviation_dots_only() -> None:
+    assert [a.text for a in extract_anchors("on 3rd March. Then Dec. 5, 2023.")] == [
+        "3rd March",
+        "Dec. 5, 2023",
+    ]
 
 
 def test_impossible_dates_fall_back_to_numbers() -> None:

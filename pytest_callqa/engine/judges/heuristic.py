@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..text import (
+    anchor_supported,
     content_coverage,
     content_tokens,
     extract_anchors,
@@ -20,7 +21,6 @@ from ..text import (
     fuzzy_support,
     normalize,
     unsupported_anchors,
-    anchor_supported,
 )
 from .base import JudgeRequest, JudgeVerdict
 
@@ -163,30 +163,27 @@ class HeuristicJudge:
     def _intent(self, request: JudgeRequest) -> JudgeVerdict:
         model = str(request.focus.get("model", ""))
         expected = str(request.focus.get("expected", ""))
-        observed = {"expected_outcome_reference": expected, "model_output_observed": model}
+
+        def verdict(score: float | None, reason: str) -> JudgeVerdict:
+            return JudgeVerdict(request.metric, score, reason,
+                                expected_outcome_reference=expected, model_output_observed=model)
+
         if not model.strip():
-            return JudgeVerdict(request.metric, 0.0, "the output states no call purpose",
-                                **observed)
+            return verdict(0.0, "the output states no call purpose")
         key_words = [w for w in content_tokens(expected) if w not in _INTENT_GENERIC]
         if normalize(model) == normalize(expected):
-            return JudgeVerdict(request.metric, 1.0, "same call purpose", **observed)
+            return verdict(1.0, "same call purpose")
         if not key_words:
-            return JudgeVerdict(request.metric, None,
-                                "not scored: the expected purpose has no specific words to "
-                                "compare", **observed)
+            return verdict(None, "not scored: the expected purpose has no specific words to "
+                                 "compare")
         coverage = content_coverage(" ".join(key_words), model)
         if coverage >= INTENT_FULL_COVERAGE:
-            return JudgeVerdict(request.metric, 1.0,
-                                f"{coverage:.0%} of the expected intent's key words present",
-                                **observed)
+            return verdict(1.0, f"{coverage:.0%} of the expected intent's key words present")
         if coverage > 0:
-            return JudgeVerdict(request.metric, 0.5,
-                                f"partial: {coverage:.0%} of the expected intent's key words "
-                                "present", **observed)
-        return JudgeVerdict(
-            request.metric, None,
-            "not scored: no key word of the expected intent appears; whether the purposes "
-            "differ or are paraphrased needs an LLM judge", **observed)
+            return verdict(0.5, f"partial: {coverage:.0%} of the expected intent's key words "
+                                "present")
+        return verdict(None, "not scored: no key word of the expected intent appears; whether "
+                             "the purposes differ or are paraphrased needs an LLM judge")
 
     def _highlights(self, request: JudgeRequest) -> JudgeVerdict:
         highlights = [str(h) for h in request.focus.get("highlights", [])]

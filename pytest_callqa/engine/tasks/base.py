@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -53,14 +53,14 @@ def weighted_score(
 class BaseTask(ABC):
     """Common behaviour; a family sets the class attributes and implements ``_plan``/``_score``."""
 
-    name: ClassVar[str]
-    title: ClassVar[str]
-    metrics: ClassVar[tuple[MetricSpec, ...]]
-    output_model: ClassVar[type[BaseModel]]
-    config_model: ClassVar[type[BaseModel]]
+    name: str
+    title: str
+    metrics: tuple[MetricSpec, ...]
+    output_model: type[BaseModel]
+    config_model: type[BaseModel]
     # Blockers that void the score (the seed's "score = invalid"); other blockers only
     # disqualify the model for the task.
-    voiding: ClassVar[frozenset[str]] = frozenset({STRUCTURE})
+    voiding: frozenset[str] = frozenset({STRUCTURE})
 
     def spec(self, metric_id: str) -> MetricSpec:
         for spec in self.metrics:

@@ -173,7 +173,9 @@ def plan_benchmarks(task: BaseTask, ctx: EvalContext) -> list[JudgeRequest]:
     return requests
 
 
-def _spec_result(metric_id: str, value: float | None, reason: str, **details: object) -> MetricResult:
+def _spec_result(
+    metric_id: str, value: float | None, reason: str, **details: object
+) -> MetricResult:
     return BENCHMARK_SPECS[metric_id].result(value, reason, **details)
 
 

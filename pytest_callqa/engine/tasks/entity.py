@@ -41,7 +41,7 @@ def _prf_specs(kind: str, good: float, acceptable: float, f1_weight: float) -> l
     ]
 
 
-METRICS = (
+METRICS: tuple[MetricSpec, ...] = (
     *_prf_specs("keyword", 0.90, 0.85, 0.47),
     *_prf_specs("topic", 0.88, 0.80, 0.29),
     MetricSpec(

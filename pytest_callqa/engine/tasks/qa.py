@@ -26,7 +26,7 @@ EVIDENCE_RUBRIC = (
     "accurately. Score = (reasons with evidence + factual reasons) / (2 × reasons), 0.0–1.0."
 )
 
-METRICS = (
+METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
         id="question_score_accuracy", task=TASK, name="Question Score Accuracy",
         description="Share of scorecard questions scored as in expected_outcome "

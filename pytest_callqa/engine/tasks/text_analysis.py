@@ -37,7 +37,7 @@ FABRICATION_RUBRIC = (
     "transcript and expected_outcome. Score = 1 − fabricated facts / all facts."
 )
 
-METRICS = (
+METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
         id="sentiment_accuracy", task=TASK, name="Per-Sentence Sentiment Accuracy",
         description="Sentences labelled as in expected_outcome / expected sentences.",

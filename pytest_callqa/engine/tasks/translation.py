@@ -36,7 +36,7 @@ CRITICAL_FACT_RUBRIC = (
     "translation does not have. Score = 1 − drifted facts / expected critical facts."
 )
 
-METRICS = (
+METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
         id="translation_completeness", task=TASK, name="Translation Completeness Rate",
         description="Expected source sentences the model translated (non-empty).",
@@ -131,7 +131,8 @@ class TranslationTask(BaseTask):
         )
         sims = pair_similarity(ctx.embedder, [p["model"] for p in pairs],
                                [p["expected"] for p in pairs])
-        per_sentence = {str(p["source_id"]): round(float(s), 4) for p, s in zip(pairs, sims)}
+        per_sentence = {str(p["source_id"]): round(float(s), 4)
+                        for p, s in zip(pairs, sims, strict=True)}
         worst = min(per_sentence, key=lambda k: per_sentence[k])
         m["sentence_meaning_accuracy"] = self.spec("sentence_meaning_accuracy").result(
             float(sims.mean()),

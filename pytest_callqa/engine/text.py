@@ -523,8 +523,12 @@ def extract_timestamps(text: str) -> list[float]:
 # --- fuzzy support, scripts, coverage --------------------------------------------------------
 
 
-def fuzzy_support(needle: str, haystacks: Sequence[str]) -> float:
-    """How well ``needle`` is found inside the best haystack, 0-1.
+def best_fuzzy_match(
+    needle: str, haystacks: Sequence[str], *, normalized: bool = False
+) -> tuple[float, int]:
+    """How well ``needle`` is found inside the best haystack (0-1), and that haystack's index
+    (-1 when nothing matches). With ``normalized=True`` the haystacks are already
+    ``normalize_loose``d, which saves the work when one transcript is searched many times.
 
     ``partial_ratio`` aligns the *shorter* string inside the longer one, so against a
     haystack shorter than the needle it would measure the reverse containment; such
@@ -532,15 +536,22 @@ def fuzzy_support(needle: str, haystacks: Sequence[str]) -> float:
     """
     n = normalize_loose(needle)
     if not n:
-        return 0.0
-    best = 0.0
-    for haystack in haystacks:
-        h = normalize_loose(haystack)
+        return 0.0, -1
+    best, where = 0.0, -1
+    for index, haystack in enumerate(haystacks):
+        h = haystack if normalized else normalize_loose(haystack)
         scorer = fuzz.partial_ratio if len(h) >= len(n) else fuzz.ratio
-        best = max(best, scorer(n, h, score_cutoff=best))
-        if best >= 100.0:
-            break
-    return best / 100.0
+        score = scorer(n, h, score_cutoff=best)
+        if score > best:
+            best, where = score, index
+            if best >= 100.0:
+                break
+    return best / 100.0, where
+
+
+def fuzzy_support(needle: str, haystacks: Sequence[str]) -> float:
+    """How well ``needle`` is found inside the best haystack, 0-1 (see ``best_fuzzy_match``)."""
+    return best_fuzzy_match(needle, haystacks)[0]
 
 
 def _script(ch: str) -> str:
@@ -563,16 +574,20 @@ def dominant_script(s: str) -> str | None:
 _FUZZY_TOKEN_CUTOFF = 85.0
 
 
-def content_coverage(claim: str, *contexts: str) -> float:
+def content_coverage(
+    claim: str, *contexts: str, vocabulary: frozenset[str] | None = None
+) -> float:
     """Share of the claim's distinct content tokens that the contexts contain.
 
     A token also counts when some context token is at least 85 % similar (refund /
     refunded), except tokens with digits: "1200" and "12000" are different facts.
+    ``vocabulary`` (the contexts' tokens, precomputed) replaces ``contexts`` when given.
     """
     claim_tokens = list(dict.fromkeys(content_tokens(claim)))
     if not claim_tokens:
         return 1.0
-    vocabulary = {t for c in contexts for t in tokens(c)}
+    if vocabulary is None:
+        vocabulary = frozenset(t for c in contexts for t in tokens(c))
     missing = [t for t in claim_tokens if t not in vocabulary]
     fuzzy_candidates = [t for t in missing if not any(ch.isdigit() for ch in t)]
     words = [t for t in vocabulary if not any(ch.isdigit() for ch in t)]

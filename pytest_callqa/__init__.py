@@ -33,11 +33,26 @@ _EXPORTS = {
     "HeuristicJudge": "pytest_callqa.engine.judges.heuristic",
     "get_embedder": "pytest_callqa.engine.embeddings",
     "Embedder": "pytest_callqa.engine.embeddings",
+    "assert_qa_score": "pytest_callqa.assertions",
+    "assert_entity_score": "pytest_callqa.assertions",
+    "assert_text_score": "pytest_callqa.assertions",
+    "assert_translation_score": "pytest_callqa.assertions",
+    "assert_metric": "pytest_callqa.assertions",
+    "assert_no_blockers": "pytest_callqa.assertions",
+    "ModelOutput": "pytest_callqa.outputs",
 }
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
+    from .assertions import (
+        assert_entity_score,
+        assert_metric,
+        assert_no_blockers,
+        assert_qa_score,
+        assert_text_score,
+        assert_translation_score,
+    )
     from .engine.cases import CaseFileError, GoldenCase, Turn, load_case_file, load_cases
     from .engine.embeddings import Embedder, get_embedder
     from .engine.evaluate import evaluate, evaluate_many
@@ -47,6 +62,7 @@ if TYPE_CHECKING:
     from .engine.report import render_scorecard
     from .engine.results import MetricResult, TaskResult
     from .engine.scorecard import Scorecard, build_scorecard
+    from .outputs import ModelOutput
 
 
 def __getattr__(name: str) -> Any:

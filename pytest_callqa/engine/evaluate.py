@@ -152,7 +152,7 @@ def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str
     records = []
     usage: dict[str, float] = {}
     for request, verdict in zip(prepared.requests, verdicts, strict=True):
-        by_metric[request.metric] = verdict
+        by_metric[request.verdict_key] = verdict
         records.append(verdict.record(judge_name))
         for key, amount in verdict.usage.items():
             usage[f"judge_{key}"] = usage.get(f"judge_{key}", 0.0) + amount

@@ -67,20 +67,32 @@ class JudgeRequest:
     instructions: str
     model_output: Any
     focus: Mapping[str, Any] = field(default_factory=dict)
+    # Set when a metric is judged once per unit of an output (a turn, a signal): the task
+    # then finds each verdict under ``verdict_key``.
+    item: str | None = None
+
+    @property
+    def verdict_key(self) -> str:
+        """The key the task reads this request's verdict under: ``metric`` or ``metric[item]``."""
+        return self.metric if self.item is None else f"{self.metric}[{self.item}]"
 
     @property
     def key(self) -> str:
         """A stable content hash; equal requests are judged once."""
+        content: dict[str, Any] = {
+            "case": self.case.model_dump(mode="json"),
+            "task": self.task,
+            "metric": self.metric,
+            "scale": self.scale,
+            "instructions": self.instructions,
+            "output": self.model_output,
+            "focus": self.focus,
+        }
+        # Only per-item requests carry the item, so keys of all other requests are unchanged.
+        if self.item is not None:
+            content["item"] = self.item
         payload = json.dumps(
-            {
-                "case": self.case.model_dump(mode="json"),
-                "task": self.task,
-                "metric": self.metric,
-                "scale": self.scale,
-                "instructions": self.instructions,
-                "output": self.model_output,
-                "focus": self.focus,
-            },
+            content,
             sort_keys=True,
             ensure_ascii=False,
             default=str,

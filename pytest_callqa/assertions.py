@@ -1,0 +1,205 @@
+"""Assertion helpers for evaluation tests.
+
+Each failure message is meant to be read in a CI log without opening any file: it names the
+model and the case, then lists every failing metric with its observed value, its rating and
+threshold, and the reason (the judge's own words for judge metrics), then the blockers and
+what could not be scored.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .engine.registry import MetricSpec
+    from .engine.results import MetricResult, TaskResult
+
+__all__ = [
+    "assert_entity_score",
+    "assert_metric",
+    "assert_no_blockers",
+    "assert_qa_score",
+    "assert_text_score",
+    "assert_translation_score",
+]
+
+_TITLES = {"qa": "QA", "entity": "Entity", "text": "Text", "translation": "Translation"}
+_FAILING = ("fail", "blocker")
+
+
+def _spec(result: TaskResult, metric_id: str) -> MetricSpec | None:
+    """The built-in definition of a metric (custom metrics have none here)."""
+    from .engine.registry import default_registry
+    from .engine.tasks.benchmarks import BENCHMARK_SPECS
+
+    registry = default_registry()
+    if result.task in registry.tasks:
+        for spec in registry.metrics_for(result.task):
+            if spec.id == metric_id:
+                return spec
+    return BENCHMARK_SPECS.get(metric_id)
+
+
+def _value(value: float | None, spec: MetricSpec | None) -> str:
+    if value is None:
+        return "not scored"
+    if spec is not None and spec.percent:
+        return f"{value * 100:.1f}%"
+    if spec is not None and spec.scale == "count" and float(value).is_integer():
+        return f"{value:.0f}"
+    return f"{value:.3f}"
+
+
+def _who(result: TaskResult) -> str:
+    model = result.model if result.model is not None else "(unnamed)"
+    return f"for model {model!r}, case {result.case_id!r}"
+
+
+def _reason(result: TaskResult, metric_id: str, metric: MetricResult) -> str | None:
+    for record in result.judge_records:
+        if record.get("metric") == metric_id:
+            said = str(record.get("reason") or metric.reason or "")
+            return f"judge {record.get('judge', '?')}: {said.removeprefix('not scored: ')}"
+    return metric.reason
+
+
+def metric_line(result: TaskResult, metric_id: str) -> str:
+    """``  metric = value (rating; threshold …) — reason`` for one metric of ``result``."""
+    metric = result.metrics[metric_id]
+    spec = _spec(result, metric_id)
+    facts: list[str] = []
+    if metric.scored:
+        facts.append(metric.rating or "unrated")
+    if spec is not None:
+        facts.append(f"threshold {spec.threshold}")
+    if metric.flagged:
+        facts.append("flagged: the judge's reply was unusable")
+    line = f"  {metric_id} = {_value(metric.value, spec)}"
+    if facts:
+        line += f" ({'; '.join(facts)})"
+    reason = _reason(result, metric_id, metric)
+    if reason and not metric.scored:
+        reason = reason.removeprefix("not scored: ")
+    return f"{line} — {reason}" if reason else line
+
+
+def _details(result: TaskResult, *, include_below_good: bool = True) -> list[str]:
+    failing = [mid for mid, m in result.metrics.items() if m.rating in _FAILING]
+    lines = [metric_line(result, mid) for mid in failing]
+    if not failing and include_below_good:
+        weak = [mid for mid, m in result.metrics.items() if m.rating == "acceptable"]
+        if weak:
+            lines.append("  no metric failed; below good:")
+            lines.extend(metric_line(result, mid) for mid in weak)
+    if result.blockers:
+        lines.append(f"  blockers: {', '.join(result.blockers)}")
+    unscored = [mid for mid, m in result.metrics.items() if not m.scored]
+    if unscored and result.valid:
+        lines.append(f"  not scored: {', '.join(unscored)}")
+    lines.extend(f"  note: {note}" for note in result.notes)
+    return lines
+
+
+def _fail(headline: str, lines: list[str]) -> AssertionError:
+    return AssertionError("\n".join([headline, *lines]))
+
+
+def _assert_task_score(
+    result: TaskResult, task: str, helper: str, min_score: float, allow_blockers: bool
+) -> None:
+    __tracebackhide__ = True
+    if result.task != task:
+        right = f"assert_{result.task}_score" if result.task in _TITLES else "assert_metric"
+        raise TypeError(
+            f"{helper} needs a {task} result, got a result of task {result.task!r} "
+            f"{_who(result)}; use {right}"
+        )
+    title = _TITLES[task]
+    if not result.valid or result.score is None:
+        raise _fail(f"{title} score invalid {_who(result)} (required >= {min_score:.3f})",
+                    _details(result))
+    if result.score < min_score:
+        raise _fail(f"{title} score {result.score:.3f} < {min_score:.3f} {_who(result)}",
+                    _details(result))
+    if result.blocked and not allow_blockers:
+        raise _fail(
+            f"{title} score {result.score:.3f} >= {min_score:.3f} but blocker(s) fired "
+            f"{_who(result)}: {', '.join(result.blockers)}",
+            _details(result),
+        )
+
+
+def assert_qa_score(result: TaskResult, min_score: float, *, allow_blockers: bool = False) -> None:
+    """Fail unless the QA result is valid, scores at least ``min_score`` and has no blocker."""
+    __tracebackhide__ = True
+    _assert_task_score(result, "qa", "assert_qa_score", min_score, allow_blockers)
+
+
+def assert_entity_score(
+    result: TaskResult, min_score: float, *, allow_blockers: bool = False
+) -> None:
+    """Fail unless the entity result is valid, scores at least ``min_score``, has no blocker."""
+    __tracebackhide__ = True
+    _assert_task_score(result, "entity", "assert_entity_score", min_score, allow_blockers)
+
+
+def assert_text_score(
+    result: TaskResult, min_score: float, *, allow_blockers: bool = False
+) -> None:
+    """Fail unless the text result is valid, scores at least ``min_score``, has no blocker."""
+    __tracebackhide__ = True
+    _assert_task_score(result, "text", "assert_text_score", min_score, allow_blockers)
+
+
+def assert_translation_score(
+    result: TaskResult, min_score: float, *, allow_blockers: bool = False
+) -> None:
+    """Fail unless the translation result is valid, scores at least ``min_score``, has no
+    blocker."""
+    __tracebackhide__ = True
+    _assert_task_score(result, "translation", "assert_translation_score", min_score,
+                       allow_blockers)
+
+
+def assert_metric(
+    result: TaskResult,
+    metric_id: str,
+    min: float | None = None,
+    max: float | None = None,
+) -> None:
+    """Fail unless ``metric_id`` was scored and lies within ``[min, max]``.
+
+    Without bounds the metric must not be rated *fail* or *blocker* by its own thresholds.
+    A metric that was not scored fails: an estimate that does not exist cannot pass.
+    """
+    __tracebackhide__ = True
+    metric = result.metric(metric_id)
+    line = metric_line(result, metric_id)
+    if not metric.scored or metric.value is None:
+        raise _fail(f"{metric_id} was not scored {_who(result)}", [line])
+    spec = _spec(result, metric_id)
+    shown = _value(metric.value, spec)
+    problems = []
+    if min is not None and metric.value < min:
+        problems.append(f"{metric_id} = {shown} < min {_value(min, spec)}")
+    if max is not None and metric.value > max:
+        problems.append(f"{metric_id} = {shown} > max {_value(max, spec)}")
+    if min is None and max is None and metric.rating in _FAILING:
+        threshold = f" (threshold {spec.threshold})" if spec is not None else ""
+        problems.append(f"{metric_id} = {shown} is rated {metric.rating}{threshold}")
+    if problems:
+        raise _fail(f"{'; '.join(problems)} {_who(result)}", [line])
+
+
+def assert_no_blockers(result: TaskResult) -> None:
+    """Fail when any blocker metric fired for this output (the model is disqualified)."""
+    __tracebackhide__ = True
+    if not result.blocked:
+        return
+    count = len(result.blockers)
+    raise _fail(
+        f"{count} blocker{'s' if count != 1 else ''} {_who(result)} ({result.task}): "
+        + ", ".join(result.blockers),
+        [metric_line(result, mid) for mid in result.blockers if mid in result.metrics]
+        + [f"  note: {note}" for note in result.notes],
+    )

@@ -1,0 +1,54 @@
+"""Hooks that a project's ``conftest.py`` (or another plugin) implements to extend callqa.
+
+They are added to pytest's hook relay by the plugin's ``pytest_addhooks``, so an
+implementation is written like any pytest hook::
+
+    def pytest_callqa_generate(model, case, config):
+        if model == "my-live-model":
+            return my_client.run(case.task, case.transcript_text)
+        return None  # fall back to the recorded outputs
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .engine.cases import GoldenCase
+    from .engine.registry import Registry
+    from .engine.scorecard import Scorecard
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_callqa_generate(model: str, case: GoldenCase, config: pytest.Config) -> Any:
+    """Return ``model``'s output for golden ``case``, or None to let the next implementation try.
+
+    Called once per (model, case) pair a test needs, before any of its results are scored.
+    The first non-None answer wins; the plugin's own implementation runs last and reads the
+    recorded file ``<callqa_outputs>/<model>/<case.id>.json``. Return the raw text the model
+    produced (non-JSON text is scored, not rejected), a parsed JSON value, or a
+    :class:`pytest_callqa.ModelOutput` to report token usage or cost with it.
+    """
+
+
+@pytest.hookspec
+def pytest_callqa_register_metrics(registry: Registry, config: pytest.Config) -> None:
+    """Register custom metrics on the session's ``registry`` with ``registry.register_metric``.
+
+    Called once per process (the controller and every xdist worker), before the first golden
+    case is scored and before ``--callqa-metrics`` lists the metrics. A custom metric is
+    computed after a task's own metrics, shown in the scorecard and the JSON report, and not
+    weighted into the task score.
+    """
+
+
+@pytest.hookspec
+def pytest_callqa_scorecard(scorecard: Scorecard, config: pytest.Config) -> None:
+    """Post-process the cross-model ``scorecard`` in place before it is printed and written.
+
+    Called once, on the controller, at the end of a run that evaluated something: what an
+    implementation changes (notes, extra models' cards...) is what the terminal and the JSON
+    report show.
+    """

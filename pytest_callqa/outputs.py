@@ -1,0 +1,160 @@
+"""Model outputs: recorded files, their token usage, and what a call cost.
+
+Recorded outputs live at ``<outputs_dir>/<model>/<case_id>.json``; the file holds what the
+model returned, verbatim, so it may be a JSON object or any text (a non-JSON reply is scored
+as such, not rejected). ``<outputs_dir>/<model>/_usage.json`` optionally maps each case id to
+``{"prompt_tokens": n, "completion_tokens": m}``; with a price per million tokens for the
+model (``callqa_prices``) the plugin turns it into ``usage["cost_usd"]``.
+
+This module imports only the standard library: the plugin reads settings with it at start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+USAGE_FILE = "_usage.json"
+OUTPUT_SUFFIX = ".json"
+TOKEN_KEYS = ("prompt_tokens", "completion_tokens")
+
+
+class OutputsError(ValueError):
+    """A recorded-outputs file or a price line that cannot be used; the message names it."""
+
+
+@dataclass
+class ModelOutput:
+    """What a model produced for one case, with what producing it used.
+
+    ``value`` is the parsed JSON when the reply was JSON text, else the text itself.
+    ``usage`` holds ``prompt_tokens``/``completion_tokens`` and, when known, ``cost_usd``.
+    ``source`` says where it came from (a file path, or the generating hook).
+    """
+
+    value: Any
+    usage: dict[str, float] = field(default_factory=dict)
+    source: str = "pytest_callqa_generate"
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million prompt (input) and completion (output) tokens."""
+
+    prompt_per_million: float
+    completion_per_million: float
+
+    def cost(self, usage: Mapping[str, float]) -> float | None:
+        if not all(key in usage for key in TOKEN_KEYS):
+            return None
+        return (usage["prompt_tokens"] * self.prompt_per_million
+                + usage["completion_tokens"] * self.completion_per_million) / 1_000_000
+
+
+def parse_output_text(text: str) -> Any:
+    """The JSON value of ``text`` when it is JSON, else ``text`` unchanged."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def output_path(outputs_dir: Path, model: str, case_id: str) -> Path:
+    return outputs_dir / model / f"{case_id}{OUTPUT_SUFFIX}"
+
+
+def read_output(path: Path) -> ModelOutput | None:
+    """The recorded output at ``path``, or None when there is no such file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError:
+        # Undecodable bytes are a broken reply, which the engine scores as such.
+        return ModelOutput(value=path.read_bytes(), source=str(path))
+    return ModelOutput(value=parse_output_text(text), source=str(path))
+
+
+def read_usage(model_dir: Path) -> dict[str, dict[str, float]]:
+    """Token usage per case id from ``<model_dir>/_usage.json`` (empty when absent)."""
+    path = model_dir / USAGE_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise OutputsError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise OutputsError(f"{path}: must map case ids to token counts, "
+                           f"got {type(data).__name__}")
+    usage: dict[str, dict[str, float]] = {}
+    for case_id, counts in data.items():
+        if not isinstance(counts, dict):
+            raise OutputsError(f"{path}: {case_id}: must be an object of token counts")
+        entry = {}
+        for key in TOKEN_KEYS:
+            value = counts.get(key)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise OutputsError(f"{path}: {case_id}.{key}: must be a non-negative number, "
+                                   f"got {value!r}")
+            entry[key] = float(value)
+        usage[case_id] = entry
+    return usage
+
+
+def discover_models(outputs_dir: Path) -> list[str]:
+    """Model names: the sub-directories of ``outputs_dir`` (hidden and ``_`` ones excluded)."""
+    if not outputs_dir.is_dir():
+        return []
+    return sorted(
+        p.name for p in outputs_dir.iterdir()
+        if p.is_dir() and not p.name.startswith((".", "_"))
+    )
+
+
+def parse_prices(lines: Iterable[str]) -> dict[str, Price]:
+    """Parse ``model: <usd per 1M input tokens> <usd per 1M output tokens>`` lines.
+
+    Blank lines and ``#`` comments are ignored; a later line for a model replaces an earlier
+    one (so command-line prices override the ini file's).
+    """
+    prices: dict[str, Price] = {}
+    for raw in lines:
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        model, sep, rest = line.rpartition(":")
+        parts = rest.split()
+        problem = None
+        if not sep or not model.strip():
+            problem = "expected 'model: <input price> <output price>'"
+        elif len(parts) != 2:
+            problem = f"expected two prices after the colon, got {len(parts)}"
+        else:
+            try:
+                values = [float(p) for p in parts]
+            except ValueError:
+                problem = "prices must be numbers (US dollars per million tokens)"
+            else:
+                if not all(math.isfinite(v) and v >= 0 for v in values):
+                    problem = "prices must be finite and non-negative"
+        if problem:
+            raise OutputsError(f"callqa_prices line {raw.strip()!r}: {problem}")
+        prices[model.strip()] = Price(*values)
+    return prices
+
+
+def with_cost(usage: Mapping[str, float], price: Price | None) -> dict[str, float]:
+    """``usage`` plus ``cost_usd`` when it is not there yet and a price is known."""
+    result = dict(usage)
+    if "cost_usd" not in result and price is not None:
+        cost = price.cost(result)
+        if cost is not None:
+            result["cost_usd"] = cost
+    return result

@@ -1,0 +1,180 @@
+"""Assertion helpers: they pass on good results, and fail with a message a CI log can carry."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+
+from pytest_callqa import (
+    TaskResult,
+    assert_entity_score,
+    assert_metric,
+    assert_no_blockers,
+    assert_qa_score,
+    assert_text_score,
+    assert_translation_score,
+    evaluate,
+)
+from pytest_callqa.engine.embeddings import TfidfEmbedder
+from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+
+from .conftest import MiniProject
+
+EMBEDDER = TfidfEmbedder()
+
+
+def score(case: Any, output: Any, model: str = "beta") -> TaskResult:
+    return evaluate(case, output, model=model, embedder=EMBEDDER,
+                    judge=HeuristicJudge(embedder=EMBEDDER))
+
+
+def failure(helper: Any, *args: Any, **kwargs: Any) -> str:
+    with pytest.raises(AssertionError) as info:
+        helper(*args, **kwargs)
+    return str(info.value)
+
+
+@pytest.fixture
+def perfect(golden: dict[str, Any]) -> dict[str, TaskResult]:
+    return {cid: score(case, case.expected_outcome, "alpha") for cid, case in golden.items()}
+
+
+def test_every_helper_passes_on_a_perfect_output(perfect: dict[str, TaskResult]) -> None:
+    assert_qa_score(perfect["qa-refund"], 0.99)
+    assert_entity_score(perfect["entity-transfer"], 0.99)
+    assert_text_score(perfect["text-appointment"], 0.99)
+    assert_translation_score(perfect["translation-fever"], 0.99)
+    assert_metric(perfect["entity-transfer"], "keyword_f1", min=1.0, max=1.0)
+    assert_metric(perfect["qa-refund"], "question_score_accuracy")
+    for result in perfect.values():
+        assert_no_blockers(result)
+
+
+def test_qa_score_message_names_model_case_metrics_blockers_and_judge(
+    golden: dict[str, Any], beta: dict[str, Any]
+) -> None:
+    result = score(golden["qa-refund"], beta["qa-refund"])
+    message = failure(assert_qa_score, result, min_score=0.9)
+    lines = message.splitlines()
+    assert lines[0] == "QA score 0.700 < 0.900 for model 'beta', case 'qa-refund'"
+    assert ("  question_score_accuracy = 0.667 (fail; threshold >= 0.95) — 2 of 3 questions "
+            "scored correctly") in lines
+    assert ("  compliance_false_pass_rate = 50.0% (blocker; threshold <= 1% | > 3% blocker) — "
+            "1 of 2 PASS_FAIL questions falsely passed: Q2") in lines
+    assert "  blockers: compliance_false_pass_rate" in lines
+
+
+def test_judge_reason_is_quoted_for_a_failing_judge_metric(golden: dict[str, Any]) -> None:
+    output = copy.deepcopy(golden["qa-refund"].expected_outcome)
+    for question in output["questions"]:
+        question["reason"] = "Agent was polite."
+    result = score(golden["qa-refund"], output)
+    message = failure(assert_qa_score, result, min_score=0.99)
+    assert re.search(r"  evidence_backed_reasoning = 0\.000 \(fail; threshold >= 0\.90\) — "
+                     r"judge heuristic: 0 of 3 reasons cite evidence", message), message
+
+
+def test_task_score_fails_on_blockers_even_above_the_minimum(
+    golden: dict[str, Any], beta: dict[str, Any]
+) -> None:
+    result = score(golden["qa-refund"], beta["qa-refund"])
+    message = failure(assert_qa_score, result, min_score=0.5)
+    assert message.startswith("QA score 0.700 >= 0.500 but blocker(s) fired for model 'beta', "
+                              "case 'qa-refund': compliance_false_pass_rate")
+    assert_qa_score(result, 0.5, allow_blockers=True)
+
+
+def test_entity_score_message(golden: dict[str, Any], beta: dict[str, Any]) -> None:
+    result = score(golden["entity-transfer"], beta["entity-transfer"])
+    message = failure(assert_entity_score, result, min_score=0.95)
+    assert message.startswith("Entity score 0.906 < 0.950 for model 'beta', "
+                              "case 'entity-transfer'")
+    assert "  keyword_f1 = 0.800 (fail; threshold >= 0.90) — P=1.00 R=0.67" in message
+    assert "  keyword_recall = 0.667 (fail; threshold >= 0.90) — 2 of 3 expected keywords " \
+           "detected; missed: transfer" in message
+
+
+def test_text_score_message_for_an_invalid_output(golden: dict[str, Any]) -> None:
+    result = score(golden["text-appointment"], "The call went fine.")
+    message = failure(assert_text_score, result, min_score=0.8)
+    lines = message.splitlines()
+    assert lines[0] == ("Text score invalid for model 'beta', case 'text-appointment' "
+                        "(required >= 0.800)")
+    assert any(line.startswith("  response_structure_compliance = 0.000 (blocker; threshold "
+                               "must = 1) — output is not valid JSON") for line in lines)
+    assert "  blockers: response_structure_compliance" in lines
+
+
+def test_translation_score_message(golden: dict[str, Any]) -> None:
+    output = copy.deepcopy(golden["translation-fever"].expected_outcome)
+    output["sentence_translations"][1]["translated_text"] = "tuve fiebre de 103 ayer"
+    output["full_translation"] = "¿cuánto tiene de fiebre? tuve fiebre de 103 ayer"
+    result = score(golden["translation-fever"], output)
+    message = failure(assert_translation_score, result, min_score=0.99)
+    assert "for model 'beta', case 'translation-fever'" in message.splitlines()[0]
+    assert re.search(r"  critical_fact_preservation = 0\.\d{3} \(blocker; threshold >= 0\.97 \| "
+                     r"< 0\.97 blocker\) — judge heuristic: .*'102' omitted or changed", message)
+
+
+def test_wrong_helper_for_the_task_is_a_type_error(perfect: dict[str, TaskResult]) -> None:
+    with pytest.raises(TypeError, match=r"assert_qa_score needs a qa result, got a result of "
+                                        r"task 'entity' .*; use assert_entity_score"):
+        assert_qa_score(perfect["entity-transfer"], 0.5)
+
+
+def test_assert_metric_messages(golden: dict[str, Any], beta: dict[str, Any],
+                                perfect: dict[str, TaskResult]) -> None:
+    result = score(golden["entity-transfer"], beta["entity-transfer"])
+    message = failure(assert_metric, result, "keyword_f1", min=0.9)
+    assert message.splitlines() == [
+        "keyword_f1 = 0.800 < min 0.900 for model 'beta', case 'entity-transfer'",
+        "  keyword_f1 = 0.800 (fail; threshold >= 0.90) — P=1.00 R=0.67",
+    ]
+    message = failure(assert_metric, result, "keyword_f1", max=0.5)
+    assert message.startswith("keyword_f1 = 0.800 > max 0.500 for model 'beta'")
+    message = failure(assert_metric, result, "keyword_f1")
+    assert message.startswith("keyword_f1 = 0.800 is rated fail (threshold >= 0.90) for model")
+    message = failure(assert_metric, perfect["translation-fever"], "target_fluency", min=0.5)
+    assert message.startswith("target_fluency was not scored for model 'alpha', case "
+                              "'translation-fever'")
+    assert message.splitlines()[1] == (
+        "  target_fluency = not scored (threshold >= 0.85) — judge heuristic: the heuristic "
+        "judge cannot estimate target_fluency honestly; use an LLM judge (--callqa-judge openai)")
+    with pytest.raises(KeyError, match="metric 'bleu' is not part of the entity result"):
+        assert_metric(result, "bleu", min=0.1)
+
+
+def test_assert_no_blockers_message(golden: dict[str, Any], beta: dict[str, Any]) -> None:
+    result = score(golden["qa-refund"], beta["qa-refund"])
+    assert failure(assert_no_blockers, result).splitlines() == [
+        "1 blocker for model 'beta', case 'qa-refund' (qa): compliance_false_pass_rate",
+        "  compliance_false_pass_rate = 50.0% (blocker; threshold <= 1% | > 3% blocker) — "
+        "1 of 2 PASS_FAIL questions falsely passed: Q2",
+    ]
+
+
+def test_failure_message_reaches_the_pytest_report(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests("""
+        import pytest
+        from pytest_callqa import assert_qa_score
+
+        @pytest.mark.callqa(task="qa")
+        def test_qa(callqa_result):
+            assert_qa_score(callqa_result, min_score=0.9)
+    """)
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "E * AssertionError: QA score 0.700 < 0.900 for model 'beta', case 'qa-refund'",
+        "E *  question_score_accuracy = 0.667 (fail; threshold >= 0.95) — 2 of 3 questions *",
+        "E *  compliance_false_pass_rate = 50.0% (blocker; threshold <= 1% | > 3% blocker) — *",
+        "E *  exact_match = 0.667 (fail; threshold 1 if >= 0.90) — 2 of 3 closed-form fields *",
+        "E *  blockers: compliance_false_pass_rate",
+    ])
+    # The helpers hide their own frames: the traceback points at the test.
+    assert "_assert_task_score" not in result.stdout.str()

@@ -1,0 +1,217 @@
+"""Collection: the eval marker, case selection, parametrization ids, bad case files."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import MiniProject
+
+MIXED = """
+import pytest
+
+def test_unit():
+    assert 1 + 1 == 2
+
+def test_result(callqa_result):
+    assert callqa_result.case_id
+
+def test_model_only(callqa_model):
+    assert callqa_model
+
+@pytest.mark.callqa(task="qa")
+def test_qa_case(callqa_case):
+    assert callqa_case.task == "qa"
+"""
+
+
+def collected(result: pytest.RunResult) -> list[str]:
+    return [line.split("::", 1)[1] for line in result.stdout.lines
+            if line.startswith("test_eval.py::")]
+
+
+def test_eval_marker_selects_exactly_the_tests_that_use_callqa_fixtures(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests(MIXED)
+    evals = collected(pytester.runpytest("--co", "-q", "-m", "eval"))
+    assert "test_unit" not in evals
+    assert sum(name.startswith("test_result[") for name in evals) == 8
+    assert sum(name.startswith("test_model_only[") for name in evals) == 2
+    assert evals.count("test_qa_case[qa-refund]") == 1
+    assert len(evals) == 11
+    assert collected(pytester.runpytest("--co", "-q", "-m", "not eval")) == ["test_unit"]
+
+
+def test_ids_read_model_then_case(project: MiniProject, pytester: pytest.Pytester) -> None:
+    project.write_tests("def test_x(callqa_result):\n    pass\n")
+    assert collected(pytester.runpytest("--co", "-q")) == [
+        f"test_x[{model}-{case_id}]"
+        for model in ("alpha", "beta")
+        for case_id in ("entity-transfer", "qa-refund", "text-appointment", "translation-fever")
+    ]
+
+
+def test_callqa_marker_filters_by_task_and_tags(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests("""
+        import pytest
+
+        @pytest.mark.callqa(task=["entity", "text"])
+        def test_tasks(callqa_case):
+            pass
+
+        @pytest.mark.callqa(tags=["banking"])
+        def test_banking(callqa_case):
+            pass
+
+        @pytest.mark.callqa(task="qa", tags=["billing", "refund"])
+        def test_both(callqa_model, callqa_case):
+            pass
+
+        @pytest.mark.callqa(task="qa")
+        class TestClassLevel:
+            def test_in_class(self, callqa_case):
+                pass
+    """)
+    assert collected(pytester.runpytest("--co", "-q")) == [
+        "test_tasks[entity-transfer]", "test_tasks[text-appointment]",
+        "test_banking[entity-transfer]", "test_banking[text-appointment]",
+        "test_both[alpha-qa-refund]", "test_both[beta-qa-refund]",
+        "TestClassLevel::test_in_class[qa-refund]",
+    ]
+
+
+def test_a_marker_that_matches_no_case_skips_with_the_reason(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests("""
+        import pytest
+
+        @pytest.mark.callqa(task="qa", tags=["nope"])
+        def test_none(callqa_result):
+            raise AssertionError("never runs")
+    """)
+    result = pytester.runpytest("-rs")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*no golden case matches callqa(task='qa', tags=[[]'nope'[]])"])
+
+
+@pytest.mark.parametrize(
+    ("marker", "message"),
+    [
+        ('callqa(task="billing")', "*unknown task(s) 'billing'; known: qa, entity, text, "
+                                   "translation*"),
+        ('callqa("qa")', "*use keywords, e.g. callqa(task='qa', tags=[[]'billing'[]])"),
+        ('callqa(model="alpha")', "*unknown keyword(s) model; known: task, tags*"),
+    ],
+)
+def test_a_wrong_marker_is_a_collection_error(
+    project: MiniProject, pytester: pytest.Pytester, marker: str, message: str
+) -> None:
+    project.write_tests(f"import pytest\n\n@pytest.mark.{marker}\n"
+                        "def test_x(callqa_case):\n    pass\n")
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(["*ERROR collecting test_eval.py*", message])
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_malformed_case_file_is_an_error_naming_file_and_field_and_others_run(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    broken = dict(project.cases["qa-refund"], id="qa-broken")
+    broken["expected_outcome"] = {"questions": [
+        {"question_id": "Q1", "score": "five", "max_score": 5, "type": "PASS_FAIL",
+         "reason": "x"}]}
+    project.write_case(broken)
+    (project.root / "cases" / "qa" / "garbled.yaml").write_text("id: [unclosed\n")
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.case_id\n")
+    result = pytester.runpytest("-m", "eval", "-p", "no:randomly")
+    result.assert_outcomes(passed=8, errors=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "*ERROR at setup of golden case file cases/qa/garbled.yaml*",
+        "invalid golden case file */cases/qa/garbled.yaml:",
+        "  - (file) cannot be parsed*",
+    ])
+    result.stdout.fnmatch_lines([
+        "invalid golden case file */cases/qa/qa-broken.json:",
+        "  - expected_outcome.questions[[]0[]].score: *",
+    ])
+    result.stdout.fnmatch_lines([
+        "ERROR cases/qa/garbled.yaml::callqa-case-file*",
+        "ERROR cases/qa/qa-broken.json::callqa-case-file*",
+    ])
+    assert "invalid case files, not evaluated: cases/qa/garbled.yaml, cases/qa/qa-broken.json" \
+        in result.stdout.str()
+    # Not an eval run: the bad files do not concern it.
+    pytester.makepyfile(test_unit="def test_unit():\n    pass\n")
+    pytester.runpytest("-m", "not eval").assert_outcomes(passed=1)
+
+
+def test_duplicate_case_id_across_files_is_an_error_naming_both(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_case(project.cases["qa-refund"], name="copy.json")
+    project.write_tests("def test_c(callqa_case):\n    pass\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=4, errors=1)
+    result.stdout.fnmatch_lines(["*cases/qa/qa-refund.json:*",
+                                 "*id: 'qa-refund' is already used by a case in "
+                                 "cases/qa/copy.json*"])
+
+
+def test_missing_output_skips_naming_model_case_and_file(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.remove_output("beta", "translation-fever")
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.case_id\n")
+    result = pytester.runpytest("-rs")
+    result.assert_outcomes(passed=7, skipped=1)
+    result.stdout.fnmatch_lines([
+        "SKIPPED [[]1[]] *no output of model 'beta' for case 'translation-fever' (expected "
+        "outputs/beta/translation-fever.json, and no pytest_callqa_generate implementation "
+        "returned one)",
+    ])
+    result.stdout.fnmatch_lines(["no output, not evaluated: beta: translation-fever"])
+
+
+def test_missing_output_can_be_an_error(project: MiniProject, pytester: pytest.Pytester) -> None:
+    project.remove_output("beta", "translation-fever")
+    project.write_tests("def test_r(callqa_output):\n    assert callqa_output\n")
+    result = pytester.runpytest("--callqa-missing=error")
+    result.assert_outcomes(passed=7, errors=1)
+    result.stdout.fnmatch_lines([
+        "*ERROR at setup of test_r[[]beta-translation-fever[]]*",
+        "no output of model 'beta' for case 'translation-fever' (expected "
+        "outputs/beta/translation-fever.json, *",
+    ])
+    result.stdout.fnmatch_lines(["no output, not evaluated: beta: translation-fever"])
+
+
+def test_no_cases_configured_is_a_collection_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_eval="def test_c(callqa_case):\n    pass\n",
+                        test_unit="def test_unit():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines([
+        "*ERROR collecting test_eval.py*",
+        "*callqa: no golden cases configured: pass --callqa-cases DIR or set callqa_cases in "
+        "[[]tool.pytest.ini_options[]]*",
+    ])
+
+
+def test_no_models_is_a_collection_error(project: MiniProject, pytester: pytest.Pytester) -> None:
+    project.write_tests("def test_m(callqa_model):\n    pass\n")
+    result = pytester.runpytest("--callqa-outputs=nowhere")
+    result.stdout.fnmatch_lines(["*callqa: no models to evaluate (no model directory under "
+                                 "*nowhere): pass --callqa-models a,b*"])
+
+
+def test_getfixturevalue_is_refused_with_an_explanation(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests("def test_x(request):\n    request.getfixturevalue('callqa_case')\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*callqa_case is parametrized at collection: request it as an "
+                                 "argument*"])

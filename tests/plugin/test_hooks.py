@@ -1,0 +1,94 @@
+"""The plugin's own hookspecs, implemented in a project's conftest.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import MiniProject
+
+CUSTOM_METRIC_CONFTEST = """
+from pytest_callqa import Bands, MetricSpec
+
+def pytest_callqa_register_metrics(registry, config):
+    spec = MetricSpec(
+        id="mentions_refund", task="qa", name="Mentions Refund",
+        description="1 when some reason mentions the refund.", scale="0/1",
+        threshold="= 1", bands=Bands(good=1.0),
+    )
+
+    def compute(case, output, result):
+        reasons = " ".join(q["reason"] for q in output["questions"])
+        return 1.0 if "refund" in reasons.lower() else 0.0
+
+    registry.register_metric(spec, compute)
+"""
+
+
+def test_register_metrics_adds_a_metric_to_results_scorecard_report_and_listing(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    pytester.makeconftest(CUSTOM_METRIC_CONFTEST)
+    project.write_tests("""
+        import pytest
+        from pytest_callqa import assert_metric
+
+        @pytest.mark.callqa(task="qa")
+        def test_refund_mentioned(callqa_result):
+            assert_metric(callqa_result, "mentions_refund", min=1)
+    """)
+    result = pytester.runpytest("--callqa-report=report.json")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["Mentions Refund * 1.000 * 1.000 * = 1"])
+    report = project.report()
+    assert report["models"]["alpha"]["tasks"]["qa"]["metrics"]["mentions_refund"] == {
+        "value": 1.0, "rating": "good", "blocker": False}
+    listing = pytester.runpytest("--callqa-metrics")
+    listing.stdout.fnmatch_lines([
+        "  mentions_refund — Mentions Refund",
+        "      custom metric: reported, not weighted · scale 0/1 · threshold = 1 (good >= 1) *",
+    ])
+    (pytester.path / "conftest.py").unlink()
+    plain = pytester.runpytest("--callqa-metrics")
+    counts = [int(next(line for line in run.stdout.lines if "metrics registered" in line)
+                  .split()[0]) for run in (listing, plain)]
+    assert counts[0] == counts[1] + 1
+
+
+def test_custom_metrics_do_not_leak_into_a_later_session(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    pytester.makeconftest(CUSTOM_METRIC_CONFTEST)
+    pytester.runpytest("--callqa-metrics").stdout.fnmatch_lines(["*mentions_refund*"])
+    (pytester.path / "conftest.py").unlink()
+    assert "mentions_refund" not in pytester.runpytest("--callqa-metrics").stdout.str()
+
+
+def test_scorecard_hook_post_processes_before_printing_and_writing(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    pytester.makeconftest("""
+        calls = []
+
+        def pytest_callqa_scorecard(scorecard, config):
+            calls.append(1)
+            scorecard.notes.append(f"reviewed by the release checklist ({len(calls)} call)")
+            del scorecard.models["beta"]
+    """)
+    project.write_tests("def test_r(callqa_result):\n    pass\n")
+    result = pytester.runpytest("--callqa-report=report.json")
+    result.assert_outcomes(passed=8)
+    result.stdout.fnmatch_lines(["reviewed by the release checklist (1 call)"])
+    table_head = next(line for line in result.stdout.lines if line.startswith("Metric "))
+    assert "alpha" in table_head and "beta" not in table_head
+    report = project.report()
+    assert "reviewed by the release checklist (1 call)" in report["notes"]
+    assert list(report["models"]) == ["alpha"]
+
+
+def test_a_misspelt_hook_argument_is_refused(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    pytester.makeconftest("def pytest_callqa_generate(model, golden_case):\n    return None\n")
+    result = pytester.runpytest()
+    assert result.ret != pytest.ExitCode.OK
+    assert "golden_case" in result.stdout.str() + result.stderr.str()

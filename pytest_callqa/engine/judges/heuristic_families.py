@@ -1,0 +1,393 @@
+"""Offline judgements for the agent, conversation and extraction families.
+
+Like the rest of the heuristic judge these answer only what a deterministic check measures
+and say what they checked; anything that needs reading comprehension is *not scored*:
+
+- agent: ``response_delivery`` (TTS-hostile formatting, questions per turn, length,
+  repetition), ``grounding_fidelity`` (numbers, dates, amounts and ids of the replies against
+  what the agent was told), ``result_interpretation`` (numbers of tool results relayed or
+  contradicted), ``information_gathering`` (each tool argument said before the call) and
+  ``task_completion`` (expected calls made with the expected arguments) are proxies on the
+  seed's scale; ``instruction_compliance`` and ``conversation_management`` are not scored,
+  nor are ``tool_routing`` / ``parameter_extraction`` when the case gives no expected calls
+  (with expected calls the task computes them itself and asks no judge).
+- conversation: ``segmentation`` from punctuation and sentence lengths; ``intelligibility``
+  and ``context`` are not scored.
+- extraction: the 1–5 quality rubrics are not scored.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..text import anchor_supported, extract_anchors, normalize
+from .base import JudgeRequest, JudgeVerdict
+
+Handler = Callable[[JudgeRequest], JudgeVerdict]
+
+_LLM_HINT = "use an LLM judge (--callqa-judge openai)"
+
+
+def _not_scored(why: str) -> Handler:
+    def handler(request: JudgeRequest) -> JudgeVerdict:
+        return JudgeVerdict(request.metric, None, f"not scored: {why}; {_LLM_HINT}")
+    return handler
+
+
+def _for_task(by_task: Mapping[str, Handler]) -> Handler:
+    """Dispatch on the requesting task, so a metric id can mean different things per task."""
+    def handler(request: JudgeRequest) -> JudgeVerdict:
+        chosen = by_task.get(request.task)
+        if chosen is None:
+            return JudgeVerdict(request.metric, None,
+                                f"not scored: the heuristic judge cannot estimate "
+                                f"{request.metric} for task {request.task}; {_LLM_HINT}")
+        return chosen(request)
+    return handler
+
+
+def _verdict(request: JudgeRequest, score: float, reason: str, code: str | None,
+             turns: Sequence[int], **details: Any) -> JudgeVerdict:
+    return JudgeVerdict(request.metric, score, reason,
+                        details={"failure_code": code if score < 4 else None,
+                                 "turns": sorted(set(turns)), **details})
+
+
+# --- agent ---------------------------------------------------------------------------------
+
+_USER_FACING = frozenset({"amount", "percent", "date", "time", "number"})
+
+
+def _agent_parts(request: JudgeRequest) -> tuple[list[dict[str, Any]], list[str]]:
+    view = [dict(e) for e in request.focus.get("conversation", [])]
+    config = [str(request.focus.get("system_prompt") or ""),
+              *map(str, request.focus.get("business_rules") or [])]
+    return view, [c for c in config if c.strip()]
+
+
+def _told_before(view: Sequence[Mapping[str, Any]], position: int,
+                 config: Sequence[str], *, reply: bool = False) -> list[str]:
+    from ..tasks.agent import contexts_before
+
+    return contexts_before(view, position, reply=reply) + list(config)
+
+
+def _replies(view: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    return [dict(e) for e in view
+            if e["speaker"] == "agent" and str(e.get("text", "")).strip()]
+
+
+def _grounding(request: JudgeRequest) -> JudgeVerdict:
+    view, config = _agent_parts(request)
+    checked = unsupported = 0
+    problems: list[str] = []
+    turns: list[int] = []
+    for reply in _replies(view):
+        told = [a for c in _told_before(view, reply["turn"], config, reply=True)
+                for a in extract_anchors(c)]
+        for anchor in extract_anchors(str(reply["text"])):
+            checked += 1
+            if not anchor_supported(anchor, told):
+                unsupported += 1
+                turns.append(int(reply["turn"]))
+                problems.append(f"turn {reply['turn']}: {anchor.kind} {anchor.text!r}")
+    if not checked:
+        return JudgeVerdict(request.metric, None,
+                            "not scored: the replies state no number, date, amount or id to "
+                            f"trace; other claims need reading; {_LLM_HINT}")
+    if unsupported == 0:
+        score = 5.0
+    elif unsupported == 1:
+        score = 3.0
+    else:
+        score = 1.0 if 2 * unsupported > checked else 2.0
+    return _verdict(
+        request, score,
+        f"{checked - unsupported} of {checked} numbers, dates, amounts and ids in the replies "
+        "were said by the customer, a tool result or the instructions before the reply"
+        + (f"; untraceable: {'; '.join(problems)}" if problems else "")
+        + " (proxy: only these anchors are checked offline)",
+        "fabricated_facts" if unsupported > 1 else "ungrounded_claim", turns,
+        checked=checked, unsupported=unsupported)
+
+
+def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
+    view, config = _agent_parts(request)
+    calls = [c for c in request.focus.get("tool_calls", []) if c.get("result")]
+    followed: list[tuple[int, Any]] = []
+    for call in calls:
+        for anchor in extract_anchors(str(call["result"])):
+            if anchor.kind in _USER_FACING:
+                followed.append((int(call["turn"]), anchor))
+    if not followed:
+        return JudgeVerdict(request.metric, None,
+                            "not scored: no tool result the agent received carries a number, "
+                            f"date or amount to follow; {_LLM_HINT}")
+    first = min(turn for turn, _ in followed)
+    replies = [r for r in _replies(view) if r["turn"] >= first]
+    if not replies:
+        return _verdict(request, 0.0, "no reply after the tool results: their output never "
+                        "reached the user", "ignored_tool_result", [first])
+    omitted = [a.text for turn, a in followed
+               if not any(anchor_supported(a, extract_anchors(str(r["text"])))
+                          for r in replies if r["turn"] >= turn)]
+    misreported: list[str] = []
+    turns: list[int] = []
+    for reply in replies:
+        told = [a for c in _told_before(view, reply["turn"], config, reply=True)
+                for a in extract_anchors(c)]
+        for anchor in extract_anchors(str(reply["text"])):
+            if anchor.kind in _USER_FACING and not anchor_supported(anchor, told):
+                misreported.append(f"turn {reply['turn']}: {anchor.text!r}")
+                turns.append(int(reply["turn"]))
+    total = len(followed)
+    if misreported and len(omitted) == total:
+        score, code = 1.0, "contradicted_tool_result"
+    elif len(misreported) >= 2:
+        score, code = 2.0, "misreported_tool_result"
+    elif misreported:
+        score, code = 3.0, "misreported_tool_result"
+    elif len(omitted) == total:
+        score, code = 1.0, "ignored_tool_result"
+    elif omitted:
+        score, code = 4.0, None
+    else:
+        score, code = 5.0, None
+    return _verdict(
+        request, score,
+        f"{total - len(omitted)} of {total} numbers, dates and amounts of the tool results "
+        "were relayed"
+        + (f"; never relayed: {', '.join(omitted)}" if omitted else "")
+        + (f"; stated but not in any result or the conversation: {'; '.join(misreported)}"
+           if misreported else "")
+        + " (proxy: only these anchors are compared offline)",
+        code, turns, relayed=total - len(omitted), omitted=omitted, misreported=misreported)
+
+
+def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
+    from ..tasks.agent import value_grounded
+
+    view, config = _agent_parts(request)
+    enums: dict[tuple[str, str], list[Any]] = {}
+    for tool in request.focus.get("tools", []):
+        for name, param in (tool.get("parameters") or {}).items():
+            if param.get("enum"):
+                enums[(tool["name"], name)] = list(param["enum"])
+    everything = _told_before(view, max((int(e["turn"]) for e in view), default=0) + 1,
+                              config)
+    checked = 0
+    problems: list[str] = []
+    turns: list[int] = []
+    for call in request.focus.get("tool_calls", []):
+        told = _told_before(view, int(call["turn"]), config)
+        for key, value in (call.get("arguments") or {}).items():
+            if isinstance(value, bool) or value is None or value == "":
+                continue
+            if normalize(str(value)) in {normalize(str(e)) for e in
+                                         enums.get((call["name"], key), [])}:
+                continue
+            checked += 1
+            if value_grounded(value, told):
+                continue
+            later = value_grounded(value, everything)
+            problems.append(f"{call['name']}.{key}={value!r} "
+                            + ("asked for only after the call" if later
+                               else "never given in the conversation"))
+            turns.append(int(call["turn"]))
+    if not checked:
+        return JudgeVerdict(request.metric, None,
+                            "not scored: no tool argument to check against the conversation; "
+                            f"whether the agent asked the right questions needs reading; "
+                            f"{_LLM_HINT}")
+    missing = len(problems)
+    if missing == 0:
+        score = 5.0
+    elif missing == 1:
+        score = 3.0
+    else:
+        score = 1.0 if 2 * missing > checked else 2.0
+    return _verdict(
+        request, score,
+        f"{checked - missing} of {checked} tool arguments were given before the call"
+        + (f"; {'; '.join(problems)}" if problems else "")
+        + " (proxy: redundant questions and forgotten details are not checked offline)",
+        "acted_before_collecting_info", turns, checked=checked, problems=problems)
+
+
+_MARKDOWN = re.compile(r"(\*\*|__|`|^\s{0,3}#{1,6}\s|^\s*[-*•]\s|^\s*\d+[.)]\s|\|.*\|)",
+                       re.MULTILINE)
+_URL = re.compile(r"https?://|www\.", re.IGNORECASE)
+# Words past which a spoken reply is verbose (a major issue) or long (a minor one).
+VERBOSE_WORDS = 60
+LONG_WORDS = 35
+
+
+def _has_emoji(text: str) -> bool:
+    return any(unicodedata.category(ch) == "So" and ord(ch) >= 0x2190 for ch in text)
+
+
+def delivery_issues(texts: Sequence[str]) -> list[dict[str, Any]]:
+    """Measurable delivery problems per reply: ``meaningful`` ones (two or more questions,
+    TTS-hostile formatting — Markdown, URLs, emoji —, over 60 words) and ``minor`` ones (over
+    35 words, a reply repeated word for word)."""
+    issues = []
+    seen: set[str] = set()
+    for i, text in enumerate(texts):
+        meaningful: list[str] = []
+        minor: list[str] = []
+        questions = text.count("?")
+        if questions >= 2:
+            meaningful.append(f"{questions} questions in one turn")
+        if _MARKDOWN.search(text) or _URL.search(text) or _has_emoji(text):
+            meaningful.append("formatting a voice would read out (Markdown, URL or emoji)")
+        words = len(text.split())
+        if words > VERBOSE_WORDS:
+            meaningful.append(f"{words} words")
+        elif words > LONG_WORDS:
+            minor.append(f"{words} words")
+        key = normalize(text)
+        if key in seen and words >= 3:
+            minor.append("repeats an earlier reply")
+        seen.add(key)
+        issues.append({"index": i, "meaningful": meaningful, "minor": minor})
+    return issues
+
+
+def _delivery(request: JudgeRequest) -> JudgeVerdict:
+    view, _ = _agent_parts(request)
+    replies = _replies(view)
+    if not replies:
+        return JudgeVerdict(request.metric, None, "not scored: the agent said nothing")
+    issues = delivery_issues([str(r["text"]) for r in replies])
+    meaningful = sum(len(i["meaningful"]) for i in issues)
+    minor = sum(len(i["minor"]) for i in issues)
+    affected = [replies[i["index"]]["turn"] for i in issues if i["meaningful"]]
+    hostile = sum(1 for i in issues if any("formatting" in m for m in i["meaningful"]))
+    if meaningful == 0:
+        score = {0: 5.0, 1: 4.0}.get(minor, 3.0)
+    elif meaningful == 1:
+        score = 3.0
+    elif hostile == len(replies) and len(replies) >= 2:
+        score = 0.0
+    elif 2 * len(affected) > len(replies):
+        score = 1.0
+    else:
+        score = 2.0
+    listed = [f"turn {replies[i['index']]['turn']}: {', '.join(i['meaningful'] + i['minor'])}"
+              for i in issues if i["meaningful"] or i["minor"]]
+    return _verdict(
+        request, score,
+        f"{meaningful} meaningful and {minor} minor delivery issue(s) in {len(replies)} "
+        "replies" + (f": {'; '.join(listed)}" if listed else "")
+        + " (proxy: formatting, questions per turn, length and repetition; naturalness of "
+        "phrasing is not judged offline)",
+        "tts_hostile_formatting" if hostile else "delivery_issue",
+        [replies[i["index"]]["turn"] for i in issues if i["meaningful"] or i["minor"]],
+        issues=listed)
+
+
+def _task_completion(request: JudgeRequest) -> JudgeVerdict:
+    from ..tasks.agent import align_calls, values_equal
+    from ..tasks.agent_schemas import AgentToolCall, ToolCall
+
+    expected_raw = request.focus.get("expected_tool_calls")
+    if not expected_raw:
+        return JudgeVerdict(request.metric, None,
+                            "not scored: the case gives no expected tool call, so completion "
+                            f"can only be judged by reading the conversation; {_LLM_HINT}")
+    expected = [ToolCall.model_validate(c) for c in expected_raw]
+    made = [AgentToolCall.model_validate({k: c[k] for k in ("turn", "name", "arguments")})
+            for c in request.focus.get("tool_calls", [])]
+    alignment = align_calls(expected, made)
+    problems = [f"{expected[i].name} not called" for i in alignment.missing]
+    for ei, mj, _ in alignment.pairs:
+        wrong = [k for k, v in expected[ei].arguments.items()
+                 if not values_equal(v, made[mj].arguments.get(k))]
+        if wrong:
+            problems.append(f"{expected[ei].name} called with wrong {', '.join(wrong)}")
+    view, _ = _agent_parts(request)
+    said = [a for r in _replies(view) for a in extract_anchors(str(r["text"]))]
+    outcome = str(request.focus.get("task_outcome", ""))
+    unsaid = [a.text for a in extract_anchors(outcome) if not anchor_supported(a, said)]
+    if unsaid:
+        problems.append(f"outcome detail(s) never told to the user: {', '.join(unsaid)}")
+    if problems:
+        score, reason = 0.0, "the task was not completed: " + "; ".join(problems)
+    else:
+        score, reason = 1.0, (
+            "every expected tool call made with the expected arguments"
+            + (" and the outcome's figures told to the user" if extract_anchors(outcome)
+               else "")
+            + " (proxy: completion judged from the actions taken)")
+    return JudgeVerdict(
+        request.metric, score, reason,
+        details={"failure_code": "task_not_completed" if problems else None,
+                 "turns": [], "problems": problems})
+
+
+# --- conversation --------------------------------------------------------------------------
+
+
+def _segmentation(request: JudgeRequest) -> JudgeVerdict:
+    from ..tasks.conversation import segmentation_proxy
+
+    check = segmentation_proxy(str(request.focus.get("text", "")))
+    return JudgeVerdict(
+        request.metric, float(check.score),
+        f"{check.sentences} sentence(s), longest {check.longest} words"
+        + (f"; {', '.join(check.issues)}" if check.issues else "; no issue found")
+        + " (proxy: punctuation and sentence lengths)",
+        details={"issues": check.issues})
+
+
+_CONVERSATION_NOT_SCORED = {
+    "intelligibility": "clarity and readability need a language judge",
+    "context": "whether a turn fits the conversation needs reading it",
+}
+
+
+def _turn_quality(request: JudgeRequest) -> JudgeVerdict:
+    seg = _segmentation(request)
+    return JudgeVerdict(
+        request.metric, seg.score,
+        f"segmentation: {seg.reason}; intelligibility and context not scored offline",
+        details={"segmentation": seg.score, "segmentation_reason": seg.reason,
+                 "not_scored": sorted(_CONVERSATION_NOT_SCORED),
+                 **{f"{m}_reason": f"not scored: {why}; {_LLM_HINT}"
+                    for m, why in _CONVERSATION_NOT_SCORED.items()}})
+
+
+HANDLERS: dict[str, Handler] = {
+    "tool_routing": _for_task({"agent": _not_scored(
+        "without expected_outcome.tool_calls the right tools are unknown offline")}),
+    "parameter_extraction": _for_task({"agent": _not_scored(
+        "without expected_outcome.tool_calls the right arguments are unknown offline")}),
+    "result_interpretation": _for_task({"agent": _result_interpretation}),
+    "grounding_fidelity": _for_task({"agent": _grounding}),
+    "instruction_compliance": _for_task({"agent": _not_scored(
+        "following natural-language rules needs reading them")}),
+    "information_gathering": _for_task({"agent": _information_gathering}),
+    "conversation_management": _for_task({"agent": _not_scored(
+        "ambiguity handling, recovery and closure need reading the conversation")}),
+    "response_delivery": _for_task({"agent": _delivery}),
+    "task_completion": _for_task({"agent": _task_completion}),
+    "intelligibility": _for_task({"conversation": _not_scored(
+        _CONVERSATION_NOT_SCORED["intelligibility"])}),
+    "segmentation": _for_task({"conversation": _segmentation}),
+    "context": _for_task({"conversation": _not_scored(_CONVERSATION_NOT_SCORED["context"])}),
+    "turn_quality": _for_task({"conversation": _turn_quality}),
+    "aspect_granularity": _for_task({"extraction": _not_scored(
+        "whether an aspect is named at the right level is a judgement")}),
+    "objection_completeness": _for_task({"extraction": _not_scored(
+        "whether an objection triple is complete and accurate is a judgement")}),
+    "competitor_context": _for_task({"extraction": _not_scored(
+        "the nuance of a competitor mention is a judgement")}),
+}
+
+
+def family_handlers() -> dict[str, Handler]:
+    """The handlers above, for ``HeuristicJudge`` to merge into its own."""
+    return dict(HANDLERS)

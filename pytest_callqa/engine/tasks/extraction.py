@@ -1,0 +1,693 @@
+"""Programmatic extraction evaluation: typed signal lists against ground truth (seed 002).
+
+**Golden case.** ``transcript`` is the call; ``expected_outcome`` holds the ground-truth
+signal lists by type (``entities``, ``topics``, ``aspects``, ``key_phrases``,
+``vocabulary``, ``metaphors``, ``objections``, ``competitors``, ``engagement``; see
+``extraction_schemas``). ``config``: ``signal_types`` (which types to evaluate; default the
+types the truth gives), ``similarity`` (``jaccard`` — token Jaccard, the seed's tier 1 —,
+``ratio`` or ``token_set`` — rapidfuzz —, or ``embedding`` — the run's embedder, tier 2),
+per-type ``thresholds`` overriding the seed's table, ``skip_llm_judge`` and ``baselines``
+(``true`` or a list of ``entity_recall``, ``keyphrase_overlap``, ``sentiment_agreement``).
+
+**Model output** — the extracted signals, in the same structure. A type the model left out
+counts as an empty list; a type nobody knows makes the output invalid.
+
+**Scores.** Per type, items are matched greedily 1:1 over the all-pairs similarity matrix,
+pairs below the type's threshold rejected; precision, recall and F1 follow. On matched
+pairs: agreement of categorical fields, MAE of numeric fields, ordinal agreement of ordered
+ones. The numeric scores of the output are checked for a degenerate distribution. The task
+score is the mean F1 over the evaluated types (the programmatic metrics are the primary
+measure; the optional 1–5 judge rubrics and the NLP baselines are reported beside it, not
+weighted, as the seed makes them supplementary).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import importlib.util
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..embeddings import cross_similarity
+from ..judges.base import JudgeRequest, JudgeVerdict
+from ..matching import MatchResult, match_lists, prf, similarity_matrix
+from ..registry import Bands, MetricSpec
+from ..results import MetricResult, TaskResult
+from ..text import normalize, token_jaccard
+from .base import structure_spec
+from .extraction_schemas import (
+    SIGNAL_TYPES,
+    Aspect,
+    Entity,
+    ExtractionConfig,
+    ExtractionOutput,
+    KeyPhrase,
+    SignalType,
+)
+from .family_base import RUBRIC_BANDS, FamilyTask, checked_score
+
+if TYPE_CHECKING:
+    from ..cases import GoldenCase
+    from ..embeddings import Embedder
+    from ..evaluate import EvalContext
+    from ..judges.base import Judge
+
+TASK = "extraction"
+# Fewer numeric scores than this say nothing about a distribution.
+MIN_DISTRIBUTION_SCORES = 3
+BUCKET_EDGES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+
+RUBRICS: dict[str, tuple[str, str]] = {
+    "aspect_granularity": ("Aspect Granularity", (
+        "Is the aspect named at the right level of detail for what the customer discussed?\n"
+        "5 = exactly the right level (neither a vague umbrella nor a one-off detail). "
+        "4 = right concept, slightly too broad or too narrow. 3 = usable but clearly off in "
+        "level. 2 = much too vague or too specific to be useful. 1 = wrong or nonsensical.")),
+    "objection_completeness": ("Objection Triple Completeness", (
+        "Are the objection, the response to it and the outcome all accurate and traceable "
+        "to the excerpt?\n5 = all three accurate and supported by the quoted turns. "
+        "4 = all three right; one slightly imprecise. 3 = one of the three wrong or missing. "
+        "2 = two of the three wrong or missing. 1 = the objection itself misidentified.")),
+    "competitor_context": ("Competitive Context Quality", (
+        "Does the context capture how the competitor was mentioned — who mentioned it, why, "
+        "with what stance?\n5 = the full nuance. 4 = accurate, a detail missing. 3 = the gist "
+        "only. 2 = misleading in part. 1 = wrong.")),
+}
+BASELINE_SPECS: dict[str, tuple[str, str]] = {
+    "entity_recall": ("Baseline: Entity Recall (spaCy)",
+                      "Share of spaCy en_core_web_sm entities present in the extraction."),
+    "keyphrase_overlap": ("Baseline: Keyphrase Overlap (YAKE)",
+                          "Share of YAKE's top phrases present in the extracted key phrases."),
+    "sentiment_agreement": ("Baseline: Sentiment Agreement (TextBlob)",
+                            "Aspects whose polarity agrees with TextBlob on their source "
+                            "turns."),
+}
+
+
+def _unit(metric_id: str, name: str, description: str, good: float,
+          acceptable: float | None = None, *, weight: float | None = None,
+          shown: bool = True) -> MetricSpec:
+    return MetricSpec(id=metric_id, task=TASK, name=name, description=description,
+                      scale="0-1", threshold=f">= {good:.2f}",
+                      bands=Bands(good=good, acceptable=acceptable), weight=weight,
+                      shown=shown)
+
+
+METRICS: tuple[MetricSpec, ...] = (
+    _unit("signal_f1", "Signal F1 (mean over types)",
+          "Mean over the evaluated signal types of F1 after greedy fuzzy matching.",
+          0.80, 0.60, weight=1.0),
+    _unit("signal_precision", "Signal Precision (mean over types)",
+          "Matched extracted / extracted, mean over types.", 0.80, 0.60),
+    _unit("signal_recall", "Signal Recall (mean over types)",
+          "Matched ground truth / ground truth, mean over types.", 0.80, 0.60),
+    *(_unit(f"{name}_f1", f"F1: {name}", f"F1 of {name} (threshold {t.threshold:g}).", 0.80,
+            0.60, shown=False) for name, t in SIGNAL_TYPES.items()),
+    _unit("attribute_accuracy", "Attribute Accuracy",
+          "Categorical fields (entity type, polarity, outcome, sentiment) equal on matched "
+          "pairs.", 0.90, 0.75),
+    MetricSpec(id="numeric_mae", task=TASK, name="Numeric MAE",
+               description="Mean |extracted − truth| of numeric fields (intensity, "
+                           "relevance) on matched pairs.",
+               scale="0-1", threshold="<= 0.10",
+               bands=Bands(good=0.10, acceptable=0.20, higher_is_better=False)),
+    _unit("ordinal_agreement", "Ordinal Agreement",
+          "1 − |index(predicted) − index(actual)| / (len(scale) − 1), mean over the ordered "
+          "fields of matched pairs.", 0.80, 0.60),
+    MetricSpec(id="degenerate_scores", task=TASK, name="Degenerate Score Distribution",
+               description="1 when the output's numeric scores are all equal or all fall in "
+                           "one 0.2-wide bucket (3 scores or more).",
+               scale="0/1", threshold="= 0", bands=Bands(good=0.0, higher_is_better=False)),
+    *(MetricSpec(id=mid, task=TASK, name=name, description="LLM-judge rubric, mean over "
+                 "the judged signals (1–5).", scale="1-5", threshold=">= 4",
+                 bands=RUBRIC_BANDS, source="judge", rubric=rubric)
+      for mid, (name, rubric) in RUBRICS.items()),
+    *(MetricSpec(id=f"baseline_{bid}", task=TASK, name=name, description=description,
+                 scale="0-1", threshold="reference only")
+      for bid, (name, description) in BASELINE_SPECS.items()),
+    structure_spec(TASK),
+)
+
+
+# --- the seed's primitives ---------------------------------------------------------------------
+
+
+def ordinal_agreement(predicted: str, actual: str, scale: Sequence[str]) -> float:
+    """``1 − |i(predicted) − i(actual)| / (len(scale) − 1)``: 1.0 exact, 0.5 one step off on
+    a three-level scale, 0.0 at the far end."""
+    if len(scale) < 2:
+        raise ValueError("an ordinal scale needs at least two levels")
+    return 1.0 - abs(scale.index(predicted) - scale.index(actual)) / (len(scale) - 1)
+
+
+@dataclass(frozen=True)
+class DistributionStats:
+    n: int
+    mean: float | None
+    std: float | None
+    buckets: dict[str, int]
+    degenerate: bool | None
+    explanation: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "mean": self.mean, "std": self.std, "buckets": self.buckets,
+                "degenerate": self.degenerate, "explanation": self.explanation}
+
+
+def _bucket_label(i: int) -> str:
+    return f"{BUCKET_EDGES[i]:.1f}-{BUCKET_EDGES[i + 1]:.1f}"
+
+
+def distribution_stats(scores: Sequence[float]) -> DistributionStats:
+    """Mean, standard deviation and 0.2-wide bucket counts of scores in [0, 1].
+
+    Degenerate when there are at least three scores and they are all equal or all in one
+    bucket — the seed's "all scores = 0.8". ``degenerate`` is None with fewer scores.
+    """
+    buckets = {_bucket_label(i): 0 for i in range(len(BUCKET_EDGES) - 1)}
+    for s in scores:
+        # The last bucket is closed so 1.0 lands in 0.8–1.0.
+        i = min(int(s / 0.2 + 1e-9), len(buckets) - 1)
+        buckets[_bucket_label(i)] += 1
+    n = len(scores)
+    if n == 0:
+        return DistributionStats(0, None, None, buckets, None, "no numeric score")
+    mean = float(np.mean(scores))
+    std = float(np.std(scores))
+    if n < MIN_DISTRIBUTION_SCORES:
+        return DistributionStats(n, mean, std, buckets, None,
+                                 f"only {n} score(s): too few to judge the distribution")
+    filled = [label for label, count in buckets.items() if count]
+    if std < 1e-9:
+        return DistributionStats(n, mean, std, buckets, True,
+                                 f"all {n} scores equal {scores[0]:g}")
+    if len(filled) == 1:
+        return DistributionStats(n, mean, std, buckets, True,
+                                 f"all {n} scores fall in bucket {filled[0]}")
+    return DistributionStats(n, mean, std, buckets, False,
+                             f"{n} scores over {len(filled)} buckets (std {std:.3f})")
+
+
+def signal_hash(signal: Mapping[str, Any]) -> str:
+    payload = json.dumps(signal, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def judge_cache_key(transcript_id: str, signal_type: str,
+                    signal: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The seed's judge cache key: ``(transcript_id, signal_type, signal_hash)``.
+
+    Requests with equal keys are built identically (the signal alone is the judged output,
+    with the type's whole ground truth), so a judge's cache answers each key once.
+    """
+    return transcript_id, signal_type, signal_hash(signal)
+
+
+def similarity(
+    predicted: Sequence[str], expected: Sequence[str], method: str,
+    embedder: Embedder | None = None,
+) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """The all-pairs similarity matrix of the seed's matching step."""
+    if method == "embedding":
+        if embedder is None:
+            raise ValueError("embedding similarity needs an embedder")
+        return cross_similarity(embedder, predicted, expected)
+    return similarity_matrix(predicted, expected, method)  # type: ignore[arg-type]
+
+
+# --- per-type evaluation -----------------------------------------------------------------------
+
+
+@dataclass
+class TypeEvaluation:
+    signal_type: str
+    threshold: float
+    match: MatchResult
+    extracted: int
+    expected: int
+    categorical: list[dict[str, Any]] = field(default_factory=list)
+    numeric: list[dict[str, Any]] = field(default_factory=list)
+    ordinal: list[dict[str, Any]] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return {"precision": self.match.precision, "recall": self.match.recall,
+                "f1": self.match.f1, "matched": len(self.match.pairs),
+                "extracted": self.extracted, "expected": self.expected,
+                "threshold": self.threshold}
+
+
+def evaluate_type(
+    signal_type: SignalType, predicted: Sequence[Any], truth: Sequence[Any],
+    threshold: float, method: str, embedder: Embedder | None = None,
+) -> TypeEvaluation:
+    key = signal_type.key
+    p_names = [str(getattr(s, key)) for s in predicted]
+    t_names = [str(getattr(s, key)) for s in truth]
+    sim = similarity(p_names, t_names, method, embedder)
+    match = match_lists(p_names, t_names, threshold=threshold, sim=sim)
+    ev = TypeEvaluation(signal_type.name, threshold, match, len(predicted), len(truth))
+    for i, j, score in match.pairs:
+        got, want = predicted[i], truth[j]
+        pair = {"extracted": p_names[i], "expected": t_names[j], "similarity": round(score, 4)}
+        for f in signal_type.categorical:
+            a, b = str(getattr(got, f)), str(getattr(want, f))
+            ev.categorical.append({**pair, "field": f, "got": a, "want": b,
+                                   "agree": normalize(a) == normalize(b)})
+        for f in signal_type.numeric:
+            a_num, b_num = float(getattr(got, f)), float(getattr(want, f))
+            ev.numeric.append({**pair, "field": f, "got": a_num, "want": b_num,
+                               "error": abs(a_num - b_num)})
+        for f, scale in signal_type.ordinal.items():
+            a, b = str(getattr(got, f)), str(getattr(want, f))
+            ev.ordinal.append({**pair, "field": f, "got": a, "want": b,
+                               "agreement": ordinal_agreement(a, b, scale)})
+    return ev
+
+
+def _numeric_scores(output: ExtractionOutput, types: Iterable[str]) -> list[float]:
+    scores: list[float] = []
+    for name in types:
+        for f in SIGNAL_TYPES[name].numeric:
+            scores.extend(float(getattr(s, f)) for s in output.signals(name))
+    return scores
+
+
+# --- optional NLP baselines --------------------------------------------------------------------
+
+_INSTALL = {
+    "spacy": "pip install spacy && python -m spacy download en_core_web_sm",
+    "yake": "pip install yake",
+    "textblob": "pip install textblob",
+}
+_SPACY_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "NORP", "FAC", "EVENT",
+                           "WORK_OF_ART"})
+
+
+def optional_module(name: str) -> Any | None:
+    """The module when it is installed, else None; imported only when a baseline asks."""
+    if importlib.util.find_spec(name) is None:
+        return None
+    return importlib.import_module(name)
+
+
+@functools.cache
+def _spacy_model() -> Any | None:
+    spacy = optional_module("spacy")
+    if spacy is None:
+        return None
+    try:
+        return spacy.load("en_core_web_sm")
+    except OSError:
+        return None
+
+
+def _missing(library: str, what: str) -> MetricResult:
+    return MetricResult.not_scored(
+        f"baseline skipped: {what} is not available ({_INSTALL[library]})")
+
+
+def _covered(references: Sequence[str], extracted: Sequence[str], threshold: float) -> float:
+    hits = sum(1 for r in references if any(token_jaccard(r, e) >= threshold for e in extracted))
+    return hits / len(references)
+
+
+def baseline_entity_recall(transcript: str, output: ExtractionOutput) -> MetricResult:
+    if optional_module("spacy") is None:
+        return _missing("spacy", "spaCy")
+    nlp = _spacy_model()
+    if nlp is None:
+        return _missing("spacy", "spaCy's en_core_web_sm model")
+    found = list(dict.fromkeys(e.text for e in nlp(transcript).ents if e.label_ in _SPACY_LABELS))
+    if not found:
+        return MetricResult.not_scored("n/a: spaCy found no entity in the transcript")
+    names = [s.name for s in output.signals("entities") if isinstance(s, Entity)]
+    value = _covered(found, names, SIGNAL_TYPES["entities"].threshold)
+    return MetricResult(value=value, reason=f"{value:.0%} of {len(found)} spaCy entities "
+                        "extracted", details={"spacy_entities": found})
+
+
+def baseline_keyphrase_overlap(transcript: str, output: ExtractionOutput,
+                               top: int = 10) -> MetricResult:
+    yake = optional_module("yake")
+    if yake is None:
+        return _missing("yake", "YAKE")
+    phrases = [str(k[0]) for k in
+               yake.KeywordExtractor(lan="en", n=3, top=top).extract_keywords(transcript)]
+    if not phrases:
+        return MetricResult.not_scored("n/a: YAKE found no key phrase in the transcript")
+    extracted = [s.text for s in output.signals("key_phrases") if isinstance(s, KeyPhrase)]
+    value = _covered(phrases, extracted, SIGNAL_TYPES["key_phrases"].threshold)
+    return MetricResult(value=value, reason=f"{value:.0%} of YAKE's top {len(phrases)} "
+                        "phrases extracted", details={"yake_phrases": phrases})
+
+
+# TextBlob polarity beyond this counts as positive or negative.
+_POLARITY_BAND = 0.1
+
+
+def baseline_sentiment_agreement(case: GoldenCase, output: ExtractionOutput) -> MetricResult:
+    textblob = optional_module("textblob")
+    if textblob is None:
+        return _missing("textblob", "TextBlob")
+    checks = []
+    for aspect in output.signals("aspects"):
+        if not isinstance(aspect, Aspect):
+            continue
+        polarity = aspect.polarity
+        turns = [case.transcript[i].text for i in aspect.source_utterance_indices
+                 if 0 <= i < len(case.transcript)]
+        if not turns or polarity == "mixed":
+            continue
+        score = sum(float(textblob.TextBlob(t).sentiment.polarity) for t in turns) / len(turns)
+        label = ("positive" if score > _POLARITY_BAND
+                 else "negative" if score < -_POLARITY_BAND else "neutral")
+        checks.append({"aspect": aspect.name, "extracted": polarity,
+                       "textblob": label, "agree": label == polarity})
+    if not checks:
+        return MetricResult.not_scored("n/a: no aspect with source turns and a single "
+                                       "polarity")
+    agree = sum(1 for c in checks if c["agree"])
+    return MetricResult(value=agree / len(checks),
+                        reason=f"{agree} of {len(checks)} aspects agree with TextBlob",
+                        details={"aspects": checks})
+
+
+# --- the task ----------------------------------------------------------------------------------
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+class ExtractionTask(FamilyTask):
+    name = TASK
+    title = "Extraction"
+    metrics = METRICS
+    output_model = ExtractionOutput
+    config_model = ExtractionConfig
+
+    def evaluated_types(self, expected: ExtractionOutput, config: ExtractionConfig) -> list[str]:
+        return list(config.signal_types) if config.signal_types else expected.given()
+
+    def check_consistency(self, case: Any, expected: Any, config: Any) -> list[str]:
+        problems = []
+        if not self.evaluated_types(expected, config):
+            problems.append("expected_outcome: no signal type given (one of "
+                            f"{', '.join(SIGNAL_TYPES)})")
+        for name in expected.given():
+            for k, item in enumerate(expected.signals(name)):
+                bad = [i for i in item.source_utterance_indices
+                       if not 0 <= i < len(case.transcript)]
+                if bad:
+                    problems.append(f"expected_outcome.{name}[{k}].source_utterance_indices: "
+                                    f"{bad} outside the transcript ({len(case.transcript)} "
+                                    "turns)")
+        return problems
+
+    def output_problems(self, ctx: EvalContext) -> list[str]:
+        out: ExtractionOutput = ctx.parsed  # type: ignore[assignment]
+        n = len(ctx.case.transcript)
+        problems = []
+        for name in out.given():
+            for k, item in enumerate(out.signals(name)):
+                bad = [i for i in item.source_utterance_indices if not 0 <= i < n]
+                if bad:
+                    problems.append(f"{name}[{k}].source_utterance_indices: {bad} outside the "
+                                    f"transcript ({n} turns)")
+        return problems
+
+    # --- judging ------------------------------------------------------------------------
+
+    def _judged_signals(self, ctx: EvalContext) -> list[tuple[str, str, dict[str, Any], str]]:
+        """(metric, type, signal, item) per distinct cache key, in output order."""
+        out: ExtractionOutput = ctx.parsed  # type: ignore[assignment]
+        config: ExtractionConfig = ctx.config  # type: ignore[assignment]
+        if config.skip_llm_judge:
+            return []
+        seen: set[tuple[str, str, str]] = set()
+        judged = []
+        for name in self.evaluated_types(ctx.expected, config):  # type: ignore[arg-type]
+            metric_id = SIGNAL_TYPES[name].rubric_metric
+            if metric_id is None:
+                continue
+            for signal in out.signals(name):
+                data = signal.model_dump(mode="json")
+                key = judge_cache_key(ctx.case.id, name, data)
+                if key in seen:
+                    continue
+                seen.add(key)
+                judged.append((metric_id, name, data, f"{name}:{key[2]}"))
+        return judged
+
+    def _plan(self, ctx: EvalContext) -> list[JudgeRequest]:
+        exp: ExtractionOutput = ctx.expected  # type: ignore[assignment]
+        requests = []
+        for metric_id, name, data, item in self._judged_signals(ctx):
+            indices = data.get("source_utterance_indices") or range(len(ctx.case.transcript))
+            excerpt = [{"turn": i, "speaker": ctx.case.transcript[i].speaker,
+                        "text": ctx.case.transcript[i].text} for i in indices]
+            focus = {"signal_type": name, "signal": data, "excerpt": excerpt,
+                     "ground_truth": [s.model_dump(mode="json") for s in exp.signals(name)]}
+            requests.append(self.item_request(ctx, metric_id, "likert5", focus, item,
+                                              model_output=data))
+        return requests
+
+    # --- scoring ------------------------------------------------------------------------
+
+    def _score(
+        self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
+    ) -> tuple[dict[str, MetricResult], float | None, list[str]]:
+        out: ExtractionOutput = ctx.parsed  # type: ignore[assignment]
+        exp: ExtractionOutput = ctx.expected  # type: ignore[assignment]
+        config: ExtractionConfig = ctx.config  # type: ignore[assignment]
+        types = self.evaluated_types(exp, config)
+        evals = [
+            evaluate_type(SIGNAL_TYPES[name], out.signals(name), exp.signals(name),
+                          config.threshold(name), config.similarity, ctx.embedder)
+            for name in types
+        ]
+        absent = [name for name in types if getattr(out, name) is None]
+        m: dict[str, MetricResult] = {}
+        per_type = {ev.signal_type: ev.summary() for ev in evals}
+        note = f"; not in the output (counted as empty): {', '.join(absent)}" if absent else ""
+        for metric_id, attr in (("signal_precision", "precision"), ("signal_recall", "recall"),
+                                ("signal_f1", "f1")):
+            value = _mean([getattr(ev.match, attr) for ev in evals])
+            m[metric_id] = self.spec(metric_id).result(
+                value, f"mean {attr} over {len(evals)} signal type(s): "
+                + ", ".join(f"{ev.signal_type} {getattr(ev.match, attr):.2f}" for ev in evals)
+                + note, per_type=per_type, similarity=config.similarity)
+        for ev in evals:
+            m[f"{ev.signal_type}_f1"] = self.spec(f"{ev.signal_type}_f1").result(
+                ev.match.f1,
+                f"P {ev.match.precision:.2f} R {ev.match.recall:.2f} ({len(ev.match.pairs)} "
+                f"matched of {ev.extracted} extracted, {ev.expected} expected; threshold "
+                f"{ev.threshold:g})", **ev.summary(),
+                pairs=[[i, j, round(sim, 4)] for i, j, sim in ev.match.pairs])
+        m.update(self._pair_metrics(evals))
+        m["degenerate_scores"] = self._distribution(out, types)
+        m.update(self._rubrics(ctx, verdicts))
+        m.update(self._baselines(ctx, out))
+        score = m["signal_f1"].value
+        return m, score, []
+
+    def _pair_metrics(self, evals: Sequence[TypeEvaluation]) -> dict[str, MetricResult]:
+        m: dict[str, MetricResult] = {}
+        categorical = [c for ev in evals for c in ev.categorical]
+        numeric = [c for ev in evals for c in ev.numeric]
+        ordinal = [c for ev in evals for c in ev.ordinal]
+        if categorical:
+            agree = sum(1 for c in categorical if c["agree"])
+            m["attribute_accuracy"] = self.spec("attribute_accuracy").result(
+                agree / len(categorical),
+                f"{agree} of {len(categorical)} categorical fields agree on matched pairs",
+                comparisons=categorical)
+        else:
+            m["attribute_accuracy"] = MetricResult.not_scored(
+                "n/a: no matched pair with a categorical field")
+        if numeric:
+            errors = [c["error"] for c in numeric]
+            m["numeric_mae"] = self.spec("numeric_mae").result(
+                _mean(errors), f"MAE over {len(errors)} numeric fields of matched pairs",
+                comparisons=numeric, abs_error_sum=sum(errors), pairs=len(errors))
+        else:
+            m["numeric_mae"] = MetricResult.not_scored(
+                "n/a: no matched pair with a numeric field")
+        if ordinal:
+            values = [c["agreement"] for c in ordinal]
+            m["ordinal_agreement"] = self.spec("ordinal_agreement").result(
+                _mean(values), f"mean over {len(values)} ordered fields of matched pairs",
+                comparisons=ordinal)
+        else:
+            m["ordinal_agreement"] = MetricResult.not_scored(
+                "n/a: no matched pair with an ordered field")
+        return m
+
+    def _distribution(self, out: ExtractionOutput, types: Sequence[str]) -> MetricResult:
+        scores = _numeric_scores(out, types)
+        stats = distribution_stats(scores)
+        if stats.degenerate is None:
+            return MetricResult.not_scored(f"n/a: {stats.explanation}", **stats.to_dict(),
+                                           scores=scores)
+        return self.spec("degenerate_scores").result(
+            1.0 if stats.degenerate else 0.0,
+            ("degenerate: " if stats.degenerate else "") + stats.explanation,
+            **stats.to_dict(), scores=scores)
+
+    def _rubrics(self, ctx: EvalContext,
+                 verdicts: Mapping[str, JudgeVerdict]) -> dict[str, MetricResult]:
+        config: ExtractionConfig = ctx.config  # type: ignore[assignment]
+        types = self.evaluated_types(ctx.expected, config)  # type: ignore[arg-type]
+        wanted = {SIGNAL_TYPES[n].rubric_metric: n for n in types if SIGNAL_TYPES[n].rubric_metric}
+        if not wanted:
+            return {}
+        if config.skip_llm_judge:
+            return {str(mid): MetricResult.not_scored("skipped: config.skip_llm_judge")
+                    for mid in wanted}
+        per_metric: dict[str, list[dict[str, Any]]] = {str(mid): [] for mid in wanted}
+        for metric_id, name, data, item in self._judged_signals(ctx):
+            verdict = verdicts.get(f"{metric_id}[{item}]")
+            record: dict[str, Any] = {"signal_type": name, "signal": data,
+                                      "cache_key": list(judge_cache_key(ctx.case.id, name,
+                                                                        data))}
+            if verdict is None or verdict.score is None:
+                record["reason"] = verdict.reason if verdict else "no judge verdict"
+            else:
+                score, warning = checked_score("likert5", verdict.score)
+                record.update(score=score, reason=verdict.reason, flagged=verdict.flagged)
+                if warning:
+                    record.update(warning=warning, flagged=True)
+            per_metric[metric_id].append(record)
+        results: dict[str, MetricResult] = {}
+        for metric_id, records in per_metric.items():
+            scored = [r for r in records if "score" in r]
+            if not records:
+                results[metric_id] = MetricResult.not_scored(
+                    f"n/a: no {wanted[metric_id]} extracted", signals=records)
+            elif not scored:
+                reasons = sorted({str(r["reason"]).removeprefix("not scored: ")
+                                  for r in records})
+                results[metric_id] = MetricResult.not_scored(
+                    "not scored: " + "; ".join(reasons), signals=records)
+            else:
+                value = _mean([float(r["score"]) for r in scored])
+                result = self.spec(metric_id).result(
+                    value, f"mean {value:.2f} / 5 over {len(scored)} judged signal(s)",
+                    signals=records)
+                result.flagged = any(r.get("flagged") for r in scored)
+                results[metric_id] = result
+        return results
+
+    def _baselines(self, ctx: EvalContext, out: ExtractionOutput) -> dict[str, MetricResult]:
+        config: ExtractionConfig = ctx.config  # type: ignore[assignment]
+        text = ctx.case.transcript_plain
+        results = {}
+        for baseline in config.enabled_baselines():
+            if baseline == "entity_recall":
+                result = baseline_entity_recall(text, out)
+            elif baseline == "keyphrase_overlap":
+                result = baseline_keyphrase_overlap(text, out)
+            else:
+                result = baseline_sentiment_agreement(ctx.case, out)
+            results[f"baseline_{baseline}"] = result
+        return results
+
+
+# --- corpus level ------------------------------------------------------------------------------
+
+
+@dataclass
+class CorpusReport:
+    """Extraction quality over many cases: pooled (micro) and mean-of-cases (macro) figures."""
+
+    cases: int
+    invalid_cases: int
+    per_type: dict[str, dict[str, float | int]]
+    macro_f1: float | None
+    micro_f1: float | None
+    numeric_mae: float | None
+    distribution: DistributionStats
+    degenerate_cases: list[str]
+
+    def summary(self) -> str:
+        lines = [f"extraction corpus: {self.cases} case(s), {self.invalid_cases} invalid"]
+        for name, row in self.per_type.items():
+            lines.append(f"  {name:<12} P {row['precision']:.2f}  R {row['recall']:.2f}  "
+                         f"F1 {row['f1']:.2f}  ({row['matched']}/{row['extracted']} extracted, "
+                         f"{row['expected']} expected)")
+        fmt = "—" if self.macro_f1 is None else f"{self.macro_f1:.3f}"
+        lines.append(f"  mean F1 over cases {fmt}; pooled F1 "
+                     + ("—" if self.micro_f1 is None else f"{self.micro_f1:.3f}"))
+        if self.numeric_mae is not None:
+            lines.append(f"  numeric MAE {self.numeric_mae:.3f}")
+        lines.append(f"  score distribution: {self.distribution.explanation}")
+        if self.degenerate_cases:
+            lines.append(f"  degenerate outputs: {', '.join(self.degenerate_cases)}")
+        return "\n".join(lines)
+
+
+def aggregate_corpus(results: Iterable[TaskResult]) -> CorpusReport:
+    """Pool per-type counts, MAE and score distributions over extraction results."""
+    rows: dict[str, dict[str, int]] = {}
+    case_f1: list[float] = []
+    invalid = 0
+    total = 0
+    err_sum, err_n = 0.0, 0
+    scores: list[float] = []
+    degenerate = []
+    for r in results:
+        if r.task != TASK:
+            continue
+        total += 1
+        if not r.valid or r.score is None:
+            invalid += 1
+            case_f1.append(0.0)
+            continue
+        case_f1.append(r.score)
+        f1 = r.metrics.get("signal_f1")
+        for name, row in ((f1.details.get("per_type") or {}) if f1 else {}).items():
+            acc = rows.setdefault(name, {"matched": 0, "extracted": 0, "expected": 0})
+            for k in acc:
+                acc[k] += int(row[k])
+        mae = r.metrics.get("numeric_mae")
+        if mae is not None and mae.scored:
+            err_sum += float(mae.details.get("abs_error_sum", 0.0))
+            err_n += int(mae.details.get("pairs", 0))
+        dist = r.metrics.get("degenerate_scores")
+        if dist is not None:
+            scores.extend(float(s) for s in dist.details.get("scores", []))
+            if dist.value == 1.0:
+                degenerate.append(f"{r.model or '(model)'}/{r.case_id}")
+    per_type: dict[str, dict[str, float | int]] = {}
+    for name, acc in rows.items():
+        p, rec, f = prf(acc["matched"], acc["extracted"], acc["expected"])
+        per_type[name] = {**acc, "precision": p, "recall": rec, "f1": f}
+    micro = None
+    if rows:
+        matched = sum(a["matched"] for a in rows.values())
+        micro = prf(matched, sum(a["extracted"] for a in rows.values()),
+                    sum(a["expected"] for a in rows.values()))[2]
+    return CorpusReport(
+        cases=total, invalid_cases=invalid, per_type=per_type,
+        macro_f1=_mean(case_f1) if case_f1 else None, micro_f1=micro,
+        numeric_mae=err_sum / err_n if err_n else None,
+        distribution=distribution_stats(scores), degenerate_cases=degenerate,
+    )
+
+
+def evaluate_corpus(
+    items: Sequence[tuple[GoldenCase, Any]] | Sequence[tuple[GoldenCase, Any, str | None]],
+    *, judge: Judge | None = None, embedder: Embedder | None = None,
+) -> CorpusReport:
+    """Evaluate ``(case, output[, model])`` extraction pairs and aggregate the corpus."""
+    from ..evaluate import evaluate_many
+
+    triples = [(item[0], item[1], item[2] if len(item) > 2 else None) for item in items]
+    return aggregate_corpus(evaluate_many(triples, judge=judge, embedder=embedder,
+                                          benchmarks=False))

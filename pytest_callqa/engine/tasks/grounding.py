@@ -1,0 +1,364 @@
+"""Grounding verdict: relevance, completeness and claim-based hallucination (seed 003).
+
+**Golden case.** ``config.query`` is the question asked; the context the answer must be
+grounded in is ``config.context`` (a passage or a list of passages) or, when absent, the
+call ``transcript``. ``expected_outcome`` is ``{"answer": "..."}``, a reference answer: the
+verdict does not use it (seed 003 is reference-free); ``reference_similarity`` reports how
+close the answer is to it.
+
+**Model output** — ``{"answer": "..."}``.
+
+**Scores.** ``relevance = (TF-IDF cosine(query, answer) + token Jaccard(query, answer)) / 2``
+(the TF-IDF space is fitted on the two texts); ``completeness`` = share of the query's
+keywords (content words) present in the answer; ``hallucination = max(unsupported anchors /
+anchors, drift penalty)``, where the anchors are the answer's numbers, dates and assertive
+subject–verb–object claims, each checked against the context, and the drift penalty is 0.2
+when fewer than 20 % of the answer's word bigrams occur in the context. The verdict, in
+order: FAIL if hallucination > 0.5, FAIL if relevance < 0.1, WARN if completeness < 0.6,
+PASS otherwise (SPEC 5.5: the verdict's 0.5 stands over the 0.6 of the seed's hallucination
+section). The task score maps the verdict: PASS 1.0, WARN 0.5, FAIL 0.0.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, field_validator
+
+from ..judges.base import JudgeVerdict
+from ..registry import Bands, MetricSpec
+from ..results import MetricResult
+from ..text import anchor_supported, content_tokens, extract_anchors, token_jaccard, tokens
+from .base import structure_spec
+from .call_schemas import LooseConfig, StrictModel
+from .family_base import FamilyTask
+
+if TYPE_CHECKING:
+    from ..cases import GoldenCase
+    from ..evaluate import EvalContext
+
+TASK = "grounding"
+RELEVANCE_FAIL_BELOW = 0.1
+COMPLETENESS_WARN_BELOW = 0.6
+HALLUCINATION_FAIL_ABOVE = 0.5
+# The seed's hallucination section names 0.6; its verdict section (which SPEC 5.5 keeps)
+# fails above 0.5. Kept for reference in the docs and tests.
+SECTION_HALLUCINATION_THRESHOLD = 0.6
+DRIFT_OVERLAP_BELOW = 0.2
+DRIFT_PENALTY = 0.2
+CLAIM_WINDOW = 12
+VERDICT_SCORES = {"PASS": 1.0, "WARN": 0.5, "FAIL": 0.0}
+
+Verdict = Literal["PASS", "WARN", "FAIL"]
+
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec(id="relevance", task=TASK, name="Relevance",
+               description="(TF-IDF cosine + token Jaccard) / 2 of query and answer.",
+               scale="0-1", threshold="< 0.10 → FAIL", bands=Bands(good=RELEVANCE_FAIL_BELOW)),
+    MetricSpec(id="completeness", task=TASK, name="Completeness",
+               description="Share of the query's keywords present in the answer.",
+               scale="0-1", threshold="< 0.60 → WARN",
+               bands=Bands(good=COMPLETENESS_WARN_BELOW, acceptable=0.0)),
+    MetricSpec(id="hallucination", task=TASK, name="Hallucination",
+               description="max(unsupported anchors / anchors, drift penalty); anchors are "
+                           "numbers, dates and assertive claims checked against the context.",
+               scale="0-1", threshold="> 0.50 → FAIL (blocker)",
+               bands=Bands(good=0.0, acceptable=HALLUCINATION_FAIL_ABOVE,
+                           blocker=HALLUCINATION_FAIL_ABOVE, higher_is_better=False),
+               blocker=True),
+    MetricSpec(id="grounding_verdict", task=TASK, name="Grounding Verdict",
+               description="PASS 1.0 / WARN 0.5 / FAIL 0.0 by the seed's ordered rules.",
+               scale="1/0.5/0", threshold="PASS", bands=Bands(good=1.0, acceptable=0.5),
+               weight=1.0),
+    MetricSpec(id="reference_similarity", task=TASK, name="Reference Similarity",
+               description="TF-IDF cosine of the answer and expected_outcome.answer "
+                           "(reported, not part of the verdict).",
+               scale="0-1", threshold="reference only"),
+    structure_spec(TASK),
+)
+
+
+class GroundingOutput(StrictModel):
+    answer: str
+
+
+class GroundingConfig(LooseConfig):
+    query: str = Field(min_length=1)
+    context: list[str] | None = None
+    relevance_fail_below: float = Field(default=RELEVANCE_FAIL_BELOW, ge=0, le=1)
+    completeness_warn_below: float = Field(default=COMPLETENESS_WARN_BELOW, ge=0, le=1)
+    hallucination_fail_above: float = Field(default=HALLUCINATION_FAIL_ABOVE, ge=0, le=1)
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the query is blank")
+        return value
+
+    @field_validator("context", mode="before")
+    @classmethod
+    def _as_list(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+# --- the seed's scores -------------------------------------------------------------------------
+
+
+def tfidf_cosine(a: str, b: str) -> float:
+    """Cosine of two texts in a word TF-IDF space fitted on the pair."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    try:
+        matrix = TfidfVectorizer().fit_transform([a, b])
+    except ValueError:
+        # Neither text has a word of two letters or more: there is nothing to compare.
+        return 0.0
+    return float((matrix[0] @ matrix[1].T).toarray()[0, 0])
+
+
+def relevance(query: str, response: str) -> tuple[float, float, float]:
+    """``(S_rel, S_cosine, S_jaccard)`` with ``S_rel = (S_cosine + S_jaccard) / 2``."""
+    cosine = tfidf_cosine(query, response)
+    # token_jaccard calls two word-less texts identical; here they answer nothing.
+    jaccard = token_jaccard(query, response) if tokens(query) and tokens(response) else 0.0
+    return (cosine + jaccard) / 2, cosine, jaccard
+
+
+# Words that shape a question rather than name its topic ("how much", "tell me").
+QUERY_FILLERS = frozenset({"much", "many", "tell", "please", "know", "explain", "describe",
+                           "give", "let", "say", "want", "need", "like"})
+
+
+def query_keywords(query: str) -> list[str]:
+    """``ExtractKeywords(Q)``: the query's distinct content words, question fillers aside."""
+    return list(dict.fromkeys(t for t in content_tokens(query) if t not in QUERY_FILLERS))
+
+
+def completeness(query: str, response: str) -> tuple[float, list[str]]:
+    """``|K_Q ∩ Tokens(R)| / |K_Q|`` and the keywords missing; 1.0 when K_Q is empty.
+
+    A keyword is present when the answer has it up to a plural or tense ending ("cost" and
+    "costs").
+    """
+    keywords = query_keywords(query)
+    if not keywords:
+        return 1.0, []
+    present = {_stem(t) for t in tokens(response)}
+    missing = [k for k in keywords if _stem(k) not in present]
+    return (len(keywords) - len(missing)) / len(keywords), missing
+
+
+# Verbs that state a fact, and words that turn a statement into a guess.
+_FACT_VERB_TEXT = """
+    is are was were has have had costs cost includes include included released launched offers
+    offered provides provided requires required charges charged takes took ships shipped
+    arrives arrived opens opened closes closed expires expired covers covered contains supports
+    allows allowed received sent transferred refunded starts started ends ended comes came
+    processed approved denied gets got pays paid
+"""
+_HEDGE_TEXT = """
+    may might could possibly perhaps probably likely suggests suggest suggested seems seem
+    seemed appears appear maybe believe think guess unsure unclear
+"""
+FACT_VERBS = frozenset(_FACT_VERB_TEXT.split())
+HEDGES = frozenset(_HEDGE_TEXT.split())
+# Who spoke is not a fact to find in the context: a transcript never calls its speakers
+# "the customer" or "the agent".
+PARTICIPANTS = frozenset({"customer", "caller", "agent", "user", "client", "representative",
+                          "assistant"})
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """An assertive subject–verb–object claim."""
+
+    subject: tuple[str, ...]
+    verb: str
+    object: tuple[str, ...]
+    sentence: str
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def extract_claims(text: str) -> list[Claim]:
+    """One claim per sentence: its first fact verb, with up to three content words either
+    side as subject and object (words naming the call's participants aside). A sentence
+    with a hedge word makes no claim."""
+    claims = []
+    for sentence in _SENTENCE.split(text):
+        words = tokens(sentence)
+        if not words or any(w in HEDGES for w in words):
+            continue
+        verb_at = next((i for i, w in enumerate(words) if w in FACT_VERBS), None)
+        if verb_at is None:
+            continue
+        skip = FACT_VERBS | PARTICIPANTS
+        before = [w for w in content_tokens(" ".join(words[:verb_at])) if w not in skip]
+        after = [w for w in content_tokens(" ".join(words[verb_at + 1:])) if w not in skip]
+        if before and after:
+            claims.append(Claim(tuple(before[-3:]), words[verb_at], tuple(after[:3]),
+                                sentence.strip()))
+    return claims
+
+
+def claim_supported(claim: Claim, context: str, window: int = CLAIM_WINDOW) -> bool:
+    """Whether a subject word and an object word occur within ``window`` words of each other
+    in the context (words compared after light stemming)."""
+    words = [_stem(w) for w in tokens(context)]
+    subject = {_stem(w) for w in claim.subject}
+    obj = {_stem(w) for w in claim.object}
+    s_pos = [i for i, w in enumerate(words) if w in subject]
+    o_pos = [i for i, w in enumerate(words) if w in obj]
+    return any(abs(i - j) <= window for i in s_pos for j in o_pos)
+
+
+def ngram_overlap(response: str, context: str, n: int = 2) -> float:
+    """Share of the response's word n-grams that occur in the context (unigrams for a
+    one-word response; 0.0 for an empty one)."""
+    r, c = tokens(response), tokens(context)
+    size = n if len(r) >= n else 1
+    grams = {tuple(r[i:i + size]) for i in range(len(r) - size + 1)}
+    if not grams:
+        return 0.0
+    context_grams = {tuple(c[i:i + size]) for i in range(len(c) - size + 1)}
+    return len(grams & context_grams) / len(grams)
+
+
+def drift_penalty(overlap: float) -> float:
+    """The seed's topic-drift gate: 0.2 when the n-gram overlap is below 0.2, else 0."""
+    return DRIFT_PENALTY if overlap < DRIFT_OVERLAP_BELOW else 0.0
+
+
+@dataclass
+class HallucinationCheck:
+    score: float
+    claims_score: float
+    drift: float
+    overlap: float
+    anchors: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def unsupported(self) -> list[dict[str, Any]]:
+        return [a for a in self.anchors if not a["supported"]]
+
+
+def hallucination(response: str, context: str) -> HallucinationCheck:
+    """``S_hall = max(S_claims, P_drift)`` with ``S_claims = unsupported / anchors``."""
+    context_anchors = extract_anchors(context)
+    anchors: list[dict[str, Any]] = []
+    for anchor in extract_anchors(response):
+        kind = "date" if anchor.kind in ("date", "time") else "numeric"
+        anchors.append({"kind": kind, "text": anchor.text,
+                        "supported": anchor_supported(anchor, context_anchors)})
+    for claim in extract_claims(response):
+        anchors.append({"kind": "claim", "text": claim.sentence,
+                        "subject": " ".join(claim.subject), "verb": claim.verb,
+                        "object": " ".join(claim.object),
+                        "supported": claim_supported(claim, context)})
+    unsupported = sum(1 for a in anchors if not a["supported"])
+    claims_score = unsupported / len(anchors) if anchors else 0.0
+    overlap = ngram_overlap(response, context)
+    drift = drift_penalty(overlap)
+    return HallucinationCheck(max(claims_score, drift), claims_score, drift, overlap, anchors)
+
+
+def verdict(
+    hallucination_score: float, relevance_score: float, completeness_score: float, *,
+    hallucination_fail_above: float = HALLUCINATION_FAIL_ABOVE,
+    relevance_fail_below: float = RELEVANCE_FAIL_BELOW,
+    completeness_warn_below: float = COMPLETENESS_WARN_BELOW,
+) -> tuple[Verdict, str]:
+    """The seed's hierarchy: safety, then quality, then detail."""
+    if hallucination_score > hallucination_fail_above:
+        return "FAIL", (f"hallucination {hallucination_score:.2f} > "
+                        f"{hallucination_fail_above:g} (high hallucination risk)")
+    if relevance_score < relevance_fail_below:
+        return "FAIL", f"relevance {relevance_score:.2f} < {relevance_fail_below:g} (irrelevant)"
+    if completeness_score < completeness_warn_below:
+        return "WARN", (f"completeness {completeness_score:.2f} < {completeness_warn_below:g} "
+                        "(potentially incomplete)")
+    return "PASS", "grounded, relevant and complete"
+
+
+def context_text(case: GoldenCase, config: GroundingConfig) -> str:
+    passages = [p for p in (config.context or []) if p.strip()]
+    return "\n".join(passages) if passages else case.transcript_plain
+
+
+# --- the task ----------------------------------------------------------------------------------
+
+
+class GroundingTask(FamilyTask):
+    name = TASK
+    title = "Grounding"
+    metrics = METRICS
+    output_model = GroundingOutput
+    config_model = GroundingConfig
+    # The context may come from config.context instead of a transcript.
+    needs_transcript = False
+
+    def check_consistency(self, case: Any, expected: Any, config: Any) -> list[str]:
+        problems = []
+        if config.context is not None and not any(p.strip() for p in config.context):
+            problems.append("config.context: every passage is empty")
+        if not context_text(case, config).strip():
+            problems.append("config.context: no context — give passages in config.context or "
+                            "a transcript; an answer cannot be grounded in nothing")
+        if not expected.answer.strip():
+            problems.append("expected_outcome.answer: empty reference answer")
+        return problems
+
+    def _score(
+        self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
+    ) -> tuple[dict[str, MetricResult], float | None, list[str]]:
+        config: GroundingConfig = ctx.config  # type: ignore[assignment]
+        answer: str = ctx.parsed.answer  # type: ignore[union-attr]
+        reference: str = ctx.expected.answer  # type: ignore[attr-defined]
+        context = context_text(ctx.case, config)
+        rel, cosine, jaccard = relevance(config.query, answer)
+        comp, missing = completeness(config.query, answer)
+        hall = hallucination(answer, context)
+        decided, why = verdict(
+            hall.score, rel, comp, hallucination_fail_above=config.hallucination_fail_above,
+            relevance_fail_below=config.relevance_fail_below,
+            completeness_warn_below=config.completeness_warn_below)
+        unsupported = hall.unsupported
+        m = {
+            "relevance": self.spec("relevance").result(
+                rel, f"(cosine {cosine:.3f} + Jaccard {jaccard:.3f}) / 2",
+                cosine=cosine, jaccard=jaccard),
+            "completeness": self.spec("completeness").result(
+                comp, f"{comp:.0%} of the query's keywords in the answer"
+                + (f"; missing: {', '.join(missing)}" if missing else ""),
+                keywords=query_keywords(config.query), missing=missing),
+            "hallucination": self.spec("hallucination").result(
+                hall.score,
+                f"{len(unsupported)} of {len(hall.anchors)} anchors unsupported by the context "
+                f"(S_claims {hall.claims_score:.2f}); n-gram overlap {hall.overlap:.2f}"
+                + (f" < {DRIFT_OVERLAP_BELOW:g}: drift penalty {hall.drift:g}" if hall.drift
+                   else "")
+                + (": " + "; ".join(f"{a['kind']} {a['text']!r}" for a in unsupported)
+                   if unsupported else ""),
+                claims_score=hall.claims_score, drift_penalty=hall.drift,
+                ngram_overlap=hall.overlap, anchors=hall.anchors,
+                numerator=len(unsupported), denominator=len(hall.anchors)),
+        }
+        m["grounding_verdict"] = self.spec("grounding_verdict").result(
+            VERDICT_SCORES[decided], f"{decided}: {why}", verdict=decided,
+            thresholds={"hallucination_fail_above": config.hallucination_fail_above,
+                        "relevance_fail_below": config.relevance_fail_below,
+                        "completeness_warn_below": config.completeness_warn_below})
+        ref = tfidf_cosine(answer, reference)
+        m["reference_similarity"] = self.spec("reference_similarity").result(
+            ref, f"TF-IDF cosine {ref:.3f} to the reference answer")
+        return m, VERDICT_SCORES[decided], []

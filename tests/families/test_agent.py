@@ -1,0 +1,529 @@
+"""The agent family (seed 001): metrics, weights, the overall score, tool calls, bad input."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from pytest_callqa.engine.cases import CaseFileError, load_case_file
+from pytest_callqa.engine.evaluate import evaluate
+from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+from pytest_callqa.engine.registry import default_registry
+from pytest_callqa.engine.tasks.agent import (
+    AGENT_METRICS,
+    NO_RESULT,
+    align_calls,
+    replay,
+    resolve_weights,
+    score_tool_routing,
+    values_equal,
+)
+from pytest_callqa.engine.tasks.agent_schemas import (
+    AgentConfig,
+    AgentOutput,
+    AgentToolCall,
+    MetricSelection,
+    ToolCall,
+)
+from tests.engine.helpers import TFIDF, FixedJudge, make_case
+
+from .helpers import ScriptedJudge, tool_call, tool_result, write_case
+
+TRANSCRIPT = [
+    {"speaker": "customer", "text": "I want to check the balance of my checking account please"},
+    tool_call("CheckBalance", account_type="checking"),
+    tool_result('{"account_balance": "$23,509.52"}'),
+    {"speaker": "agent", "text": "Your checking account has $23,509.52 at the moment."},
+    {"speaker": "customer", "text": "Send 1,540 dollars to Svetlana's checking account."},
+    tool_call("TransferMoney", account_type="savings", recipient_name="Svetlana",
+              transfer_amount="1540"),
+    tool_result('{"status": "success", "transfer_time_days": 3}'),
+    {"speaker": "agent", "text": "Your transfer has gone through and will take 3 business days."},
+    {"speaker": "customer", "text": "Thanks, take care!"},
+    {"speaker": "agent", "text": "Have a good one!"},
+]
+EXPECTED = {
+    "tool_calls": [
+        {"name": "CheckBalance", "arguments": {"account_type": "checking"}, "turn": 1},
+        {"name": "TransferMoney", "arguments": {"account_type": "savings",
+                                                 "recipient_name": "Svetlana",
+                                                 "transfer_amount": "1540"}, "turn": 5},
+    ],
+    "task_outcome": "Balance of $23,509.52 given; $1,540 sent to Svetlana, 3 business days.",
+}
+CONFIG = {"system_prompt": "You are a bank's voice assistant.",
+          "business_rules": ["Savings is the default source account for transfers."]}
+GOOD = {
+    "tool_calls": [
+        {"turn": 1, "name": "CheckBalance", "arguments": {"account_type": "checking"}},
+        {"turn": 5, "name": "TransferMoney", "arguments": {
+            "account_type": "savings", "recipient_name": "svetlana", "transfer_amount": 1540}},
+    ],
+    "responses": [
+        {"turn": 3, "text": "Your checking account has $23,509.52."},
+        {"turn": 7, "text": "Done: $1,540 is on its way and takes 3 business days."},
+        {"turn": 9, "text": "Have a good one!"},
+    ],
+}
+ALL_FIVE = {m.id: 5 for m in AGENT_METRICS if m.id != "task_completion"}
+
+
+def _case(config: dict[str, Any] | None = None, expected: Any = None,
+          transcript: Any = None) -> Any:
+    return make_case("agent", EXPECTED if expected is None else expected,
+                     config=CONFIG if config is None else config,
+                     transcript=TRANSCRIPT if transcript is None else transcript)
+
+
+def _eval(output: Any, *, judge: Any = None, **case: Any) -> Any:
+    return evaluate(_case(**case), output, judge=judge, embedder=TFIDF)
+
+
+# --- seed 001 tables ---------------------------------------------------------------------------
+
+TIERS = {
+    "tool_routing": ("execution", 0.15), "parameter_extraction": ("execution", 0.15),
+    "result_interpretation": ("execution", 0.15), "grounding_fidelity": ("knowledge", 0.125),
+    "instruction_compliance": ("knowledge", 0.125),
+    "information_gathering": ("process", 0.10), "conversation_management": ("process", 0.10),
+    "response_delivery": ("delivery", 0.10), "task_completion": ("execution", 0.0),
+}
+
+
+def test_nine_metrics_with_the_seeds_tiers_and_default_weights() -> None:
+    specs = {s.id: s for s in default_registry().metrics_for("agent") if s.tier}
+    assert {k: (s.tier, s.weight) for k, s in specs.items()} == TIERS
+    assert sum(s.weight or 0 for s in specs.values() if s.in_defaults) == pytest.approx(1.0)
+    assert [k for k, s in specs.items() if not s.in_defaults] == ["task_completion"]
+    assert specs["task_completion"].scale == "0/1"
+    for spec in specs.values():
+        assert spec.rubric
+        if spec.id != "task_completion":
+            assert spec.scale == "0-5"
+            for level in range(6):
+                assert f"{level} = " in spec.rubric
+
+
+def test_listing_of_registered_metrics_has_what_the_seeds_api_returns() -> None:
+    listed = [s.describe() for s in default_registry().metrics_for("agent") if s.tier]
+    assert len(listed) == 9
+    for item in listed:
+        assert {"name", "tier", "weight", "scale", "rubric", "in_defaults"} <= set(item)
+
+
+def test_default_weights_when_nothing_is_selected() -> None:
+    weights = resolve_weights(None)
+    assert weights == pytest.approx({k: w for k, (_, w) in TIERS.items() if w})
+    assert resolve_weights([]) == weights
+
+
+def test_seed_selection_example_is_renormalised() -> None:
+    # The seed's JudgeConfig example: tool_routing 1.0 and task_completion 0.5.
+    config = AgentConfig.model_validate({"metrics": [
+        {"metric": "tool_routing", "weight": 1.0}, {"metric": "task_completion", "weight": 0.5}]})
+    assert resolve_weights(config.metrics) == pytest.approx(
+        {"tool_routing": 2 / 3, "task_completion": 1 / 3})
+
+
+def test_selection_without_overrides_uses_default_weights_renormalised() -> None:
+    selection = [MetricSelection(metric="tool_routing"),
+                 MetricSelection(metric="grounding_fidelity"),
+                 MetricSelection(metric="response_delivery", weight=0.225)]
+    assert resolve_weights(selection) == pytest.approx(
+        {"tool_routing": 0.3, "grounding_fidelity": 0.25, "response_delivery": 0.45})
+
+
+def test_task_completion_needs_an_explicit_weight() -> None:
+    with pytest.raises(ValueError, match="explicit weight"):
+        MetricSelection(metric="task_completion")
+    assert MetricSelection(metric="task_completion", weight=0.5).weight == 0.5
+
+
+@pytest.mark.parametrize(("metrics", "message"), [
+    ('[{metric: task_completion}]', "config.metrics[0]: Value error, task_completion has no "
+                                    "default weight"),
+    ('[{metric: politeness}]', "config.metrics[0]: Value error, unknown agent metric "
+                               "'politeness'"),
+    ('[{metric: tool_routing}, {metric: tool_routing}]', "tool_routing selected twice"),
+    ('[{metric: tool_routing, weight: 0}]', "weights add up to 0"),
+    ('[{metric: tool_routing, weight: -1}]', "config.metrics[0].weight"),
+])
+def test_bad_metric_selection_is_a_case_file_error(tmp_path: Any, metrics: str,
+                                                   message: str) -> None:
+    path = write_case(tmp_path, f"""
+id: a1
+task: agent
+transcript:
+  - {{speaker: customer, text: "Hi"}}
+  - {{speaker: agent, text: "Hello"}}
+config: {{metrics: {metrics}}}
+expected_outcome: {{tool_calls: [], task_outcome: "greeted"}}
+""")
+    with pytest.raises(CaseFileError) as err:
+        load_case_file(path)
+    assert message in str(err.value)
+
+
+# --- overall score, pass threshold, diagnostics --------------------------------------------------
+
+
+def test_overall_is_the_weighted_sum_of_normalised_scores() -> None:
+    # Judged metrics: result 4, grounding 3, instructions 5, gathering 2, management 5,
+    # delivery 4; tool routing and parameters come out 5 from the expected calls.
+    judge = FixedJudge({"result_interpretation": 4, "grounding_fidelity": 3,
+                        "instruction_compliance": 5, "information_gathering": 2,
+                        "conversation_management": 5, "response_delivery": 4})
+    result = _eval(GOOD, judge=judge)
+    expected = 100 * (0.15 * 1 + 0.15 * 1 + 0.15 * 0.8 + 0.125 * 0.6 + 0.125 * 1
+                      + 0.10 * 0.4 + 0.10 * 1 + 0.10 * 0.8)
+    assert result.metrics["overall_score"].value == pytest.approx(expected)  # 84.0
+    assert result.score == pytest.approx(expected / 100)
+    assert result.metrics["passed"].value == 1.0
+    assert result.metrics["overall_score"].details["pass_threshold"] == 75.0
+    assert result.metrics["tool_routing"].details["computed"] == "programmatic"
+
+
+@pytest.mark.parametrize(("threshold", "passed"), [(84.0, 1.0), (84.1, 0.0), (75, 1.0)])
+def test_pass_threshold_is_inclusive(threshold: float, passed: float) -> None:
+    judge = FixedJudge({"result_interpretation": 4, "grounding_fidelity": 3,
+                        "instruction_compliance": 5, "information_gathering": 2,
+                        "conversation_management": 5, "response_delivery": 4})
+    result = _eval(GOOD, judge=judge, config={**CONFIG, "pass_threshold": threshold})
+    assert result.metrics["passed"].value == passed
+    assert result.metrics["overall_score"].rating == ("good" if passed else "fail")
+
+
+def test_not_scored_metrics_are_dropped_and_the_rest_renormalised() -> None:
+    scores: dict[str, float | None] = dict(ALL_FIVE)
+    scores.update(instruction_compliance=None, conversation_management=None,
+                  response_delivery=0)
+    result = _eval(GOOD, judge=FixedJudge(scores))
+    # 0.775 of weight scored at 1.0, delivery (0.10) at 0: 0.675 / 0.775.
+    assert result.metrics["overall_score"].value == pytest.approx(100 * 0.675 / 0.775)
+    assert result.renormalised
+    assert "instruction_compliance, conversation_management" in result.notes[0]
+
+
+def test_judged_failures_carry_failure_code_and_turns() -> None:
+    judge = ScriptedJudge(
+        {**ALL_FIVE, "grounding_fidelity": 2, "response_delivery": 3},
+        details={"grounding_fidelity": {"failure_code": "Hallucinated Result", "turns": [3, "x"]}})
+    result = _eval(GOOD, judge=judge)
+    grounding = result.metrics["grounding_fidelity"]
+    assert grounding.details["failure_code"] == "hallucinated_result"
+    assert grounding.details["turns"] == [3]
+    # No label from the judge: a generic one still names the metric.
+    assert result.metrics["response_delivery"].details["failure_code"] == "low_response_delivery"
+    assert result.metrics["response_delivery"].details["turns"] == []
+    # Acceptable or better: no failure code.
+    assert result.metrics["result_interpretation"].details["failure_code"] is None
+
+
+def test_evaluation_criteria_override_is_added_to_every_judge_prompt() -> None:
+    judge = FixedJudge(ALL_FIVE)
+    override = "Reading the balance back to the cent matters most here."
+    _eval(GOOD, judge=judge, config={**CONFIG, "evaluation_criteria_override": override})
+    assert judge.seen
+    for request in judge.seen:
+        assert "Test case-specific evaluation emphasis:\n" + override in request.instructions
+        assert "failure_code" in request.instructions
+        assert request.scale == "rubric0_5"
+
+
+def test_programmatic_metrics_are_not_asked_when_expected_calls_are_given() -> None:
+    judge = FixedJudge(ALL_FIVE)
+    _eval(GOOD, judge=judge)
+    asked = [r.metric for r in judge.seen]
+    assert "tool_routing" not in asked and "parameter_extraction" not in asked
+    judge = FixedJudge(ALL_FIVE)
+    result = _eval(GOOD, judge=judge,
+                   expected={"tool_calls": None, "task_outcome": "balance and transfer"})
+    assert {"tool_routing", "parameter_extraction"} <= {r.metric for r in judge.seen}
+    assert result.metrics["tool_routing"].details["computed"] == "judge"
+
+
+def test_only_selected_metrics_are_judged_and_reported() -> None:
+    judge = FixedJudge({"task_completion": 1, "grounding_fidelity": 4})
+    config = {**CONFIG, "metrics": [{"metric": "tool_routing", "weight": 1.0},
+                                    {"metric": "grounding_fidelity", "weight": 1.0},
+                                    {"metric": "task_completion", "weight": 0.5}]}
+    result = _eval(GOOD, judge=judge, config=config)
+    assert [r.metric for r in judge.seen] == ["grounding_fidelity", "task_completion"]
+    assert judge.seen[1].scale == "binary"
+    assert set(result.metrics) == {"response_structure_compliance", "tool_routing",
+                                   "grounding_fidelity", "task_completion", "overall_score",
+                                   "passed"}
+    assert result.metrics["overall_score"].value == pytest.approx(
+        100 * (1.0 * 1 + 1.0 * 0.8 + 0.5 * 1) / 2.5)
+
+
+def test_out_of_range_judge_score_is_lowest_and_flagged() -> None:
+    result = _eval(GOOD, judge=FixedJudge({**ALL_FIVE, "response_delivery": 7}))
+    delivery = result.metrics["response_delivery"]
+    assert delivery.value == 0.0 and delivery.flagged
+    assert "outside the rubric0_5 scale" in delivery.details["warning"]
+
+
+# --- programmatic tool routing -----------------------------------------------------------------
+
+def _calls(*names: str) -> list[AgentToolCall]:
+    return [AgentToolCall(turn=i, name=n, arguments={}) for i, n in enumerate(names)]
+
+
+def _expected(*names: str) -> list[ToolCall]:
+    return [ToolCall(name=n) for n in names]
+
+
+@pytest.mark.parametrize(("expected", "made", "score", "code"), [
+    (("a", "b", "c"), ("a", "b", "c"), 5, None),
+    (("a", "b", "c"), ("a", "c", "b"), 4, None),            # minor sequence deviation
+    (("a", "b", "c"), ("a", "b", "b", "c"), 4, None),       # one redundant call
+    (("a", "b", "c"), ("a", "c"), 3, "missing_tool_call"),  # one expected tool missed
+    (("a", "b", "c"), ("a", "x", "c"), 3, "wrong_tool_selected"),
+    (("a", "b", "c", "d"), ("a", "b", "x", "y"), 2, "wrong_tool_selected"),
+    (("a", "b", "c"), ("a", "x", "y"), 1, "wrong_tool_selected"),  # 1 of N called
+    (("a", "b", "c"), (), 0, "no_tool_called"),
+    (("a", "b"), ("x", "y"), 0, "wrong_tool_set"),
+    ((), (), 5, None),
+    ((), ("x",), 4, None),
+])
+def test_tool_routing_rubric(expected: tuple[str, ...], made: tuple[str, ...], score: float,
+                             code: str | None) -> None:
+    scored = score_tool_routing(_expected(*expected), _calls(*made))
+    assert (scored.score, scored.failure_code) == (score, code)
+
+
+def test_alignment_is_order_aware_and_prefers_matching_arguments() -> None:
+    expected = [ToolCall(name="CheckBalance", arguments={"account_type": "checking"}),
+                ToolCall(name="CheckBalance", arguments={"account_type": "savings"})]
+    made = [AgentToolCall(turn=1, name="CheckBalance", arguments={"account_type": "savings"}),
+            AgentToolCall(turn=2, name="CheckBalance", arguments={"account_type": "checking"})]
+    alignment = align_calls(expected, made)
+    # Paired by arguments, not by position; one of the two is out of order.
+    assert [p[:2] for p in alignment.pairs] == [(0, 1), (1, 0)]
+    assert sum(1 for p in alignment.pairs if not p[2]) == 1
+    routing = score_tool_routing(expected, made)
+    assert routing.score == 4 and routing.details["out_of_order"] == ["CheckBalance"]
+
+
+@pytest.mark.parametrize(("expected", "got"), [
+    ("1540", 1540), ("1540", "$1,540"), ("1540", "1,540 dollars"),
+    ("(977) 625-2661", "977-625-2661"), ("Crystal Minh", "crystal minh"),
+    ("cminh730@email.com", "CMINH730@email.com"), ("11:00 AM", "11 am"),
+    (["a", "b"], ["B", "a"]), ({"x": "1"}, {"x": 1}),
+])
+def test_argument_values_match_after_normalisation(expected: Any, got: Any) -> None:
+    assert values_equal(expected, got)
+
+
+@pytest.mark.parametrize(("expected", "got"), [
+    ("1540", "15400"), ("1540", "$1,450"), ("savings", "checking"), (["a"], ["a", "b"]),
+    ("1540", "1540 euros extra"),
+])
+def test_different_argument_values_do_not_match(expected: Any, got: Any) -> None:
+    assert not values_equal(expected, got)
+
+
+def _with_transfer(**arguments: Any) -> dict[str, Any]:
+    out = copy.deepcopy(GOOD)
+    out["tool_calls"][1]["arguments"] = arguments
+    return out
+
+
+@pytest.mark.parametrize(("arguments", "score", "code"), [
+    ({"account_type": "savings", "recipient_name": "Svetlana", "transfer_amount": "$1,540"},
+     5, None),
+    ({"account_type": "checking", "recipient_name": "Svetlana", "transfer_amount": "1540"},
+     3, "wrong_parameter_value"),
+    ({"account_type": "savings", "recipient_name": "Svetlana"}, 3, "missing_parameter"),
+    ({"account_type": "checking", "recipient_name": "Svetlana", "transfer_amount": "2000"},
+     2, "fabricated_parameter"),
+    ({"account_type": "business", "recipient_name": "Olga", "transfer_amount": "2000"},
+     1, "fabricated_parameter"),
+    ({"account_type": "savings", "recipient_name": "Svetlana", "transfer_amount": "1540",
+      "memo": "birthday gift"}, 3, "fabricated_parameter"),
+])
+def test_parameter_extraction_rubric(arguments: dict[str, Any], score: float,
+                                     code: str | None) -> None:
+    result = _eval(_with_transfer(**arguments), judge=FixedJudge(ALL_FIVE))
+    metric = result.metrics["parameter_extraction"]
+    assert (metric.value, metric.details["failure_code"]) == (score, code)
+    if code:
+        assert metric.details["turns"] == [5]
+
+
+def test_minor_parameter_error_scores_4() -> None:
+    config = {**CONFIG, "tools": [
+        {"name": "CheckBalance", "parameters": {"account_type": {}}},
+        {"name": "TransferMoney", "parameters": {
+            "account_type": {"required": False}, "recipient_name": {},
+            "transfer_amount": {}}}]}
+    result = _eval(_with_transfer(account_type="checking", recipient_name="Svetlana",
+                                  transfer_amount="1540"),
+                   judge=FixedJudge(ALL_FIVE), config=config)
+    assert result.metrics["parameter_extraction"].value == 4
+
+
+def test_no_expected_tool_called_extracts_no_parameter() -> None:
+    output = {"tool_calls": [], "responses": GOOD["responses"]}
+    result = _eval(output, judge=FixedJudge(ALL_FIVE))
+    assert result.metrics["tool_routing"].value == 0
+    assert result.metrics["parameter_extraction"].value == 0
+
+
+# --- the replay ----------------------------------------------------------------------------
+
+
+def test_replay_merges_scripted_turns_with_the_agents_calls_and_replies() -> None:
+    case = _case()
+    output = AgentOutput.model_validate({
+        "tool_calls": [{"turn": 5, "name": "TransferMoney", "arguments": {}},
+                       {"turn": 5, "name": "Refund", "arguments": {}}],
+        "responses": [{"turn": 3, "text": "Let me check."}],
+    }, strict=True)
+    view = replay(case, output)
+    speakers = [(e["turn"], e["speaker"]) for e in view]
+    assert speakers == [(0, "customer"), (3, "agent"), (4, "customer"),
+                        (5, "tool_call"), (5, "tool_result"), (5, "tool_call"),
+                        (5, "tool_result"), (7, "agent"), (8, "customer"), (9, "agent")]
+    assert view[4]["text"] == '{"status": "success", "transfer_time_days": 3}'
+    assert view[6]["text"] == NO_RESULT and view[6]["recorded"] is False
+    assert view[7]["missing"] and view[9]["missing"]
+
+
+# --- the heuristic judge -----------------------------------------------------------------------
+
+
+def test_heuristic_judge_scores_proxies_and_leaves_reading_to_an_llm() -> None:
+    result = _eval(GOOD, judge=HeuristicJudge())
+    assert result.valid and result.score == 1.0
+    for metric_id in ("instruction_compliance", "conversation_management"):
+        assert not result.metrics[metric_id].scored
+        assert "LLM judge" in (result.metrics[metric_id].reason or "")
+    for metric_id in ("result_interpretation", "grounding_fidelity", "information_gathering",
+                      "response_delivery"):
+        assert result.metrics[metric_id].value == 5
+        assert "proxy" in (result.metrics[metric_id].reason or "")
+
+
+def test_heuristic_catches_misreported_results_and_delivery_problems() -> None:
+    output = copy.deepcopy(GOOD)
+    output["responses"][0]["text"] = ("**Balance:** $32,509.52. Want your savings balance? "
+                                      "Or a transfer?")
+    result = _eval(output, judge=HeuristicJudge())
+    assert result.metrics["grounding_fidelity"].value == 3
+    assert result.metrics["grounding_fidelity"].details["turns"] == [3]
+    assert result.metrics["result_interpretation"].value == 3
+    assert result.metrics["result_interpretation"].details["failure_code"] == (
+        "misreported_tool_result")
+    # Two questions and Markdown in one reply: two meaningful issues, one reply of three.
+    assert result.metrics["response_delivery"].value == 2
+    assert result.metrics["response_delivery"].details["failure_code"] == (
+        "tts_hostile_formatting")
+
+
+def test_a_reply_sees_the_results_of_calls_made_at_its_own_turn() -> None:
+    output = copy.deepcopy(GOOD)
+    output["tool_calls"][0]["turn"] = 3  # looked up right before answering at turn 3
+    result = _eval(output, judge=HeuristicJudge())
+    assert result.metrics["grounding_fidelity"].value == 5
+    assert result.metrics["result_interpretation"].value == 5
+
+
+def test_heuristic_information_gathering_flags_acting_before_asking() -> None:
+    output = copy.deepcopy(GOOD)
+    output["tool_calls"][1]["turn"] = 3  # before the customer named the amount
+    result = _eval(output, judge=HeuristicJudge())
+    gathering = result.metrics["information_gathering"]
+    assert gathering.value == 2 and gathering.details["turns"] == [3]
+
+
+def test_heuristic_task_completion_from_the_actions_taken() -> None:
+    config = {**CONFIG, "metrics": [{"metric": "tool_routing"},
+                                    {"metric": "task_completion", "weight": 0.5}]}
+    done = _eval(GOOD, judge=HeuristicJudge(), config=config)
+    assert done.metrics["task_completion"].value == 1.0
+    not_done = _eval(_with_transfer(account_type="savings", recipient_name="Svetlana",
+                                    transfer_amount="2000"),
+                     judge=HeuristicJudge(), config=config)
+    assert not_done.metrics["task_completion"].value == 0.0
+    assert not_done.metrics["task_completion"].details["failure_code"] == "task_not_completed"
+
+
+def test_heuristic_leaves_routing_unscored_without_expected_calls() -> None:
+    result = _eval(GOOD, judge=HeuristicJudge(),
+                   expected={"tool_calls": None, "task_outcome": "balance and transfer"})
+    assert not result.metrics["tool_routing"].scored
+    assert not result.metrics["parameter_extraction"].scored
+    assert result.valid
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+CASE_HEAD = """
+id: a1
+task: agent
+expected_outcome: {tool_calls: [], task_outcome: "greeted"}
+transcript:
+"""
+
+
+@pytest.mark.parametrize(("turns", "message"), [
+    ('  - {speaker: customer, text: "Hi"}\n'
+     '  - {speaker: tool_call, text: \'{"name": "lookup", "arguments": {}}\'}\n'
+     '  - {speaker: agent, text: "Hello"}\n',
+     "transcript[1]: tool call has no tool_result turn right after it"),
+    ('  - {speaker: customer, text: "Hi"}\n'
+     '  - {speaker: tool_call, text: \'{"name": "lookup", "arguments": {}}\'}\n',
+     "transcript[1]: tool call has no tool_result turn right after it"),
+    ('  - {speaker: tool_result, text: "ok"}\n  - {speaker: agent, text: "Hello"}\n',
+     "transcript[0]: tool_result without a tool_call turn before it"),
+    ('  - {speaker: tool_call, text: "lookup(1)"}\n  - {speaker: tool_result, text: "ok"}\n'
+     '  - {speaker: agent, text: "Hello"}\n',
+     "transcript[0].text: a tool_call turn must be JSON"),
+    ('  - {speaker: customer, text: "Hi"}\n  - {speaker: agent, text: "   "}\n',
+     "transcript[1].text: empty turn"),
+    ('  - {speaker: customer, text: "Hi"}\n', "transcript: no agent turn"),
+    ('  []\n', "transcript: no turn (every agent case needs one)"),
+])
+def test_bad_scenarios_are_case_file_errors(tmp_path: Any, turns: str, message: str) -> None:
+    path = write_case(tmp_path, CASE_HEAD + turns)
+    with pytest.raises(CaseFileError) as err:
+        load_case_file(path)
+    assert message in str(err.value)
+
+
+def test_expected_tool_must_be_declared_when_tools_are(tmp_path: Any) -> None:
+    path = write_case(tmp_path, """
+id: a1
+task: agent
+transcript:
+  - {speaker: customer, text: "Hi"}
+  - {speaker: agent, text: "Hello"}
+config: {tools: [{name: lookup}]}
+expected_outcome: {tool_calls: [{name: refund, arguments: {}}], task_outcome: "x"}
+""")
+    with pytest.raises(CaseFileError, match=r"expected_outcome.tool_calls\[0\].name: 'refund'"):
+        load_case_file(path)
+
+
+@pytest.mark.parametrize(("output", "reason"), [
+    ({"tool_calls": [], "responses": [{"turn": 0, "text": "hi"}]},
+     "responses[0].turn: turn 0 is a customer turn, not an agent turn"),
+    ({"tool_calls": [], "responses": [{"turn": 42, "text": "hi"}]},
+     "responses[0].turn: 42 is past the end of the transcript"),
+    ({"tool_calls": [{"turn": 99, "name": "x", "arguments": {}}], "responses": []},
+     "tool_calls[0].turn: 99 is past the end"),
+    ({"tool_calls": [], "responses": [{"turn": 3, "text": "a"}, {"turn": 3, "text": "b"}]},
+     "two responses for turn 3"),
+    ({"responses": []}, "tool_calls: Field required"),
+    ({"tool_calls": [{"turn": 1, "name": "x", "arguments": "none"}], "responses": []},
+     "tool_calls[0].arguments"),
+    ("I checked the balance for you.", "not valid JSON"),
+])
+def test_bad_outputs_are_invalid_results(output: Any, reason: str) -> None:
+    result = _eval(output, judge=FixedJudge(ALL_FIVE))
+    assert not result.valid and result.score is None
+    assert reason in (result.metrics["response_structure_compliance"].reason or "")

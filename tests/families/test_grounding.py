@@ -1,0 +1,206 @@
+"""The grounding family (seed 003): relevance, completeness, anchors, drift, the verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from pytest_callqa.engine.cases import CaseFileError, load_case_file
+from pytest_callqa.engine.evaluate import evaluate
+from pytest_callqa.engine.tasks.grounding import (
+    DRIFT_PENALTY,
+    SECTION_HALLUCINATION_THRESHOLD,
+    claim_supported,
+    completeness,
+    drift_penalty,
+    extract_claims,
+    hallucination,
+    ngram_overlap,
+    query_keywords,
+    relevance,
+    verdict,
+)
+from tests.engine.helpers import TFIDF, make_case
+
+from .helpers import write_case
+
+CONTEXT = ("The rate is 39.99 for items 5 lbs or less. And 54.99 for items of 10 lbs or less "
+           "and 69.99 for items over that. Overnight shipping was launched on March 3, 2021.")
+QUERY = "How much does overnight shipping cost for items over 10 lbs?"
+ANSWER = "Overnight shipping for items over 10 lbs costs 69.99."
+
+
+def _case(config: dict[str, Any] | None = None, transcript: Any = None) -> Any:
+    return make_case("grounding", {"answer": ANSWER},
+                     config=config or {"query": QUERY, "context": [CONTEXT]},
+                     transcript=transcript if transcript is not None else "agent: hello there")
+
+
+def _eval(answer: str, **case: Any) -> Any:
+    return evaluate(_case(**case), {"answer": answer}, embedder=TFIDF)
+
+
+# --- the scores --------------------------------------------------------------------------------
+
+
+def test_relevance_is_the_mean_of_tfidf_cosine_and_token_jaccard() -> None:
+    q, r = "refund status for my order", "the refund for your order is in progress"
+    matrix = TfidfVectorizer().fit_transform([q, r])
+    cosine = float((matrix[0] @ matrix[1].T).toarray()[0, 0])
+    jaccard = 3 / 10  # {refund, for, order} of {refund, status, for, my, order, the, your,
+    #                    is, in, progress}
+    score, got_cosine, got_jaccard = relevance(q, r)
+    assert got_cosine == pytest.approx(cosine)
+    assert got_jaccard == pytest.approx(jaccard)
+    assert score == pytest.approx((cosine + jaccard) / 2)
+
+
+def test_relevance_of_unrelated_or_empty_answers_is_zero() -> None:
+    assert relevance("refund status", "bananas are yellow")[0] == 0.0
+    assert relevance("refund status", "")[0] == 0.0
+    assert relevance("?", "!")[0] == 0.0
+
+
+def test_completeness_over_query_keywords() -> None:
+    assert query_keywords(QUERY) == ["overnight", "shipping", "cost", "items", "10", "lbs"]
+    assert completeness(QUERY, ANSWER) == (1.0, [])
+    score, missing = completeness(QUERY, "Overnight shipping costs 69.99.")
+    assert score == pytest.approx(3 / 6) and missing == ["items", "10", "lbs"]
+    assert completeness("What?", "anything") == (1.0, [])
+
+
+def test_numeric_and_date_anchors_are_checked_against_the_context() -> None:
+    check = hallucination("It costs $69.99 since 3 March 2021, not 79.99.", CONTEXT)
+    kinds = [(a["kind"], a["text"], a["supported"]) for a in check.anchors]
+    assert ("numeric", "$69.99", True) in kinds
+    assert ("date", "3 March 2021", True) in kinds
+    assert ("numeric", "79.99", False) in kinds
+
+
+def test_assertive_claims_need_subject_and_object_close_together() -> None:
+    claims = extract_claims("Overnight shipping was launched in March. It may include "
+                            "insurance. Premium support includes free returns.")
+    assert [(c.subject, c.verb, c.object) for c in claims] == [
+        # Fact verbs are not objects: "was launched in March" keeps "march".
+        (("overnight", "shipping"), "was", ("march",)),
+        (("premium", "support"), "includes", ("free", "returns")),
+    ]
+    assert claim_supported(claims[0], CONTEXT)
+    assert not claim_supported(claims[1], CONTEXT)
+    far = "Overnight trips are fun. " + "word " * 20 + "In March it rained."
+    assert not claim_supported(claims[0], far)
+
+
+def test_hallucination_is_the_share_of_unsupported_anchors() -> None:
+    check = hallucination("Items over 10 lbs cost 69.99, items over 20 lbs cost 89.99.",
+                          CONTEXT)
+    supported = [a["supported"] for a in check.anchors]
+    assert check.claims_score == pytest.approx(supported.count(False) / len(supported))
+    assert check.score == max(check.claims_score, check.drift)
+
+
+@pytest.mark.parametrize(("overlap", "penalty"), [(0.0, 0.2), (0.19, 0.2), (0.2, 0.0),
+                                                  (0.9, 0.0)])
+def test_drift_gate(overlap: float, penalty: float) -> None:
+    assert drift_penalty(overlap) == penalty
+
+
+def test_drift_penalty_sets_a_floor_for_off_topic_answers() -> None:
+    check = hallucination("Bananas taste sweet", CONTEXT)
+    assert check.anchors == [] and check.claims_score == 0.0
+    assert ngram_overlap("Bananas taste sweet", CONTEXT) == 0.0
+    assert check.score == DRIFT_PENALTY
+    on_topic = hallucination("for items of 10 lbs or less", CONTEXT)
+    assert on_topic.drift == 0.0
+
+
+# --- the verdict -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("hall", "rel", "comp", "expected"), [
+    (0.6, 0.9, 1.0, "FAIL"),     # safety first, even with a relevant, complete answer
+    (0.51, 0.9, 1.0, "FAIL"),    # the verdict's 0.5 stands over the section's 0.6
+    (0.5, 0.9, 1.0, "PASS"),     # not above 0.5
+    (0.9, 0.05, 0.1, "FAIL"),    # hallucination is named first
+    (0.0, 0.09, 1.0, "FAIL"),    # irrelevant
+    (0.0, 0.05, 0.1, "FAIL"),    # relevance before completeness
+    (0.0, 0.1, 0.59, "WARN"),
+    (0.2, 0.1, 0.6, "PASS"),
+])
+def test_verdict_order(hall: float, rel: float, comp: float, expected: str) -> None:
+    decided, why = verdict(hall, rel, comp)
+    assert decided == expected
+    if hall > 0.5:
+        assert why.startswith("hallucination")
+    elif rel < 0.1:
+        assert why.startswith("relevance")
+
+
+def test_the_sections_0_6_is_not_the_verdict_threshold() -> None:
+    assert SECTION_HALLUCINATION_THRESHOLD == 0.6
+    assert verdict(0.55, 1.0, 1.0)[0] == "FAIL"
+
+
+@pytest.mark.parametrize(("answer", "decided", "score"), [
+    (ANSWER, "PASS", 1.0),
+    ("Overnight shipping costs 69.99.", "WARN", 0.5),
+    ("Overnight shipping for items over 10 lbs costs $89.99 since 2019.", "FAIL", 0.0),
+    ("Bananas are yellow.", "FAIL", 0.0),
+    ("", "FAIL", 0.0),
+])
+def test_task_score_maps_the_verdict(answer: str, decided: str, score: float) -> None:
+    result = _eval(answer)
+    assert result.metrics["grounding_verdict"].details["verdict"] == decided
+    assert result.score == score and result.valid
+    assert result.metrics["grounding_verdict"].value == score
+
+
+def test_high_hallucination_is_a_blocker_but_keeps_the_score() -> None:
+    result = _eval("Overnight shipping for items over 10 lbs costs $89.99 since 2019.")
+    assert result.blocked and result.blockers == ["hallucination"]
+    assert result.valid and result.score == 0.0
+
+
+def test_thresholds_are_configurable() -> None:
+    config = {"query": QUERY, "context": [CONTEXT], "completeness_warn_below": 0.4}
+    assert _eval("Overnight shipping costs 69.99.", config=config).score == 1.0
+
+
+def test_the_transcript_is_the_context_when_none_is_given() -> None:
+    transcript = [{"speaker": "agent", "text": CONTEXT}]
+    result = _eval(ANSWER, config={"query": QUERY}, transcript=transcript)
+    assert result.metrics["hallucination"].value == 0.0
+    assert result.metrics["reference_similarity"].value == pytest.approx(1.0)
+
+
+# --- bad input ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("transcript: []\nconfig: {query: 'Refund?'}",
+     "config.context: no context"),
+    ("transcript: []\nconfig: {query: 'Refund?', context: ['', '  ']}",
+     "config.context: every passage is empty"),
+    ("transcript: 'agent: hi'\nconfig: {query: '   '}", "config.query"),
+    ("transcript: 'agent: hi'\nconfig: {}", "config.query: Field required"),
+    ("transcript: [{speaker: agent, text: ''}]\nconfig: {query: 'Refund?', context: x}",
+     "transcript[0].text: empty turn"),
+])
+def test_bad_cases_are_case_file_errors(tmp_path: Any, body: str, message: str) -> None:
+    path = write_case(tmp_path, "id: g1\ntask: grounding\nexpected_outcome: {answer: 'x'}\n"
+                      + body + "\n")
+    with pytest.raises(CaseFileError) as err:
+        load_case_file(path)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(("output", "reason"), [
+    ({"answer": 69.99}, "answer"), ({"text": "x"}, "answer: Field required"),
+    ("It costs 69.99.", "not valid JSON"),
+])
+def test_bad_outputs_are_invalid_results(output: Any, reason: str) -> None:
+    result = evaluate(_case(), output, embedder=TFIDF)
+    assert not result.valid
+    assert reason in (result.metrics["response_structure_compliance"].reason or "")

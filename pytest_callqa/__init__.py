@@ -39,6 +39,10 @@ _EXPORTS = {
     "assert_translation_score": "pytest_callqa.assertions",
     "assert_metric": "pytest_callqa.assertions",
     "assert_no_blockers": "pytest_callqa.assertions",
+    "assert_agent_passes": "pytest_callqa.assertions",
+    "assert_no_garbled_turns": "pytest_callqa.assertions",
+    "assert_extraction_f1": "pytest_callqa.assertions",
+    "assert_grounded": "pytest_callqa.assertions",
     "ModelOutput": "pytest_callqa.outputs",
 }
 
@@ -46,7 +50,11 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from .assertions import (
+        assert_agent_passes,
         assert_entity_score,
+        assert_extraction_f1,
+        assert_grounded,
+        assert_no_garbled_turns,
         assert_metric,
         assert_no_blockers,
         assert_qa_score,

@@ -15,9 +15,13 @@ if TYPE_CHECKING:
     from .engine.results import MetricResult, TaskResult
 
 __all__ = [
+    "assert_agent_passes",
     "assert_entity_score",
+    "assert_extraction_f1",
+    "assert_grounded",
     "assert_metric",
     "assert_no_blockers",
+    "assert_no_garbled_turns",
     "assert_qa_score",
     "assert_text_score",
     "assert_translation_score",
@@ -203,3 +207,103 @@ def assert_no_blockers(result: TaskResult) -> None:
         [metric_line(result, mid) for mid in result.blockers if mid in result.metrics]
         + [f"  note: {note}" for note in result.notes],
     )
+
+
+def _require_task(result: TaskResult, task: str, helper: str) -> None:
+    __tracebackhide__ = True
+    if result.task != task:
+        raise TypeError(f"{helper} needs a result of task {task!r}, got one of task "
+                        f"{result.task!r} {_who(result)}")
+    if not result.valid:
+        raise _fail(f"{task} result invalid {_who(result)}", _details(result))
+
+
+def assert_agent_passes(
+    result: TaskResult, *, min_overall: float | None = None, allow_blockers: bool = False
+) -> None:
+    """Fail unless the agent's overall score (0–100) reaches ``min_overall``, by default the
+    case's ``pass_threshold`` (75 unless the case sets it). Each failing metric is listed with
+    its failure code and the turns where the judge saw the problem."""
+    __tracebackhide__ = True
+    _require_task(result, "agent", "assert_agent_passes")
+    overall = result.metric("overall_score")
+    threshold = min_overall if min_overall is not None else float(
+        overall.details.get("pass_threshold", 75.0))
+    lines = []
+    for mid, metric in result.metrics.items():
+        if metric.rating in _FAILING and mid not in ("overall_score", "passed"):
+            code = metric.details.get("failure_code")
+            turns = metric.details.get("turns")
+            extra = "".join([f" [failure_code {code}]" if code else "",
+                             f" [turns {', '.join(map(str, turns))}]" if turns else ""])
+            lines.append(metric_line(result, mid) + extra)
+    if result.blockers:
+        lines.append(f"  blockers: {', '.join(result.blockers)}")
+    unscored = [mid for mid, m in result.metrics.items() if not m.scored]
+    if unscored:
+        lines.append(f"  not scored (weights renormalised): {', '.join(unscored)}")
+    if overall.value is None or overall.value < threshold:
+        shown = "not scored" if overall.value is None else f"{overall.value:.1f}"
+        raise _fail(f"agent overall score {shown} < {threshold:g} {_who(result)}", lines)
+    if result.blocked and not allow_blockers:
+        raise _fail(f"agent overall score {overall.value:.1f} >= {threshold:g} but blocker(s) "
+                    f"fired {_who(result)}: {', '.join(result.blockers)}", lines)
+
+
+def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None) -> None:
+    """Fail when the share of garbled turns (any score <= 2 of 5) is not below ``max_rate``;
+    by default the metric's own rule, passing below 10 %. Lists each garbled turn."""
+    __tracebackhide__ = True
+    _require_task(result, "conversation", "assert_no_garbled_turns")
+    rate = result.metric("garbled_turn_rate")
+    if rate.value is None:
+        raise _fail(f"garbled_turn_rate was not scored {_who(result)}",
+                    [metric_line(result, "garbled_turn_rate")])
+    passed = rate.value < max_rate if max_rate is not None else bool(rate.details.get("passed"))
+    if passed:
+        return
+    limit = max_rate if max_rate is not None else rate.details.get("threshold", 0.10)
+    lines = [metric_line(result, "garbled_turn_rate")]
+    for turn in rate.details.get("turns", []):
+        if isinstance(turn, dict) and turn.get("garbled"):
+            lines.append(f"  turn {turn.get('turn')}: {turn.get('scores', turn)}")
+    lines.extend(metric_line(result, mid) for mid in ("intelligibility", "segmentation", "context")
+                 if mid in result.metrics and result.metrics[mid].rating in _FAILING)
+    raise _fail(f"garbled turn rate {rate.value:.1%} is not below {float(limit):.0%} "
+                f"{_who(result)}", lines)
+
+
+def assert_extraction_f1(
+    result: TaskResult, min_f1: float, *, signal: str | None = None
+) -> None:
+    """Fail unless the extraction F1 — the mean over signal types, or one ``signal`` type's
+    (e.g. ``"entities"``) — is at least ``min_f1``."""
+    __tracebackhide__ = True
+    _require_task(result, "extraction", "assert_extraction_f1")
+    metric_id = "signal_f1" if signal is None else f"{signal}_f1"
+    if metric_id not in result.metrics:
+        known = sorted(m.removesuffix("_f1") for m in result.metrics
+                       if m.endswith("_f1") and m != "signal_f1")
+        raise KeyError(f"no signal type {signal!r} in this extraction result {_who(result)} "
+                       f"(evaluated: {', '.join(known) or 'none'})")
+    metric = result.metrics[metric_id]
+    if metric.value is not None and metric.value >= min_f1:
+        return
+    shown = "not scored" if metric.value is None else f"{metric.value:.3f}"
+    lines = [metric_line(result, mid) for mid, m in result.metrics.items()
+             if mid.endswith("_f1") and m.rating in _FAILING]
+    raise _fail(f"extraction {metric_id} {shown} < {min_f1:.3f} {_who(result)}", lines)
+
+
+def assert_grounded(result: TaskResult, *, allow_warn: bool = False) -> None:
+    """Fail unless the grounding verdict is PASS (or WARN with ``allow_warn``), naming the
+    rule that decided it: hallucination > 0.5, relevance < 0.1, completeness < 0.6."""
+    __tracebackhide__ = True
+    _require_task(result, "grounding", "assert_grounded")
+    verdict_metric = result.metric("grounding_verdict")
+    verdict = str(verdict_metric.details.get("verdict", "FAIL"))
+    if verdict == "PASS" or (allow_warn and verdict == "WARN"):
+        return
+    lines = [metric_line(result, mid) for mid in ("hallucination", "relevance", "completeness")
+             if mid in result.metrics]
+    raise _fail(f"grounding verdict {verdict} {_who(result)}: {verdict_metric.reason}", lines)

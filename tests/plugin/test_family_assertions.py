@@ -1,0 +1,90 @@
+"""Assertion helpers of the agent, conversation, extraction and grounding families."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_callqa import (
+    assert_agent_passes,
+    assert_extraction_f1,
+    assert_grounded,
+    assert_no_garbled_turns,
+    load_cases,
+)
+from pytest_callqa.engine.embeddings import TfidfEmbedder
+from pytest_callqa.engine.evaluate import evaluate
+from pytest_callqa.engine.results import TaskResult
+
+EXAMPLE = Path(__file__).parents[2] / "example_project"
+CASES = {c.id: c for c in load_cases(EXAMPLE / "cases")}
+
+
+def scored(model: str, case_id: str) -> TaskResult:
+    output = (EXAMPLE / "outputs" / model / f"{case_id}.json").read_text(encoding="utf-8")
+    return evaluate(CASES[case_id], output, model=model, embedder=TfidfEmbedder())
+
+
+AGENT = "agent-abcd-3592-return-outside-window"
+CONVERSATION = "conversation-abcd-9489-refund-status"
+EXTRACTION = "extraction-abcd-3592-return-denied"
+GROUNDING = "grounding-abcd-3647-overnight-rates"
+
+
+def test_agent_passes_for_the_strong_model_and_names_failures_for_the_weak() -> None:
+    assert_agent_passes(scored("northwind-large", AGENT))
+    with pytest.raises(AssertionError) as info:
+        assert_agent_passes(scored("budget-7b", AGENT))
+    message = str(info.value)
+    assert message.startswith(f"agent overall score 28.8 < 80 for model 'budget-7b', case "
+                              f"'{AGENT}'")
+    assert "tool_routing = " in message and "[failure_code " in message
+    assert "task_completion = 0.000" in message
+    assert "not scored (weights renormalised): instruction_compliance" in message
+
+
+def test_agent_min_overall_overrides_the_case_threshold() -> None:
+    weak = scored("budget-7b", AGENT)
+    assert_agent_passes(weak, min_overall=20)
+    with pytest.raises(AssertionError, match="< 30 for model"):
+        assert_agent_passes(weak, min_overall=30)
+
+
+def test_garbled_turns_listed() -> None:
+    assert_no_garbled_turns(scored("northwind-large", CONVERSATION))
+    with pytest.raises(AssertionError) as info:
+        assert_no_garbled_turns(scored("budget-7b", CONVERSATION))
+    message = str(info.value)
+    assert "garbled turn rate 55.6% is not below 10%" in message
+    assert "  turn 2: " in message
+    assert "segmentation = " in message
+
+
+def test_extraction_f1_overall_and_per_signal() -> None:
+    assert_extraction_f1(scored("northwind-large", EXTRACTION), 0.9)
+    assert_extraction_f1(scored("northwind-large", EXTRACTION), 0.9, signal="entities")
+    weak = scored("budget-7b", EXTRACTION)
+    with pytest.raises(AssertionError) as info:
+        assert_extraction_f1(weak, 0.5, signal="topics")
+    assert "extraction topics_f1 0.000 < 0.500 for model 'budget-7b'" in str(info.value)
+    with pytest.raises(KeyError, match=r"no signal type 'slogans'.*evaluated: aspects"):
+        assert_extraction_f1(weak, 0.5, signal="slogans")
+
+
+def test_grounded_verdict_and_the_rule_that_decided_it() -> None:
+    assert_grounded(scored("northwind-large", GROUNDING))
+    with pytest.raises(AssertionError) as info:
+        assert_grounded(scored("budget-7b", GROUNDING), allow_warn=True)
+    message = str(info.value)
+    assert "grounding verdict FAIL for model 'budget-7b'" in message
+    assert "hallucination 0.80 > 0.5" in message
+    assert "  hallucination = 0.800 (blocker" in message
+
+
+def test_family_helpers_refuse_another_task() -> None:
+    result = scored("northwind-large", GROUNDING)
+    with pytest.raises(TypeError, match="assert_agent_passes needs a result of task 'agent'"):
+        assert_agent_passes(result)
+    with pytest.raises(TypeError, match="needs a result of task 'conversation'"):
+        assert_no_garbled_turns(result)

@@ -61,6 +61,9 @@ class BaseTask(ABC):
     # Blockers that void the score (the seed's "score = invalid"); other blockers only
     # disqualify the model for the task.
     voiding: frozenset[str] = frozenset({STRUCTURE})
+    # The model of the golden truth, when it is not in the shape of the output (an agent's
+    # expected tool calls versus its trajectory); None means the output model.
+    expected_model: type[BaseModel] | None = None
 
     def spec(self, metric_id: str) -> MetricSpec:
         for spec in self.metrics:
@@ -70,13 +73,16 @@ class BaseTask(ABC):
 
     # --- golden cases -------------------------------------------------------------------
 
+    def expected_cls(self) -> type[BaseModel]:
+        return self.expected_model or self.output_model
+
     def case_models(self, case: GoldenCase) -> tuple[BaseModel, BaseModel]:
-        expected = self.output_model.model_validate(case.expected_outcome, strict=True)
+        expected = self.expected_cls().model_validate(case.expected_outcome, strict=True)
         config = self.config_model.model_validate(case.config)
         return expected, config
 
     def check_case(self, case: GoldenCase) -> list[str]:
-        problems: list[str] = []
+        problems = self.check_transcript(case)
         expected = config = None
         try:
             config = self.config_model.model_validate(case.config)
@@ -86,12 +92,16 @@ class BaseTask(ABC):
             problems.append("expected_outcome: missing (the golden truth is required)")
         else:
             try:
-                expected = self.output_model.model_validate(case.expected_outcome, strict=True)
+                expected = self.expected_cls().model_validate(case.expected_outcome, strict=True)
             except ValidationError as exc:
                 problems.extend(validation_problems(exc, "expected_outcome"))
         if expected is not None and config is not None:
             problems.extend(self.check_consistency(case, expected, config))
         return problems
+
+    def check_transcript(self, case: GoldenCase) -> list[str]:
+        """Problems of the transcript itself; the call-intelligence tasks accept any."""
+        return []
 
     def check_consistency(
         self, case: GoldenCase, expected: Any, config: Any

@@ -1,9 +1,8 @@
 """Shared behaviour of the agent, conversation, extraction and grounding families.
 
-These families differ from the call-intelligence tasks in two ways the base class does not
-cover: the golden truth of an agent case is not in the shape of the model's output (expected
-tool calls versus a trajectory), and every family needs a transcript whose turns say
-something. The helpers below add both without changing how the engine drives a task.
+Every one of these families needs a transcript whose turns say something, judges some
+metrics once per unit of an output (a turn, a signal), and converts rubric scores that a
+judge may get out of range.
 """
 
 from __future__ import annotations
@@ -12,9 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
-
-from ..cases import GoldenCase, validation_problems
+from ..cases import GoldenCase
 from ..judges.base import JudgeRequest, Scale, lowest_score, valid_score
 from ..registry import Bands
 from .base import BaseTask
@@ -30,40 +27,10 @@ RUBRIC_BANDS = Bands(good=RUBRIC_GOOD, acceptable=3.0)
 
 
 class FamilyTask(BaseTask):
-    """A task whose golden truth may have its own model (``expected_model``)."""
+    """A task that needs a transcript whose turns all say something."""
 
-    # Defaults to the output model (conversation, extraction and grounding compare like
-    # with like); the agent family sets its own.
-    expected_model: type[BaseModel] | None = None
     # Whether a case must carry at least one transcript turn.
     needs_transcript: bool = True
-
-    def _expected_cls(self) -> type[BaseModel]:
-        return self.expected_model or self.output_model
-
-    def case_models(self, case: GoldenCase) -> tuple[BaseModel, BaseModel]:
-        expected = self._expected_cls().model_validate(case.expected_outcome, strict=True)
-        config = self.config_model.model_validate(case.config)
-        return expected, config
-
-    def check_case(self, case: GoldenCase) -> list[str]:
-        problems = self.check_transcript(case)
-        expected = config = None
-        try:
-            config = self.config_model.model_validate(case.config)
-        except ValidationError as exc:
-            problems.extend(validation_problems(exc, "config"))
-        if case.expected_outcome is None:
-            problems.append("expected_outcome: missing (the golden truth is required)")
-        else:
-            try:
-                expected = self._expected_cls().model_validate(case.expected_outcome,
-                                                               strict=True)
-            except ValidationError as exc:
-                problems.extend(validation_problems(exc, "expected_outcome"))
-        if expected is not None and config is not None:
-            problems.extend(self.check_consistency(case, expected, config))
-        return problems
 
     def check_transcript(self, case: GoldenCase) -> list[str]:
         """Empty turns are an authoring mistake in every family: nothing can be judged in them."""

@@ -129,7 +129,7 @@ class CallqaSession:
         return self._catalog
 
     def _load_catalog(self) -> CaseCatalog:
-        from .engine.cases import CaseFileError, iter_case_files, load_case_file
+        from .engine.cases import scan_cases
 
         root = self.settings.cases
         if root is None:
@@ -139,25 +139,8 @@ class CallqaSession:
             )
         if not root.exists():
             raise CallqaUsageError(f"callqa: the golden cases directory {root} does not exist")
-        cases: list[GoldenCase] = []
-        errors: list[CaseFileError] = []
-        owners: dict[str, Path] = {}
-        for path in iter_case_files(root):
-            try:
-                loaded = load_case_file(path)
-            except CaseFileError as exc:
-                errors.append(exc)
-                continue
-            clashes = [c.id for c in loaded if c.id in owners]
-            if clashes:
-                errors.append(CaseFileError(path, [
-                    f"id: {cid!r} is already used by a case in "
-                    f"{display_path(owners[cid], self.config.rootpath)}" for cid in clashes
-                ]))
-                continue
-            for case in loaded:
-                owners[case.id] = path
-            cases.extend(loaded)
+        cases, errors = scan_cases(
+            root, show=lambda path: display_path(path, self.config.rootpath))
         return CaseCatalog(cases=cases, errors=errors)
 
     def select(self, tasks: Sequence[str] = (), tags: Sequence[str] = ()) -> list[GoldenCase]:

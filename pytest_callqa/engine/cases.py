@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -231,28 +231,39 @@ def iter_case_files(root: Path | str) -> Iterator[Path]:
             yield path
 
 
+def scan_cases(
+    root: Path | str, *, show: Callable[[Path], str] = str
+) -> tuple[list[GoldenCase], list[CaseFileError]]:
+    """Every good case below ``root`` and one error per bad file, so one bad file does not
+    hide the others. A file reusing a case id of an earlier file is bad as a whole; ``show``
+    renders the earlier file's path in that message."""
+    cases: list[GoldenCase] = []
+    errors: list[CaseFileError] = []
+    owners: dict[str, Path] = {}
+    for file in iter_case_files(root):
+        try:
+            loaded = load_case_file(file)
+        except CaseFileError as exc:
+            errors.append(exc)
+            continue
+        clashes = [c.id for c in loaded if c.id in owners]
+        if clashes:
+            errors.append(CaseFileError(file, [
+                f"id: {cid!r} is already used by a case in {show(owners[cid])}"
+                for cid in clashes]))
+            continue
+        owners.update((case.id, file) for case in loaded)
+        cases.extend(loaded)
+    return cases, errors
+
+
 def load_cases(path: Path | str) -> list[GoldenCase]:
     """Load all golden cases below ``path``.
 
     Every bad file is reported (not just the first) in one :class:`CaseFileError`; a case id
     used in two files is an error naming both.
     """
-    cases: list[GoldenCase] = []
-    errors: list[CaseFileError] = []
-    owners: dict[str, str] = {}
-    for file in iter_case_files(path):
-        try:
-            loaded = load_case_file(file)
-        except CaseFileError as exc:
-            errors.append(exc)
-            continue
-        for case in loaded:
-            if case.id in owners:
-                errors.append(CaseFileError(file, [
-                    f"id: {case.id!r} is already used by a case in {owners[case.id]}"]))
-                continue
-            owners[case.id] = str(file)
-            cases.append(case)
+    cases, errors = scan_cases(path)
     if errors:
         if len(errors) == 1:
             raise errors[0]

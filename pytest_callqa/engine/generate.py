@@ -1,0 +1,288 @@
+"""Live model outputs: ask an OpenAI-compatible model to perform a golden case's task.
+
+The built-in generator has one default prompt per call-intelligence task (qa, entity, text,
+translation), each asking for exactly the task's JSON structure — described from the task's
+output model, so prompt and scoring cannot drift apart. The prompt never contains the
+expected outcome. Teams with their own production prompt replace it (``prompts=`` here, or
+the plugin's ``pytest_callqa_generate`` hook).
+
+Generation shares :class:`~.judges.transport.ChatRunner` with the judge: same concurrency,
+rate limit, cache, budget and cost accounting. A generated reply is never re-asked or
+repaired: the raw text is what gets scored, including its structure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel
+
+from .cases import GoldenCase
+from .judges.cache import JudgeCache
+from .judges.transport import ChatOutcome, ChatRequest, ChatRunner, Endpoint, first_error
+from .pricing import PriceTable
+
+GENERATION_PROMPT_VERSION = "callqa-generate-2025.1"
+PromptBuilder = Callable[[GoldenCase], list[dict[str, str]]]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model under test: the name shown in the scorecard, the served model id, and where
+    it is served (None: ``OPENAI_BASE_URL``, then OpenAI)."""
+
+    name: str
+    model: str
+    base_url: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> ModelSpec:
+        """``name=model@base_url``; ``name=`` and ``@base_url`` are optional.
+
+        ``@`` starts the base URL only when an ``http://`` or ``https://`` URL follows, so
+        model ids that contain ``@`` stay whole.
+        """
+        spec = text.strip()
+        name, sep, rest = spec.partition("=")
+        if not sep:
+            name, rest = "", spec
+        model, base_url = rest, None
+        at = rest.rfind("@")
+        if at != -1 and rest[at + 1:].startswith(("http://", "https://")):
+            model, base_url = rest[:at], rest[at + 1:]
+        model, name = model.strip(), name.strip()
+        if not model:
+            raise ValueError(f"model spec {text!r} names no model; expected "
+                             "'name=model@base_url' (name and @base_url optional)")
+        return cls(name=name or model, model=model, base_url=base_url)
+
+
+# --- output structure descriptions ---------------------------------------------------------
+
+
+def describe_type(annotation: Any, indent: int = 0) -> str:
+    """A compact JSON-like picture of a pydantic field type, for a prompt."""
+    origin = get_origin(annotation)
+    pad = "  " * indent
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        fields = [
+            f'{pad}  "{name}": {describe_type(info.annotation, indent + 1)}'
+            for name, info in annotation.model_fields.items()
+        ]
+        return "{\n" + ",\n".join(fields) + f"\n{pad}}}"
+    if origin is Literal:
+        return " | ".join(json.dumps(v) for v in get_args(annotation))
+    if origin in (Union, types.UnionType):
+        options = [a for a in get_args(annotation) if a is not type(None)]
+        text = " or ".join(describe_type(a, indent) for a in options)
+        return f"{text} or null" if len(options) < len(get_args(annotation)) else text
+    if origin is list:
+        (item,) = get_args(annotation) or (Any,)
+        return f"[{describe_type(item, indent)}, ...]"
+    if origin is dict:
+        _key, value = get_args(annotation) or (str, Any)
+        if value is Any:
+            return "{<key>: <value>, ...} (an object; keys of your choosing)"
+        return f"{{<key>: {describe_type(value, indent)}, ...}}"
+    if origin is typing.Annotated:
+        return describe_type(get_args(annotation)[0], indent)
+    names = {str: "string", int: "integer", float: "number", bool: "true or false"}
+    if annotation in names:
+        return names[annotation]
+    return "any JSON value"
+
+
+def output_structure(task: str) -> str:
+    from .registry import default_registry
+
+    return describe_type(default_registry().task(task).output_model)
+
+
+# --- default prompts -----------------------------------------------------------------------
+
+_COMMON_RULES = """\
+Reply with only one JSON object, exactly in this structure: no other keys, no missing keys, \
+no Markdown fences, no text before or after it.
+{structure}
+Numbers are JSON numbers, not strings. Use only facts stated in the call; do not invent \
+names, amounts, dates or events."""
+
+TASK_INSTRUCTIONS: dict[str, str] = {
+    "qa": """\
+You are a quality analyst for a contact centre. Score the call against the QA scorecard in \
+config.questions. Answer every question, with its question_id, type and max_score as \
+configured (when the configuration omits a type, use "SCORE"; when it omits max_score, use \
+1). A PASS_FAIL question scores either 0 or its max_score; a SCORE question any value from \
+0 to max_score. Each reason cites the evidence: a short quote from the call or the time it \
+was said.""",
+    "entity": """\
+You detect configured keywords and topics in customer calls. Report which entries of \
+config.keywords and config.topics the call mentions, in any language or script, spelled \
+exactly as configured. Report nothing that is not configured. valid_entity_set lists every \
+keyword and topic you detected.""",
+    "text": """\
+You analyse customer calls. The transcript turns are numbered (n). Label the sentiment of \
+every turn: sentence_id is the turn number, text the turn's text, label one of \
+config.sentiment_labels. Summarise the call: call_purpose (why the customer called, one \
+sentence), highlights (the key points, each a short sentence) and call_extracted_info (the \
+facts of the call as field name → value). emotion maps emotion labels to their share of the \
+call; the shares sum to 1.""",
+    "translation": """\
+You translate call transcripts from config.source_language to config.target_language. The \
+turns are numbered (n): translate each one, with source_id the turn number, source_text the \
+original and translated_text your translation. full_translation is all translations in \
+order, joined with spaces. domain_terms_handled lists each domain term of the call (medical, \
+financial, technical) and how you rendered it; named_entities_handled does the same for \
+names of people, places and organisations. Keep every number, date and amount exact.""",
+}
+
+
+def default_messages(case: GoldenCase) -> list[dict[str, str]]:
+    """The built-in prompt for ``case``'s task; the expected outcome is never included."""
+    instructions = TASK_INSTRUCTIONS.get(case.task)
+    if instructions is None:
+        known = ", ".join(sorted(TASK_INSTRUCTIONS))
+        raise ValueError(
+            f"no default generation prompt for task {case.task!r} (built in: {known}); "
+            "generate its outputs with a pytest_callqa_generate hook or pass prompts="
+        )
+    system = instructions + "\n\n" + _COMMON_RULES.format(structure=output_structure(case.task))
+    turns = []
+    for n, turn in enumerate(case.transcript, start=1):
+        entry: dict[str, Any] = {"n": n, "speaker": turn.speaker, "text": turn.text}
+        if turn.start is not None:
+            entry["start_s"] = turn.start
+        turns.append(entry)
+    inputs = {"task": case.task, "config": case.config, "transcript": turns}
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": json.dumps(inputs, ensure_ascii=False)},
+    ]
+
+
+# --- the generator -------------------------------------------------------------------------
+
+
+@dataclass
+class Generation:
+    """A model's reply for one case: the raw ``text`` (None when the call failed, with
+    ``error`` saying why) and its ``usage`` (tokens, ``cost_usd`` when the price is known)."""
+
+    case_id: str
+    model: str
+    text: str | None
+    error: str | None = None
+    usage: dict[str, float] = field(default_factory=dict)
+    cached: bool = False
+    budget_stopped: bool = False
+
+
+class OpenAIGenerator:
+    """Produces live outputs of one model for golden cases.
+
+    ``model`` is a served model id or a :class:`ModelSpec` (``parse`` one from
+    ``name=model@base_url``). ``json_mode`` asks the server for a JSON object
+    (``response_format``); turn it off for servers without that feature. ``prompts`` maps a
+    task to a function building its messages, replacing the default. The remaining arguments
+    build a :class:`ChatRunner` when ``runner`` is not given; ``on_progress(done, total)``
+    is called as calls finish.
+    """
+
+    def __init__(
+        self,
+        model: str | ModelSpec,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        temperature: float = 0.0,
+        json_mode: bool = True,
+        prompts: Mapping[str, PromptBuilder] | None = None,
+        runner: ChatRunner | None = None,
+        concurrency: int = 16,
+        rpm: int | None = None,
+        cache: JudgeCache | None = None,
+        budget_usd: float | None = None,
+        prices: PriceTable | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 4,
+        run_id: str | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        spec = model if isinstance(model, ModelSpec) else ModelSpec(model, model, base_url)
+        self.spec = spec
+        self.name = spec.name
+        self.model = spec.model
+        self.endpoint = Endpoint(spec.model, base_url or spec.base_url, api_key)
+        self.temperature = temperature
+        self.json_mode = json_mode
+        self.prompts: dict[str, PromptBuilder] = dict(prompts or {})
+        self.runner = runner or ChatRunner(
+            concurrency=concurrency, rpm=rpm, cache=cache, budget_usd=budget_usd,
+            prices=prices, timeout=timeout, max_retries=max_retries, reasks=0, run_id=run_id,
+        )
+        self.runner.require_price(spec.model)
+        self.on_progress = on_progress
+
+    def __repr__(self) -> str:
+        return (f"OpenAIGenerator(name={self.name!r}, model={self.model!r}, "
+                f"base_url={self.endpoint.display_url!r})")
+
+    def messages(self, case: GoldenCase) -> list[dict[str, str]]:
+        builder = self.prompts.get(case.task, default_messages)
+        return builder(case)
+
+    def request(self, case: GoldenCase, run: int = 0) -> ChatRequest:
+        params: dict[str, Any] = {"temperature": self.temperature}
+        if self.json_mode:
+            params["response_format"] = {"type": "json_object"}
+        # Repeated runs (the consistency benchmark) must be separate calls, not one reply
+        # read back from the cache N times.
+        return ChatRequest(messages=self.messages(case), params=params, kind="generate",
+                           version=GENERATION_PROMPT_VERSION, variant={"run": run})
+
+    def generate(self, cases: Sequence[GoldenCase], *, run: int = 0) -> list[Generation]:
+        """Outputs for ``cases`` (in order), all calls concurrent under the runner's limits."""
+        if not cases:
+            return []
+        return self.runner.run_sync(lambda: self.agenerate(cases, run=run))
+
+    async def agenerate(self, cases: Sequence[GoldenCase], *, run: int = 0) -> list[Generation]:
+        requests = [self.request(case, run) for case in cases]
+        done = 0
+
+        async def one(request: ChatRequest) -> ChatOutcome:
+            nonlocal done
+            outcome = await self.runner.call(self.endpoint, request)
+            done += 1
+            if self.on_progress is not None:
+                self.on_progress(done, len(requests))
+            return outcome
+
+        try:
+            async with self.runner.session(), asyncio.TaskGroup() as group:
+                tasks = [group.create_task(one(r)) for r in requests]
+        except BaseExceptionGroup as failed:
+            # A configuration error (bad key, unknown model) stops the batch; report it as
+            # itself, not wrapped in the task group's exception group.
+            raise first_error(failed) from None
+        return [self._generation(case, task.result())
+                for case, task in zip(cases, tasks, strict=True)]
+
+    def _generation(self, case: GoldenCase, outcome: ChatOutcome) -> Generation:
+        usage = {k: v for k, v in outcome.usage.items() if k != "cached"}
+        return Generation(
+            case_id=case.id, model=self.name,
+            text=outcome.content if outcome.error is None else None,
+            error=None if outcome.error is None else f"{self.name}: {outcome.error}",
+            usage=usage, cached=outcome.cached, budget_stopped=outcome.budget_stopped,
+        )
+
+    def usage_summary(self) -> dict[str, Any]:
+        return {"name": self.name, "model": self.model,
+                **self.runner.usage(self.model, "generate").to_dict()}

@@ -1,0 +1,483 @@
+"""The on-disk cache of model replies, and the file locks that let processes share it.
+
+Entries are content-addressed JSON files, ``<dir>/<key[:2]>/<key>.json``, each written to a
+temporary file in the same directory and moved into place with ``os.replace``: a reader sees
+either no entry or a whole one, whatever happens to the writer. An entry that still cannot be
+read (a disk filled up, a file edited by hand) is a miss and is rewritten by the next call.
+Entries hold the reply text, its token usage and what produced it — never the API key, the
+endpoint or any HTTP header. No ``fsync``: a killed process loses nothing the kernel already
+has, and a power cut at worst leaves a damaged entry, which is a miss.
+
+The same directory coordinates processes (pytest-xdist workers, or two runs at once):
+
+- a per-key lock held from the cache lookup to the cache write, so of several processes
+  wanting one reply exactly one asks for it and the others read the entry. The lock is one
+  byte of ``keys.lock`` at an offset taken from the key (a POSIX record lock): no file is
+  created per key, which on a busy disk costs more than the rest of a call;
+- ``slots/<i>.lock`` files, one per unit of the concurrency limit: a request is sent only
+  while its process holds one, so the limit holds for all processes together;
+- a shared request log for the requests-per-minute limit, and a spend ledger per run id for
+  the budget.
+
+The kernel drops every lock of a process that dies, so a killed worker never leaves one
+behind. Locks are taken with non-blocking attempts and ``asyncio.sleep`` between them: a
+thread blocked in a lock call would hold an executor thread that a lock holder in the same
+process may need, which can deadlock two processes that wait on each other's keys. On
+platforms without ``fcntl`` (Windows) the cache still works, but coordination is per
+process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+if sys.platform != "win32":
+    import fcntl
+
+CacheMode = Literal["off", "ro", "rw"]
+CACHE_MODES: tuple[str, ...] = ("off", "ro", "rw")
+DEFAULT_CACHE_DIR = ".callqa_cache"
+ENTRY_FORMAT = 1
+# A temporary file this old belongs to a writer that died; no live write takes minutes.
+_STALE_TEMP_S = 600.0
+# Lock polling: start fast (a lock is typically held for one request), back off to keep
+# a long wait cheap.
+_POLL_FIRST_S = 0.002
+_POLL_MAX_S = 0.02
+
+
+def content_key(payload: Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of ``payload``: equal payloads, equal keys."""
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                      default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    unreadable: int = 0
+    writes: int = 0
+    write_errors: int = 0
+
+
+def _try_flock(path: Path) -> int | None:
+    """An fd holding an exclusive lock on ``path``, or None when another holder has it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    if sys.platform == "win32":
+        return fd
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _unlock(fd: int) -> None:
+    if sys.platform != "win32":
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+
+
+async def _acquire(path: Path) -> int:
+    delay = _POLL_FIRST_S
+    while True:
+        fd = _try_flock(path)
+        if fd is not None:
+            return fd
+        await asyncio.sleep(delay)
+        delay = min(delay * 1.5, _POLL_MAX_S)
+
+
+class JudgeCache:
+    """Replies of judge and generation calls, keyed by :func:`content_key`.
+
+    ``mode``: ``rw`` reads and writes, ``ro`` only reads (a CI job that must not grow the
+    cache), ``off`` neither — the directory is then only used to coordinate processes.
+    """
+
+    def __init__(
+        self, directory: str | os.PathLike[str] | None = DEFAULT_CACHE_DIR,
+        mode: CacheMode | str = "rw",
+    ) -> None:
+        if mode not in CACHE_MODES:
+            raise ValueError(f"cache mode must be one of {', '.join(CACHE_MODES)}, got {mode!r}")
+        if directory is None and mode != "off":
+            raise ValueError(f"cache mode {mode!r} needs a directory")
+        self.mode: str = mode
+        self.directory = Path(directory) if directory is not None else None
+        self.stats = CacheStats()
+        self._made_dirs: set[Path] = set()
+
+    def __repr__(self) -> str:
+        return f"JudgeCache({str(self.directory)!r}, mode={self.mode!r})"
+
+    @property
+    def readable(self) -> bool:
+        return self.mode in ("ro", "rw")
+
+    @property
+    def writable(self) -> bool:
+        return self.mode == "rw"
+
+    def describe(self) -> str:
+        if self.mode == "off":
+            return "cache off"
+        return f"cache {self.mode} ({self.directory})"
+
+    def entry_path(self, key: str) -> Path:
+        if self.directory is None:
+            raise ValueError("this cache has no directory")
+        return self.directory / key[:2] / f"{key}.json"
+
+    # --- entries ----------------------------------------------------------------------
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored value for ``key``, or None (absent, unreadable, or cache not readable)."""
+        if not self.readable:
+            return None
+        path = self.entry_path(key)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            self.stats.misses += 1
+            return None
+        except (OSError, UnicodeDecodeError):
+            self.stats.unreadable += 1
+            return None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            self.stats.unreadable += 1
+            return None
+        if (not isinstance(data, dict) or data.get("format") != ENTRY_FORMAT
+                or data.get("key") != key or not isinstance(data.get("value"), dict)):
+            self.stats.unreadable += 1
+            return None
+        self.stats.hits += 1
+        value: dict[str, Any] = data["value"]
+        return value
+
+    def put(self, key: str, value: Mapping[str, Any]) -> bool:
+        """Store ``value`` atomically; False when the cache is not writable or the write
+        failed (a full disk must not fail an evaluation; the reply is simply not kept)."""
+        if not self.writable:
+            return False
+        path = self.entry_path(key)
+        record = {"format": ENTRY_FORMAT, "key": key, "written": time.time(), "value": value}
+        try:
+            payload = json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False)
+            self._ensure_dir(path.parent)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(payload)
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except (OSError, ValueError):
+            self.stats.write_errors += 1
+            return False
+        self.stats.writes += 1
+        return True
+
+    def _ensure_root(self) -> None:
+        assert self.directory is not None
+        if self.directory in self._made_dirs:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        ignore = self.directory / ".gitignore"
+        if not ignore.exists():
+            # Same convention as .pytest_cache: the cache never ends up in a commit.
+            with contextlib.suppress(OSError):
+                ignore.write_text("# created by pytest-callqa\n*\n", encoding="utf-8")
+        self._made_dirs.add(self.directory)
+
+    def _ensure_dir(self, folder: Path) -> None:
+        """Create an entry folder once per cache object, sweeping the temporary files that
+        writers killed mid-write left in it."""
+        if folder in self._made_dirs:
+            return
+        self._ensure_root()
+        folder.mkdir(parents=True, exist_ok=True)
+        cutoff = time.time() - _STALE_TEMP_S
+        for tmp in folder.glob(".*.tmp"):
+            with contextlib.suppress(OSError):
+                if tmp.stat().st_mtime < cutoff:
+                    tmp.unlink()
+        self._made_dirs.add(folder)
+
+    # --- coordination -----------------------------------------------------------------
+
+    def _coordination_dir(self, name: str) -> Path | None:
+        """A folder for lock files, or None without a directory or when it cannot be
+        written (a read-only cache on a read-only disk): coordination is then per process."""
+        if self.directory is None:
+            return None
+        folder = self.directory / name
+        if folder not in self._made_dirs:
+            try:
+                self._ensure_root()
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                return None
+            if not os.access(folder, os.W_OK):
+                return None
+            self._made_dirs.add(folder)
+        return folder
+
+    @contextlib.asynccontextmanager
+    async def lock(self, key: str) -> AsyncIterator[None]:
+        """Hold ``key`` against other processes from lookup to write (``rw`` mode only:
+        without writes a waiter could not profit from the holder's reply)."""
+        folder = self._coordination_dir("locks") if self.writable else None
+        if folder is None or sys.platform == "win32":
+            yield
+            return
+        fd = _record_lock_fd(folder / "keys.lock")
+        offset = _lock_offset(key)
+        delay = _POLL_FIRST_S
+        while True:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, offset)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EACCES, errno.EAGAIN):
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, _POLL_MAX_S)
+        try:
+            yield
+        finally:
+            fcntl.lockf(fd, fcntl.LOCK_UN, 1, offset)
+
+    def slots(self, limit: int) -> FileSlots | None:
+        """A concurrency limit shared by every process using this directory."""
+        folder = self._coordination_dir("slots")
+        return None if folder is None else FileSlots(folder, limit)
+
+    def rate_window(self, limit: int, window_s: float) -> FileRateWindow | None:
+        """A requests-per-window limit shared by every process using this directory."""
+        folder = self._coordination_dir("rate")
+        return None if folder is None else FileRateWindow(folder, limit, window_s)
+
+    def ledger(self, run_id: str) -> SpendLedger | None:
+        """The spend of run ``run_id`` summed over every process that reports to it."""
+        folder = self._coordination_dir("spend")
+        return None if folder is None else SpendLedger(folder / f"{_safe_name(run_id)}.log")
+
+
+# Record locks belong to the process and are all dropped when it closes *any* descriptor of
+# the file, so each process opens a lock file once and never closes it.
+_RECORD_LOCK_FDS: dict[str, int] = {}
+_RECORD_LOCK_GUARD = threading.Lock()
+
+
+def _record_lock_fd(path: Path) -> int:
+    with _RECORD_LOCK_GUARD:
+        fd = _RECORD_LOCK_FDS.get(str(path))
+        if fd is None:
+            fd = _RECORD_LOCK_FDS[str(path)] = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        return fd
+
+
+def _lock_offset(key: str) -> int:
+    """A byte offset per key, below 2**60; keys are SHA-256 hex digests already."""
+    try:
+        return int(key[:15], 16)
+    except ValueError:
+        return int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:15], 16)
+
+
+def _safe_name(text: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+    return cleaned[:80] or "run"
+
+
+class FileSlots:
+    """``limit`` lock files; a request is in flight only while its process holds one.
+
+    The slot files stay open for the life of the object, so taking a slot is one
+    non-blocking ``flock`` per candidate. A slot released while calls of the same process
+    wait goes straight to the oldest of them, still locked: no scan, no poll, which is what
+    keeps a single process at full speed. Calls that find no free slot are served by one
+    poller per process that scans for slots freed by other processes.
+    """
+
+    def __init__(self, folder: Path, limit: int, poll_s: float = 0.004) -> None:
+        if limit < 1:
+            raise ValueError(f"concurrency limit must be at least 1, got {limit}")
+        self.limit = limit
+        self.poll_s = poll_s
+        self._fds = [os.open(folder / f"{i}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+                     for i in range(limit)]
+        self._held: set[int] = set()
+        self._waiters: deque[asyncio.Future[int]] = deque()
+        self._poller: asyncio.Task[None] | None = None
+
+    def _grab(self) -> int | None:
+        for index, fd in enumerate(self._fds):
+            if index in self._held:
+                continue
+            if sys.platform != "win32":
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue
+            self._held.add(index)
+            return index
+        return None
+
+    def _next_waiter(self) -> asyncio.Future[int] | None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                return waiter
+        return None
+
+    async def acquire(self) -> int:
+        if not self._waiters:
+            slot = self._grab()
+            if slot is not None:
+                return slot
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._waiters.append(future)
+        if (self._poller is None or self._poller.done()) and len(self._held) < self.limit:
+            self._poller = asyncio.create_task(self._poll())
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.release(future.result())
+            raise
+
+    def release(self, slot: int) -> None:
+        if slot not in self._held:
+            return
+        waiter = self._next_waiter()
+        if waiter is not None:
+            waiter.set_result(slot)
+            return
+        self._held.discard(slot)
+        if sys.platform != "win32":
+            fcntl.flock(self._fds[slot], fcntl.LOCK_UN)
+
+    async def _poll(self) -> None:
+        while self._waiters:
+            if len(self._held) == self.limit:
+                # Every slot is this process's: releases reach the waiters directly, and
+                # there is nothing another process could free.
+                return
+            slot = self._grab()
+            if slot is None:
+                await asyncio.sleep(self.poll_s)
+                continue
+            waiter = self._next_waiter()
+            if waiter is None:
+                self.release(slot)
+                return
+            waiter.set_result(slot)
+
+    async def close(self) -> None:
+        if self._poller is not None and not self._poller.done():
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._poller
+        for fd in self._fds:
+            os.close(fd)  # closing drops any lock still held
+        self._fds = []
+        self._held.clear()
+
+
+class FileRateWindow:
+    """At most ``limit`` request starts in any ``window_s`` seconds, across processes.
+
+    The start times live in one small JSON file, rewritten atomically under a lock file;
+    an unreadable log counts as empty (a killed writer can at worst allow one extra window).
+    """
+
+    def __init__(self, folder: Path, limit: int, window_s: float) -> None:
+        if limit < 1 or window_s <= 0:
+            raise ValueError(f"a rate limit needs limit >= 1 and a positive window, got "
+                             f"{limit} per {window_s}s")
+        self.limit = limit
+        self.window_s = window_s
+        self._lock = folder / "requests.lock"
+        self._log = folder / "requests.json"
+
+    def _read(self, now: float) -> list[float]:
+        try:
+            data = json.loads(self._log.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        if not isinstance(data, list):
+            return []
+        return [t for t in data if isinstance(t, (int, float)) and now - t < self.window_s]
+
+    def _write(self, starts: list[float]) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=".requests.", suffix=".tmp", dir=self._log.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(starts, handle)
+        os.replace(tmp, self._log)
+
+    async def acquire(self) -> None:
+        while True:
+            fd = await _acquire(self._lock)
+            try:
+                now = time.time()
+                starts = self._read(now)
+                if len(starts) < self.limit:
+                    starts.append(now)
+                    self._write(starts)
+                    return
+                wait = min(starts) + self.window_s - now
+            finally:
+                _unlock(fd)
+            await asyncio.sleep(max(wait, _POLL_FIRST_S))
+
+
+class SpendLedger:
+    """Costs appended as text lines; the total is their sum. Appends of a few bytes with
+    ``O_APPEND`` do not interleave, and a line cut short by a kill is skipped."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def add(self, cost_usd: float) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{cost_usd!r}\n".encode())
+        finally:
+            os.close(fd)
+
+    def total(self) -> float:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except OSError:
+            return 0.0
+        total = 0.0
+        # The part after the last newline is a line still being (or never fully) written.
+        for line in text.split("\n")[:-1]:
+            try:
+                total += float(line)
+            except ValueError:
+                continue
+        return total

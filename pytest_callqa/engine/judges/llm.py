@@ -1,0 +1,504 @@
+"""The LLM judge: any OpenAI-compatible chat endpoint scores what the heuristics cannot.
+
+Each judgement sends the transcript, the model output, the expected outcome (the human
+truth), the task config and the metric — its scale, what the score means, and the part of
+the output the task picked out for it (``focus``). Replies are JSON, validated with pydantic
+and :func:`valid_score`; a reply that stays unusable after the re-asks is scored with the
+scale's lowest value and flagged, never passed.
+
+``mode="combined"`` sends all judge-scored metrics of one task output in one call (fewer
+calls, one shared reading of the transcript); ``mode="per-metric"`` sends one call each.
+Transport, limits, cache and cost are :class:`~.transport.ChatRunner`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..pricing import PriceTable
+from .base import SCALE_RANGES, JudgeRequest, JudgeVerdict, lowest_score, valid_score
+from .cache import JudgeCache, content_key
+from .transport import ChatOutcome, ChatRequest, ChatRunner, Endpoint, first_error
+
+JudgeMode = Literal["combined", "per-metric"]
+JUDGE_MODES: tuple[str, ...] = ("combined", "per-metric")
+# Part of every cache key: change it whenever the prompt's wording or the reply contract
+# changes, so replies to the old prompt are not reused for the new one.
+PROMPT_VERSION = "callqa-judge-2025.1"
+DEFAULT_JUDGE_MODEL = "gpt-4o-mini"
+# Request parameters of every judge call; ``params=`` adds to them, and a None value removes
+# one (reasoning models, for instance, refuse ``temperature``).
+DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0, "response_format": {"type": "json_object"}}
+
+SYSTEM_PROMPT = """\
+You review the output of AI systems that process customer calls (QA scorecards, keyword \
+and topic detection, sentiment and summaries, translation, voice agents). You are strict, \
+precise and consistent.
+
+The user message is one JSON object with these inputs:
+- transcript: the call as it was spoken.
+- model_output: what the AI system under review produced for this call.
+- expected_outcome: the human-verified answer for this call. It is your main reference for \
+what a correct output looks like.
+- config: the task configuration the system was given.
+- metric: what to score, with "scale" and "score_format" (the only scores you may give), \
+"instructions" (what the score measures) and "focus" (the part of the output to examine). \
+When the input has "metrics" (a list) instead, score every one of them.
+- case_specific_emphasis (optional): extra guidance for this case; apply it.
+
+How to score:
+- Judge each metric on its own dimension only: compare model_output with expected_outcome \
+and check it against the transcript.
+- Give scores exactly on each metric's stated scale; it always wins. Task metrics are \
+usually continuous from 0.0 to 1.0. A standard benchmark criterion asked on the binary \
+scale is 1 when it is met at or above its threshold and 0 when it is not.
+- Be strict: when the evidence is mixed or incomplete, give the lower score.
+- A name, number, date, amount, event or promise found neither in the transcript nor in \
+expected_outcome is fabricated. Never give a passing score to an output that states a \
+fabricated fact.
+- Scorecard questions of type PASS_FAIL: when expected_outcome scores a question 0 and \
+model_output gives it the full max_score, the output passed a check the call failed. That \
+is a false positive and a serious error.
+- Ground every score: name the expected_outcome value and the model_output value it rests \
+on.
+
+Answer with JSON only, nothing before or after it. For one metric:
+{"metric": "<the metric id>", "score": <number>, "expected_outcome_reference": "<the \
+expected_outcome value you relied on>", "model_output_observed": "<what model_output \
+produced>", "reason": "<one or two sentences>"}
+For a list of metrics: {"verdicts": [one such object per metric, each with "metric" set to \
+that metric's id]}
+"""
+
+SCORE_FORMATS: dict[str, str] = {
+    "unit": "a number from 0.0 to 1.0 (continuous; 1.0 = fully correct)",
+    "binary": "exactly 0 or 1 (1 = criterion met at or above its threshold, 0 = not met)",
+    "ternary": "exactly 0, 0.5 or 1 (1 = matches, 0.5 = partly matches, 0 = does not match)",
+    "likert5": "an integer from 1 to 5 (1 = worst, 5 = best)",
+    "rubric0_5": "an integer from 0 to 5, as defined by the rubric in the instructions",
+}
+
+
+# Diagnostics a rubric may ask the judge for (seed 001): kept as verdict details. Other
+# extra keys a model adds are ignored.
+PASSED_ON_FIELDS = frozenset({"failure_code", "turns"})
+
+
+class JudgeReply(BaseModel):
+    """One verdict as the judge writes it; see :data:`PASSED_ON_FIELDS` for extra keys."""
+
+    model_config = ConfigDict(extra="allow")
+
+    metric: str | None = None
+    # Checked by valid_score rather than typed, so "out of range" and "not a number" can be
+    # told apart from a malformed reply.
+    score: Any = None
+    expected_outcome_reference: Any = ""
+    model_output_observed: Any = ""
+    reason: str
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A request inside one judge call; ``ident`` is what the reply's ``metric`` must say."""
+
+    ident: str
+    request: JudgeRequest
+
+
+@dataclass
+class _Parsed:
+    replies: dict[str, JudgeReply] = field(default_factory=dict)
+    problems: dict[str, list[str]] = field(default_factory=dict)
+    general: list[str] = field(default_factory=list)
+
+    def all_problems(self) -> list[str]:
+        return self.general + [p for ps in self.problems.values() for p in ps]
+
+
+def _scale_text(scale: str) -> str:
+    low, high = SCALE_RANGES[scale]
+    return f"{scale} ({low:g}–{high:g})"
+
+
+def _metric_block(item: _Item) -> dict[str, Any]:
+    request = item.request
+    return {
+        "metric": item.ident,
+        "scale": request.scale,
+        "score_format": SCORE_FORMATS[request.scale],
+        "instructions": request.instructions,
+        "focus": dict(request.focus),
+    }
+
+
+def build_messages(items: Sequence[_Item]) -> list[dict[str, str]]:
+    """The chat messages of one judge call over ``items`` (all of one task output)."""
+    first = items[0].request
+    case = first.case
+    inputs: dict[str, Any] = {
+        "task": first.task,
+        "transcript": case.transcript_text,
+        "model_output": first.model_output,
+        "expected_outcome": case.expected_outcome,
+        "config": case.config,
+    }
+    emphasis = case.config.get("evaluation_criteria_override")
+    if emphasis:
+        inputs["case_specific_emphasis"] = emphasis
+    if len(items) == 1:
+        inputs["metric"] = _metric_block(items[0])
+    else:
+        inputs["metrics"] = [_metric_block(item) for item in items]
+    # No indent: an indented dump goes through the pure-Python encoder, ~20x slower, and a
+    # batch builds thousands of prompts on the event loop before its first request leaves.
+    text = json.dumps(inputs, ensure_ascii=False, default=str)
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
+
+
+def _reply_objects(value: Any, items: Sequence[_Item]) -> tuple[list[Any], list[str]]:
+    if isinstance(value, dict) and "verdicts" in value:
+        verdicts = value["verdicts"]
+        if isinstance(verdicts, list):
+            return verdicts, []
+        if isinstance(verdicts, dict):
+            # Some models key the verdicts by metric id instead of listing them.
+            return [{"metric": k, **v} if isinstance(v, dict) else v
+                    for k, v in verdicts.items()], []
+        return [], ["'verdicts' must be a list of objects"]
+    if isinstance(value, dict) and len(items) == 1:
+        return [value], []
+    if isinstance(value, list):
+        return value, []
+    kind = type(value).__name__
+    wanted = "one verdict object" if len(items) == 1 else "an object with a 'verdicts' list"
+    return [], [f"the reply must be {wanted}, got {kind}"]
+
+
+def parse_reply(content: str, items: Sequence[_Item]) -> _Parsed:
+    """Validate a judge reply against the items it answers."""
+    from ..evaluate import parse_output
+
+    parsed = _Parsed()
+    value, problem, _notes = parse_output(content)
+    if problem is not None:
+        parsed.general.append(f"the reply is not valid JSON: {problem}")
+        return parsed
+    objects, general = _reply_objects(value, items)
+    parsed.general.extend(general)
+    by_ident = {item.ident: item for item in items}
+    single = items[0] if len(items) == 1 else None
+    for obj in objects:
+        try:
+            reply = JudgeReply.model_validate(obj)
+        except ValidationError as exc:
+            where = obj.get("metric") if isinstance(obj, dict) else None
+            fields = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'verdict'}: {e['msg']}" for e in exc.errors()
+            )
+            target = where if isinstance(where, str) and where in by_ident else None
+            if target is None and single is not None:
+                target = single.ident
+            message = f"malformed verdict ({fields})"
+            if target is None:
+                parsed.general.append(message)
+            else:
+                parsed.problems.setdefault(target, []).append(message)
+            continue
+        # With one metric asked for, a reply that names it differently (a display name,
+        # a typo) still answers it.
+        ident = single.ident if single is not None else reply.metric
+        if ident not in by_ident:
+            parsed.general.append(f"verdict for unknown metric {reply.metric!r}")
+            continue
+        if ident in parsed.replies:
+            parsed.problems.setdefault(ident, []).append(f"two verdicts for metric {ident!r}")
+            continue
+        scale = by_ident[ident].request.scale
+        if not valid_score(scale, reply.score):
+            parsed.problems.setdefault(ident, []).append(
+                f"score {reply.score!r} for metric {ident!r} is not valid on the "
+                f"{_scale_text(scale)} scale: expected {SCORE_FORMATS[scale]}"
+            )
+            continue
+        parsed.replies[ident] = reply
+    for ident in parsed.problems:
+        # Two verdicts for one metric: neither is trusted.
+        parsed.replies.pop(ident, None)
+    for item in items:
+        if item.ident not in parsed.replies and item.ident not in parsed.problems:
+            parsed.problems[item.ident] = [f"no verdict for metric {item.ident!r}"]
+    return parsed
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _share(usage: Mapping[str, float], parts: int) -> dict[str, float]:
+    """One call's usage split over the ``parts`` verdicts it produced, so summing the
+    verdicts of a result gives the calls' totals."""
+    shared = {k: v / parts for k, v in usage.items() if k != "cached"}
+    shared["calls"] = 1.0 / parts
+    if usage.get("cached"):
+        shared["cached_calls"] = 1.0 / parts
+    return shared
+
+
+@dataclass
+class _JudgeStats:
+    verdicts: int = 0
+    flagged: int = 0
+    failed: int = 0
+    not_scored_budget: int = 0
+
+
+class OpenAIJudge:
+    """The LLM judge over an OpenAI-compatible endpoint; implements :class:`Judge`.
+
+    ``runner`` shares limits, cache, budget and counters with a generator; without it the
+    judge builds its own from ``concurrency``, ``rpm``, ``cache``, ``budget_usd``, ``prices``,
+    ``timeout``, ``max_retries``, ``reasks`` and ``run_id`` (see :class:`ChatRunner`).
+    ``params`` adjusts the request parameters (:data:`DEFAULT_PARAMS`).
+    ``on_progress(done, total)`` is called as judge calls finish.
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_JUDGE_MODEL,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        mode: JudgeMode | str = "combined",
+        concurrency: int = 16,
+        rpm: int | None = None,
+        cache: JudgeCache | None = None,
+        budget_usd: float | None = None,
+        prices: PriceTable | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        reasks: int = 2,
+        run_id: str | None = None,
+        runner: ChatRunner | None = None,
+        params: Mapping[str, Any] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        if mode not in JUDGE_MODES:
+            raise ValueError(f"judge mode must be one of {', '.join(JUDGE_MODES)}, got {mode!r}")
+        self.model = model
+        self.name = f"openai:{model}"
+        self.mode: str = mode
+        self.endpoint = Endpoint(model, base_url, api_key)
+        self.runner = runner or ChatRunner(
+            concurrency=concurrency, rpm=rpm, cache=cache, budget_usd=budget_usd,
+            prices=prices, timeout=timeout, max_retries=max_retries, reasks=reasks,
+            run_id=run_id,
+        )
+        self.runner.require_price(model)
+        self.params: dict[str, Any] = dict(DEFAULT_PARAMS)
+        for key, value in (params or {}).items():
+            if value is None:
+                self.params.pop(key, None)
+            else:
+                self.params[key] = value
+        self.on_progress = on_progress
+        self._stats = _JudgeStats()
+
+    def __repr__(self) -> str:
+        return f"OpenAIJudge(model={self.model!r}, base_url={self.endpoint.display_url!r}, " \
+               f"mode={self.mode!r})"
+
+    # --- Judge protocol -------------------------------------------------------------------
+
+    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
+        """All verdicts of a batch; calls run concurrently on a private event loop."""
+        if not requests:
+            return []
+        return self.runner.run_sync(lambda: self.ajudge(requests))
+
+    async def ajudge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
+        unique: dict[str, JudgeRequest] = {}
+        keys = [r.key for r in requests]
+        for key, request in zip(keys, requests, strict=True):
+            unique.setdefault(key, request)
+        groups = self._groups(list(unique.items()))
+        verdicts: dict[str, JudgeVerdict] = {}
+        done = 0
+
+        async def run(group: list[tuple[str, _Item]]) -> None:
+            nonlocal done
+            for key, verdict in await self._judge_group(group):
+                verdicts[key] = verdict
+            done += 1
+            if self.on_progress is not None:
+                self.on_progress(done, len(groups))
+
+        try:
+            async with self.runner.session(), asyncio.TaskGroup() as tasks:
+                for group in groups:
+                    tasks.create_task(run(group))
+        except BaseExceptionGroup as failed:
+            # A configuration error (bad key, unknown model) stops the batch; report it as
+            # itself, not wrapped in the task group's exception group.
+            raise first_error(failed) from None
+        answered: set[str] = set()
+        result = []
+        for key in keys:
+            verdict = verdicts[key]
+            if key in answered:
+                # The same judgement asked twice in a batch: judged once, paid for once.
+                verdict = dataclasses.replace(verdict, usage={})
+            answered.add(key)
+            result.append(verdict)
+        return result
+
+    def _groups(self, unique: list[tuple[str, JudgeRequest]]) -> list[list[tuple[str, _Item]]]:
+        if self.mode == "per-metric":
+            return [[(key, _Item(request.metric, request))] for key, request in unique]
+        grouped: dict[str, list[tuple[str, JudgeRequest]]] = {}
+        for key, request in unique:
+            output_key = content_key({
+                "case": request.case.model_dump(mode="json"), "task": request.task,
+                "output": request.model_output,
+            })
+            grouped.setdefault(output_key, []).append((key, request))
+        groups = []
+        for members in grouped.values():
+            seen: dict[str, int] = {}
+            group = []
+            for key, request in members:
+                seen[request.metric] = seen.get(request.metric, 0) + 1
+                # A metric asked twice for one output (per-turn metrics) gets distinct ids.
+                count = seen[request.metric]
+                ident = request.metric if count == 1 else f"{request.metric}#{count}"
+                group.append((key, _Item(ident, request)))
+            groups.append(group)
+        return groups
+
+    async def _judge_group(
+        self, group: list[tuple[str, _Item]]
+    ) -> list[tuple[str, JudgeVerdict]]:
+        items = [item for _key, item in group]
+        request = ChatRequest(messages=build_messages(items), params=self.params,
+                              kind="judge", version=PROMPT_VERSION)
+        last: dict[str, _Parsed] = {}
+
+        def check(content: str) -> list[str]:
+            last.clear()
+            last[content] = parse_reply(content, items)
+            return last[content].all_problems()
+
+        outcome = await self.runner.call(self.endpoint, request, check)
+        parsed = None
+        if outcome.content is not None:
+            parsed = last.get(outcome.content) or parse_reply(outcome.content, items)
+        verdicts = self._verdicts(items, outcome, parsed)
+        return [(key, verdict) for (key, _item), verdict in zip(group, verdicts, strict=True)]
+
+    def _verdicts(self, items: Sequence[_Item], outcome: ChatOutcome,
+                  parsed: _Parsed | None) -> list[JudgeVerdict]:
+        usage = _share(outcome.usage, len(items)) if outcome.usage else {}
+        verdicts = []
+        for item in items:
+            metric, scale = item.request.metric, item.request.scale
+            reply = parsed.replies.get(item.ident) if parsed is not None else None
+            self._stats.verdicts += 1
+            if reply is not None:
+                extras = {k: v for k, v in (reply.model_extra or {}).items()
+                          if k in PASSED_ON_FIELDS}
+                verdicts.append(JudgeVerdict(
+                    metric=metric, score=float(reply.score), reason=reply.reason,
+                    expected_outcome_reference=_text(reply.expected_outcome_reference),
+                    model_output_observed=_text(reply.model_output_observed),
+                    details=extras, usage=dict(usage),
+                ))
+            elif parsed is not None:
+                # The judge answered, unusably; a later failure (or the budget) only cut
+                # the re-asks short, so this is still a flagged conservative score.
+                problems = parsed.general + parsed.problems.get(item.ident, [])
+                if outcome.error is not None:
+                    problems.append(f"no further attempt: {outcome.error}")
+                self._stats.flagged += 1
+                asks = max(outcome.asks, 1)
+                verdicts.append(JudgeVerdict(
+                    metric=metric, score=lowest_score(scale), flagged=True, usage=dict(usage),
+                    reason=f"judge reply unusable after {asks} attempt"
+                           f"{'s' if asks != 1 else ''}, scored {lowest_score(scale):g} "
+                           f"(conservative): {'; '.join(problems)[:500]}",
+                ))
+            elif outcome.budget_stopped:
+                self._stats.not_scored_budget += 1
+                verdicts.append(JudgeVerdict(
+                    metric=metric, score=None, usage=dict(usage),
+                    reason=f"not scored: judge {outcome.error}",
+                    details={"judge_budget_exhausted": True},
+                ))
+            else:
+                self._stats.failed += 1
+                self._stats.flagged += 1
+                verdicts.append(JudgeVerdict(
+                    metric=metric, score=lowest_score(scale), flagged=True, usage=dict(usage),
+                    reason=f"judge call failed, scored {lowest_score(scale):g} "
+                           f"(conservative): {outcome.error}",
+                ))
+        return verdicts
+
+    # --- reporting ------------------------------------------------------------------------
+
+    def usage_summary(self) -> dict[str, Any]:
+        """Calls, cache hits, requests, tokens, spend and cost per 1000 calls of the judge
+        model, plus verdict counts (flagged, failed, not scored because of the budget)."""
+        counters = self.runner.usage(self.model, "judge").to_dict()
+        return {
+            "model": self.model,
+            **counters,
+            "verdicts": self._stats.verdicts,
+            "flagged": self._stats.flagged,
+            "failed_call_verdicts": self._stats.failed,
+            "not_scored_budget": self._stats.not_scored_budget,
+            "budget_usd": self.runner.budget.limit_usd,
+            "budget_spent_usd": self.runner.budget.spent(),
+        }
+
+    def describe(self) -> str:
+        """One line for the scorecard header."""
+        runner = self.runner
+        parts = [f"{self.mode} mode", f"concurrency {runner.concurrency}"]
+        if runner.rpm is not None:
+            parts.append(f"{runner.rpm} requests/min")
+        parts.append(runner.cache.describe())
+        if runner.budget.limit_usd is not None:
+            parts.append(f"budget ${runner.budget.limit_usd:g}")
+        price = runner.prices.get(self.model)
+        if price is None:
+            parts.append("price unknown (cost not shown)")
+        else:
+            origin = "default price" if runner.prices.is_default(self.model) else "price"
+            parts.append(f"{origin} ${price.input_per_million:g}/"
+                         f"${price.output_per_million:g} per 1M tokens")
+        return f"openai {self.model} at {self.endpoint.display_url} ({', '.join(parts)})"
+
+    def spend_line(self) -> str:
+        """The judge's spend so far, for the report header."""
+        summary = self.usage_summary()
+        spent = summary["spent_usd"]
+        money = "cost unknown" if spent is None else f"${spent:.4f}"
+        line = (f"judge spend {money}: {summary['requests']} requests, "
+                f"{summary['cache_hits']} cache hits, "
+                f"{summary['prompt_tokens']:.0f}+{summary['completion_tokens']:.0f} tokens")
+        if summary["not_scored_budget"]:
+            line += (f"; budget reached, {summary['not_scored_budget']} verdicts not scored")
+        if summary["flagged"]:
+            line += f"; {summary['flagged']} verdicts flagged"
+        return line

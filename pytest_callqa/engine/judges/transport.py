@@ -1,0 +1,718 @@
+"""Chat calls to OpenAI-compatible endpoints: concurrency, rate, retries, cache and cost.
+
+One :class:`ChatRunner` serves the LLM judge and the live generator alike (share one to put
+both under the same limits). For every call it:
+
+1. answers from memory when this runner already has the reply;
+2. takes the key's cross-process lock and answers from the disk cache when it can (a hit
+   sends nothing), so of several processes wanting one reply exactly one sends the request
+   and the others read its entry;
+3. waits for the requests-per-minute window and a concurrency slot — held for one HTTP
+   attempt only, so a request sleeping in backoff leaves room — and, slot in hand, checks
+   that the budget is not spent;
+4. retries 429, 408, 409, 5xx, timeouts and connection errors with exponential backoff and
+   jitter, never sooner than the server's ``Retry-After``; the ``openai`` client's own
+   retries are off so these rules are the only ones (and are what the tests check);
+5. checks the reply with the caller's ``check`` and, while it reports problems, re-asks with
+   the problems spelled out (bounded), then stores a usable reply in the cache.
+
+The API key is held by :class:`Endpoint` alone: it is never part of a cache key, an entry, a
+repr or a message; text that comes back from a server is redacted before it is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import hashlib
+import math
+import os
+import random
+import time
+import urllib.parse
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..pricing import PriceTable
+from .cache import FileRateWindow, FileSlots, JudgeCache, SpendLedger, content_key
+
+if TYPE_CHECKING:
+    import openai
+
+T = TypeVar("T")
+Check = Callable[[str], Sequence[str]]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+BACKEND = "openai-chat"
+# Keyless OpenAI-compatible servers (vLLM, Ollama) ignore the header, but the client refuses
+# to start without some key.
+_DUMMY_KEY = "not-set"
+_MAX_DETAIL = 300
+# How much of an unusable reply is quoted back when re-asking; the model needs to see what
+# it did, not a megabyte of it.
+_REASK_QUOTE = 2000
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+# Status codes that say the endpoint, key or model is wrong: every later call would fail the
+# same way, so the run stops with the error instead of scoring hundreds of failures.
+_FATAL_STATUS = frozenset({401, 403, 404})
+
+
+class CallError(RuntimeError):
+    """A configuration problem that makes every call fail (bad key, unknown model, no price
+    for a budgeted model). The message is redacted."""
+
+
+def safe_url(url: str) -> str:
+    """``url`` without credentials in its authority part (``https://user:pw@host``)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit(parts._replace(netloc=host))
+
+
+class Endpoint:
+    """A model on an OpenAI-compatible server, and the key to reach it.
+
+    ``base_url`` falls back to ``OPENAI_BASE_URL`` then OpenAI itself; ``api_key`` to
+    ``OPENAI_API_KEY``. The key is kept private and out of ``repr``.
+    """
+
+    def __init__(self, model: str, base_url: str | None = None,
+                 api_key: str | None = None) -> None:
+        if not model:
+            raise ValueError("a model name is required")
+        self.model = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or ""
+        # Built once, unused, when the judge or generator is configured: a missing package
+        # or a malformed URL fails early, and the client's lazy imports (HTTP transport,
+        # TLS) are not paid inside the first batch, where they delay every request. A
+        # client that never connected holds no socket, so dropping it leaks nothing.
+        self.client(timeout=1.0)
+
+    def __repr__(self) -> str:
+        return f"Endpoint(model={self.model!r}, base_url={safe_url(self.base_url)!r})"
+
+    @property
+    def display_url(self) -> str:
+        return safe_url(self.base_url)
+
+    def redact(self, text: str) -> str:
+        """``text`` with the key, and any credentials in the base URL, blanked out."""
+        if self._api_key:
+            text = text.replace(self._api_key, "<redacted>")
+        password = urllib.parse.urlsplit(self.base_url).password
+        if password:
+            text = text.replace(password, "<redacted>")
+        return text
+
+    def client(self, timeout: float) -> openai.AsyncOpenAI:
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key=self._api_key or _DUMMY_KEY, base_url=self.base_url, timeout=timeout,
+            max_retries=0,
+        )
+
+    @property
+    def client_key(self) -> tuple[str, str]:
+        """Identifies the HTTP client to use: base URL and a digest of the key (never the key
+        itself, so the tuple is safe to log)."""
+        digest = hashlib.sha256(self._api_key.encode("utf-8")).hexdigest()[:16]
+        return (self.base_url, digest)
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion to obtain. ``kind``, ``version`` and ``variant`` only shape the
+    cache key: the prompt version invalidates old entries when the prompt wording changes,
+    and ``variant`` separates repeated runs that must not share a reply."""
+
+    messages: Sequence[Mapping[str, str]]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    kind: str = "chat"
+    version: str = "1"
+    variant: Mapping[str, Any] = field(default_factory=dict)
+
+    def key(self, model: str) -> str:
+        # No base_url: the same model behind another URL (a proxy, a new port) gives the
+        # same reply, and the key must not change with where the server listens.
+        return content_key({
+            "backend": BACKEND, "model": model, "kind": self.kind, "version": self.version,
+            "messages": list(self.messages), "params": dict(self.params),
+            "variant": dict(self.variant),
+        })
+
+
+@dataclass
+class ChatOutcome:
+    """What a call produced.
+
+    ``content`` is the last reply (None when none arrived); ``problems`` what ``check``
+    still found wrong with it; ``error`` why no (usable) reply came: a transport failure, or
+    the budget (``budget_stopped``). ``usage`` totals every attempt of the call.
+    """
+
+    content: str | None
+    problems: list[str] = field(default_factory=list)
+    error: str | None = None
+    usage: dict[str, float] = field(default_factory=dict)
+    cached: bool = False
+    budget_stopped: bool = False
+    asks: int = 0
+
+    @property
+    def usable(self) -> bool:
+        return self.content is not None and not self.problems and self.error is None
+
+
+@dataclass
+class ModelUsage:
+    """Counters of one model over the runner's life."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    requests: int = 0
+    retries: int = 0
+    reasks: int = 0
+    failures: int = 0
+    unusable: int = 0
+    budget_stopped: int = 0
+    prompt_tokens: float = 0.0
+    completion_tokens: float = 0.0
+    spent_usd: float = 0.0
+    call_cost_usd: float = 0.0
+    costed_calls: int = 0
+    cost_known: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        per_1000 = (self.call_cost_usd / self.costed_calls * 1000
+                    if self.cost_known and self.costed_calls else None)
+        return {
+            "calls": self.calls, "cache_hits": self.cache_hits, "requests": self.requests,
+            "retries": self.retries, "reasks": self.reasks, "failures": self.failures,
+            "unusable": self.unusable, "budget_stopped": self.budget_stopped,
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "spent_usd": self.spent_usd if self.cost_known else None,
+            "cost_per_1000_calls": per_1000,
+        }
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with jitter: attempt ``n`` waits a uniform draw from
+    ``[d/2, d]`` with ``d = min(cap, base × 2ⁿ)`` — the spread keeps workers that failed
+    together from retrying together."""
+
+    base_s: float = 0.5
+    cap_s: float = 20.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        ceiling = min(self.cap_s, self.base_s * 2 ** attempt)
+        return rng.uniform(ceiling / 2, ceiling)
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """The wait a server asks for: ``retry-after-ms``, or ``Retry-After`` as seconds or an
+    HTTP date. None when absent or unreadable."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        with contextlib.suppress(ValueError):
+            value = float(millis) / 1000
+            if math.isfinite(value) and value >= 0:
+                return value
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    with contextlib.suppress(ValueError):
+        value = float(raw)
+        return value if math.isfinite(value) and value >= 0 else None
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class _Budget:
+    def __init__(self, limit_usd: float | None, ledger: SpendLedger | None) -> None:
+        self.limit_usd = limit_usd
+        self._ledger = ledger
+        self._local = 0.0
+
+    def add(self, cost: float) -> None:
+        self._local += cost
+        if self._ledger is not None:
+            self._ledger.add(cost)
+
+    def spent(self) -> float:
+        return self._ledger.total() if self._ledger is not None else self._local
+
+    def exhausted(self) -> bool:
+        return self.limit_usd is not None and self.spent() >= self.limit_usd
+
+
+class _LocalSlots:
+    def __init__(self, limit: int) -> None:
+        self._semaphore = asyncio.Semaphore(limit)
+
+    async def acquire(self) -> int:
+        await self._semaphore.acquire()
+        return 0
+
+    def release(self, slot: int) -> None:
+        self._semaphore.release()
+
+    async def close(self) -> None:
+        return None
+
+
+class _LocalRateWindow:
+    def __init__(self, limit: int, window_s: float) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self._starts: list[float] = []
+
+    async def acquire(self) -> None:
+        while True:
+            now = time.monotonic()
+            self._starts = [t for t in self._starts if now - t < self.window_s]
+            if len(self._starts) < self.limit:
+                self._starts.append(now)
+                return
+            await asyncio.sleep(min(self._starts) + self.window_s - now)
+
+
+@dataclass
+class _Session:
+    loop: asyncio.AbstractEventLoop
+    slots: FileSlots | _LocalSlots
+    rate: FileRateWindow | _LocalRateWindow | None
+    active: asyncio.Semaphore
+    clients: dict[tuple[str, str], openai.AsyncOpenAI] = field(default_factory=dict)
+    inflight: dict[str, asyncio.Future[ChatOutcome]] = field(default_factory=dict)
+
+
+@dataclass
+class _Reply:
+    content: str
+    prompt_tokens: float | None
+    completion_tokens: float | None
+
+
+class ChatRunner:
+    """Sends chat calls under one set of limits; see the module docstring.
+
+    ``concurrency`` caps requests in flight — across processes when ``cache`` has a
+    directory (its slot files), else in this process. ``rpm`` caps request starts per
+    ``rpm_window_s`` the same way. ``budget_usd`` stops new requests once the spend of this
+    runner — or, with ``run_id`` and a cache directory, of every process of the run — reaches
+    it. ``max_retries`` counts transport retries per ask, ``reasks`` extra asks after
+    unusable replies.
+    """
+
+    def __init__(
+        self,
+        *,
+        concurrency: int = 16,
+        rpm: int | None = None,
+        rpm_window_s: float = 60.0,
+        cache: JudgeCache | None = None,
+        budget_usd: float | None = None,
+        prices: PriceTable | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        reasks: int = 2,
+        backoff: Backoff | None = None,
+        max_retry_after_s: float = 120.0,
+        run_id: str | None = None,
+        seed: int | None = None,
+    ) -> None:
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        if rpm is not None and rpm < 1:
+            raise ValueError(f"rpm must be at least 1, got {rpm}")
+        if budget_usd is not None and not (math.isfinite(budget_usd) and budget_usd >= 0):
+            raise ValueError(f"budget must be a non-negative number of dollars, got {budget_usd}")
+        if max_retries < 0 or reasks < 0:
+            raise ValueError("max_retries and reasks must be >= 0")
+        self.concurrency = concurrency
+        self.rpm = rpm
+        self.rpm_window_s = rpm_window_s
+        self.cache = cache or JudgeCache(None, "off")
+        self.prices = prices or PriceTable()
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.reasks = reasks
+        self.backoff = backoff or Backoff()
+        self.max_retry_after_s = max_retry_after_s
+        self.run_id = run_id
+        ledger = self.cache.ledger(run_id) if run_id else None
+        self.budget = _Budget(budget_usd, ledger)
+        self._rng = random.Random(seed)
+        self._usage: dict[tuple[str, str], ModelUsage] = {}
+        self._memo: dict[str, ChatOutcome] = {}
+        self._session: _Session | None = None
+        self._depth = 0
+
+    # --- sessions -------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[None]:
+        """The per-event-loop state (HTTP clients, slots); nested sessions share it."""
+        loop = asyncio.get_running_loop()
+        if self._session is not None and self._session.loop is not loop:
+            raise RuntimeError("this ChatRunner is already serving another event loop")
+        if self._session is None:
+            slots = self.cache.slots(self.concurrency) or _LocalSlots(self.concurrency)
+            rate: FileRateWindow | _LocalRateWindow | None = None
+            if self.rpm is not None:
+                rate = (self.cache.rate_window(self.rpm, self.rpm_window_s)
+                        or _LocalRateWindow(self.rpm, self.rpm_window_s))
+            # Bounds the calls past the memo at once: each may hold a key lock (an open
+            # file) while it waits for a slot, and a batch can hold thousands of calls.
+            active = asyncio.Semaphore(max(64, 4 * self.concurrency))
+            self._session = _Session(loop=loop, slots=slots, rate=rate, active=active)
+        session = self._session
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self._session = None
+                for client in session.clients.values():
+                    await client.close()
+                await session.slots.close()
+
+    def run_sync(self, factory: Callable[[], Awaitable[T]]) -> T:
+        """Run ``factory()`` to completion from synchronous code (the pytest plugin, a
+        script); from inside a running event loop it runs on a private loop in a thread."""
+
+        async def main() -> T:
+            async with self.session():
+                return await factory()
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(main())
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, main()).result()
+
+    # --- accounting -----------------------------------------------------------------------
+
+    def usage(self, model: str, kind: str) -> ModelUsage:
+        """The counters of ``model`` for calls of ``kind`` (``judge``, ``generate``)."""
+        return self._usage.setdefault((kind, model), ModelUsage())
+
+    def usage_summary(self) -> dict[str, Any]:
+        """Counters per kind and model, totals, and the budget state."""
+        kinds: dict[str, dict[str, Any]] = {}
+        for (kind, model), counters in sorted(self._usage.items()):
+            kinds.setdefault(kind, {})[model] = counters.to_dict()
+        every = list(self._usage.values())
+        known = all(u.cost_known for u in every)
+        return {
+            "by_kind": kinds,
+            "calls": sum(u.calls for u in every),
+            "cache_hits": sum(u.cache_hits for u in every),
+            "requests": sum(u.requests for u in every),
+            "spent_usd": sum(u.spent_usd for u in every) if known else None,
+            "budget_usd": self.budget.limit_usd,
+            "budget_spent_usd": self.budget.spent(),
+            "budget_stopped": sum(u.budget_stopped for u in every),
+        }
+
+    def _cost(self, model: str, prompt: float | None, completion: float | None) -> float | None:
+        if prompt is None or completion is None:
+            return None
+        return self.prices.cost(model, prompt, completion)
+
+    def _usage_dict(self, model: str, prompt: float | None,
+                    completion: float | None) -> dict[str, float]:
+        usage: dict[str, float] = {}
+        if prompt is not None and completion is not None:
+            usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+            cost = self._cost(model, prompt, completion)
+            if cost is not None:
+                usage["cost_usd"] = cost
+        return usage
+
+    # --- calls ----------------------------------------------------------------------------
+
+    async def call(self, endpoint: Endpoint, request: ChatRequest,
+                   check: Check | None = None) -> ChatOutcome:
+        """Obtain one reply (see the module docstring). Never raises for a failed call —
+        the outcome says what happened — except :class:`CallError` for configuration
+        problems. Must run inside :meth:`session`."""
+        session = self._session
+        if session is None:
+            raise RuntimeError("ChatRunner.call must run inside 'async with runner.session()'")
+        key = request.key(endpoint.model)
+        stats = self.usage(endpoint.model, request.kind)
+        known = self._memo.get(key)
+        if known is not None:
+            return _shared(known)
+        pending = session.inflight.get(key)
+        if pending is not None:
+            return _shared(await asyncio.shield(pending))
+        future: asyncio.Future[ChatOutcome] = asyncio.get_running_loop().create_future()
+        session.inflight[key] = future
+        try:
+            async with session.active:
+                outcome = await self._call(session, endpoint, request, key, check, stats)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
+        except BaseException as exc:
+            future.set_exception(exc)
+            # Waiters re-raise it; this marks the exception as retrieved when there are none.
+            future.exception()
+            raise
+        finally:
+            session.inflight.pop(key, None)
+        future.set_result(outcome)
+        if outcome.usable:
+            self._memo[key] = outcome
+        stats.calls += 1
+        if outcome.usage.get("cost_usd") is not None:
+            stats.call_cost_usd += outcome.usage["cost_usd"]
+            stats.costed_calls += 1
+        elif outcome.usage:
+            stats.cost_known = False
+        return outcome
+
+    async def _call(self, session: _Session, endpoint: Endpoint, request: ChatRequest,
+                    key: str, check: Check | None, stats: ModelUsage) -> ChatOutcome:
+        # Looked up under the key's lock only: the lock is one system call, and a second
+        # lookup per miss would cost more than it saves on hits.
+        async with self.cache.lock(key):
+            hit = self._lookup(endpoint, key, check, stats)
+            if hit is not None:
+                return hit
+            outcome = await self._fetch(session, endpoint, request, check, stats)
+            if outcome.usable and outcome.content is not None:
+                # In a thread: creating files can take milliseconds on a busy disk, and the
+                # event loop has requests to send meanwhile. Awaited before the key's lock
+                # is released, so a waiting process finds the entry.
+                await asyncio.to_thread(self.cache.put, key, {
+                    "kind": request.kind, "model": endpoint.model,
+                    "prompt_version": request.version, "content": outcome.content,
+                    "usage": {k: v for k, v in outcome.usage.items() if k != "cost_usd"},
+                    "asks": outcome.asks,
+                })
+            return outcome
+
+    def _lookup(self, endpoint: Endpoint, key: str, check: Check | None,
+                stats: ModelUsage) -> ChatOutcome | None:
+        entry = self.cache.get(key)
+        if entry is None:
+            return None
+        content = entry.get("content")
+        stored = entry.get("usage")
+        if not isinstance(content, str) or not isinstance(stored, dict):
+            return None
+        # An entry the current checks reject (written by another version, or edited) is a
+        # miss; it is replaced by the next usable reply.
+        if check is not None and list(check(content)):
+            return None
+        prompt = stored.get("prompt_tokens")
+        completion = stored.get("completion_tokens")
+        tokens_ok = all(isinstance(v, (int, float)) for v in (prompt, completion))
+        usage = self._usage_dict(endpoint.model, prompt if tokens_ok else None,
+                                 completion if tokens_ok else None)
+        usage["cached"] = 1.0
+        stats.cache_hits += 1
+        return ChatOutcome(content=content, usage=usage, cached=True, asks=0)
+
+    async def _fetch(self, session: _Session, endpoint: Endpoint, request: ChatRequest,
+                     check: Check | None, stats: ModelUsage) -> ChatOutcome:
+        messages = [dict(m) for m in request.messages]
+        prompt_total: float | None = 0.0
+        completion_total: float | None = 0.0
+        content: str | None = None
+        problems: list[str] = []
+        for ask in range(self.reasks + 1):
+            if ask:
+                stats.reasks += 1
+            reply, error, budget = await self._send(session, endpoint, messages,
+                                                    request.params, stats)
+            if reply is None:
+                usage = self._usage_dict(endpoint.model, prompt_total, completion_total)
+                if budget:
+                    stats.budget_stopped += 1
+                else:
+                    stats.failures += 1
+                return ChatOutcome(content=content, problems=problems, error=error,
+                                   usage=usage, budget_stopped=budget, asks=ask)
+            if reply.prompt_tokens is None or prompt_total is None:
+                prompt_total = None
+            else:
+                prompt_total += reply.prompt_tokens
+            if reply.completion_tokens is None or completion_total is None:
+                completion_total = None
+            else:
+                completion_total += reply.completion_tokens
+            content = reply.content
+            problems = list(check(content)) if check is not None else []
+            if not problems:
+                break
+            messages = [dict(m) for m in request.messages] + [
+                {"role": "assistant", "content": content[:_REASK_QUOTE]},
+                {"role": "user", "content": reask_message(problems)},
+            ]
+        if problems:
+            stats.unusable += 1
+        usage = self._usage_dict(endpoint.model, prompt_total, completion_total)
+        return ChatOutcome(content=content, problems=problems, usage=usage, asks=ask + 1)
+
+    def _client(self, session: _Session, endpoint: Endpoint) -> openai.AsyncOpenAI:
+        client = session.clients.get(endpoint.client_key)
+        if client is None:
+            client = session.clients[endpoint.client_key] = endpoint.client(self.timeout)
+        return client
+
+    async def _send(
+        self, session: _Session, endpoint: Endpoint, messages: list[dict[str, str]],
+        params: Mapping[str, Any], stats: ModelUsage,
+    ) -> tuple[_Reply | None, str | None, bool]:
+        """One ask with transport retries: ``(reply, error, budget_stopped)``."""
+        import openai
+        from openai.types.chat import ChatCompletion
+
+        client = self._client(session, endpoint)
+        last_error = ""
+        for attempt in range(self.max_retries + 1):
+            if session.rate is not None:
+                await session.rate.acquire()
+            slot = await session.slots.acquire()
+            # Checked with the slot in hand: calls queued for a slot while the budget ran
+            # out must not go out once they get one.
+            if self.budget.exhausted():
+                session.slots.release(slot)
+                return None, self._budget_message(), True
+            retry_after: float | None = None
+            reply: _Reply | None = None
+            try:
+                stats.requests += 1
+                # The client's generic POST rather than ``chat.completions.create``: same
+                # HTTP stack, auth and error types, without re-walking every message through
+                # the typed-params transform, which costs more CPU than the rest of a call
+                # and at high concurrency delays the next request.
+                completion = await client.post(
+                    "/chat/completions", cast_to=ChatCompletion,
+                    body={"model": endpoint.model, "messages": messages, **params},
+                )
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                last_error = f"HTTP {status}: {_detail(exc, endpoint)}"
+                if status in _FATAL_STATUS:
+                    raise CallError(endpoint.redact(
+                        f"{endpoint.model} at {endpoint.display_url}: {last_error}"
+                    )) from None
+                if status not in _RETRYABLE_STATUS and status < 500:
+                    return None, endpoint.redact(last_error), False
+                retry_after = retry_after_seconds(exc.response.headers)
+            except openai.APITimeoutError:
+                last_error = f"timed out after {self.timeout:g}s"
+            except openai.APIConnectionError as exc:
+                cause = exc.__cause__
+                last_error = f"connection failed: {type(cause).__name__ if cause else exc}"
+            except openai.APIError as exc:
+                return (None, endpoint.redact(f"unreadable response: {_detail(exc, endpoint)}"),
+                        False)
+            else:
+                reply = self._accept(endpoint, completion, stats)
+            finally:
+                session.slots.release(slot)
+            if reply is not None:
+                # Let the call that just got this slot send its request before this one
+                # checks, caches and scores its reply: replies arrive in bursts, and a slot
+                # idle while the burst is processed is throughput lost.
+                await asyncio.sleep(0)
+                return reply, None, False
+            if attempt == self.max_retries:
+                break
+            if retry_after is not None and retry_after > self.max_retry_after_s:
+                return (None, endpoint.redact(
+                    f"{last_error}; the server asked to retry after {retry_after:g}s, longer "
+                    f"than the {self.max_retry_after_s:g}s this run waits"), False)
+            stats.retries += 1
+            delay = self.backoff.delay(attempt, self._rng)
+            await asyncio.sleep(max(delay, retry_after or 0.0))
+        return (None, endpoint.redact(f"gave up after {self.max_retries + 1} attempts: "
+                                      f"{last_error}"), False)
+
+    def _accept(self, endpoint: Endpoint, completion: Any, stats: ModelUsage) -> _Reply:
+        usage = getattr(completion, "usage", None)
+        prompt = getattr(usage, "prompt_tokens", None)
+        done = getattr(usage, "completion_tokens", None)
+        prompt_tokens = float(prompt) if isinstance(prompt, (int, float)) else None
+        completion_tokens = float(done) if isinstance(done, (int, float)) else None
+        if prompt_tokens is not None and completion_tokens is not None:
+            stats.prompt_tokens += prompt_tokens
+            stats.completion_tokens += completion_tokens
+            cost = self._cost(endpoint.model, prompt_tokens, completion_tokens)
+            if cost is None:
+                stats.cost_known = False
+            else:
+                stats.spent_usd += cost
+                self.budget.add(cost)
+        else:
+            stats.cost_known = False
+        choices = getattr(completion, "choices", None) or []
+        message = getattr(choices[0], "message", None) if choices else None
+        content = getattr(message, "content", None)
+        return _Reply(content=content if isinstance(content, str) else "",
+                      prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+
+    def _budget_message(self) -> str:
+        return (f"budget of ${self.budget.limit_usd:g} exhausted "
+                f"(${self.budget.spent():.4f} spent); no further calls are sent")
+
+    def require_price(self, model: str) -> None:
+        """Refuse a budget that could not be enforced: spend is only known with a price."""
+        if self.budget.limit_usd is not None and model not in self.prices:
+            raise CallError(
+                f"a budget is set but model {model!r} has no price, so its spend cannot be "
+                f"counted; add a price line such as '{model}: <input> <output>' (US dollars "
+                "per million tokens)"
+            )
+
+
+def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception inside a (possibly nested) exception group."""
+    first = group.exceptions[0]
+    return first_error(first) if isinstance(first, BaseExceptionGroup) else first
+
+
+def _shared(outcome: ChatOutcome) -> ChatOutcome:
+    """A second consumer of one reply: same content, no usage (it was paid for once)."""
+    return ChatOutcome(content=outcome.content, problems=list(outcome.problems),
+                       error=outcome.error, usage={}, cached=outcome.cached,
+                       budget_stopped=outcome.budget_stopped, asks=0)
+
+
+def _detail(exc: Exception, endpoint: Endpoint) -> str:
+    # Redacted before truncation, which could otherwise cut the key in half and leak it.
+    detail = endpoint.redact(str(getattr(exc, "message", exc)))
+    return detail[:_MAX_DETAIL] + "..." if len(detail) > _MAX_DETAIL else detail
+
+
+def reask_message(problems: Sequence[str]) -> str:
+    listed = "\n".join(f"- {p}" for p in problems)
+    return (
+        "Your previous reply could not be used:\n"
+        f"{listed}\n"
+        "Reply again with only the JSON object described in the instructions, every score "
+        "on its stated scale."
+    )

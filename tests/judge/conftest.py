@@ -1,0 +1,65 @@
+"""Fixtures for the LLM-judge tests: a fake server per test and judges wired to it.
+
+Every network test is bounded: the server stops itself after 60 s, client timeouts are at
+most 2 s, and backoff waits are milliseconds unless a test measures them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_callqa.engine.judges.cache import JudgeCache
+from pytest_callqa.engine.judges.llm import OpenAIJudge
+from pytest_callqa.engine.judges.transport import Backoff, ChatRunner
+from pytest_callqa.testing import FakeOpenAIServer
+
+from .helpers import MODEL, SECRET
+
+FAST_BACKOFF = Backoff(base_s=0.005, cap_s=0.02)
+
+
+@pytest.fixture
+def fake() -> Iterator[Callable[..., FakeOpenAIServer]]:
+    """Start fake servers with test-friendly bounds; all are stopped after the test."""
+    started: list[FakeOpenAIServer] = []
+
+    def start(**options: Any) -> FakeOpenAIServer:
+        options.setdefault("max_lifetime_s", 60.0)
+        options.setdefault("max_requests", 2000)
+        server = FakeOpenAIServer(**options).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path) -> Path:
+    return tmp_path / "callqa_cache"
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_openai(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tests pass endpoints and keys explicitly; a developer's environment must not leak in.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def make_runner(cache: JudgeCache | None = None, **options: Any) -> ChatRunner:
+    options.setdefault("timeout", 2.0)
+    options.setdefault("backoff", FAST_BACKOFF)
+    options.setdefault("seed", 1)
+    return ChatRunner(cache=cache, **options)
+
+
+def make_judge(server: FakeOpenAIServer, cache: JudgeCache | None = None, *,
+               mode: str = "per-metric", **options: Any) -> OpenAIJudge:
+    runner = options.pop("runner", None) or make_runner(cache, **options)
+    return OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode=mode,
+                       runner=runner)

@@ -1,0 +1,77 @@
+"""Builders shared by the LLM-judge tests (also run as scripts by worker subprocesses)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pytest_callqa.engine.cases import GoldenCase
+
+# Distinctive, so a search of every file written can prove it never leaked.
+SECRET = "sk-callqa-test-SECRET-0123"
+MODEL = "gpt-4o-mini"
+WORKER = Path(__file__).with_name("worker.py")
+
+
+def qa_case(i: int, *, extra_question: bool = False) -> GoldenCase:
+    questions = [{"question_id": "greeting", "text": "Did the agent greet?",
+                  "type": "PASS_FAIL", "max_score": 1}]
+    expected = [{"question_id": "greeting", "score": 1, "max_score": 1, "type": "PASS_FAIL",
+                 "reason": "Agent said 'Thank you for calling' at 00:00."}]
+    if extra_question:
+        questions.append({"question_id": "resolution", "type": "SCORE", "max_score": 5})
+        expected.append({"question_id": "resolution", "score": 5, "max_score": 5,
+                         "type": "SCORE", "reason": "Replacement promised at 00:05."})
+    return GoldenCase.model_validate({
+        "id": f"judge-qa-{i:03d}",
+        "task": "qa",
+        "transcript": [
+            {"speaker": "agent", "text": f"Thank you for calling, this is desk {i}.", "start": 0},
+            {"speaker": "customer", "text": f"Order {500 + i} arrived broken.", "start": 3},
+            {"speaker": "agent", "text": "I will send a replacement today.", "start": 5},
+        ],
+        "config": {"questions": questions},
+        "expected_outcome": {"questions": expected},
+    })
+
+
+def qa_output(case: GoldenCase) -> dict[str, Any]:
+    return {"questions": [
+        {"question_id": q["question_id"], "score": q["score"], "max_score": q["max_score"],
+         "type": q["type"], "reason": 'Agent said "Thank you for calling" at 00:00.'}
+        for q in case.expected_outcome["questions"]
+    ]}
+
+
+def qa_items(count: int, start: int = 0) -> list[tuple[GoldenCase, Any, str]]:
+    return [(case, qa_output(case), "candidate")
+            for case in (qa_case(i) for i in range(start, start + count))]
+
+
+def text_case() -> GoldenCase:
+    """A text-task case: three judge-scored metrics per output (intent, highlights, facts)."""
+    return GoldenCase.model_validate({
+        "id": "judge-text-001",
+        "task": "text",
+        "transcript": [
+            {"speaker": "customer", "text": "I was charged twice for order 77."},
+            {"speaker": "agent", "text": "I see two charges of 40 dollars; I refunded one."},
+        ],
+        "config": {"sentiment_labels": ["positive", "neutral", "negative"]},
+        "expected_outcome": {
+            "sentiment": [{"sentence_id": 1, "text": "I was charged twice for order 77.",
+                           "label": "negative"},
+                          {"sentence_id": 2, "text": "I see two charges of 40 dollars; I "
+                           "refunded one.", "label": "neutral"}],
+            "summary": {"call_purpose": "Customer was charged twice for order 77.",
+                        "highlights": ["Refund of 40 dollars issued"],
+                        "call_extracted_info": {"order": "77", "refund": "40 dollars"}},
+            "emotion": {"frustration": 0.7, "neutral": 0.3},
+        },
+    })
+
+
+def tree_text(root: Path) -> str:
+    """Every byte under ``root``, decoded leniently, for secret searches."""
+    return "\n".join(p.read_bytes().decode("utf-8", "replace")
+                     for p in sorted(root.rglob("*")) if p.is_file())

@@ -1,0 +1,131 @@
+"""Live generation through the built-in OpenAI-compatible generator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_callqa.engine.evaluate import evaluate, evaluate_many
+from pytest_callqa.engine.generate import (
+    ModelSpec,
+    OpenAIGenerator,
+    default_messages,
+    output_structure,
+)
+from pytest_callqa.engine.judges.cache import JudgeCache
+from pytest_callqa.engine.judges.transport import CallError
+
+from .conftest import make_runner
+from .helpers import SECRET, qa_case, text_case
+
+
+@pytest.mark.parametrize(("text", "spec"), [
+    ("gpt-4o-mini", ModelSpec("gpt-4o-mini", "gpt-4o-mini", None)),
+    ("fast=gpt-4o-mini", ModelSpec("fast", "gpt-4o-mini", None)),
+    ("local=llama3:8b@http://127.0.0.1:11434/v1",
+     ModelSpec("local", "llama3:8b", "http://127.0.0.1:11434/v1")),
+    ("qwen@https://vllm.internal/v1", ModelSpec("qwen", "qwen", "https://vllm.internal/v1")),
+    ("vertex=claude@2024-10", ModelSpec("vertex", "claude@2024-10", None)),
+])
+def test_model_specs(text: str, spec: ModelSpec) -> None:
+    assert ModelSpec.parse(text) == spec
+
+
+def test_a_model_spec_needs_a_model() -> None:
+    with pytest.raises(ValueError, match="names no model"):
+        ModelSpec.parse("name=")
+
+
+def test_default_prompt_asks_for_the_structure_and_hides_the_truth() -> None:
+    case = text_case()
+    system, user = (m["content"] for m in default_messages(case))
+    assert output_structure("text") in system
+    assert '"sentiment": [{' in system and '"call_purpose": string' in system
+    assert "config.sentiment_labels" in system
+    inputs = json.loads(user)
+    assert inputs["task"] == "text"
+    assert [t["n"] for t in inputs["transcript"]] == [1, 2]
+    assert "expected_outcome" not in user
+    assert case.expected_outcome["summary"]["call_purpose"] not in system + user
+
+
+def test_tasks_without_a_default_prompt_say_what_to_do() -> None:
+    case = qa_case(0).model_copy(update={"task": "agent"})
+    with pytest.raises(ValueError, match="pytest_callqa_generate"):
+        default_messages(case)
+
+
+def test_generated_outputs_are_scored_like_recorded_ones(fake: Any, cache_dir: Path) -> None:
+    server = fake()
+    generator = OpenAIGenerator(ModelSpec.parse(f"cand=gpt-4o-mini@{server.base_url}"),
+                                api_key=SECRET, runner=make_runner(JudgeCache(cache_dir)))
+    cases = [qa_case(0), text_case()]
+    generations = generator.generate(cases)
+    assert [g.model for g in generations] == ["cand", "cand"]
+    assert all(g.error is None and g.text for g in generations)
+    assert generations[0].usage["cost_usd"] > 0 and generations[0].usage["prompt_tokens"] > 0
+    body = server.bodies[0]
+    assert body["model"] == "gpt-4o-mini"
+    assert body["response_format"] == {"type": "json_object"} and body["temperature"] == 0
+    results = [evaluate(c, g.text, model=g.model, benchmarks=False)
+               for c, g in zip(cases, generations, strict=True)]
+    assert all(r.metric("response_structure_compliance").value == 1.0 for r in results)
+    # Unchanged re-run: no calls; another run index is another call.
+    again = OpenAIGenerator("gpt-4o-mini", server.base_url, SECRET,
+                            runner=make_runner(JudgeCache(cache_dir)))
+    assert [g.text for g in again.generate(cases)] == [g.text for g in generations]
+    assert server.requests == 2
+    again.generate(cases[:1], run=1)
+    assert server.requests == 3
+
+
+def test_a_bad_reply_is_scored_not_repaired(fake: Any) -> None:
+    server = fake(reply=lambda body: "Sorry, I cannot help with that.")
+    generator = OpenAIGenerator("gpt-4o-mini", server.base_url, SECRET, runner=make_runner())
+    [generation] = generator.generate([qa_case(0)])
+    assert server.requests == 1  # never re-asked: the raw reply is what gets scored
+    result = evaluate(qa_case(0), generation.text, benchmarks=False)
+    assert result.metric("response_structure_compliance").value == 0.0 and not result.valid
+
+
+def test_custom_prompts_replace_the_default(fake: Any) -> None:
+    server = fake(reply=lambda body: {"questions": []})
+    generator = OpenAIGenerator(
+        "gpt-4o-mini", server.base_url, SECRET, runner=make_runner(), json_mode=False,
+        prompts={"qa": lambda case: [{"role": "user", "content": f"score {case.id}"}]},
+    )
+    generator.generate([qa_case(3)])
+    [body] = server.bodies
+    assert body["messages"] == [{"role": "user", "content": "score judge-qa-003"}]
+    assert "response_format" not in body
+
+
+def test_failed_generation_is_an_error_not_an_output(fake: Any) -> None:
+    server = fake(fault_for=lambda index, body: "500")
+    generator = OpenAIGenerator("gpt-4o-mini", server.base_url, SECRET,
+                                runner=make_runner(max_retries=1))
+    [generation] = generator.generate([qa_case(0)])
+    assert generation.text is None
+    assert generation.error is not None and "HTTP 500" in generation.error
+    assert generation.error.startswith("gpt-4o-mini: ")
+
+
+def test_a_rejected_key_raises_without_the_key(fake: Any) -> None:
+    server = fake(fault_for=lambda index, body: "401")
+    generator = OpenAIGenerator("gpt-4o-mini", server.base_url, SECRET, runner=make_runner())
+    with pytest.raises(CallError) as caught:
+        generator.generate([qa_case(0), qa_case(1)])
+    assert SECRET not in str(caught.value)
+
+
+def test_generation_results_feed_a_batch(fake: Any) -> None:
+    server = fake()
+    generator = OpenAIGenerator("gpt-4o-mini", server.base_url, SECRET, runner=make_runner())
+    cases = [qa_case(i) for i in range(5)]
+    items = [(c, g.text, g.model) for c, g in zip(cases, generator.generate(cases), strict=True)]
+    results = evaluate_many(items, benchmarks=False)
+    assert all(r.valid and r.model == "gpt-4o-mini" for r in results)
+    assert generator.usage_summary()["calls"] == 5

@@ -1,0 +1,454 @@
+"""The LLM judge against the fake server, over real HTTP with the official client."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_callqa.engine.evaluate import evaluate, evaluate_many, prepare
+from pytest_callqa.engine.judges.base import JudgeRequest
+from pytest_callqa.engine.judges.cache import JudgeCache
+from pytest_callqa.engine.judges.llm import (
+    PROMPT_VERSION,
+    SYSTEM_PROMPT,
+    OpenAIJudge,
+    build_messages,
+)
+from pytest_callqa.engine.judges.transport import CallError
+from pytest_callqa.engine.pricing import PriceTable
+from pytest_callqa.testing import FakeOpenAIServer
+from pytest_callqa.testing.fake_openai import first_user_json
+
+from .conftest import make_judge, make_runner
+from .helpers import MODEL, SECRET, qa_case, qa_items, qa_output, text_case
+
+EVIDENCE = "evidence_backed_reasoning"
+
+
+def requests_for(count: int) -> list[JudgeRequest]:
+    return [r for case, output, model in qa_items(count)
+            for r in prepare(case, output, model=model, benchmarks=False).requests]
+
+
+def text_requests() -> list[JudgeRequest]:
+    case = text_case()
+    output = dict(case.expected_outcome)
+    return prepare(case, output, benchmarks=False).requests
+
+
+# --- verdicts and prompts ---------------------------------------------------------------
+
+
+def test_verdict_comes_from_the_reply(fake: Any) -> None:
+    server = fake()
+    result = evaluate(qa_case(0), qa_output(qa_case(0)), judge=make_judge(server),
+                      benchmarks=False)
+    metric = result.metric(EVIDENCE)
+    assert metric.value == 0.5 and metric.scored and not metric.flagged
+    [record] = result.judge_record
+    assert record["judge"] == f"openai:{MODEL}"
+    assert record["score"] == 0.5
+    assert record["reason"] == f"fake verdict for {EVIDENCE}"
+    assert result.usage["judge_calls"] == 1.0
+    assert result.usage["judge_prompt_tokens"] > 0
+    assert result.usage["judge_cost_usd"] > 0
+
+
+def test_request_carries_every_judge_input(fake: Any) -> None:
+    server = fake()
+    make_judge(server).judge(requests_for(1))
+    [body] = server.bodies
+    assert body["model"] == MODEL
+    assert body["temperature"] == 0
+    assert body["response_format"] == {"type": "json_object"}
+    system, user = body["messages"]
+    assert system == {"role": "system", "content": SYSTEM_PROMPT}
+    inputs = json.loads(user["content"])
+    case = qa_case(0)
+    assert inputs["transcript"] == case.transcript_text
+    assert inputs["expected_outcome"] == case.expected_outcome
+    assert inputs["config"] == case.config
+    assert inputs["model_output"] == qa_output(case)
+    metric = inputs["metric"]
+    assert metric["metric"] == EVIDENCE and metric["scale"] == "unit"
+    assert "0.0 to 1.0" in metric["score_format"]
+    assert metric["focus"]["reasons"][0]["question_id"] == "greeting"
+
+
+def test_system_prompt_states_the_rules() -> None:
+    text = SYSTEM_PROMPT
+    assert "expected_outcome" in text and "transcript" in text and "config" in text
+    assert "binary" in text and "0.0 to 1.0" in text
+    assert "neither in the transcript nor in" in text  # fabricated facts never pass
+    assert "PASS_FAIL" in text and "false positive" in text
+    assert "strict" in text
+    for key in ("metric", "score", "expected_outcome_reference", "model_output_observed",
+                "reason", "verdicts"):
+        assert f'"{key}"' in text
+
+
+def test_case_specific_emphasis_is_passed_on() -> None:
+    case = qa_case(0).model_copy(update={"config": {
+        **qa_case(0).config, "evaluation_criteria_override": "Quotes must be verbatim."}})
+    requests = prepare(case, qa_output(case), benchmarks=False).requests
+    from pytest_callqa.engine.judges.llm import _Item
+
+    messages = build_messages([_Item(requests[0].metric, requests[0])])
+    assert json.loads(messages[1]["content"])["case_specific_emphasis"] == (
+        "Quotes must be verbatim.")
+
+
+# --- combined and per-metric ------------------------------------------------------------
+
+
+def test_combined_mode_sends_one_call_per_output(fake: Any) -> None:
+    server = fake()
+    requests = text_requests()
+    assert len(requests) == 3
+    verdicts = make_judge(server, mode="combined").judge(requests)
+    assert server.requests == 1
+    inputs = first_user_json(server.bodies[0])
+    assert [m["metric"] for m in inputs["metrics"]] == [r.metric for r in requests]
+    assert [v.metric for v in verdicts] == [r.metric for r in requests]
+    assert all(v.score == 0.5 and not v.flagged for v in verdicts)
+    # One call's usage is shared by its verdicts, so their sum is the call's.
+    assert sum(v.usage["calls"] for v in verdicts) == pytest.approx(1.0)
+
+
+def test_per_metric_mode_sends_one_call_per_metric(fake: Any) -> None:
+    server = fake()
+    verdicts = make_judge(server, mode="per-metric").judge(text_requests())
+    assert server.requests == 3
+    assert all(v.score == 0.5 and not v.flagged for v in verdicts)
+
+
+def test_combined_reply_keeps_usable_verdicts_and_flags_the_rest(fake: Any) -> None:
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        items = first_user_json(body)["metrics"]
+        scores = {"call_intent_match": 0.7, "highlight_correctness": 0.8,
+                  "fabrication_free_rate": 3.0}
+        return {"verdicts": [{"metric": m["metric"], "score": scores[m["metric"]],
+                              "reason": "r"} for m in items]}
+
+    server = fake(reply=reply)
+    verdicts = {v.metric: v for v in make_judge(server, mode="combined").judge(text_requests())}
+    assert server.requests == 3  # the first ask and two re-asks
+    assert verdicts["highlight_correctness"].score == 0.8
+    assert not verdicts["highlight_correctness"].flagged
+    # 0.7 is not on the ternary grid (0, 0.5, 1): unusable too.
+    for metric in ("call_intent_match", "fabrication_free_rate"):
+        assert verdicts[metric].flagged and verdicts[metric].score == 0.0
+        assert "unusable after 3 attempts" in verdicts[metric].reason
+
+
+def test_identical_requests_are_judged_once(fake: Any) -> None:
+    server = fake()
+    request = requests_for(1)[0]
+    first, second = make_judge(server).judge([request, request])
+    assert server.requests == 1
+    assert first.score == second.score == 0.5
+    assert first.usage and second.usage == {}
+
+
+# --- unusable replies -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("fault", "problem"), [
+    ("garbage", "not valid JSON"),
+    ("out_of_range", "score 7.5 for metric 'evidence_backed_reasoning' is not valid"),
+])
+def test_persistently_bad_reply_is_flagged_and_scored_lowest(
+    fake: Any, fault: str, problem: str
+) -> None:
+    server = fake(fault_for=lambda index, body: fault)
+    judge = make_judge(server)
+    result = evaluate(qa_case(0), qa_output(qa_case(0)), judge=judge, benchmarks=False)
+    assert server.requests == 3  # one ask, two re-asks
+    metric = result.metric(EVIDENCE)
+    assert metric.flagged and metric.value == 0.0 and metric.rating != "good"
+    assert "judge reply unusable after 3 attempts" in (metric.reason or "")
+    assert problem in (metric.reason or "")
+    [record] = result.judge_record
+    assert record["flagged"] is True and record["score"] == 0.0
+    assert judge.usage_summary()["flagged"] == 1
+
+
+def test_reask_shows_the_problem_and_recovers(fake: Any) -> None:
+    server = fake(schedule=["garbage"])
+    [verdict] = make_judge(server).judge(requests_for(1))
+    assert verdict.score == 0.5 and not verdict.flagged
+    assert server.requests == 2
+    retry = server.bodies[1]["messages"]
+    assert retry[2]["role"] == "assistant" and "not json" in retry[2]["content"]
+    assert retry[3]["role"] == "user" and "could not be used" in retry[3]["content"]
+
+
+def test_out_of_range_on_a_grid_scale_is_rejected(fake: Any) -> None:
+    # call_intent_match is ternary: 0.7 is in range but not on the grid.
+    server = fake(reply=lambda body: {"metric": "call_intent_match", "score": 0.7,
+                                      "reason": "close"})
+    request = next(r for r in text_requests() if r.metric == "call_intent_match")
+    [verdict] = make_judge(server).judge([request])
+    assert verdict.flagged and verdict.score == 0.0
+
+
+def test_unusable_replies_are_not_cached(fake: Any, cache_dir: Path) -> None:
+    server = fake(fault_for=lambda index, body: "garbage")
+    make_judge(server, JudgeCache(cache_dir)).judge(requests_for(1))
+    assert not list(cache_dir.glob("??/*.json"))
+
+
+# --- transport faults -------------------------------------------------------------------
+
+
+def test_retries_recover_from_20_percent_429_and_500(fake: Any) -> None:
+    server = fake(fault_rate=0.2, faults=("429", "500"), seed=7, latency=0.005)
+    judge = make_judge(server, concurrency=8, max_retries=6)
+    verdicts = judge.judge(requests_for(30))
+    injected = sum(server.faults_injected.values())
+    assert injected >= 3  # the seed gives a real share of faults
+    assert set(server.faults_injected) <= {"429", "500"}
+    assert all(v.score == 0.5 and not v.flagged for v in verdicts)
+    assert server.requests == 30 + injected
+    summary = judge.usage_summary()
+    assert summary["retries"] == injected and summary["failures"] == 0
+
+
+def test_retry_after_is_honoured(fake: Any) -> None:
+    server = fake(schedule=["429"], retry_after="1")
+    [verdict] = make_judge(server).judge(requests_for(1))
+    assert verdict.score == 0.5
+    first, second = server.log
+    waited = second.received - first.received
+    assert 1.0 <= waited < 5.0
+
+
+def test_a_timeout_is_retried(fake: Any) -> None:
+    server = fake(schedule=["timeout"], hang_s=1.5)
+    judge = make_judge(server, timeout=0.3)
+    [verdict] = judge.judge(requests_for(1))
+    assert verdict.score == 0.5 and not verdict.flagged
+    assert judge.usage_summary()["retries"] == 1
+
+
+def test_exhausted_retries_give_a_flagged_conservative_verdict(fake: Any) -> None:
+    server = fake(fault_for=lambda index, body: "500")
+    judge = make_judge(server, max_retries=2)
+    [verdict] = judge.judge(requests_for(1))
+    assert server.requests == 3
+    assert verdict.flagged and verdict.score == 0.0
+    assert "judge call failed" in verdict.reason and "HTTP 500" in verdict.reason
+    assert "gave up after 3 attempts" in verdict.reason
+
+
+def test_a_rejected_key_stops_the_run_without_repeating_it(fake: Any) -> None:
+    import traceback
+
+    server = fake(fault_for=lambda index, body: "401")
+    judge = make_judge(server)
+    with pytest.raises(CallError) as caught:
+        judge.judge(requests_for(3))
+    assert server.log[0].authorization == f"Bearer {SECRET}"  # the key was really sent...
+    message = str(caught.value)
+    assert "HTTP 401" in message and "<redacted>" in message
+    assert SECRET not in message  # ...and the server's echo of it was not repeated
+    assert SECRET not in "".join(traceback.format_exception(caught.value))
+
+
+# --- limits -----------------------------------------------------------------------------
+
+
+def test_concurrency_never_exceeds_the_limit(fake: Any) -> None:
+    server = fake(latency=0.03)
+    make_judge(server, concurrency=4).judge(requests_for(24))
+    assert server.requests == 24
+    assert server.peak_in_flight == 4
+
+
+def test_requests_per_minute_limit_spaces_requests(fake: Any) -> None:
+    server = fake()
+    judge = make_judge(server, concurrency=6, rpm=3, rpm_window_s=0.5)
+    judge.judge(requests_for(6))
+    starts = sorted(info.received for info in server.log)
+    assert starts[3] - starts[0] >= 0.45
+
+
+def test_budget_stops_new_calls_and_says_so(fake: Any) -> None:
+    server = fake()
+    prices = PriceTable({MODEL: (1000.0, 1000.0)})  # about $1 per call with these prompts
+    judge = make_judge(server, concurrency=1, budget_usd=2.0, prices=prices)
+    results = evaluate_many(qa_items(8), judge=judge, benchmarks=False)
+    sent = server.requests
+    assert 2 <= sent < 8
+    stopped = [r.metric(EVIDENCE) for r in results[sent:]]
+    assert all(not m.scored and m.value is None for m in stopped)
+    assert all("budget of $2 exhausted" in (m.reason or "") for m in stopped)
+    summary = judge.usage_summary()
+    assert summary["not_scored_budget"] == 8 - sent
+    assert summary["budget_spent_usd"] >= 2.0
+    assert "budget reached" in judge.spend_line()
+
+
+def test_budget_needs_a_price() -> None:
+    with pytest.raises(CallError, match="has no price"):
+        OpenAIJudge("my-local-model", base_url="http://127.0.0.1:9/v1", budget_usd=1.0)
+
+
+# --- cache ------------------------------------------------------------------------------
+
+
+def test_warm_cache_sends_nothing(fake: Any, cache_dir: Path) -> None:
+    server = fake()
+    items = qa_items(10)
+    cold = evaluate_many(items, judge=make_judge(server, JudgeCache(cache_dir)),
+                         benchmarks=False)
+    assert server.requests == 10
+    judge = make_judge(server, JudgeCache(cache_dir))
+    warm = evaluate_many(items, judge=judge, benchmarks=False)
+    assert server.requests == 10
+    assert [r.judge_record for r in warm] == [r.judge_record for r in cold]
+    assert all(r.usage["judge_cached_calls"] == 1.0 for r in warm)
+    # A cached call still has a cost per call (for cost per 1000 calls), not a spend.
+    summary = judge.usage_summary()
+    assert summary["cache_hits"] == 10 and summary["requests"] == 0
+    assert summary["spent_usd"] == 0.0 and summary["cost_per_1000_calls"] > 0
+
+
+def test_cache_key_changes_with_model_and_prompt_version(fake: Any, cache_dir: Path) -> None:
+    from pytest_callqa.engine.judges.transport import ChatRequest
+
+    request = ChatRequest(messages=[{"role": "user", "content": "x"}], version=PROMPT_VERSION)
+    other = ChatRequest(messages=[{"role": "user", "content": "x"}], version="other")
+    assert request.key("a") != request.key("b")
+    assert request.key("a") != other.key("a")
+    assert request.key("a") == ChatRequest(messages=[{"role": "user", "content": "x"}],
+                                           version=PROMPT_VERSION).key("a")
+
+
+def test_read_only_cache_reads_but_never_writes(fake: Any, cache_dir: Path) -> None:
+    server = fake()
+    make_judge(server, JudgeCache(cache_dir)).judge(requests_for(2))
+    entries = sorted(cache_dir.glob("??/*.json"))
+    make_judge(server, JudgeCache(cache_dir, "ro")).judge(requests_for(4))
+    assert server.requests == 4  # 2 cold, then 2 new ones; the 2 cached were read
+    assert sorted(cache_dir.glob("??/*.json")) == entries
+
+
+def test_cache_off_writes_nothing(fake: Any, tmp_path: Path) -> None:
+    server = fake()
+    make_judge(server, JudgeCache(None, "off")).judge(requests_for(2))
+    make_judge(server, JudgeCache(None, "off")).judge(requests_for(2))
+    assert server.requests == 4
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- secrets ----------------------------------------------------------------------------
+
+
+def test_the_key_is_absent_from_everything_written(fake: Any, cache_dir: Path) -> None:
+    from .helpers import tree_text
+
+    server = fake(schedule=["429", "garbage", "500", "out_of_range"])
+    judge = make_judge(server, JudgeCache(cache_dir), mode="combined", budget_usd=100.0)
+    results = evaluate_many([*qa_items(3), (text_case(), dict(text_case().expected_outcome),
+                                            "candidate")], judge=judge, benchmarks=False)
+    assert any(info.authorization == f"Bearer {SECRET}" for info in server.log)
+    assert list(cache_dir.rglob("*.json"))
+    assert SECRET not in tree_text(cache_dir)
+    written = json.dumps([r.to_dict() for r in results]) + json.dumps(judge.usage_summary())
+    assert SECRET not in written
+    assert SECRET not in repr(judge) + judge.describe() + judge.spend_line()
+
+
+def test_describe_names_model_endpoint_mode_and_price(fake: Any, cache_dir: Path) -> None:
+    server = fake()
+    judge = make_judge(server, JudgeCache(cache_dir), mode="combined", rpm=600)
+    text = judge.describe()
+    assert f"openai {MODEL} at {server.base_url}" in text
+    assert "combined mode" in text and "concurrency 16" in text and "600 requests/min" in text
+    assert f"cache rw ({cache_dir})" in text and "default price $0.15/$0.6" in text
+
+
+def test_credentials_in_the_base_url_are_not_shown() -> None:
+    judge = OpenAIJudge(MODEL, base_url="https://user:pa55word@proxy.example/v1")
+    assert "pa55word" not in judge.describe() + repr(judge)
+    assert judge.endpoint.redact("failed at https://user:pa55word@proxy") == (
+        "failed at https://user:<redacted>@proxy")
+
+
+def test_ajudge_runs_inside_an_existing_event_loop(fake: Any) -> None:
+    import asyncio
+
+    server = fake()
+    judge = make_judge(server)
+
+    async def main() -> list[float | None]:
+        # The synchronous entry point works from async code too (on a private loop).
+        return [v.score for v in judge.judge(requests_for(2))]
+
+    assert asyncio.run(main()) == [0.5, 0.5]
+
+
+def test_generator_and_judge_share_one_runner(fake: Any) -> None:
+    from pytest_callqa.engine.generate import OpenAIGenerator
+
+    server = fake(latency=0.03)
+    runner = make_runner(concurrency=3)
+    generator = OpenAIGenerator(MODEL, base_url=server.base_url, api_key=SECRET, runner=runner)
+    judge = make_judge(server, runner=runner)
+    cases = [qa_case(i) for i in range(6)]
+    outputs = generator.generate(cases)
+    results = evaluate_many([(c, g.text, "candidate") for c, g in zip(cases, outputs, strict=True)],
+                            judge=judge, benchmarks=False)
+    assert all(r.valid for r in results)
+    assert server.peak_in_flight <= 3
+    summary = runner.usage_summary()
+    assert set(summary["by_kind"]) == {"generate", "judge"}
+    assert summary["requests"] == 12
+
+
+def test_server_shuts_down_by_itself() -> None:
+    server = FakeOpenAIServer(max_lifetime_s=0.2).start()
+    url = server.base_url
+    deadline = time.monotonic() + 5
+    while server.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not server.running, f"{url} still running"
+
+
+def test_rubric_diagnostics_are_kept_and_other_extras_dropped(fake: Any) -> None:
+    server = fake(reply=lambda body: {
+        "metric": EVIDENCE, "score": 0.25, "reason": "no quote",
+        "failure_code": "missing_evidence", "turns": [2], "value": 99, "confidence": "high"})
+    result = evaluate(qa_case(0), qa_output(qa_case(0)), judge=make_judge(server),
+                      benchmarks=False)
+    metric = result.metric(EVIDENCE)
+    assert metric.value == 0.25
+    assert metric.details == {"failure_code": "missing_evidence", "turns": [2]}
+
+
+def test_an_unusable_reply_cut_short_by_the_budget_stays_flagged(fake: Any) -> None:
+    server = fake(fault_for=lambda index, body: "garbage")
+    prices = PriceTable({MODEL: (1000.0, 1000.0)})
+    judge = make_judge(server, budget_usd=0.5, prices=prices)
+    [verdict] = judge.judge(requests_for(1))
+    assert server.requests == 1
+    assert verdict.flagged and verdict.score == 0.0
+    assert "unusable after 1 attempt," in verdict.reason and "budget" in verdict.reason
+
+
+def test_params_adjust_the_request_and_progress_is_reported(fake: Any) -> None:
+    server = fake()
+    seen: list[tuple[int, int]] = []
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="per-metric",
+                        runner=make_runner(), params={"temperature": None, "seed": 7},
+                        on_progress=lambda done, total: seen.append((done, total)))
+    judge.judge(requests_for(3))
+    body = server.bodies[0]
+    assert "temperature" not in body and body["seed"] == 7
+    assert body["response_format"] == {"type": "json_object"}
+    assert sorted(seen) == [(1, 3), (2, 3), (3, 3)]

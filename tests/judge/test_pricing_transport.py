@@ -1,0 +1,132 @@
+"""Prices, and the transport's pure parts: Retry-After, backoff, URLs, request keys."""
+
+from __future__ import annotations
+
+import random
+import time
+from email.utils import formatdate
+
+import pytest
+
+from pytest_callqa.engine.judges.transport import (
+    Backoff,
+    ChatRequest,
+    Endpoint,
+    retry_after_seconds,
+    safe_url,
+)
+from pytest_callqa.engine.pricing import (
+    DEFAULT_PRICES,
+    ModelPrice,
+    PriceError,
+    PriceTable,
+    parse_price_line,
+)
+
+from .helpers import SECRET
+
+
+def test_default_prices_cover_common_models() -> None:
+    table = PriceTable()
+    assert table.get("gpt-4o-mini") == ModelPrice(0.15, 0.60)
+    assert table.get("gpt-4o") == ModelPrice(2.50, 10.00)
+    assert table.get("gpt-4.1") == ModelPrice(2.00, 8.00)
+    assert table.get("gpt-4.1-mini") == ModelPrice(0.40, 1.60)
+    assert table.is_default("gpt-4o")
+
+
+def test_cost_is_per_million_tokens() -> None:
+    assert PriceTable().cost("gpt-4o-mini", 1_000_000, 1_000_000) == pytest.approx(0.75)
+    assert PriceTable().cost("gpt-4o", 2000, 500) == pytest.approx(0.01)
+
+
+def test_unknown_model_has_no_cost_never_a_guess() -> None:
+    table = PriceTable()
+    assert table.cost("my-finetune", 100, 100) is None
+    assert "my-finetune" not in table
+    # No prefix matching either: gpt-4o-mini-tts is not gpt-4o-mini.
+    assert table.get("gpt-4o-mini-tts") is None
+
+
+def test_dated_snapshot_is_billed_as_its_alias() -> None:
+    assert PriceTable().get("gpt-4o-mini-2024-07-18") == DEFAULT_PRICES["gpt-4o-mini"]
+
+
+def test_price_lines_parse_and_override_defaults() -> None:
+    table = PriceTable.parse("""
+        # per million tokens
+        gpt-4o-mini: 0.10 0.40
+        llama3:8b: 0 0   # ollama tags contain colons
+    """)
+    assert table.get("gpt-4o-mini") == ModelPrice(0.10, 0.40)
+    assert not table.is_default("gpt-4o-mini")
+    assert table.cost("llama3:8b", 1000, 1000) == 0.0
+    assert table.get("gpt-4o") == DEFAULT_PRICES["gpt-4o"]
+    assert PriceTable.parse(["x: 1 2"], defaults=False).get("gpt-4o") is None
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("gpt-4o 1 2", "expected 'model: <input> <output>'"),
+    ("gpt-4o: 1", "expected two prices"),
+    ("gpt-4o: one two", "must be numbers"),
+    ("gpt-4o: -1 2", "non-negative"),
+    ("gpt-4o: nan 2", "finite"),
+])
+def test_bad_price_lines_are_named(line: str, message: str) -> None:
+    with pytest.raises(PriceError, match=message) as caught:
+        parse_price_line(line)
+    assert line.split(":")[0] in str(caught.value)
+
+
+def test_prices_from_the_plugin_price_type() -> None:
+    class PluginPrice:  # the shape of pytest_callqa.outputs.Price
+        prompt_per_million = 1.0
+        completion_per_million = 2.0
+
+    assert PriceTable({"m": PluginPrice()}).get("m") == ModelPrice(1.0, 2.0)
+
+
+def test_retry_after_forms() -> None:
+    assert retry_after_seconds({"retry-after": "3"}) == 3.0
+    assert retry_after_seconds({"retry-after": "0.25"}) == 0.25
+    assert retry_after_seconds({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    now = time.time()
+    in_ten = formatdate(now + 10, usegmt=True)
+    assert retry_after_seconds({"retry-after": in_ten}, now=now) == pytest.approx(10, abs=1)
+    assert retry_after_seconds({"retry-after": formatdate(now - 60, usegmt=True)}, now=now) == 0
+    assert retry_after_seconds({"retry-after": "soon"}) is None
+    assert retry_after_seconds({"retry-after": "-5"}) is None
+    assert retry_after_seconds({}) is None
+
+
+def test_backoff_grows_with_jitter_and_a_cap() -> None:
+    backoff = Backoff(base_s=0.5, cap_s=4.0)
+    rng = random.Random(3)
+    for attempt, ceiling in [(0, 0.5), (1, 1.0), (2, 2.0), (3, 4.0), (6, 4.0)]:
+        delays = {backoff.delay(attempt, rng) for _ in range(20)}
+        assert all(ceiling / 2 <= d <= ceiling for d in delays)
+        assert len(delays) > 1  # jittered
+
+
+def test_credentials_are_stripped_from_urls() -> None:
+    assert safe_url("https://u:p@host:8443/v1") == "https://host:8443/v1"
+    assert safe_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+
+
+def test_the_key_is_not_part_of_cache_keys_or_reprs() -> None:
+    endpoint = Endpoint("gpt-4o-mini", "http://127.0.0.1:9/v1", SECRET)
+    assert SECRET not in repr(endpoint)
+    assert endpoint.redact(f"bad key {SECRET}!") == "bad key <redacted>!"
+    request = ChatRequest(messages=[{"role": "user", "content": "hi"}])
+    other = Endpoint("gpt-4o-mini", "http://10.0.0.1:1/v1", "another-key")
+    # Neither the endpoint nor the key changes the key: same model, same prompt, same reply.
+    assert request.key(endpoint.model) == request.key(other.model)
+
+
+def test_environment_supplies_url_and_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    endpoint = Endpoint("gpt-4o-mini")
+    assert endpoint.base_url == "http://127.0.0.1:9/v1"
+    assert endpoint.redact(SECRET) == "<redacted>"  # the key came from the environment
+    assert SECRET not in repr(endpoint.client_key)

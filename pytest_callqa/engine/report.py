@@ -87,7 +87,12 @@ def render_scorecard(
             cells = []
             for c in cards:
                 agg = c.tasks[task].metrics.get(spec.id) if task in c.tasks else None
-                cells.append((_fmt(agg.value, spec), agg.rating) if agg else (NOT_SCORED, None))
+                if agg is None:
+                    cells.append((NOT_SCORED, None))
+                    continue
+                # "?" marks a value that includes conservative scores for unusable judge replies.
+                flag = "?" if agg.flagged else ""
+                cells.append((_fmt(agg.value, spec) + flag, agg.rating))
             label = ("[!] " if spec.blocker else "") + spec.name
             table.row(label, cells, spec.threshold)
         table.row(f"{name} Score", [_task_cell(c, task) for c in cards], "0.0 – 1.0")
@@ -137,6 +142,11 @@ def _footnotes(card: Scorecard, cards: list[ModelCard]) -> list[str]:
     notes = []
     for c in cards:
         for task, agg in c.tasks.items():
+            flagged = {mid: m.flagged for mid, m in agg.metrics.items() if m.flagged}
+            if flagged:
+                notes.append(
+                    f"? {c.model}: {task}: unusable judge replies scored conservatively (lowest "
+                    "score) in " + ", ".join(f"{mid} ×{n}" for mid, n in sorted(flagged.items())))
             if agg.disqualified:
                 notes.append(f"[!] {c.model}: disqualified for {task} "
                              f"({agg.blocked_cases} of {agg.cases} cases blocked)")

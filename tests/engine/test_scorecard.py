@@ -163,3 +163,15 @@ def test_results_round_trip_through_builtins(example_results: list[TaskResult]) 
     for r in example_results:
         payload = json.loads(json.dumps(r.to_dict()))
         assert TaskResult.from_dict(payload).to_dict() == payload
+
+
+def test_flagged_judge_replies_are_marked_in_the_scorecard() -> None:
+    flagged = MetricResult(value=0.0, rating="fail", flagged=True, reason="unusable reply")
+    card = build_scorecard([result("m", "qa", "a", 0.5,
+                                   metrics={"evidence_backed_reasoning": flagged})])
+    assert card.models["m"].tasks["qa"].metrics["evidence_backed_reasoning"].flagged == 1
+    text = render_scorecard(card)
+    row = next(line for line in text.splitlines() if line.startswith("Evidence-Backed"))
+    assert "0.000? x" in row
+    assert "? m: qa: unusable judge replies scored conservatively (lowest score) in " \
+        "evidence_backed_reasoning ×1" in text

@@ -245,7 +245,6 @@ class OpenAIEmbedder(_CachingEmbedder):
         self.name = f"openai:{model}"
         self.description = f"openai:{model} (OpenAI-compatible API at {self.base_url})"
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or _OPENAI_DUMMY_KEY
-        self._client: openai.OpenAI | None = None
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder(model={self.model!r}, base_url={self.base_url!r})"
@@ -253,17 +252,17 @@ class OpenAIEmbedder(_CachingEmbedder):
     def _redact(self, text: str) -> str:
         return text.replace(self._api_key, "<redacted>") if self._api_key else text
 
-    def _get_client(self) -> openai.OpenAI:
-        if self._client is None:
-            import openai
+    def _new_client(self) -> openai.OpenAI:
+        """A client for one ``embed`` call, closed after it: a client kept for the life of
+        the embedder leaves its connection pool open when the process ends."""
+        import openai
 
-            self._client = openai.OpenAI(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                timeout=self.timeout,
-                max_retries=self.max_retries,
-            )
-        return self._client
+        return openai.OpenAI(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+        )
 
     def _failure(self, exc: Exception) -> EmbeddingError:
         import openai
@@ -285,13 +284,13 @@ class OpenAIEmbedder(_CachingEmbedder):
             what = f"failed with {status_text}: {detail}"
         return EmbeddingError(self._redact(f"{where} {what}"))
 
-    def _embed_batch(self, batch: list[str]) -> FloatArray:
+    def _embed_batch(self, client: openai.OpenAI, batch: list[str]) -> FloatArray:
         import openai
 
         try:
             # "float" rather than the client's base64 default: not every compatible server
             # implements base64 output.
-            response = self._get_client().embeddings.create(
+            response = client.embeddings.create(
                 model=self.model, input=batch, encoding_format="float"
             )
         except openai.APIError as exc:
@@ -312,10 +311,11 @@ class OpenAIEmbedder(_CachingEmbedder):
             ) from exc
 
     def _embed_new(self, texts: list[str]) -> FloatArray:
-        batches = [
-            self._embed_batch(texts[start : start + self.batch_size])
-            for start in range(0, len(texts), self.batch_size)
-        ]
+        with self._new_client() as client:
+            batches = [
+                self._embed_batch(client, texts[start : start + self.batch_size])
+                for start in range(0, len(texts), self.batch_size)
+            ]
         if len({batch.shape[1] for batch in batches}) > 1:
             raise EmbeddingError(f"{self.name} returned vectors of differing lengths")
         return np.concatenate(batches, axis=0)

@@ -368,6 +368,28 @@ def _client(state: FakeServerState, **options: Any) -> OpenAIEmbedder:
     return OpenAIEmbedder(**settings)
 
 
+def test_openai_embedder_closes_every_client_it_opens(
+    fake_server: FakeServerState, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import openai
+
+    created: list[openai.OpenAI] = []
+    real = openai.OpenAI
+
+    def spy(*args: Any, **kwargs: Any) -> openai.OpenAI:
+        client = real(*args, **kwargs)
+        created.append(client)
+        return client
+
+    monkeypatch.setattr(openai, "OpenAI", spy)
+    embedder = _client(fake_server)
+    embedder.embed(["refund please"])
+    embedder.embed(["cancel"])
+    assert len(fake_server.requests) == 2
+    # A client left open keeps its connection pool (and a socket) until the process ends.
+    assert created and all(client.is_closed() for client in created)
+
+
 def test_openai_vectors_normalised_ordered_and_authorised(
     fake_server: FakeServerState,
 ) -> None:

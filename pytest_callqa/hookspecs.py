@@ -25,8 +25,14 @@ if TYPE_CHECKING:
 def pytest_callqa_generate(model: str, case: GoldenCase, config: pytest.Config) -> Any:
     """Return ``model``'s output for golden ``case``, or None to let the next implementation try.
 
-    Called once per (model, case) pair a test needs, before any of its results are scored.
-    The first non-None answer wins; the plugin's own implementation runs last and reads the
+    Called once per process for each (model, case) pair a test needs, before any of its
+    results are scored; pairs are asked for in batches: with the LLM judge, every pair of the
+    run before the first test (in each xdist worker too: each resolves the whole run); for a
+    live model, all of its pairs at once; otherwise all pairs at the first evaluation test
+    without xdist, and pair by pair in a worker. The first non-None answer wins; the
+    plugin's own implementation runs last: for a
+    live model (``name=model@base_url`` in ``callqa_models``) it has the built-in generator
+    produce the output, together with every other pending pair's, and otherwise reads the
     recorded file ``<callqa_outputs>/<model>/<case.id>.json``. Return the raw text the model
     produced (non-JSON text is scored, not rejected), a parsed JSON value, or a
     :class:`pytest_callqa.ModelOutput` to report token usage or cost with it.

@@ -4,7 +4,8 @@ Recorded outputs live at ``<outputs_dir>/<model>/<case_id>.json``; the file hold
 model returned, verbatim, so it may be a JSON object or any text (a non-JSON reply is scored
 as such, not rejected). ``<outputs_dir>/<model>/_usage.json`` optionally maps each case id to
 ``{"prompt_tokens": n, "completion_tokens": m}``; with a price per million tokens for the
-model (``callqa_prices``) the plugin turns it into ``usage["cost_usd"]``.
+model (:class:`~pytest_callqa.engine.pricing.PriceTable`: ``callqa_prices`` lines over the
+built-in defaults) the plugin turns it into ``usage["cost_usd"]``.
 
 This module imports only the standard library: the plugin reads settings with it at start-up.
 """
@@ -12,11 +13,13 @@ This module imports only the standard library: the plugin reads settings with it
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine.pricing import PriceTable
 
 USAGE_FILE = "_usage.json"
 OUTPUT_SUFFIX = ".json"
@@ -24,7 +27,7 @@ TOKEN_KEYS = ("prompt_tokens", "completion_tokens")
 
 
 class OutputsError(ValueError):
-    """A recorded-outputs file or a price line that cannot be used; the message names it."""
+    """A recorded-outputs file that cannot be used; the message names it."""
 
 
 @dataclass
@@ -39,20 +42,6 @@ class ModelOutput:
     value: Any
     usage: dict[str, float] = field(default_factory=dict)
     source: str = "pytest_callqa_generate"
-
-
-@dataclass(frozen=True)
-class Price:
-    """US dollars per million prompt (input) and completion (output) tokens."""
-
-    prompt_per_million: float
-    completion_per_million: float
-
-    def cost(self, usage: Mapping[str, float]) -> float | None:
-        if not all(key in usage for key in TOKEN_KEYS):
-            return None
-        return (usage["prompt_tokens"] * self.prompt_per_million
-                + usage["completion_tokens"] * self.completion_per_million) / 1_000_000
 
 
 def parse_output_text(text: str) -> Any:
@@ -118,43 +107,11 @@ def discover_models(outputs_dir: Path) -> list[str]:
     )
 
 
-def parse_prices(lines: Iterable[str]) -> dict[str, Price]:
-    """Parse ``model: <usd per 1M input tokens> <usd per 1M output tokens>`` lines.
-
-    Blank lines and ``#`` comments are ignored; a later line for a model replaces an earlier
-    one (so command-line prices override the ini file's).
-    """
-    prices: dict[str, Price] = {}
-    for raw in lines:
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        model, sep, rest = line.rpartition(":")
-        parts = rest.split()
-        problem = None
-        if not sep or not model.strip():
-            problem = "expected 'model: <input price> <output price>'"
-        elif len(parts) != 2:
-            problem = f"expected two prices after the colon, got {len(parts)}"
-        else:
-            try:
-                values = [float(p) for p in parts]
-            except ValueError:
-                problem = "prices must be numbers (US dollars per million tokens)"
-            else:
-                if not all(math.isfinite(v) and v >= 0 for v in values):
-                    problem = "prices must be finite and non-negative"
-        if problem:
-            raise OutputsError(f"callqa_prices line {raw.strip()!r}: {problem}")
-        prices[model.strip()] = Price(*values)
-    return prices
-
-
-def with_cost(usage: Mapping[str, float], price: Price | None) -> dict[str, float]:
-    """``usage`` plus ``cost_usd`` when it is not there yet and a price is known."""
+def with_cost(usage: Mapping[str, float], prices: PriceTable, model: str) -> dict[str, float]:
+    """``usage`` plus ``cost_usd`` when it is not there yet and ``model`` has a price."""
     result = dict(usage)
-    if "cost_usd" not in result and price is not None:
-        cost = price.cost(result)
+    if "cost_usd" not in result and all(key in result for key in TOKEN_KEYS):
+        cost = prices.cost(model, result["prompt_tokens"], result["completion_tokens"])
         if cost is not None:
             result["cost_usd"] = cost
     return result

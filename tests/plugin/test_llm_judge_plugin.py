@@ -1,0 +1,390 @@
+"""``--callqa-judge openai`` end to end, against the fake OpenAI-compatible server.
+
+Real HTTP on 127.0.0.1 through the official client; short latencies, small counts, servers
+that stop by themselves. Runs are in-process unless xdist or a killed process is the point.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pytest_callqa.plugin import (
+    BUDGET_OPTION,
+    CACHE_DIR_OPTION,
+    CACHE_OPTION,
+    CONCURRENCY_OPTION,
+    JUDGE_MODE_OPTION,
+    PRICES_OPTION,
+    REPORT_OPTION,
+    RPM_OPTION,
+    TIMEOUT_OPTION,
+)
+from pytest_callqa.session import DEFAULT_JUDGE_MODEL
+
+from ..judge.helpers import tree_text
+from .conftest import PYPROJECT, SECRET, LLMProject, MiniProject
+
+SUITE = """
+import pytest
+from pytest_callqa import assert_no_blockers, assert_qa_score
+
+def test_no_blockers(callqa_result):
+    assert_no_blockers(callqa_result)
+
+@pytest.mark.callqa(task="qa")
+def test_qa(callqa_result):
+    assert_qa_score(callqa_result, min_score=0.5)
+"""
+EVIDENCE = "evidence_backed_reasoning"
+QA_EVIDENCE = f"""
+import pytest
+from pytest_callqa import assert_metric
+
+@pytest.mark.callqa(task="qa")
+def test_evidence(callqa_result):
+    assert_metric(callqa_result, "{EVIDENCE}", min=0.4)
+"""
+
+
+def header(stdout: str, scorecard_of: Callable[[str], str]) -> list[str]:
+    card = scorecard_of(stdout)
+    return card[:card.index("\n\nMetric")].splitlines()
+
+
+def table(stdout: str, scorecard_of: Callable[[str], str]) -> str:
+    card = scorecard_of(stdout)
+    return card[card.index("\n\nMetric"):]
+
+
+def test_the_default_judge_model_is_the_engines() -> None:
+    from pytest_callqa.engine.judges.llm import DEFAULT_JUDGE_MODEL as ENGINE_DEFAULT
+
+    assert DEFAULT_JUDGE_MODEL == ENGINE_DEFAULT
+
+
+def test_openai_judge_end_to_end_then_a_warm_rerun_sends_nothing(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    project, server = llm.project, llm.server
+    project.write_usage("alpha", {cid: {"prompt_tokens": 1000, "completion_tokens": 500}
+                                  for cid in project.cases})
+    project.write_tests(SUITE)
+    cold = pytester.runpytest(f"{REPORT_OPTION}=report.json", f"{PRICES_OPTION}=alpha: 1 2")
+    cold.assert_outcomes(passed=4, failed=6)
+    sent = server.requests
+    assert sent == server.unique_requests > 0
+    url = server.base_url
+    lines = header(cold.stdout.str(), scorecard_of)
+    assert lines[0] == (f"judge: openai gpt-4o-mini at {url} (combined mode, concurrency 16, "
+                        "cache rw at .callqa_cache, price $0.15/$0.6 per 1M tokens (default))")
+    assert lines[1].startswith("judge spend: $0.00") and f"for {sent} requests (" in lines[1]
+    assert "per 1000 judge calls" in lines[1]
+    assert lines[2] == f"judge calls: {sent}, 0 answered from the cache"
+    assert lines[3].startswith("embeddings: ")
+    # The model's own cost (recorded usage x configured price) is the scorecard's cost row.
+    cost_row = next(line for line in cold.stdout.lines if line.startswith("Cost per 1000"))
+    assert "$2.00" in cost_row
+    cold.stdout.fnmatch_lines([
+        "callqa: judging 8 outputs with gpt-4o-mini (combined mode, concurrency 16, *)...",
+        f"callqa: judged 8 outputs in * s: {sent} requests sent, 0 answered from the cache",
+    ])
+    report = project.report()
+    usage = report["run"]["judge_usage"]
+    assert usage["requests"] == sent and usage["spent_usd"] > 0
+    assert usage["per_process"]["cache_hits"] == 0
+    assert usage["flagged_verdicts"] == usage["not_scored_budget"] == 0
+    assert report["run"]["judge"] == {
+        "name": "openai", "model": "gpt-4o-mini", "description": lines[0].removeprefix("judge: ")}
+    qa = next(c for c in report["cases"] if (c["model"], c["case_id"]) == ("alpha", "qa-refund"))
+    assert qa["metrics"][EVIDENCE]["reason"] == f"fake verdict for {EVIDENCE}"
+    assert qa["usage"]["judge_calls"] == pytest.approx(1.0)
+    assert (pytester.path / ".callqa_cache" / ".gitignore").is_file()
+
+    warm = pytester.runpytest(f"{REPORT_OPTION}=report.json", f"{PRICES_OPTION}=alpha: 1 2")
+    warm.assert_outcomes(passed=4, failed=6)
+    assert server.requests == sent
+    warm_lines = header(warm.stdout.str(), scorecard_of)
+    assert warm_lines[1].startswith("judge spend: $0.0000 for 0 requests (0+0 tokens)")
+    assert warm_lines[2] == f"judge calls: {sent}, {sent} answered from the cache"
+    assert table(warm.stdout.str(), scorecard_of) == table(cold.stdout.str(), scorecard_of)
+
+
+def test_per_metric_mode_sends_one_call_per_metric(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    llm.project.write_tests(QA_EVIDENCE)
+    pytester.runpytest(f"{JUDGE_MODE_OPTION}=combined", "--callqa-models=alpha",
+                       "--no-callqa-benchmarks").assert_outcomes(passed=1)
+    # The QA task has one judge-scored metric: one call either way.
+    assert llm.server.requests == 1
+    llm.project.write_tests("""
+        import pytest
+
+        @pytest.mark.callqa(task="text")
+        def test_text(callqa_result):
+            assert callqa_result.judge_record
+    """)
+    for mode, calls in (("combined", 1), ("per-metric", 3)):
+        llm.server.reset_counters()
+        pytester.runpytest(f"{JUDGE_MODE_OPTION}={mode}", "--callqa-models=alpha",
+                           "--no-callqa-benchmarks", f"{CACHE_OPTION}=off",
+                           ).assert_outcomes(passed=1)
+        # Text: call intent, highlight correctness and fabrication are judge-scored.
+        assert llm.server.requests == calls, mode
+
+
+def test_retries_recover_from_20_percent_injected_429_and_500(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    server = llm.serve(fault_rate=0.2, faults=("429", "500"), seed=3)
+    llm.project.write_tests(SUITE)
+    result = pytester.runpytest(f"{JUDGE_MODE_OPTION}=per-metric", f"{REPORT_OPTION}=r.json")
+    result.assert_outcomes(passed=4, failed=6)
+    faults = sum(server.faults_injected.values())
+    usage = llm.project.report("r.json")["run"]["judge_usage"]
+    assert faults >= 4 and set(server.faults_injected) == {"429", "500"}
+    assert usage["retries"] == faults
+    assert usage["requests"] == server.requests == usage["per_process"]["calls"] + faults
+    assert usage["flagged_verdicts"] == usage["per_process"]["failures"] == 0
+    assert all(r.fault is None for r in server.log[-1:])
+    assert "retr" in result.stdout.str()
+
+
+def test_garbage_and_out_of_range_replies_are_flagged_conservative_and_shown(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    def fault(index: int, body: dict[str, Any]) -> str | None:
+        # Every attempt at these two judgements, re-asks included, goes wrong.
+        text = body["messages"][1]["content"]
+        if f'"metric": "{EVIDENCE}"' in text:
+            return "garbage"
+        return "out_of_range" if '"metric": "target_fluency"' in text else None
+
+    llm.serve(fault_for=fault)
+    llm.project.write_tests(QA_EVIDENCE + """
+@pytest.mark.callqa(task="translation")
+def test_translation(callqa_result):
+    assert callqa_result.metric("target_fluency").scored
+""")
+    args = [f"{JUDGE_MODE_OPTION}=per-metric", "--callqa-models=alpha", "--no-callqa-benchmarks"]
+    result = pytester.runpytest(*args, f"{REPORT_OPTION}=r.json")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    # The failure message says what happened, without opening a file.
+    result.stdout.fnmatch_lines([
+        f"*{EVIDENCE} = 0.000 (*; flagged: the judge's reply was unusable) — judge "
+        "openai:gpt-4o-mini: judge reply unusable after 3 attempts, scored 0 (conservative): "
+        "the reply is not valid JSON*",
+    ])
+    card = scorecard_of(out)
+    assert "judge replies flagged: 2 unusable, scored conservatively (lowest score) and " \
+           "marked ?" in card
+    evidence_row = next(line for line in card.splitlines()
+                        if line.startswith("Evidence-Backed Reasoning"))
+    assert "0.000? x" in evidence_row
+    assert f"? alpha: qa: unusable judge replies scored conservatively (lowest score) in " \
+           f"{EVIDENCE} ×1" in card
+    assert "? alpha: translation: unusable judge replies scored conservatively (lowest " \
+           "score) in target_fluency ×1" in card
+    report = llm.project.report("r.json")
+    qa = next(c for c in report["cases"] if c["case_id"] == "qa-refund")
+    assert qa["metrics"][EVIDENCE]["flagged"] is True
+    assert qa["metrics"][EVIDENCE]["value"] == 0.0
+    fluency = next(c for c in report["cases"] if c["case_id"] == "translation-fever")
+    assert fluency["metrics"]["target_fluency"]["flagged"] is True
+    assert "7.5" in fluency["metrics"]["target_fluency"]["reason"]
+    assert report["run"]["judge_usage"]["flagged_verdicts"] == 2
+    # An unusable reply is never cached: a re-run asks again.
+    before = llm.server.requests
+    pytester.runpytest(*args).assert_outcomes(passed=1, failed=1)
+    assert llm.server.requests - before == 6  # two judgements x three attempts
+
+
+def test_a_budget_stops_calls_and_the_run_says_so(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    llm.project.write_tests(QA_EVIDENCE + """
+def test_any(callqa_result):
+    assert callqa_result.case_id
+""")
+    # $1000 per million tokens: one call of ~1000 tokens costs about a dollar.
+    result = pytester.runpytest(
+        f"{JUDGE_MODE_OPTION}=per-metric", f"{CONCURRENCY_OPTION}=1", f"{BUDGET_OPTION}=0.5",
+        f"{PRICES_OPTION}=gpt-4o-mini: 1000 1000", "--callqa-models=alpha",
+        f"{REPORT_OPTION}=r.json")
+    assert llm.server.requests == 1
+    out = result.stdout.str()
+    report = llm.project.report("r.json")
+    usage = report["run"]["judge_usage"]
+    assert usage["budget_exhausted"] is True and usage["requests"] == 1
+    not_scored = usage["not_scored_budget"]
+    assert not_scored >= 10
+    card = scorecard_of(out)
+    assert f"budget: $0.5 reached (${usage['spent_usd']:.4f} spent); no further requests " \
+           f"were sent, {not_scored} judgements not scored (shown as —)" in card
+    assert "budget $0.5" in card.splitlines()[0]
+    result.stdout.fnmatch_lines(["callqa: judged 4 outputs in * s: 1 request sent, 0 answered "
+                                 "from the cache; the budget is spent, no further requests "
+                                 "were sent"])
+    stopped = [(c["case_id"], mid) for c in report["cases"] for mid, m in c["metrics"].items()
+               if (m["reason"] or "").startswith("not scored: judge budget of $0.5 exhausted")]
+    # A judgement can feed more than one metric (a benchmark criterion and its rate).
+    assert len(stopped) >= not_scored
+    for case_id, mid in stopped:
+        case = next(c for c in report["cases"] if c["case_id"] == case_id)
+        assert case["metrics"][mid]["value"] is None and case["metrics"][mid]["scored"] is False
+    # The budget's ledger lives only as long as the run.
+    assert not list((pytester.path / ".callqa_cache" / "spend").glob("*.log"))
+    # A judge metric the budget left unscored never passes an assertion on it.
+    if ("qa-refund", EVIDENCE) in stopped:
+        result.assert_outcomes(passed=4, failed=1)
+        result.stdout.fnmatch_lines([f"*{EVIDENCE}*not scored*"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([f"{CONCURRENCY_OPTION}=0"], "*--callqa-concurrency '0': expected a whole number >= 1*"),
+        ([f"{CONCURRENCY_OPTION}=lots"], "*--callqa-concurrency 'lots': expected a whole number*"),
+        ([f"{RPM_OPTION}=1.5"], "*--callqa-rpm '1.5': expected a whole number >= 1*"),
+        ([f"{TIMEOUT_OPTION}=0"], "*--callqa-timeout '0': expected a number > 0*"),
+        ([f"{BUDGET_OPTION}=-1"], "*--callqa-budget '-1': expected a number >= 0*"),
+        ([f"{BUDGET_OPTION}=nan"], "*--callqa-budget 'nan': expected a number >= 0*"),
+        ([f"{BUDGET_OPTION}=1", "--callqa-judge-model=my-judge"],
+         "*--callqa-budget needs a price for every model it pays for; no price for "
+         "'my-judge': add --callqa-prices 'my-judge: <input> <output>'*"),
+        ([f"{BUDGET_OPTION}=1", "--callqa-models=fast=my-model@http://127.0.0.1:9/v1"],
+         "*no price for 'my-model'*"),
+        (["--callqa-models=fast=@http://127.0.0.1:9/v1"], "*callqa_models: model spec*names "
+                                                          "no model*"),
+    ],
+    ids=["concurrency-0", "concurrency-text", "rpm-fraction", "timeout-0", "budget-negative",
+         "budget-nan", "budget-unpriced-judge", "budget-unpriced-live-model", "live-no-model"],
+)
+def test_bad_call_settings_are_usage_errors(
+    llm: LLMProject, pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+@pytest.mark.parametrize(
+    ("ini", "message"),
+    [
+        ('callqa_judge_mode = "both"\n', "*callqa_judge_mode = 'both'*expected one of combined, "
+                                         "per-metric*"),
+        ('callqa_cache = "yes"\n', "*callqa_cache = 'yes'*expected one of off, ro, rw*"),
+        ('callqa_concurrency = "-3"\n', "*callqa_concurrency = '-3' in *pyproject.toml: "
+                                        "expected a whole number >= 1*"),
+    ],
+    ids=["mode", "cache", "concurrency"],
+)
+def test_bad_ini_call_settings_are_usage_errors(
+    project: MiniProject, pytester: pytest.Pytester, ini: str, message: str
+) -> None:
+    (project.root / "pyproject.toml").write_text(PYPROJECT + ini, encoding="utf-8")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_cache_settings_are_read_and_shown(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    llm.ini('callqa_cache_dir = "build/replies"\ncallqa_rpm = "600"\n'
+            'callqa_concurrency = "4"\ncallqa_budget = "100"\n')
+    llm.project.write_tests(QA_EVIDENCE)
+    first = pytester.runpytest("--callqa-models=alpha")
+    first.assert_outcomes(passed=1)
+    assert header(first.stdout.str(), scorecard_of)[0].endswith(
+        "(combined mode, concurrency 4, 600 requests/min, cache rw at build/replies, "
+        "budget $100, price $0.15/$0.6 per 1M tokens (default))")
+    assert list((pytester.path / "build" / "replies").glob("??/*.json"))
+    assert not (pytester.path / ".callqa_cache").exists()
+    # Read-only: hits are used, nothing is written; off: every call is sent again.
+    sent = llm.server.requests
+    pytester.runpytest("--callqa-models=alpha", f"{CACHE_OPTION}=ro").assert_outcomes(passed=1)
+    assert llm.server.requests == sent
+    elsewhere = pytester.path / "other"
+    pytester.runpytest("--callqa-models=alpha", f"{CACHE_DIR_OPTION}={elsewhere}",
+                       f"{CACHE_OPTION}=ro").assert_outcomes(passed=1)
+    assert llm.server.requests == 2 * sent
+    assert not list(elsewhere.glob("??/*.json"))
+    off = pytester.runpytest("--callqa-models=alpha", f"{CACHE_OPTION}=off")
+    off.assert_outcomes(passed=1)
+    assert llm.server.requests == 3 * sent
+    assert "cache off" in header(off.stdout.str(), scorecard_of)[0]
+
+
+def test_the_key_never_reaches_a_file_or_the_terminal(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    llm.project.write_tests(SUITE + """
+def test_snapshot(callqa_result, callqa_snapshot):
+    assert callqa_result.judge_record == callqa_snapshot
+""")
+    outputs = []
+    # Tracebacks with locals, debug logging of the HTTP client (to a file: the calls run
+    # before the first test), a report, snapshots.
+    noisy = ["-l", "--log-level=DEBUG", "--log-file=debug.log", "--log-file-level=DEBUG",
+             "-rA", f"{REPORT_OPTION}=report.json", "--snapshot-update"]
+    ok = pytester.runpytest(*noisy)
+    ok.assert_outcomes(passed=12, failed=6)
+    outputs.append(ok)
+    assert all(info.authorization == f"Bearer {SECRET}" for info in llm.server.log)
+    # A server that echoes the key it was given (as careless proxies do) in a 401.
+    llm.serve(fault_rate=1.0, faults=("401",))
+    rejected = pytester.runpytest(*noisy, f"{CACHE_OPTION}=off")
+    outputs.append(rejected)
+    rejected.assert_outcomes(errors=18)
+    rejected.stdout.fnmatch_lines([
+        "callqa: the judge cannot be used: gpt-4o-mini at http://127.0.0.1:*: HTTP 401: "
+        "*Incorrect API key provided: <redacted>*", "_*_ ERROR at setup of *_"])
+    rejected.stdout.fnmatch_lines(["callqa: judge calls stopped: *HTTP 401*<redacted>*"])
+    # A rejected key is never retried: the calls already in flight are all that was sent.
+    assert llm.server.requests == llm.server.unique_requests <= 6
+    for result in outputs:
+        assert SECRET not in result.stdout.str() + result.stderr.str()
+    written = tree_text(pytester.path)
+    # The snapshots, the report and the client's debug log were written.
+    assert "fake verdict for" in written and "HTTP Request: POST" in written
+    assert SECRET not in written
+
+
+def test_a_killed_run_leaves_a_usable_cache(llm: LLMProject, pytester: pytest.Pytester) -> None:
+    server = llm.serve(latency=0.1)
+    llm.project.write_tests(SUITE)
+    args = [f"{JUDGE_MODE_OPTION}=per-metric", f"{CONCURRENCY_OPTION}=2"]
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:xdist", *args],
+                            cwd=pytester.path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while server.requests < 8 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    cached = len(llm.cache_entries())
+    assert cached >= 4
+    server.reset_counters()
+    result = pytester.runpytest(*args, f"{CONCURRENCY_OPTION}=16", f"{REPORT_OPTION}=report.json")
+    result.assert_outcomes(passed=4, failed=6)
+    usage = llm.project.report()["run"]["judge_usage"]
+    total = usage["per_process"]["calls"]
+    assert cached < total
+    # What the killed run had cached is read, not asked again; every entry is whole.
+    assert server.requests == usage["requests"] == total - cached
+    assert usage["per_process"]["cache_hits"] == cached
+    assert len(llm.cache_entries()) == total
+    for entry in llm.cache_entries():
+        json.loads(entry.read_text(encoding="utf-8"))

@@ -1,0 +1,86 @@
+"""``callqa_snapshot``: a test fails when what the judge says changes, until
+``--snapshot-update`` accepts it — without xdist and under ``-n 2``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from pytest_callqa.testing.fake_openai import (
+    default_judge_reply,
+    first_user_json,
+    judge_items,
+    mid_score,
+)
+
+from ..judge.helpers import tree_text
+from .conftest import SECRET, LLMProject
+
+SNAPSHOT_TEST = """
+def test_verdict(callqa_result, callqa_snapshot):
+    assert callqa_result.judge_record == callqa_snapshot
+"""
+# No cache: a changed verdict must reach the run. Recorded outputs of alpha, four cases.
+ARGS = ("--callqa-models=alpha", "--no-callqa-benchmarks", "--callqa-cache=off")
+
+
+@pytest.fixture
+def verdicts(llm: LLMProject, pytester: pytest.Pytester) -> dict[str, float]:
+    """The judge's score for every 0-1 metric; set ``["score"]`` to change its verdicts."""
+    state = {"score": 0.5}
+
+    def score(item: Mapping[str, Any]) -> float:
+        scale = str(item.get("scale"))
+        return state["score"] if scale == "unit" else mid_score(scale)
+
+    def reply(body: dict[str, Any]) -> str | None:
+        items = judge_items(first_user_json(body))
+        return default_judge_reply(items, score) if items else None
+
+    llm.serve(reply=reply)
+    llm.project.write_tests(SNAPSHOT_TEST)
+    return state
+
+
+def snapshot_files(pytester: pytest.Pytester) -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8")
+            for p in sorted(pytester.path.rglob("__snapshots__/**/*.json"))}
+
+
+def test_a_changed_verdict_fails_until_accepted(
+    verdicts: dict[str, float], pytester: pytest.Pytester
+) -> None:
+    pytester.runpytest(*ARGS, "--snapshot-update").assert_outcomes(passed=4)
+    files = snapshot_files(pytester)
+    assert len(files) == 4 and all('"score": 0.5' in text for name, text in files.items()
+                                   if "entity" not in name)
+    pytester.runpytest(*ARGS).assert_outcomes(passed=4)
+
+    verdicts["score"] = 0.75
+    changed = pytester.runpytest(*ARGS)
+    # The entity task has no judge-scored metric: its record (empty) does not change.
+    changed.assert_outcomes(passed=1, failed=3)
+    changed.stdout.fnmatch_lines(["*snapshot*"])
+
+    pytester.runpytest(*ARGS, "--snapshot-update").assert_outcomes(passed=4)
+    assert all('"score": 0.75' in text for name, text in snapshot_files(pytester).items()
+               if "entity" not in name)
+    pytester.runpytest(*ARGS).assert_outcomes(passed=4)
+    assert SECRET not in tree_text(pytester.path)
+
+
+def test_a_changed_verdict_fails_until_accepted_under_xdist(
+    verdicts: dict[str, float], pytester: pytest.Pytester
+) -> None:
+    pytester.runpytest(*ARGS, "--snapshot-update").assert_outcomes(passed=4)
+    verdicts["score"] = 0.25
+    # Workers are processes either way; the update runs in a fresh controller process too,
+    # which must import the extension by its dotted path to write the snapshots.
+    pytester.runpytest(*ARGS, "-n", "2").assert_outcomes(passed=1, failed=3)
+    updated = pytester.runpytest_subprocess(*ARGS, "-n", "2", "--snapshot-update")
+    updated.assert_outcomes(passed=4)
+    assert all('"score": 0.25' in text for name, text in snapshot_files(pytester).items()
+               if "entity" not in name)
+    pytester.runpytest(*ARGS).assert_outcomes(passed=4)

@@ -14,7 +14,6 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 from rapidfuzz import fuzz, process
-from sklearn.feature_extraction.text import CountVectorizer
 
 from pytest_callqa.engine.text import normalize, normalize_loose, tokens
 
@@ -46,6 +45,10 @@ def _jaccard_matrix(a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
     sizes = np.array([len(d) for d in docs], dtype=np.float64)
     inter: FloatMatrix
     if sizes.any():
+        # Imported here: scikit-learn takes ~1.7 s to import, which every pytest start-up
+        # that never compares token sets (an LLM-judged QA run) would otherwise pay.
+        from sklearn.feature_extraction.text import CountVectorizer
+
         # Documents arrive already tokenised, so the vectorizer only builds the vocabulary
         # and the binary incidence matrix; A @ B.T then counts shared tokens per pair.
         vectorizer = CountVectorizer(analyzer=_identity, binary=True, dtype=np.float64)

@@ -135,3 +135,16 @@ def test_engine_imports_no_pytest() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_loading_the_tasks_does_not_import_scikit_learn() -> None:
+    # scikit-learn costs ~1.7 s at import; a run that never compares token sets or uses
+    # TF-IDF (an LLM-judged QA suite) must not pay it at start-up.
+    code = (
+        "import sys; from pytest_callqa.engine.registry import default_registry;"
+        "default_registry(); import pytest_callqa.engine.evaluate;"
+        "print('sklearn' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz import fuzz, process
 
-from pytest_callqa.engine.text import normalize, normalize_loose, tokens
+from .text import normalize, normalize_loose, tokens
 
 Method = Literal["jaccard", "ratio", "token_set", "partial"]
 

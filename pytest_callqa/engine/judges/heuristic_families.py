@@ -61,6 +61,16 @@ def _verdict(request: JudgeRequest, score: float, reason: str, code: str | None,
 _USER_FACING = frozenset({"amount", "percent", "date", "time", "number"})
 
 
+def _rubric_from_count(problems: int, checked: int) -> float:
+    """The seed's 0–5 rubric read off a count of problems among ``checked`` items: none is 5,
+    one meaningful problem is 3, several is 2, most of them is 1."""
+    if problems == 0:
+        return 5.0
+    if problems == 1:
+        return 3.0
+    return 1.0 if 2 * problems > checked else 2.0
+
+
 def _agent_parts(request: JudgeRequest) -> tuple[list[dict[str, Any]], list[str]]:
     view = [dict(e) for e in request.focus.get("conversation", [])]
     config = [str(request.focus.get("system_prompt") or ""),
@@ -98,14 +108,8 @@ def _grounding(request: JudgeRequest) -> JudgeVerdict:
         return JudgeVerdict(request.metric, None,
                             "not scored: the replies state no number, date, amount or id to "
                             f"trace; other claims need reading; {_LLM_HINT}")
-    if unsupported == 0:
-        score = 5.0
-    elif unsupported == 1:
-        score = 3.0
-    else:
-        score = 1.0 if 2 * unsupported > checked else 2.0
     return _verdict(
-        request, score,
+        request, _rubric_from_count(unsupported, checked),
         f"{checked - unsupported} of {checked} numbers, dates, amounts and ids in the replies "
         "were said by the customer, a tool result or the instructions before the reply"
         + (f"; untraceable: {'; '.join(problems)}" if problems else "")
@@ -203,14 +207,8 @@ def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
                             f"whether the agent asked the right questions needs reading; "
                             f"{_LLM_HINT}")
     missing = len(problems)
-    if missing == 0:
-        score = 5.0
-    elif missing == 1:
-        score = 3.0
-    else:
-        score = 1.0 if 2 * missing > checked else 2.0
     return _verdict(
-        request, score,
+        request, _rubric_from_count(missing, checked),
         f"{checked - missing} of {checked} tool arguments were given before the call"
         + (f"; {'; '.join(problems)}" if problems else "")
         + " (proxy: redundant questions and forgotten details are not checked offline)",

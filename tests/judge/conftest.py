@@ -6,7 +6,6 @@ most 2 s, and backoff waits are milliseconds unless a test measures them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,23 +19,6 @@ from pytest_callqa.testing import FakeOpenAIServer
 from .helpers import MODEL, SECRET
 
 FAST_BACKOFF = Backoff(base_s=0.005, cap_s=0.02)
-
-
-@pytest.fixture
-def fake() -> Iterator[Callable[..., FakeOpenAIServer]]:
-    """Start fake servers with test-friendly bounds; all are stopped after the test."""
-    started: list[FakeOpenAIServer] = []
-
-    def start(**options: Any) -> FakeOpenAIServer:
-        options.setdefault("max_lifetime_s", 60.0)
-        options.setdefault("max_requests", 2000)
-        server = FakeOpenAIServer(**options).start()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
 
 
 @pytest.fixture

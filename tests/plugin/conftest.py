@@ -15,7 +15,7 @@ import copy
 import importlib
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -243,24 +243,14 @@ def beta() -> dict[str, Any]:
 
 
 @pytest.fixture
-def fake() -> Iterator[Callable[..., Any]]:
-    """Start fake OpenAI-compatible servers with test-friendly bounds; all stop after the
-    test."""
-    from pytest_callqa.testing import FakeOpenAIServer
+def fake(fake: Callable[..., Any]) -> Callable[..., Any]:
+    """The shared fake-server factory with a 10 ms latency, so plugin runs see real waits."""
 
-    started: list[FakeOpenAIServer] = []
-
-    def start(**options: Any) -> FakeOpenAIServer:
+    def start(**options: Any) -> Any:
         options.setdefault("latency", 0.01)
-        options.setdefault("max_lifetime_s", 60.0)
-        options.setdefault("max_requests", 2000)
-        server = FakeOpenAIServer(**options).start()
-        started.append(server)
-        return server
+        return fake(**options)
 
-    yield start
-    for server in started:
-        server.stop()
+    return start
 
 
 @pytest.fixture(scope="session")

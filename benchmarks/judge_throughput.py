@@ -41,9 +41,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from pytest_callqa.engine.cases import GoldenCase
+from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.evaluate import evaluate_many, prepare
-from pytest_callqa.engine.judges.cache import JudgeCache
+from pytest_callqa.engine.llm.cache import JudgeCache
 from pytest_callqa.engine.judges.llm import OpenAIJudge
 
 MODEL = "gpt-4o-mini"

@@ -12,24 +12,24 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "GoldenCase": "pytest_callqa.engine.cases",
-    "Turn": "pytest_callqa.engine.cases",
-    "CaseFileError": "pytest_callqa.engine.cases",
-    "load_cases": "pytest_callqa.engine.cases",
-    "load_case_file": "pytest_callqa.engine.cases",
+    "GoldenCase": "pytest_callqa.engine.core.cases",
+    "Turn": "pytest_callqa.engine.core.cases",
+    "CaseFileError": "pytest_callqa.engine.loading",
+    "load_cases": "pytest_callqa.engine.loading",
+    "load_case_file": "pytest_callqa.engine.loading",
     "evaluate": "pytest_callqa.engine.evaluate",
     "evaluate_many": "pytest_callqa.engine.evaluate",
-    "TaskResult": "pytest_callqa.engine.results",
-    "MetricResult": "pytest_callqa.engine.results",
+    "TaskResult": "pytest_callqa.engine.core.results",
+    "MetricResult": "pytest_callqa.engine.core.results",
     "build_scorecard": "pytest_callqa.engine.scorecard",
     "Scorecard": "pytest_callqa.engine.scorecard",
     "render_scorecard": "pytest_callqa.engine.report",
-    "MetricSpec": "pytest_callqa.engine.registry",
-    "Bands": "pytest_callqa.engine.registry",
+    "MetricSpec": "pytest_callqa.engine.core.metrics",
+    "Bands": "pytest_callqa.engine.core.metrics",
     "default_registry": "pytest_callqa.engine.registry",
-    "Judge": "pytest_callqa.engine.judges.base",
-    "JudgeRequest": "pytest_callqa.engine.judges.base",
-    "JudgeVerdict": "pytest_callqa.engine.judges.base",
+    "Judge": "pytest_callqa.engine.core.judging",
+    "JudgeRequest": "pytest_callqa.engine.core.judging",
+    "JudgeVerdict": "pytest_callqa.engine.core.judging",
     "HeuristicJudge": "pytest_callqa.engine.judges.heuristic",
     "get_embedder": "pytest_callqa.engine.embeddings",
     "Embedder": "pytest_callqa.engine.embeddings",
@@ -61,14 +61,16 @@ if TYPE_CHECKING:
         assert_text_score,
         assert_translation_score,
     )
-    from .engine.cases import CaseFileError, GoldenCase, Turn, load_case_file, load_cases
+    from .engine.loading import CaseFileError, load_case_file, load_cases
+    from .engine.core.cases import GoldenCase, Turn
     from .engine.embeddings import Embedder, get_embedder
     from .engine.evaluate import evaluate, evaluate_many
-    from .engine.judges.base import Judge, JudgeRequest, JudgeVerdict
+    from .engine.core.judging import Judge, JudgeRequest, JudgeVerdict
     from .engine.judges.heuristic import HeuristicJudge
-    from .engine.registry import Bands, MetricSpec, default_registry
+    from .engine.registry import default_registry
+    from .engine.core.metrics import Bands, MetricSpec
     from .engine.report import render_scorecard
-    from .engine.results import MetricResult, TaskResult
+    from .engine.core.results import MetricResult, TaskResult
     from .engine.scorecard import Scorecard, build_scorecard
     from .outputs import ModelOutput
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .engine.registry import MetricSpec
-    from .engine.results import MetricResult, TaskResult
+    from .engine.core.metrics import MetricSpec
+    from .engine.core.results import MetricResult, TaskResult
 
 __all__ = [
     "assert_agent_passes",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .engine.cases import GoldenCase
+    from .engine.core.cases import GoldenCase
     from .engine.registry import Registry
     from .engine.scorecard import Scorecard
 

@@ -37,9 +37,11 @@ from .session import (
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
-    from .engine.cases import CaseFileError, GoldenCase
-    from .engine.registry import MetricSpec, Registry
-    from .engine.results import TaskResult
+    from .engine.loading import CaseFileError
+    from .engine.core.cases import GoldenCase
+    from .engine.registry import Registry
+    from .engine.core.metrics import MetricSpec
+    from .engine.core.results import TaskResult
 
 CASES_OPTION = "--callqa-cases"
 OUTPUTS_OPTION = "--callqa-outputs"

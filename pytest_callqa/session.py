@@ -47,14 +47,16 @@ from .outputs import (
 if TYPE_CHECKING:
     import pytest
 
-    from .engine.cases import CaseFileError, GoldenCase
+    from .engine.loading import CaseFileError
+    from .engine.core.cases import GoldenCase
     from .engine.embeddings import Embedder
     from .engine.evaluate import Prepared
-    from .engine.generate import Generation, ModelSpec
-    from .engine.judges.base import Judge, JudgeVerdict
-    from .engine.judges.transport import ChatRunner
+    from .engine.generate import Generation
+    from .engine.llm.endpoint import ModelSpec
+    from .engine.core.judging import Judge, JudgeVerdict
+    from .engine.llm.transport import ChatRunner
     from .engine.registry import Registry
-    from .engine.results import TaskResult
+    from .engine.core.results import TaskResult
     from .engine.scorecard import Scorecard
 
 REPORT_SCHEMA = "callqa-report/1"
@@ -163,7 +165,7 @@ def live_entry(entry: str) -> ModelSpec | None:
     """
     if not _LIVE.search(entry):
         return None
-    from .engine.generate import ModelSpec
+    from .engine.llm.endpoint import ModelSpec
 
     return ModelSpec.parse(entry)
 
@@ -208,7 +210,7 @@ class CallqaSession:
         return self._catalog
 
     def _load_catalog(self) -> CaseCatalog:
-        from .engine.cases import scan_cases
+        from .engine.loading import scan_cases
 
         root = self.settings.cases
         if root is None:
@@ -302,8 +304,8 @@ class CallqaSession:
         limit, rate, cache and budget (shared with the other xdist workers through the cache
         directory)."""
         if self._runner is None:
-            from .engine.judges.cache import JudgeCache
-            from .engine.judges.transport import ChatRunner
+            from .engine.llm.cache import JudgeCache
+            from .engine.llm.transport import ChatRunner
 
             settings = self.settings
             run_id = None
@@ -346,7 +348,8 @@ class CallqaSession:
 
     def _base_url(self, url: str | None) -> str:
         """Where requests go, without credentials (the engine's display form)."""
-        from .engine.judges.transport import DEFAULT_BASE_URL, safe_url
+        from .engine.core.defaults import DEFAULT_BASE_URL
+        from .engine.llm.endpoint import safe_url
 
         return safe_url(url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
 
@@ -575,7 +578,7 @@ class CallqaSession:
         """Judge every pair of ``batch`` in one judge batch; each result is finished when a
         test asks for it (an xdist worker needs only some of them)."""
         from .engine.evaluate import prepare
-        from .engine.judges.transport import CallError
+        from .engine.llm.endpoint import CallError
 
         prepared: dict[Pair, Prepared] = {}
         for key, case in batch.items():
@@ -690,7 +693,7 @@ class CallqaSession:
         coordinate the budget while the run lasts."""
         if self.settings.budget is None or self.settings.cache_dir is None:
             return
-        from .engine.judges.cache import JudgeCache
+        from .engine.llm.cache import JudgeCache
 
         own = self._runner.run_id if self._runner is not None else None
         cache = JudgeCache(self.settings.cache_dir, "off")
@@ -710,7 +713,7 @@ class CallqaSession:
 
     def results(self) -> list[TaskResult]:
         """One result per (model, case, run), whichever tests and workers scored it."""
-        from .engine.results import TaskResult
+        from .engine.core.results import TaskResult
 
         unique: dict[tuple[str | None, str, int], TaskResult] = {}
         for nodeid in sorted(self.collected):
@@ -926,7 +929,7 @@ class CallqaSession:
     def report_data(self) -> dict[str, Any]:
         """The JSON report (schema ``callqa-report/1``): builtins only, no NaN."""
         from . import __version__
-        from .engine.results import plain
+        from .engine.core.results import plain
 
         card = self.scorecard()
         models: dict[str, Any] = {}

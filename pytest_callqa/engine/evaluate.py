@@ -1,49 +1,27 @@
 """Scoring model outputs against golden cases.
 
 Evaluation runs in two phases so judge calls can be batched across many outputs:
-``prepare`` parses the output, checks its structure and lists the judge requests;
-``finish`` turns the judge's verdicts into a :class:`TaskResult`. ``evaluate`` and
-``evaluate_many`` run both phases with one judge batch.
+``prepare`` parses the output, checks its structure and lists the judge requests (the task's
+own and the Layer 2 benchmarks'); ``finish`` turns the judge's verdicts into a
+:class:`TaskResult`. :func:`judge_batch` sends the requests of many prepared outputs as one
+batch; ``evaluate``, ``evaluate_many`` and ``evaluate_corpus`` run all three.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
-from .cases import GoldenCase, validation_problems
-from .results import MetricResult, TaskResult
-
-if TYPE_CHECKING:
-    from .embeddings import Embedder
-    from .judges.base import Judge, JudgeRequest, JudgeVerdict
-    from .registry import Registry
-
-_FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(?P<body>.*?)\n?```$", re.DOTALL)
-STRUCTURE = "response_structure_compliance"
-
-
-@dataclass
-class EvalContext:
-    """Everything a task needs to plan and score one output."""
-
-    case: GoldenCase
-    raw_output: Any
-    output: Any
-    parsed: BaseModel | None
-    expected: BaseModel
-    config: BaseModel
-    structure: MetricResult
-    embedder: Embedder
-    model: str | None = None
-    run: int = 0
-    benchmarks: bool = True
-    notes: list[str] = field(default_factory=list)
+from .core.cases import GoldenCase
+from .core.context import EvalContext, check_structure, parse_output
+from .core.judging import Judge, JudgeRequest, JudgeVerdict
+from .core.results import MetricResult, TaskResult
+from .embeddings import Embedder, get_embedder
+from .judges.heuristic import HeuristicJudge
+from .registry import Registry, default_registry
+from .tasks.benchmarks import plan_benchmarks, score_benchmarks
+from .tasks.extraction_corpus import CorpusReport, aggregate_corpus
 
 
 @dataclass
@@ -51,61 +29,6 @@ class Prepared:
     ctx: EvalContext
     requests: list[JudgeRequest]
     registry: Registry
-
-
-def parse_output(raw: Any) -> tuple[Any, str | None, list[str]]:
-    """Turn what a model returned into a JSON value.
-
-    Returns ``(value, problem, notes)``; ``problem`` says why the output is not JSON. A reply
-    wrapped in one Markdown code fence is unwrapped (and noted), as chat models often do that.
-    """
-    notes: list[str] = []
-    if isinstance(raw, (dict, list)):
-        return raw, None, notes
-    if isinstance(raw, bytes):
-        try:
-            raw = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return None, "output is not UTF-8 text", notes
-    if not isinstance(raw, str):
-        kind = type(raw).__name__
-        return None, f"output of type {kind} is neither JSON text nor an object", notes
-    text = raw.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group("body").strip()
-        notes.append("output was wrapped in a Markdown code fence; the fence was removed")
-    if not text:
-        return None, "output is empty", notes
-    try:
-        return json.loads(text), None, notes
-    except json.JSONDecodeError as exc:
-        preview = text[:60].replace("\n", " ")
-        return None, f"output is not valid JSON ({exc.msg} at char {exc.pos}): {preview!r}", notes
-
-
-def check_structure(
-    model_cls: type[BaseModel], value: Any
-) -> tuple[BaseModel | None, MetricResult]:
-    """Validate ``value`` strictly against a task's output model (SPEC 5.1)."""
-    if not isinstance(value, dict):
-        kind = "nothing" if value is None else type(value).__name__
-        result = MetricResult(
-            value=0.0, rating="blocker", blocker=True,
-            reason=f"output must be a JSON object, got {kind}",
-        )
-        return None, result
-    try:
-        parsed = model_cls.model_validate(value, strict=True)
-    except ValidationError as exc:
-        problems = validation_problems(exc)
-        more = f" (+{len(problems) - 6} more)" if len(problems) > 6 else ""
-        return None, MetricResult(
-            value=0.0, rating="blocker", blocker=True,
-            reason="; ".join(problems[:6]) + more, details={"problems": problems},
-        )
-    ok = MetricResult(value=1.0, rating="good", reason="structure matches the task schema")
-    return parsed, ok
 
 
 def prepare(
@@ -118,9 +41,6 @@ def prepare(
     registry: Registry | None = None,
     benchmarks: bool = True,
 ) -> Prepared:
-    from .embeddings import get_embedder
-    from .registry import default_registry
-
     registry = registry or default_registry()
     spec = registry.task(case.task)
     expected, config = spec.case_models(case)
@@ -143,7 +63,10 @@ def prepare(
                 value=0.0, rating="blocker", blocker=True, reason="; ".join(problems),
                 details={"problems": problems},
             )
-    return Prepared(ctx=ctx, requests=spec.plan(ctx), registry=registry)
+    requests = spec.plan(ctx)
+    if ctx.benchmarks and ctx.parsed is not None:
+        requests += plan_benchmarks(spec.name, ctx)
+    return Prepared(ctx=ctx, requests=requests, registry=registry)
 
 
 def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str) -> TaskResult:
@@ -156,7 +79,10 @@ def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str
         records.append(verdict.record(judge_name))
         for key, amount in verdict.usage.items():
             usage[f"judge_{key}"] = usage.get(f"judge_{key}", 0.0) + amount
-    result = registry.task(ctx.case.task).score(ctx, by_metric)
+    spec = registry.task(ctx.case.task)
+    result = spec.score(ctx, by_metric)
+    if ctx.benchmarks and ctx.parsed is not None:
+        _add_metrics(result, score_benchmarks(spec.name, ctx, by_metric))
     result.model = ctx.model
     result.run = ctx.run
     result.judge_records = records
@@ -164,6 +90,15 @@ def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str
     result.notes = ctx.notes + result.notes
     _apply_custom_metrics(ctx, result, registry)
     return result
+
+
+def _add_metrics(result: TaskResult, metrics: Mapping[str, MetricResult]) -> None:
+    """Metrics reported beside the task's own (the benchmarks): never weighted, never
+    voiding, but a blocker among them still blocks."""
+    result.metrics.update(metrics)
+    result.blockers += [mid for mid, m in metrics.items() if m.blocker]
+    result.blocked = bool(result.blockers)
+    result.not_scored = sorted(mid for mid, m in result.metrics.items() if not m.scored)
 
 
 def _apply_custom_metrics(ctx: EvalContext, result: TaskResult, registry: Registry) -> None:
@@ -188,6 +123,21 @@ def _apply_custom_metrics(ctx: EvalContext, result: TaskResult, registry: Regist
             result.blockers.append(custom.spec.id)
 
 
+def judge_batch(judge: Judge, prepared: Sequence[Prepared]) -> list[list[JudgeVerdict]]:
+    """Every request of ``prepared`` sent to ``judge`` as one batch, the verdicts split back
+    per prepared output."""
+    requests = [r for p in prepared for r in p.requests]
+    verdicts = judge.judge(requests) if requests else []
+    if len(verdicts) != len(requests):
+        raise RuntimeError(
+            f"judge {judge.name!r} answered {len(verdicts)} of {len(requests)} requests")
+    split, offset = [], 0
+    for p in prepared:
+        split.append(list(verdicts[offset:offset + len(p.requests)]))
+        offset += len(p.requests)
+    return split
+
+
 def evaluate_many(
     items: Sequence[tuple[GoldenCase, Any, str | None]],
     *,
@@ -197,9 +147,6 @@ def evaluate_many(
     benchmarks: bool = True,
 ) -> list[TaskResult]:
     """Evaluate ``(case, output, model)`` triples, sending all judge requests as one batch."""
-    from .embeddings import get_embedder
-    from .judges.heuristic import HeuristicJudge
-
     embedder = embedder or get_embedder("auto")
     judge = judge or HeuristicJudge(embedder=embedder)
     prepared = [
@@ -207,19 +154,8 @@ def evaluate_many(
                 benchmarks=benchmarks)
         for case, output, model in items
     ]
-    requests = [r for p in prepared for r in p.requests]
-    verdicts = judge.judge(requests) if requests else []
-    if len(verdicts) != len(requests):
-        raise RuntimeError(
-            f"judge {judge.name!r} answered {len(verdicts)} of {len(requests)} requests"
-        )
-    results = []
-    offset = 0
-    for p in prepared:
-        n = len(p.requests)
-        results.append(finish(p, verdicts[offset:offset + n], judge.name))
-        offset += n
-    return results
+    return [finish(p, verdicts, judge.name)
+            for p, verdicts in zip(prepared, judge_batch(judge, prepared), strict=True)]
 
 
 def evaluate(
@@ -242,3 +178,12 @@ def evaluate(
         benchmarks=benchmarks,
     )[0]
 
+
+def evaluate_corpus(
+    items: Sequence[tuple[GoldenCase, Any]] | Sequence[tuple[GoldenCase, Any, str | None]],
+    *, judge: Judge | None = None, embedder: Embedder | None = None,
+) -> CorpusReport:
+    """Evaluate ``(case, output[, model])`` extraction pairs and aggregate the corpus."""
+    triples = [(item[0], item[1], item[2] if len(item) > 2 else None) for item in items]
+    return aggregate_corpus(evaluate_many(triples, judge=judge, embedder=embedder,
+                                          benchmarks=False))

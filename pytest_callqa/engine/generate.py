@@ -23,44 +23,16 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from .cases import GoldenCase
-from .judges.cache import JudgeCache
-from .judges.transport import ChatOutcome, ChatRequest, ChatRunner, Endpoint, first_error
+from .core.cases import GoldenCase
+from .core.defaults import DEFAULT_CONCURRENCY, DEFAULT_GENERATION_TIMEOUT_S
+from .llm.cache import JudgeCache
+from .llm.endpoint import Endpoint, ModelSpec
+from .llm.transport import ChatOutcome, ChatRequest, ChatRunner, first_error
 from .pricing import PriceTable
+from .registry import default_registry
 
 GENERATION_PROMPT_VERSION = "callqa-generate-2025.1"
 PromptBuilder = Callable[[GoldenCase], list[dict[str, str]]]
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A model under test: the name shown in the scorecard, the served model id, and where
-    it is served (None: ``OPENAI_BASE_URL``, then OpenAI)."""
-
-    name: str
-    model: str
-    base_url: str | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> ModelSpec:
-        """``name=model@base_url``; ``name=`` and ``@base_url`` are optional.
-
-        ``@`` starts the base URL only when an ``http://`` or ``https://`` URL follows, so
-        model ids that contain ``@`` stay whole.
-        """
-        spec = text.strip()
-        name, sep, rest = spec.partition("=")
-        if not sep:
-            name, rest = "", spec
-        model, base_url = rest, None
-        at = rest.rfind("@")
-        if at != -1 and rest[at + 1:].startswith(("http://", "https://")):
-            model, base_url = rest[:at], rest[at + 1:]
-        model, name = model.strip(), name.strip()
-        if not model:
-            raise ValueError(f"model spec {text!r} names no model; expected "
-                             "'name=model@base_url' (name and @base_url optional)")
-        return cls(name=name or model, model=model, base_url=base_url)
 
 
 # --- output structure descriptions ---------------------------------------------------------
@@ -99,8 +71,6 @@ def describe_type(annotation: Any, indent: int = 0) -> str:
 
 
 def output_structure(task: str) -> str:
-    from .registry import default_registry
-
     return describe_type(default_registry().task(task).output_model)
 
 
@@ -204,12 +174,12 @@ class OpenAIGenerator:
         json_mode: bool = True,
         prompts: Mapping[str, PromptBuilder] | None = None,
         runner: ChatRunner | None = None,
-        concurrency: int = 16,
+        concurrency: int = DEFAULT_CONCURRENCY,
         rpm: int | None = None,
         cache: JudgeCache | None = None,
         budget_usd: float | None = None,
         prices: PriceTable | None = None,
-        timeout: float = 120.0,
+        timeout: float = DEFAULT_GENERATION_TIMEOUT_S,
         max_retries: int = 4,
         run_id: str | None = None,
         on_progress: Callable[[int, int], None] | None = None,

@@ -12,9 +12,6 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from datetime import date
-from decimal import Decimal
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -58,11 +55,11 @@ _MARKS = _char_class(_CATEGORIES["M"])
 _PUNCT = _char_class(_CATEGORIES["P"])
 # Letters, digits and combining marks; "_" is excluded because it separates entity names.
 _WORD_CHAR = rf"(?:[^\W_]|[{_MARKS}])"
-_NOT_AFTER_WORD = r"(?<![^\W_])"
-_NOT_BEFORE_WORD = r"(?![^\W_])"
+NOT_AFTER_WORD = r"(?<![^\W_])"
+NOT_BEFORE_WORD = r"(?![^\W_])"
 
 # Every Unicode decimal digit maps to one ASCII digit, so translating keeps string offsets.
-_ASCII_DIGITS = {
+ASCII_DIGITS = {
     cp: str(unicodedata.digit(chr(cp))) for cp in _CATEGORIES["Nd"] if not 0x30 <= cp <= 0x39
 }
 
@@ -151,303 +148,6 @@ def contains_phrase(haystack: str, needle: str) -> bool:
     return False
 
 
-# --- anchors ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Anchor:
-    """A checkable fact in text.
-
-    ``value`` is canonical per kind: amounts, percents and numbers are the decimal without
-    trailing zeros ("1200", "3.5"); dates are ISO "2024-03-05" when the day and month are
-    unambiguous, "05/03/2024" (as written, zero-padded) when a numeric date could be read
-    either way, "m03-d05" for a month and day without a year and "y2024" for a bare year;
-    times are 24-hour "15:30" (":ss" appended when given); ids are their digits.
-    """
-
-    kind: str
-    text: str
-    value: str
-
-
-_NUMERIC_KINDS = frozenset({"amount", "percent", "number"})
-
-# Western (1,200,000) and Indian (12,00,000) digit grouping, then an optional decimal part.
-_NUM = (
-    r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,2}(?:,[0-9]{2})+,[0-9]{3}|[0-9]+)"
-    r"(?:\.[0-9]+)?(?![0-9])"
-)
-# A digit right after "3.5." is a version or list tail, not a new number; after a comma
-# ("1,2,3") it is the next list item.
-_NUM_START = rf"{_NOT_AFTER_WORD}(?<![0-9]\.)"
-_CURRENCY_BEFORE = rf"(?:US\$|[AC]\$|[$₹€£¥]|{_NOT_AFTER_WORD}(?:Rs\.?|INR|USD|EUR|GBP|rupees?))"
-_CURRENCY_AFTER = (
-    rf"(?:(?:dollars?|bucks|usd|rupees?|rs|inr|euros?|eur|pounds?|gbp){_NOT_BEFORE_WORD}\.?|/-)"
-)
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-# Only an abbreviation takes a dot, so "on 3rd March." does not swallow the full stop.
-_MONTH = (
-    r"(?P<{g}>(?:january|february|march|april|may|june|july|august|september|october"
-    r"|november|december)" + _NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov"
-    r"|dec)" + _NOT_BEFORE_WORD + r"\.?)"
-)
-_DAY = r"(?P<{g}>[0-9]{{1,2}})(?:st|nd|rd|th)?(?![0-9])"
-_YEAR_TAIL = r"(?:,?\s+(?P<{g}>(?:19|20)[0-9]{{2}})(?![0-9]))?"
-_MERIDIEM = r"(?P<{g}>[ap]\.?m\b\.?)"
-
-# Listed in priority order: when two candidates start at the same offset the earlier wins.
-_ANCHOR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.IGNORECASE))
-    for name, pattern in (
-        ("amount_before", rf"{_CURRENCY_BEFORE}\s?(?P<n>{_NUM})"),
-        ("amount_after", rf"{_NUM_START}(?P<n>{_NUM})\s?{_CURRENCY_AFTER}"),
-        (
-            "percent",
-            rf"{_NUM_START}(?P<n>{_NUM})\s?(?:%|(?:percent|per\s?cent){_NOT_BEFORE_WORD})",
-        ),
-        (
-            "date_iso",
-            rf"{_NUM_START}(?P<y>[0-9]{{4}})-(?P<m>[0-9]{{1,2}})-(?P<d>[0-9]{{1,2}})(?![0-9])",
-        ),
-        (
-            "date_numeric",
-            rf"{_NUM_START}(?P<a>[0-9]{{1,2}})(?P<sep>[/.-])(?P<b>[0-9]{{1,2}})(?P=sep)"
-            r"(?P<y>[0-9]{4}|[0-9]{2})(?![0-9])",
-        ),
-        (
-            "date_month_day",
-            _MONTH.format(g="mon") + r"\s+" + _DAY.format(g="d") + _YEAR_TAIL.format(g="y"),
-        ),
-        (
-            "date_day_month",
-            rf"{_NUM_START}"
-            + _DAY.format(g="d")
-            + r"\s+(?:of\s+)?"
-            + _MONTH.format(g="mon")
-            + _YEAR_TAIL.format(g="y"),
-        ),
-        (
-            "time_clock",
-            rf"{_NUM_START}(?P<h>[01]?[0-9]|2[0-3]):(?P<mi>[0-5][0-9])(?::(?P<s>[0-5][0-9]))?"
-            r"(?![0-9])(?:\s?" + _MERIDIEM.format(g="ap") + ")?",
-        ),
-        (
-            "time_hour",
-            rf"{_NUM_START}(?P<h>1[0-2]|0?[1-9])\s?" + _MERIDIEM.format(g="ap"),
-        ),
-        (
-            "phone",
-            r"(?:\+[0-9]{1,3}[ .-]?)?(?:\([0-9]{3}\)\s?|"
-            + _NUM_START
-            + r"[0-9]{3}[ .-]?)[0-9]{3}[ .-]?[0-9]{4}(?![0-9])",
-        ),
-        (
-            "phone_in",
-            rf"(?:\+[0-9]{{1,3}}[ .-]?|{_NUM_START})[0-9]{{5}}[ .-]?[0-9]{{5}}(?![0-9])",
-        ),
-        ("id", rf"{_NUM_START}[0-9]{{7,}}(?![0-9]|[.,][0-9])"),
-        ("year", rf"{_NUM_START}(?:19|20)[0-9]{{2}}(?![0-9]|[.,][0-9])"),
-        ("number", rf"{_NUM_START}(?P<n>{_NUM})"),
-    )
-)
-_PRIORITY = {name: rank for rank, (name, _) in enumerate(_ANCHOR_PATTERNS)}
-
-
-def _decimal_value(number: str) -> str:
-    value = Decimal(number.replace(",", "")).normalize()
-    return format(value, "f")
-
-
-def _month_number(name: str) -> int:
-    return _MONTHS.index(name[:3].casefold()) + 1
-
-
-def _valid_day(year: int | None, month: int, day: int) -> bool:
-    try:
-        # 2024 is a leap year, so a yearless 29 February stays valid.
-        date(year if year is not None else 2024, month, day)
-    except ValueError:
-        return False
-    return True
-
-
-def _date_value(name: str, m: re.Match[str]) -> str | None:
-    if name == "date_iso":
-        year, month, day = int(m["y"]), int(m["m"]), int(m["d"])
-        return f"{year:04d}-{month:02d}-{day:02d}" if _valid_day(year, month, day) else None
-    if name == "date_numeric":
-        first, second, year = int(m["a"]), int(m["b"]), int(m["y"])
-        if len(m["y"]) == 2:
-            year += 2000
-        if first > 12 and _valid_day(year, second, first):
-            return f"{year:04d}-{second:02d}-{first:02d}"
-        if second > 12 and _valid_day(year, first, second):
-            return f"{year:04d}-{first:02d}-{second:02d}"
-        if first <= 12 and second <= 12 and first and second:
-            return f"{first:02d}/{second:02d}/{year:04d}"
-        return None
-    month, day = _month_number(m["mon"]), int(m["d"])
-    named_year = int(m["y"]) if m["y"] else None
-    if not _valid_day(named_year, month, day):
-        return None
-    if named_year is None:
-        return f"m{month:02d}-d{day:02d}"
-    return f"{named_year:04d}-{month:02d}-{day:02d}"
-
-
-def _time_value(m: re.Match[str]) -> str:
-    hour = int(m["h"])
-    minute = int(m.groupdict().get("mi") or 0)
-    meridiem = (m["ap"] or "").casefold()
-    if meridiem.startswith("p") and hour < 12:
-        hour += 12
-    elif meridiem.startswith("a") and hour == 12:
-        hour = 0
-    seconds = m.groupdict().get("s")
-    return f"{hour:02d}:{minute:02d}" + (f":{int(seconds):02d}" if seconds else "")
-
-
-def _anchor_from(name: str, m: re.Match[str], original: str) -> Anchor | None:
-    text = original[m.start() : m.end()]
-    if name in ("amount_before", "amount_after"):
-        return Anchor("amount", text, _decimal_value(m["n"]))
-    if name == "percent":
-        return Anchor("percent", text, _decimal_value(m["n"]))
-    if name == "number":
-        return Anchor("number", text, _decimal_value(m["n"]))
-    if name.startswith("date"):
-        value = _date_value(name, m)
-        return Anchor("date", text, value) if value is not None else None
-    if name.startswith("time"):
-        return Anchor("time", text, _time_value(m))
-    if name == "year":
-        return Anchor("date", text, f"y{m[0]}")
-    return Anchor("id", text, re.sub(r"[^0-9]", "", m[0]))
-
-
-def extract_anchors(text: str) -> list[Anchor]:
-    """Checkable anchors in order of appearance; each span yields one anchor, repeats one.
-
-    Candidates of all kinds are collected, then taken left to right without overlap, the
-    more specific kind winning at equal offsets ("$49" is an amount, not also a number).
-    Spelled-out numbers ("forty-nine") are not anchors.
-    """
-    ascii_text = text.translate(_ASCII_DIGITS)
-    candidates: list[tuple[int, int, int, Anchor]] = []
-    for name, pattern in _ANCHOR_PATTERNS:
-        for m in pattern.finditer(ascii_text):
-            anchor = _anchor_from(name, m, text)
-            if anchor is not None:
-                candidates.append((m.start(), _PRIORITY[name], m.end(), anchor))
-    candidates.sort(key=lambda c: (c[0], c[1]))
-    found: dict[Anchor, None] = {}
-    end = 0
-    for start, _, stop, anchor in candidates:
-        if start >= end:
-            end = stop
-            found.setdefault(anchor)
-    return list(found)
-
-
-def _date_readings(value: str) -> set[str]:
-    """The ISO or "mMM-dDD" values a canonical date may stand for."""
-    if "/" in value:
-        first, second, year = value.split("/")
-        return {f"{year}-{first}-{second}", f"{year}-{second}-{first}"}
-    return {value}
-
-
-def _month_day(iso: str) -> str:
-    _, month, day = iso.split("-")
-    return f"m{month}-d{day}"
-
-
-def _date_supported(value: str, context: Sequence[Anchor]) -> bool:
-    dates = [c.value for c in context if c.kind == "date"]
-    full = {r for d in dates if not d.startswith(("y", "m")) for r in _date_readings(d)}
-    if value.startswith("y"):
-        return (
-            value in dates
-            or any(f.startswith(value[1:]) for f in full)
-            or any(c.kind in _NUMERIC_KINDS and c.value == value[1:] for c in context)
-        )
-    readings = _date_readings(value)
-    yearless = {d for d in dates if d.startswith("m")}
-    for reading in readings:
-        if reading.startswith("m"):
-            if reading in yearless or any(_month_day(f) == reading for f in full):
-                return True
-        elif reading in full or (
-            # A full date is also backed by its day and month plus the year named apart.
-            _month_day(reading) in yearless and f"y{reading[:4]}" in dates
-        ):
-            return True
-    return False
-
-
-def _has_meridiem(text: str) -> bool:
-    return re.search(r"[ap]\.?m\b", text, re.IGNORECASE) is not None
-
-
-def _time_supported(anchor: Anchor, context: Sequence[Anchor]) -> bool:
-    for c in context:
-        if c.kind != "time":
-            continue
-        if c.value == anchor.value:
-            return True
-        # "3:30" without am/pm may be either half of the day.
-        hour_a, rest_a = anchor.value.split(":", 1)
-        hour_c, rest_c = c.value.split(":", 1)
-        if rest_a == rest_c and int(hour_a) % 12 == int(hour_c) % 12:
-            bare_a = not _has_meridiem(anchor.text) and int(hour_a) <= 12
-            bare_c = not _has_meridiem(c.text) and int(hour_c) <= 12
-            if bare_a or bare_c:
-                return True
-    return False
-
-
-def _ids_match(a: str, b: str) -> bool:
-    if a == b:
-        return True
-    short, long = sorted((a, b), key=len)
-    # A country code of up to three digits in front of the same national number.
-    return len(short) >= 7 and len(long) - len(short) <= 3 and long.endswith(short)
-
-
-def anchor_supported(anchor: Anchor, context: Sequence[Anchor]) -> bool:
-    """Whether ``context`` states the same fact, whatever the format.
-
-    Amounts, percents and numbers back each other by value; a bare year also counts as
-    the number it is and the reverse. Ids match ids (allowing a country code prefix) and
-    numbers with the same digits. A yearless date is backed by that day in any year.
-    """
-    kind, value = anchor.kind, anchor.value
-    if kind in _NUMERIC_KINDS:
-        return any(
-            (c.kind in _NUMERIC_KINDS and c.value == value)
-            or (c.kind == "date" and c.value == f"y{value}")
-            or (c.kind == "id" and c.value == value)
-            for c in context
-        )
-    if kind == "date":
-        return _date_supported(value, context)
-    if kind == "time":
-        return _time_supported(anchor, context)
-    if kind == "id":
-        return any(
-            (c.kind == "id" and _ids_match(value, c.value))
-            or (c.kind == "number" and c.value == value)
-            for c in context
-        )
-    return any(c.kind == kind and c.value == value for c in context)
-
-
-def unsupported_anchors(text: str, *contexts: str) -> list[Anchor]:
-    """Anchors of ``text`` that none of ``contexts`` supports."""
-    context = [a for c in contexts for a in extract_anchors(c)]
-    return [a for a in extract_anchors(text) if not anchor_supported(a, context)]
-
-
 # --- quotes and timestamps -------------------------------------------------------------------
 
 _QUOTE_RES: tuple[re.Pattern[str], ...] = (
@@ -458,8 +158,8 @@ _QUOTE_RES: tuple[re.Pattern[str], ...] = (
 # An opening quote follows no letter and a closing one precedes none, and an apostrophe
 # followed by a letter is part of a word, which keeps "didn't" from opening or closing.
 _SINGLE_QUOTE_RES: tuple[re.Pattern[str], ...] = (
-    re.compile(rf"{_NOT_AFTER_WORD}'(?!\s)((?:[^'\n]|'(?=[^\W_]))+?)'{_NOT_BEFORE_WORD}"),
-    re.compile(rf"\u2018((?:[^\u2019\n]|\u2019(?=[^\W_]))+?)\u2019{_NOT_BEFORE_WORD}"),
+    re.compile(rf"{NOT_AFTER_WORD}'(?!\s)((?:[^'\n]|'(?=[^\W_]))+?)'{NOT_BEFORE_WORD}"),
+    re.compile(rf"\u2018((?:[^\u2019\n]|\u2019(?=[^\W_]))+?)\u2019{NOT_BEFORE_WORD}"),
 )
 
 
@@ -514,7 +214,7 @@ def extract_timestamps(text: str) -> list[float]:
     Clock times marked am/pm are not offsets; an unmarked "15:30" reads as 15 min 30 s.
     """
     found: list[float] = []
-    for m in _TIMESTAMP_RE.finditer(text.translate(_ASCII_DIGITS)):
+    for m in _TIMESTAMP_RE.finditer(text.translate(ASCII_DIGITS)):
         seconds = int(m["h"] or 0) * 3600 + int(m["m"]) * 60 + int(m["s"])
         found.append(seconds + (float(f"0.{m['f']}") if m["f"] else 0.0))
     return found

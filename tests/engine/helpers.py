@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_callqa.engine.cases import GoldenCase
+from pytest_callqa.engine.core.cases import GoldenCase
+from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict
+
 from pytest_callqa.engine.embeddings import TfidfEmbedder
-from pytest_callqa.engine.judges.base import JudgeRequest, JudgeVerdict
 
 TFIDF = TfidfEmbedder()
 

@@ -5,15 +5,18 @@ import unicodedata
 import pytest
 
 from pytest_callqa.engine import text
-from pytest_callqa.engine.text import (
-    STOPWORDS,
+from pytest_callqa.engine.anchors import (
     Anchor,
     anchor_supported,
+    extract_anchors,
+    unsupported_anchors,
+)
+from pytest_callqa.engine.text import (
+    STOPWORDS,
     contains_phrase,
     content_coverage,
     content_tokens,
     dominant_script,
-    extract_anchors,
     extract_quotes,
     extract_timestamps,
     fuzzy_support,
@@ -21,7 +24,6 @@ from pytest_callqa.engine.text import (
     normalize_loose,
     token_jaccard,
     tokens,
-    unsupported_anchors,
 )
 
 

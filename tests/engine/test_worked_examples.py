@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pytest_callqa.engine.core.results import MetricResult, TaskResult
 
 from pytest_callqa.engine.evaluate import evaluate
 from pytest_callqa.engine.registry import default_registry
-from pytest_callqa.engine.results import MetricResult, TaskResult
 from pytest_callqa.engine.scorecard import build_scorecard
 from pytest_callqa.engine.tasks.base import weighted_score
 from pytest_callqa.engine.tasks.text_analysis import macro_f1

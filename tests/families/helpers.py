@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_callqa.engine.judges.base import JudgeRequest, JudgeVerdict
+from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict
 
 
 class ScriptedJudge:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pytest_callqa.engine.loading import CaseFileError, load_case_file
 
-from pytest_callqa.engine.cases import CaseFileError, load_case_file
 from pytest_callqa.engine.evaluate import evaluate
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
 from pytest_callqa.engine.tasks.conversation import (

@@ -8,20 +8,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pytest_callqa.engine.loading import CaseFileError, load_case_file
 
-from pytest_callqa.engine.cases import CaseFileError, load_case_file
 from pytest_callqa.engine.evaluate import evaluate, evaluate_many
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
 from pytest_callqa.engine.matching import greedy_match, match_lists, prf, similarity_matrix
-from pytest_callqa.engine.tasks import extraction
-from pytest_callqa.engine.tasks.extraction import (
-    aggregate_corpus,
-    distribution_stats,
-    evaluate_corpus,
-    judge_cache_key,
-    ordinal_agreement,
-    signal_hash,
-)
+from pytest_callqa.engine.tasks import extraction, extraction_baselines
+from pytest_callqa.engine.tasks.extraction import distribution_stats, judge_cache_key, ordinal_agreement, signal_hash
+from pytest_callqa.engine.evaluate import evaluate_corpus
+from pytest_callqa.engine.tasks.extraction_corpus import aggregate_corpus
 from pytest_callqa.engine.tasks.extraction_schemas import SIGNAL_TYPES, ExtractionOutput
 from pytest_callqa.engine.text import token_jaccard
 from tests.engine.helpers import TFIDF, make_case
@@ -311,7 +306,7 @@ def test_embedding_similarity_uses_the_runs_embedder() -> None:
 
 def test_baselines_degrade_gracefully_when_their_libraries_are_absent() -> None:
     for module in ("spacy", "yake", "textblob"):
-        assert extraction.optional_module(module) is None
+        assert extraction_baselines.optional_module(module) is None
     result = _eval(EXPECTED, config={"baselines": True})
     for metric_id, hint in (("baseline_entity_recall", "spacy download en_core_web_sm"),
                             ("baseline_keyphrase_overlap", "pip install yake"),
@@ -342,13 +337,13 @@ def test_baselines_run_when_their_libraries_are_present(monkeypatch: pytest.Monk
 
     fakes = {"textblob": types.SimpleNamespace(TextBlob=Blob),
              "yake": types.SimpleNamespace(KeywordExtractor=Extractor), "spacy": Spacy}
-    monkeypatch.setattr(extraction, "optional_module", fakes.get)
-    extraction._spacy_model.cache_clear()
+    monkeypatch.setattr(extraction_baselines, "optional_module", fakes.get)
+    extraction_baselines._spacy_model.cache_clear()
     try:
         result = _eval(EXPECTED, config={"baselines": ["entity_recall", "keyphrase_overlap",
                                                        "sentiment_agreement"]})
     finally:
-        extraction._spacy_model.cache_clear()
+        extraction_baselines._spacy_model.cache_clear()
     assert result.metrics["baseline_keyphrase_overlap"].value == 0.5
     assert result.metrics["baseline_sentiment_agreement"].value == 1.0
     spacy = result.metrics["baseline_entity_recall"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytest_callqa.engine.cases import GoldenCase
+from pytest_callqa.engine.core.cases import GoldenCase
 
 # Distinctive, so a search of every file written can prove it never leaked.
 SECRET = "sk-callqa-test-SECRET-0123"

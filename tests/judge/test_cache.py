@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_callqa.engine.llm.cache import JudgeCache, SpendLedger, content_key
 
 from pytest_callqa.engine.evaluate import evaluate_many
-from pytest_callqa.engine.judges.cache import JudgeCache, SpendLedger, content_key
 
 from .conftest import make_judge
 from .helpers import SECRET, WORKER, qa_items, tree_text
@@ -81,7 +81,7 @@ def test_modes_are_validated(tmp_path: Path) -> None:
 
 WRITER = textwrap.dedent("""
     import sys
-    from pytest_callqa.engine.judges.cache import JudgeCache
+    from pytest_callqa.engine.llm.cache import JudgeCache
     cache = JudgeCache(sys.argv[1])
     big = "x" * 2_000_000  # large enough that a kill can land mid-write
     i = 0
@@ -203,7 +203,7 @@ def test_budget_is_shared_by_the_processes_of_a_run(fake: Any, cache_dir: Path) 
 
 
 def test_slots_are_released_when_a_holder_is_cancelled(tmp_path: Path) -> None:
-    from pytest_callqa.engine.judges.cache import FileSlots
+    from pytest_callqa.engine.llm.cache import FileSlots
 
     async def main() -> list[int]:
         slots = FileSlots(tmp_path, 1)

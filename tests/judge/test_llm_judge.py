@@ -8,17 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_callqa.engine.core.judging import JudgeRequest
+from pytest_callqa.engine.llm.cache import JudgeCache
+from pytest_callqa.engine.llm.endpoint import CallError
 
 from pytest_callqa.engine.evaluate import evaluate, evaluate_many, prepare
-from pytest_callqa.engine.judges.base import JudgeRequest
-from pytest_callqa.engine.judges.cache import JudgeCache
 from pytest_callqa.engine.judges.llm import (
     PROMPT_VERSION,
     SYSTEM_PROMPT,
     OpenAIJudge,
     build_messages,
 )
-from pytest_callqa.engine.judges.transport import CallError
 from pytest_callqa.engine.pricing import PriceTable
 from pytest_callqa.testing import FakeOpenAIServer
 from pytest_callqa.testing.fake_openai import first_user_json
@@ -319,7 +319,7 @@ def test_warm_cache_sends_nothing(fake: Any, cache_dir: Path) -> None:
 
 
 def test_cache_key_changes_with_model_and_prompt_version(fake: Any, cache_dir: Path) -> None:
-    from pytest_callqa.engine.judges.transport import ChatRequest
+    from pytest_callqa.engine.llm.transport import ChatRequest
 
     request = ChatRequest(messages=[{"role": "user", "content": "x"}], version=PROMPT_VERSION)
     other = ChatRequest(messages=[{"role": "user", "content": "x"}], version="other")

@@ -43,7 +43,7 @@ CONFTEST = textwrap.dedent("""
 
     import pytest
 
-    from pytest_callqa.engine.judges.cache import JudgeCache
+    from pytest_callqa.engine.llm.cache import JudgeCache
     from pytest_callqa.engine.judges.llm import OpenAIJudge
     from pytest_callqa.snapshot import JudgeRecordExtension
 
@@ -63,7 +63,7 @@ CONFTEST = textwrap.dedent("""
 TESTS = textwrap.dedent("""
     import pytest
 
-    from pytest_callqa.engine.cases import GoldenCase
+    from pytest_callqa.engine.core.cases import GoldenCase
     from pytest_callqa.engine.evaluate import evaluate
 
 

@@ -231,7 +231,7 @@ def scorecard_of() -> Any:
 @pytest.fixture
 def golden() -> dict[str, Any]:
     """The mini project's cases as engine ``GoldenCase`` objects, by id."""
-    from pytest_callqa.engine.cases import GoldenCase
+    from pytest_callqa.engine.core.cases import GoldenCase
 
     return {cid: GoldenCase.model_validate(case) for cid, case in CASES.items()}
 
@@ -258,7 +258,8 @@ def _openai_imported() -> None:
     """One real call through the judge before any inner run: the openai client imports much
     of itself lazily, and pytester drops what an inner run imported (numpy-style C
     extensions cannot be imported twice)."""
-    from pytest_callqa.engine.cases import GoldenCase
+    from pytest_callqa.engine.core.cases import GoldenCase
+
     from pytest_callqa.engine.evaluate import evaluate
     from pytest_callqa.engine.generate import OpenAIGenerator
     from pytest_callqa.engine.judges.llm import OpenAIJudge

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pytest_callqa.engine.core.results import TaskResult
 
 from pytest_callqa import (
     assert_agent_passes,
@@ -15,7 +16,6 @@ from pytest_callqa import (
 )
 from pytest_callqa.engine.embeddings import TfidfEmbedder
 from pytest_callqa.engine.evaluate import evaluate
-from pytest_callqa.engine.results import TaskResult
 
 EXAMPLE = Path(__file__).parents[2] / "example_project"
 CASES = {c.id: c for c in load_cases(EXAMPLE / "cases")}

@@ -65,7 +65,7 @@ def table(stdout: str, scorecard_of: Callable[[str], str]) -> str:
 
 
 def test_the_default_judge_model_is_the_engines() -> None:
-    from pytest_callqa.engine.judges.llm import DEFAULT_JUDGE_MODEL as ENGINE_DEFAULT
+    from pytest_callqa.engine.core.defaults import DEFAULT_JUDGE_MODEL as ENGINE_DEFAULT
 
     assert DEFAULT_JUDGE_MODEL == ENGINE_DEFAULT
 

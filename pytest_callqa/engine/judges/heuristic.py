@@ -12,13 +12,12 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..anchors import Anchor, anchor_supported, extract_anchors
+from ..core.judging import JudgeRequest, JudgeVerdict
 from ..text import (
-    Anchor,
-    anchor_supported,
     best_fuzzy_match,
     content_coverage,
     content_tokens,
-    extract_anchors,
     extract_quotes,
     extract_timestamps,
     fuzzy_support,
@@ -26,7 +25,7 @@ from ..text import (
     normalize_loose,
     tokens,
 )
-from .base import JudgeRequest, JudgeVerdict
+from .heuristic_families import family_handlers
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -111,8 +110,6 @@ class HeuristicJudge:
             "contextual_precision": self._contextual,
             "contextual_recall": self._contextual,
         }
-        from .heuristic_families import family_handlers
-
         self._handlers.update(family_handlers())
 
     def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:

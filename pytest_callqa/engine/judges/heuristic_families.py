@@ -23,8 +23,12 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..text import anchor_supported, extract_anchors, normalize
-from .base import JudgeRequest, JudgeVerdict
+from ..anchors import anchor_supported, extract_anchors
+from ..core.judging import JudgeRequest, JudgeVerdict
+from ..tasks.agent_calls import align_calls, contexts_before, value_grounded, values_equal
+from ..tasks.agent_schemas import AgentToolCall, ToolCall
+from ..tasks.conversation import segmentation_proxy
+from ..text import normalize
 
 Handler = Callable[[JudgeRequest], JudgeVerdict]
 
@@ -80,8 +84,6 @@ def _agent_parts(request: JudgeRequest) -> tuple[list[dict[str, Any]], list[str]
 
 def _told_before(view: Sequence[Mapping[str, Any]], position: int,
                  config: Sequence[str], *, reply: bool = False) -> list[str]:
-    from ..tasks.agent import contexts_before
-
     return contexts_before(view, position, reply=reply) + list(config)
 
 
@@ -172,8 +174,6 @@ def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
 
 
 def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
-    from ..tasks.agent import value_grounded
-
     view, config = _agent_parts(request)
     enums: dict[tuple[str, str], list[Any]] = {}
     for tool in request.focus.get("tools", []):
@@ -288,9 +288,6 @@ def _delivery(request: JudgeRequest) -> JudgeVerdict:
 
 
 def _task_completion(request: JudgeRequest) -> JudgeVerdict:
-    from ..tasks.agent import align_calls, values_equal
-    from ..tasks.agent_schemas import AgentToolCall, ToolCall
-
     expected_raw = request.focus.get("expected_tool_calls")
     if not expected_raw:
         return JudgeVerdict(request.metric, None,
@@ -330,8 +327,6 @@ def _task_completion(request: JudgeRequest) -> JudgeVerdict:
 
 
 def _segmentation(request: JudgeRequest) -> JudgeVerdict:
-    from ..tasks.conversation import segmentation_proxy
-
     check = segmentation_proxy(str(request.focus.get("text", "")))
     return JudgeVerdict(
         request.metric, float(check.score),

@@ -22,17 +22,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..core.context import parse_output
+from ..core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE_MODEL, DEFAULT_TIMEOUT_S
+from ..core.judging import SCALE_RANGES, JudgeRequest, JudgeVerdict, lowest_score, valid_score
+from ..llm.cache import JudgeCache, content_key
+from ..llm.transport import ChatOutcome, ChatRequest, ChatRunner, Endpoint, first_error
 from ..pricing import PriceTable
-from .base import SCALE_RANGES, JudgeRequest, JudgeVerdict, lowest_score, valid_score
-from .cache import JudgeCache, content_key
-from .transport import ChatOutcome, ChatRequest, ChatRunner, Endpoint, first_error
 
 JudgeMode = Literal["combined", "per-metric"]
 JUDGE_MODES: tuple[str, ...] = ("combined", "per-metric")
 # Part of every cache key: change it whenever the prompt's wording or the reply contract
 # changes, so replies to the old prompt are not reused for the new one.
 PROMPT_VERSION = "callqa-judge-2025.1"
-DEFAULT_JUDGE_MODEL = "gpt-4o-mini"
 # Request parameters of every judge call; ``params=`` adds to them, and a None value removes
 # one (reasoning models, for instance, refuse ``temperature``).
 DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0, "response_format": {"type": "json_object"}}
@@ -184,8 +185,6 @@ def _reply_objects(value: Any, items: Sequence[_Item]) -> tuple[list[Any], list[
 
 def parse_reply(content: str, items: Sequence[_Item]) -> _Parsed:
     """Validate a judge reply against the items it answers."""
-    from ..evaluate import parse_output
-
     parsed = _Parsed()
     value, problem, _notes = parse_output(content)
     if problem is not None:
@@ -281,12 +280,12 @@ class OpenAIJudge:
         base_url: str | None = None,
         api_key: str | None = None,
         mode: JudgeMode | str = "combined",
-        concurrency: int = 16,
+        concurrency: int = DEFAULT_CONCURRENCY,
         rpm: int | None = None,
         cache: JudgeCache | None = None,
         budget_usd: float | None = None,
         prices: PriceTable | None = None,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
         max_retries: int = 4,
         reasks: int = 2,
         run_id: str | None = None,

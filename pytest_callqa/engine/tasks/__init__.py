@@ -1,19 +1,6 @@
-"""The built-in task families."""
+"""The built-in task families: one module per family (its metrics, case checks, judge requests
+and scoring), their output schemas, and the Layer 2 benchmarks.
 
-from __future__ import annotations
-
-from ..registry import TaskSpec
-
-
-def builtin_tasks() -> list[TaskSpec]:
-    from .agent import AgentTask
-    from .conversation import ConversationTask
-    from .entity import EntityTask
-    from .extraction import ExtractionTask
-    from .grounding import GroundingTask
-    from .qa import QATask
-    from .text_analysis import TextTask
-    from .translation import TranslationTask
-
-    return [QATask(), EntityTask(), TextTask(), TranslationTask(), AgentTask(),
-            ConversationTask(), ExtractionTask(), GroundingTask()]
+A task imports only the engine's core and primitives, never the registry, the judges or
+``evaluate``: the registry lists the tasks, and judges are handed what a task asks.
+"""

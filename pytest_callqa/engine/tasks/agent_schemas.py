@@ -14,9 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .agent_metrics import AGENT_METRIC_IDS, TASK_COMPLETION
 from .call_schemas import LooseConfig, StrictModel, _duplicates
-
-TASK_COMPLETION = "task_completion"
 
 CUSTOMER_SPEAKERS = frozenset({"customer", "user", "caller", "patient", "client"})
 AGENT_SPEAKERS = frozenset({"agent", "assistant", "bot", "system_agent"})
@@ -95,8 +94,6 @@ class MetricSelection(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> MetricSelection:
-        from .agent import AGENT_METRIC_IDS
-
         if self.metric not in AGENT_METRIC_IDS:
             raise ValueError(f"unknown agent metric {self.metric!r} (known: "
                              f"{', '.join(AGENT_METRIC_IDS)})")

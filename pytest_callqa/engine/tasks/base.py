@@ -8,20 +8,17 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..cases import GoldenCase, validation_problems
-from ..judges.base import JudgeRequest, JudgeVerdict, Scale
-from ..registry import MetricSpec
-from ..results import MetricResult, TaskResult
+from ..core.cases import GoldenCase, validation_problems
+from ..core.context import STRUCTURE
+from ..core.judging import JudgeRequest, JudgeVerdict, Scale
+from ..core.metrics import Bands, MetricSpec
+from ..core.results import MetricResult, TaskResult
 
 if TYPE_CHECKING:
-    from ..evaluate import EvalContext
-
-STRUCTURE = "response_structure_compliance"
+    from ..core.context import EvalContext
 
 
 def structure_spec(task: str) -> MetricSpec:
-    from ..registry import Bands
-
     return MetricSpec(
         id=STRUCTURE, task=task, name="Response Structure Compliance",
         description="Output has exactly the task's keys and JSON types (prerequisite).",
@@ -144,12 +141,7 @@ class BaseTask(ABC):
     def plan(self, ctx: EvalContext) -> list[JudgeRequest]:
         if ctx.parsed is None:
             return []
-        requests = self._plan(ctx)
-        if ctx.benchmarks:
-            from .benchmarks import plan_benchmarks
-
-            requests += plan_benchmarks(self, ctx)
-        return requests
+        return self._plan(ctx)
 
     def _plan(self, ctx: EvalContext) -> list[JudgeRequest]:
         return []
@@ -158,10 +150,6 @@ class BaseTask(ABC):
         if ctx.parsed is None:
             return self.invalid(ctx)
         metrics, score, dropped = self._score(ctx, verdicts)
-        if ctx.benchmarks:
-            from .benchmarks import score_benchmarks
-
-            metrics.update(score_benchmarks(self, ctx, verdicts))
         return self.finalize(ctx, metrics, score, dropped)
 
     @abstractmethod

@@ -7,17 +7,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.metrics import Bands, MetricSpec
+from ..core.results import MetricResult
 from ..embeddings import pair_similarity
-from ..judges.base import JudgeRequest, JudgeVerdict
 from ..matching import match_exact, match_lists
-from ..registry import Bands, MetricSpec
-from ..results import MetricResult
 from ..text import content_tokens, normalize
 from .text_analysis import summary_facts, top_labels
 
 if TYPE_CHECKING:
-    from ..evaluate import EvalContext
-    from .base import BaseTask
+    from ..core.context import EvalContext
 
 TASK = "benchmarks"
 CLAIM_MATCH_THRESHOLD = 0.5
@@ -154,22 +153,30 @@ VIEWS: dict[str, Callable[[EvalContext], Views]] = {
 }
 
 
-def plan_benchmarks(task: BaseTask, ctx: EvalContext) -> list[JudgeRequest]:
-    view_fn = VIEWS.get(task.name)
+def _request(task: str, ctx: EvalContext, metric_id: str,
+             focus: Mapping[str, object]) -> JudgeRequest:
+    return JudgeRequest(
+        case=ctx.case, task=task, metric=metric_id, scale="unit",
+        instructions=BENCHMARK_SPECS[metric_id].description, model_output=ctx.output,
+        focus=dict(focus),
+    )
+
+
+def plan_benchmarks(task: str, ctx: EvalContext) -> list[JudgeRequest]:
+    """The judge requests of the benchmarks for an output of ``task`` (none for a task
+    without a benchmark view)."""
+    view_fn = VIEWS.get(task)
     if view_fn is None:
         return []
     views = view_fn(ctx)
     requests = []
     # The text task already asks the judge about exactly these facts (fabrication).
-    if task.name != "text":
-        requests.append(task.request(ctx, "faithfulness", "unit", {"facts": views.claims},
-                                     BENCHMARK_SPECS["faithfulness"].description))
+    if task != "text":
+        requests.append(_request(task, ctx, "faithfulness", {"facts": views.claims}))
     for metric_id in _JUDGED:
-        requests.append(task.request(
-            ctx, metric_id, "unit",
-            {"claims": views.claims, "expected_claims": views.expected_claims},
-            BENCHMARK_SPECS[metric_id].description,
-        ))
+        requests.append(_request(
+            task, ctx, metric_id,
+            {"claims": views.claims, "expected_claims": views.expected_claims}))
     return requests
 
 
@@ -180,14 +187,14 @@ def _spec_result(
 
 
 def score_benchmarks(
-    task: BaseTask, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
+    task: str, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
 ) -> dict[str, MetricResult]:
-    view_fn = VIEWS.get(task.name)
+    view_fn = VIEWS.get(task)
     if view_fn is None:
         return {}
     views = view_fn(ctx)
     m: dict[str, MetricResult] = {}
-    facts = verdicts.get("fabrication_free_rate" if task.name == "text" else "faithfulness")
+    facts = verdicts.get("fabrication_free_rate" if task == "text" else "faithfulness")
     if facts is None or facts.score is None:
         why = facts.reason if facts else "no judge verdict"
         m["faithfulness"] = MetricResult.not_scored(why)

@@ -30,16 +30,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
 
-from ..judges.base import JudgeRequest, JudgeVerdict
-from ..registry import Bands, MetricSpec
-from ..results import MetricResult
+from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.metrics import Bands, MetricSpec
+from ..core.results import MetricResult
 from .base import structure_spec, weighted_score
 from .call_schemas import LooseConfig, StrictModel, _duplicates
 from .family_base import FamilyTask, checked_score
 
 if TYPE_CHECKING:
-    from ..cases import GoldenCase
-    from ..evaluate import EvalContext
+    from ..core.cases import GoldenCase
+    from ..core.context import EvalContext
 
 TASK = "conversation"
 QUALITY_METRICS = ("intelligibility", "segmentation", "context")

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..judges.base import JudgeVerdict
+from ..core.judging import JudgeVerdict
+from ..core.metrics import Bands, MetricSpec
+from ..core.results import MetricResult
 from ..matching import prf
-from ..registry import Bands, MetricSpec
-from ..results import MetricResult
 from ..text import contains_phrase, dominant_script, normalize
 from .base import STRUCTURE, BaseTask, structure_spec, weighted_score
 from .call_schemas import EntityConfig, EntityMention, EntityOutput
 
 if TYPE_CHECKING:
-    from ..evaluate import EvalContext
+    from ..core.context import EvalContext
 
 TASK = "entity"
 

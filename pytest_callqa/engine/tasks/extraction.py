@@ -23,10 +23,7 @@ weighted, as the seed makes them supplementary).
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib
-import importlib.util
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,29 +31,29 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.metrics import Bands, MetricSpec
+from ..core.results import MetricResult
 from ..embeddings import cross_similarity
-from ..judges.base import JudgeRequest, JudgeVerdict
-from ..matching import MatchResult, match_lists, prf, similarity_matrix
-from ..registry import Bands, MetricSpec
-from ..results import MetricResult, TaskResult
-from ..text import normalize, token_jaccard
+from ..matching import MatchResult, match_lists, similarity_matrix
+from ..text import normalize
 from .base import structure_spec
+from .extraction_baselines import (
+    baseline_entity_recall,
+    baseline_keyphrase_overlap,
+    baseline_sentiment_agreement,
+)
 from .extraction_schemas import (
     SIGNAL_TYPES,
-    Aspect,
-    Entity,
     ExtractionConfig,
     ExtractionOutput,
-    KeyPhrase,
     SignalType,
 )
 from .family_base import RUBRIC_BANDS, FamilyTask, checked_score
 
 if TYPE_CHECKING:
-    from ..cases import GoldenCase
+    from ..core.context import EvalContext
     from ..embeddings import Embedder
-    from ..evaluate import EvalContext
-    from ..judges.base import Judge
 
 TASK = "extraction"
 # Fewer numeric scores than this say nothing about a distribution.
@@ -278,106 +275,6 @@ def _numeric_scores(output: ExtractionOutput, types: Iterable[str]) -> list[floa
     return scores
 
 
-# --- optional NLP baselines --------------------------------------------------------------------
-
-_INSTALL = {
-    "spacy": "pip install spacy && python -m spacy download en_core_web_sm",
-    "yake": "pip install yake",
-    "textblob": "pip install textblob",
-}
-_SPACY_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "NORP", "FAC", "EVENT",
-                           "WORK_OF_ART"})
-
-
-def optional_module(name: str) -> Any | None:
-    """The module when it is installed, else None; imported only when a baseline asks."""
-    if importlib.util.find_spec(name) is None:
-        return None
-    return importlib.import_module(name)
-
-
-@functools.cache
-def _spacy_model() -> Any | None:
-    spacy = optional_module("spacy")
-    if spacy is None:
-        return None
-    try:
-        return spacy.load("en_core_web_sm")
-    except OSError:
-        return None
-
-
-def _missing(library: str, what: str) -> MetricResult:
-    return MetricResult.not_scored(
-        f"baseline skipped: {what} is not available ({_INSTALL[library]})")
-
-
-def _covered(references: Sequence[str], extracted: Sequence[str], threshold: float) -> float:
-    hits = sum(1 for r in references if any(token_jaccard(r, e) >= threshold for e in extracted))
-    return hits / len(references)
-
-
-def baseline_entity_recall(transcript: str, output: ExtractionOutput) -> MetricResult:
-    if optional_module("spacy") is None:
-        return _missing("spacy", "spaCy")
-    nlp = _spacy_model()
-    if nlp is None:
-        return _missing("spacy", "spaCy's en_core_web_sm model")
-    found = list(dict.fromkeys(e.text for e in nlp(transcript).ents if e.label_ in _SPACY_LABELS))
-    if not found:
-        return MetricResult.not_scored("n/a: spaCy found no entity in the transcript")
-    names = [s.name for s in output.signals("entities") if isinstance(s, Entity)]
-    value = _covered(found, names, SIGNAL_TYPES["entities"].threshold)
-    return MetricResult(value=value, reason=f"{value:.0%} of {len(found)} spaCy entities "
-                        "extracted", details={"spacy_entities": found})
-
-
-def baseline_keyphrase_overlap(transcript: str, output: ExtractionOutput,
-                               top: int = 10) -> MetricResult:
-    yake = optional_module("yake")
-    if yake is None:
-        return _missing("yake", "YAKE")
-    phrases = [str(k[0]) for k in
-               yake.KeywordExtractor(lan="en", n=3, top=top).extract_keywords(transcript)]
-    if not phrases:
-        return MetricResult.not_scored("n/a: YAKE found no key phrase in the transcript")
-    extracted = [s.text for s in output.signals("key_phrases") if isinstance(s, KeyPhrase)]
-    value = _covered(phrases, extracted, SIGNAL_TYPES["key_phrases"].threshold)
-    return MetricResult(value=value, reason=f"{value:.0%} of YAKE's top {len(phrases)} "
-                        "phrases extracted", details={"yake_phrases": phrases})
-
-
-# TextBlob polarity beyond this counts as positive or negative.
-_POLARITY_BAND = 0.1
-
-
-def baseline_sentiment_agreement(case: GoldenCase, output: ExtractionOutput) -> MetricResult:
-    textblob = optional_module("textblob")
-    if textblob is None:
-        return _missing("textblob", "TextBlob")
-    checks = []
-    for aspect in output.signals("aspects"):
-        if not isinstance(aspect, Aspect):
-            continue
-        polarity = aspect.polarity
-        turns = [case.transcript[i].text for i in aspect.source_utterance_indices
-                 if 0 <= i < len(case.transcript)]
-        if not turns or polarity == "mixed":
-            continue
-        score = sum(float(textblob.TextBlob(t).sentiment.polarity) for t in turns) / len(turns)
-        label = ("positive" if score > _POLARITY_BAND
-                 else "negative" if score < -_POLARITY_BAND else "neutral")
-        checks.append({"aspect": aspect.name, "extracted": polarity,
-                       "textblob": label, "agree": label == polarity})
-    if not checks:
-        return MetricResult.not_scored("n/a: no aspect with source turns and a single "
-                                       "polarity")
-    agree = sum(1 for c in checks if c["agree"])
-    return MetricResult(value=agree / len(checks),
-                        reason=f"{agree} of {len(checks)} aspects agree with TextBlob",
-                        details={"aspects": checks})
-
-
 # --- the task ----------------------------------------------------------------------------------
 
 
@@ -597,97 +494,3 @@ class ExtractionTask(FamilyTask):
                 result = baseline_sentiment_agreement(ctx.case, out)
             results[f"baseline_{baseline}"] = result
         return results
-
-
-# --- corpus level ------------------------------------------------------------------------------
-
-
-@dataclass
-class CorpusReport:
-    """Extraction quality over many cases: pooled (micro) and mean-of-cases (macro) figures."""
-
-    cases: int
-    invalid_cases: int
-    per_type: dict[str, dict[str, float | int]]
-    macro_f1: float | None
-    micro_f1: float | None
-    numeric_mae: float | None
-    distribution: DistributionStats
-    degenerate_cases: list[str]
-
-    def summary(self) -> str:
-        lines = [f"extraction corpus: {self.cases} case(s), {self.invalid_cases} invalid"]
-        for name, row in self.per_type.items():
-            lines.append(f"  {name:<12} P {row['precision']:.2f}  R {row['recall']:.2f}  "
-                         f"F1 {row['f1']:.2f}  ({row['matched']}/{row['extracted']} extracted, "
-                         f"{row['expected']} expected)")
-        fmt = "—" if self.macro_f1 is None else f"{self.macro_f1:.3f}"
-        lines.append(f"  mean F1 over cases {fmt}; pooled F1 "
-                     + ("—" if self.micro_f1 is None else f"{self.micro_f1:.3f}"))
-        if self.numeric_mae is not None:
-            lines.append(f"  numeric MAE {self.numeric_mae:.3f}")
-        lines.append(f"  score distribution: {self.distribution.explanation}")
-        if self.degenerate_cases:
-            lines.append(f"  degenerate outputs: {', '.join(self.degenerate_cases)}")
-        return "\n".join(lines)
-
-
-def aggregate_corpus(results: Iterable[TaskResult]) -> CorpusReport:
-    """Pool per-type counts, MAE and score distributions over extraction results."""
-    rows: dict[str, dict[str, int]] = {}
-    case_f1: list[float] = []
-    invalid = 0
-    total = 0
-    err_sum, err_n = 0.0, 0
-    scores: list[float] = []
-    degenerate = []
-    for r in results:
-        if r.task != TASK:
-            continue
-        total += 1
-        if not r.valid or r.score is None:
-            invalid += 1
-            case_f1.append(0.0)
-            continue
-        case_f1.append(r.score)
-        f1 = r.metrics.get("signal_f1")
-        for name, row in ((f1.details.get("per_type") or {}) if f1 else {}).items():
-            acc = rows.setdefault(name, {"matched": 0, "extracted": 0, "expected": 0})
-            for k in acc:
-                acc[k] += int(row[k])
-        mae = r.metrics.get("numeric_mae")
-        if mae is not None and mae.scored:
-            err_sum += float(mae.details.get("abs_error_sum", 0.0))
-            err_n += int(mae.details.get("pairs", 0))
-        dist = r.metrics.get("degenerate_scores")
-        if dist is not None:
-            scores.extend(float(s) for s in dist.details.get("scores", []))
-            if dist.value == 1.0:
-                degenerate.append(f"{r.model or '(model)'}/{r.case_id}")
-    per_type: dict[str, dict[str, float | int]] = {}
-    for name, acc in rows.items():
-        p, rec, f = prf(acc["matched"], acc["extracted"], acc["expected"])
-        per_type[name] = {**acc, "precision": p, "recall": rec, "f1": f}
-    micro = None
-    if rows:
-        matched = sum(a["matched"] for a in rows.values())
-        micro = prf(matched, sum(a["extracted"] for a in rows.values()),
-                    sum(a["expected"] for a in rows.values()))[2]
-    return CorpusReport(
-        cases=total, invalid_cases=invalid, per_type=per_type,
-        macro_f1=_mean(case_f1) if case_f1 else None, micro_f1=micro,
-        numeric_mae=err_sum / err_n if err_n else None,
-        distribution=distribution_stats(scores), degenerate_cases=degenerate,
-    )
-
-
-def evaluate_corpus(
-    items: Sequence[tuple[GoldenCase, Any]] | Sequence[tuple[GoldenCase, Any, str | None]],
-    *, judge: Judge | None = None, embedder: Embedder | None = None,
-) -> CorpusReport:
-    """Evaluate ``(case, output[, model])`` extraction pairs and aggregate the corpus."""
-    from ..evaluate import evaluate_many
-
-    triples = [(item[0], item[1], item[2] if len(item) > 2 else None) for item in items]
-    return aggregate_corpus(evaluate_many(triples, judge=judge, embedder=embedder,
-                                          benchmarks=False))

@@ -11,13 +11,13 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..cases import GoldenCase
-from ..judges.base import JudgeRequest, Scale, lowest_score, valid_score
-from ..registry import Bands
+from ..core.cases import GoldenCase
+from ..core.judging import JudgeRequest, Scale, lowest_score, valid_score
+from ..core.metrics import Bands
 from .base import BaseTask
 
 if TYPE_CHECKING:
-    from ..evaluate import EvalContext
+    from ..core.context import EvalContext
 
 # Rubric scores at or above this are "acceptable or better": no failure code is reported.
 # The same bands serve the 0–5 agent rubrics and the 1–5 extraction rubrics: 4 is "good,

@@ -28,17 +28,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from ..judges.base import JudgeVerdict
-from ..registry import Bands, MetricSpec
-from ..results import MetricResult
-from ..text import anchor_supported, content_tokens, extract_anchors, token_jaccard, tokens
+from ..anchors import anchor_supported, extract_anchors
+from ..core.judging import JudgeVerdict
+from ..core.metrics import Bands, MetricSpec
+from ..core.results import MetricResult
+from ..text import content_tokens, token_jaccard, tokens
 from .base import structure_spec
 from .call_schemas import LooseConfig, StrictModel
 from .family_base import FamilyTask
 
 if TYPE_CHECKING:
-    from ..cases import GoldenCase
-    from ..evaluate import EvalContext
+    from ..core.cases import GoldenCase
+    from ..core.context import EvalContext
 
 TASK = "grounding"
 RELEVANCE_FAIL_BELOW = 0.1

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..judges.base import JudgeRequest, JudgeVerdict
-from ..registry import Bands, MetricSpec
-from ..results import MetricResult
+from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.metrics import Bands, MetricSpec
+from ..core.results import MetricResult
 from .base import BaseTask, structure_spec, weighted_score
 from .call_schemas import QAConfig, QAOutput, QAQuestion
 
 if TYPE_CHECKING:
-    from ..evaluate import EvalContext
+    from ..core.context import EvalContext
 
 TASK = "qa"
 # SPEC 5.1: ±0.5 per 5 points of max_score, inclusive.

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..judges.base import JudgeRequest, JudgeVerdict
+from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.metrics import Bands, MetricSpec
+from ..core.results import MetricResult
 from ..matching import match_lists
-from ..registry import Bands, MetricSpec
-from ..results import MetricResult
 from ..text import content_tokens, normalize
 from .base import STRUCTURE, BaseTask, structure_spec, weighted_score
 from .call_schemas import TextConfig, TextOutput
 
 if TYPE_CHECKING:
-    from ..evaluate import EvalContext
+    from ..core.context import EvalContext
 
 TASK = "text"
 # Highlights are short paraphrasable phrases: the seed-002 key-phrase threshold (token

@@ -7,16 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz
 
+from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.metrics import Bands, MetricSpec
+from ..core.results import MetricResult
 from ..embeddings import pair_similarity
-from ..judges.base import JudgeRequest, JudgeVerdict
-from ..registry import Bands, MetricSpec
-from ..results import MetricResult
 from ..text import normalize, tokens
 from .base import STRUCTURE, BaseTask, structure_spec, weighted_score
 from .call_schemas import TranslationConfig, TranslationOutput
 
 if TYPE_CHECKING:
-    from ..evaluate import EvalContext
+    from ..core.context import EvalContext
 
 TASK = "translation"
 # Transliteration varies by a letter or a vowel sign; a dropped word (surname) does not pass

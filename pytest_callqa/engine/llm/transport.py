@@ -24,20 +24,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
-import hashlib
 import math
-import os
 import random
-import time
-import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..core.defaults import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from ..pricing import PriceTable
-from .cache import FileRateWindow, FileSlots, JudgeCache, SpendLedger, content_key
+from .cache import FileRateWindow, FileSlots, JudgeCache, content_key
+from .endpoint import CallError, Endpoint
+from .limits import Backoff, Budget, LocalRateWindow, LocalSlots, retry_after_seconds
 
 if TYPE_CHECKING:
     import openai
@@ -45,11 +43,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Check = Callable[[str], Sequence[str]]
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BACKEND = "openai-chat"
-# Keyless OpenAI-compatible servers (vLLM, Ollama) ignore the header, but the client refuses
-# to start without some key.
-_DUMMY_KEY = "not-set"
 _MAX_DETAIL = 300
 # How much of an unusable reply is quoted back when re-asking; the model needs to see what
 # it did, not a megabyte of it.
@@ -58,74 +52,6 @@ _RETRYABLE_STATUS = frozenset({408, 409, 429})
 # Status codes that say the endpoint, key or model is wrong: every later call would fail the
 # same way, so the run stops with the error instead of scoring hundreds of failures.
 _FATAL_STATUS = frozenset({401, 403, 404})
-
-
-class CallError(RuntimeError):
-    """A configuration problem that makes every call fail (bad key, unknown model, no price
-    for a budgeted model). The message is redacted."""
-
-
-def safe_url(url: str) -> str:
-    """``url`` without credentials in its authority part (``https://user:pw@host``)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit(parts._replace(netloc=host))
-
-
-class Endpoint:
-    """A model on an OpenAI-compatible server, and the key to reach it.
-
-    ``base_url`` falls back to ``OPENAI_BASE_URL`` then OpenAI itself; ``api_key`` to
-    ``OPENAI_API_KEY``. The key is kept private and out of ``repr``.
-    """
-
-    def __init__(self, model: str, base_url: str | None = None,
-                 api_key: str | None = None) -> None:
-        if not model:
-            raise ValueError("a model name is required")
-        self.model = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or ""
-        # Built once, unused, when the judge or generator is configured: a missing package
-        # or a malformed URL fails early, and the client's lazy imports (HTTP transport,
-        # TLS) are not paid inside the first batch, where they delay every request. A
-        # client that never connected holds no socket, so dropping it leaks nothing.
-        self.client(timeout=1.0)
-
-    def __repr__(self) -> str:
-        return f"Endpoint(model={self.model!r}, base_url={safe_url(self.base_url)!r})"
-
-    @property
-    def display_url(self) -> str:
-        return safe_url(self.base_url)
-
-    def redact(self, text: str) -> str:
-        """``text`` with the key, and any credentials in the base URL, blanked out."""
-        if self._api_key:
-            text = text.replace(self._api_key, "<redacted>")
-        password = urllib.parse.urlsplit(self.base_url).password
-        if password:
-            text = text.replace(password, "<redacted>")
-        return text
-
-    def client(self, timeout: float) -> openai.AsyncOpenAI:
-        import openai
-
-        return openai.AsyncOpenAI(
-            api_key=self._api_key or _DUMMY_KEY, base_url=self.base_url, timeout=timeout,
-            max_retries=0,
-        )
-
-    @property
-    def client_key(self) -> tuple[str, str]:
-        """Identifies the HTTP client to use: base URL and a digest of the key (never the key
-        itself, so the tuple is safe to log)."""
-        digest = hashlib.sha256(self._api_key.encode("utf-8")).hexdigest()[:16]
-        return (self.base_url, digest)
 
 
 @dataclass(frozen=True)
@@ -204,98 +130,11 @@ class ModelUsage:
         }
 
 
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff with jitter: attempt ``n`` waits a uniform draw from
-    ``[d/2, d]`` with ``d = min(cap, base × 2ⁿ)`` — the spread keeps workers that failed
-    together from retrying together."""
-
-    base_s: float = 0.5
-    cap_s: float = 20.0
-
-    def delay(self, attempt: int, rng: random.Random) -> float:
-        ceiling = min(self.cap_s, self.base_s * 2 ** attempt)
-        return rng.uniform(ceiling / 2, ceiling)
-
-
-def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float | None:
-    """The wait a server asks for: ``retry-after-ms``, or ``Retry-After`` as seconds or an
-    HTTP date. None when absent or unreadable."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        with contextlib.suppress(ValueError):
-            value = float(millis) / 1000
-            if math.isfinite(value) and value >= 0:
-                return value
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    with contextlib.suppress(ValueError):
-        value = float(raw)
-        return value if math.isfinite(value) and value >= 0 else None
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-class _Budget:
-    def __init__(self, limit_usd: float | None, ledger: SpendLedger | None) -> None:
-        self.limit_usd = limit_usd
-        self._ledger = ledger
-        self._local = 0.0
-
-    def add(self, cost: float) -> None:
-        self._local += cost
-        if self._ledger is not None:
-            self._ledger.add(cost)
-
-    def spent(self) -> float:
-        return self._ledger.total() if self._ledger is not None else self._local
-
-    def exhausted(self) -> bool:
-        return self.limit_usd is not None and self.spent() >= self.limit_usd
-
-
-class _LocalSlots:
-    def __init__(self, limit: int) -> None:
-        self._semaphore = asyncio.Semaphore(limit)
-
-    async def acquire(self) -> int:
-        await self._semaphore.acquire()
-        return 0
-
-    def release(self, slot: int) -> None:
-        self._semaphore.release()
-
-    async def close(self) -> None:
-        return None
-
-
-class _LocalRateWindow:
-    def __init__(self, limit: int, window_s: float) -> None:
-        self.limit = limit
-        self.window_s = window_s
-        self._starts: list[float] = []
-
-    async def acquire(self) -> None:
-        while True:
-            now = time.monotonic()
-            self._starts = [t for t in self._starts if now - t < self.window_s]
-            if len(self._starts) < self.limit:
-                self._starts.append(now)
-                return
-            await asyncio.sleep(min(self._starts) + self.window_s - now)
-
-
 @dataclass
 class _Session:
     loop: asyncio.AbstractEventLoop
-    slots: FileSlots | _LocalSlots
-    rate: FileRateWindow | _LocalRateWindow | None
+    slots: FileSlots | LocalSlots
+    rate: FileRateWindow | LocalRateWindow | None
     active: asyncio.Semaphore
     clients: dict[tuple[str, str], openai.AsyncOpenAI] = field(default_factory=dict)
     inflight: dict[str, asyncio.Future[ChatOutcome]] = field(default_factory=dict)
@@ -322,13 +161,13 @@ class ChatRunner:
     def __init__(
         self,
         *,
-        concurrency: int = 16,
+        concurrency: int = DEFAULT_CONCURRENCY,
         rpm: int | None = None,
         rpm_window_s: float = 60.0,
         cache: JudgeCache | None = None,
         budget_usd: float | None = None,
         prices: PriceTable | None = None,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
         max_retries: int = 4,
         reasks: int = 2,
         backoff: Backoff | None = None,
@@ -356,7 +195,7 @@ class ChatRunner:
         self.max_retry_after_s = max_retry_after_s
         self.run_id = run_id
         ledger = self.cache.ledger(run_id) if run_id else None
-        self.budget = _Budget(budget_usd, ledger)
+        self.budget = Budget(budget_usd, ledger)
         self._rng = random.Random(seed)
         self._usage: dict[tuple[str, str], ModelUsage] = {}
         self._memo: dict[str, ChatOutcome] = {}
@@ -372,11 +211,11 @@ class ChatRunner:
         if self._session is not None and self._session.loop is not loop:
             raise RuntimeError("this ChatRunner is already serving another event loop")
         if self._session is None:
-            slots = self.cache.slots(self.concurrency) or _LocalSlots(self.concurrency)
-            rate: FileRateWindow | _LocalRateWindow | None = None
+            slots = self.cache.slots(self.concurrency) or LocalSlots(self.concurrency)
+            rate: FileRateWindow | LocalRateWindow | None = None
             if self.rpm is not None:
                 rate = (self.cache.rate_window(self.rpm, self.rpm_window_s)
-                        or _LocalRateWindow(self.rpm, self.rpm_window_s))
+                        or LocalRateWindow(self.rpm, self.rpm_window_s))
             # Bounds the calls past the memo at once: each may hold a key lock (an open
             # file) while it waits for a slot, and a batch can hold thousands of calls.
             active = asyncio.Semaphore(max(64, 4 * self.concurrency))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..cases import GoldenCase
+    from .cases import GoldenCase
 
 # Scales a judge may be asked for; validation of a reply depends on it.
 Scale = Literal["unit", "binary", "ternary", "likert5", "rubric0_5"]

@@ -45,12 +45,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..core.defaults import DEFAULT_CACHE_DIR
+
 if sys.platform != "win32":
     import fcntl
 
 CacheMode = Literal["off", "ro", "rw"]
 CACHE_MODES: tuple[str, ...] = ("off", "ro", "rw")
-DEFAULT_CACHE_DIR = ".callqa_cache"
 ENTRY_FORMAT = 1
 # A temporary file this old belongs to a writer that died; no live write takes minutes.
 _STALE_TEMP_S = 600.0

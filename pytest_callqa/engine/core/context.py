@@ -1,0 +1,93 @@
+"""What a task sees of one model output: the output parsed and checked against the task's
+schema, with the case's validated truth and config (the first phase of an evaluation)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from .cases import GoldenCase, validation_problems
+from .results import MetricResult
+
+if TYPE_CHECKING:
+    from ..embeddings import Embedder
+
+_FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(?P<body>.*?)\n?```$", re.DOTALL)
+STRUCTURE = "response_structure_compliance"
+
+
+@dataclass
+class EvalContext:
+    """Everything a task needs to plan and score one output."""
+
+    case: GoldenCase
+    raw_output: Any
+    output: Any
+    parsed: BaseModel | None
+    expected: BaseModel
+    config: BaseModel
+    structure: MetricResult
+    embedder: Embedder
+    model: str | None = None
+    run: int = 0
+    benchmarks: bool = True
+    notes: list[str] = field(default_factory=list)
+
+
+def parse_output(raw: Any) -> tuple[Any, str | None, list[str]]:
+    """Turn what a model returned into a JSON value.
+
+    Returns ``(value, problem, notes)``; ``problem`` says why the output is not JSON. A reply
+    wrapped in one Markdown code fence is unwrapped (and noted), as chat models often do that.
+    """
+    notes: list[str] = []
+    if isinstance(raw, (dict, list)):
+        return raw, None, notes
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None, "output is not UTF-8 text", notes
+    if not isinstance(raw, str):
+        kind = type(raw).__name__
+        return None, f"output of type {kind} is neither JSON text nor an object", notes
+    text = raw.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group("body").strip()
+        notes.append("output was wrapped in a Markdown code fence; the fence was removed")
+    if not text:
+        return None, "output is empty", notes
+    try:
+        return json.loads(text), None, notes
+    except json.JSONDecodeError as exc:
+        preview = text[:60].replace("\n", " ")
+        return None, f"output is not valid JSON ({exc.msg} at char {exc.pos}): {preview!r}", notes
+
+
+def check_structure(
+    model_cls: type[BaseModel], value: Any
+) -> tuple[BaseModel | None, MetricResult]:
+    """Validate ``value`` strictly against a task's output model (SPEC 5.1)."""
+    if not isinstance(value, dict):
+        kind = "nothing" if value is None else type(value).__name__
+        result = MetricResult(
+            value=0.0, rating="blocker", blocker=True,
+            reason=f"output must be a JSON object, got {kind}",
+        )
+        return None, result
+    try:
+        parsed = model_cls.model_validate(value, strict=True)
+    except ValidationError as exc:
+        problems = validation_problems(exc)
+        more = f" (+{len(problems) - 6} more)" if len(problems) > 6 else ""
+        return None, MetricResult(
+            value=0.0, rating="blocker", blocker=True,
+            reason="; ".join(problems[:6]) + more, details={"problems": problems},
+        )
+    ok = MetricResult(value=1.0, rating="good", reason="structure matches the task schema")
+    return parsed, ok

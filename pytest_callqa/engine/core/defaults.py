@@ -1,0 +1,13 @@
+"""Every default the engine and the plugin share, in one place: the plugin's option help,
+the settings and the engine's constructors all read these (standard library only, so the
+plugin can import it at start-up)."""
+
+DEFAULT_JUDGE_MODEL = "gpt-4o-mini"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Requests in flight at once, for all xdist workers of a run together.
+DEFAULT_CONCURRENCY = 16
+# Seconds one judge request may take before it is retried.
+DEFAULT_TIMEOUT_S = 60.0
+# Generation replies are longer than verdicts.
+DEFAULT_GENERATION_TIMEOUT_S = 120.0
+DEFAULT_CACHE_DIR = ".callqa_cache"

@@ -1,0 +1,181 @@
+"""Metric and task definitions: what a metric measures, how it is weighted and rated, and what a
+task family must provide."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from .results import MetricResult, Rating
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from .cases import GoldenCase
+    from .context import EvalContext
+    from .judging import JudgeRequest, JudgeVerdict
+    from .results import TaskResult
+
+# Rounding before comparing keeps 19/20 (0.9499999…) on the right side of a 0.95 band.
+_BAND_DIGITS = 9
+
+Source = Literal["programmatic", "judge", "embedding", "judge+programmatic"]
+Aggregate = Literal["mean", "pooled"]
+
+
+@dataclass(frozen=True)
+class Bands:
+    """Rating bands of a metric.
+
+    For ``higher_is_better`` metrics a value is *good* at or above ``good``, *acceptable* at or
+    above ``acceptable``, a *blocker* below ``blocker`` and *fail* otherwise. For
+    lower-is-better metrics (rates, counts) the comparisons flip: good at or below ``good``,
+    acceptable at or below ``acceptable``, blocker above ``blocker``.
+    """
+
+    good: float
+    acceptable: float | None = None
+    blocker: float | None = None
+    higher_is_better: bool = True
+
+    def rate(self, value: float) -> Rating:
+        v = round(value, _BAND_DIGITS)
+        if self.higher_is_better:
+            if self.blocker is not None and v < self.blocker:
+                return "blocker"
+            if v >= self.good:
+                return "good"
+            if self.acceptable is not None and v >= self.acceptable:
+                return "acceptable"
+            return "fail"
+        if self.blocker is not None and v > self.blocker:
+            return "blocker"
+        if v <= self.good:
+            return "good"
+        if self.acceptable is not None and v <= self.acceptable:
+            return "acceptable"
+        return "fail"
+
+    def passes(self, value: float) -> bool:
+        """Whether ``value`` meets the good threshold (Layer 2 binarisation)."""
+        return self.rate(value) == "good"
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """Definition of one metric of one task."""
+
+    id: str
+    task: str
+    name: str
+    description: str
+    scale: str
+    threshold: str
+    bands: Bands | None = None
+    weight: float | None = None
+    parent: str | None = None
+    source: Source = "programmatic"
+    layer: int = 1
+    blocker: bool = False
+    aggregate: Aggregate = "mean"
+    percent: bool = False
+    shown: bool = True
+    in_defaults: bool = True
+    tier: str | None = None
+    rubric: str | None = None
+
+    def rate(self, value: float | None) -> Rating | None:
+        if value is None or self.bands is None:
+            return None
+        return self.bands.rate(value)
+
+    def result(
+        self, value: float | None, reason: str | None = None, **details: Any
+    ) -> MetricResult:
+        """A scored result rated by this metric's bands."""
+        if value is None:
+            return MetricResult.not_scored(reason or "not scored", **details)
+        rating = self.rate(value)
+        return MetricResult(
+            value=float(value),
+            rating=rating,
+            reason=reason,
+            details=dict(details),
+            blocker=rating == "blocker",
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "task": self.task,
+            "name": self.name,
+            "description": self.description,
+            "tier": self.tier,
+            "weight": self.weight,
+            "weight_within": self.parent,
+            "scale": self.scale,
+            "threshold": self.threshold,
+            "bands": None if self.bands is None else {
+                "good": self.bands.good,
+                "acceptable": self.bands.acceptable,
+                "blocker": self.bands.blocker,
+                "higher_is_better": self.bands.higher_is_better,
+            },
+            "blocker": self.blocker,
+            "source": self.source,
+            "layer": self.layer,
+            "in_defaults": self.in_defaults,
+            "rubric": self.rubric,
+        }
+
+
+class TaskSpec(Protocol):
+    """A task family: how its cases are checked, what it asks the judge, how it scores."""
+
+    # Read-only members, so task classes may narrow them (a concrete output model...).
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def metrics(self) -> tuple[MetricSpec, ...]: ...
+
+    @property
+    def output_model(self) -> type[BaseModel]: ...
+
+    @property
+    def config_model(self) -> type[BaseModel]: ...
+
+    def case_models(self, case: GoldenCase) -> tuple[BaseModel, BaseModel]:
+        """The case's expected outcome and config, validated."""
+        ...
+
+    def check_case(self, case: GoldenCase) -> list[str]:
+        """Problems with a golden case of this task, each as ``field.path: message``."""
+        ...
+
+    def output_problems(self, ctx: EvalContext) -> list[str]:
+        """Problems that make a schema-valid output unusable (unknown item ids...)."""
+        ...
+
+    def plan(self, ctx: EvalContext) -> list[JudgeRequest]:
+        """The judge requests needed to score ``ctx`` (none when the structure is invalid)."""
+        ...
+
+    def score(self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]) -> TaskResult:
+        """Score the output, given the judge's verdicts keyed by metric id."""
+        ...
+
+
+CustomMetricFn = Callable[["GoldenCase", Any, "TaskResult"], "MetricResult | float | None"]
+
+
+@dataclass(frozen=True)
+class CustomMetric:
+    """A user metric: computed after the task's own metrics, reported but not weighted."""
+
+    spec: MetricSpec
+    compute: CustomMetricFn

@@ -1,0 +1,122 @@
+"""Where a chat call goes: a model on an OpenAI-compatible server and the key to reach it,
+and a model under test as ``name=model@base_url``.
+
+Standard library only (the ``openai`` client is imported when a client is built), so the
+plugin can parse model entries while it reads its options.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.parse
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..core.defaults import DEFAULT_BASE_URL
+
+if TYPE_CHECKING:
+    import openai
+
+# Keyless OpenAI-compatible servers (vLLM, Ollama) ignore the header, but the client refuses
+# to start without some key.
+_DUMMY_KEY = "not-set"
+
+
+class CallError(RuntimeError):
+    """A configuration problem that makes every call fail (bad key, unknown model, no price
+    for a budgeted model). The message is redacted."""
+
+
+def safe_url(url: str) -> str:
+    """``url`` without credentials in its authority part (``https://user:pw@host``)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit(parts._replace(netloc=host))
+
+
+class Endpoint:
+    """A model on an OpenAI-compatible server, and the key to reach it.
+
+    ``base_url`` falls back to ``OPENAI_BASE_URL`` then OpenAI itself; ``api_key`` to
+    ``OPENAI_API_KEY``. The key is kept private and out of ``repr``.
+    """
+
+    def __init__(self, model: str, base_url: str | None = None,
+                 api_key: str | None = None) -> None:
+        if not model:
+            raise ValueError("a model name is required")
+        self.model = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or ""
+        # Built once, unused, when the judge or generator is configured: a missing package
+        # or a malformed URL fails early, and the client's lazy imports (HTTP transport,
+        # TLS) are not paid inside the first batch, where they delay every request. A
+        # client that never connected holds no socket, so dropping it leaks nothing.
+        self.client(timeout=1.0)
+
+    def __repr__(self) -> str:
+        return f"Endpoint(model={self.model!r}, base_url={safe_url(self.base_url)!r})"
+
+    @property
+    def display_url(self) -> str:
+        return safe_url(self.base_url)
+
+    def redact(self, text: str) -> str:
+        """``text`` with the key, and any credentials in the base URL, blanked out."""
+        if self._api_key:
+            text = text.replace(self._api_key, "<redacted>")
+        password = urllib.parse.urlsplit(self.base_url).password
+        if password:
+            text = text.replace(password, "<redacted>")
+        return text
+
+    def client(self, timeout: float) -> openai.AsyncOpenAI:
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key=self._api_key or _DUMMY_KEY, base_url=self.base_url, timeout=timeout,
+            max_retries=0,
+        )
+
+    @property
+    def client_key(self) -> tuple[str, str]:
+        """Identifies the HTTP client to use: base URL and a digest of the key (never the key
+        itself, so the tuple is safe to log)."""
+        digest = hashlib.sha256(self._api_key.encode("utf-8")).hexdigest()[:16]
+        return (self.base_url, digest)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model under test: the name shown in the scorecard, the served model id, and where
+    it is served (None: ``OPENAI_BASE_URL``, then OpenAI)."""
+
+    name: str
+    model: str
+    base_url: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> ModelSpec:
+        """``name=model@base_url``; ``name=`` and ``@base_url`` are optional.
+
+        ``@`` starts the base URL only when an ``http://`` or ``https://`` URL follows, so
+        model ids that contain ``@`` stay whole.
+        """
+        spec = text.strip()
+        name, sep, rest = spec.partition("=")
+        if not sep:
+            name, rest = "", spec
+        model, base_url = rest, None
+        at = rest.rfind("@")
+        if at != -1 and rest[at + 1:].startswith(("http://", "https://")):
+            model, base_url = rest[:at], rest[at + 1:]
+        model, name = model.strip(), name.strip()
+        if not model:
+            raise ValueError(f"model spec {text!r} names no model; expected "
+                             "'name=model@base_url' (name and @base_url optional)")
+        return cls(name=name or model, model=model, base_url=base_url)

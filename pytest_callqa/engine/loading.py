@@ -1,0 +1,141 @@
+"""Golden-case files: YAML or JSON on disk turned into :class:`GoldenCase` objects, each
+checked against the task it names in a registry."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from .core.cases import GoldenCase, validation_problems
+from .registry import Registry, default_registry
+
+CASE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class CaseFileError(ValueError):
+    """A golden-case file that cannot be used, with the file and the offending field."""
+
+    def __init__(self, path: Path | str, problems: list[str]) -> None:
+        self.path = Path(path)
+        self.problems = problems
+        listed = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"invalid golden case file {self.path}:\n{listed}")
+
+
+
+def _read_documents(path: Path) -> list[Any]:
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        data = json.loads(text)
+        return data if isinstance(data, list) else [data]
+    documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    if len(documents) == 1 and isinstance(documents[0], list):
+        return list(documents[0])
+    return documents
+
+
+def load_case_file(path: Path | str, registry: Registry | None = None) -> list[GoldenCase]:
+    """Load every case of one file; raise :class:`CaseFileError` naming each bad field.
+
+    A file holds one case (a mapping), a list of cases, or several YAML documents. Each case
+    is checked by the task it names in ``registry`` (the built-in tasks by default).
+    """
+    path = Path(path)
+    try:
+        documents = _read_documents(path)
+    except (yaml.YAMLError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CaseFileError(path, [f"(file) cannot be parsed: {exc}"]) from None
+    except OSError as exc:
+        raise CaseFileError(path, [f"(file) cannot be read: {exc.strerror}"]) from None
+    if not documents:
+        raise CaseFileError(path, ["(file) contains no case"])
+    registry = registry or default_registry()
+    cases: list[GoldenCase] = []
+    problems: list[str] = []
+    for index, document in enumerate(documents):
+        prefix = f"case[{index}]" if len(documents) > 1 else ""
+        label = f"{prefix}." if prefix else ""
+        if not isinstance(document, dict):
+            problems.append(f"{prefix or '(top level)'}: a case must be a mapping, "
+                            f"got {type(document).__name__}")
+            continue
+        try:
+            case = GoldenCase.model_validate({**document, "path": str(path)})
+        except ValidationError as exc:
+            problems.extend(validation_problems(exc, prefix))
+            continue
+        spec = registry.tasks.get(case.task)
+        if spec is None:
+            known = ", ".join(sorted(registry.tasks))
+            problems.append(f"{label}task: unknown task {case.task!r} (known: {known})")
+            continue
+        problems.extend(f"{label}{p}" for p in spec.check_case(case))
+        cases.append(case)
+    seen: dict[str, int] = {}
+    for case in cases:
+        seen[case.id] = seen.get(case.id, 0) + 1
+    problems.extend(f"id: {cid!r} is used by {n} cases in this file"
+                    for cid, n in seen.items() if n > 1)
+    if problems:
+        raise CaseFileError(path, problems)
+    return cases
+
+
+def iter_case_files(root: Path | str) -> Iterator[Path]:
+    """Case files below ``root`` (or ``root`` itself), in a stable order."""
+    root = Path(root)
+    if root.is_file():
+        yield root
+        return
+    if not root.is_dir():
+        raise FileNotFoundError(f"golden case path {root} does not exist")
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in CASE_SUFFIXES and not any(
+            part.startswith(".") for part in path.relative_to(root).parts
+        ):
+            yield path
+
+
+def scan_cases(
+    root: Path | str, *, show: Callable[[Path], str] = str, registry: Registry | None = None,
+) -> tuple[list[GoldenCase], list[CaseFileError]]:
+    """Every good case below ``root`` and one error per bad file, so one bad file does not
+    hide the others. A file reusing a case id of an earlier file is bad as a whole; ``show``
+    renders the earlier file's path in that message."""
+    cases: list[GoldenCase] = []
+    errors: list[CaseFileError] = []
+    owners: dict[str, Path] = {}
+    for file in iter_case_files(root):
+        try:
+            loaded = load_case_file(file, registry)
+        except CaseFileError as exc:
+            errors.append(exc)
+            continue
+        clashes = [c.id for c in loaded if c.id in owners]
+        if clashes:
+            errors.append(CaseFileError(file, [
+                f"id: {cid!r} is already used by a case in {show(owners[cid])}"
+                for cid in clashes]))
+            continue
+        owners.update((case.id, file) for case in loaded)
+        cases.extend(loaded)
+    return cases, errors
+
+
+def load_cases(path: Path | str, registry: Registry | None = None) -> list[GoldenCase]:
+    """Load all golden cases below ``path``.
+
+    Every bad file is reported (not just the first) in one :class:`CaseFileError`; a case id
+    used in two files is an error naming both.
+    """
+    cases, errors = scan_cases(path, registry=registry)
+    if errors:
+        if len(errors) == 1:
+            raise errors[0]
+        raise CaseFileError(Path(path), [str(e) for e in errors])
+    return cases

@@ -14,11 +14,11 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from pytest_callqa.engine.loading import load_cases
 from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.embeddings import get_embedder
 from pytest_callqa.engine.evaluate import evaluate_many
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+from pytest_callqa.engine.loading import load_cases
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 

@@ -43,8 +43,8 @@ from typing import Any
 
 from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.evaluate import evaluate_many, prepare
-from pytest_callqa.engine.llm.cache import JudgeCache
 from pytest_callqa.engine.judges.llm import OpenAIJudge
+from pytest_callqa.engine.llm.cache import JudgeCache
 
 MODEL = "gpt-4o-mini"
 API_KEY = "sk-callqa-benchmark-not-a-real-key"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 _EXPORTS = {
     "GoldenCase": "pytest_callqa.engine.core.cases",
@@ -61,16 +61,16 @@ if TYPE_CHECKING:
         assert_text_score,
         assert_translation_score,
     )
-    from .engine.loading import CaseFileError, load_case_file, load_cases
     from .engine.core.cases import GoldenCase, Turn
+    from .engine.core.judging import Judge, JudgeRequest, JudgeVerdict
+    from .engine.core.metrics import Bands, MetricSpec
+    from .engine.core.results import MetricResult, TaskResult
     from .engine.embeddings import Embedder, get_embedder
     from .engine.evaluate import evaluate, evaluate_many
-    from .engine.core.judging import Judge, JudgeRequest, JudgeVerdict
     from .engine.judges.heuristic import HeuristicJudge
+    from .engine.loading import CaseFileError, load_case_file, load_cases
     from .engine.registry import default_registry
-    from .engine.core.metrics import Bands, MetricSpec
     from .engine.report import render_scorecard
-    from .engine.core.results import MetricResult, TaskResult
     from .engine.scorecard import Scorecard, build_scorecard
     from .outputs import ModelOutput
 

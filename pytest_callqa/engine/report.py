@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .registry import MetricSpec
+from .core.metrics import MetricSpec
 from .scorecard import ModelCard, Scorecard
 from .tasks.benchmarks import BENCHMARK_METRICS
 

@@ -8,8 +8,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .core.metrics import MetricSpec
 from .core.results import Rating, TaskResult, plain
-from .registry import MetricSpec, Registry, default_registry
+from .registry import Registry, default_registry
 from .tasks.benchmarks import BENCHMARK_IDS, BENCHMARK_SPECS
 
 FINAL_WEIGHTS_A = {"qa": 0.25, "entity": 0.20, "text": 0.15, "translation": 0.10,

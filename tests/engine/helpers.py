@@ -7,7 +7,6 @@ from typing import Any
 
 from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict
-
 from pytest_callqa.engine.embeddings import TfidfEmbedder
 
 TFIDF = TfidfEmbedder()

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from pytest_callqa.engine.evaluate import evaluate
 from pytest_callqa.engine.core.context import parse_output
+from pytest_callqa.engine.evaluate import evaluate
 
 from .helpers import TFIDF, FixedJudge, make_case, question
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from pytest_callqa.engine.loading import CaseFileError, load_case_file, load_cases
 
 EXAMPLE_CASES = Path(__file__).parents[2] / "example_project" / "cases"

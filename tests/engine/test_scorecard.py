@@ -7,10 +7,10 @@ import random
 from pathlib import Path
 
 import pytest
-from pytest_callqa.engine.loading import load_cases
-from pytest_callqa.engine.core.results import MetricResult, TaskResult
 
+from pytest_callqa.engine.core.results import MetricResult, TaskResult
 from pytest_callqa.engine.evaluate import evaluate_many
+from pytest_callqa.engine.loading import load_cases
 from pytest_callqa.engine.report import render_scorecard
 from pytest_callqa.engine.scorecard import build_scorecard
 

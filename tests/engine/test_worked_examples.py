@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from pytest_callqa.engine.core.results import MetricResult, TaskResult
 
+from pytest_callqa.engine.core.results import MetricResult, TaskResult
 from pytest_callqa.engine.evaluate import evaluate
 from pytest_callqa.engine.registry import default_registry
 from pytest_callqa.engine.scorecard import build_scorecard

@@ -6,13 +6,19 @@ import copy
 from typing import Any
 
 import pytest
-from pytest_callqa.engine.loading import CaseFileError, load_case_file
 
 from pytest_callqa.engine.evaluate import evaluate
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+from pytest_callqa.engine.loading import CaseFileError, load_case_file
 from pytest_callqa.engine.registry import default_registry
+from pytest_callqa.engine.tasks.agent_calls import (
+    NO_RESULT,
+    align_calls,
+    replay,
+    score_tool_routing,
+    values_equal,
+)
 from pytest_callqa.engine.tasks.agent_metrics import AGENT_METRICS, resolve_weights
-from pytest_callqa.engine.tasks.agent_calls import NO_RESULT, align_calls, replay, score_tool_routing, values_equal
 from pytest_callqa.engine.tasks.agent_schemas import (
     AgentConfig,
     AgentOutput,

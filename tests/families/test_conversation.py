@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pytest_callqa.engine.loading import CaseFileError, load_case_file
 
 from pytest_callqa.engine.evaluate import evaluate
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+from pytest_callqa.engine.loading import CaseFileError, load_case_file
 from pytest_callqa.engine.tasks.conversation import (
     COMBINED,
     QUALITY_METRICS,

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_callqa.engine.loading import load_cases
-from pytest_callqa.engine.core.results import TaskResult
 
+from pytest_callqa.engine.core.results import TaskResult
 from pytest_callqa.engine.evaluate import evaluate_many
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+from pytest_callqa.engine.loading import load_cases
 from pytest_callqa.engine.scorecard import build_scorecard
 from tests.engine.helpers import TFIDF
 

@@ -8,14 +8,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from pytest_callqa.engine.loading import CaseFileError, load_case_file
 
-from pytest_callqa.engine.evaluate import evaluate, evaluate_many
+from pytest_callqa.engine.evaluate import evaluate, evaluate_corpus, evaluate_many
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+from pytest_callqa.engine.loading import CaseFileError, load_case_file
 from pytest_callqa.engine.matching import greedy_match, match_lists, prf, similarity_matrix
 from pytest_callqa.engine.tasks import extraction, extraction_baselines
-from pytest_callqa.engine.tasks.extraction import distribution_stats, judge_cache_key, ordinal_agreement, signal_hash
-from pytest_callqa.engine.evaluate import evaluate_corpus
+from pytest_callqa.engine.tasks.extraction import (
+    distribution_stats,
+    judge_cache_key,
+    ordinal_agreement,
+    signal_hash,
+)
 from pytest_callqa.engine.tasks.extraction_corpus import aggregate_corpus
 from pytest_callqa.engine.tasks.extraction_schemas import SIGNAL_TYPES, ExtractionOutput
 from pytest_callqa.engine.text import token_jaccard

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pytest_callqa.engine.loading import CaseFileError, load_case_file
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from pytest_callqa.engine.evaluate import evaluate
+from pytest_callqa.engine.loading import CaseFileError, load_case_file
 from pytest_callqa.engine.tasks.grounding import (
     DRIFT_PENALTY,
     SECTION_HALLUCINATION_THRESHOLD,

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_callqa.engine.llm.cache import JudgeCache
-from pytest_callqa.engine.llm.transport import ChatRunner
-from pytest_callqa.engine.llm.limits import Backoff
 
 from pytest_callqa.engine.judges.llm import OpenAIJudge
+from pytest_callqa.engine.llm.cache import JudgeCache
+from pytest_callqa.engine.llm.limits import Backoff
+from pytest_callqa.engine.llm.transport import ChatRunner
 from pytest_callqa.testing import FakeOpenAIServer
 
 from .helpers import MODEL, SECRET

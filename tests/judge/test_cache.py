@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_callqa.engine.llm.cache import JudgeCache, SpendLedger, content_key
 
 from pytest_callqa.engine.evaluate import evaluate_many
+from pytest_callqa.engine.llm.cache import JudgeCache, SpendLedger, content_key
 
 from .conftest import make_judge
 from .helpers import SECRET, WORKER, qa_items, tree_text

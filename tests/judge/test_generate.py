@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_callqa.engine.llm.cache import JudgeCache
-from pytest_callqa.engine.llm.endpoint import CallError
 
 from pytest_callqa.engine.evaluate import evaluate, evaluate_many
 from pytest_callqa.engine.generate import OpenAIGenerator, default_messages, output_structure
-from pytest_callqa.engine.llm.endpoint import ModelSpec
+from pytest_callqa.engine.llm.cache import JudgeCache
+from pytest_callqa.engine.llm.endpoint import CallError, ModelSpec
 
 from .conftest import make_runner
 from .helpers import SECRET, qa_case, text_case

@@ -8,10 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_callqa.engine.core.judging import JudgeRequest
-from pytest_callqa.engine.llm.cache import JudgeCache
-from pytest_callqa.engine.llm.endpoint import CallError
 
+from pytest_callqa.engine.core.judging import JudgeRequest
 from pytest_callqa.engine.evaluate import evaluate, evaluate_many, prepare
 from pytest_callqa.engine.judges.llm import (
     PROMPT_VERSION,
@@ -19,6 +17,8 @@ from pytest_callqa.engine.judges.llm import (
     OpenAIJudge,
     build_messages,
 )
+from pytest_callqa.engine.llm.cache import JudgeCache
+from pytest_callqa.engine.llm.endpoint import CallError
 from pytest_callqa.engine.pricing import PriceTable
 from pytest_callqa.testing import FakeOpenAIServer
 from pytest_callqa.testing.fake_openai import first_user_json

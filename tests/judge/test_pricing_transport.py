@@ -7,10 +7,10 @@ import time
 from email.utils import formatdate
 
 import pytest
-from pytest_callqa.engine.llm.transport import ChatRequest
-from pytest_callqa.engine.llm.limits import Backoff, retry_after_seconds
-from pytest_callqa.engine.llm.endpoint import Endpoint, safe_url
 
+from pytest_callqa.engine.llm.endpoint import Endpoint, safe_url
+from pytest_callqa.engine.llm.limits import Backoff, retry_after_seconds
+from pytest_callqa.engine.llm.transport import ChatRequest
 from pytest_callqa.engine.pricing import (
     DEFAULT_PRICES,
     ModelPrice,

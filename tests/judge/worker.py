@@ -14,10 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pytest_callqa.engine.llm.cache import JudgeCache
-
 from pytest_callqa.engine.evaluate import evaluate_many
 from pytest_callqa.engine.judges.llm import OpenAIJudge
+from pytest_callqa.engine.llm.cache import JudgeCache
 from tests.judge.helpers import MODEL, SECRET, qa_items
 
 

@@ -259,7 +259,6 @@ def _openai_imported() -> None:
     of itself lazily, and pytester drops what an inner run imported (numpy-style C
     extensions cannot be imported twice)."""
     from pytest_callqa.engine.core.cases import GoldenCase
-
     from pytest_callqa.engine.evaluate import evaluate
     from pytest_callqa.engine.generate import OpenAIGenerator
     from pytest_callqa.engine.judges.llm import OpenAIJudge

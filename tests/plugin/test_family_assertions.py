@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pytest_callqa.engine.core.results import TaskResult
 
 from pytest_callqa import (
     assert_agent_passes,
@@ -14,6 +13,7 @@ from pytest_callqa import (
     assert_no_garbled_turns,
     load_cases,
 )
+from pytest_callqa.engine.core.results import TaskResult
 from pytest_callqa.engine.embeddings import TfidfEmbedder
 from pytest_callqa.engine.evaluate import evaluate
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_callqa.plugin import (
+from pytest_callqa.options import (
     BUDGET_OPTION,
     CACHE_DIR_OPTION,
     CACHE_OPTION,
@@ -27,7 +27,6 @@ from pytest_callqa.plugin import (
     RPM_OPTION,
     TIMEOUT_OPTION,
 )
-from pytest_callqa.session import DEFAULT_JUDGE_MODEL
 
 from ..judge.helpers import tree_text
 from .conftest import PYPROJECT, SECRET, LLMProject, MiniProject
@@ -62,12 +61,6 @@ def header(stdout: str, scorecard_of: Callable[[str], str]) -> list[str]:
 def table(stdout: str, scorecard_of: Callable[[str], str]) -> str:
     card = scorecard_of(stdout)
     return card[card.index("\n\nMetric"):]
-
-
-def test_the_default_judge_model_is_the_engines() -> None:
-    from pytest_callqa.engine.core.defaults import DEFAULT_JUDGE_MODEL as ENGINE_DEFAULT
-
-    assert DEFAULT_JUDGE_MODEL == ENGINE_DEFAULT
 
 
 def test_openai_judge_end_to_end_then_a_warm_rerun_sends_nothing(

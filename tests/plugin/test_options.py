@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from pytest_callqa.plugin import (
+from pytest_callqa.options import (
     BENCHMARKS_OPTION,
     CASES_OPTION,
     DISQUALIFY_TOLERANCE_OPTION,

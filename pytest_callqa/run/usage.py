@@ -1,0 +1,237 @@
+"""Call counters of the run across processes (this one's and, on an xdist controller, every
+worker's), what the judge and live models cost, and the budget's spend ledgers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .settings import Settings, count
+
+if TYPE_CHECKING:
+    from ..engine.llm.transport import ChatRunner
+    from ..engine.scorecard import Scorecard
+    from .catalog import Catalog
+    from .services import Services
+
+# How a verdict the budget stopped begins its reason (engine.judges.llm).
+BUDGET_REASON = "not scored: judge budget"
+COUNTERS = ("calls", "cache_hits", "requests", "retries", "reasks", "failures", "unusable",
+            "budget_stopped", "prompt_tokens", "completion_tokens")
+
+
+class Usage:
+    """What the run's calls did and cost, for the header and the JSON report."""
+
+    def __init__(self, settings: Settings, catalog: Catalog, services: Services,
+                 timings: Mapping[str, float]) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        self.services = services
+        self.timings = timings
+        # On an xdist controller: each worker's counters, as it shipped them.
+        self.worker_usage: list[dict[str, Any]] = []
+
+    def own(self) -> dict[str, Any] | None:
+        """This process's call counters, as builtins (what a worker ships to the
+        controller); None when it made no call."""
+        runner = self.services.built_runner
+        if runner is None:
+            return None
+        return {"runner": runner.usage_summary(), "timings": dict(self.timings)}
+
+    def processes(self) -> list[dict[str, Any]]:
+        own = self.own()
+        return [*self.worker_usage, *([own] if own is not None else [])]
+
+    def end_budget(self, run_ids: Sequence[str]) -> None:
+        """Remove the spend ledgers of this run (its own and its workers'): they only
+        coordinate the budget while the run lasts."""
+        if self.settings.budget is None or self.settings.cache_dir is None:
+            return
+        # Only a budgeted run, which has called out already, reaches the cache module.
+        from ..engine.llm.cache import JudgeCache
+
+        runner = self.services.built_runner
+        own = runner.run_id if runner is not None else None
+        cache = JudgeCache(self.settings.cache_dir, "off")
+        for run_id in {*run_ids, *([own] if own else [])}:
+            ledger = cache.ledger(run_id)
+            if ledger is not None:
+                ledger.path.unlink(missing_ok=True)
+
+    def judge(self, card: Scorecard) -> dict[str, Any] | None:
+        """The LLM judge's configuration, spend and what it did (None for the heuristic).
+
+        Top-level figures are the same with and without xdist (requests are sent once;
+        verdict counts come from the scored results); ``per_process`` holds the counts that
+        legitimately differ, since every xdist worker resolves every call of the run.
+        """
+        settings = self.settings
+        if not settings.llm_judge:
+            return None
+        processes = self.processes()
+        totals = sum_kind(processes, "judge")
+        records = [rec for r in card.results for rec in r.judge_records]
+        used = [r for r in card.results if r.usage.get("judge_calls")]
+        calls = sum(r.usage["judge_calls"] for r in used)
+        costed = [r.usage["judge_cost_usd"] for r in used if "judge_cost_usd" in r.usage]
+        per_1000 = (money(sum(costed) / calls * 1000)
+                    if calls and len(costed) == len(used) else None)
+        not_scored_budget = sum(1 for rec in records if rec.get("score") is None
+                                and str(rec.get("reason", "")).startswith(BUDGET_REASON))
+        return {
+            "backend": "openai",
+            "model": settings.judge_model_name,
+            "base_url": self.services.base_url(settings.judge_base_url),
+            "mode": settings.judge_mode,
+            **self.services.limits(),
+            "budget_exhausted": bool(not_scored_budget or totals["budget_stopped"]),
+            "calls": round(calls, 6),
+            "requests": totals["requests"],
+            "retries": totals["retries"],
+            "reasks": totals["reasks"],
+            "prompt_tokens": totals["prompt_tokens"],
+            "completion_tokens": totals["completion_tokens"],
+            "spent_usd": totals["spent_usd"],
+            "cost_per_1000_calls": per_1000,
+            "flagged_verdicts": sum(1 for rec in records if rec.get("flagged")),
+            "not_scored_budget": not_scored_budget,
+            "per_process": per_process(processes, totals, "judge_s"),
+        }
+
+    def generation(self) -> dict[str, Any] | None:
+        """Live models: where each is served, and what generating their outputs cost."""
+        live = self.catalog.live_models()
+        if not live:
+            return None
+        processes = self.processes()
+        models = {}
+        for name, spec in live.items():
+            totals = sum_kind(processes, "generate", spec.model)
+            models[name] = {
+                "model": spec.model, "base_url": self.services.base_url(spec.base_url),
+                "price": self.services.price_text(spec.model),
+                **{k: totals[k] for k in ("requests", "retries", "prompt_tokens",
+                                          "completion_tokens", "spent_usd")},
+            }
+        totals = sum_kind(processes, "generate")
+        return {
+            "models": models,
+            **self.services.limits(),
+            "budget_exhausted": bool(totals["budget_stopped"]),
+            "requests": totals["requests"],
+            "spent_usd": totals["spent_usd"],
+            "per_process": per_process(processes, totals, "generate_s"),
+        }
+
+    def lines(self, card: Scorecard) -> list[str]:
+        """Header lines on the calls the run made: spend, cache, budget, flagged replies."""
+        lines = []
+        judge = self.judge(card)
+        if judge is not None:
+            per_1000 = judge["cost_per_1000_calls"]
+            line = (f"judge spend: {_spend(judge['spent_usd'], judge['model'])} for "
+                    f"{count(judge['requests'], 'request')} "
+                    f"({judge['prompt_tokens']:.0f}+{judge['completion_tokens']:.0f} tokens)")
+            if per_1000 is not None:
+                line += f"; ${per_1000:.4f} per 1000 judge calls"
+            lines.append(line)
+            lines.append(_calls_line("judge", judge["per_process"]))
+            if judge["flagged_verdicts"]:
+                lines.append(f"judge replies flagged: {judge['flagged_verdicts']} unusable, "
+                             "scored conservatively (lowest score) and marked ?")
+        generation = self.generation()
+        if generation is not None:
+            lines.append("live models: " + ", ".join(
+                f"{name} = {m['model']} at {m['base_url']} ({m['price']})"
+                for name, m in generation["models"].items()))
+            tokens = sum(m["prompt_tokens"] for m in generation["models"].values()), \
+                sum(m["completion_tokens"] for m in generation["models"].values())
+            lines.append(f"generation spend: {_spend(generation['spent_usd'], None)} for "
+                         f"{count(generation['requests'], 'request')} "
+                         f"({tokens[0]:.0f}+{tokens[1]:.0f} tokens)")
+            lines.append(_calls_line("generation", generation["per_process"]))
+        exhausted = [u for u in (judge, generation) if u is not None and u["budget_exhausted"]]
+        if exhausted:
+            spent = sum(u["spent_usd"] or 0.0 for u in (judge, generation) if u is not None)
+            line = (f"budget: ${self.settings.budget:g} reached (${spent:.4f} spent); no "
+                    "further requests were sent")
+            if judge is not None and judge["not_scored_budget"]:
+                line += (f", {count(judge['not_scored_budget'], 'judgement')} not scored "
+                         "(shown as —)")
+            lines.append(line)
+        return lines
+
+
+def money(value: float) -> float:
+    # Sums of per-process floats differ in their last bits with the order of addition.
+    return round(value, 10)
+
+
+def kind_totals(runner: ChatRunner | None, kind: str) -> dict[str, Any]:
+    """Counters of ``runner``'s calls of ``kind`` so far (all zero without a runner)."""
+    usage = {"runner": runner.usage_summary()} if runner is not None else None
+    return sum_kind([usage] if usage is not None else [], kind)
+
+
+def sum_kind(processes: Sequence[Mapping[str, Any]], kind: str,
+             model: str | None = None) -> dict[str, Any]:
+    """Counters of calls of ``kind`` (``judge``, ``generate``), summed over processes (and
+    over models, unless ``model`` is given)."""
+    totals: dict[str, Any] = dict.fromkeys(COUNTERS, 0)
+    spent, known = 0.0, True
+    for process in processes:
+        by_model = process.get("runner", {}).get("by_kind", {}).get(kind, {})
+        for name, counters in by_model.items():
+            if model is not None and name != model:
+                continue
+            for counter in COUNTERS:
+                totals[counter] += counters.get(counter) or 0
+            if counters.get("spent_usd") is None:
+                known = False
+            else:
+                spent += counters["spent_usd"]
+    totals["spent_usd"] = money(spent) if known else None
+    return totals
+
+
+def call_delta(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """What a batch of calls did, for the progress line."""
+    sent = after["requests"] - before["requests"]
+    hits = after["cache_hits"] - before["cache_hits"]
+    text = f"{count(sent, 'request')} sent, {hits} answered from the cache"
+    retries = after["retries"] - before["retries"]
+    if retries:
+        text += f", {retries} {'retry' if retries == 1 else 'retries'}"
+    if after["budget_stopped"] > before["budget_stopped"]:
+        text += "; the budget is spent, no further requests were sent"
+    return text
+
+
+def per_process(processes: Sequence[Mapping[str, Any]], totals: Mapping[str, Any],
+                timing: str) -> dict[str, Any]:
+    times = [p.get("timings", {}).get(timing, 0.0) for p in processes]
+    return {
+        "processes": len(processes),
+        "calls": totals["calls"],
+        "cache_hits": totals["cache_hits"],
+        "failures": totals["failures"],
+        "unusable": totals["unusable"],
+        "budget_stopped": totals["budget_stopped"],
+        # The longest wait for the up-front calls of any process, in seconds.
+        "resolve_s": round(max(times), 3) if times else 0.0,
+    }
+
+
+def _calls_line(what: str, per_process: Mapping[str, Any]) -> str:
+    processes = per_process["processes"]
+    where = f" over {processes} processes" if processes > 1 else ""
+    return (f"{what} calls: {per_process['calls']}{where}, "
+            f"{per_process['cache_hits']} answered from the cache")
+
+
+def _spend(spent: float | None, model: str | None) -> str:
+    if spent is not None:
+        return f"${spent:.4f}"
+    return f"unknown (no price for {model})" if model else "unknown (a model has no price)"

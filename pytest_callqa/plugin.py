@@ -364,6 +364,7 @@ def callqa_snapshot(snapshot: Any) -> Any:
     """syrupy's ``snapshot`` with :class:`pytest_callqa.snapshot.JudgeRecordExtension`:
     ``assert callqa_result.judge_record == callqa_snapshot`` fails when what the judge says
     changes, until ``pytest --snapshot-update`` accepts it."""
+    # syrupy's JSON extension and pydantic load only for a test that takes a snapshot.
     from .snapshot import JudgeRecordExtension
 
     return snapshot.use_extension(JudgeRecordExtension)

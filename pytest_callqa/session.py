@@ -7,13 +7,17 @@ the engine proper (pydantic, numpy, openai...) is loaded when a run first needs 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .run.catalog import Catalog
-from .run.host import Host, Progress
 from .run.resolver import Resolver
 from .run.services import Services
 from .run.settings import Settings
 from .run.summary import Summary
 from .run.usage import Usage
+
+if TYPE_CHECKING:
+    from .run.host import Host, Progress
 
 
 class CallqaSession:

@@ -1,4 +1,5 @@
-"""Text primitives shared by the metrics: normalisation, tokens, factual anchors, quotes.
+"""Text primitives shared by the metrics: normalisation, tokens, phrases, quotes, timestamps
+and fuzzy support (factual anchors are in ``anchors``).
 
 Everything here is deterministic and script-aware: call transcripts mix English with Hindi
 and other Indic languages, whose words carry combining marks that Python's ``\\w`` does not

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..engine.core.defaults import DEFAULT_BASE_URL
-from ..engine.llm.endpoint import safe_url
 from .settings import Settings, display_path
 
 if TYPE_CHECKING:
@@ -111,6 +110,9 @@ class Services:
 
     def base_url(self, url: str | None) -> str:
         """Where requests go, without credentials (the engine's display form)."""
+        # Described only by a run that calls out.
+        from ..engine.llm.endpoint import safe_url
+
         return safe_url(url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
 
     def price_text(self, model: str) -> str:

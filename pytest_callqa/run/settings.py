@@ -9,10 +9,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..engine.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE_MODEL, DEFAULT_TIMEOUT_S
-from ..engine.llm.endpoint import ModelSpec
 from ..engine.pricing import PriceTable
+
+if TYPE_CHECKING:
+    from ..engine.llm.endpoint import ModelSpec
 
 # ``name=model@base_url`` or ``model@base_url``: a model generated live, not read from files.
 _LIVE = re.compile(r"=|@https?://")
@@ -101,6 +104,9 @@ def live_entry(entry: str) -> ModelSpec | None:
     """
     if not _LIVE.search(entry):
         return None
+    # Only a live model entry pays for the endpoint module, even a light one.
+    from ..engine.llm.endpoint import ModelSpec
+
     return ModelSpec.parse(entry)
 
 

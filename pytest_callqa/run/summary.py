@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
-from ..engine.core.results import TaskResult, plain
 from .settings import Settings, count
 
 if TYPE_CHECKING:
+    from ..engine.core.results import TaskResult
     from ..engine.scorecard import Scorecard
     from .host import Host
     from .services import Services
@@ -44,6 +44,9 @@ class Summary:
 
     def results(self) -> list[TaskResult]:
         """One result per (model, case, run), whichever tests and workers scored it."""
+        # Results are rebuilt only at the end of a run that evaluated something.
+        from ..engine.core.results import TaskResult
+
         unique: dict[tuple[str | None, str, int], TaskResult] = {}
         for nodeid in sorted(self.collected):
             data = self.collected[nodeid].get("result")
@@ -146,6 +149,9 @@ class Summary:
 
     def report_data(self) -> dict[str, Any]:
         """The JSON report (schema ``callqa-report/1``): builtins only, no NaN."""
+        # Written only at the end of a run that evaluated something.
+        from ..engine.core.results import plain
+
         card = self.scorecard()
         models: dict[str, Any] = {}
         for name, model_card in card.models.items():

@@ -17,6 +17,7 @@ __all__ = ["FAULTS", "FakeOpenAIServer", "RequestInfo"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
+        # Deferred so `python -m pytest_callqa.testing.fake_openai` runs the module once.
         from . import fake_openai
 
         return getattr(fake_openai, name)

@@ -1,1 +1,2 @@
-"""Judges: the protocol and the built-in implementations."""
+"""Judges: the offline heuristic judge and the LLM judge, each answering the requests tasks
+plan (the protocol itself is ``engine.core.judging``)."""

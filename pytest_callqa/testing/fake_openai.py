@@ -508,6 +508,7 @@ class FakeOpenAIServer:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve until killed or the lifetime ends; print the base URL on the first line."""
+    # Only the command-line server needs these.
     import argparse
     import signal
 

@@ -76,6 +76,7 @@ class Endpoint:
         return text
 
     def client(self, timeout: float) -> openai.AsyncOpenAI:
+        # openai loads when a client is built, not when a model entry is parsed.
         import openai
 
         return openai.AsyncOpenAI(

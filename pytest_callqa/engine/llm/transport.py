@@ -425,6 +425,7 @@ class ChatRunner:
         params: Mapping[str, Any], stats: ModelUsage,
     ) -> tuple[_Reply | None, str | None, bool]:
         """One ask with transport retries: ``(reply, error, budget_stopped)``."""
+        # openai loads with the first request, not with the runner.
         import openai
         from openai.types.chat import ChatCompletion
 

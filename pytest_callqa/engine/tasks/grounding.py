@@ -111,6 +111,7 @@ class GroundingConfig(LooseConfig):
 
 def tfidf_cosine(a: str, b: str) -> float:
     """Cosine of two texts in a word TF-IDF space fitted on the pair."""
+    # scikit-learn loads only when a case is compared in TF-IDF space.
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     try:

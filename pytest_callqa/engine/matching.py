@@ -98,16 +98,20 @@ def similarity_matrix(
     return _fuzz_matrix(a, b, method)
 
 
-def greedy_match(sim: npt.NDArray[Any], threshold: float) -> list[tuple[int, int, float]]:
+def greedy_match(
+    sim: npt.NDArray[Any], threshold: float, *, strict: bool = False
+) -> list[tuple[int, int, float]]:
     """Pairs ``(row, col, similarity)`` taken best first, each row and column at most once.
 
-    Only pairs with similarity >= ``threshold`` are taken. Equal similarities go to the
-    smaller row, then the smaller column, so the result does not depend on sort internals.
+    Only pairs with similarity >= ``threshold`` are taken, or with ``strict`` only those
+    strictly above it. Equal similarities go to the smaller row, then the smaller column, so
+    the result does not depend on sort internals.
     """
     matrix = np.asarray(sim, dtype=np.float64)
     if matrix.ndim != 2:
         raise ValueError(f"similarity matrix must be 2-D, got shape {matrix.shape}")
-    rows, cols = np.nonzero(matrix >= threshold)
+    accepted = matrix > threshold if strict else matrix >= threshold
+    rows, cols = np.nonzero(accepted)
     values = matrix[rows, cols]
     row_used = np.zeros(matrix.shape[0], dtype=bool)
     col_used = np.zeros(matrix.shape[1], dtype=bool)
@@ -181,10 +185,12 @@ def match_lists(
     *,
     method: Method = "jaccard",
     threshold: float = 0.5,
+    strict: bool = False,
     sim: npt.NDArray[Any] | None = None,
 ) -> MatchResult:
     """Greedy 1:1 match of ``predicted`` to ``expected``, scored by precision/recall/F1.
 
+    A pair at exactly ``threshold`` is accepted unless ``strict`` (see ``greedy_match``).
     ``sim`` replaces the string similarity, e.g. with embedding cosines computed elsewhere;
     it must have shape ``(len(predicted), len(expected))``.
     """
@@ -193,7 +199,7 @@ def match_lists(
         sim = similarity_matrix(predicted, expected, method)
     elif np.shape(sim) != shape:
         raise ValueError(f"similarity matrix has shape {np.shape(sim)}, expected {shape}")
-    return _result(greedy_match(sim, threshold), *shape)
+    return _result(greedy_match(sim, threshold, strict=strict), *shape)
 
 
 def match_exact(predicted: Sequence[str], expected: Sequence[str]) -> MatchResult:

@@ -28,7 +28,7 @@ def _random_strings(rng: random.Random, n: int) -> list[str]:
 
 
 def _reference_greedy(
-    sim: npt.NDArray[np.float64], threshold: float
+    sim: npt.NDArray[np.float64], threshold: float, strict: bool = False
 ) -> list[tuple[int, int, float]]:
     """The seed's algorithm, written plainly: repeatedly take the best free pair."""
     cells = sorted(
@@ -39,7 +39,8 @@ def _reference_greedy(
     cols: set[int] = set()
     pairs = []
     for s, i, j in cells:
-        if s >= threshold and i not in rows and j not in cols:
+        accepted = s > threshold if strict else s >= threshold
+        if accepted and i not in rows and j not in cols:
             rows.add(i)
             cols.add(j)
             pairs.append((i, j, s))
@@ -131,6 +132,13 @@ def test_greedy_threshold_is_inclusive() -> None:
     assert greedy_match(sim, 0.51) == []
 
 
+def test_strict_greedy_takes_only_pairs_above_the_threshold() -> None:
+    sim = np.array([[0.5, 0.2], [0.3, 0.51]])
+    assert greedy_match(sim, 0.5, strict=True) == [(1, 1, 0.51)]
+    assert greedy_match(sim, 0.49, strict=True) == [(1, 1, 0.51), (0, 0, 0.5)]
+    assert greedy_match(np.ones((2, 2)), 1.0, strict=True) == []
+
+
 def test_greedy_ties_prefer_smaller_row_then_smaller_column() -> None:
     assert greedy_match(np.full((3, 3), 0.7), 0.5) == [(0, 0, 0.7), (1, 1, 0.7), (2, 2, 0.7)]
     sim = np.array([[0.2, 0.8, 0.8], [0.8, 0.8, 0.1]])
@@ -165,12 +173,14 @@ def test_greedy_rejects_non_matrices() -> None:
         (5, (100, 100), 1, 0.0),
     ],
 )
+@pytest.mark.parametrize("strict", [False, True])
 def test_greedy_matches_reference(
-    seed: int, shape: tuple[int, int], levels: int, threshold: float
+    seed: int, shape: tuple[int, int], levels: int, threshold: float, strict: bool
 ) -> None:
     rng = np.random.default_rng(seed)
     sim = rng.integers(0, levels + 1, size=shape) / levels
-    assert greedy_match(sim, threshold) == _reference_greedy(sim, threshold)
+    assert greedy_match(sim, threshold, strict=strict) == _reference_greedy(
+        sim, threshold, strict)
 
 
 def test_greedy_large_matrix_matches_every_row() -> None:
@@ -213,6 +223,13 @@ def test_match_lists_with_jaccard() -> None:
     assert result.precision == pytest.approx(2 / 3)
     assert result.recall == 1.0
     assert result.f1 == pytest.approx(0.8)
+
+
+def test_match_lists_strict_rejects_the_seeds_pair_at_the_threshold() -> None:
+    # Seed 002: Jaccard("pricing", "pricing negotiation") = 0.50, the topic threshold.
+    assert match_lists(["pricing"], ["pricing negotiation"]).pairs == [(0, 0, 0.5)]
+    strict = match_lists(["pricing"], ["pricing negotiation"], strict=True)
+    assert strict.pairs == [] and strict.unmatched_expected == [0] and strict.f1 == 0.0
 
 
 def test_match_lists_default_threshold_is_half() -> None:

@@ -75,15 +75,15 @@ def test_greedy_one_to_one_matching_takes_the_best_pair_first() -> None:
     expected = ["pricing negotiation", "pricing"]
     sim = similarity_matrix(predicted, expected)
     assert sim.tolist() == [[0.5, 1.0], [1.0, 0.5], [0.0, 0.0]]
-    assert greedy_match(sim, 0.5) == [(0, 1, 1.0), (1, 0, 1.0)]
-    match = match_lists(predicted, expected, threshold=0.5)
+    assert greedy_match(sim, 0.5, strict=True) == [(0, 1, 1.0), (1, 0, 1.0)]
+    match = match_lists(predicted, expected, threshold=0.5, strict=True)
     assert match.precision == pytest.approx(2 / 3) and match.recall == 1.0
     assert match.unmatched_predicted == [2]
 
 
-def test_pairs_below_the_threshold_are_rejected() -> None:
-    sim = np.array([[0.45, 0.2], [0.1, 0.39]])
-    assert greedy_match(sim, 0.4) == [(0, 0, 0.45)]
+def test_only_pairs_above_the_threshold_are_accepted() -> None:
+    sim = np.array([[0.45, 0.2], [0.1, 0.4]])
+    assert greedy_match(sim, 0.4, strict=True) == [(0, 0, 0.45)]
 
 
 SEED_THRESHOLDS = {"entities": 0.8, "topics": 0.5, "aspects": 0.6, "key_phrases": 0.4,
@@ -96,15 +96,23 @@ def test_per_signal_thresholds_are_the_seeds_table() -> None:
         assert SIGNAL_TYPES[name].threshold_source.startswith("as ")
 
 
-def test_a_0_5_match_counts_for_topics_but_not_for_aspects() -> None:
+def test_the_seeds_0_5_pair_is_no_topic_match_at_the_threshold_0_5() -> None:
+    # Seed 002: Jaccard("pricing", "pricing negotiation") = 0.50, exactly the topic
+    # threshold, and only pairs above the threshold are accepted.
     expected = {"topics": [{"name": "pricing negotiation"}],
                 "aspects": [{"name": "pricing negotiation", "polarity": "negative",
                              "intensity": 0.5}]}
     output = {"topics": [{"name": "pricing"}],
               "aspects": [{"name": "pricing", "polarity": "negative", "intensity": 0.5}]}
     result = _eval(output, expected=expected)
-    assert result.metrics["topics_f1"].value == 1.0
+    topics = result.metrics["topics_f1"]
+    assert topics.value == 0.0
+    assert result.metrics["signal_f1"].details["per_type"]["topics"]["matched"] == 0
     assert result.metrics["aspects_f1"].value == 0.0
+    # Just below 0.5 the same pair is above the threshold and matches.
+    lowered = _eval(output, expected=expected, config={"thresholds": {"topics": 0.49}})
+    assert lowered.metrics["topics_f1"].value == 1.0
+    assert lowered.metrics["signal_f1"].details["per_type"]["topics"]["matched"] == 1
     # The seed's 0.33 pair fails the key-phrase threshold of 0.4; lowering it lets it in.
     kp = {"key_phrases": [{"text": "ROI justification", "relevance": 0.9}]}
     out = {"key_phrases": [{"text": "ROI analysis", "relevance": 0.9}]}
@@ -321,6 +329,12 @@ def test_baselines_degrade_gracefully_when_their_libraries_are_absent() -> None:
     assert "baseline_entity_recall" not in _eval(EXPECTED).metrics
 
 
+def test_a_baseline_covers_a_reference_only_above_the_threshold() -> None:
+    # The seed's 0.50 pair sits at the topic threshold: not covered, as in the matching.
+    assert extraction_baselines._covered(["pricing negotiation"], ["pricing"], 0.5) == 0.0
+    assert extraction_baselines._covered(["pricing negotiation"], ["pricing"], 0.49) == 1.0
+
+
 def test_baselines_run_when_their_libraries_are_present(monkeypatch: pytest.MonkeyPatch) -> None:
     class Blob:
         def __init__(self, text: str) -> None:
@@ -370,6 +384,8 @@ def test_unknown_signal_type_in_the_output_is_an_invalid_result() -> None:
      "signal_types: unknown signal type 'moods'"),
     ("expected_outcome: {topics: [{name: x}]}\nconfig: {thresholds: {moods: 0.5}}",
      "thresholds: unknown signal type 'moods'"),
+    ("expected_outcome: {topics: [{name: x}]}\nconfig: {thresholds: {topics: 1.0}}",
+     "thresholds: topics must be at least 0 and below 1"),
     ("expected_outcome: {}", "expected_outcome: no signal type given"),
     ("expected_outcome: {topics: [{name: x, source_utterance_indices: [7]}]}",
      "expected_outcome.topics[0].source_utterance_indices: [7] outside the transcript"),

@@ -93,6 +93,54 @@ def test_assertive_claims_need_subject_and_object_close_together() -> None:
     assert not claim_supported(claims[0], far)
 
 
+# A passage on overnight shipping next to one on returns: each is a separate text.
+SHIPPING = "Overnight shipping costs 69.99 for items over 10 lbs."
+RETURNS = "Free returns are accepted within 30 days of delivery."
+SPLIT_CLAIM = "Overnight shipping includes free returns."
+
+
+def test_a_claim_is_supported_only_within_one_passage() -> None:
+    (claim,) = extract_claims(SPLIT_CLAIM)
+    assert (claim.subject, claim.object) == (("overnight", "shipping"), ("free", "returns"))
+    # Subject and object are 8 words apart across the passage boundary, inside the window,
+    # yet no passage holds both.
+    assert not claim_supported(claim, [SHIPPING, RETURNS])
+    assert claim_supported(claim, [f"{SHIPPING} {RETURNS}"])
+    assert claim_supported(claim, f"{SHIPPING} {RETURNS}")
+    check = hallucination(SPLIT_CLAIM, [SHIPPING, RETURNS])
+    assert [(a["kind"], a["supported"]) for a in check.anchors] == [("claim", False)]
+    assert check.claims_score == 1.0
+    assert hallucination(SPLIT_CLAIM, [f"{SHIPPING} {RETURNS}"]).claims_score == 0.0
+
+
+def test_numbers_and_ngrams_are_read_passage_by_passage() -> None:
+    # A number is supported by any passage; a bigram never spans two passages.
+    check = hallucination("Returns within 30 days; items over 10 lbs.", [SHIPPING, RETURNS])
+    assert [a["supported"] for a in check.anchors if a["kind"] != "claim"] == [True, True]
+    assert ngram_overlap("lbs free", [SHIPPING, RETURNS]) == 0.0
+    assert ngram_overlap("lbs free", f"{SHIPPING} {RETURNS}") == 1.0
+
+
+def test_the_task_keeps_config_passages_apart() -> None:
+    query = "Does overnight shipping include free returns?"
+    split = _eval(SPLIT_CLAIM, config={"query": query, "context": [SHIPPING, RETURNS]})
+    assert split.metrics["hallucination"].value == 1.0
+    assert split.metrics["grounding_verdict"].details["verdict"] == "FAIL"
+    assert split.blockers == ["hallucination"]
+    joined = _eval(SPLIT_CLAIM, config={"query": query, "context": [f"{SHIPPING} {RETURNS}"]})
+    assert joined.metrics["hallucination"].value == 0.0
+    assert not joined.blocked
+
+
+def test_a_transcript_context_is_one_passage() -> None:
+    # Turns of one call are one conversation: a claim may draw on neighbouring turns.
+    transcript = [{"speaker": "agent", "text": SHIPPING},
+                  {"speaker": "agent", "text": RETURNS}]
+    result = _eval(SPLIT_CLAIM, config={"query": "Does overnight shipping include free "
+                                        "returns?"}, transcript=transcript)
+    assert result.metrics["hallucination"].value == 0.0
+
+
 def test_hallucination_is_the_share_of_unsupported_anchors() -> None:
     check = hallucination("Items over 10 lbs cost 69.99, items over 20 lbs cost 89.99.",
                           CONTEXT)

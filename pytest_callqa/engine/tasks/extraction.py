@@ -13,7 +13,9 @@ per-type ``thresholds`` overriding the seed's table, ``skip_llm_judge`` and ``ba
 counts as an empty list; a type nobody knows makes the output invalid.
 
 **Scores.** Per type, items are matched greedily 1:1 over the all-pairs similarity matrix,
-pairs below the type's threshold rejected; precision, recall and F1 follow. On matched
+accepting only pairs strictly above the type's threshold (the seed's "pricing" against
+"pricing negotiation", Jaccard 0.50 at the topic threshold 0.5, is no match); precision,
+recall and F1 follow. On matched
 pairs: agreement of categorical fields, MAE of numeric fields, ordinal agreement of ordered
 ones. The numeric scores of the output are checked for a degenerate distribution. The task
 score is the mean F1 over the evaluated types (the programmatic metrics are the primary
@@ -247,7 +249,8 @@ def evaluate_type(
     p_names = [str(getattr(s, key)) for s in predicted]
     t_names = [str(getattr(s, key)) for s in truth]
     sim = similarity(p_names, t_names, method, embedder)
-    match = match_lists(p_names, t_names, threshold=threshold, sim=sim)
+    # The seed accepts only pairs above the threshold: one exactly at it is rejected.
+    match = match_lists(p_names, t_names, threshold=threshold, strict=True, sim=sim)
     ev = TypeEvaluation(signal_type.name, threshold, match, len(predicted), len(truth))
     for i, j, score in match.pairs:
         got, want = predicted[i], truth[j]

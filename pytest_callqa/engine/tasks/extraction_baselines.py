@@ -48,7 +48,8 @@ def _missing(library: str, what: str) -> MetricResult:
 
 
 def _covered(references: Sequence[str], extracted: Sequence[str], threshold: float) -> float:
-    hits = sum(1 for r in references if any(token_jaccard(r, e) >= threshold for e in extracted))
+    # As in the family's matching, a reference is covered only above the threshold.
+    hits = sum(1 for r in references if any(token_jaccard(r, e) > threshold for e in extracted))
     return hits / len(references)
 
 

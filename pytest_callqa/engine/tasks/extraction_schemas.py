@@ -171,9 +171,11 @@ class ExtractionConfig(LooseConfig):
                 raise ValueError(f"{where}: unknown signal type "
                                  f"{', '.join(map(repr, unknown))} (known: "
                                  f"{', '.join(SIGNAL_TYPES)})")
-        bad = [k for k, v in self.thresholds.items() if not 0 <= v <= 1]
+        bad = [k for k, v in self.thresholds.items() if not 0 <= v < 1]
         if bad:
-            raise ValueError(f"thresholds: {', '.join(bad)} must be between 0 and 1")
+            # A pair matches only above its threshold, and no similarity exceeds 1.
+            raise ValueError(f"thresholds: {', '.join(bad)} must be at least 0 and below 1 "
+                             "(only pairs above the threshold match, so 1 would match nothing)")
         return self
 
     def threshold(self, signal_type: str) -> float:

@@ -12,8 +12,9 @@ close the answer is to it.
 (the TF-IDF space is fitted on the two texts); ``completeness`` = share of the query's
 keywords (content words) present in the answer; ``hallucination = max(unsupported anchors /
 anchors, drift penalty)``, where the anchors are the answer's numbers, dates and assertive
-subject–verb–object claims, each checked against the context, and the drift penalty is 0.2
-when fewer than 20 % of the answer's word bigrams occur in the context. The verdict, in
+subject–verb–object claims, each checked against the context (a claim's subject and object
+must occur close together inside one passage), and the drift penalty is 0.2 when fewer than
+20 % of the answer's word bigrams occur in a passage. The verdict, in
 order: FAIL if hallucination > 0.5, FAIL if relevance < 0.1, WARN if completeness < 0.6,
 PASS otherwise (SPEC 5.5: the verdict's 0.5 stands over the 0.6 of the seed's hallucination
 section). The task score maps the verdict: PASS 1.0, WARN 0.5, FAIL 0.0.
@@ -22,7 +23,7 @@ section). The task score maps the verdict: PASS 1.0, WARN 0.5, FAIL 0.0.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -213,26 +214,43 @@ def extract_claims(text: str) -> list[Claim]:
     return claims
 
 
-def claim_supported(claim: Claim, context: str, window: int = CLAIM_WINDOW) -> bool:
+def as_passages(context: str | Sequence[str]) -> list[str]:
+    """The context as a list of passages; a single string is one passage."""
+    return [context] if isinstance(context, str) else list(context)
+
+
+def claim_supported(
+    claim: Claim, context: str | Sequence[str], window: int = CLAIM_WINDOW
+) -> bool:
     """Whether a subject word and an object word occur within ``window`` words of each other
-    in the context (words compared after light stemming)."""
-    words = [_stem(w) for w in tokens(context)]
+    inside one passage of the context (words compared after light stemming).
+
+    Passages are separate texts, so a subject at the end of one and an object at the start
+    of the next are not close: that would let two unrelated passages support a claim.
+    """
     subject = {_stem(w) for w in claim.subject}
     obj = {_stem(w) for w in claim.object}
-    s_pos = [i for i, w in enumerate(words) if w in subject]
-    o_pos = [i for i, w in enumerate(words) if w in obj]
-    return any(abs(i - j) <= window for i in s_pos for j in o_pos)
+    for passage in as_passages(context):
+        words = [_stem(w) for w in tokens(passage)]
+        s_pos = [i for i, w in enumerate(words) if w in subject]
+        o_pos = [i for i, w in enumerate(words) if w in obj]
+        if any(abs(i - j) <= window for i in s_pos for j in o_pos):
+            return True
+    return False
 
 
-def ngram_overlap(response: str, context: str, n: int = 2) -> float:
-    """Share of the response's word n-grams that occur in the context (unigrams for a
-    one-word response; 0.0 for an empty one)."""
-    r, c = tokens(response), tokens(context)
+def ngram_overlap(response: str, context: str | Sequence[str], n: int = 2) -> float:
+    """Share of the response's word n-grams that occur in a passage of the context (unigrams
+    for a one-word response; 0.0 for an empty one). No n-gram spans two passages."""
+    r = tokens(response)
     size = n if len(r) >= n else 1
     grams = {tuple(r[i:i + size]) for i in range(len(r) - size + 1)}
     if not grams:
         return 0.0
-    context_grams = {tuple(c[i:i + size]) for i in range(len(c) - size + 1)}
+    context_grams: set[tuple[str, ...]] = set()
+    for passage in as_passages(context):
+        c = tokens(passage)
+        context_grams.update(tuple(c[i:i + size]) for i in range(len(c) - size + 1))
     return len(grams & context_grams) / len(grams)
 
 
@@ -254,9 +272,14 @@ class HallucinationCheck:
         return [a for a in self.anchors if not a["supported"]]
 
 
-def hallucination(response: str, context: str) -> HallucinationCheck:
-    """``S_hall = max(S_claims, P_drift)`` with ``S_claims = unsupported / anchors``."""
-    context_anchors = extract_anchors(context)
+def hallucination(response: str, context: str | Sequence[str]) -> HallucinationCheck:
+    """``S_hall = max(S_claims, P_drift)`` with ``S_claims = unsupported / anchors``.
+
+    ``context`` is one passage or a list of them; a number or date is supported when any
+    passage has it, a claim only when one passage has its subject and object close together.
+    """
+    passages = as_passages(context)
+    context_anchors = [a for passage in passages for a in extract_anchors(passage)]
     anchors: list[dict[str, Any]] = []
     for anchor in extract_anchors(response):
         kind = "date" if anchor.kind in ("date", "time") else "numeric"
@@ -266,10 +289,10 @@ def hallucination(response: str, context: str) -> HallucinationCheck:
         anchors.append({"kind": "claim", "text": claim.sentence,
                         "subject": " ".join(claim.subject), "verb": claim.verb,
                         "object": " ".join(claim.object),
-                        "supported": claim_supported(claim, context)})
+                        "supported": claim_supported(claim, passages)})
     unsupported = sum(1 for a in anchors if not a["supported"])
     claims_score = unsupported / len(anchors) if anchors else 0.0
-    overlap = ngram_overlap(response, context)
+    overlap = ngram_overlap(response, passages)
     drift = drift_penalty(overlap)
     return HallucinationCheck(max(claims_score, drift), claims_score, drift, overlap, anchors)
 
@@ -292,9 +315,13 @@ def verdict(
     return "PASS", "grounded, relevant and complete"
 
 
-def context_text(case: GoldenCase, config: GroundingConfig) -> str:
+def context_passages(case: GoldenCase, config: GroundingConfig) -> list[str]:
+    """The non-blank passages of ``config.context``, or else the transcript as one passage
+    (its turns are one conversation, so a claim may draw on neighbouring turns)."""
     passages = [p for p in (config.context or []) if p.strip()]
-    return "\n".join(passages) if passages else case.transcript_plain
+    if passages:
+        return passages
+    return [case.transcript_plain] if case.transcript_plain.strip() else []
 
 
 # --- the task ----------------------------------------------------------------------------------
@@ -313,7 +340,7 @@ class GroundingTask(FamilyTask):
         problems = []
         if config.context is not None and not any(p.strip() for p in config.context):
             problems.append("config.context: every passage is empty")
-        if not context_text(case, config).strip():
+        if not context_passages(case, config):
             problems.append("config.context: no context — give passages in config.context or "
                             "a transcript; an answer cannot be grounded in nothing")
         if not expected.answer.strip():
@@ -326,7 +353,7 @@ class GroundingTask(FamilyTask):
         config: GroundingConfig = ctx.config  # type: ignore[assignment]
         answer: str = ctx.parsed.answer  # type: ignore[union-attr]
         reference: str = ctx.expected.answer  # type: ignore[attr-defined]
-        context = context_text(ctx.case, config)
+        context = context_passages(ctx.case, config)
         rel, cosine, jaccard = relevance(config.query, answer)
         comp, missing = completeness(config.query, answer)
         hall = hallucination(answer, context)

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 # How a verdict the budget stopped begins its reason (engine.judges.llm).
 BUDGET_REASON = "not scored: judge budget"
-COUNTERS = ("calls", "cache_hits", "requests", "retries", "reasks", "failures", "unusable",
-            "budget_stopped", "prompt_tokens", "completion_tokens")
+COUNTERS = ("calls", "cache_hits", "damaged", "requests", "retries", "reasks", "failures",
+            "unusable", "budget_stopped", "prompt_tokens", "completion_tokens")
 
 
 class Usage:
@@ -50,15 +50,16 @@ class Usage:
         if self.settings.budget is None or self.settings.cache_dir is None:
             return
         # Only a budgeted run, which has called out already, reaches the cache module.
+        from ..engine.llm.budget import SpendLedger
         from ..engine.llm.cache import JudgeCache
 
         runner = self.services.built_runner
         own = runner.run_id if runner is not None else None
         cache = JudgeCache(self.settings.cache_dir, "off")
         for run_id in {*run_ids, *([own] if own else [])}:
-            ledger = cache.ledger(run_id)
-            if ledger is not None:
-                ledger.path.unlink(missing_ok=True)
+            path = cache.ledger_path(run_id)
+            if path is not None:
+                SpendLedger(path).remove()
 
     def judge(self, card: Scorecard) -> dict[str, Any] | None:
         """The LLM judge's configuration, spend and what it did (None for the heuristic).
@@ -216,6 +217,9 @@ def per_process(processes: Sequence[Mapping[str, Any]], totals: Mapping[str, Any
         "processes": len(processes),
         "calls": totals["calls"],
         "cache_hits": totals["cache_hits"],
+        # Cache entries found damaged and asked again: a rare event, shown only when it
+        # happened.
+        **({"damaged_cache_entries": totals["damaged"]} if totals["damaged"] else {}),
         "failures": totals["failures"],
         "unusable": totals["unusable"],
         "budget_stopped": totals["budget_stopped"],
@@ -227,8 +231,13 @@ def per_process(processes: Sequence[Mapping[str, Any]], totals: Mapping[str, Any
 def _calls_line(what: str, per_process: Mapping[str, Any]) -> str:
     processes = per_process["processes"]
     where = f" over {processes} processes" if processes > 1 else ""
-    return (f"{what} calls: {per_process['calls']}{where}, "
+    line = (f"{what} calls: {per_process['calls']}{where}, "
             f"{per_process['cache_hits']} answered from the cache")
+    damaged = per_process.get("damaged_cache_entries", 0)
+    if damaged:
+        entries = "entry" if damaged == 1 else "entries"
+        line += f", {damaged} damaged cache {entries} asked again"
+    return line
 
 
 def _spend(spent: float | None, model: str | None) -> str:

@@ -1,4 +1,5 @@
-"""The reply cache: atomic entries, damaged entries, killed writers, several processes."""
+"""The reply cache: atomic entries, damaged and edited entries, keys by endpoint, killed
+writers, several processes, and the spend ledger the budget keeps in it."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from typing import Any
 import pytest
 
 from pytest_callqa.engine.evaluate import evaluate_many
-from pytest_callqa.engine.llm.cache import JudgeCache, SpendLedger, content_key
+from pytest_callqa.engine.llm.budget import SpendLedger
+from pytest_callqa.engine.llm.cache import JudgeCache, content_key
 
 from .conftest import make_judge
 from .helpers import SECRET, WORKER, qa_items, tree_text
@@ -41,32 +43,88 @@ def test_entries_round_trip_and_live_under_their_key(cache_dir: Path) -> None:
     lambda text: text[: len(text) // 2],  # cut short
     lambda text: "",  # empty
     lambda text: "\x00\x01garbage",  # not JSON
-    lambda text: json.dumps({"format": 1, "key": "someone-else", "value": {}}),  # wrong key
+    lambda text: json.dumps({**json.loads(text), "key": "someone-else"}),  # wrong key
     lambda text: json.dumps([1, 2]),  # wrong shape
-])
+    lambda text: text.replace('"x"', '"edited by hand"'),  # value no longer matches digest
+    lambda text: json.dumps({**json.loads(text), "digest": None}),  # digest removed
+    lambda text: json.dumps({**json.loads(text), "format": 99}),  # a format never written
+], ids=["cut-short", "empty", "not-json", "wrong-key", "wrong-shape", "edited", "no-digest",
+        "unknown-format"])
 def test_a_damaged_entry_is_a_miss_and_is_rewritten(cache_dir: Path, damage: Any) -> None:
     cache = JudgeCache(cache_dir)
     key = content_key({"b": 2})
     cache.put(key, {"content": "x"})
     path = cache.entry_path(key)
     path.write_text(damage(path.read_text()))
+    assert cache.lookup(key).status == "damaged"
     assert cache.get(key) is None
-    assert cache.stats.unreadable == 1
+    assert cache.stats.damaged == 2 and cache.stats.hits == 0
     assert cache.put(key, {"content": "y"})
     assert JudgeCache(cache_dir).get(key) == {"content": "y"}
 
 
-def test_a_damaged_entry_is_judged_again(fake: Any, cache_dir: Path) -> None:
+def test_an_entry_of_the_older_format_is_a_plain_miss(cache_dir: Path) -> None:
+    cache = JudgeCache(cache_dir)
+    key = content_key({"c": 3})
+    path = cache.entry_path(key)
+    path.parent.mkdir(parents=True)
+    # What version 1 wrote: no digest.
+    path.write_text(json.dumps({"format": 1, "key": key, "written": 0.0,
+                                "value": {"content": "old"}}))
+    assert cache.lookup(key).status == "outdated" and cache.get(key) is None
+    assert cache.stats.outdated == 2 and cache.stats.damaged == 0
+    cache.put(key, {"content": "new"})
+    assert cache.get(key) == {"content": "new"}
+
+
+@pytest.mark.parametrize("damage", ["cut-short", "edited"])
+def test_a_damaged_entry_is_judged_again_and_counted(fake: Any, cache_dir: Path,
+                                                     damage: str) -> None:
     server = fake()
     items = qa_items(3)
     evaluate_many(items, judge=make_judge(server, JudgeCache(cache_dir)), benchmarks=False)
     damaged = entry_files(cache_dir)[0]
-    damaged.write_text(damaged.read_text()[:40])
-    results = evaluate_many(items, judge=make_judge(server, JudgeCache(cache_dir)),
-                            benchmarks=False)
+    good = damaged.read_text()
+    if damage == "cut-short":
+        damaged.write_text(good[:40])
+    else:
+        # A verdict edited by hand: still valid JSON and a valid score, but not what the judge
+        # said. Only the digest tells.
+        record = json.loads(good)
+        reply = json.loads(record["value"]["content"])
+        reply["score"] = 1.0
+        record["value"]["content"] = json.dumps(reply)
+        damaged.write_text(json.dumps(record))
+    judge = make_judge(server, JudgeCache(cache_dir))
+    results = evaluate_many(items, judge=judge, benchmarks=False)
     assert server.requests == 4  # 3 cold + the damaged one
+    assert [r.metric("evidence_backed_reasoning").value for r in results] == [0.5] * 3
     assert all(not r.metric("evidence_backed_reasoning").flagged for r in results)
-    assert json.loads(damaged.read_text())["format"] == 1
+    summary = judge.usage_summary()
+    assert summary["damaged"] == 1 and summary["cache_hits"] == 2
+    # The good reply replaced the damaged entry: the next run reads all three.
+    assert json.loads(damaged.read_text())["format"] == 2
+    again = make_judge(server, JudgeCache(cache_dir))
+    evaluate_many(items, judge=again, benchmarks=False)
+    assert server.requests == 4
+    assert again.usage_summary()["damaged"] == 0
+
+
+def test_replies_cached_for_one_server_are_not_used_for_another(fake: Any,
+                                                                cache_dir: Path) -> None:
+    first, second = fake(), fake()
+    items = qa_items(2)
+    evaluate_many(items, judge=make_judge(first, JudgeCache(cache_dir)), benchmarks=False)
+    # Same model name, same prompts, another base URL: asked again, cached separately.
+    evaluate_many(items, judge=make_judge(second, JudgeCache(cache_dir)), benchmarks=False)
+    assert first.requests == 2 and second.requests == 2
+    assert len(entry_files(cache_dir)) == 4
+    # Each server's replies are then read back for that server only.
+    for server in (first, second):
+        judge = make_judge(server, JudgeCache(cache_dir))
+        evaluate_many(items, judge=judge, benchmarks=False)
+        assert judge.usage_summary()["cache_hits"] == 2
+    assert first.requests == 2 and second.requests == 2
 
 
 def test_modes_are_validated(tmp_path: Path) -> None:
@@ -150,9 +208,9 @@ def test_a_killed_judge_run_leaves_a_usable_cache(fake: Any, cache_dir: Path) ->
 
 
 def run_workers(server: Any, cache_dir: Path, count: int, concurrency: int,
-                starts: list[int]) -> list[dict[str, Any]]:
+                starts: list[int], *budget: str) -> list[dict[str, Any]]:
     procs = [subprocess.Popen([sys.executable, str(WORKER), server.base_url, str(cache_dir),
-                               str(count), str(concurrency), str(start)],
+                               str(count), str(concurrency), str(start), *budget],
                               stdout=subprocess.PIPE, text=True) for start in starts]
     reports = []
     for proc in procs:
@@ -177,29 +235,80 @@ def test_two_processes_send_each_unique_request_once(fake: Any, cache_dir: Path)
     assert SECRET not in tree_text(cache_dir)
 
 
-def test_the_spend_ledger_sums_whole_lines(tmp_path: Path) -> None:
-    ledger = SpendLedger(tmp_path / "run.log")
-    ledger.add(0.25)
-    ledger.add(0.5)
-    with (tmp_path / "run.log").open("a") as handle:
-        handle.write("0.12")  # a line a killed process never finished
-    assert ledger.total() == pytest.approx(0.75)
+def test_the_spend_ledger_reserves_within_the_limit_and_settles(tmp_path: Path) -> None:
+    async def main() -> None:
+        ledger = SpendLedger(tmp_path / "run.log")
+        other = SpendLedger(tmp_path / "run.log")  # another process of the run
+        first = await ledger.reserve(0.4, 1.0)
+        second = await other.reserve(0.4, 1.0)
+        assert isinstance(first, str) and isinstance(second, str) and first != second
+        # 0.8 held: a third 0.4 fits only if a reservation comes back unused.
+        assert await ledger.reserve(0.4, 1.0) == "wait"
+        assert await ledger.reserve(0.4, 1.0, patient=False) is None
+        ledger.settle(first, 0.1)
+        assert other.total() == pytest.approx(0.1)
+        third = await other.reserve(0.4, 1.0)
+        assert isinstance(third, str)
+        other.settle(second, 0.3)
+        other.settle(third, 0.2)
+        assert ledger.total() == pytest.approx(0.6)
+        # 0.6 spent: 0.5 can never fit, whatever is settled later.
+        assert await ledger.reserve(0.5, 1.0) is None
+        with (tmp_path / "run.log").open("a") as handle:
+            handle.write("S x 0.1")  # a record cut short: "S x 0.12 ;" never finished
+        final = await ledger.reserve(0.4, 1.0)
+        assert isinstance(final, str)
+        # The next record starts on a line of its own, so only the torn one is lost.
+        ledger.settle(final, 0.05)
+        assert other.total() == pytest.approx(0.65)
+        ledger.remove()
+        assert list(tmp_path.iterdir()) == []
+
+    asyncio.run(main())
 
 
 def test_budget_is_shared_by_the_processes_of_a_run(fake: Any, cache_dir: Path) -> None:
     from pytest_callqa.engine.pricing import PriceTable
 
     server = fake()
-    prices = PriceTable({"gpt-4o-mini": (1000.0, 1000.0)})
-    first = make_judge(server, JudgeCache(cache_dir), concurrency=1, budget_usd=2.5,
+    # Free input, $1000 per million output tokens: each call reserves exactly $2.048 (the
+    # 2048-token bound), and a fake verdict of ~60 tokens costs about $0.06.
+    prices = PriceTable({"gpt-4o-mini": (0.0, 1000.0)})
+    budget = 2.2
+    first = make_judge(server, JudgeCache(cache_dir), concurrency=1, budget_usd=budget,
                        prices=prices, run_id="run-1")
-    second = make_judge(server, JudgeCache(cache_dir), concurrency=1, budget_usd=2.5,
+    second = make_judge(server, JudgeCache(cache_dir), concurrency=1, budget_usd=budget,
                         prices=prices, run_id="run-1")
     evaluate_many(qa_items(2), judge=first, benchmarks=False)
+    spent_first = first.usage_summary()["spent_usd"]
+    assert server.requests == 2 and spent_first + 2.048 < budget
     results = evaluate_many(qa_items(4, start=10), judge=second, benchmarks=False)
-    # The second judge (another worker of the same run) sees the first one's spend.
+    # The second judge (another worker of the same run) sees the first one's spend: one
+    # more call fits, then the worst case of the next one would pass the budget.
     assert server.requests == 3
-    assert sum(1 for r in results if not r.metric("evidence_backed_reasoning").scored) == 3
+    assert sum(1 for r in results if not r.metrics["evidence_backed_reasoning"].scored) == 3
+    assert second.runner.budget.spent() <= budget
+
+
+def test_two_processes_sharing_a_ledger_never_pass_the_budget(fake: Any,
+                                                             cache_dir: Path) -> None:
+    # Two workers of one run, cache off, 8 slots each in their own process but one shared
+    # limit of 8 and one budget. At $1 per million tokens a call reserves about $0.006 and
+    # costs about $0.001.
+    server = fake(latency=0.05)
+    budget = 0.02
+    reports = run_workers(server, cache_dir, 16, 8, [0, 100], str(budget), "run-2")
+    usage = [r["usage"] for r in reports]
+    spent = sum(u["spent_usd"] for u in usage)
+    assert spent <= budget
+    ledger = SpendLedger(cache_dir / "spend" / "run-2.log")
+    assert ledger.total() == pytest.approx(spent) and ledger.total() <= budget
+    # No more in flight at once than the budget covers at worst, across both processes.
+    assert server.peak_in_flight <= 3
+    assert sum(u["requests"] for u in usage) == server.requests
+    assert 8 <= server.requests < 32
+    assert sum(u["not_scored_budget"] for u in usage) == 32 - server.requests
+    assert not entry_files(cache_dir)
 
 
 def test_slots_are_released_when_a_holder_is_cancelled(tmp_path: Path) -> None:
@@ -227,7 +336,7 @@ def test_an_unwritable_directory_falls_back_to_per_process_limits(
     monkeypatch.setattr(os, "access", lambda path, mode: False)
     cache = JudgeCache(cache_dir, "ro")
     assert cache.slots(4) is None and cache.rate_window(10, 60) is None
-    assert cache.ledger("run") is None and cache.get("ab" * 32) is None
+    assert cache.ledger_path("run") is None and cache.get("ab" * 32) is None
 
 
 def test_coordination_files_get_the_gitignore_too(cache_dir: Path) -> None:

@@ -18,7 +18,7 @@ from pytest_callqa.engine.judges.llm import (
     build_messages,
 )
 from pytest_callqa.engine.llm.cache import JudgeCache
-from pytest_callqa.engine.llm.endpoint import CallError
+from pytest_callqa.engine.llm.endpoint import CallError, Endpoint
 from pytest_callqa.engine.pricing import PriceTable
 from pytest_callqa.testing import FakeOpenAIServer
 from pytest_callqa.testing.fake_openai import first_user_json
@@ -279,18 +279,46 @@ def test_requests_per_minute_limit_spaces_requests(fake: Any) -> None:
 
 def test_budget_stops_new_calls_and_says_so(fake: Any) -> None:
     server = fake()
-    prices = PriceTable({MODEL: (1000.0, 1000.0)})  # about $1 per call with these prompts
-    judge = make_judge(server, concurrency=1, budget_usd=2.0, prices=prices)
+    # Free input, $1000 per million output tokens: each call reserves exactly $2.048 (the
+    # 2048-token bound added to judge requests) and a fake verdict costs about $0.06.
+    prices = PriceTable({MODEL: (0.0, 1000.0)})
+    judge = make_judge(server, concurrency=1, budget_usd=2.3, prices=prices)
     results = evaluate_many(qa_items(8), judge=judge, benchmarks=False)
     sent = server.requests
     assert 2 <= sent < 8
+    assert all(info.body["max_tokens"] == 2048 for info in server.log)
     stopped = [r.metric(EVIDENCE) for r in results[sent:]]
     assert all(not m.scored and m.value is None for m in stopped)
-    assert all("budget of $2 exhausted" in (m.reason or "") for m in stopped)
+    assert all("budget of $2.3 exhausted" in (m.reason or "") for m in stopped)
+    assert all("this request could cost up to $2.0480" in (m.reason or "") for m in stopped)
     summary = judge.usage_summary()
     assert summary["not_scored_budget"] == 8 - sent
-    assert summary["budget_spent_usd"] >= 2.0
+    # Calls went out while their worst case fitted, and not once it did not.
+    assert summary["spent_usd"] == summary["budget_spent_usd"] <= 2.3
+    assert summary["budget_spent_usd"] + 2.048 > 2.3
     assert "budget reached" in judge.spend_line()
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["one-process", "ledger"])
+def test_the_budget_holds_with_calls_in_flight(fake: Any, cache_dir: Path,
+                                               shared: bool) -> None:
+    # $1 per million tokens: each call reserves about $0.006 (3.9 kB of request, 2048
+    # completion tokens) and costs about $0.001. Sixteen slots would let every call out at
+    # once; the reservations let out only what the budget covers at worst.
+    server = fake(latency=0.05)
+    budget = 0.02
+    options: dict[str, Any] = {"run_id": "run-1"} if shared else {}
+    judge = make_judge(server, JudgeCache(cache_dir if shared else None, "off"),
+                       concurrency=16, budget_usd=budget,
+                       prices=PriceTable({MODEL: (1.0, 1.0)}), **options)
+    evaluate_many(qa_items(24), judge=judge, benchmarks=False)
+    summary = judge.usage_summary()
+    assert summary["spent_usd"] <= budget and summary["budget_spent_usd"] <= budget
+    assert server.peak_in_flight <= 3  # 3 x $0.006 fit in $0.02, 4 do not
+    # Calls that did not fit waited for reservations to be settled instead of giving up:
+    # many more than three went out, and the rest were stopped.
+    assert 8 <= server.requests < 24
+    assert summary["not_scored_budget"] == 24 - server.requests
 
 
 def test_budget_needs_a_price() -> None:
@@ -321,12 +349,13 @@ def test_warm_cache_sends_nothing(fake: Any, cache_dir: Path) -> None:
 def test_cache_key_changes_with_model_and_prompt_version(fake: Any, cache_dir: Path) -> None:
     from pytest_callqa.engine.llm.transport import ChatRequest
 
+    a, b = Endpoint("a", "http://127.0.0.1:9/v1"), Endpoint("b", "http://127.0.0.1:9/v1")
     request = ChatRequest(messages=[{"role": "user", "content": "x"}], version=PROMPT_VERSION)
     other = ChatRequest(messages=[{"role": "user", "content": "x"}], version="other")
-    assert request.key("a") != request.key("b")
-    assert request.key("a") != other.key("a")
-    assert request.key("a") == ChatRequest(messages=[{"role": "user", "content": "x"}],
-                                           version=PROMPT_VERSION).key("a")
+    assert request.key(a) != request.key(b)
+    assert request.key(a) != other.key(a)
+    assert request.key(a) == ChatRequest(messages=[{"role": "user", "content": "x"}],
+                                         version=PROMPT_VERSION).key(a)
 
 
 def test_read_only_cache_reads_but_never_writes(fake: Any, cache_dir: Path) -> None:
@@ -433,8 +462,9 @@ def test_rubric_diagnostics_are_kept_and_other_extras_dropped(fake: Any) -> None
 
 def test_an_unusable_reply_cut_short_by_the_budget_stays_flagged(fake: Any) -> None:
     server = fake(fault_for=lambda index, body: "garbage")
-    prices = PriceTable({MODEL: (1000.0, 1000.0)})
-    judge = make_judge(server, budget_usd=0.5, prices=prices)
+    # One worst case ($2.048) fits; after the first reply's cost, a second does not.
+    prices = PriceTable({MODEL: (0.0, 1000.0)})
+    judge = make_judge(server, budget_usd=2.05, prices=prices)
     [verdict] = judge.judge(requests_for(1))
     assert server.requests == 1
     assert verdict.flagged and verdict.score == 0.0

@@ -1,4 +1,5 @@
-"""Prices, and the transport's pure parts: Retry-After, backoff, URLs, request keys."""
+"""Prices, and the transport's pure parts: Retry-After, backoff, URLs, request keys, the
+worst case a budget reserves."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ from email.utils import formatdate
 
 import pytest
 
-from pytest_callqa.engine.llm.endpoint import Endpoint, safe_url
+from pytest_callqa.engine.llm.budget import (
+    GENERATION_MAX_TOKENS,
+    JUDGE_MAX_TOKENS,
+    completion_bound,
+    prompt_bound,
+    worst_case,
+)
+from pytest_callqa.engine.llm.endpoint import CallError, Endpoint, safe_url
 from pytest_callqa.engine.llm.limits import Backoff, retry_after_seconds
 from pytest_callqa.engine.llm.transport import ChatRequest
 from pytest_callqa.engine.pricing import (
@@ -114,9 +122,67 @@ def test_the_key_is_not_part_of_cache_keys_or_reprs() -> None:
     assert SECRET not in repr(endpoint)
     assert endpoint.redact(f"bad key {SECRET}!") == "bad key <redacted>!"
     request = ChatRequest(messages=[{"role": "user", "content": "hi"}])
-    other = Endpoint("gpt-4o-mini", "http://10.0.0.1:1/v1", "another-key")
-    # Neither the endpoint nor the key changes the key: same model, same prompt, same reply.
-    assert request.key(endpoint.model) == request.key(other.model)
+    # Another API key, or other credentials in the URL, reach the same server: same key.
+    assert request.key(endpoint) == request.key(
+        Endpoint("gpt-4o-mini", "http://127.0.0.1:9/v1", "another-key"))
+    assert request.key(Endpoint("gpt-4o-mini", "https://u:pw@proxy.example/v1")) == \
+        request.key(Endpoint("gpt-4o-mini", "https://v:other@proxy.example/v1/"))
+
+
+def test_the_cache_key_covers_endpoint_model_prompt_params_and_version() -> None:
+    endpoint = Endpoint("gpt-4o-mini", "http://127.0.0.1:9/v1")
+    base = ChatRequest(messages=[{"role": "user", "content": "hi"}],
+                       params={"temperature": 0}, version="1")
+    key = base.key(endpoint)
+    variants = {
+        "base URL": base.key(Endpoint("gpt-4o-mini", "http://127.0.0.1:10/v1")),
+        "model": base.key(Endpoint("gpt-4o", "http://127.0.0.1:9/v1")),
+        "messages": ChatRequest(messages=[{"role": "user", "content": "hi!"}],
+                                params={"temperature": 0}, version="1").key(endpoint),
+        "parameters": ChatRequest(messages=base.messages, params={"temperature": 0.5},
+                                  version="1").key(endpoint),
+        "response format": ChatRequest(
+            messages=base.messages, version="1",
+            params={"temperature": 0, "response_format": {"type": "json_object"}},
+        ).key(endpoint),
+        "prompt version": ChatRequest(messages=base.messages, params={"temperature": 0},
+                                      version="2").key(endpoint),
+    }
+    for what, other in variants.items():
+        assert other != key, what
+    assert len(set(variants.values())) == len(variants)
+
+
+def test_a_request_without_a_completion_bound_gets_one_for_the_budget() -> None:
+    params, bound, added = completion_bound("gpt-4o-mini", "judge", {"temperature": 0})
+    assert (params, bound, added) == ({"temperature": 0, "max_tokens": JUDGE_MAX_TOKENS},
+                                      JUDGE_MAX_TOKENS, True)
+    assert completion_bound("llama3:8b", "generate", {})[0] == {
+        "max_tokens": GENERATION_MAX_TOKENS}
+    # OpenAI's reasoning models only accept max_completion_tokens.
+    assert completion_bound("o3-mini", "judge", {})[0] == {
+        "max_completion_tokens": JUDGE_MAX_TOKENS}
+    # The request's own bound is kept, whichever name it uses.
+    assert completion_bound("gpt-4o", "judge", {"max_tokens": 300}) == (
+        {"max_tokens": 300}, 300, False)
+    assert completion_bound("o4-mini", "judge", {"max_completion_tokens": 900})[1:] == (
+        900, False)
+    with pytest.raises(CallError, match="max_tokens must be a whole number >= 1, got 'many'"):
+        completion_bound("gpt-4o", "judge", {"max_tokens": "many"})
+
+
+def test_the_prompt_bound_never_undercounts() -> None:
+    # One token covers at least one byte; text that is not English takes several bytes per
+    # character (and often a token or more per character), which characters/4 would miss.
+    japanese = {"model": "m", "messages": [{"role": "user", "content": "請求が二重です。" * 50}]}
+    assert prompt_bound(japanese) >= 3 * 8 * 50
+    english = {"model": "m", "messages": [{"role": "user", "content": "charged twice " * 50}]}
+    assert prompt_bound(english) >= len("charged twice " * 50)
+    table = PriceTable({"m": (2.0, 8.0)})
+    assert worst_case(table, "m", english, 100) == pytest.approx(
+        (prompt_bound(english) * 2.0 + 100 * 8.0) / 1_000_000)
+    with pytest.raises(CallError, match="no price"):
+        worst_case(table, "unpriced", english, 100)
 
 
 def test_environment_supplies_url_and_key(monkeypatch: pytest.MonkeyPatch) -> None:

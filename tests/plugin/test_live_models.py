@@ -88,15 +88,19 @@ def test_a_budget_stops_generation_and_the_pairs_are_not_evaluated(
 ) -> None:
     heuristic_judge(llm)
     llm.project.write_tests(RESULT_TEST)
+    # Free input, $1000 per million output tokens: a generation reserves exactly $4.096 (the
+    # 4096-token bound a budgeted run adds), so after the first reply's cost the next
+    # worst case no longer fits.
     result = pytester.runpytest(
-        f"--callqa-models=fast=pricey@{llm.server.base_url}", "--callqa-prices=pricey: 1000 1000",
-        "--callqa-budget=0.01", "--callqa-concurrency=1", "-rs")
+        f"--callqa-models=fast=pricey@{llm.server.base_url}", "--callqa-prices=pricey: 0 1000",
+        "--callqa-budget=4.1", "--callqa-concurrency=1", "-rs")
     assert llm.server.requests == 1
+    assert llm.server.log[0].body["max_tokens"] == 4096
     result.assert_outcomes(passed=1, skipped=3)
-    result.stdout.fnmatch_lines(["*no output of model 'fast' for case '*': the budget of $0.01 "
+    result.stdout.fnmatch_lines(["*no output of model 'fast' for case '*': the budget of $4.1 "
                                  "was spent before it was generated*"])
     card = scorecard_of(result.stdout.str())
-    assert "budget: $0.01 reached ($0." in card
+    assert "budget: $4.1 reached ($0." in card
     assert "no output, not evaluated: fast: " in card
 
 

@@ -208,38 +208,61 @@ def test_a_budget_stops_calls_and_the_run_says_so(
 def test_any(callqa_result):
     assert callqa_result.case_id
 """)
-    # $1000 per million tokens: one call of ~1000 tokens costs about a dollar.
+    # Free input, $1000 per million output tokens: every call reserves exactly $2.048 (the
+    # 2048-token bound a budgeted judge request gets); a fake verdict of at least a dozen
+    # tokens then leaves less than the next call's worst case.
     result = pytester.runpytest(
-        f"{JUDGE_MODE_OPTION}=per-metric", f"{CONCURRENCY_OPTION}=1", f"{BUDGET_OPTION}=0.5",
-        f"{PRICES_OPTION}=gpt-4o-mini: 1000 1000", "--callqa-models=alpha",
+        f"{JUDGE_MODE_OPTION}=per-metric", f"{CONCURRENCY_OPTION}=1", f"{BUDGET_OPTION}=2.06",
+        f"{PRICES_OPTION}=gpt-4o-mini: 0 1000", "--callqa-models=alpha",
         f"{REPORT_OPTION}=r.json")
     assert llm.server.requests == 1
+    assert llm.server.log[0].body["max_tokens"] == 2048
     out = result.stdout.str()
     report = llm.project.report("r.json")
     usage = report["run"]["judge_usage"]
     assert usage["budget_exhausted"] is True and usage["requests"] == 1
+    assert 0 < usage["spent_usd"] <= 2.06
     not_scored = usage["not_scored_budget"]
     assert not_scored >= 10
     card = scorecard_of(out)
-    assert f"budget: $0.5 reached (${usage['spent_usd']:.4f} spent); no further requests " \
+    assert f"budget: $2.06 reached (${usage['spent_usd']:.4f} spent); no further requests " \
            f"were sent, {not_scored} judgements not scored (shown as —)" in card
-    assert "budget $0.5" in card.splitlines()[0]
+    assert "budget $2.06" in card.splitlines()[0]
     result.stdout.fnmatch_lines(["callqa: judged 4 outputs in * s: 1 request sent, 0 answered "
                                  "from the cache; the budget is spent, no further requests "
                                  "were sent"])
     stopped = [(c["case_id"], mid) for c in report["cases"] for mid, m in c["metrics"].items()
-               if (m["reason"] or "").startswith("not scored: judge budget of $0.5 exhausted")]
+               if "not scored: judge budget of $2.06 exhausted" in (m["reason"] or "")]
     # A judgement can feed more than one metric (a benchmark criterion and its rate).
     assert len(stopped) >= not_scored
     for case_id, mid in stopped:
         case = next(c for c in report["cases"] if c["case_id"] == case_id)
         assert case["metrics"][mid]["value"] is None and case["metrics"][mid]["scored"] is False
     # The budget's ledger lives only as long as the run.
-    assert not list((pytester.path / ".callqa_cache" / "spend").glob("*.log"))
+    assert not list((pytester.path / ".callqa_cache" / "spend").iterdir())
     # A judge metric the budget left unscored never passes an assertion on it.
     if ("qa-refund", EVIDENCE) in stopped:
         result.assert_outcomes(passed=4, failed=1)
         result.stdout.fnmatch_lines([f"*{EVIDENCE}*not scored*"])
+
+
+def test_the_budget_holds_for_xdist_workers_together(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    llm.serve(latency=0.05)
+    llm.project.write_tests(SUITE)
+    # Each call reserves $2.048 (free input, $1000 per million output tokens, 2048-token
+    # bound): one at a time fits in $2.5, for both workers together, and a few go out one
+    # after the other before the spend leaves no room for the next worst case.
+    pytester.runpytest("-n", "2", f"{JUDGE_MODE_OPTION}=per-metric", f"{CONCURRENCY_OPTION}=4",
+                       f"{BUDGET_OPTION}=2.5", f"{PRICES_OPTION}=gpt-4o-mini: 0 1000",
+                       f"{CACHE_OPTION}=off", f"{REPORT_OPTION}=n2.json")
+    usage = llm.project.report("n2.json")["run"]["judge_usage"]
+    assert usage["per_process"]["processes"] == 2
+    assert usage["budget_exhausted"] is True and usage["not_scored_budget"] > 0
+    assert usage["requests"] == llm.server.requests >= 2
+    assert 0 < usage["spent_usd"] <= 2.5
+    assert llm.server.peak_in_flight == 1
 
 
 @pytest.mark.parametrize(
@@ -316,6 +339,32 @@ def test_cache_settings_are_read_and_shown(
     off.assert_outcomes(passed=1)
     assert llm.server.requests == 3 * sent
     assert "cache off" in header(off.stdout.str(), scorecard_of)[0]
+
+
+def test_an_edited_cache_entry_is_asked_again_and_counted(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    llm.project.write_tests(QA_EVIDENCE)
+    args = ["--callqa-models=alpha", "--no-callqa-benchmarks", f"{REPORT_OPTION}=r.json"]
+    cold = pytester.runpytest(*args)
+    cold.assert_outcomes(passed=1)
+    assert header(cold.stdout.str(), scorecard_of)[2] == "judge calls: 1, 0 answered from the cache"
+    assert "damaged_cache_entries" not in llm.project.report("r.json")["run"]["judge_usage"][
+        "per_process"]
+    [entry] = llm.cache_entries()
+    # A verdict raised by hand: still valid JSON with a valid score; only the digest tells.
+    entry.write_text(entry.read_text(encoding="utf-8").replace("0.5", "1.0"), encoding="utf-8")
+    edited = pytester.runpytest(*args)
+    edited.assert_outcomes(passed=1)
+    assert llm.server.requests == 2
+    assert header(edited.stdout.str(), scorecard_of)[2] == (
+        "judge calls: 1, 0 answered from the cache, 1 damaged cache entry asked again")
+    usage = llm.project.report("r.json")["run"]["judge_usage"]
+    assert usage["per_process"]["damaged_cache_entries"] == 1 and usage["requests"] == 1
+    # The good reply replaced the entry.
+    warm = pytester.runpytest(*args)
+    assert header(warm.stdout.str(), scorecard_of)[2] == "judge calls: 1, 1 answered from the cache"
+    assert llm.server.requests == 2
 
 
 def test_the_key_never_reaches_a_file_or_the_terminal(

@@ -2,11 +2,13 @@
 
 Entries are content-addressed JSON files, ``<dir>/<key[:2]>/<key>.json``, each written to a
 temporary file in the same directory and moved into place with ``os.replace``: a reader sees
-either no entry or a whole one, whatever happens to the writer. An entry that still cannot be
-read (a disk filled up, a file edited by hand) is a miss and is rewritten by the next call.
-Entries hold the reply text, its token usage and what produced it — never the API key, the
-endpoint or any HTTP header. No ``fsync``: a killed process loses nothing the kernel already
-has, and a power cut at worst leaves a damaged entry, which is a miss.
+either no entry or a whole one, whatever happens to the writer. Each entry carries the
+SHA-256 of the canonical JSON of the value it stores; an entry that does not match it (a
+disk filled up, a file edited by hand or cut short, one filed under another key) is
+*damaged*: a miss, counted, and rewritten by the next call. Entries of an older format are
+plain misses. Entries hold the reply text, its token usage and what produced it — never the
+API key, the endpoint or any HTTP header. No ``fsync``: a killed process loses nothing the
+kernel already has, and a power cut at worst leaves a damaged entry, which is a miss.
 
 The same directory coordinates processes (pytest-xdist workers, or two runs at once):
 
@@ -16,8 +18,9 @@ The same directory coordinates processes (pytest-xdist workers, or two runs at o
   created per key, which on a busy disk costs more than the rest of a call;
 - ``slots/<i>.lock`` files, one per unit of the concurrency limit: a request is sent only
   while its process holds one, so the limit holds for all processes together;
-- a shared request log for the requests-per-minute limit, and a spend ledger per run id for
-  the budget.
+- a shared request log for the requests-per-minute limit, and a spend ledger per run id in
+  which every request reserves its worst-case cost before it is sent (under the ledger's
+  lock), so the budget holds for all processes together.
 
 The kernel drops every lock of a process that dies, so a killed worker never leaves one
 behind. Locks are taken with non-blocking attempts and ``asyncio.sleep`` between them: a
@@ -52,7 +55,8 @@ if sys.platform != "win32":
 
 CacheMode = Literal["off", "ro", "rw"]
 CACHE_MODES: tuple[str, ...] = ("off", "ro", "rw")
-ENTRY_FORMAT = 1
+# 2: entries carry the digest of their value; format-1 entries are read as misses.
+ENTRY_FORMAT = 2
 # A temporary file this old belongs to a writer that died; no live write takes minutes.
 _STALE_TEMP_S = 600.0
 # Lock polling: start fast (a lock is typically held for one request), back off to keep
@@ -68,13 +72,30 @@ def content_key(payload: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+LookupStatus = Literal["hit", "miss", "damaged", "outdated", "unreadable", "off"]
+
+
 @dataclass
 class CacheStats:
+    """``damaged``: entries present but not whole (cut short, edited, another key's);
+    ``outdated``: whole entries of an older format; ``unreadable``: files the system would
+    not read (permissions, an I/O error)."""
+
     hits: int = 0
     misses: int = 0
+    damaged: int = 0
+    outdated: int = 0
     unreadable: int = 0
     writes: int = 0
     write_errors: int = 0
+
+
+@dataclass(frozen=True)
+class CacheLookup:
+    """What a lookup found: the stored value on a ``hit``, else None and why."""
+
+    value: dict[str, Any] | None
+    status: LookupStatus
 
 
 def _try_flock(path: Path) -> int | None:
@@ -90,13 +111,13 @@ def _try_flock(path: Path) -> int | None:
     return fd
 
 
-def _unlock(fd: int) -> None:
+def release_file_lock(fd: int) -> None:
     if sys.platform != "win32":
         fcntl.flock(fd, fcntl.LOCK_UN)
     os.close(fd)
 
 
-async def _acquire(path: Path) -> int:
+async def acquire_file_lock(path: Path) -> int:
     delay = _POLL_FIRST_S
     while True:
         fd = _try_flock(path)
@@ -150,30 +171,44 @@ class JudgeCache:
     # --- entries ----------------------------------------------------------------------
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored value for ``key``, or None (absent, unreadable, or cache not readable)."""
+        """The stored value for ``key``, or None (absent, damaged, or cache not readable)."""
+        return self.lookup(key).value
+
+    def lookup(self, key: str) -> CacheLookup:
+        """The stored value for ``key`` and, when there is none, why (see :class:`CacheStats`)."""
         if not self.readable:
-            return None
+            return CacheLookup(None, "off")
         path = self.entry_path(key)
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             self.stats.misses += 1
-            return None
-        except (OSError, UnicodeDecodeError):
+            return CacheLookup(None, "miss")
+        except UnicodeDecodeError:
+            return self._damaged()
+        except OSError:
             self.stats.unreadable += 1
-            return None
+            return CacheLookup(None, "unreadable")
         try:
             data = json.loads(text)
         except json.JSONDecodeError:
-            self.stats.unreadable += 1
-            return None
-        if (not isinstance(data, dict) or data.get("format") != ENTRY_FORMAT
-                or data.get("key") != key or not isinstance(data.get("value"), dict)):
-            self.stats.unreadable += 1
-            return None
-        self.stats.hits += 1
+            return self._damaged()
+        if not isinstance(data, dict) or not isinstance(data.get("value"), dict):
+            return self._damaged()
+        if data.get("format") != ENTRY_FORMAT:
+            if isinstance(data.get("format"), int) and data["format"] < ENTRY_FORMAT:
+                self.stats.outdated += 1
+                return CacheLookup(None, "outdated")
+            return self._damaged()
         value: dict[str, Any] = data["value"]
-        return value
+        if data.get("key") != key or data.get("digest") != content_key(value):
+            return self._damaged()
+        self.stats.hits += 1
+        return CacheLookup(value, "hit")
+
+    def _damaged(self) -> CacheLookup:
+        self.stats.damaged += 1
+        return CacheLookup(None, "damaged")
 
     def put(self, key: str, value: Mapping[str, Any]) -> bool:
         """Store ``value`` atomically; False when the cache is not writable or the write
@@ -181,8 +216,9 @@ class JudgeCache:
         if not self.writable:
             return False
         path = self.entry_path(key)
-        record = {"format": ENTRY_FORMAT, "key": key, "written": time.time(), "value": value}
         try:
+            record = {"format": ENTRY_FORMAT, "key": key, "written": time.time(),
+                      "digest": content_key(value), "value": value}
             payload = json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False)
             self._ensure_dir(path.parent)
             fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=path.parent)
@@ -280,10 +316,10 @@ class JudgeCache:
         folder = self._coordination_dir("rate")
         return None if folder is None else FileRateWindow(folder, limit, window_s)
 
-    def ledger(self, run_id: str) -> SpendLedger | None:
-        """The spend of run ``run_id`` summed over every process that reports to it."""
+    def ledger_path(self, run_id: str) -> Path | None:
+        """Where run ``run_id`` keeps its spend ledger (see ``budget.SpendLedger``)."""
         folder = self._coordination_dir("spend")
-        return None if folder is None else SpendLedger(folder / f"{_safe_name(run_id)}.log")
+        return None if folder is None else folder / f"{_safe_name(run_id)}.log"
 
 
 # Record locks belong to the process and are all dropped when it closes *any* descriptor of
@@ -441,7 +477,7 @@ class FileRateWindow:
 
     async def acquire(self) -> None:
         while True:
-            fd = await _acquire(self._lock)
+            fd = await acquire_file_lock(self._lock)
             try:
                 now = time.time()
                 starts = self._read(now)
@@ -451,34 +487,5 @@ class FileRateWindow:
                     return
                 wait = min(starts) + self.window_s - now
             finally:
-                _unlock(fd)
+                release_file_lock(fd)
             await asyncio.sleep(max(wait, _POLL_FIRST_S))
-
-
-class SpendLedger:
-    """Costs appended as text lines; the total is their sum. Appends of a few bytes with
-    ``O_APPEND`` do not interleave, and a line cut short by a kill is skipped."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def add(self, cost_usd: float) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, f"{cost_usd!r}\n".encode())
-        finally:
-            os.close(fd)
-
-    def total(self) -> float:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except OSError:
-            return 0.0
-        total = 0.0
-        # The part after the last newline is a line still being (or never fully) written.
-        for line in text.split("\n")[:-1]:
-            try:
-                total += float(line)
-            except ValueError:
-                continue
-        return total

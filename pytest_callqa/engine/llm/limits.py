@@ -1,6 +1,6 @@
-"""The limits a chat runner keeps: backoff between retries, the server's Retry-After, the
-spend budget, and the in-process concurrency slots and rate window (the cross-process ones
-live in ``cache``)."""
+"""The limits a chat runner keeps: backoff between retries, the server's Retry-After, and
+the in-process concurrency slots and rate window (the cross-process ones live in ``cache``;
+the budget in ``budget``)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-from .cache import SpendLedger
 
 
 @dataclass(frozen=True)
@@ -52,24 +50,6 @@ def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) ->
     if when.tzinfo is None:
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
-
-
-class Budget:
-    def __init__(self, limit_usd: float | None, ledger: SpendLedger | None) -> None:
-        self.limit_usd = limit_usd
-        self._ledger = ledger
-        self._local = 0.0
-
-    def add(self, cost: float) -> None:
-        self._local += cost
-        if self._ledger is not None:
-            self._ledger.add(cost)
-
-    def spent(self) -> float:
-        return self._ledger.total() if self._ledger is not None else self._local
-
-    def exhausted(self) -> bool:
-        return self.limit_usd is not None and self.spent() >= self.limit_usd
 
 
 class LocalSlots:

@@ -8,8 +8,9 @@ both under the same limits). For every call it:
    sends nothing), so of several processes wanting one reply exactly one sends the request
    and the others read its entry;
 3. waits for the requests-per-minute window and a concurrency slot — held for one HTTP
-   attempt only, so a request sleeping in backoff leaves room — and, slot in hand, checks
-   that the budget is not spent;
+   attempt only, so a request sleeping in backoff leaves room — and, slot in hand, reserves
+   the attempt's worst-case cost against the budget (settled with the real cost once the
+   reply is in), so the spend can never pass the budget;
 4. retries 429, 408, 409, 5xx, timeouts and connection errors with exponential backoff and
    jitter, never sooner than the server's ``Retry-After``; the ``openai`` client's own
    retries are off so these rules are the only ones (and are what the tests check);
@@ -17,7 +18,9 @@ both under the same limits). For every call it:
    the problems spelled out (bounded), then stores a usable reply in the cache.
 
 The API key is held by :class:`Endpoint` alone: it is never part of a cache key, an entry, a
-repr or a message; text that comes back from a server is redacted before it is kept.
+repr or a message; text that comes back from a server is redacted before it is kept. The
+cache key does cover the endpoint's base URL (without credentials): two servers of one model
+name may serve different weights, quantisations or system prompts.
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.defaults import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from ..pricing import PriceTable
+from .budget import Budget, SpendLedger, completion_bound, no_price_message, worst_case
 from .cache import FileRateWindow, FileSlots, JudgeCache, content_key
 from .endpoint import CallError, Endpoint
-from .limits import Backoff, Budget, LocalRateWindow, LocalSlots, retry_after_seconds
+from .limits import Backoff, LocalRateWindow, LocalSlots, retry_after_seconds
 
 if TYPE_CHECKING:
     import openai
@@ -66,11 +70,12 @@ class ChatRequest:
     version: str = "1"
     variant: Mapping[str, Any] = field(default_factory=dict)
 
-    def key(self, model: str) -> str:
-        # No base_url: the same model behind another URL (a proxy, a new port) gives the
-        # same reply, and the key must not change with where the server listens.
+    def key(self, endpoint: Endpoint) -> str:
+        """The cache key: where the request goes (base URL without credentials, never the
+        API key), the model, the whole prompt, every parameter and the prompt version."""
         return content_key({
-            "backend": BACKEND, "model": model, "kind": self.kind, "version": self.version,
+            "backend": BACKEND, "base_url": endpoint.display_url.rstrip("/"),
+            "model": endpoint.model, "kind": self.kind, "version": self.version,
             "messages": list(self.messages), "params": dict(self.params),
             "variant": dict(self.variant),
         })
@@ -83,6 +88,8 @@ class ChatOutcome:
     ``content`` is the last reply (None when none arrived); ``problems`` what ``check``
     still found wrong with it; ``error`` why no (usable) reply came: a transport failure, or
     the budget (``budget_stopped``). ``usage`` totals every attempt of the call.
+    ``truncated``: the reply stopped at the completion bound a budgeted run added; it is not
+    cached, since the key (which leaves that bound out) stands for an unbounded reply.
     """
 
     content: str | None
@@ -92,6 +99,7 @@ class ChatOutcome:
     cached: bool = False
     budget_stopped: bool = False
     asks: int = 0
+    truncated: bool = False
 
     @property
     def usable(self) -> bool:
@@ -104,6 +112,7 @@ class ModelUsage:
 
     calls: int = 0
     cache_hits: int = 0
+    damaged: int = 0
     requests: int = 0
     retries: int = 0
     reasks: int = 0
@@ -121,7 +130,8 @@ class ModelUsage:
         per_1000 = (self.call_cost_usd / self.costed_calls * 1000
                     if self.cost_known and self.costed_calls else None)
         return {
-            "calls": self.calls, "cache_hits": self.cache_hits, "requests": self.requests,
+            "calls": self.calls, "cache_hits": self.cache_hits, "damaged": self.damaged,
+            "requests": self.requests,
             "retries": self.retries, "reasks": self.reasks, "failures": self.failures,
             "unusable": self.unusable, "budget_stopped": self.budget_stopped,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
@@ -145,6 +155,8 @@ class _Reply:
     content: str
     prompt_tokens: float | None
     completion_tokens: float | None
+    cost: float | None
+    finish_reason: str | None
 
 
 class ChatRunner:
@@ -152,10 +164,10 @@ class ChatRunner:
 
     ``concurrency`` caps requests in flight — across processes when ``cache`` has a
     directory (its slot files), else in this process. ``rpm`` caps request starts per
-    ``rpm_window_s`` the same way. ``budget_usd`` stops new requests once the spend of this
-    runner — or, with ``run_id`` and a cache directory, of every process of the run — reaches
-    it. ``max_retries`` counts transport retries per ask, ``reasks`` extra asks after
-    unusable replies.
+    ``rpm_window_s`` the same way. ``budget_usd`` is a hard limit on the spend of this runner
+    — or, with ``run_id`` and a cache directory, of every process of the run: a request is
+    sent only once its worst-case cost is reserved within it. ``max_retries`` counts transport
+    retries per ask, ``reasks`` extra asks after unusable replies.
     """
 
     def __init__(
@@ -194,8 +206,10 @@ class ChatRunner:
         self.backoff = backoff or Backoff()
         self.max_retry_after_s = max_retry_after_s
         self.run_id = run_id
-        ledger = self.cache.ledger(run_id) if run_id else None
-        self.budget = Budget(budget_usd, ledger)
+        ledger_path = self.cache.ledger_path(run_id) if run_id else None
+        ledger = SpendLedger(ledger_path) if ledger_path is not None else None
+        # A reservation is held for one attempt, which the timeout bounds.
+        self.budget = Budget(budget_usd, ledger, patience_s=timeout)
         self._rng = random.Random(seed)
         self._usage: dict[tuple[str, str], ModelUsage] = {}
         self._memo: dict[str, ChatOutcome] = {}
@@ -264,6 +278,7 @@ class ChatRunner:
             "by_kind": kinds,
             "calls": sum(u.calls for u in every),
             "cache_hits": sum(u.cache_hits for u in every),
+            "damaged": sum(u.damaged for u in every),
             "requests": sum(u.requests for u in every),
             "spent_usd": sum(u.spent_usd for u in every) if known else None,
             "budget_usd": self.budget.limit_usd,
@@ -296,7 +311,7 @@ class ChatRunner:
         session = self._session
         if session is None:
             raise RuntimeError("ChatRunner.call must run inside 'async with runner.session()'")
-        key = request.key(endpoint.model)
+        key = request.key(endpoint)
         stats = self.usage(endpoint.model, request.kind)
         known = self._memo.get(key)
         if known is not None:
@@ -339,7 +354,7 @@ class ChatRunner:
             if hit is not None:
                 return hit
             outcome = await self._fetch(session, endpoint, request, check, stats)
-            if outcome.usable and outcome.content is not None:
+            if outcome.usable and outcome.content is not None and not outcome.truncated:
                 # In a thread: creating files can take milliseconds on a busy disk, and the
                 # event loop has requests to send meanwhile. Awaited before the key's lock
                 # is released, so a waiting process finds the entry.
@@ -353,12 +368,16 @@ class ChatRunner:
 
     def _lookup(self, endpoint: Endpoint, key: str, check: Check | None,
                 stats: ModelUsage) -> ChatOutcome | None:
-        entry = self.cache.get(key)
+        found = self.cache.lookup(key)
+        entry = found.value
+        if found.status == "damaged":
+            stats.damaged += 1
         if entry is None:
             return None
         content = entry.get("content")
         stored = entry.get("usage")
         if not isinstance(content, str) or not isinstance(stored, dict):
+            stats.damaged += 1
             return None
         # An entry the current checks reject (written by another version, or edited) is a
         # miss; it is replaced by the next usable reply.
@@ -376,15 +395,22 @@ class ChatRunner:
     async def _fetch(self, session: _Session, endpoint: Endpoint, request: ChatRequest,
                      check: Check | None, stats: ModelUsage) -> ChatOutcome:
         messages = [dict(m) for m in request.messages]
+        params: Mapping[str, Any] = request.params
+        bound: int | None = None
+        injected = False
+        if self.budget.limit_usd is not None:
+            # A worst case needs a bound on the completion: the request's own, or one added.
+            params, bound, injected = completion_bound(endpoint.model, request.kind, params)
         prompt_total: float | None = 0.0
         completion_total: float | None = 0.0
         content: str | None = None
         problems: list[str] = []
+        truncated = False
         for ask in range(self.reasks + 1):
             if ask:
                 stats.reasks += 1
-            reply, error, budget = await self._send(session, endpoint, messages,
-                                                    request.params, stats)
+            reply, error, budget = await self._send(session, endpoint, messages, params,
+                                                    bound, stats)
             if reply is None:
                 usage = self._usage_dict(endpoint.model, prompt_total, completion_total)
                 if budget:
@@ -402,6 +428,7 @@ class ChatRunner:
             else:
                 completion_total += reply.completion_tokens
             content = reply.content
+            truncated = injected and reply.finish_reason == "length"
             problems = list(check(content)) if check is not None else []
             if not problems:
                 break
@@ -412,7 +439,8 @@ class ChatRunner:
         if problems:
             stats.unusable += 1
         usage = self._usage_dict(endpoint.model, prompt_total, completion_total)
-        return ChatOutcome(content=content, problems=problems, usage=usage, asks=ask + 1)
+        return ChatOutcome(content=content, problems=problems, usage=usage, asks=ask + 1,
+                           truncated=truncated)
 
     def _client(self, session: _Session, endpoint: Endpoint) -> openai.AsyncOpenAI:
         client = session.clients.get(endpoint.client_key)
@@ -422,37 +450,44 @@ class ChatRunner:
 
     async def _send(
         self, session: _Session, endpoint: Endpoint, messages: list[dict[str, str]],
-        params: Mapping[str, Any], stats: ModelUsage,
+        params: Mapping[str, Any], bound: int | None, stats: ModelUsage,
     ) -> tuple[_Reply | None, str | None, bool]:
-        """One ask with transport retries: ``(reply, error, budget_stopped)``."""
+        """One ask with transport retries: ``(reply, error, budget_stopped)``. With a
+        budget, ``bound`` caps the completion tokens (the request carries it)."""
         # openai loads with the first request, not with the runner.
         import openai
         from openai.types.chat import ChatCompletion
 
         client = self._client(session, endpoint)
+        body = {"model": endpoint.model, "messages": messages, **params}
+        worst = (worst_case(self.prices, endpoint.model, body, bound)
+                 if bound is not None else None)
         last_error = ""
         for attempt in range(self.max_retries + 1):
             if session.rate is not None:
                 await session.rate.acquire()
             slot = await session.slots.acquire()
-            # Checked with the slot in hand: calls queued for a slot while the budget ran
+            # Reserved with the slot in hand: calls queued for a slot while the budget ran
             # out must not go out once they get one.
-            if self.budget.exhausted():
+            hold = await self.budget.reserve(worst) if worst is not None else ""
+            if hold is None:
                 session.slots.release(slot)
-                return None, self._budget_message(), True
+                return None, self.budget.refusal(worst or 0.0), True
             retry_after: float | None = None
             reply: _Reply | None = None
+            # What the attempt is charged: its worst case until the server says otherwise
+            # (a timeout or a cut connection may still be billed).
+            billed = worst
             try:
                 stats.requests += 1
                 # The client's generic POST rather than ``chat.completions.create``: same
                 # HTTP stack, auth and error types, without re-walking every message through
                 # the typed-params transform, which costs more CPU than the rest of a call
                 # and at high concurrency delays the next request.
-                completion = await client.post(
-                    "/chat/completions", cast_to=ChatCompletion,
-                    body={"model": endpoint.model, "messages": messages, **params},
-                )
+                completion = await client.post("/chat/completions", cast_to=ChatCompletion,
+                                               body=body)
             except openai.APIStatusError as exc:
+                billed = 0.0  # an error status: nothing was generated
                 status = exc.status_code
                 last_error = f"HTTP {status}: {_detail(exc, endpoint)}"
                 if status in _FATAL_STATUS:
@@ -472,8 +507,12 @@ class ChatRunner:
                         False)
             else:
                 reply = self._accept(endpoint, completion, stats)
+                if reply.cost is not None:
+                    billed = reply.cost
             finally:
                 session.slots.release(slot)
+                if billed is not None:
+                    self.budget.settle(hold, billed)
             if reply is not None:
                 # Let the call that just got this slot send its request before this one
                 # checks, caches and scores its reply: replies arrive in bursts, and a slot
@@ -493,40 +532,23 @@ class ChatRunner:
                                       f"{last_error}"), False)
 
     def _accept(self, endpoint: Endpoint, completion: Any, stats: ModelUsage) -> _Reply:
-        usage = getattr(completion, "usage", None)
-        prompt = getattr(usage, "prompt_tokens", None)
-        done = getattr(usage, "completion_tokens", None)
-        prompt_tokens = float(prompt) if isinstance(prompt, (int, float)) else None
-        completion_tokens = float(done) if isinstance(done, (int, float)) else None
-        if prompt_tokens is not None and completion_tokens is not None:
-            stats.prompt_tokens += prompt_tokens
-            stats.completion_tokens += completion_tokens
-            cost = self._cost(endpoint.model, prompt_tokens, completion_tokens)
-            if cost is None:
-                stats.cost_known = False
-            else:
-                stats.spent_usd += cost
-                self.budget.add(cost)
-        else:
+        reply = _read_completion(completion)
+        if reply.prompt_tokens is None or reply.completion_tokens is None:
             stats.cost_known = False
-        choices = getattr(completion, "choices", None) or []
-        message = getattr(choices[0], "message", None) if choices else None
-        content = getattr(message, "content", None)
-        return _Reply(content=content if isinstance(content, str) else "",
-                      prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
-
-    def _budget_message(self) -> str:
-        return (f"budget of ${self.budget.limit_usd:g} exhausted "
-                f"(${self.budget.spent():.4f} spent); no further calls are sent")
+            return reply
+        stats.prompt_tokens += reply.prompt_tokens
+        stats.completion_tokens += reply.completion_tokens
+        reply.cost = self._cost(endpoint.model, reply.prompt_tokens, reply.completion_tokens)
+        if reply.cost is None:
+            stats.cost_known = False
+        else:
+            stats.spent_usd += reply.cost
+        return reply
 
     def require_price(self, model: str) -> None:
         """Refuse a budget that could not be enforced: spend is only known with a price."""
         if self.budget.limit_usd is not None and model not in self.prices:
-            raise CallError(
-                f"a budget is set but model {model!r} has no price, so its spend cannot be "
-                f"counted; add a price line such as '{model}: <input> <output>' (US dollars "
-                "per million tokens)"
-            )
+            raise CallError(no_price_message(model))
 
 
 def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
@@ -540,6 +562,21 @@ def _shared(outcome: ChatOutcome) -> ChatOutcome:
     return ChatOutcome(content=outcome.content, problems=list(outcome.problems),
                        error=outcome.error, usage={}, cached=outcome.cached,
                        budget_stopped=outcome.budget_stopped, asks=0)
+
+
+def _read_completion(completion: Any) -> _Reply:
+    """Content, token counts and finish reason of a completion, whatever the server left out."""
+    usage = getattr(completion, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", None)
+    done = getattr(usage, "completion_tokens", None)
+    choices = getattr(completion, "choices", None) or []
+    first = choices[0] if choices else None
+    content = getattr(getattr(first, "message", None), "content", None)
+    finish = getattr(first, "finish_reason", None)
+    return _Reply(content=content if isinstance(content, str) else "",
+                  prompt_tokens=float(prompt) if isinstance(prompt, (int, float)) else None,
+                  completion_tokens=float(done) if isinstance(done, (int, float)) else None,
+                  cost=None, finish_reason=finish if isinstance(finish, str) else None)
 
 
 def _detail(exc: Exception, endpoint: Endpoint) -> str:

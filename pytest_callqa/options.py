@@ -31,6 +31,7 @@ JUDGE_BASE_URL_OPTION = "--callqa-judge-base-url"
 EMBEDDINGS_OPTION = "--callqa-embeddings"
 REPORT_OPTION = "--callqa-report"
 METRICS_OPTION = "--callqa-metrics"
+CASE_SCHEMA_OPTION = "--callqa-case-schema"
 MISSING_OPTION = "--callqa-missing"
 PRICES_OPTION = "--callqa-prices"
 BENCHMARKS_OPTION = "--callqa-benchmarks"
@@ -120,6 +121,8 @@ def add_options(parser: pytest.Parser) -> None:
         ini_type="int")
     add(METRICS_OPTION, "list every registered metric (thresholds, weights, bands) and exit",
         action="store_true", default=False, ini=False)
+    add(CASE_SCHEMA_OPTION, "write the JSON Schema of a golden case file to PATH and exit",
+        metavar="PATH", default=None, ini=False)
 
 
 

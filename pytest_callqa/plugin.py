@@ -16,7 +16,7 @@ import pytest
 
 from . import hookspecs
 from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer
-from .options import METRICS_OPTION, add_options, ini_name, read_settings
+from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, read_settings
 from .outputs import ModelOutput
 from .progress import TerminalProgress
 from .run.settings import LIVE, CallqaCallError, CallqaUsageError, Missing, display_path
@@ -112,18 +112,42 @@ def _state(config: pytest.Config) -> CallqaSession:
     return config.stash[SESSION_KEY]
 
 
-# --- --callqa-metrics --------------------------------------------------------------------
+# --- --callqa-metrics and --callqa-case-schema --------------------------------------------
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | pytest.ExitCode | None:
-    """Fires once, before collection: ``--callqa-metrics`` lists the metrics and exits."""
+    """Fires once, before collection: ``--callqa-metrics`` lists the metrics and exits,
+    ``--callqa-case-schema PATH`` writes the case-file schema and exits."""
     if config.getoption(ini_name(METRICS_OPTION)):
         # pytest's session wrapper is needed only to list the metrics.
         from _pytest.main import wrap_session
 
         return wrap_session(config, _show_metrics)
+    if config.getoption(ini_name(CASE_SCHEMA_OPTION)):
+        # pytest's session wrapper is needed only to write the schema.
+        from _pytest.main import wrap_session
+
+        return wrap_session(config, _write_case_schema)
     return None
+
+
+def _write_case_schema(config: pytest.Config, session: pytest.Session) -> int:
+    # The schema is built from the task families' models; only this option needs them.
+    from .engine.case_schema import case_file_schema_text
+
+    target = config.invocation_params.dir / config.getoption(ini_name(CASE_SCHEMA_OPTION))
+    text = case_file_schema_text(_state(config).services.registry())
+    writer = config.get_terminal_writer()
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        writer.line(f"callqa: cannot write the case schema to {target}: {exc.strerror}",
+                    red=True)
+        return int(pytest.ExitCode.USAGE_ERROR)
+    writer.line(f"callqa: wrote the golden case schema to {target}")
+    return 0
 
 
 def _show_metrics(config: pytest.Config, session: pytest.Session) -> int:

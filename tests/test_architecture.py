@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("registry", ("pytest_callqa.engine.registry",)),
     ("judges and generation", ("pytest_callqa.engine.judges", "pytest_callqa.engine.generate")),
     ("evaluate", ("pytest_callqa.engine.evaluate",)),
-    ("loading", ("pytest_callqa.engine.loading",)),
+    ("loading", ("pytest_callqa.engine.loading", "pytest_callqa.engine.case_schema")),
     ("scorecard and report", ("pytest_callqa.engine.scorecard", "pytest_callqa.engine.report")),
     ("engine package", ("pytest_callqa.engine",)),
     ("run pipeline", ("pytest_callqa.run", "pytest_callqa.outputs", "pytest_callqa.session")),

@@ -15,6 +15,10 @@ from .core.cases import GoldenCase, validation_problems
 from .registry import Registry, default_registry
 
 CASE_SUFFIXES = (".yaml", ".yml", ".json")
+# A case-file schema (``--callqa-case-schema``) may sit beside the cases; it is not a case.
+SCHEMA_FILE_SUFFIX = ".schema.json"
+# The key a case may carry to tell editors where its JSON Schema is; the loader sets it aside.
+SCHEMA_KEY = "$schema"
 
 
 class CaseFileError(ValueError):
@@ -43,7 +47,8 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
     """Load every case of one file; raise :class:`CaseFileError` naming each bad field.
 
     A file holds one case (a mapping), a list of cases, or several YAML documents. Each case
-    is checked by the task it names in ``registry`` (the built-in tasks by default).
+    is checked by the task it names in ``registry`` (the built-in tasks by default); a
+    ``$schema`` key, which only tells editors where the case schema is, is set aside.
     """
     path = Path(path)
     try:
@@ -64,6 +69,11 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
             problems.append(f"{prefix or '(top level)'}: a case must be a mapping, "
                             f"got {type(document).__name__}")
             continue
+        document = dict(document)
+        reference = document.pop(SCHEMA_KEY, None)
+        if reference is not None and not isinstance(reference, str):
+            problems.append(f"{label}{SCHEMA_KEY}: must be the schema's URL or path (a "
+                            f"string), got {type(reference).__name__}")
         try:
             case = GoldenCase.model_validate({**document, "path": str(path)})
         except ValidationError as exc:
@@ -87,7 +97,8 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
 
 
 def iter_case_files(root: Path | str) -> Iterator[Path]:
-    """Case files below ``root`` (or ``root`` itself), in a stable order."""
+    """Case files below ``root`` (or ``root`` itself), in a stable order; hidden files and
+    ``*.schema.json`` files are not cases."""
     root = Path(root)
     if root.is_file():
         yield root
@@ -97,7 +108,7 @@ def iter_case_files(root: Path | str) -> Iterator[Path]:
     for path in sorted(root.rglob("*")):
         if path.is_file() and path.suffix in CASE_SUFFIXES and not any(
             part.startswith(".") for part in path.relative_to(root).parts
-        ):
+        ) and not path.name.endswith(SCHEMA_FILE_SUFFIX):
             yield path
 
 

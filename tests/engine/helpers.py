@@ -49,3 +49,9 @@ def question(qid: str, score: float, max_score: float = 5, qtype: str = "SCORE",
              reason: str = "Agent said \"Hello, how can I help?\"") -> dict[str, Any]:
     return {"question_id": qid, "score": score, "max_score": max_score, "type": qtype,
             "reason": reason}
+
+
+def asked(expected: Mapping[str, Any]) -> dict[str, Any]:
+    """The QA config that asks exactly the questions of an expected scorecard."""
+    return {"questions": [{"question_id": q["question_id"], "type": q["type"],
+                           "max_score": q["max_score"]} for q in expected["questions"]]}

@@ -10,14 +10,14 @@ import pytest
 from pytest_callqa.engine.core.context import parse_output
 from pytest_callqa.engine.evaluate import evaluate
 
-from .helpers import TFIDF, FixedJudge, make_case, question
+from .helpers import TFIDF, FixedJudge, asked, make_case, question
 
 QA_EXPECTED = {"questions": [question("Q1", 5, qtype="PASS_FAIL"), question("Q2", 3)]}
 GOOD_QA = copy.deepcopy(QA_EXPECTED)
 
 
 def _qa(output: Any) -> Any:
-    return evaluate(make_case("qa", QA_EXPECTED), output, embedder=TFIDF)
+    return evaluate(make_case("qa", QA_EXPECTED, config=asked(QA_EXPECTED)), output, embedder=TFIDF)
 
 
 def _renamed() -> dict[str, Any]:
@@ -60,8 +60,6 @@ BAD_OUTPUTS = [
     (_with("score", float("nan")), "questions[1].score"),
     ('{"questions": [{"question_id": "Q1", "score": NaN, "max_score": 5, "type": "SCORE", '
      '"reason": "x"}]}', "questions[0].score"),
-    (_with("score", -1), "questions[1].score"),
-    (_with("score", 7), "exceeds max_score"),
     (_with("type", "BINARY"), "questions[1].type"),
     (_with("question_id", "Q99"), "unknown question_id 'Q99'"),
     (_with("question_id", "Q1"), "duplicate question_id: Q1"),
@@ -82,6 +80,63 @@ def test_bad_qa_output_is_invalid_not_an_exception(output: Any, needle: str) -> 
     assert result.blocked and result.blockers == ["response_structure_compliance"]
     assert all(not m.scored for k, m in result.metrics.items()
                if k != "response_structure_compliance")
+
+
+# SPEC 5.1: a score outside 0..max_score is a wrong answer, not a structure error. The
+# scorecard's Q1 is a compliance question (expected 0 of 2), Q2 a SCORE question (3 of 5).
+RANGE_EXPECTED = {"questions": [question("Q1", 0, max_score=2, qtype="PASS_FAIL"),
+                                question("Q2", 3)]}
+
+
+def _range(q1: float, q2: float) -> Any:
+    output = copy.deepcopy(RANGE_EXPECTED)
+    output["questions"][0]["score"] = q1
+    output["questions"][1]["score"] = q2
+    case = make_case("qa", RANGE_EXPECTED, config=asked(RANGE_EXPECTED))
+    return evaluate(case, output, embedder=TFIDF)
+
+
+def test_score_above_max_score_is_a_wrong_answer_with_valid_structure() -> None:
+    result = _range(5, 3)
+    assert result.metrics["response_structure_compliance"].value == 1.0
+    accuracy = result.metrics["question_score_accuracy"]
+    assert accuracy.value == 0.5
+    assert accuracy.details["out_of_range"] == ["Q1"]
+    assert "score outside 0..max_score: Q1" in (accuracy.reason or "")
+    q1 = accuracy.details["questions"][0]
+    assert (q1["correct"], q1["normalized_gap"]) == (False, 1.0)  # |5 - 0| / 2 clipped to 1
+    assert result.metrics["score_gap_accuracy"].value == 0.5
+    # Claiming more than full marks on a failed compliance question is a false pass.
+    assert result.metrics["compliance_false_pass_rate"].value == 1.0
+    assert result.score is not None
+
+
+def _one_score_question(expected_score: float, model_score: float) -> Any:
+    expected = {"questions": [question("Q1", expected_score, max_score=5)]}
+    output = copy.deepcopy(expected)
+    output["questions"][0]["score"] = model_score
+    return evaluate(make_case("qa", expected, config=asked(expected)), output, embedder=TFIDF)
+
+
+def test_negative_score_is_wrong_although_within_the_tolerance() -> None:
+    result = _one_score_question(0, -0.2)  # within ±0.5 of 0, but below 0
+    assert result.metrics["response_structure_compliance"].value == 1.0
+    assert result.metrics["question_score_accuracy"].value == 0.0
+    assert result.metrics["question_score_accuracy"].details["out_of_range"] == ["Q1"]
+    assert result.metrics["score_gap_accuracy"].value == pytest.approx(1 - 0.2 / 5)
+
+
+def test_score_just_above_max_score_is_wrong_although_within_the_tolerance() -> None:
+    result = _one_score_question(5, 5.3)  # within ±0.5 of 5, but above max_score
+    assert result.metrics["response_structure_compliance"].value == 1.0
+    assert result.metrics["question_score_accuracy"].value == 0.0
+    assert result.metrics["score_gap_accuracy"].value == pytest.approx(1 - 0.3 / 5)
+
+
+def test_in_range_score_within_the_tolerance_stays_correct() -> None:
+    result = _one_score_question(5, 4.6)
+    assert result.metrics["question_score_accuracy"].value == 1.0
+    assert result.metrics["question_score_accuracy"].details["out_of_range"] == []
 
 
 def test_fenced_json_is_accepted_and_noted() -> None:

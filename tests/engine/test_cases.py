@@ -6,10 +6,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_callqa.engine.loading import CaseFileError, load_case_file, load_cases
+from pytest_callqa.engine.registry import default_registry
+
+from .doc_cases import doc_cases
 
 EXAMPLE_CASES = Path(__file__).parents[2] / "example_project" / "cases"
 
@@ -19,6 +23,9 @@ task: qa
 transcript:
   - {speaker: agent, text: "Good morning, how can I help?", start: "00:12"}
   - {speaker: customer, text: "I was charged twice.", start: 15}
+config:
+  questions:
+    - {question_id: Q1, text: "Did the agent greet the customer?", type: PASS_FAIL}
 expected_outcome:
   questions:
     - {question_id: Q1, score: 5, max_score: 5, type: PASS_FAIL, reason: "greeted"}
@@ -41,7 +48,7 @@ def test_yaml_case_with_turns_and_timestamps(tmp_path: Path) -> None:
 def test_string_transcript_is_split_into_turns(tmp_path: Path) -> None:
     text = GOOD.split("transcript:")[0] + (
         'transcript: "[01:02] agent: Hello there\\ncustomer: Hi"\n'
-        + GOOD.split("start: 15}\n")[1])
+        + "config:" + GOOD.split("config:")[1])
     [case] = load_case_file(write(tmp_path, "a.yaml", text))
     assert [(t.speaker, t.text, t.start) for t in case.transcript] == [
         ("agent", "Hello there", 62.0), ("customer", "Hi", None)]
@@ -81,6 +88,143 @@ def test_malformed_case_names_file_and_field(tmp_path: Path, text: str, needle: 
         load_case_file(path)
     assert str(path) in str(info.value)
     assert needle in str(info.value)
+
+
+def problems_of(tmp_path: Path, case: Any) -> list[str]:
+    """The problems the loader reports for one case written as JSON (none when it loads)."""
+    path = write(tmp_path, "case.json", json.dumps(case))
+    try:
+        load_case_file(path)
+    except CaseFileError as exc:
+        assert exc.path == path
+        return exc.problems
+    return []
+
+
+def test_the_documented_minimal_case_of_every_task_loads(tmp_path: Path) -> None:
+    cases = doc_cases()
+    assert sorted(cases) == sorted(default_registry().tasks)
+    for case in cases.values():
+        assert problems_of(tmp_path, case) == []
+
+
+NEED_TRANSCRIPT = sorted(set(default_registry().tasks) - {"grounding"})
+
+
+@pytest.mark.parametrize("task", NEED_TRANSCRIPT)
+@pytest.mark.parametrize("transcript", [None, [], "", "  \n\n  "])
+def test_a_case_without_a_turn_is_a_case_error(tmp_path: Path, task: str,
+                                               transcript: Any) -> None:
+    case = doc_cases()[task]
+    if transcript is None:
+        del case["transcript"]
+    else:
+        case["transcript"] = transcript
+    assert f"transcript: no turn (every {task} case needs one)" in problems_of(tmp_path, case)
+
+
+@pytest.mark.parametrize("task", sorted(default_registry().tasks))
+def test_a_blank_turn_is_a_case_error_in_every_task(tmp_path: Path, task: str) -> None:
+    case = doc_cases()[task]
+    case["transcript"] = [{"speaker": "agent", "text": "Hello, how can I help?"},
+                          {"speaker": "customer", "text": "   "}]
+    problems = problems_of(tmp_path, case)
+    assert "transcript[1].text: empty turn (every turn must say something)" in problems
+
+
+def test_grounding_takes_its_context_from_the_config_or_the_transcript(tmp_path: Path) -> None:
+    case = doc_cases()["grounding"]
+    assert "transcript" not in case and problems_of(tmp_path, case) == []
+    del case["config"]["context"]
+    assert problems_of(tmp_path, case) == [
+        "config.context: no context — give passages in config.context or a transcript; an "
+        "answer cannot be grounded in nothing"]
+
+
+@pytest.mark.parametrize(("config", "problem"), [
+    (None, "config.questions: Field required"),
+    ({"questions": []}, "config.questions: List should have at least 1 item after "
+                        "validation, not 0"),
+    ({"questions": [{"question_id": ""}]}, "config.questions[0].question_id: String should "
+                                           "have at least 1 character"),
+])
+def test_a_qa_case_needs_a_question(tmp_path: Path, config: Any, problem: str) -> None:
+    case = doc_cases()["qa"]
+    if config is None:
+        del case["config"]
+    else:
+        case["config"] = config
+    assert problem in problems_of(tmp_path, case)
+
+
+def test_a_qa_case_needs_an_expected_question(tmp_path: Path) -> None:
+    case = doc_cases()["qa"]
+    case["expected_outcome"]["questions"] = []
+    assert problems_of(tmp_path, case) == [
+        "expected_outcome.questions: List should have at least 1 item after validation, not 0"]
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    ({"question_id": "Q2"}, "expected_outcome.questions[0].question_id: 'Q1' is not asked in "
+                            "config.questions (a live model would never answer it)"),
+    ({"type": "SCORE"}, "expected_outcome.questions[0].type: PASS_FAIL but config.questions "
+                        "asks 'Q1' as SCORE"),
+    ({"max_score": 10}, "expected_outcome.questions[0].max_score: 5 but config.questions gives "
+                        "'Q1' max_score 10"),
+])
+def test_the_expected_scorecard_matches_the_questions_asked(
+    tmp_path: Path, change: dict[str, Any], problem: str
+) -> None:
+    case = doc_cases()["qa"]
+    case["config"]["questions"][0].update(change)
+    assert problem in problems_of(tmp_path, case)
+
+
+def test_an_expected_score_above_max_score_is_a_case_error(tmp_path: Path) -> None:
+    case = doc_cases()["qa"]
+    case["expected_outcome"]["questions"][0].update(score=7, type="SCORE")
+    case["config"]["questions"][0]["type"] = "SCORE"
+    assert problems_of(tmp_path, case) == [
+        "expected_outcome.questions[0]: Value error, score 7 exceeds max_score 5"]
+
+
+@pytest.mark.parametrize(("config", "problem"), [
+    ({}, "config.target_language: Field required"),
+    ({"target_language": ""}, "config.target_language: String should have at least 1 "
+                              "character"),
+])
+def test_a_translation_case_names_its_target_language(
+    tmp_path: Path, config: dict[str, Any], problem: str
+) -> None:
+    case = doc_cases()["translation"]
+    case["config"] = config
+    assert problems_of(tmp_path, case) == [problem]
+
+
+def test_problems_of_each_case_of_a_file_are_prefixed_with_its_position(
+    tmp_path: Path
+) -> None:
+    good, bad = doc_cases()["qa"], doc_cases()["qa"]
+    bad["id"] = "qa-greeting-002"
+    del bad["config"], bad["transcript"]
+    assert problems_of(tmp_path, [good, bad]) == [
+        "case[1].transcript: no turn (every qa case needs one)",
+        "case[1].config.questions: Field required",
+    ]
+
+
+def test_a_schema_reference_is_set_aside(tmp_path: Path) -> None:
+    case = {"$schema": "../callqa-case.schema.json", **doc_cases()["text"]}
+    assert problems_of(tmp_path, case) == []
+    case["$schema"] = {"url": "x"}
+    assert problems_of(tmp_path, case) == [
+        "$schema: must be the schema's URL or path (a string), got dict"]
+
+
+def test_a_schema_file_beside_the_cases_is_not_a_case(tmp_path: Path) -> None:
+    write(tmp_path, "qa.yaml", GOOD)
+    write(tmp_path, "callqa-case.schema.json", '{"$schema": "x", "anyOf": []}')
+    assert [c.id for c in load_cases(tmp_path)] == ["qa-1"]
 
 
 def test_entity_case_needs_a_configured_list(tmp_path: Path) -> None:

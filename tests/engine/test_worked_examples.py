@@ -11,7 +11,7 @@ from pytest_callqa.engine.scorecard import build_scorecard
 from pytest_callqa.engine.tasks.base import weighted_score
 from pytest_callqa.engine.tasks.text_analysis import macro_f1
 
-from .helpers import TFIDF, FixedJudge, make_case, question
+from .helpers import TFIDF, FixedJudge, asked, make_case, question
 
 
 def _weights(task: str, parent: str | None = None) -> dict[str, float]:
@@ -33,7 +33,7 @@ def test_qa_question_score_accuracy_18_of_20() -> None:
     expected = {"questions": [question(f"Q{i}", 5, qtype="PASS_FAIL") for i in range(20)]}
     output = {"questions": [question(f"Q{i}", 0 if i < 2 else 5, qtype="PASS_FAIL")
                             for i in range(20)]}
-    result = evaluate(make_case("qa", expected), output, embedder=TFIDF)
+    result = evaluate(make_case("qa", expected, config=asked(expected)), output, embedder=TFIDF)
     accuracy = result.metrics["question_score_accuracy"]
     assert accuracy.value == pytest.approx(0.90)
     assert accuracy.rating == "acceptable"
@@ -43,7 +43,7 @@ def test_qa_score_gap_accuracy_0_733() -> None:
     expected = {"questions": [question("Q1", 5, 5), question("Q2", 2, 2),
                               question("Q3", 9, 10)]}
     output = {"questions": [question("Q1", 4, 5), question("Q2", 1, 2), question("Q3", 8, 10)]}
-    result = evaluate(make_case("qa", expected), output, embedder=TFIDF)
+    result = evaluate(make_case("qa", expected, config=asked(expected)), output, embedder=TFIDF)
     assert result.metrics["score_gap_accuracy"].value == pytest.approx(1 - 0.8 / 3)
     assert round(result.metrics["score_gap_accuracy"].value, 3) == 0.733
     assert result.metrics["score_gap_accuracy"].rating == "fail"
@@ -62,8 +62,8 @@ def test_qa_score_composes_the_three_metrics_end_to_end() -> None:
     answers = [6, 6, 4, 5, 5, 5, 5, 5, 5, 1]
     output = {"questions": [question(f"Q{i}", a, 10) for i, a in enumerate(answers)]}
     judge = FixedJudge({"evidence_backed_reasoning": 0.85})
-    result = evaluate(make_case("qa", expected), output, judge=judge, embedder=TFIDF,
-                      benchmarks=False)
+    result = evaluate(make_case("qa", expected, config=asked(expected)), output, judge=judge,
+                      embedder=TFIDF, benchmarks=False)
     assert result.metrics["question_score_accuracy"].value == pytest.approx(0.9)
     assert result.metrics["score_gap_accuracy"].value == pytest.approx(1 - 0.7 / 10)
     assert result.score == pytest.approx(0.7 * 0.9 + 0.2 * 0.93 + 0.1 * 0.85)

@@ -61,6 +61,9 @@ class BaseTask(ABC):
     # The model of the golden truth, when it is not in the shape of the output (an agent's
     # expected tool calls versus its trajectory); None means the output model.
     expected_model: type[BaseModel] | None = None
+    # Whether a case must carry at least one transcript turn (grounding can take its
+    # context from the config instead).
+    needs_transcript: bool = True
 
     def spec(self, metric_id: str) -> MetricSpec:
         for spec in self.metrics:
@@ -97,8 +100,15 @@ class BaseTask(ABC):
         return problems
 
     def check_transcript(self, case: GoldenCase) -> list[str]:
-        """Problems of the transcript itself; the call-intelligence tasks accept any."""
-        return []
+        """A case without turns, or with a turn that says nothing, gives nothing to judge."""
+        problems = []
+        if self.needs_transcript and not case.transcript:
+            problems.append(f"transcript: no turn (every {self.name} case needs one)")
+        for i, turn in enumerate(case.transcript):
+            if not turn.text.strip():
+                problems.append(f"transcript[{i}].text: empty turn (every turn must say "
+                                "something)")
+        return problems
 
     def check_consistency(
         self, case: GoldenCase, expected: Any, config: Any

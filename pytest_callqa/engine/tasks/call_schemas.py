@@ -39,17 +39,20 @@ def _duplicates(ids: list[Any]) -> list[str]:
 
 
 class QAQuestion(StrictModel):
+    """One answered question of a model's output. Only keys and JSON types are structure: a
+    score outside 0..max_score is a wrong answer, scored as such (SPEC 5.1)."""
+
     question_id: str = Field(min_length=1)
-    score: float = Field(ge=0)
-    max_score: float = Field(gt=0)
+    score: float
+    max_score: float
     type: Literal["PASS_FAIL", "SCORE"]
     reason: str
 
-    @model_validator(mode="after")
-    def _score_in_range(self) -> QAQuestion:
-        if self.score > self.max_score:
-            raise ValueError(f"score {self.score:g} exceeds max_score {self.max_score:g}")
-        return self
+
+def _unique_question_ids(questions: list[QAQuestion]) -> None:
+    dups = _duplicates([q.question_id for q in questions])
+    if dups:
+        raise ValueError(f"duplicate question_id: {', '.join(dups)}")
 
 
 class QAOutput(StrictModel):
@@ -57,21 +60,45 @@ class QAOutput(StrictModel):
 
     @model_validator(mode="after")
     def _unique_ids(self) -> QAOutput:
-        dups = _duplicates([q.question_id for q in self.questions])
-        if dups:
-            raise ValueError(f"duplicate question_id: {', '.join(dups)}")
+        _unique_question_ids(self.questions)
+        return self
+
+
+class QAExpectedQuestion(QAQuestion):
+    """A question of the golden scorecard: its score lies within 0..max_score."""
+
+    score: float = Field(ge=0)
+    max_score: float = Field(gt=0)
+
+    @model_validator(mode="after")
+    def _score_in_range(self) -> QAExpectedQuestion:
+        if self.score > self.max_score:
+            raise ValueError(f"score {self.score:g} exceeds max_score {self.max_score:g}")
+        return self
+
+
+class QAExpected(StrictModel):
+    """The golden scorecard: the output's structure, at least one question, in-range scores."""
+
+    questions: list[QAExpectedQuestion] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> QAExpected:
+        _unique_question_ids(list(self.questions))
         return self
 
 
 class QAConfigQuestion(LooseConfig):
-    question_id: str
+    question_id: str = Field(min_length=1)
     text: str = ""
     type: Literal["PASS_FAIL", "SCORE"] | None = None
     max_score: float | None = Field(default=None, gt=0)
 
 
 class QAConfig(LooseConfig):
-    questions: list[QAConfigQuestion] = Field(default_factory=list)
+    """The scorecard put to the model: without a question there is nothing to answer."""
+
+    questions: list[QAConfigQuestion] = Field(min_length=1)
 
 
 # --- Entity ---------------------------------------------------------------------------------
@@ -89,6 +116,11 @@ class EntityMention(LooseConfig):
 
 
 class EntityConfig(LooseConfig):
+    # The case-file schema says what the validator below says: one list must be non-empty.
+    model_config = ConfigDict(json_schema_extra={"anyOf": [
+        {"required": [name], "properties": {name: {"minItems": 1}}}
+        for name in ("keywords", "topics")]})
+
     keywords: list[str] = Field(default_factory=list)
     topics: list[str] = Field(default_factory=list)
     entity_language: str = "en"
@@ -170,6 +202,9 @@ class TranslationOutput(StrictModel):
 
 
 class TranslationConfig(LooseConfig):
+    """What to translate into: the live generator's prompt and the fluency judge read the
+    target language, so a case must name it (no deterministic metric needs it)."""
+
     source_language: str = "en"
-    target_language: str
+    target_language: str = Field(min_length=1)
     critical_facts: list[str] = Field(default_factory=list)

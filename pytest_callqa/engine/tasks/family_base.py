@@ -1,8 +1,8 @@
 """Shared behaviour of the agent, conversation, extraction and grounding families.
 
-Every one of these families needs a transcript whose turns say something, judges some
-metrics once per unit of an output (a turn, a signal), and converts rubric scores that a
-judge may get out of range.
+Every one of these families judges some metrics once per unit of an output (a turn, a
+signal) and converts rubric scores that a judge may get out of range; the transcript checks
+every task shares are in ``base.py``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..core.cases import GoldenCase
 from ..core.judging import JudgeRequest, Scale, lowest_score, valid_score
 from ..core.metrics import Bands
 from .base import BaseTask
@@ -27,21 +26,7 @@ RUBRIC_BANDS = Bands(good=RUBRIC_GOOD, acceptable=3.0)
 
 
 class FamilyTask(BaseTask):
-    """A task that needs a transcript whose turns all say something."""
-
-    # Whether a case must carry at least one transcript turn.
-    needs_transcript: bool = True
-
-    def check_transcript(self, case: GoldenCase) -> list[str]:
-        """Empty turns are an authoring mistake in every family: nothing can be judged in them."""
-        problems = []
-        if self.needs_transcript and not case.transcript:
-            problems.append(f"transcript: no turn (every {self.name} case needs one)")
-        for i, turn in enumerate(case.transcript):
-            if not turn.text.strip():
-                problems.append(f"transcript[{i}].text: empty turn (every turn must say "
-                                "something)")
-        return problems
+    """A task that judges some metrics once per unit of its output (a turn, a signal)."""
 
     def item_request(
         self, ctx: EvalContext, metric_id: str, scale: Scale, focus: Mapping[str, Any],

@@ -9,7 +9,7 @@ from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from .base import BaseTask, structure_spec, weighted_score
-from .call_schemas import QAConfig, QAOutput, QAQuestion
+from .call_schemas import QAConfig, QAExpected, QAOutput, QAQuestion
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext
@@ -62,8 +62,13 @@ def _gap(model_q: QAQuestion | None, expected_q: QAQuestion) -> float:
     return min(1.0, max(0.0, abs(model_q.score - expected_q.score) / expected_q.max_score))
 
 
+def _out_of_range(model_q: QAQuestion, expected_q: QAQuestion) -> bool:
+    """A score below 0 or above the scorecard's max_score: a wrong answer, not bad structure."""
+    return not -_EPS <= model_q.score <= expected_q.max_score + _EPS
+
+
 def _correct(model_q: QAQuestion | None, expected_q: QAQuestion) -> bool:
-    if model_q is None:
+    if model_q is None or _out_of_range(model_q, expected_q):
         return False
     tolerance = SCORE_TOLERANCE * expected_q.max_score if expected_q.type == "SCORE" else 0.0
     return abs(model_q.score - expected_q.score) <= tolerance + _EPS
@@ -83,24 +88,37 @@ class QATask(BaseTask):
     title = "QA"
     metrics = METRICS
     output_model = QAOutput
+    expected_model = QAExpected
     config_model = QAConfig
 
     def check_consistency(self, case: Any, expected: Any, config: Any) -> list[str]:
         problems = []
-        if not expected.questions:
-            problems.append("expected_outcome.questions: the scorecard has no question")
         for i, q in enumerate(expected.questions):
             if q.type == "PASS_FAIL" and q.score not in (0, q.max_score):
                 problems.append(
                     f"expected_outcome.questions[{i}].score: a PASS_FAIL question scores 0 "
                     f"or max_score ({q.max_score:g}), got {q.score:g}"
                 )
+        asked = {q.question_id: q for q in config.questions}
         expected_ids = {q.question_id for q in expected.questions}
         for i, q in enumerate(config.questions):
             if q.question_id not in expected_ids:
                 problems.append(
                     f"config.questions[{i}].question_id: {q.question_id!r} has no expected score"
                 )
+        for i, q in enumerate(expected.questions):
+            put = asked.get(q.question_id)
+            where = f"expected_outcome.questions[{i}]"
+            if put is None:
+                problems.append(f"{where}.question_id: {q.question_id!r} is not asked in "
+                                "config.questions (a live model would never answer it)")
+                continue
+            if put.type is not None and put.type != q.type:
+                problems.append(f"{where}.type: {q.type} but config.questions asks "
+                                f"{q.question_id!r} as {put.type}")
+            if put.max_score is not None and put.max_score != q.max_score:
+                problems.append(f"{where}.max_score: {q.max_score:g} but config.questions "
+                                f"gives {q.question_id!r} max_score {put.max_score:g}")
         return problems
 
     def output_problems(self, ctx: EvalContext) -> list[str]:
@@ -127,12 +145,15 @@ class QATask(BaseTask):
         expected: list[QAQuestion] = list(ctx.expected.questions)  # type: ignore[attr-defined]
         answered = {q.question_id: q for q in ctx.parsed.questions}  # type: ignore[union-attr]
         correct, gaps, missing, false_passes, per_question = 0, [], [], [], []
+        out_of_range: list[str] = []
         for eq in expected:
             mq = answered.get(eq.question_id)
             if mq is None:
                 missing.append(eq.question_id)
             ok = _correct(mq, eq)
             gap = _gap(mq, eq)
+            if mq is not None and _out_of_range(mq, eq):
+                out_of_range.append(eq.question_id)
             correct += ok
             gaps.append(gap)
             if _false_pass(mq, eq):
@@ -145,8 +166,11 @@ class QATask(BaseTask):
         n = len(expected)
         accuracy = self.spec("question_score_accuracy").result(
             correct / n, f"{correct} of {n} questions scored correctly"
-            + (f"; missing: {', '.join(missing)}" if missing else ""),
-            correct=correct, total=n, missing=missing, questions=per_question,
+            + (f"; missing: {', '.join(missing)}" if missing else "")
+            + (f"; score outside 0..max_score: {', '.join(out_of_range)}"
+               if out_of_range else ""),
+            correct=correct, total=n, missing=missing, out_of_range=out_of_range,
+            questions=per_question,
         )
         gap_mean = sum(gaps) / n
         gap_accuracy = self.spec("score_gap_accuracy").result(

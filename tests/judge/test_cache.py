@@ -311,6 +311,61 @@ def test_two_processes_sharing_a_ledger_never_pass_the_budget(fake: Any,
     assert not entry_files(cache_dir)
 
 
+def test_a_request_waits_for_reservations_in_flight_but_not_for_a_dead_holder(
+    tmp_path: Path
+) -> None:
+    from pytest_callqa.engine.llm.budget import Budget
+
+    async def main() -> None:
+        local = Budget(1.0, None, hold_s=5.0, grace_s=0.0)
+        first = await local.reserve(0.6)
+        assert first is not None
+        waiting = asyncio.create_task(local.reserve(0.6))
+        await asyncio.sleep(0.05)
+        assert not waiting.done()  # 0.6 + 0.6 > 1.0 while the first is in flight
+        local.settle(first, 0.1)
+        assert await asyncio.wait_for(waiting, 1.0) is not None
+        assert local.spent() == pytest.approx(0.1)
+        # A process that died holding a reservation never settles it: after the hold time
+        # it counts as spent, and the request is refused instead of waiting for ever.
+        ledger_path = tmp_path / "run.log"
+        ledger_path.write_text("\nR 999999-dead-1 0.9 ;\n")
+        shared = Budget(1.0, SpendLedger(ledger_path), hold_s=0.05, grace_s=0.0)
+        started = time.monotonic()
+        assert await shared.reserve(0.2) is None
+        assert 0.05 <= time.monotonic() - started < 2.0
+        assert await shared.reserve(0.1) is not None  # what is left still fits
+
+    asyncio.run(main())
+
+
+def test_a_reply_cut_at_the_bound_a_budget_added_is_not_cached(
+    fake: Any, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_callqa.engine.llm import transport
+    from pytest_callqa.engine.pricing import PriceTable
+
+    read = transport._read_completion
+
+    def cut_short(completion: Any) -> Any:
+        reply = read(completion)
+        reply.finish_reason = "length"
+        return reply
+
+    monkeypatch.setattr(transport, "_read_completion", cut_short)
+    server = fake()
+    items = qa_items(1)
+    budgeted = {"budget_usd": 100.0, "prices": PriceTable({"gpt-4o-mini": (1.0, 1.0)})}
+    for _ in range(2):
+        evaluate_many(items, judge=make_judge(server, JudgeCache(cache_dir), **budgeted),
+                      benchmarks=False)
+    # The key leaves the added bound out, so a reply it cut must not stand for a whole one.
+    assert server.requests == 2 and not entry_files(cache_dir)
+    # Without a budget nothing is added: the reply is what the request asked for, and kept.
+    evaluate_many(items, judge=make_judge(server, JudgeCache(cache_dir)), benchmarks=False)
+    assert server.requests == 3 and len(entry_files(cache_dir)) == 1
+
+
 def test_slots_are_released_when_a_holder_is_cancelled(tmp_path: Path) -> None:
     from pytest_callqa.engine.llm.cache import FileSlots
 

@@ -33,10 +33,10 @@ from .endpoint import CallError
 # generated outputs (a translated call, an extraction) can be long.
 JUDGE_MAX_TOKENS = 2048
 GENERATION_MAX_TOKENS = 4096
-# How long a request may wait for other requests' reservations to be settled before they
-# are counted as spent, beyond the request timeout: a reservation outlives its request only
-# when the process holding it died.
-_SETTLE_GRACE_S = 5.0
+# Beyond the request timeout, how long a request may wait for other requests' reservations
+# to be settled before they are counted as spent: a reservation outlives its request (one
+# HTTP attempt, bounded by the timeout) only when the process holding it died.
+SETTLE_GRACE_S = 5.0
 _WAIT_FIRST_S = 0.005
 _WAIT_MAX_S = 0.05
 
@@ -202,13 +202,15 @@ class Budget:
     the same for every process of a run; without one the book is this process's).
 
     A request whose worst case does not fit waits while reservations of requests in flight
-    might still free enough, at most ``patience_s``; it is refused once it cannot fit.
+    might still free enough — at most ``hold_s`` (the longest an attempt may hold one: the
+    request timeout) plus ``grace_s``, after which reservations still held count as spent;
+    it is refused once it cannot fit.
     """
 
     def __init__(self, limit_usd: float | None, ledger: SpendLedger | None,
-                 patience_s: float = 60.0) -> None:
+                 hold_s: float = 60.0, grace_s: float = SETTLE_GRACE_S) -> None:
         self.limit_usd = limit_usd
-        self.patience_s = patience_s
+        self.patience_s = hold_s + grace_s
         self._ledger = ledger
         self._spent = 0.0
         self._held: dict[str, float] = {}
@@ -224,7 +226,7 @@ class Budget:
         limit = self.limit_usd
         if limit is None:
             return ""
-        deadline = time.monotonic() + self.patience_s + _SETTLE_GRACE_S
+        deadline = time.monotonic() + self.patience_s
         delay = _WAIT_FIRST_S
         while True:
             patient = time.monotonic() < deadline

@@ -209,7 +209,7 @@ class ChatRunner:
         ledger_path = self.cache.ledger_path(run_id) if run_id else None
         ledger = SpendLedger(ledger_path) if ledger_path is not None else None
         # A reservation is held for one attempt, which the timeout bounds.
-        self.budget = Budget(budget_usd, ledger, patience_s=timeout)
+        self.budget = Budget(budget_usd, ledger, hold_s=timeout)
         self._rng = random.Random(seed)
         self._usage: dict[tuple[str, str], ModelUsage] = {}
         self._memo: dict[str, ChatOutcome] = {}

@@ -4,11 +4,17 @@ Each failure message is meant to be read in a CI log without opening any file: i
 model and the case, then lists every failing metric with its observed value, its rating and
 threshold, and the reason (the judge's own words for judge metrics), then the blockers and
 what could not be scored.
+
+A check that needs a verdict the judge could not give raises
+:class:`~pytest_callqa.engine.core.results.JudgeUnavailable` instead of failing: the plugin
+reports that test as an error (the tool failed), never as a failure of the model or a pass.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from .engine.core.results import JudgeUnavailable
 
 if TYPE_CHECKING:
     from .engine.core.metrics import MetricSpec
@@ -78,7 +84,9 @@ def metric_line(result: TaskResult, metric_id: str) -> str:
     if spec is not None:
         facts.append(f"threshold {spec.threshold}")
     if metric.flagged:
-        facts.append("flagged: the judge's reply was unusable")
+        facts.append("flagged: an off-scale judge reply, scored by the family's rule")
+    if metric.judge_error:
+        facts.append("judge error")
     line = f"  {metric_id} = {_value(metric.value, spec)}"
     if facts:
         line += f" ({'; '.join(facts)})"
@@ -120,6 +128,8 @@ def _assert_task_score(
             f"{_who(result)}; use {right}"
         )
     title = _TITLES[task]
+    if result.incomplete:
+        raise JudgeUnavailable(result.judge_error_text())
     if not result.valid or result.score is None:
         raise _fail(f"{title} score invalid {_who(result)} (required >= {min_score:.3f})",
                     _details(result))
@@ -200,6 +210,11 @@ def assert_no_blockers(result: TaskResult) -> None:
     """Fail when any blocker metric fired for this output (the model is disqualified)."""
     __tracebackhide__ = True
     if not result.blocked:
+        unknown = [mid for mid in result.judge_errors
+                   if (spec := _spec(result, mid)) is not None and spec.blocker]
+        if unknown:
+            # A blocker the judge could not score may or may not have fired.
+            raise JudgeUnavailable(result.judge_error_text(unknown))
         return
     count = len(result.blockers)
     raise _fail(
@@ -287,7 +302,7 @@ def assert_extraction_f1(
                        if m.endswith("_f1") and m != "signal_f1")
         raise KeyError(f"no signal type {signal!r} in this extraction result {_who(result)} "
                        f"(evaluated: {', '.join(known) or 'none'})")
-    metric = result.metrics[metric_id]
+    metric = result.metric(metric_id)
     if metric.value is not None and metric.value >= min_f1:
         return
     shown = "not scored" if metric.value is None else f"{metric.value:.3f}"

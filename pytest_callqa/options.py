@@ -17,7 +17,9 @@ from .engine.core.defaults import (
     DEFAULT_CACHE_DIR,
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE_MODEL,
+    DEFAULT_RESPONSE_FORMAT,
     DEFAULT_TIMEOUT_S,
+    RESPONSE_FORMATS,
 )
 from .engine.pricing import PriceError, PriceTable
 from .run.settings import Settings, live_entry
@@ -35,8 +37,11 @@ CASE_SCHEMA_OPTION = "--callqa-case-schema"
 MISSING_OPTION = "--callqa-missing"
 PRICES_OPTION = "--callqa-prices"
 BENCHMARKS_OPTION = "--callqa-benchmarks"
+PREFLIGHT_OPTION = "--callqa-preflight"
 DISQUALIFY_TOLERANCE_OPTION = "--callqa-disqualify-tolerance"
 JUDGE_MODE_OPTION = "--callqa-judge-mode"
+RESPONSE_FORMAT_OPTION = "--callqa-judge-response-format"
+MAX_INPUT_OPTION = "--callqa-judge-max-input-tokens"
 CONCURRENCY_OPTION = "--callqa-concurrency"
 RPM_OPTION = "--callqa-rpm"
 TIMEOUT_OPTION = "--callqa-timeout"
@@ -90,6 +95,14 @@ def add_options(parser: pytest.Parser) -> None:
     add(JUDGE_MODE_OPTION, "combined: all judge-scored metrics of one output in one call; "
         "per-metric: one call per metric; default: combined", choices=JUDGE_MODES,
         default=None)
+    add(RESPONSE_FORMAT_OPTION, "how judge replies are constrained: json_schema (a strict "
+        "schema of the verdicts asked for), json_object, none (the prompt alone), or auto: "
+        "json_schema, stepping down per endpoint when the server refuses it; default: auto",
+        choices=RESPONSE_FORMATS, default=None)
+    add(MAX_INPUT_OPTION, "most prompt tokens one judge call may carry; a call over it is not "
+        "sent and its verdicts are judge errors; default: the judge model's context window "
+        "less room for the reply (built in for common OpenAI models; others unchecked)",
+        metavar="N", default=None)
     add(CONCURRENCY_OPTION, "most judge and generation requests in flight at once, for all "
         f"xdist workers together; default: {DEFAULT_CONCURRENCY}", metavar="N", default=None)
     add(RPM_OPTION, "most judge and generation requests started per minute, for all xdist "
@@ -116,6 +129,11 @@ def add_options(parser: pytest.Parser) -> None:
     add(BENCHMARKS_OPTION, "score the Layer 2 standard benchmarks (--no-callqa-benchmarks "
         "to skip them); default: on", action=argparse.BooleanOptionalAction, default=None,
         ini_type="bool", ini_default=True)
+    add(PREFLIGHT_OPTION, "before the first test, check each judge and live-model endpoint "
+        "once (key, reachable, model served) and stop with a usage error if one cannot be "
+        "used (--no-callqa-preflight to skip, e.g. for a run that only replays the cache); "
+        "default: on", action=argparse.BooleanOptionalAction, default=None, ini_type="bool",
+        ini_default=True)
     add(DISQUALIFY_TOLERANCE_OPTION, "blocked cases a model may have in a task before it is "
         "disqualified for the task; default: 0", metavar="N", type=int, default=None,
         ini_type="int")
@@ -204,6 +222,9 @@ def read_settings(config: pytest.Config) -> Settings:
     benchmarks = config.getoption(ini_name(BENCHMARKS_OPTION))
     if benchmarks is None:
         benchmarks = config.getini(ini_name(BENCHMARKS_OPTION))
+    preflight = config.getoption(ini_name(PREFLIGHT_OPTION))
+    if preflight is None:
+        preflight = config.getini(ini_name(PREFLIGHT_OPTION))
     tolerance = config.getoption(ini_name(DISQUALIFY_TOLERANCE_OPTION))
     if tolerance is None:
         tolerance = config.getini(ini_name(DISQUALIFY_TOLERANCE_OPTION)) or 0
@@ -214,6 +235,7 @@ def read_settings(config: pytest.Config) -> Settings:
     base_url = (config.getoption(ini_name(JUDGE_BASE_URL_OPTION))
                 or config.getini(ini_name(JUDGE_BASE_URL_OPTION)) or None)
     concurrency = _number(config, CONCURRENCY_OPTION, int, minimum=1)
+    max_input = _number(config, MAX_INPUT_OPTION, int, minimum=1)
     rpm = _number(config, RPM_OPTION, int, minimum=1)
     timeout = _number(config, TIMEOUT_OPTION, float, minimum=0, exclusive=True)
     budget = _number(config, BUDGET_OPTION, float, minimum=0)
@@ -245,6 +267,9 @@ def read_settings(config: pytest.Config) -> Settings:
         judge_model=judge_model,
         judge_base_url=base_url,
         judge_mode=_choice(config, JUDGE_MODE_OPTION, JUDGE_MODES, "combined"),
+        judge_max_input_tokens=int(max_input) if max_input is not None else None,
+        judge_response_format=_choice(config, RESPONSE_FORMAT_OPTION, RESPONSE_FORMATS,
+                                      DEFAULT_RESPONSE_FORMAT),
         concurrency=int(concurrency) if concurrency is not None else DEFAULT_CONCURRENCY,
         rpm=int(rpm) if rpm is not None else None,
         timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
@@ -257,6 +282,7 @@ def read_settings(config: pytest.Config) -> Settings:
         missing=_choice(config, MISSING_OPTION, MISSING_MODES, "skip"),
         prices=prices,
         benchmarks=bool(benchmarks),
+        preflight=bool(preflight),
         disqualify_tolerance=int(tolerance),
     )
 

@@ -8,6 +8,7 @@ a test first asks for a golden case, never by a run that evaluates nothing.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -37,6 +38,10 @@ MODEL_FIXTURE = "callqa_model"
 EVAL_FIXTURES = frozenset({CASE_FIXTURE, MODEL_FIXTURE, "callqa_output", "callqa_result"})
 
 T = TypeVar("T")
+
+PREFLIGHT_HINT = "--no-callqa-preflight skips this check"
+# The attribute of a call report whose test a judge error stopped (crosses xdist too).
+JUDGE_ERROR_ATTR = "callqa_judge_error"
 
 SESSION_KEY = pytest.StashKey[CallqaSession]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
@@ -315,9 +320,32 @@ def pytest_runtestloop(session: pytest.Session) -> None:
             session.testsfailed and not config.option.continue_on_collection_errors):
         return  # pytest's own runtestloop stops the run
     state = _state(config)
+    if _preflight_fails(config, state):
+        return  # a worker: the controller has stopped the run with the reason
     if not state.is_worker:
         state.progress = TerminalProgress.of(config)
     state.resolver.resolve_up_front()
+
+
+def _preflight_fails(config: pytest.Config, state: CallqaSession) -> bool:
+    """Check every endpoint the run will call, once, before any call is made: the only
+    process, or the xdist controller, stops the run with a usage error naming what to set;
+    a worker (which resolves its calls up front on its own) makes none of them."""
+    settings = state.settings
+    controller = config.pluginmanager.hasplugin("dsession")
+    # The xdist controller collects nothing: it goes by the configuration alone.
+    calls = (settings.llm_judge or bool(state.catalog.live_models())) if controller \
+        else state.resolver.makes_calls
+    if not settings.preflight or not calls:
+        return False
+    problems = state.services.preflight(state.catalog.live_models())
+    if not problems:
+        return False
+    if state.is_worker:
+        return True
+    raise pytest.UsageError(
+        "callqa: preflight: " + "\ncallqa: preflight: ".join(problems)
+        + f"\n(no test was run; {PREFLIGHT_HINT})")
 
 
 # --- fixtures -----------------------------------------------------------------------------
@@ -420,12 +448,32 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 # --- results across processes -------------------------------------------------------------
 
 
+def _judge_unavailable(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
+    # The engine's results module not loaded means nothing raised its exception; importing it
+    # here would cost every test of every session.
+    results = sys.modules.get("pytest_callqa.engine.core.results")
+    return (results is not None and excinfo is not None
+            and excinfo.errisinstance(results.JudgeUnavailable))
+
+
+@pytest.hookimpl
+def pytest_report_teststatus(report: pytest.TestReport,
+                             config: pytest.Config) -> tuple[str, str, str] | None:
+    """Fires for every report: a test stopped by a verdict the judge could not give is an
+    error of the tool, shown and counted as an error, not as a failure of the model."""
+    if report.when == "call" and report.failed and getattr(report, JUDGE_ERROR_ATTR, False):
+        return "error", "E", "ERROR"
+    return None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item,
                               call: pytest.CallInfo[None]) -> Any:
     """Fires for each phase of each test: the teardown report carries the test's result (or
     why it was not evaluated) as builtins, which xdist ships to the controller."""
     report = yield
+    if call.when == "call" and _judge_unavailable(call.excinfo):
+        setattr(report, JUDGE_ERROR_ATTR, True)
     if call.when == "teardown":
         payload = item.stash.get(PAYLOAD_KEY, None)
         if payload is not None:

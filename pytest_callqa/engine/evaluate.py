@@ -16,10 +16,12 @@ from typing import Any
 from .core.cases import GoldenCase
 from .core.context import EvalContext, check_structure, parse_output
 from .core.judging import Judge, JudgeRequest, JudgeVerdict
+from .core.metrics import TaskSpec
 from .core.results import MetricResult, TaskResult
 from .embeddings import Embedder, get_embedder
 from .judges.heuristic import HeuristicJudge
 from .registry import Registry, default_registry
+from .tasks.base import BaseTask
 from .tasks.benchmarks import plan_benchmarks, score_benchmarks
 from .tasks.extraction_corpus import CorpusReport, aggregate_corpus
 
@@ -64,7 +66,7 @@ def prepare(
                 details={"problems": problems},
             )
     requests = spec.plan(ctx)
-    if ctx.benchmarks and ctx.parsed is not None:
+    if _benchmarked(spec, ctx):
         requests += plan_benchmarks(spec.name, ctx)
     return Prepared(ctx=ctx, requests=requests, registry=registry)
 
@@ -81,8 +83,15 @@ def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str
             usage[f"judge_{key}"] = usage.get(f"judge_{key}", 0.0) + amount
     spec = registry.task(ctx.case.task)
     result = spec.score(ctx, by_metric)
-    if ctx.benchmarks and ctx.parsed is not None:
-        _add_metrics(result, score_benchmarks(spec.name, ctx, by_metric))
+    if _benchmarked(spec, ctx):
+        benchmarks = score_benchmarks(spec.name, ctx, by_metric)
+        if benchmarks:
+            _add_metrics(result, benchmarks)
+    errors = {request.metric: verdict.reason
+              for request, verdict in zip(prepared.requests, verdicts, strict=True)
+              if verdict.judge_error}
+    if errors:
+        _mark_judge_errors(result, spec, registry, errors)
     result.model = ctx.model
     result.run = ctx.run
     result.judge_records = records
@@ -92,6 +101,12 @@ def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str
     return result
 
 
+def _benchmarked(spec: TaskSpec, ctx: EvalContext) -> bool:
+    """Whether the Layer 2 benchmarks apply: to a parsed output of a built-in family (a
+    project's own task spec decides its metrics alone)."""
+    return ctx.benchmarks and ctx.parsed is not None and isinstance(spec, BaseTask)
+
+
 def _add_metrics(result: TaskResult, metrics: Mapping[str, MetricResult]) -> None:
     """Metrics reported beside the task's own (the benchmarks): never weighted, never
     voiding, but a blocker among them still blocks."""
@@ -99,6 +114,55 @@ def _add_metrics(result: TaskResult, metrics: Mapping[str, MetricResult]) -> Non
     result.blockers += [mid for mid, m in metrics.items() if m.blocker]
     result.blocked = bool(result.blockers)
     result.not_scored = sorted(mid for mid, m in result.metrics.items() if not m.scored)
+
+
+def _mark_judge_errors(result: TaskResult, spec: TaskSpec, registry: Registry,
+                       errors: Mapping[str, str]) -> None:
+    """Metrics the judge could not score become *not scored — judge error*, and so does every
+    metric computed from them (a parent score, the task's overall aggregates). When a metric
+    weighted into the task score is among them the task score is unknown: it is not
+    renormalised around the gap, since that would report a number the judge never gave."""
+    own = {m.id: m for m in registry.metrics_for(result.task)}
+    affected = {mid: f"judge error: {reason}" for mid, reason in errors.items()}
+    for request_metric, reason in errors.items():
+        if request_metric not in own:
+            # A request that feeds several metrics at once (a combined per-turn judgement):
+            # the judge-scored metrics it left without a value are its.
+            for mid, metric in own.items():
+                found = result.metrics.get(mid)
+                if "judge" in metric.source and found is not None and not found.scored:
+                    affected.setdefault(mid, f"judge error: {reason}")
+    grew = True
+    while grew:
+        grew = False
+        for mid in list(affected):
+            parent = own[mid].parent if mid in own else None
+            if parent is not None and parent not in affected:
+                affected[parent] = f"judge error: computed from {mid}, which the judge could " \
+                                   "not score"
+                grew = True
+    # Only metrics weighted into the task score make it unknown; supplementary ones (the
+    # extraction rubrics, the benchmarks) are reported apart from it.
+    task_own = [mid for mid in affected if mid in own and own[mid].weight is not None]
+    if task_own:
+        for mid in getattr(spec, "aggregate_metrics", ()):
+            affected.setdefault(mid, f"judge error: computed from {', '.join(task_own)}, "
+                                     "which the judge could not score")
+    for mid, reason in affected.items():
+        if mid in result.metrics:
+            old = result.metrics[mid]
+            result.metrics[mid] = MetricResult(value=None, scored=False, judge_error=True,
+                                               reason=reason, details=old.details)
+    result.judge_errors = sorted(mid for mid in affected if mid in result.metrics)
+    result.blockers = [mid for mid in result.blockers if mid not in affected]
+    result.blocked = bool(result.blockers)
+    result.not_scored = sorted(mid for mid, m in result.metrics.items() if not m.scored)
+    if task_own and result.valid:
+        result.score = None
+        result.renormalised = False
+        result.notes = [n for n in result.notes if not n.startswith("weights renormalised")]
+        result.notes.append("task score unknown: the judge could not score "
+                            f"{', '.join(sorted(task_own))} (a judge error, not a model failure)")
 
 
 def _apply_custom_metrics(ctx: EvalContext, result: TaskResult, registry: Registry) -> None:

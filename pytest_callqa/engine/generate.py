@@ -14,6 +14,7 @@ repaired: the raw text is what gets scored, including its structure.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import types
 import typing
@@ -24,10 +25,16 @@ from typing import Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 
 from .core.cases import GoldenCase
-from .core.defaults import DEFAULT_CONCURRENCY, DEFAULT_GENERATION_TIMEOUT_S
+from .core.defaults import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_GENERATION_TIMEOUT_S,
+    DEFAULT_RESPONSE_FORMAT,
+)
 from .llm.cache import JudgeCache
 from .llm.endpoint import Endpoint, ModelSpec
+from .llm.formats import FormatLadder, call_structured, response_format_param
 from .llm.transport import ChatOutcome, ChatRequest, ChatRunner, first_error
+from .llm.windows import input_limit, too_large
 from .pricing import PriceTable
 from .registry import default_registry
 
@@ -72,6 +79,13 @@ def describe_type(annotation: Any, indent: int = 0) -> str:
 
 def output_structure(task: str) -> str:
     return describe_type(default_registry().task(task).output_model)
+
+
+@functools.cache
+def output_schema(task: str) -> dict[str, Any]:
+    """The JSON Schema of the task's output, sent as the response format."""
+    schema: dict[str, Any] = default_registry().task(task).output_model.model_json_schema()
+    return schema
 
 
 # --- default prompts -----------------------------------------------------------------------
@@ -157,8 +171,9 @@ class OpenAIGenerator:
     """Produces live outputs of one model for golden cases.
 
     ``model`` is a served model id or a :class:`ModelSpec` (``parse`` one from
-    ``name=model@base_url``). ``json_mode`` asks the server for a JSON object
-    (``response_format``); turn it off for servers without that feature. ``prompts`` maps a
+    ``name=model@base_url``). ``response_format`` is ``auto`` (the task's output schema as
+    ``json_schema``, stepping down to ``json_object`` then to the prompt alone when the
+    endpoint refuses it), ``json_schema``, ``json_object`` or ``none``. ``prompts`` maps a
     task to a function building its messages, replacing the default. The remaining arguments
     build a :class:`ChatRunner` when ``runner`` is not given; ``on_progress(done, total)``
     is called as calls finish.
@@ -171,7 +186,7 @@ class OpenAIGenerator:
         api_key: str | None = None,
         *,
         temperature: float = 0.0,
-        json_mode: bool = True,
+        response_format: str = DEFAULT_RESPONSE_FORMAT,
         prompts: Mapping[str, PromptBuilder] | None = None,
         runner: ChatRunner | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
@@ -190,7 +205,7 @@ class OpenAIGenerator:
         self.model = spec.model
         self.endpoint = Endpoint(spec.model, base_url or spec.base_url, api_key)
         self.temperature = temperature
-        self.json_mode = json_mode
+        self.formats = FormatLadder(response_format)
         self.prompts: dict[str, PromptBuilder] = dict(prompts or {})
         self.runner = runner or ChatRunner(
             concurrency=concurrency, rpm=rpm, cache=cache, budget_usd=budget_usd,
@@ -207,10 +222,15 @@ class OpenAIGenerator:
         builder = self.prompts.get(case.task, default_messages)
         return builder(case)
 
-    def request(self, case: GoldenCase, run: int = 0) -> ChatRequest:
+    def request(self, case: GoldenCase, run: int = 0, fmt: str | None = None) -> ChatRequest:
+        """The chat request for ``case`` in response format ``fmt`` (the endpoint's current
+        one by default)."""
         params: dict[str, Any] = {"temperature": self.temperature}
-        if self.json_mode:
-            params["response_format"] = {"type": "json_object"}
+        chosen = response_format_param(
+            fmt or self.formats.current(self.endpoint), f"callqa_{case.task}_output",
+            output_schema(case.task), strict=False)
+        if chosen is not None:
+            params["response_format"] = chosen
         # Repeated runs (the consistency benchmark) must be separate calls, not one reply
         # read back from the cache N times.
         return ChatRequest(messages=self.messages(case), params=params, kind="generate",
@@ -223,20 +243,26 @@ class OpenAIGenerator:
         return self.runner.run_sync(lambda: self.agenerate(cases, run=run))
 
     async def agenerate(self, cases: Sequence[GoldenCase], *, run: int = 0) -> list[Generation]:
-        requests = [self.request(case, run) for case in cases]
         done = 0
 
-        async def one(request: ChatRequest) -> ChatOutcome:
+        async def one(case: GoldenCase) -> ChatOutcome:
             nonlocal done
-            outcome = await self.runner.call(self.endpoint, request)
+            refusal = too_large(self.messages(case), self.model, input_limit(self.model),
+                                f"the generation call for case {case.id!r}")
+            if refusal is not None:
+                outcome = ChatOutcome(content=None, error=refusal)
+            else:
+                outcome = await call_structured(
+                    self.runner, self.endpoint, self.formats,
+                    lambda fmt: self.request(case, run, fmt))
             done += 1
             if self.on_progress is not None:
-                self.on_progress(done, len(requests))
+                self.on_progress(done, len(cases))
             return outcome
 
         try:
             async with self.runner.session(), asyncio.TaskGroup() as group:
-                tasks = [group.create_task(one(r)) for r in requests]
+                tasks = [group.create_task(one(case)) for case in cases]
         except BaseExceptionGroup as failed:
             # A configuration error (bad key, unknown model) stops the batch; report it as
             # itself, not wrapped in the task group's exception group.

@@ -90,8 +90,9 @@ def render_scorecard(
                 if agg is None:
                     cells.append((NOT_SCORED, None))
                     continue
-                # "?" marks a value that includes conservative scores for unusable judge replies.
-                flag = "?" if agg.flagged else ""
+                # "?" marks a value that includes a family's fallback for an off-scale judge
+                # reply; "E" one that lacks cases the judge could not score.
+                flag = ("?" if agg.flagged else "") + ("E" if agg.judge_errors else "")
                 cells.append((_fmt(agg.value, spec) + flag, agg.rating))
             label = ("[!] " if spec.blocker else "") + spec.name
             table.row(label, cells, spec.threshold)
@@ -135,6 +136,8 @@ def _task_cell(c: ModelCard, task: str) -> tuple[str, str | None]:
     text = _fmt(agg.score)
     if agg.invalid_cases:
         text += f" ({agg.invalid_cases}/{agg.cases} invalid)"
+    if agg.judge_error_cases:
+        text += f" ({agg.judge_error_cases}/{agg.cases} judge error)"
     return (text, "blocker" if agg.disqualified else None)
 
 
@@ -145,8 +148,14 @@ def _footnotes(card: Scorecard, cards: list[ModelCard]) -> list[str]:
             flagged = {mid: m.flagged for mid, m in agg.metrics.items() if m.flagged}
             if flagged:
                 notes.append(
-                    f"? {c.model}: {task}: unusable judge replies scored conservatively (lowest "
-                    "score) in " + ", ".join(f"{mid} ×{n}" for mid, n in sorted(flagged.items())))
+                    f"? {c.model}: {task}: off-scale judge replies scored by the family's own "
+                    "rule in " + ", ".join(f"{mid} ×{n}" for mid, n in sorted(flagged.items())))
+            errors = {mid: m.judge_errors for mid, m in agg.metrics.items() if m.judge_errors}
+            if errors:
+                notes.append(
+                    f"E {c.model}: {task}: judge errors (not scored, not counted against the "
+                    f"model) in " + ", ".join(f"{mid} ×{n}" for mid, n in sorted(errors.items()))
+                    + f"; {agg.judge_error_cases} case(s) left out of the task score")
             if agg.disqualified:
                 notes.append(f"[!] {c.model}: disqualified for {task} "
                              f"({agg.blocked_cases} of {agg.cases} cases blocked)")

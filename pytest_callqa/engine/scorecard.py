@@ -29,10 +29,12 @@ class MetricAggregate:
     blocker: bool
     scored_cases: int
     flagged: int = 0
+    judge_errors: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"value": plain(self.value), "rating": self.rating, "blocker": self.blocker,
-                "scored_cases": self.scored_cases, "flagged": self.flagged}
+                "scored_cases": self.scored_cases, "flagged": self.flagged,
+                "judge_errors": self.judge_errors}
 
 
 @dataclass
@@ -46,11 +48,14 @@ class TaskAggregate:
     metrics: dict[str, MetricAggregate]
     not_scored: list[str]
     renormalised_cases: int
+    # Cases left out of the task score because the judge could not score them.
+    judge_error_cases: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "score": plain(self.score), "cases": self.cases,
             "invalid_cases": self.invalid_cases, "blocked_cases": self.blocked_cases,
+            "judge_error_cases": self.judge_error_cases,
             "disqualified": self.disqualified,
             "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
             "not_scored": self.not_scored, "renormalised_cases": self.renormalised_cases,
@@ -121,6 +126,7 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
     scored = [m for m in entries if m.scored and m.value is not None]
     blocker = any(m.blocker for m in entries)
     flagged = sum(1 for m in entries if m.flagged)
+    judge_errors = sum(1 for m in entries if m.judge_error)
     if spec.aggregate == "pooled":
         num = sum(float(m.details.get("numerator", 0)) for m in scored)
         den = sum(float(m.details.get("denominator", 0)) for m in scored)
@@ -136,7 +142,7 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
         value = _mean(per_case)
     rating: Rating | None = "blocker" if blocker else spec.rate(value)
     return MetricAggregate(value=value, rating=rating, blocker=blocker,
-                           scored_cases=len(scored), flagged=flagged)
+                           scored_cases=len(scored), flagged=flagged, judge_errors=judge_errors)
 
 
 def _consistency(case_groups: Mapping[str, list[TaskResult]]) -> tuple[float | None, int]:
@@ -168,7 +174,8 @@ def build_scorecard(
     """Aggregate results of many models and cases (any order) into a scorecard.
 
     A model's figure for a metric is the mean over its cases (runs of one case are averaged
-    first), except pooled rates. An invalid case counts 0.0 in the task score. A task is
+    first), except pooled rates. An invalid case counts 0.0 in the task score; a case whose
+    score the judge left unknown (a judge error) is left out of it and counted apart. A task is
     disqualified when more than ``disqualify_tolerance`` of its cases are blocked.
     """
     registry = registry or default_registry()
@@ -197,9 +204,12 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
         for r in task_results:
             groups[r.case_id].append(r)
             all_groups[f"{task}/{r.case_id}"].append(r)
+        # A run whose score the judge left unknown counts neither 0 (a model failure) nor
+        # anything else: it is left out, and counted apart.
         case_scores = [
-            _mean(r.score if r.valid and r.score is not None else 0.0 for r in runs) or 0.0
+            _mean(r.score if r.valid and r.score is not None else 0.0 for r in known) or 0.0
             for runs in groups.values()
+            if (known := [r for r in runs if not r.incomplete])
         ]
         metrics = {}
         specs = registry.metrics_for(task) if task in registry.tasks else []
@@ -218,6 +228,8 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
             metrics=metrics,
             not_scored=sorted(k for k, v in metrics.items() if v.value is None),
             renormalised_cases=sum(1 for r in task_results if r.renormalised),
+            judge_error_cases=sum(1 for runs in groups.values()
+                                  if any(r.judge_errors for r in runs)),
         )
 
     benchmarks: dict[str, dict[str, Any]] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..engine.core.defaults import DEFAULT_BASE_URL
@@ -15,6 +15,7 @@ from .settings import Settings, display_path
 if TYPE_CHECKING:
     from ..engine.core.judging import Judge
     from ..engine.embeddings import Embedder
+    from ..engine.llm.endpoint import ModelSpec
     from ..engine.llm.transport import ChatRunner
     from ..engine.registry import Registry
     from .host import Host
@@ -97,6 +98,8 @@ class Services:
                 self._judge = OpenAIJudge(
                     self.settings.judge_model_name, base_url=self.settings.judge_base_url,
                     mode=self.settings.judge_mode, runner=self.runner(),
+                    response_format=self.settings.judge_response_format,
+                    max_input_tokens=self.settings.judge_max_input_tokens,
                     on_progress=self.on_progress,
                 )
             else:
@@ -105,6 +108,29 @@ class Services:
 
                 self._judge = HeuristicJudge(embedder=self.embedder())
         return self._judge
+
+    def preflight(self, live: Mapping[str, ModelSpec]) -> list[str]:
+        """What stops the run before its first call: one problem per endpoint (the judge's,
+        each live model's) that cannot be used, each naming what to set."""
+        # The check builds an openai client; only a run that calls a server gets here.
+        from ..engine.llm.endpoint import Endpoint
+        from ..engine.llm.preflight import check_endpoint
+
+        endpoints: dict[tuple[str, str], tuple[Endpoint, str]] = {}
+        if self.settings.llm_judge:
+            judge = Endpoint(self.settings.judge_model_name, self.settings.judge_base_url)
+            endpoints[(judge.base_url, judge.model)] = (judge, "judge")
+        for name, spec in live.items():
+            endpoint = Endpoint(spec.model, spec.base_url)
+            endpoints.setdefault((endpoint.base_url, endpoint.model),
+                                 (endpoint, f"live model {name!r}"))
+        problems = []
+        for endpoint, what in endpoints.values():
+            problem = check_endpoint(endpoint, timeout=min(self.settings.timeout, 10.0),
+                                     what=what)
+            if problem is not None:
+                problems.append(problem)
+        return problems
 
     # --- descriptions -------------------------------------------------------------------
 

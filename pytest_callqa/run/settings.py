@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..engine.core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE_MODEL, DEFAULT_TIMEOUT_S
+from ..engine.core.defaults import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_JUDGE_MODEL,
+    DEFAULT_RESPONSE_FORMAT,
+    DEFAULT_TIMEOUT_S,
+)
 from ..engine.pricing import PriceTable
 
 if TYPE_CHECKING:
@@ -43,6 +48,8 @@ class Settings:
     judge_model: str | None = None
     judge_base_url: str | None = None
     judge_mode: str = "combined"
+    judge_response_format: str = DEFAULT_RESPONSE_FORMAT
+    judge_max_input_tokens: int | None = None
     concurrency: int = DEFAULT_CONCURRENCY
     rpm: int | None = None
     timeout: float = DEFAULT_TIMEOUT_S
@@ -55,6 +62,7 @@ class Settings:
     prices: PriceTable = field(default_factory=PriceTable)
     benchmarks: bool = True
     disqualify_tolerance: int = 0
+    preflight: bool = True
 
     @property
     def llm_judge(self) -> bool:

@@ -93,6 +93,13 @@ class Summary:
             f"results: {count(len(results), 'output')} scored "
             f"({count(len(card.models), 'model')}, {count(len(cases), 'case')})",
         ]
+        errors = [rec for r in results for rec in r.judge_records if rec.get("judge_error")]
+        if errors:
+            incomplete = sum(1 for r in results if r.incomplete)
+            lines.append(f"judge errors: {count(len(errors), 'verdict')} the judge could not "
+                         f"give (shown as E); {count(incomplete, 'output')} left out of task "
+                         "scores, and the tests that needed them reported as errors, not "
+                         "as model failures")
         if not self.settings.benchmarks:
             lines.append("benchmarks: Layer 2 standard benchmarks switched off "
                          "(--no-callqa-benchmarks)")
@@ -161,6 +168,7 @@ class Summary:
                     "score": agg.score,
                     "cases": agg.cases,
                     "invalid_cases": agg.invalid_cases,
+                    "judge_error_cases": agg.judge_error_cases,
                     "blocked_cases": agg.blocked_cases,
                     "disqualified": agg.disqualified,
                     "not_scored": list(agg.not_scored),
@@ -192,10 +200,12 @@ class Summary:
                 "blockers": list(r.blockers),
                 "metrics": {
                     mid: {"value": m.value, "scored": m.scored, "rating": m.rating,
-                          "flagged": m.flagged, "reason": m.reason}
+                          "flagged": m.flagged, "judge_error": m.judge_error,
+                          "reason": m.reason}
                     for mid, m in r.metrics.items()
                 },
                 "notes": list(r.notes),
+                "judge_errors": list(r.judge_errors),
                 "usage": r.usage,
             }
             for r in card.results
@@ -226,6 +236,11 @@ class Summary:
             "cases": cases,
             "not_evaluated": self.not_evaluated(),
             "notes": list(card.notes),
+            "judge_errors": {
+                "verdicts": sum(1 for r in card.results for rec in r.judge_records
+                                if rec.get("judge_error")),
+                "outputs_without_task_score": sum(1 for r in card.results if r.incomplete),
+            },
         }
         return plain(data)  # type: ignore[no-any-return]
 

@@ -1,9 +1,10 @@
 """A fake OpenAI-compatible server: real HTTP on 127.0.0.1, for tests and benchmarks.
 
-It serves ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` from a daemon thread on
-a free port, with a fixed latency per request and scripted faults. It counts requests,
-distinct request bodies and the peak number of requests in flight, and it always stops by
-itself (a cap on requests and on lifetime), so a test that forgets it cannot hang a run.
+It serves ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` (and, given ``models``,
+``GET /v1/models``) from a daemon thread on a free port, with a fixed latency per request
+and scripted faults. It counts requests, distinct request bodies and the peak number of
+requests in flight, and it always stops by itself (a cap on requests and on lifetime), so a
+test that forgets it cannot hang a run.
 
 Default replies are derived from the request, deterministically:
 
@@ -108,14 +109,37 @@ def judge_items(inputs: Any) -> list[dict[str, Any]] | None:
 
 def default_judge_reply(items: Sequence[Mapping[str, Any]],
                         score: Callable[[Mapping[str, Any]], Any] | None = None) -> str:
-    verdicts = [{
-        "metric": item.get("metric"),
+    """Verdicts keyed by metric id, the shape the judge asks for."""
+    return json.dumps({str(item.get("metric")): {
         "score": score(item) if score else mid_score(str(item.get("scale"))),
         "expected_outcome_reference": "expected_outcome (fake server)",
         "model_output_observed": "model_output (fake server)",
         "reason": f"fake verdict for {item.get('metric')}",
-    } for item in items]
-    return json.dumps(verdicts[0] if len(verdicts) == 1 else {"verdicts": verdicts})
+    } for item in items})
+
+
+def schema_instance(schema: Mapping[str, Any], name: str = "") -> Any:
+    """A value valid against ``schema`` (the subset structured outputs use), picked in the
+    middle of what it allows — as a server that honours ``json_schema`` answers."""
+    if "enum" in schema:
+        values = list(schema["enum"])
+        return values[(len(values) - 1) // 2 + (1 if len(values) % 2 == 0 else 0)]
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "object" in kinds:
+        props = schema.get("properties") or {}
+        return {key: schema_instance(sub, key) for key, sub in props.items()}
+    if "array" in kinds:
+        return []
+    if "null" in kinds:
+        return None
+    if "number" in kinds or "integer" in kinds:
+        low, high = schema.get("minimum", 0), schema.get("maximum", 1)
+        middle = (low + high) / 2
+        return int(middle) if "integer" in kinds else middle
+    if "boolean" in kinds:
+        return True
+    return f"fake {name}" if name else "fake"
 
 
 def _turns(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -216,6 +240,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         if self.path.startswith(CONTROL_PREFIX):
             self.server.fake._control(self)
+        elif self.path.rstrip("/").endswith("/models") and self.server.fake.models is not None:
+            self.server.fake._list_models(self)
         else:
             self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -241,7 +267,11 @@ class FakeOpenAIServer:
 
     ``latency`` (seconds) is added to every request. ``retry_after`` is the ``Retry-After``
     header of 429 faults (seconds, or an HTTP date). ``hang_s`` is how long a ``timeout``
-    fault keeps the client waiting.
+    fault keeps the client waiting. ``models`` is the list ``GET /v1/models`` answers (None:
+    no listing, a 404, as some servers do); listings are counted in ``model_listings``, not in
+    ``requests``. ``refuses`` lists ``response_format`` types the server answers with HTTP
+    400 (as servers without structured outputs do); one it accepts is honoured:
+    ``json_schema`` replies are built from the schema.
     """
 
     def __init__(
@@ -258,6 +288,8 @@ class FakeOpenAIServer:
         reply: ReplyFn | None = None,
         max_requests: int = 20_000,
         max_lifetime_s: float = 300.0,
+        models: Sequence[str] | None = None,
+        refuses: Sequence[str] = (),
     ) -> None:
         unknown = [f for f in [*faults, *(schedule or [])] if f is not None and f not in FAULTS]
         if unknown:
@@ -275,6 +307,8 @@ class FakeOpenAIServer:
         self.reply = reply
         self.max_requests = max_requests
         self.max_lifetime_s = max_lifetime_s
+        self.models = list(models) if models is not None else None
+        self.refuses = tuple(refuses)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -338,6 +372,7 @@ class FakeOpenAIServer:
     def reset_counters(self) -> None:
         with self._lock:
             self.requests = 0
+            self.model_listings = 0
             self.in_flight = 0
             self.peak_in_flight = 0
             self.log: list[RequestInfo] = []
@@ -359,6 +394,12 @@ class FakeOpenAIServer:
             return {"requests": self.requests, "unique_requests": len(self._seen),
                     "peak_in_flight": self.peak_in_flight, "in_flight": self.in_flight,
                     "faults": dict(self.faults_injected)}
+
+    def _list_models(self, handler: _Handler) -> None:
+        with self._lock:
+            self.model_listings += 1
+        handler.send_json(200, {"object": "list", "data": [
+            {"id": name, "object": "model", "owned_by": "fake"} for name in self.models or []]})
 
     def _control(self, handler: _Handler) -> None:
         action = handler.path[len(CONTROL_PREFIX):].strip("/")
@@ -454,6 +495,12 @@ class FakeOpenAIServer:
                 "type": "invalid_request_error", "code": "invalid_api_key"}})
         route = path.rstrip("/")
         if route.endswith("/chat/completions"):
+            kind = (body.get("response_format") or {}).get("type")
+            if kind in self.refuses:
+                return _Answer(400, {"error": {
+                    "message": f"response_format type {kind!r} is not supported by this "
+                               "server", "type": "invalid_request_error",
+                    "param": "response_format"}})
             return _Answer(200, self._completion(body, fault))
         if route.endswith("/embeddings"):
             return _Answer(200, self._embeddings(body))
@@ -470,6 +517,19 @@ class FakeOpenAIServer:
             custom = self.reply(body)
             if custom is not None:
                 return custom if isinstance(custom, str) else json.dumps(custom)
+        response_format = body.get("response_format") or {}
+        schema = (response_format.get("json_schema") or {}).get("schema") \
+            if response_format.get("type") == "json_schema" else None
+        if isinstance(schema, dict) and (items or not isinstance(inputs, dict)):
+            value = schema_instance(schema)
+            if items and isinstance(value, dict):
+                # The texts a judge reply carries, as the unconstrained default reply has them.
+                defaults = json.loads(default_judge_reply(items))
+                for ident, verdict in value.items():
+                    if isinstance(verdict, dict) and ident in defaults:
+                        verdict.update({k: v for k, v in defaults[ident].items()
+                                        if k in verdict and k != "score"})
+            return json.dumps(value)
         if items:
             return default_judge_reply(items)
         if isinstance(inputs, dict):

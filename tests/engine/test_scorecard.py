@@ -166,6 +166,7 @@ def test_results_round_trip_through_builtins(example_results: list[TaskResult]) 
 
 
 def test_flagged_judge_replies_are_marked_in_the_scorecard() -> None:
+    # A flagged value is one a family's own seed rule gave an off-scale judge reply.
     flagged = MetricResult(value=0.0, rating="fail", flagged=True, reason="unusable reply")
     card = build_scorecard([result("m", "qa", "a", 0.5,
                                    metrics={"evidence_backed_reasoning": flagged})])
@@ -173,5 +174,5 @@ def test_flagged_judge_replies_are_marked_in_the_scorecard() -> None:
     text = render_scorecard(card)
     row = next(line for line in text.splitlines() if line.startswith("Evidence-Backed"))
     assert "0.000? x" in row
-    assert "? m: qa: unusable judge replies scored conservatively (lowest score) in " \
+    assert "? m: qa: off-scale judge replies scored by the family's own rule in " \
         "evidence_backed_reasoning ×1" in text

@@ -62,8 +62,8 @@ def test_garbage_and_out_of_range_replies(fake: Any) -> None:
     garbage = content(post(server, judge_request)[2])
     with pytest.raises(json.JSONDecodeError):
         json.loads(garbage)
-    assert json.loads(content(post(server, judge_request)[2]))["score"] == 7.5
-    assert json.loads(content(post(server, judge_request)[2]))["score"] == 0.5
+    assert json.loads(content(post(server, judge_request)[2]))["m"]["score"] == 7.5
+    assert json.loads(content(post(server, judge_request)[2]))["m"]["score"] == 0.5
 
 
 def test_default_judge_reply_answers_every_metric_mid_scale(fake: Any) -> None:
@@ -71,9 +71,28 @@ def test_default_judge_reply_answers_every_metric_mid_scale(fake: Any) -> None:
     metrics = [{"metric": "a", "scale": "unit"}, {"metric": "b", "scale": "likert5"},
                {"metric": "c", "scale": "binary"}, {"metric": "d", "scale": "rubric0_5"}]
     reply = json.loads(content(post(server, chat(json.dumps({"metrics": metrics})))[2]))
-    assert [(v["metric"], v["score"]) for v in reply["verdicts"]] == [
+    assert [(m, v["score"]) for m, v in reply.items()] == [
         ("a", 0.5), ("b", 3.0), ("c", 1.0), ("d", 3.0)]
     assert mid_score("ternary") == 0.5
+
+
+def test_json_schema_is_honoured_and_a_refused_format_is_a_400(fake: Any) -> None:
+    schema = {"type": "object", "required": ["a", "b"], "additionalProperties": False,
+              "properties": {
+                  "a": {"type": "object", "properties": {
+                      "score": {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]},
+                      "reason": {"type": "string"},
+                      "failure_code": {"type": ["string", "null"]},
+                      "turns": {"type": "array", "items": {"type": "integer"}}}},
+                  "b": {"type": "object", "properties": {
+                      "score": {"type": "number", "minimum": 0, "maximum": 1}}}}}
+    body = {**chat("not a judge request"), "response_format": {
+        "type": "json_schema", "json_schema": {"name": "x", "strict": True, "schema": schema}}}
+    reply = json.loads(content(post(fake(), body)[2]))
+    assert reply == {"a": {"score": 3, "reason": "fake reason", "failure_code": None,
+                           "turns": []}, "b": {"score": 0.5}}
+    status, _headers, payload = post(fake(refuses=("json_schema",)), body)
+    assert status == 400 and payload["error"]["param"] == "response_format"
 
 
 def test_counts_requests_unique_bodies_and_usage(fake: Any) -> None:

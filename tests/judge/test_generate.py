@@ -64,7 +64,11 @@ def test_generated_outputs_are_scored_like_recorded_ones(fake: Any, cache_dir: P
     assert generations[0].usage["cost_usd"] > 0 and generations[0].usage["prompt_tokens"] > 0
     body = server.bodies[0]
     assert body["model"] == "gpt-4o-mini"
-    assert body["response_format"] == {"type": "json_object"} and body["temperature"] == 0
+    assert body["temperature"] == 0
+    response_format = body["response_format"]
+    assert response_format["type"] == "json_schema"
+    assert response_format["json_schema"]["name"] == "callqa_qa_output"
+    assert response_format["json_schema"]["schema"]["required"] == ["questions"]
     results = [evaluate(c, g.text, model=g.model, benchmarks=False)
                for c, g in zip(cases, generations, strict=True)]
     assert all(r.metric("response_structure_compliance").value == 1.0 for r in results)
@@ -89,7 +93,7 @@ def test_a_bad_reply_is_scored_not_repaired(fake: Any) -> None:
 def test_custom_prompts_replace_the_default(fake: Any) -> None:
     server = fake(reply=lambda body: {"questions": []})
     generator = OpenAIGenerator(
-        "gpt-4o-mini", server.base_url, SECRET, runner=make_runner(), json_mode=False,
+        "gpt-4o-mini", server.base_url, SECRET, runner=make_runner(), response_format="none",
         prompts={"qa": lambda case: [{"role": "user", "content": f"score {case.id}"}]},
     )
     generator.generate([qa_case(3)])
@@ -124,3 +128,26 @@ def test_generation_results_feed_a_batch(fake: Any) -> None:
     results = evaluate_many(items, benchmarks=False)
     assert all(r.valid and r.model == "gpt-4o-mini" for r in results)
     assert generator.usage_summary()["calls"] == 5
+
+
+def test_a_server_that_refuses_the_output_schema_gets_json_object(fake: Any) -> None:
+    server = fake(refuses=("json_schema",))
+    generator = OpenAIGenerator("gpt-4o-mini", server.base_url, SECRET,
+                                runner=make_runner(concurrency=1))
+    generations = generator.generate([qa_case(0), qa_case(1)])
+    kinds = [body["response_format"]["type"] for body in server.bodies]
+    assert kinds == ["json_schema", "json_object", "json_object"]
+    assert all(g.text is not None and g.error is None for g in generations)
+    result = evaluate(qa_case(0), generations[0].text, benchmarks=False)
+    assert result.metric("response_structure_compliance").value == 1.0
+
+
+def test_a_case_too_large_for_the_model_is_not_sent(fake: Any) -> None:
+    server = fake()
+    case = qa_case(0)
+    filler = case.transcript[1].model_copy(update={"text": "x " * 5_000})
+    huge = case.model_copy(update={"transcript": [*case.transcript, *[filler] * 300]})
+    generator = OpenAIGenerator("gpt-4o-mini", server.base_url, SECRET, runner=make_runner())
+    [generation] = generator.generate([huge])
+    assert server.requests == 0 and generation.text is None
+    assert "input too large" in (generation.error or "")

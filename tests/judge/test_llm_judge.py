@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_callqa.engine.core.judging import JudgeRequest
+from pytest_callqa.engine.core.results import JudgeUnavailable
 from pytest_callqa.engine.evaluate import evaluate, evaluate_many, prepare
 from pytest_callqa.engine.judges.llm import (
     PROMPT_VERSION,
@@ -64,7 +65,10 @@ def test_request_carries_every_judge_input(fake: Any) -> None:
     [body] = server.bodies
     assert body["model"] == MODEL
     assert body["temperature"] == 0
-    assert body["response_format"] == {"type": "json_object"}
+    response_format = body["response_format"]
+    assert response_format["type"] == "json_schema"
+    assert response_format["json_schema"]["strict"] is True
+    assert response_format["json_schema"]["schema"]["required"] == [EVIDENCE]
     system, user = body["messages"]
     assert system == {"role": "system", "content": SYSTEM_PROMPT}
     inputs = json.loads(user["content"])
@@ -86,8 +90,8 @@ def test_system_prompt_states_the_rules() -> None:
     assert "neither in the transcript nor in" in text  # fabricated facts never pass
     assert "PASS_FAIL" in text and "false positive" in text
     assert "strict" in text
-    for key in ("metric", "score", "expected_outcome_reference", "model_output_observed",
-                "reason", "verdicts"):
+    assert "one key per metric" in text and '"<metric id>"' in text
+    for key in ("score", "expected_outcome_reference", "model_output_observed", "reason"):
         assert f'"{key}"' in text
 
 
@@ -95,9 +99,9 @@ def test_case_specific_emphasis_is_passed_on() -> None:
     case = qa_case(0).model_copy(update={"config": {
         **qa_case(0).config, "evaluation_criteria_override": "Quotes must be verbatim."}})
     requests = prepare(case, qa_output(case), benchmarks=False).requests
-    from pytest_callqa.engine.judges.llm import _Item
+    from pytest_callqa.engine.judges.replies import Item
 
-    messages = build_messages([_Item(requests[0].metric, requests[0])])
+    messages = build_messages([Item(requests[0].metric, requests[0])])
     assert json.loads(messages[1]["content"])["case_specific_emphasis"] == (
         "Quotes must be verbatim.")
 
@@ -126,7 +130,7 @@ def test_per_metric_mode_sends_one_call_per_metric(fake: Any) -> None:
     assert all(v.score == 0.5 and not v.flagged for v in verdicts)
 
 
-def test_combined_reply_keeps_usable_verdicts_and_flags_the_rest(fake: Any) -> None:
+def test_combined_reply_keeps_usable_verdicts_and_errors_the_rest(fake: Any) -> None:
     def reply(body: dict[str, Any]) -> dict[str, Any]:
         items = first_user_json(body)["metrics"]
         scores = {"call_intent_match": 0.7, "highlight_correctness": 0.8,
@@ -141,7 +145,8 @@ def test_combined_reply_keeps_usable_verdicts_and_flags_the_rest(fake: Any) -> N
     assert not verdicts["highlight_correctness"].flagged
     # 0.7 is not on the ternary grid (0, 0.5, 1): unusable too.
     for metric in ("call_intent_match", "fabrication_free_rate"):
-        assert verdicts[metric].flagged and verdicts[metric].score == 0.0
+        assert verdicts[metric].judge_error and verdicts[metric].score is None
+        assert not verdicts[metric].flagged
         assert "unusable after 3 attempts" in verdicts[metric].reason
 
 
@@ -161,20 +166,26 @@ def test_identical_requests_are_judged_once(fake: Any) -> None:
     ("garbage", "not valid JSON"),
     ("out_of_range", "score 7.5 for metric 'evidence_backed_reasoning' is not valid"),
 ])
-def test_persistently_bad_reply_is_flagged_and_scored_lowest(
+def test_persistently_bad_reply_is_a_judge_error_not_a_score(
     fake: Any, fault: str, problem: str
 ) -> None:
     server = fake(fault_for=lambda index, body: fault)
     judge = make_judge(server)
     result = evaluate(qa_case(0), qa_output(qa_case(0)), judge=judge, benchmarks=False)
     assert server.requests == 3  # one ask, two re-asks
-    metric = result.metric(EVIDENCE)
-    assert metric.flagged and metric.value == 0.0 and metric.rating != "good"
+    metric = result.metrics[EVIDENCE]
+    assert metric.judge_error and not metric.scored and metric.value is None
+    assert metric.rating is None and not metric.blocker
     assert "judge reply unusable after 3 attempts" in (metric.reason or "")
     assert problem in (metric.reason or "")
+    # A weighted metric without a verdict: the task score is unknown, not renormalised.
+    assert result.judge_errors == [EVIDENCE] and result.score is None and result.incomplete
+    with pytest.raises(JudgeUnavailable, match="judge error, not a model failure"):
+        result.metric(EVIDENCE)
     [record] = result.judge_record
-    assert record["flagged"] is True and record["score"] == 0.0
-    assert judge.usage_summary()["flagged"] == 1
+    assert record["judge_error"] is True and record["score"] is None
+    summary = judge.usage_summary()
+    assert summary["judge_errors"] == 1 and summary["flagged"] == 0
 
 
 def test_reask_shows_the_problem_and_recovers(fake: Any) -> None:
@@ -193,7 +204,7 @@ def test_out_of_range_on_a_grid_scale_is_rejected(fake: Any) -> None:
                                       "reason": "close"})
     request = next(r for r in text_requests() if r.metric == "call_intent_match")
     [verdict] = make_judge(server).judge([request])
-    assert verdict.flagged and verdict.score == 0.0
+    assert verdict.judge_error and verdict.score is None
 
 
 def test_unusable_replies_are_not_cached(fake: Any, cache_dir: Path) -> None:
@@ -206,7 +217,7 @@ def test_unusable_replies_are_not_cached(fake: Any, cache_dir: Path) -> None:
 
 
 def test_retries_recover_from_20_percent_429_and_500(fake: Any) -> None:
-    server = fake(fault_rate=0.2, faults=("429", "500"), seed=7, latency=0.005)
+    server = fake(fault_rate=0.2, faults=("429", "500"), seed=1, latency=0.005)
     judge = make_judge(server, concurrency=8, max_retries=6)
     verdicts = judge.judge(requests_for(30))
     injected = sum(server.faults_injected.values())
@@ -235,12 +246,12 @@ def test_a_timeout_is_retried(fake: Any) -> None:
     assert judge.usage_summary()["retries"] == 1
 
 
-def test_exhausted_retries_give_a_flagged_conservative_verdict(fake: Any) -> None:
+def test_exhausted_retries_give_a_judge_error(fake: Any) -> None:
     server = fake(fault_for=lambda index, body: "500")
     judge = make_judge(server, max_retries=2)
     [verdict] = judge.judge(requests_for(1))
     assert server.requests == 3
-    assert verdict.flagged and verdict.score == 0.0
+    assert verdict.judge_error and verdict.score is None and not verdict.flagged
     assert "judge call failed" in verdict.reason and "HTTP 500" in verdict.reason
     assert "gave up after 3 attempts" in verdict.reason
 
@@ -287,8 +298,8 @@ def test_budget_stops_new_calls_and_says_so(fake: Any) -> None:
     sent = server.requests
     assert 2 <= sent < 8
     assert all(info.body["max_tokens"] == 2048 for info in server.log)
-    stopped = [r.metric(EVIDENCE) for r in results[sent:]]
-    assert all(not m.scored and m.value is None for m in stopped)
+    stopped = [r.metrics[EVIDENCE] for r in results[sent:]]
+    assert all(not m.scored and m.value is None and m.judge_error for m in stopped)
     assert all("budget of $2.3 exhausted" in (m.reason or "") for m in stopped)
     assert all("this request could cost up to $2.0480" in (m.reason or "") for m in stopped)
     summary = judge.usage_summary()
@@ -460,15 +471,15 @@ def test_rubric_diagnostics_are_kept_and_other_extras_dropped(fake: Any) -> None
     assert metric.details == {"failure_code": "missing_evidence", "turns": [2]}
 
 
-def test_an_unusable_reply_cut_short_by_the_budget_stays_flagged(fake: Any) -> None:
+def test_an_unusable_reply_cut_short_by_the_budget_is_a_judge_error(fake: Any) -> None:
     server = fake(fault_for=lambda index, body: "garbage")
     # One worst case ($2.048) fits; after the first reply's cost, a second does not.
     prices = PriceTable({MODEL: (0.0, 1000.0)})
     judge = make_judge(server, budget_usd=2.05, prices=prices)
     [verdict] = judge.judge(requests_for(1))
     assert server.requests == 1
-    assert verdict.flagged and verdict.score == 0.0
-    assert "unusable after 1 attempt," in verdict.reason and "budget" in verdict.reason
+    assert verdict.judge_error and verdict.score is None
+    assert "unusable after 1 attempt:" in verdict.reason and "budget" in verdict.reason
 
 
 def test_params_adjust_the_request_and_progress_is_reported(fake: Any) -> None:
@@ -480,5 +491,106 @@ def test_params_adjust_the_request_and_progress_is_reported(fake: Any) -> None:
     judge.judge(requests_for(3))
     body = server.bodies[0]
     assert "temperature" not in body and body["seed"] == 7
-    assert body["response_format"] == {"type": "json_object"}
+    assert body["response_format"]["type"] == "json_schema"
     assert sorted(seen) == [(1, 3), (2, 3), (3, 3)]
+
+
+# --- structured replies -----------------------------------------------------------------
+
+
+def structured_judge(server: FakeOpenAIServer, response_format: str = "auto") -> OpenAIJudge:
+    # One call at a time, so the order of the formats the server saw is the order of calls.
+    return OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="per-metric",
+                       runner=make_runner(concurrency=1), response_format=response_format)
+
+
+def formats_sent(server: FakeOpenAIServer) -> list[str]:
+    return [(body.get("response_format") or {}).get("type", "none") for body in server.bodies]
+
+
+def test_a_server_that_honours_the_schema_answers_every_call_first_time(fake: Any) -> None:
+    server = fake()
+    requests = text_requests()
+    verdicts = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="combined",
+                           runner=make_runner()).judge(requests)
+    assert server.requests == 1  # one combined call, no re-ask
+    [body] = server.bodies
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert schema["required"] == [r.metric for r in requests]
+    assert schema["properties"]["call_intent_match"]["properties"]["score"]["enum"] == \
+        [0, 0.5, 1]
+    assert all(v.score is not None and not v.judge_error for v in verdicts)
+
+
+def test_a_server_that_refuses_the_schema_gets_json_object_from_then_on(fake: Any) -> None:
+    server = fake(refuses=("json_schema",))
+    judge = structured_judge(server)
+    verdicts = judge.judge(requests_for(3))
+    assert formats_sent(server) == ["json_schema", "json_object", "json_object", "json_object"]
+    assert all(v.score == 0.5 and not v.judge_error for v in verdicts)
+    assert judge.formats.formats() == {f"{MODEL} at {server.base_url}": "json_object"}
+    # Remembered for the session: the next batch goes straight to json_object.
+    judge.judge(requests_for(4)[3:])
+    assert formats_sent(server)[-1] == "json_object" and server.requests == 5
+
+
+def test_a_server_without_any_json_mode_gets_the_prompt_alone(fake: Any) -> None:
+    server = fake(refuses=("json_schema", "json_object"))
+    [verdict] = structured_judge(server).judge(requests_for(1))
+    assert formats_sent(server) == ["json_schema", "json_object", "none"]
+    assert verdict.score == 0.5
+
+
+def test_a_fixed_format_is_never_stepped_down(fake: Any) -> None:
+    server = fake(refuses=("json_schema",))
+    [verdict] = structured_judge(server, "json_schema").judge(requests_for(1))
+    assert formats_sent(server) == ["json_schema"]
+    assert verdict.judge_error and "HTTP 400" in verdict.reason
+    plain = fake()
+    structured_judge(plain, "json_object").judge(requests_for(1))
+    assert formats_sent(plain) == ["json_object"]
+    with pytest.raises(ValueError, match="response format must be one of"):
+        structured_judge(plain, "xml")
+
+
+# --- input size -------------------------------------------------------------------------
+
+
+def huge_qa_case(megabytes: float = 5.0) -> Any:
+    case = qa_case(0)
+    filler = "The customer describes the damaged parcel again in great detail. "
+    turns = int(megabytes * 1_000_000 / len(filler))
+    return case.model_copy(update={"id": "huge-call", "transcript": [
+        *case.transcript, *[case.transcript[1].model_copy(update={"text": filler})] * turns]})
+
+
+def test_an_input_over_the_window_is_not_sent_and_is_a_judge_error(fake: Any) -> None:
+    server = fake()
+    case = huge_qa_case()
+    result = evaluate(case, qa_output(case), judge=make_judge(server), benchmarks=False)
+    assert server.requests == 0
+    metric = result.metrics[EVIDENCE]
+    assert metric.judge_error and result.incomplete
+    reason = metric.reason or ""
+    assert "input too large" in reason and "'huge-call'" in reason
+    assert "over the 123,904-token input limit of gpt-4o-mini" in reason  # 128k less 4096
+
+
+def test_the_input_limit_can_be_set_and_a_call_under_it_goes_out(fake: Any) -> None:
+    server = fake()
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET,
+                        runner=make_runner(), max_input_tokens=200)
+    [verdict] = judge.judge(requests_for(1))
+    assert verdict.judge_error and "200-token input limit" in verdict.reason
+    roomy = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET,
+                        runner=make_runner(), max_input_tokens=50_000)
+    [verdict] = roomy.judge(requests_for(1))
+    assert verdict.score == 0.5 and server.requests == 1
+
+
+def test_an_unknown_model_is_not_checked(fake: Any) -> None:
+    from pytest_callqa.engine.llm.windows import context_window, input_limit
+
+    assert context_window("gpt-4o-mini-2024-07-18") == 128_000
+    assert context_window("my-local-model") is None
+    assert input_limit("my-local-model") is None and input_limit("my-local-model", 99) == 99

@@ -151,7 +151,7 @@ def test_retries_recover_from_20_percent_injected_429_and_500(
     assert "retr" in result.stdout.str()
 
 
-def test_garbage_and_out_of_range_replies_are_flagged_conservative_and_shown(
+def test_garbage_and_out_of_range_replies_are_judge_errors_not_model_failures(
     llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
 ) -> None:
     def fault(index: int, body: dict[str, Any]) -> str | None:
@@ -169,35 +169,43 @@ def test_translation(callqa_result):
 """)
     args = [f"{JUDGE_MODE_OPTION}=per-metric", "--callqa-models=alpha", "--no-callqa-benchmarks"]
     result = pytester.runpytest(*args, f"{REPORT_OPTION}=r.json")
-    result.assert_outcomes(passed=1, failed=1)
+    # Neither a failure of the model nor a pass: both tests are errors of the tool.
+    result.assert_outcomes(errors=2)
+    assert result.ret == 1
     out = result.stdout.str()
-    # The failure message says what happened, without opening a file.
     result.stdout.fnmatch_lines([
-        f"*{EVIDENCE} = 0.000 (*; flagged: the judge's reply was unusable) — judge "
-        "openai:gpt-4o-mini: judge reply unusable after 3 attempts, scored 0 (conservative): "
-        "the reply is not valid JSON*",
+        f"*the judge could not score {EVIDENCE} for model 'alpha', case 'qa-refund' (a judge "
+        "error, not a model failure)*",
+        f"*{EVIDENCE}: judge error: judge reply unusable after 3 attempts: the reply is not "
+        "valid JSON*",
+        "*ERROR*test_translation*",
     ])
     card = scorecard_of(out)
-    assert "judge replies flagged: 2 unusable, scored conservatively (lowest score) and " \
-           "marked ?" in card
+    # The translation output is still invalid (the fake's mid-scale critical-fact verdict is
+    # a blocker): a model failure, counted 0, so only the QA output is left out.
+    assert "judge errors: 2 verdicts the judge could not give (shown as E); 1 output left " \
+           "out of task scores" in card
     evidence_row = next(line for line in card.splitlines()
                         if line.startswith("Evidence-Backed Reasoning"))
-    assert "0.000? x" in evidence_row
-    assert f"? alpha: qa: unusable judge replies scored conservatively (lowest score) in " \
-           f"{EVIDENCE} ×1" in card
-    assert "? alpha: translation: unusable judge replies scored conservatively (lowest " \
-           "score) in target_fluency ×1" in card
+    assert "—E" in evidence_row and "0.000" not in evidence_row
+    assert f"E alpha: qa: judge errors (not scored, not counted against the model) in " \
+           f"{EVIDENCE} ×1; 1 case(s) left out of the task score" in card
+    qa_score_row = next(line for line in card.splitlines() if line.startswith("QA Score"))
+    assert "(1/1 judge error)" in qa_score_row
     report = llm.project.report("r.json")
     qa = next(c for c in report["cases"] if c["case_id"] == "qa-refund")
-    assert qa["metrics"][EVIDENCE]["flagged"] is True
-    assert qa["metrics"][EVIDENCE]["value"] == 0.0
+    assert qa["metrics"][EVIDENCE]["judge_error"] is True
+    assert qa["metrics"][EVIDENCE]["value"] is None and qa["score"] is None
+    assert qa["judge_errors"] == [EVIDENCE]
     fluency = next(c for c in report["cases"] if c["case_id"] == "translation-fever")
-    assert fluency["metrics"]["target_fluency"]["flagged"] is True
+    assert fluency["metrics"]["target_fluency"]["judge_error"] is True
     assert "7.5" in fluency["metrics"]["target_fluency"]["reason"]
-    assert report["run"]["judge_usage"]["flagged_verdicts"] == 2
+    assert report["judge_errors"] == {"verdicts": 2, "outputs_without_task_score": 1}
+    assert report["run"]["judge_usage"]["flagged_verdicts"] == 0
+    assert report["models"]["alpha"]["tasks"]["qa"]["judge_error_cases"] == 1
     # An unusable reply is never cached: a re-run asks again.
     before = llm.server.requests
-    pytester.runpytest(*args).assert_outcomes(passed=1, failed=1)
+    pytester.runpytest(*args).assert_outcomes(errors=2)
     assert llm.server.requests - before == 6  # two judgements x three attempts
 
 

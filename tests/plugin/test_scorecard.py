@@ -108,8 +108,11 @@ def test_json_report_schema(project: MiniProject, pytester: pytest.Pytester) -> 
     assert {"model", "case_id", "task", "score", "valid", "blocked", "blockers",
             "metrics"} <= set(case)
     assert case["blockers"] == ["compliance_false_pass_rate"]
-    assert set(case["metrics"]["question_score_accuracy"]) == {"value", "scored", "rating",
-                                                               "flagged", "reason"}
+    assert set(case["metrics"]["question_score_accuracy"]) == {
+        "value", "scored", "rating", "flagged", "judge_error", "reason"}
+    assert case["judge_errors"] == []
+    assert report["judge_errors"] == {"verdicts": 0, "outputs_without_task_score": 0}
+    assert report["models"]["beta"]["tasks"]["qa"]["judge_error_cases"] == 0
     assert report["not_evaluated"] == [{
         "kind": "missing_output", "model": "beta", "case_id": "text-appointment",
         "reason": "no output of model 'beta' for case 'text-appointment' (expected "

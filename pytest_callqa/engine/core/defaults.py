@@ -11,3 +11,6 @@ DEFAULT_TIMEOUT_S = 60.0
 # Generation replies are longer than verdicts.
 DEFAULT_GENERATION_TIMEOUT_S = 120.0
 DEFAULT_CACHE_DIR = ".callqa_cache"
+# How judge and generation replies are constrained; ``auto`` steps down per endpoint.
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
+DEFAULT_RESPONSE_FORMAT = "auto"

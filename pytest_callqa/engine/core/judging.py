@@ -70,6 +70,9 @@ class JudgeRequest:
     # Set when a metric is judged once per unit of an output (a turn, a signal): the task
     # then finds each verdict under ``verdict_key``.
     item: str | None = None
+    # Set by a family whose seed scores an out-of-range judge reply itself (the conversation
+    # family: lowest score, with a warning); otherwise such a reply is a judge error.
+    keeps_out_of_range: bool = False
 
     @property
     def verdict_key(self) -> str:
@@ -102,8 +105,9 @@ class JudgeRequest:
 
 @dataclass
 class JudgeVerdict:
-    """A judge's answer. ``score`` None means *not scored*; ``flagged`` means the reply was
-    unusable and ``score`` is the conservative fallback."""
+    """A judge's answer. ``score`` None means *not scored*; ``judge_error`` that the judge
+    could not give a verdict at all (a failure of the tool, never of the model); ``flagged``
+    that ``score`` is a fallback a task's own rule chose for a reply out of its range."""
 
     metric: str
     score: float | None
@@ -113,10 +117,12 @@ class JudgeVerdict:
     flagged: bool = False
     details: dict[str, Any] = field(default_factory=dict)
     usage: dict[str, float] = field(default_factory=dict)
+    judge_error: bool = False
 
     def record(self, judge: str) -> dict[str, Any]:
-        """The builtins-only record kept on a result (reports, snapshots)."""
-        return {
+        """The builtins-only record kept on a result (reports, snapshots); ``judge_error``
+        appears only when set, so records of given verdicts keep their shape."""
+        record: dict[str, Any] = {
             "metric": self.metric,
             "judge": judge,
             "score": self.score,
@@ -125,6 +131,9 @@ class JudgeVerdict:
             "reason": self.reason,
             "flagged": self.flagged,
         }
+        if self.judge_error:
+            record["judge_error"] = True
+        return record
 
 
 @runtime_checkable

@@ -36,12 +36,20 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
+class JudgeUnavailable(Exception):
+    """A verdict the judge could not give — its call failed, its reply stayed unusable, the
+    budget was spent or the input was too large. A failure of the tool, never of the model
+    under test: the plugin reports a test that depends on it as an error."""
+
+
 @dataclass
 class MetricResult:
     """One metric of one task output.
 
     ``scored`` is False when the metric could not be estimated honestly (or does not apply);
     ``value`` is then None and the task score's weights are renormalised without it.
+    ``judge_error`` marks a metric the judge could not score (or one computed from such a
+    metric): it is not scored, and nothing is renormalised around it.
     """
 
     value: float | None
@@ -51,6 +59,7 @@ class MetricResult:
     details: dict[str, Any] = field(default_factory=dict)
     blocker: bool = False
     flagged: bool = False
+    judge_error: bool = False
 
     @classmethod
     def not_scored(cls, reason: str, **details: Any) -> MetricResult:
@@ -64,6 +73,7 @@ class MetricResult:
             "reason": self.reason,
             "blocker": self.blocker,
             "flagged": self.flagged,
+            "judge_error": self.judge_error,
             "details": plain(self.details),
         }
 
@@ -77,6 +87,7 @@ class MetricResult:
             details=dict(data.get("details") or {}),
             blocker=bool(data.get("blocker", False)),
             flagged=bool(data.get("flagged", False)),
+            judge_error=bool(data.get("judge_error", False)),
         )
 
 
@@ -86,7 +97,9 @@ class TaskResult:
 
     ``valid`` is False when a prerequisite failed or a blocker voids the score (the seed's
     "score = invalid"); an invalid case counts 0.0 in the task mean. ``blocked`` is True when
-    any blocker fired, which disqualifies the model for the task.
+    any blocker fired, which disqualifies the model for the task. ``judge_errors`` lists the
+    metrics the judge could not score; when one of the task's own metrics is among them the
+    task score is unknown (None), which is neither a pass nor a model failure.
     """
 
     task: str
@@ -103,16 +116,35 @@ class TaskResult:
     judge_records: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    judge_errors: list[str] = field(default_factory=list)
 
     def metric(self, metric_id: str) -> MetricResult:
+        """The metric's result; raises :class:`JudgeUnavailable` when the judge could not
+        score it, so no check can read a verdict that does not exist."""
         try:
-            return self.metrics[metric_id]
+            found = self.metrics[metric_id]
         except KeyError:
             known = ", ".join(sorted(self.metrics)) or "none"
             raise KeyError(
                 f"metric {metric_id!r} is not part of the {self.task} result for case "
                 f"{self.case_id!r} (known: {known})"
             ) from None
+        if found.judge_error:
+            raise JudgeUnavailable(self.judge_error_text([metric_id]))
+        return found
+
+    @property
+    def incomplete(self) -> bool:
+        """Whether the task score is unknown because the judge could not score a metric."""
+        return bool(self.judge_errors) and self.score is None and self.valid
+
+    def judge_error_text(self, metric_ids: list[str] | None = None) -> str:
+        """Why the judge could not decide, for a test's error message."""
+        ids = [m for m in (metric_ids or self.judge_errors) if m in self.metrics]
+        lines = [f"the judge could not score {', '.join(ids) or 'this output'} for model "
+                 f"{self.model!r}, case {self.case_id!r} (a judge error, not a model failure)"]
+        lines += [f"  {mid}: {self.metrics[mid].reason}" for mid in ids]
+        return "\n".join(lines)
 
     @property
     def judge_record(self) -> list[dict[str, Any]]:
@@ -135,6 +167,7 @@ class TaskResult:
             "judge_records": plain(self.judge_records),
             "usage": plain(self.usage),
             "notes": list(self.notes),
+            "judge_errors": list(self.judge_errors),
         }
 
     @classmethod
@@ -154,4 +187,5 @@ class TaskResult:
             judge_records=list(data.get("judge_records", [])),
             usage=dict(data.get("usage", {})),
             notes=list(data.get("notes", [])),
+            judge_errors=list(data.get("judge_errors", [])),
         )

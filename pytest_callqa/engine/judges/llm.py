@@ -3,8 +3,9 @@
 Each judgement sends the transcript, the model output, the expected outcome (the human
 truth), the task config and the metric — its scale, what the score means, and the part of
 the output the task picked out for it (``focus``). Replies are JSON, validated with pydantic
-and :func:`valid_score`; a reply that stays unusable after the re-asks is scored with the
-scale's lowest value and flagged, never passed.
+and :func:`valid_score`; a verdict the judge cannot give — its call failed, its reply stayed
+unusable after the re-asks, the budget was spent — is a *judge error*: not scored, never a
+number and never a pass.
 
 ``mode="combined"`` sends all judge-scored metrics of one task output in one call (fewer
 calls, one shared reading of the transcript); ``mode="per-metric"`` sends one call each.
@@ -17,27 +18,41 @@ import asyncio
 import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from ..core.context import parse_output
-from ..core.defaults import DEFAULT_CONCURRENCY, DEFAULT_JUDGE_MODEL, DEFAULT_TIMEOUT_S
-from ..core.judging import SCALE_RANGES, JudgeRequest, JudgeVerdict, lowest_score, valid_score
+from ..core.defaults import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_JUDGE_MODEL,
+    DEFAULT_RESPONSE_FORMAT,
+    DEFAULT_TIMEOUT_S,
+)
+from ..core.judging import JudgeRequest, JudgeVerdict
 from ..llm.cache import JudgeCache, content_key
 from ..llm.endpoint import Endpoint
+from ..llm.formats import FormatLadder, call_structured, response_format_param
 from ..llm.transport import ChatOutcome, ChatRequest, ChatRunner, first_error
+from ..llm.windows import input_limit, too_large
 from ..pricing import PriceTable
+from .replies import (
+    PASSED_ON_FIELDS,
+    SCORE_FORMATS,
+    Item,
+    ParsedReply,
+    parse_reply,
+    reply_schema,
+)
 
 JudgeMode = Literal["combined", "per-metric"]
 JUDGE_MODES: tuple[str, ...] = ("combined", "per-metric")
 # Part of every cache key: change it whenever the prompt's wording or the reply contract
 # changes, so replies to the old prompt are not reused for the new one.
-PROMPT_VERSION = "callqa-judge-2025.1"
+PROMPT_VERSION = "callqa-judge-2026.1"
 # Request parameters of every judge call; ``params=`` adds to them, and a None value removes
-# one (reasoning models, for instance, refuse ``temperature``).
-DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0, "response_format": {"type": "json_object"}}
+# one (reasoning models, for instance, refuse ``temperature``). ``response_format`` is set per
+# call from the reply schema (see ``response_format=``) unless ``params`` sets it.
+DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0}
+SCHEMA_NAME = "callqa_verdicts"
 
 SYSTEM_PROMPT = """\
 You review the output of AI systems that process customer calls (QA scorecards, keyword \
@@ -71,66 +86,15 @@ is a false positive and a serious error.
 - Ground every score: name the expected_outcome value and the model_output value it rests \
 on.
 
-Answer with JSON only, nothing before or after it. For one metric:
-{"metric": "<the metric id>", "score": <number>, "expected_outcome_reference": "<the \
-expected_outcome value you relied on>", "model_output_observed": "<what model_output \
-produced>", "reason": "<one or two sentences>"}
-For a list of metrics: {"verdicts": [one such object per metric, each with "metric" set to \
-that metric's id]}
+Answer with one JSON object only, nothing before or after it, with one key per metric \
+asked for — the metric's id — whose value is that metric's verdict:
+{"<metric id>": {"score": <number>, "expected_outcome_reference": "<the expected_outcome \
+value you relied on>", "model_output_observed": "<what model_output produced>", "reason": \
+"<one or two sentences>"}}
 """
 
-SCORE_FORMATS: dict[str, str] = {
-    "unit": "a number from 0.0 to 1.0 (continuous; 1.0 = fully correct)",
-    "binary": "exactly 0 or 1 (1 = criterion met at or above its threshold, 0 = not met)",
-    "ternary": "exactly 0, 0.5 or 1 (1 = matches, 0.5 = partly matches, 0 = does not match)",
-    "likert5": "an integer from 1 to 5 (1 = worst, 5 = best)",
-    "rubric0_5": "an integer from 0 to 5, as defined by the rubric in the instructions",
-}
 
-
-# Diagnostics a rubric may ask the judge for (seed 001): kept as verdict details. Other
-# extra keys a model adds are ignored.
-PASSED_ON_FIELDS = frozenset({"failure_code", "turns"})
-
-
-class JudgeReply(BaseModel):
-    """One verdict as the judge writes it; see :data:`PASSED_ON_FIELDS` for extra keys."""
-
-    model_config = ConfigDict(extra="allow")
-
-    metric: str | None = None
-    # Checked by valid_score rather than typed, so "out of range" and "not a number" can be
-    # told apart from a malformed reply.
-    score: Any = None
-    expected_outcome_reference: Any = ""
-    model_output_observed: Any = ""
-    reason: str
-
-
-@dataclass(frozen=True)
-class _Item:
-    """A request inside one judge call; ``ident`` is what the reply's ``metric`` must say."""
-
-    ident: str
-    request: JudgeRequest
-
-
-@dataclass
-class _Parsed:
-    replies: dict[str, JudgeReply] = field(default_factory=dict)
-    problems: dict[str, list[str]] = field(default_factory=dict)
-    general: list[str] = field(default_factory=list)
-
-    def all_problems(self) -> list[str]:
-        return self.general + [p for ps in self.problems.values() for p in ps]
-
-
-def _scale_text(scale: str) -> str:
-    low, high = SCALE_RANGES[scale]
-    return f"{scale} ({low:g}–{high:g})"
-
-
-def _metric_block(item: _Item) -> dict[str, Any]:
+def _metric_block(item: Item) -> dict[str, Any]:
     request = item.request
     return {
         "metric": item.ident,
@@ -141,7 +105,7 @@ def _metric_block(item: _Item) -> dict[str, Any]:
     }
 
 
-def build_messages(items: Sequence[_Item]) -> list[dict[str, str]]:
+def build_messages(items: Sequence[Item]) -> list[dict[str, str]]:
     """The chat messages of one judge call over ``items`` (all of one task output)."""
     first = items[0].request
     case = first.case
@@ -163,79 +127,6 @@ def build_messages(items: Sequence[_Item]) -> list[dict[str, str]]:
     # batch builds thousands of prompts on the event loop before its first request leaves.
     text = json.dumps(inputs, ensure_ascii=False, default=str)
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
-
-
-def _reply_objects(value: Any, items: Sequence[_Item]) -> tuple[list[Any], list[str]]:
-    if isinstance(value, dict) and "verdicts" in value:
-        verdicts = value["verdicts"]
-        if isinstance(verdicts, list):
-            return verdicts, []
-        if isinstance(verdicts, dict):
-            # Some models key the verdicts by metric id instead of listing them.
-            return [{"metric": k, **v} if isinstance(v, dict) else v
-                    for k, v in verdicts.items()], []
-        return [], ["'verdicts' must be a list of objects"]
-    if isinstance(value, dict) and len(items) == 1:
-        return [value], []
-    if isinstance(value, list):
-        return value, []
-    kind = type(value).__name__
-    wanted = "one verdict object" if len(items) == 1 else "an object with a 'verdicts' list"
-    return [], [f"the reply must be {wanted}, got {kind}"]
-
-
-def parse_reply(content: str, items: Sequence[_Item]) -> _Parsed:
-    """Validate a judge reply against the items it answers."""
-    parsed = _Parsed()
-    value, problem, _notes = parse_output(content)
-    if problem is not None:
-        parsed.general.append(f"the reply is not valid JSON: {problem}")
-        return parsed
-    objects, general = _reply_objects(value, items)
-    parsed.general.extend(general)
-    by_ident = {item.ident: item for item in items}
-    single = items[0] if len(items) == 1 else None
-    for obj in objects:
-        try:
-            reply = JudgeReply.model_validate(obj)
-        except ValidationError as exc:
-            where = obj.get("metric") if isinstance(obj, dict) else None
-            fields = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'verdict'}: {e['msg']}" for e in exc.errors()
-            )
-            target = where if isinstance(where, str) and where in by_ident else None
-            if target is None and single is not None:
-                target = single.ident
-            message = f"malformed verdict ({fields})"
-            if target is None:
-                parsed.general.append(message)
-            else:
-                parsed.problems.setdefault(target, []).append(message)
-            continue
-        # With one metric asked for, a reply that names it differently (a display name,
-        # a typo) still answers it.
-        ident = single.ident if single is not None else reply.metric
-        if ident not in by_ident:
-            parsed.general.append(f"verdict for unknown metric {reply.metric!r}")
-            continue
-        if ident in parsed.replies:
-            parsed.problems.setdefault(ident, []).append(f"two verdicts for metric {ident!r}")
-            continue
-        scale = by_ident[ident].request.scale
-        if not valid_score(scale, reply.score):
-            parsed.problems.setdefault(ident, []).append(
-                f"score {reply.score!r} for metric {ident!r} is not valid on the "
-                f"{_scale_text(scale)} scale: expected {SCORE_FORMATS[scale]}"
-            )
-            continue
-        parsed.replies[ident] = reply
-    for ident in parsed.problems:
-        # Two verdicts for one metric: neither is trusted.
-        parsed.replies.pop(ident, None)
-    for item in items:
-        if item.ident not in parsed.replies and item.ident not in parsed.problems:
-            parsed.problems[item.ident] = [f"no verdict for metric {item.ident!r}"]
-    return parsed
 
 
 def _text(value: Any) -> str:
@@ -260,6 +151,7 @@ def _share(usage: Mapping[str, float], parts: int) -> dict[str, float]:
 class _JudgeStats:
     verdicts: int = 0
     flagged: int = 0
+    judge_errors: int = 0
     failed: int = 0
     not_scored_budget: int = 0
 
@@ -270,7 +162,12 @@ class OpenAIJudge:
     ``runner`` shares limits, cache, budget and counters with a generator; without it the
     judge builds its own from ``concurrency``, ``rpm``, ``cache``, ``budget_usd``, ``prices``,
     ``timeout``, ``max_retries``, ``reasks`` and ``run_id`` (see :class:`ChatRunner`).
-    ``params`` adjusts the request parameters (:data:`DEFAULT_PARAMS`).
+    ``params`` adjusts the request parameters (:data:`DEFAULT_PARAMS`). ``response_format``
+    is ``auto`` (a strict JSON schema of the verdicts asked for, stepping down to
+    ``json_object`` then to the prompt alone when the endpoint refuses it),
+    ``json_schema``, ``json_object`` or ``none``. ``max_input_tokens`` is the most prompt
+    tokens a call may carry (default: the model's window less room for the reply, when the
+    model is known): a call over it is not sent, and its verdicts are judge errors.
     ``on_progress(done, total)`` is called as judge calls finish.
     """
 
@@ -292,6 +189,8 @@ class OpenAIJudge:
         run_id: str | None = None,
         runner: ChatRunner | None = None,
         params: Mapping[str, Any] | None = None,
+        response_format: str = DEFAULT_RESPONSE_FORMAT,
+        max_input_tokens: int | None = None,
         on_progress: Callable[[int, int], None] | None = None,
     ) -> None:
         if mode not in JUDGE_MODES:
@@ -312,6 +211,8 @@ class OpenAIJudge:
                 self.params.pop(key, None)
             else:
                 self.params[key] = value
+        self.formats = FormatLadder(response_format)
+        self.max_input_tokens = input_limit(model, max_input_tokens)
         self.on_progress = on_progress
         self._stats = _JudgeStats()
 
@@ -336,7 +237,7 @@ class OpenAIJudge:
         verdicts: dict[str, JudgeVerdict] = {}
         done = 0
 
-        async def run(group: list[tuple[str, _Item]]) -> None:
+        async def run(group: list[tuple[str, Item]]) -> None:
             nonlocal done
             for key, verdict in await self._judge_group(group):
                 verdicts[key] = verdict
@@ -363,9 +264,9 @@ class OpenAIJudge:
             result.append(verdict)
         return result
 
-    def _groups(self, unique: list[tuple[str, JudgeRequest]]) -> list[list[tuple[str, _Item]]]:
+    def _groups(self, unique: list[tuple[str, JudgeRequest]]) -> list[list[tuple[str, Item]]]:
         if self.mode == "per-metric":
-            return [[(key, _Item(request.metric, request))] for key, request in unique]
+            return [[(key, Item(request.metric, request))] for key, request in unique]
         grouped: dict[str, list[tuple[str, JudgeRequest]]] = {}
         for key, request in unique:
             output_key = content_key({
@@ -382,36 +283,53 @@ class OpenAIJudge:
                 # A metric asked twice for one output (per-turn metrics) gets distinct ids.
                 count = seen[request.metric]
                 ident = request.metric if count == 1 else f"{request.metric}#{count}"
-                group.append((key, _Item(ident, request)))
+                group.append((key, Item(ident, request)))
             groups.append(group)
         return groups
 
     async def _judge_group(
-        self, group: list[tuple[str, _Item]]
+        self, group: list[tuple[str, Item]]
     ) -> list[tuple[str, JudgeVerdict]]:
         items = [item for _key, item in group]
-        request = ChatRequest(messages=build_messages(items), params=self.params,
-                              kind="judge", version=PROMPT_VERSION)
-        last: dict[str, _Parsed] = {}
+        messages = build_messages(items)
+        case = items[0].request.case
+        refusal = too_large(messages, self.model, self.max_input_tokens,
+                            f"the judge call for case {case.id!r} "
+                            f"({len(case.transcript_text):,} characters of transcript)")
+        if refusal is not None:
+            verdicts = [self._not_sent(item, refusal) for item in items]
+            return [(key, v) for (key, _item), v in zip(group, verdicts, strict=True)]
+
+        def build(fmt: str) -> ChatRequest:
+            params = dict(self.params)
+            if "response_format" not in params:
+                chosen = response_format_param(fmt, SCHEMA_NAME, reply_schema(items),
+                                               strict=True)
+                if chosen is not None:
+                    params["response_format"] = chosen
+            return ChatRequest(messages=messages, params=params, kind="judge",
+                               version=PROMPT_VERSION)
+
+        last: dict[str, ParsedReply] = {}
 
         def check(content: str) -> list[str]:
             last.clear()
             last[content] = parse_reply(content, items)
             return last[content].all_problems()
 
-        outcome = await self.runner.call(self.endpoint, request, check)
+        outcome = await call_structured(self.runner, self.endpoint, self.formats, build, check)
         parsed = None
         if outcome.content is not None:
             parsed = last.get(outcome.content) or parse_reply(outcome.content, items)
         verdicts = self._verdicts(items, outcome, parsed)
         return [(key, verdict) for (key, _item), verdict in zip(group, verdicts, strict=True)]
 
-    def _verdicts(self, items: Sequence[_Item], outcome: ChatOutcome,
-                  parsed: _Parsed | None) -> list[JudgeVerdict]:
+    def _verdicts(self, items: Sequence[Item], outcome: ChatOutcome,
+                  parsed: ParsedReply | None) -> list[JudgeVerdict]:
         usage = _share(outcome.usage, len(items)) if outcome.usage else {}
         verdicts = []
         for item in items:
-            metric, scale = item.request.metric, item.request.scale
+            metric = item.request.metric
             reply = parsed.replies.get(item.ident) if parsed is not None else None
             self._stats.verdicts += 1
             if reply is not None:
@@ -424,35 +342,51 @@ class OpenAIJudge:
                     details=extras, usage=dict(usage),
                 ))
             elif parsed is not None:
-                # The judge answered, unusably; a later failure (or the budget) only cut
-                # the re-asks short, so this is still a flagged conservative score.
-                problems = parsed.general + parsed.problems.get(item.ident, [])
-                if outcome.error is not None:
-                    problems.append(f"no further attempt: {outcome.error}")
-                self._stats.flagged += 1
-                asks = max(outcome.asks, 1)
-                verdicts.append(JudgeVerdict(
-                    metric=metric, score=lowest_score(scale), flagged=True, usage=dict(usage),
-                    reason=f"judge reply unusable after {asks} attempt"
-                           f"{'s' if asks != 1 else ''}, scored {lowest_score(scale):g} "
-                           f"(conservative): {'; '.join(problems)[:500]}",
-                ))
+                verdicts.append(self._unusable(item, outcome, parsed, usage))
             elif outcome.budget_stopped:
                 self._stats.not_scored_budget += 1
                 verdicts.append(JudgeVerdict(
-                    metric=metric, score=None, usage=dict(usage),
+                    metric=metric, score=None, usage=dict(usage), judge_error=True,
                     reason=f"not scored: judge {outcome.error}",
                     details={"judge_budget_exhausted": True},
                 ))
             else:
                 self._stats.failed += 1
-                self._stats.flagged += 1
+                self._stats.judge_errors += 1
                 verdicts.append(JudgeVerdict(
-                    metric=metric, score=lowest_score(scale), flagged=True, usage=dict(usage),
-                    reason=f"judge call failed, scored {lowest_score(scale):g} "
-                           f"(conservative): {outcome.error}",
+                    metric=metric, score=None, usage=dict(usage), judge_error=True,
+                    reason=f"judge call failed: {outcome.error}",
                 ))
         return verdicts
+
+    def _not_sent(self, item: Item, reason: str) -> JudgeVerdict:
+        self._stats.verdicts += 1
+        self._stats.judge_errors += 1
+        return JudgeVerdict(metric=item.request.metric, score=None, judge_error=True,
+                            reason=reason)
+
+    def _unusable(self, item: Item, outcome: ChatOutcome, parsed: ParsedReply,
+                  usage: Mapping[str, float]) -> JudgeVerdict:
+        """The judge answered, but not usably for this item, even after the re-asks (a later
+        failure or the budget may have cut them short): a judge error — unless the only
+        problem is a score off the scale and the family's seed scores that itself."""
+        request = item.request
+        problems = parsed.general + parsed.problems.get(item.ident, [])
+        raw = parsed.off_scale.get(item.ident)
+        if request.keeps_out_of_range and raw is not None and not parsed.general \
+                and len(parsed.problems.get(item.ident, [])) == 1:
+            self._stats.flagged += 1
+            return JudgeVerdict(
+                metric=request.metric, score=raw, flagged=True, usage=dict(usage),
+                reason=f"judge score off the {request.scale} scale: {problems[0]}")
+        if outcome.error is not None:
+            problems.append(f"no further attempt: {outcome.error}")
+        self._stats.judge_errors += 1
+        asks = max(outcome.asks, 1)
+        return JudgeVerdict(
+            metric=request.metric, score=None, usage=dict(usage), judge_error=True,
+            reason=f"judge reply unusable after {asks} attempt{'s' if asks != 1 else ''}: "
+                   f"{'; '.join(problems)[:500]}")
 
     # --- reporting ------------------------------------------------------------------------
 
@@ -465,6 +399,7 @@ class OpenAIJudge:
             **counters,
             "verdicts": self._stats.verdicts,
             "flagged": self._stats.flagged,
+            "judge_errors": self._stats.judge_errors,
             "failed_call_verdicts": self._stats.failed,
             "not_scored_budget": self._stats.not_scored_budget,
             "budget_usd": self.runner.budget.limit_usd,
@@ -499,6 +434,8 @@ class OpenAIJudge:
                 f"{summary['prompt_tokens']:.0f}+{summary['completion_tokens']:.0f} tokens")
         if summary["not_scored_budget"]:
             line += (f"; budget reached, {summary['not_scored_budget']} verdicts not scored")
+        if summary["judge_errors"]:
+            line += f"; {summary['judge_errors']} judge errors"
         if summary["flagged"]:
             line += f"; {summary['flagged']} verdicts flagged"
         return line

@@ -66,6 +66,15 @@ class Endpoint:
     def display_url(self) -> str:
         return safe_url(self.base_url)
 
+    @property
+    def has_key(self) -> bool:
+        return bool(self._api_key)
+
+    @property
+    def api_key_or_placeholder(self) -> str:
+        """The key for a client to send (a placeholder for keyless servers); never log it."""
+        return self._api_key or _DUMMY_KEY
+
     def redact(self, text: str) -> str:
         """``text`` with the key, and any credentials in the base URL, blanked out."""
         if self._api_key:
@@ -80,7 +89,7 @@ class Endpoint:
         import openai
 
         return openai.AsyncOpenAI(
-            api_key=self._api_key or _DUMMY_KEY, base_url=self.base_url, timeout=timeout,
+            api_key=self.api_key_or_placeholder, base_url=self.base_url, timeout=timeout,
             max_retries=0,
         )
 

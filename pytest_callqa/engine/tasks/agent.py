@@ -76,6 +76,8 @@ class AgentTask(FamilyTask):
     name = TASK
     title = "Agent"
     metrics = METRICS
+    # Computed from every selected metric's weight: unknown when one of them is.
+    aggregate_metrics = frozenset({"overall_score", "passed"})
     output_model = AgentOutput
     expected_model = AgentExpected
     config_model = AgentConfig

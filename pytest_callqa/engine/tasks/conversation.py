@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
@@ -272,6 +272,8 @@ class ConversationTask(FamilyTask):
     name = TASK
     title = "Conversation"
     metrics = METRICS
+    # Counted over every turn's three scores: unknown when one of them is.
+    aggregate_metrics = frozenset({"garbled_turn_rate"})
     output_model = ConversationOutput
     config_model = ConversationConfig
 
@@ -321,7 +323,8 @@ class ConversationTask(FamilyTask):
                     focus.update(history=past, first_turn=turn == 0)
                 requests.append(self.item_request(ctx, metric_id, "likert5", focus,
                                                   _item(turn)))
-        return requests
+        # Seed 004 scores an out-of-range reply 1 with a warning: the judge passes it on.
+        return [replace(r, keeps_out_of_range=True) for r in requests]
 
     def _turn_scores(self, config: ConversationConfig, turn: int,
                      verdicts: Mapping[str, JudgeVerdict]) -> dict[str, _TurnScore]:

@@ -1,0 +1,177 @@
+"""The judge's reply contract: the JSON schema a reply must follow (one verdict per metric
+id, each score on its metric's scale), and the parsing that checks a reply against the items
+it answers — what is usable, what is wrong with the rest."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..core.context import parse_output
+from ..core.judging import SCALE_RANGES, JudgeRequest, valid_score
+
+SCORE_FORMATS: dict[str, str] = {
+    "unit": "a number from 0.0 to 1.0 (continuous; 1.0 = fully correct)",
+    "binary": "exactly 0 or 1 (1 = criterion met at or above its threshold, 0 = not met)",
+    "ternary": "exactly 0, 0.5 or 1 (1 = matches, 0.5 = partly matches, 0 = does not match)",
+    "likert5": "an integer from 1 to 5 (1 = worst, 5 = best)",
+    "rubric0_5": "an integer from 0 to 5, as defined by the rubric in the instructions",
+}
+
+
+# Diagnostics a rubric may ask the judge for (seed 001): kept as verdict details. Other
+# extra keys a model adds are ignored.
+PASSED_ON_FIELDS = frozenset({"failure_code", "turns"})
+
+_SCORE_SCHEMAS: dict[str, dict[str, Any]] = {
+    "unit": {"type": "number", "minimum": 0, "maximum": 1},
+    "binary": {"type": "integer", "enum": [0, 1]},
+    "ternary": {"type": "number", "enum": [0, 0.5, 1]},
+    "likert5": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+    "rubric0_5": {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]},
+}
+_TEXT = {"type": "string"}
+
+
+def reply_schema(items: Sequence[Item]) -> dict[str, Any]:
+    """The JSON Schema of a reply to ``items``: one required key per metric id, each a
+    verdict whose score can only be a value of that metric's scale (strict-mode compatible:
+    every property required, nothing else allowed)."""
+    properties: dict[str, Any] = {}
+    for item in items:
+        verdict: dict[str, Any] = {
+            "score": _SCORE_SCHEMAS[item.request.scale],
+            "expected_outcome_reference": _TEXT, "model_output_observed": _TEXT,
+            "reason": _TEXT,
+        }
+        if item.request.task == "agent":
+            verdict["failure_code"] = {"type": ["string", "null"]}
+            verdict["turns"] = {"type": "array", "items": {"type": "integer"}}
+        properties[item.ident] = {"type": "object", "properties": verdict,
+                                  "required": list(verdict), "additionalProperties": False}
+    return {"type": "object", "properties": properties, "required": list(properties),
+            "additionalProperties": False}
+
+
+class JudgeReply(BaseModel):
+    """One verdict as the judge writes it; see :data:`PASSED_ON_FIELDS` for extra keys."""
+
+    model_config = ConfigDict(extra="allow")
+
+    metric: str | None = None
+    # Checked by valid_score rather than typed, so "out of range" and "not a number" can be
+    # told apart from a malformed reply.
+    score: Any = None
+    expected_outcome_reference: Any = ""
+    model_output_observed: Any = ""
+    reason: str
+
+
+@dataclass(frozen=True)
+class Item:
+    """A request inside one judge call; ``ident`` is what the reply's ``metric`` must say."""
+
+    ident: str
+    request: JudgeRequest
+
+
+@dataclass
+class ParsedReply:
+    replies: dict[str, JudgeReply] = field(default_factory=dict)
+    problems: dict[str, list[str]] = field(default_factory=dict)
+    general: list[str] = field(default_factory=list)
+    # Numeric scores that were off their scale, by item: a family's own rule may use them.
+    off_scale: dict[str, float] = field(default_factory=dict)
+
+    def all_problems(self) -> list[str]:
+        return self.general + [p for ps in self.problems.values() for p in ps]
+
+
+def _scale_text(scale: str) -> str:
+    low, high = SCALE_RANGES[scale]
+    return f"{scale} ({low:g}–{high:g})"
+
+
+def _reply_objects(value: Any, items: Sequence[Item]) -> tuple[list[Any], list[str]]:
+    idents = {item.ident for item in items}
+    if isinstance(value, dict) and value and set(value) <= idents \
+            and all(isinstance(v, dict) for v in value.values()):
+        # The asked-for shape: verdicts keyed by metric id.
+        return [{**v, "metric": k} for k, v in value.items()], []
+    if isinstance(value, dict) and "verdicts" in value:
+        verdicts = value["verdicts"]
+        if isinstance(verdicts, list):
+            return verdicts, []
+        if isinstance(verdicts, dict):
+            # Some models key the verdicts by metric id instead of listing them.
+            return [{"metric": k, **v} if isinstance(v, dict) else v
+                    for k, v in verdicts.items()], []
+        return [], ["'verdicts' must be a list of objects"]
+    if isinstance(value, dict) and len(items) == 1:
+        return [value], []
+    if isinstance(value, list):
+        return value, []
+    kind = type(value).__name__
+    wanted = "an object with one verdict per metric id, keyed by the id"
+    return [], [f"the reply must be {wanted}, got {kind}"]
+
+
+def parse_reply(content: str, items: Sequence[Item]) -> ParsedReply:
+    """Validate a judge reply against the items it answers."""
+    parsed = ParsedReply()
+    value, problem, _notes = parse_output(content)
+    if problem is not None:
+        parsed.general.append(f"the reply is not valid JSON: {problem}")
+        return parsed
+    objects, general = _reply_objects(value, items)
+    parsed.general.extend(general)
+    by_ident = {item.ident: item for item in items}
+    single = items[0] if len(items) == 1 else None
+    for obj in objects:
+        try:
+            reply = JudgeReply.model_validate(obj)
+        except ValidationError as exc:
+            where = obj.get("metric") if isinstance(obj, dict) else None
+            fields = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'verdict'}: {e['msg']}" for e in exc.errors()
+            )
+            target = where if isinstance(where, str) and where in by_ident else None
+            if target is None and single is not None:
+                target = single.ident
+            message = f"malformed verdict ({fields})"
+            if target is None:
+                parsed.general.append(message)
+            else:
+                parsed.problems.setdefault(target, []).append(message)
+            continue
+        # With one metric asked for, a reply that names it differently (a display name,
+        # a typo) still answers it.
+        ident = single.ident if single is not None else reply.metric
+        if ident not in by_ident:
+            parsed.general.append(f"verdict for unknown metric {reply.metric!r}")
+            continue
+        if ident in parsed.replies:
+            parsed.problems.setdefault(ident, []).append(f"two verdicts for metric {ident!r}")
+            continue
+        scale = by_ident[ident].request.scale
+        if not valid_score(scale, reply.score):
+            if isinstance(reply.score, (int, float)) and not isinstance(reply.score, bool) \
+                    and math.isfinite(reply.score):
+                parsed.off_scale[ident] = float(reply.score)
+            parsed.problems.setdefault(ident, []).append(
+                f"score {reply.score!r} for metric {ident!r} is not valid on the "
+                f"{_scale_text(scale)} scale: expected {SCORE_FORMATS[scale]}"
+            )
+            continue
+        parsed.replies[ident] = reply
+    for ident in parsed.problems:
+        # Two verdicts for one metric: neither is trusted.
+        parsed.replies.pop(ident, None)
+    for item in items:
+        if item.ident not in parsed.replies and item.ident not in parsed.problems:
+            parsed.problems[item.ident] = [f"no verdict for metric {item.ident!r}"]
+    return parsed

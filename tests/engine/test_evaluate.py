@@ -1,0 +1,145 @@
+"""The evaluation phases around a task: the benchmarks it gets, and what a verdict the judge
+could not give does to a result and to the scorecard."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from pytest_callqa.engine.core.cases import GoldenCase
+from pytest_callqa.engine.core.context import EvalContext
+from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict
+from pytest_callqa.engine.core.metrics import MetricSpec
+from pytest_callqa.engine.core.results import JudgeUnavailable, MetricResult, TaskResult
+from pytest_callqa.engine.evaluate import evaluate, evaluate_many
+from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+from pytest_callqa.engine.loading import load_case_file
+from pytest_callqa.engine.registry import Registry
+from pytest_callqa.engine.scorecard import build_scorecard
+
+from .helpers import TFIDF
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "example_project"
+
+
+def example(case_id: str, model: str = "northwind-large") -> tuple[GoldenCase, Any]:
+    task = case_id.split("-")[0]
+    [case] = load_case_file(EXAMPLE / "cases" / task / f"{case_id}.yaml")
+    output = json.loads((EXAMPLE / "outputs" / model / f"{case_id}.json").read_text())
+    return case, output
+
+
+class Output(BaseModel):
+    answer: str
+
+
+class OwnTask:
+    """A project's own task spec, not built on the engine's task classes."""
+
+    name = "qa"
+    title = "Own QA"
+    metrics = (MetricSpec(id="answer", task="qa", name="Answer", description="d",
+                          scale="0-1", threshold=">= 1"),)
+    output_model = Output
+    config_model = Output
+
+    def case_models(self, case: GoldenCase) -> tuple[BaseModel, BaseModel]:
+        return Output(answer="x"), Output(answer="x")
+
+    def check_case(self, case: GoldenCase) -> list[str]:
+        return []
+
+    def output_problems(self, ctx: EvalContext) -> list[str]:
+        return []
+
+    def plan(self, ctx: EvalContext) -> list[JudgeRequest]:
+        return []
+
+    def score(self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]) -> TaskResult:
+        return TaskResult(task="qa", case_id=ctx.case.id, score=0.0, valid=True, blocked=True,
+                          blockers=[], metrics={"answer": MetricResult(value=None,
+                                                                        scored=False)})
+
+
+def test_a_projects_own_task_keeps_its_result_and_gets_no_benchmarks() -> None:
+    registry = Registry()
+    registry.register_task(OwnTask())
+    case = GoldenCase(id="own-1", task="qa", transcript="agent: hi")
+    judge = HeuristicJudge(embedder=TFIDF)
+    result = evaluate(case, {"answer": "x"}, judge=judge, embedder=TFIDF, registry=registry)
+    assert set(result.metrics) == {"answer"}
+    assert result.blocked is True and result.not_scored == []
+
+
+class FailingJudge:
+    """Gives every verdict it is asked for, except a judge error for the metrics in
+    ``failing`` (as the LLM judge does when its calls fail)."""
+
+    name = "failing"
+
+    def __init__(self, failing: set[str]) -> None:
+        self.failing = failing
+        self.inner = HeuristicJudge(embedder=TFIDF)
+
+    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
+        answers = self.inner.judge(requests)
+        return [JudgeVerdict(metric=r.metric, score=None, judge_error=True,
+                             reason="judge call failed: connection refused")
+                if r.metric in self.failing else a for r, a in zip(requests, answers, strict=True)]
+
+
+def test_a_weighted_metric_without_a_verdict_leaves_the_task_score_unknown() -> None:
+    case, output = example("text-abcd-3647-overnight-shipping-cost")
+    good = evaluate(case, output, judge=FailingJudge(set()), embedder=TFIDF, model="m")
+    result = evaluate(case, output, judge=FailingJudge({"fabrication_free_rate"}),
+                      embedder=TFIDF, model="m")
+    assert good.score is not None and good.judge_errors == []
+    fabrication = result.metrics["fabrication_free_rate"]
+    assert fabrication.judge_error and not fabrication.scored and fabrication.value is None
+    assert "connection refused" in (fabrication.reason or "")
+    # Its parent is computed from it: unknown too, never renormalised around the gap.
+    assert result.metrics["summary_score"].judge_error
+    assert result.judge_errors == ["fabrication_free_rate", "summary_score"]
+    assert result.score is None and result.valid and result.incomplete
+    assert not result.renormalised
+    assert any("a judge error, not a model failure" in note for note in result.notes)
+    # Metrics the judge was not needed for keep their values.
+    assert result.metrics["sentiment_accuracy"].value == good.metrics["sentiment_accuracy"].value
+    with pytest.raises(JudgeUnavailable, match="fabrication_free_rate"):
+        result.metric("fabrication_free_rate")
+    assert TaskResult.from_dict(result.to_dict()).judge_errors == result.judge_errors
+
+
+def test_a_supplementary_metric_without_a_verdict_keeps_the_task_score() -> None:
+    case, output = example("extraction-abcd-3647-overnight-shipping")
+    good = evaluate(case, output, judge=FailingJudge(set()), embedder=TFIDF, model="m")
+    failing = {r for r in ("aspect_granularity", "objection_completeness", "competitor_context")}
+    result = evaluate(case, output, judge=FailingJudge(failing), embedder=TFIDF, model="m")
+    assert result.score == good.score and not result.incomplete
+
+
+def test_an_agent_metric_without_a_verdict_makes_the_overall_score_unknown() -> None:
+    case, output = example("agent-abcd-5798-shipping-address")
+    result = evaluate(case, output, judge=FailingJudge({"response_delivery"}),
+                      embedder=TFIDF, model="m")
+    assert result.metrics["overall_score"].judge_error
+    assert result.metrics["passed"].judge_error
+    assert result.score is None
+
+
+def test_the_scorecard_leaves_judge_errors_out_of_the_task_score_and_counts_them() -> None:
+    ids = ["text-abcd-3647-overnight-shipping-cost", "text-abcd-3695-promo-code-expiry"]
+    items = [(*example(cid), "m") for cid in ids]
+    fine = evaluate_many(items, judge=FailingJudge(set()), embedder=TFIDF)
+    first_fails = evaluate_many(items[:1], judge=FailingJudge({"fabrication_free_rate"}),
+                                embedder=TFIDF) + fine[1:]
+    card = build_scorecard(first_fails).models["m"].tasks["text"]
+    # The case the judge could not score counts neither 0 nor anything: the mean is the other.
+    assert card.score == pytest.approx(fine[1].score)
+    assert card.judge_error_cases == 1 and card.invalid_cases == 0
+    assert card.metrics["fabrication_free_rate"].judge_errors == 1

@@ -157,10 +157,14 @@ def _mark_judge_errors(result: TaskResult, spec: TaskSpec, registry: Registry,
     result.blockers = [mid for mid in result.blockers if mid not in affected]
     result.blocked = bool(result.blockers)
     result.not_scored = sorted(mid for mid, m in result.metrics.items() if not m.scored)
-    if task_own and result.valid:
+    voided = any(mid in getattr(spec, "voiding", ()) for mid in result.blockers)
+    if task_own and not voided:
+        # Unknown, not invalid: no prerequisite failed, the judge did.
         result.score = None
+        result.valid = True
         result.renormalised = False
-        result.notes = [n for n in result.notes if not n.startswith("weights renormalised")]
+        result.notes = [n for n in result.notes
+                        if not n.startswith(("weights renormalised", "no metric of this task"))]
         result.notes.append("task score unknown: the judge could not score "
                             f"{', '.join(sorted(task_own))} (a judge error, not a model failure)")
 

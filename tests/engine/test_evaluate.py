@@ -143,3 +143,12 @@ def test_the_scorecard_leaves_judge_errors_out_of_the_task_score_and_counts_them
     assert card.score == pytest.approx(fine[1].score)
     assert card.judge_error_cases == 1 and card.invalid_cases == 0
     assert card.metrics["fabrication_free_rate"].judge_errors == 1
+
+
+def test_a_task_the_judge_could_not_score_at_all_is_unknown_not_invalid() -> None:
+    case, output = example("conversation-abcd-9489-refund-status")
+    result = evaluate(case, output, judge=FailingJudge(
+        {"intelligibility", "segmentation", "context", "turn_quality"}), embedder=TFIDF)
+    assert result.valid and result.score is None and result.incomplete
+    assert "garbled_turn_rate" in result.judge_errors
+    assert not any("no metric of this task" in note for note in result.notes)

@@ -594,3 +594,51 @@ def test_an_unknown_model_is_not_checked(fake: Any) -> None:
     assert context_window("gpt-4o-mini-2024-07-18") == 128_000
     assert context_window("my-local-model") is None
     assert input_limit("my-local-model") is None and input_limit("my-local-model", 99) == 99
+
+
+def test_a_turn_by_turn_family_over_the_limit_sends_each_turns_window_alone(fake: Any) -> None:
+    from pytest_callqa.engine.core.cases import GoldenCase
+    from tests.families.test_conversation import EXPECTED, GOOD, TRANSCRIPT
+
+    padding = [{"speaker": "patient", "text": "I also want to describe my whole week. " * 40}]
+    case = GoldenCase.model_validate({
+        "id": "long-visit", "task": "conversation", "transcript": TRANSCRIPT + padding * 20,
+        "config": {}, "expected_outcome": EXPECTED})
+    server = fake()
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="per-metric",
+                        runner=make_runner(), max_input_tokens=2_500)
+    result = evaluate(case, GOOD, judge=judge, benchmarks=False)
+    assert server.requests == 12  # four bot turns x three metrics, none refused
+    for body in server.bodies:
+        inputs = json.loads(body["messages"][1]["content"])
+        assert "transcript" not in inputs and "expected_outcome" not in inputs
+        assert inputs["metric"]["focus"]["text"]
+    assert result.judge_errors == [] and result.score is not None
+
+
+def test_the_conversation_seeds_own_rule_for_an_off_scale_score_stands(fake: Any) -> None:
+    from pytest_callqa.engine.core.cases import GoldenCase
+    from tests.families.test_conversation import EXPECTED, GOOD, TRANSCRIPT
+
+    case = GoldenCase.model_validate({"id": "visit", "task": "conversation",
+                                      "transcript": TRANSCRIPT, "config": {},
+                                      "expected_outcome": EXPECTED})
+    server = fake(fault_for=lambda index, body: "out_of_range")
+    judge = make_judge(server)
+    result = evaluate(case, GOOD, judge=judge, benchmarks=False)
+    # Seed 004: an off-scale score counts as 1 with a warning — flagged, not a judge error.
+    assert result.judge_errors == []
+    intelligibility = result.metrics["intelligibility"]
+    assert intelligibility.flagged and intelligibility.value is not None
+    assert judge.usage_summary()["judge_errors"] == 0
+    assert result.metrics["garbled_turn_rate"].value == 1.0
+
+
+def test_a_failing_endpoint_is_not_probed_call_by_call(fake: Any) -> None:
+    # The first call settles the format question even when it fails; the rest go out
+    # together instead of waiting one after another for a reply that never comes.
+    server = fake(fault_for=lambda index, body: "500", latency=0.05)
+    judge = make_judge(server, concurrency=4, max_retries=0)
+    verdicts = judge.judge(requests_for(9))
+    assert all(v.judge_error for v in verdicts)
+    assert server.requests == 9 and server.peak_in_flight == 4

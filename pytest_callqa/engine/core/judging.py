@@ -73,6 +73,9 @@ class JudgeRequest:
     # Set by a family whose seed scores an out-of-range judge reply itself (the conversation
     # family: lowest score, with a warning); otherwise such a reply is a judge error.
     keeps_out_of_range: bool = False
+    # Set by a family that judges turn by turn, with the turn's window in ``focus``: when the
+    # whole call is over the judge's input limit, the window alone is sent.
+    windowed: bool = False
 
     @property
     def verdict_key(self) -> str:

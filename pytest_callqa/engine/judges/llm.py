@@ -105,17 +105,19 @@ def _metric_block(item: Item) -> dict[str, Any]:
     }
 
 
-def build_messages(items: Sequence[Item]) -> list[dict[str, str]]:
-    """The chat messages of one judge call over ``items`` (all of one task output)."""
+def build_messages(items: Sequence[Item], *, window_only: bool = False) -> list[dict[str, str]]:
+    """The chat messages of one judge call over ``items`` (all of one task output).
+
+    ``window_only`` leaves out the whole transcript, output and truth: each metric's focus
+    then carries all the judge sees (a turn and its window of earlier turns).
+    """
     first = items[0].request
     case = first.case
-    inputs: dict[str, Any] = {
-        "task": first.task,
-        "transcript": case.transcript_text,
-        "model_output": first.model_output,
-        "expected_outcome": case.expected_outcome,
-        "config": case.config,
-    }
+    inputs: dict[str, Any] = {"task": first.task}
+    if not window_only:
+        inputs.update(transcript=case.transcript_text, model_output=first.model_output,
+                      expected_outcome=case.expected_outcome)
+    inputs["config"] = case.config
     emphasis = case.config.get("evaluation_criteria_override")
     if emphasis:
         inputs["case_specific_emphasis"] = emphasis
@@ -293,9 +295,14 @@ class OpenAIJudge:
         items = [item for _key, item in group]
         messages = build_messages(items)
         case = items[0].request.case
-        refusal = too_large(messages, self.model, self.max_input_tokens,
-                            f"the judge call for case {case.id!r} "
-                            f"({len(case.transcript_text):,} characters of transcript)")
+        what = (f"the judge call for case {case.id!r} "
+                f"({len(case.transcript_text):,} characters of transcript)")
+        refusal = too_large(messages, self.model, self.max_input_tokens, what)
+        if refusal is not None and all(item.request.windowed for item in items):
+            # A turn-by-turn judgement needs only its window: send that alone.
+            messages = build_messages(items, window_only=True)
+            refusal = too_large(messages, self.model, self.max_input_tokens,
+                                f"{what}, sent as its turn windows only")
         if refusal is not None:
             verdicts = [self._not_sent(item, refusal) for item in items]
             return [(key, v) for (key, _item), v in zip(group, verdicts, strict=True)]

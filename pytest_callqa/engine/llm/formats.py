@@ -56,7 +56,7 @@ class FormatLadder:
                              f"got {choice!r}")
         self.choice = choice
         self._current: dict[tuple[str, str], str] = {}
-        # Endpoints whose format a reply has confirmed; until then their calls go one at a
+        # Endpoints whose format a first call has settled; until then their calls go one at a
         # time, so a refusal is met once rather than by every call already queued.
         self._confirmed: set[tuple[str, str]] = set()
         self._probes: dict[tuple[str, str], asyncio.Lock] = {}
@@ -103,8 +103,8 @@ async def call_structured(
     build: Callable[[str], ChatRequest], check: Check | None = None,
 ) -> ChatOutcome:
     """One call, its request built for the endpoint's current format; a refusal of that
-    format steps down and asks again. Until a reply confirms an endpoint's format its calls
-    go one at a time (a single round trip, once per session)."""
+    format steps down and asks again. Until a first call has settled an endpoint's format its
+    calls go one at a time (a single round trip, once per session)."""
     if not ladder.confirmed(endpoint):
         async with ladder.probe(endpoint):
             if not ladder.confirmed(endpoint):
@@ -122,6 +122,7 @@ async def _call_stepping_down(
         if outcome.content is None and refused_format(outcome.error) \
                 and ladder.step_down(endpoint, fmt):
             continue
-        if outcome.content is not None:
-            ladder.confirm(endpoint)
+        # Whatever else happened (a reply, or a failure that is not the format's), the format
+        # question is settled: the endpoint's calls need not wait for one another any more.
+        ladder.confirm(endpoint)
         return outcome

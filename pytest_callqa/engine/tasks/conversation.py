@@ -323,8 +323,10 @@ class ConversationTask(FamilyTask):
                     focus.update(history=past, first_turn=turn == 0)
                 requests.append(self.item_request(ctx, metric_id, "likert5", focus,
                                                   _item(turn)))
-        # Seed 004 scores an out-of-range reply 1 with a warning: the judge passes it on.
-        return [replace(r, keeps_out_of_range=True) for r in requests]
+        # Seed 004 scores an out-of-range reply 1 with a warning: the judge passes it on. Each
+        # turn is judged on its window (the turn and its history), which is all a call over
+        # the judge's input limit sends.
+        return [replace(r, keeps_out_of_range=True, windowed=True) for r in requests]
 
     def _turn_scores(self, config: ConversationConfig, turn: int,
                      verdicts: Mapping[str, JudgeVerdict]) -> dict[str, _TurnScore]:

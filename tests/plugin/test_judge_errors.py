@@ -44,20 +44,26 @@ def judge_at(llm: LLMProject, base_url: str | None, extra: str = "") -> None:
     (llm.root / "pyproject.toml").write_text(text, encoding="utf-8")
 
 
+def assert_stopped(pytester: pytest.Pytester, *lines: str) -> pytest.RunResult:
+    """Run the suite; it must stop before any test with a usage error saying ``lines``."""
+    result = pytester.runpytest("--no-callqa-benchmarks")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(list(lines))
+    return result
+
+
 def test_an_unreachable_judge_stops_the_run_before_any_test(
     llm: LLMProject, pytester: pytest.Pytester
 ) -> None:
     port = closed_port()
     judge_at(llm, f"http://127.0.0.1:{port}/v1")
     llm.project.write_tests(SUITE)
-    result = pytester.runpytest("--no-callqa-benchmarks")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([
+    result = assert_stopped(
+        pytester,
         f"*callqa: preflight: the judge endpoint http://127.0.0.1:{port}/v1 (model "
         "'gpt-4o-mini') cannot be reached (APIConnectionError*): check "
         "--callqa-judge-base-url (or OPENAI_BASE_URL) and that the server is running",
-        "*no test was run; --no-callqa-preflight skips this check*",
-    ])
+        "*no test was run; --no-callqa-preflight skips this check*")
     assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
 
 
@@ -67,12 +73,10 @@ def test_openai_without_a_key_stops_the_run_naming_the_variable(
     monkeypatch.delenv("OPENAI_API_KEY")
     judge_at(llm, None)
     llm.project.write_tests(SUITE)
-    result = pytester.runpytest("--no-callqa-benchmarks")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([
+    assert_stopped(
+        pytester,
         "*callqa: preflight: the judge endpoint https://api.openai.com/v1 (model "
-        "'gpt-4o-mini') needs an API key and none is set: export OPENAI_API_KEY*",
-    ])
+        "'gpt-4o-mini') needs an API key and none is set: export OPENAI_API_KEY*")
 
 
 def test_a_model_the_server_does_not_serve_is_named(
@@ -81,12 +85,10 @@ def test_a_model_the_server_does_not_serve_is_named(
     server = llm.serve(models=["llama-3.1-8b", "qwen2.5-7b"])
     judge_at(llm, server.base_url)
     llm.project.write_tests(SUITE)
-    result = pytester.runpytest("--no-callqa-benchmarks")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([
+    assert_stopped(
+        pytester,
         "*the server does not serve 'gpt-4o-mini' (it serves: llama-3.1-8b, qwen2.5-7b): "
-        "set --callqa-judge-model*",
-    ])
+        "set --callqa-judge-model*")
     assert server.requests == 0 and server.model_listings == 1
     # The same server passes once the judge asks for a model it serves.
     ok = pytester.runpytest("--no-callqa-benchmarks", "--callqa-judge-model=qwen2.5-7b")

@@ -101,6 +101,16 @@ def reserve_verdict(spent: float, held: float, amount: float, limit: float) -> R
     return "go"
 
 
+def _book_verdict(spent: float, held: Mapping[str, float], amount: float, limit: float,
+                  patient: bool) -> ReserveVerdict:
+    """A patient request counts the reservations held as possibly freed; an impatient one
+    counts them as spent (their holder may be dead)."""
+    total = sum(held.values())
+    if patient:
+        return reserve_verdict(spent, total, amount, limit)
+    return reserve_verdict(spent + total, 0.0, amount, limit)
+
+
 class SpendLedger:
     """The budget of one run, shared by every process that reports to it.
 
@@ -173,9 +183,7 @@ class SpendLedger:
         fd = await acquire_file_lock(self.lock_path)
         try:
             self._refresh()
-            held = sum(self._held.values())
-            verdict = (reserve_verdict(self._spent, held, amount, limit) if patient
-                       else reserve_verdict(self._spent + held, 0.0, amount, limit))
+            verdict = _book_verdict(self._spent, self._held, amount, limit, patient)
             if verdict != "go":
                 return None if verdict == "stop" else "wait"
             self._next += 1
@@ -240,9 +248,7 @@ class Budget:
                        patient: bool) -> str | Literal["wait"] | None:
         if self._ledger is not None:
             return await self._ledger.reserve(amount, limit, patient=patient)
-        held = sum(self._held.values())
-        verdict = (reserve_verdict(self._spent, held, amount, limit) if patient
-                   else reserve_verdict(self._spent + held, 0.0, amount, limit))
+        verdict = _book_verdict(self._spent, self._held, amount, limit, patient)
         if verdict != "go":
             return None if verdict == "stop" else "wait"
         self._next += 1

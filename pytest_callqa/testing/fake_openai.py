@@ -40,6 +40,14 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .fake_replies import (
+    default_generation_reply,
+    default_judge_reply,
+    first_user_json,
+    judge_items,
+    schema_instance,
+)
+
 FAULTS: tuple[str, ...] = ("429", "500", "503", "timeout", "garbage", "out_of_range", "401")
 GARBAGE_CONTENT = "Sure! Here is my assessment: the score is 0.9 {not json"
 OUT_OF_RANGE_SCORE = 7.5
@@ -62,134 +70,6 @@ class RequestInfo:
     fault: str | None
     authorization: str
     received: float
-
-
-_SCALES: dict[str, tuple[float, ...] | tuple[float, float]] = {
-    "unit": (0.0, 1.0),
-    "binary": (0.0, 1.0),
-    "ternary": (0.0, 0.5, 1.0),
-    "likert5": (1.0, 2.0, 3.0, 4.0, 5.0),
-    "rubric0_5": (0.0, 1.0, 2.0, 3.0, 4.0, 5.0),
-}
-
-
-def mid_score(scale: str) -> float:
-    """The middle of a scale; on a grid, the grid value nearest to it (ties go up)."""
-    values = _SCALES.get(scale, (0.0, 1.0))
-    middle = (min(values) + max(values)) / 2
-    if scale in ("unit",):
-        return middle
-    return min(values, key=lambda v: (abs(v - middle), -v))
-
-
-def first_user_json(body: Mapping[str, Any]) -> Any:
-    """The JSON value of the first user message of a chat request, if it is JSON."""
-    for message in body.get("messages") or []:
-        if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                try:
-                    return json.loads(content)
-                except json.JSONDecodeError:
-                    return None
-            return None
-    return None
-
-
-def judge_items(inputs: Any) -> list[dict[str, Any]] | None:
-    """The metric blocks of a judge request, or None when it is not one."""
-    if not isinstance(inputs, dict):
-        return None
-    if isinstance(inputs.get("metric"), dict):
-        return [inputs["metric"]]
-    if isinstance(inputs.get("metrics"), list):
-        return [m for m in inputs["metrics"] if isinstance(m, dict)]
-    return None
-
-
-def default_judge_reply(items: Sequence[Mapping[str, Any]],
-                        score: Callable[[Mapping[str, Any]], Any] | None = None) -> str:
-    """Verdicts keyed by metric id, the shape the judge asks for."""
-    return json.dumps({str(item.get("metric")): {
-        "score": score(item) if score else mid_score(str(item.get("scale"))),
-        "expected_outcome_reference": "expected_outcome (fake server)",
-        "model_output_observed": "model_output (fake server)",
-        "reason": f"fake verdict for {item.get('metric')}",
-    } for item in items})
-
-
-def schema_instance(schema: Mapping[str, Any], name: str = "") -> Any:
-    """A value valid against ``schema`` (the subset structured outputs use), picked in the
-    middle of what it allows — as a server that honours ``json_schema`` answers."""
-    if "enum" in schema:
-        values = list(schema["enum"])
-        return values[(len(values) - 1) // 2 + (1 if len(values) % 2 == 0 else 0)]
-    kind = schema.get("type")
-    kinds = kind if isinstance(kind, list) else [kind]
-    if "object" in kinds:
-        props = schema.get("properties") or {}
-        return {key: schema_instance(sub, key) for key, sub in props.items()}
-    if "array" in kinds:
-        return []
-    if "null" in kinds:
-        return None
-    if "number" in kinds or "integer" in kinds:
-        low, high = schema.get("minimum", 0), schema.get("maximum", 1)
-        middle = (low + high) / 2
-        return int(middle) if "integer" in kinds else middle
-    if "boolean" in kinds:
-        return True
-    return f"fake {name}" if name else "fake"
-
-
-def _turns(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    turns = inputs.get("transcript")
-    return [t for t in turns if isinstance(t, dict)] if isinstance(turns, list) else []
-
-
-def default_generation_reply(inputs: Mapping[str, Any]) -> str | None:
-    """A structurally valid output for the generation request's task, or None."""
-    task = inputs.get("task")
-    config = inputs.get("config") if isinstance(inputs.get("config"), dict) else {}
-    assert isinstance(config, dict)
-    turns = _turns(inputs)
-    texts = [str(t.get("text", "")) for t in turns]
-    if task == "qa":
-        questions = []
-        for q in config.get("questions") or []:
-            if not isinstance(q, dict):
-                continue
-            max_score = q.get("max_score") or 1
-            questions.append({
-                "question_id": str(q.get("question_id")), "score": max_score,
-                "max_score": max_score, "type": q.get("type") or "SCORE",
-                "reason": f'The agent said "{texts[0] if texts else ""}".',
-            })
-        return json.dumps({"questions": questions})
-    if task == "entity":
-        spoken = " ".join(texts).casefold()
-        found = [k for k in config.get("keywords") or [] if str(k).casefold() in spoken]
-        return json.dumps({"detected_keywords": found, "detected_topics": [],
-                           "valid_entity_set": found})
-    if task == "text":
-        labels = config.get("sentiment_labels") or ["positive", "neutral", "negative"]
-        label = labels[len(labels) // 2]
-        return json.dumps({
-            "sentiment": [{"sentence_id": t.get("n"), "text": t.get("text"), "label": label}
-                          for t in turns],
-            "summary": {"call_purpose": texts[0] if texts else "", "highlights": [],
-                        "call_extracted_info": {}},
-            "emotion": {"neutral": 1.0},
-        })
-    if task == "translation":
-        return json.dumps({
-            "full_translation": " ".join(texts),
-            "sentence_translations": [
-                {"source_id": t.get("n"), "source_text": t.get("text"),
-                 "translated_text": t.get("text")} for t in turns],
-            "domain_terms_handled": [], "named_entities_handled": [],
-        })
-    return None
 
 
 def _vector(text: str, dims: int = 8) -> list[float]:
@@ -271,7 +151,8 @@ class FakeOpenAIServer:
     no listing, a 404, as some servers do); listings are counted in ``model_listings``, not in
     ``requests``. ``refuses`` lists ``response_format`` types the server answers with HTTP
     400 (as servers without structured outputs do); one it accepts is honoured:
-    ``json_schema`` replies are built from the schema.
+    ``json_schema`` replies are built from the schema. ``refuses_params`` lists request
+    parameters (``seed``...) it answers with HTTP 400.
     """
 
     def __init__(
@@ -290,6 +171,7 @@ class FakeOpenAIServer:
         max_lifetime_s: float = 300.0,
         models: Sequence[str] | None = None,
         refuses: Sequence[str] = (),
+        refuses_params: Sequence[str] = (),
     ) -> None:
         unknown = [f for f in [*faults, *(schedule or [])] if f is not None and f not in FAULTS]
         if unknown:
@@ -309,6 +191,7 @@ class FakeOpenAIServer:
         self.max_lifetime_s = max_lifetime_s
         self.models = list(models) if models is not None else None
         self.refuses = tuple(refuses)
+        self.refuses_params = tuple(refuses_params)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -495,6 +378,11 @@ class FakeOpenAIServer:
                 "type": "invalid_request_error", "code": "invalid_api_key"}})
         route = path.rstrip("/")
         if route.endswith("/chat/completions"):
+            refused = [name for name in self.refuses_params if name in body]
+            if refused:
+                return _Answer(400, {"error": {
+                    "message": f"Unrecognized request argument supplied: {refused[0]}",
+                    "type": "invalid_request_error", "param": refused[0]}})
             kind = (body.get("response_format") or {}).get("type")
             if kind in self.refuses:
                 return _Answer(400, {"error": {

@@ -220,15 +220,20 @@ def test_judged_failures_carry_failure_code_and_turns() -> None:
     assert result.metrics["result_interpretation"].details["failure_code"] is None
 
 
-def test_evaluation_criteria_override_is_added_to_every_judge_prompt() -> None:
+def test_evaluation_criteria_override_reaches_every_judge_call_once() -> None:
+    from pytest_callqa.engine.judges.prompts import build_messages
+    from pytest_callqa.engine.judges.replies import Item
+
     judge = FixedJudge(ALL_FIVE)
     override = "Reading the balance back to the cent matters most here."
     _eval(GOOD, judge=judge, config={**CONFIG, "evaluation_criteria_override": override})
     assert judge.seen
     for request in judge.seen:
-        assert "Test case-specific evaluation emphasis:\n" + override in request.instructions
-        assert "failure_code" in request.instructions
         assert request.scale == "rubric0_5"
+        assert [name for name, _kind, _meaning in request.reply_fields] == [
+            "failure_code", "turns"]
+        [_system, user] = build_messages([Item(request.metric, request)])
+        assert user["content"].count(override) == 1
 
 
 def test_programmatic_metrics_are_not_asked_when_expected_calls_are_given() -> None:

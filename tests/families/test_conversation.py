@@ -248,8 +248,11 @@ def test_combined_mode_asks_once_per_turn_for_all_three() -> None:
     assert len(judge.seen) == len(BOT_TURNS)
     request = judge.seen[0]
     assert request.metric == COMBINED and request.scale == "likert5"
-    for word in ("INTELLIGIBILITY", "SEGMENTATION", "CONTEXT", '"intelligibility": n'):
+    for word in ("INTELLIGIBILITY", "SEGMENTATION", "CONTEXT"):
         assert word in request.instructions
+    # The three per-turn scores are fields of the verdict the reply schema asks for.
+    assert [(name, kind) for name, kind, _ in request.reply_fields] == [
+        ("intelligibility", "likert5"), ("segmentation", "likert5"), ("context", "likert5")]
     assert "history" in request.focus
     assert result.metrics["intelligibility"].value == 1.0
     assert result.metrics["segmentation"].value == 0.75

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_callqa.testing.fake_openai import FAULTS, FakeOpenAIServer, mid_score
+from pytest_callqa.testing.fake_openai import FAULTS, FakeOpenAIServer
+from pytest_callqa.testing.fake_replies import mid_score
 
 from .helpers import SECRET
 
@@ -89,8 +90,10 @@ def test_json_schema_is_honoured_and_a_refused_format_is_a_400(fake: Any) -> Non
     body = {**chat("not a judge request"), "response_format": {
         "type": "json_schema", "json_schema": {"name": "x", "strict": True, "schema": schema}}}
     reply = json.loads(content(post(fake(), body)[2]))
-    assert reply == {"a": {"score": 3, "reason": "fake reason", "failure_code": None,
-                           "turns": []}, "b": {"score": 0.5}}
+    # Every field asked for is filled: a nullable one gets a value, an array one item.
+    assert reply == {"a": {"score": 3, "reason": "fake reason",
+                           "failure_code": "fake failure_code", "turns": [0]},
+                     "b": {"score": 0.5}}
     status, _headers, payload = post(fake(refuses=("json_schema",)), body)
     assert status == 400 and payload["error"]["param"] == "response_format"
 

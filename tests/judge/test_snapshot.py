@@ -11,7 +11,7 @@ import pytest
 from pytest_callqa.engine.evaluate import prepare
 from pytest_callqa.engine.judges.llm import OpenAIJudge  # noqa: F401  (see _engine_imported)
 from pytest_callqa.snapshot import MASK, JudgeRecordExtension, stable
-from pytest_callqa.testing.fake_openai import default_judge_reply, first_user_json, judge_items
+from pytest_callqa.testing.fake_replies import default_judge_reply, first_user_json, judge_items
 
 from .helpers import SECRET, qa_case, qa_output, tree_text
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_callqa.testing.fake_openai import (
+from pytest_callqa.testing.fake_replies import (
     default_judge_reply,
     first_user_json,
     judge_items,

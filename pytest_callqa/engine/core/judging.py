@@ -7,6 +7,7 @@ and run calls concurrently; the heuristic judge just loops.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -52,6 +53,30 @@ def lowest_score(scale: str) -> float:
 
 
 @dataclass(frozen=True)
+class JudgeView:
+    """A family's context policy: what a judge call may show besides each metric's ``focus``.
+
+    The call-intelligence tasks show everything (their seed judges an output against the
+    transcript and the truth); a family whose seed judges from less (a turn and its window, a
+    signal and its excerpt, the agent's replay) puts that in the focus and shows nothing else.
+    """
+
+    transcript: bool = True
+    model_output: bool = True
+    expected_outcome: bool = True
+    config: bool = True
+
+
+FULL_VIEW = JudgeView()
+FOCUS_VIEW = JudgeView(transcript=False, model_output=False, expected_outcome=False,
+                       config=False)
+# A field a verdict must carry besides its score and reason: (name, type, what it says).
+# Types: "code" (a snake_case label or null), "turns" (a list of turn numbers), "count" (a
+# whole number >= 0) and the scale names (a score on that scale).
+ReplyField = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
 class JudgeRequest:
     """One judgement: a metric of one model output for one golden case.
 
@@ -73,9 +98,8 @@ class JudgeRequest:
     # Set by a family whose seed scores an out-of-range judge reply itself (the conversation
     # family: lowest score, with a warning); otherwise such a reply is a judge error.
     keeps_out_of_range: bool = False
-    # Set by a family that judges turn by turn, with the turn's window in ``focus``: when the
-    # whole call is over the judge's input limit, the window alone is sent.
-    windowed: bool = False
+    view: JudgeView = FULL_VIEW
+    reply_fields: tuple[ReplyField, ...] = ()
 
     @property
     def verdict_key(self) -> str:
@@ -94,9 +118,13 @@ class JudgeRequest:
             "output": self.model_output,
             "focus": self.focus,
         }
-        # Only per-item requests carry the item, so keys of all other requests are unchanged.
+        # Only requests that set them carry these, so keys of all others are unchanged.
         if self.item is not None:
             content["item"] = self.item
+        if self.view != FULL_VIEW:
+            content["view"] = dataclasses.asdict(self.view)
+        if self.reply_fields:
+            content["reply_fields"] = [list(f) for f in self.reply_fields]
         payload = json.dumps(
             content,
             sort_keys=True,

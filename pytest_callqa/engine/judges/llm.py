@@ -34,11 +34,11 @@ from ..llm.formats import FormatLadder, call_structured, response_format_param
 from ..llm.transport import ChatOutcome, ChatRequest, ChatRunner, first_error
 from ..llm.windows import input_limit, too_large
 from ..pricing import PriceTable
+from .prompts import build_messages
 from .replies import (
-    PASSED_ON_FIELDS,
-    SCORE_FORMATS,
     Item,
     ParsedReply,
+    kept_fields,
     parse_reply,
     reply_schema,
 )
@@ -50,86 +50,10 @@ JUDGE_MODES: tuple[str, ...] = ("combined", "per-metric")
 PROMPT_VERSION = "callqa-judge-2026.1"
 # Request parameters of every judge call; ``params=`` adds to them, and a None value removes
 # one (reasoning models, for instance, refuse ``temperature``). ``response_format`` is set per
-# call from the reply schema (see ``response_format=``) unless ``params`` sets it.
-DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0}
+# call from the reply schema (see ``response_format=``) unless ``params`` sets it. ``seed``
+# makes a sampling server repeat itself; one that refuses it is asked again without it.
+DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0, "seed": 0}
 SCHEMA_NAME = "callqa_verdicts"
-
-SYSTEM_PROMPT = """\
-You review the output of AI systems that process customer calls (QA scorecards, keyword \
-and topic detection, sentiment and summaries, translation, voice agents). You are strict, \
-precise and consistent.
-
-The user message is one JSON object with these inputs:
-- transcript: the call as it was spoken.
-- model_output: what the AI system under review produced for this call.
-- expected_outcome: the human-verified answer for this call. It is your main reference for \
-what a correct output looks like.
-- config: the task configuration the system was given.
-- metric: what to score, with "scale" and "score_format" (the only scores you may give), \
-"instructions" (what the score measures) and "focus" (the part of the output to examine). \
-When the input has "metrics" (a list) instead, score every one of them.
-- case_specific_emphasis (optional): extra guidance for this case; apply it.
-
-How to score:
-- Judge each metric on its own dimension only: compare model_output with expected_outcome \
-and check it against the transcript.
-- Give scores exactly on each metric's stated scale; it always wins. Task metrics are \
-usually continuous from 0.0 to 1.0. A standard benchmark criterion asked on the binary \
-scale is 1 when it is met at or above its threshold and 0 when it is not.
-- Be strict: when the evidence is mixed or incomplete, give the lower score.
-- A name, number, date, amount, event or promise found neither in the transcript nor in \
-expected_outcome is fabricated. Never give a passing score to an output that states a \
-fabricated fact.
-- Scorecard questions of type PASS_FAIL: when expected_outcome scores a question 0 and \
-model_output gives it the full max_score, the output passed a check the call failed. That \
-is a false positive and a serious error.
-- Ground every score: name the expected_outcome value and the model_output value it rests \
-on.
-
-Answer with one JSON object only, nothing before or after it, with one key per metric \
-asked for — the metric's id — whose value is that metric's verdict:
-{"<metric id>": {"score": <number>, "expected_outcome_reference": "<the expected_outcome \
-value you relied on>", "model_output_observed": "<what model_output produced>", "reason": \
-"<one or two sentences>"}}
-"""
-
-
-def _metric_block(item: Item) -> dict[str, Any]:
-    request = item.request
-    return {
-        "metric": item.ident,
-        "scale": request.scale,
-        "score_format": SCORE_FORMATS[request.scale],
-        "instructions": request.instructions,
-        "focus": dict(request.focus),
-    }
-
-
-def build_messages(items: Sequence[Item], *, window_only: bool = False) -> list[dict[str, str]]:
-    """The chat messages of one judge call over ``items`` (all of one task output).
-
-    ``window_only`` leaves out the whole transcript, output and truth: each metric's focus
-    then carries all the judge sees (a turn and its window of earlier turns).
-    """
-    first = items[0].request
-    case = first.case
-    inputs: dict[str, Any] = {"task": first.task}
-    if not window_only:
-        inputs.update(transcript=case.transcript_text, model_output=first.model_output,
-                      expected_outcome=case.expected_outcome)
-    inputs["config"] = case.config
-    emphasis = case.config.get("evaluation_criteria_override")
-    if emphasis:
-        inputs["case_specific_emphasis"] = emphasis
-    if len(items) == 1:
-        inputs["metric"] = _metric_block(items[0])
-    else:
-        inputs["metrics"] = [_metric_block(item) for item in items]
-    # No indent: an indented dump goes through the pure-Python encoder, ~20x slower, and a
-    # batch builds thousands of prompts on the event loop before its first request leaves.
-    text = json.dumps(inputs, ensure_ascii=False, default=str)
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": text}]
-
 
 def _text(value: Any) -> str:
     if value is None:
@@ -298,11 +222,6 @@ class OpenAIJudge:
         what = (f"the judge call for case {case.id!r} "
                 f"({len(case.transcript_text):,} characters of transcript)")
         refusal = too_large(messages, self.model, self.max_input_tokens, what)
-        if refusal is not None and all(item.request.windowed for item in items):
-            # A turn-by-turn judgement needs only its window: send that alone.
-            messages = build_messages(items, window_only=True)
-            refusal = too_large(messages, self.model, self.max_input_tokens,
-                                f"{what}, sent as its turn windows only")
         if refusal is not None:
             verdicts = [self._not_sent(item, refusal) for item in items]
             return [(key, v) for (key, _item), v in zip(group, verdicts, strict=True)]
@@ -340,8 +259,7 @@ class OpenAIJudge:
             reply = parsed.replies.get(item.ident) if parsed is not None else None
             self._stats.verdicts += 1
             if reply is not None:
-                extras = {k: v for k, v in (reply.model_extra or {}).items()
-                          if k in PASSED_ON_FIELDS}
+                extras = kept_fields(reply, item.request)
                 verdicts.append(JudgeVerdict(
                     metric=metric, score=float(reply.score), reason=reply.reason,
                     expected_outcome_reference=_text(reply.expected_outcome_reference),

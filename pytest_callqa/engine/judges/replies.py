@@ -23,8 +23,9 @@ SCORE_FORMATS: dict[str, str] = {
 }
 
 
-# Diagnostics a rubric may ask the judge for (seed 001): kept as verdict details. Other
-# extra keys a model adds are ignored.
+# Diagnostics a rubric may ask for (seed 001), kept even from a request that did not list
+# them; every field a request lists in ``reply_fields`` is kept too. Other extra keys a model
+# adds are ignored.
 PASSED_ON_FIELDS = frozenset({"failure_code", "turns"})
 
 _SCORE_SCHEMAS: dict[str, dict[str, Any]] = {
@@ -34,7 +35,27 @@ _SCORE_SCHEMAS: dict[str, dict[str, Any]] = {
     "likert5": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
     "rubric0_5": {"type": "integer", "enum": [0, 1, 2, 3, 4, 5]},
 }
+_FIELD_SCHEMAS: dict[str, dict[str, Any]] = {
+    "code": {"type": ["string", "null"]},
+    "turns": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+    "count": {"type": "integer", "minimum": 0},
+    **_SCORE_SCHEMAS,
+}
 _TEXT = {"type": "string"}
+
+
+def verdict_fields(request: JudgeRequest) -> dict[str, Any]:
+    """The fields of one verdict and their schemas: the score on the metric's scale, the
+    reason, what the judge read in the output and (when the call shows it) in the truth, and
+    every field the request lists."""
+    fields: dict[str, Any] = {"score": _SCORE_SCHEMAS[request.scale]}
+    if request.view.expected_outcome:
+        fields["expected_outcome_reference"] = _TEXT
+    fields["model_output_observed"] = _TEXT
+    fields["reason"] = _TEXT
+    for name, kind, _meaning in request.reply_fields:
+        fields[name] = _FIELD_SCHEMAS[kind]
+    return fields
 
 
 def reply_schema(items: Sequence[Item]) -> dict[str, Any]:
@@ -43,18 +64,22 @@ def reply_schema(items: Sequence[Item]) -> dict[str, Any]:
     every property required, nothing else allowed)."""
     properties: dict[str, Any] = {}
     for item in items:
-        verdict: dict[str, Any] = {
-            "score": _SCORE_SCHEMAS[item.request.scale],
-            "expected_outcome_reference": _TEXT, "model_output_observed": _TEXT,
-            "reason": _TEXT,
-        }
-        if item.request.task == "agent":
-            verdict["failure_code"] = {"type": ["string", "null"]}
-            verdict["turns"] = {"type": "array", "items": {"type": "integer"}}
+        verdict = verdict_fields(item.request)
         properties[item.ident] = {"type": "object", "properties": verdict,
                                   "required": list(verdict), "additionalProperties": False}
     return {"type": "object", "properties": properties, "required": list(properties),
             "additionalProperties": False}
+
+
+def kept_fields(reply: JudgeReply, request: JudgeRequest) -> dict[str, Any]:
+    """The extra fields of a verdict worth keeping: those the request lists and the rubric
+    diagnostics, written at the top of the verdict or nested under ``details``."""
+    wanted = {name for name, _kind, _meaning in request.reply_fields} | PASSED_ON_FIELDS
+    extra = dict(reply.model_extra or {})
+    nested = extra.pop("details", None)
+    found = {k: v for k, v in nested.items() if k in wanted} if isinstance(nested, dict) else {}
+    found.update({k: v for k, v in extra.items() if k in wanted})
+    return found
 
 
 class JudgeReply(BaseModel):

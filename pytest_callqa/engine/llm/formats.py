@@ -12,6 +12,7 @@ Replies are validated by their callers whatever the format.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -40,6 +41,11 @@ def response_format_param(fmt: str, name: str, schema: Mapping[str, Any], *,
     return None
 
 
+def refused_param(error: str | None, name: str) -> bool:
+    """Whether a failed call's error says the server refused request parameter ``name``."""
+    return error is not None and bool(_REFUSAL_STATUS.search(error)) and name in error
+
+
 def refused_format(error: str | None) -> bool:
     """Whether a failed call's error says the server refused the response format."""
     return error is not None and bool(_REFUSAL_STATUS.search(error)) \
@@ -61,6 +67,8 @@ class FormatLadder:
         self._confirmed: set[tuple[str, str]] = set()
         self._probes: dict[tuple[str, str], asyncio.Lock] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Endpoints that refused a ``seed`` parameter: it is left out of their requests.
+        self._seedless: set[tuple[str, str]] = set()
 
     def current(self, endpoint: Endpoint) -> str:
         if self.choice != "auto":
@@ -78,6 +86,12 @@ class FormatLadder:
         if _LADDER.index(self._current.get(key, _LADDER[0])) < _LADDER.index(lower):
             self._current[key] = lower
         return True
+
+    def seedless(self, endpoint: Endpoint) -> bool:
+        return (endpoint.base_url, endpoint.model) in self._seedless
+
+    def drop_seed(self, endpoint: Endpoint) -> None:
+        self._seedless.add((endpoint.base_url, endpoint.model))
 
     def confirmed(self, endpoint: Endpoint) -> bool:
         return self.choice != "auto" or (endpoint.base_url, endpoint.model) in self._confirmed
@@ -118,7 +132,16 @@ async def _call_stepping_down(
 ) -> ChatOutcome:
     while True:
         fmt = ladder.current(endpoint)
-        outcome: ChatOutcome = await runner.call(endpoint, build(fmt), check)
+        request = build(fmt)
+        if ladder.seedless(endpoint) and "seed" in request.params:
+            request = dataclasses.replace(
+                request, params={k: v for k, v in request.params.items() if k != "seed"})
+        outcome: ChatOutcome = await runner.call(endpoint, request, check)
+        if outcome.content is None and "seed" in request.params \
+                and refused_param(outcome.error, "seed"):
+            # A server without seeds answers the same request without one.
+            ladder.drop_seed(endpoint)
+            continue
         if outcome.content is None and refused_format(outcome.error) \
                 and ladder.step_down(endpoint, fmt):
             continue

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.cases import GoldenCase
-from ..core.judging import JudgeRequest, JudgeVerdict, Scale
+from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, Scale
 from ..core.results import MetricResult
 from ..text import normalize
 from .agent_calls import (
@@ -45,7 +45,7 @@ from .agent_calls import (
     speaker_kind,
 )
 from .agent_metrics import (
-    DIAGNOSTICS_REQUEST,
+    DIAGNOSTIC_FIELDS,
     METRICS,
     PROGRAMMATIC,
     TASK,
@@ -78,6 +78,9 @@ class AgentTask(FamilyTask):
     metrics = METRICS
     # Computed from every selected metric's weight: unknown when one of them is.
     aggregate_metrics = frozenset({"overall_score", "passed"})
+    # The judge sees the focus alone: system prompt, rules, tools, the replay and the
+    # reference calls and outcome (seed 001's inputs), not the raw transcript.
+    judge_view = FOCUS_VIEW
     output_model = AgentOutput
     expected_model = AgentExpected
     config_model = AgentConfig
@@ -138,16 +141,8 @@ class AgentTask(FamilyTask):
             "tool_calls": [{**c.model_dump(mode="json"), "result": r}
                            for c, r in zip(calls, results, strict=True)],
             "responses": [r.model_dump(mode="json") for r in out.responses],
-            "evaluation_criteria_override": config.evaluation_criteria_override,
         }
 
-    def instructions(self, metric_id: str, config: AgentConfig) -> str:
-        spec = self.spec(metric_id)
-        text = (spec.rubric or spec.description) + DIAGNOSTICS_REQUEST
-        if config.evaluation_criteria_override and config.evaluation_criteria_override.strip():
-            text += ("\n\nTest case-specific evaluation emphasis:\n"
-                     + config.evaluation_criteria_override.strip())
-        return text
 
     def _programmatic(self, ctx: EvalContext) -> bool:
         return ctx.expected.tool_calls is not None  # type: ignore[attr-defined]
@@ -161,8 +156,10 @@ class AgentTask(FamilyTask):
             if metric_id in PROGRAMMATIC and self._programmatic(ctx):
                 continue
             scale: Scale = "binary" if metric_id == TASK_COMPLETION else "rubric0_5"
-            requests.append(self.request(ctx, metric_id, scale, focus,
-                                         self.instructions(metric_id, config)))
+            # The case's evaluation_criteria_override reaches each call once, as its
+            # case-specific emphasis.
+            fields = DIAGNOSTIC_FIELDS if scale == "rubric0_5" else ()
+            requests.append(self.request(ctx, metric_id, scale, focus, reply_fields=fields))
         return requests
 
     def _score(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..core.judging import ReplyField
 from ..core.metrics import Bands, MetricSpec
 from .base import structure_spec
 from .family_base import RUBRIC_BANDS
@@ -17,11 +18,13 @@ TASK = "agent"
 TASK_COMPLETION = "task_completion"
 PROGRAMMATIC = ("tool_routing", "parameter_extraction")
 
-DIAGNOSTICS_REQUEST = (
-    "\n\nAlso return, in details: failure_code — a short snake_case label of the failure "
-    "mode (e.g. wrong_tool_selected, hallucinated_result, missing_confirmation), null when "
-    "the score is 4 or more; turns — the transcript turn indices where you saw the issue "
-    "(empty when none)."
+# What a judge adds to a rubric verdict (seed 001): the failure and where it shows.
+DIAGNOSTIC_FIELDS: tuple[ReplyField, ...] = (
+    ("failure_code", "code", "a short snake_case label of the failure mode (e.g. "
+     "wrong_tool_selected, hallucinated_result, missing_confirmation) when the score is below "
+     "4; null otherwise"),
+    ("turns", "turns", "the numbers of the conversation turns where the issue shows; empty "
+     "when there is none"),
 )
 
 TOOL_ROUTING_RUBRIC = (

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..core.cases import GoldenCase, validation_problems
 from ..core.context import STRUCTURE
-from ..core.judging import JudgeRequest, JudgeVerdict, Scale
+from ..core.judging import FULL_VIEW, JudgeRequest, JudgeVerdict, JudgeView, ReplyField, Scale
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult, TaskResult
 
@@ -61,6 +61,8 @@ class BaseTask(ABC):
     # The model of the golden truth, when it is not in the shape of the output (an agent's
     # expected tool calls versus its trajectory); None means the output model.
     expected_model: type[BaseModel] | None = None
+    # What a judge call may show besides each metric's focus (the family's context policy).
+    judge_view: JudgeView = FULL_VIEW
     # Whether a case must carry at least one transcript turn (grounding can take its
     # context from the config instead).
     needs_transcript: bool = True
@@ -124,13 +126,14 @@ class BaseTask(ABC):
 
     def request(
         self, ctx: EvalContext, metric_id: str, scale: Scale, focus: Mapping[str, Any],
-        instructions: str | None = None,
+        instructions: str | None = None, reply_fields: tuple[ReplyField, ...] = (),
     ) -> JudgeRequest:
         spec = self.spec(metric_id) if metric_id in {m.id for m in self.metrics} else None
         text = instructions or (spec.rubric or spec.description if spec else metric_id)
         return JudgeRequest(
             case=ctx.case, task=self.name, metric=metric_id, scale=scale,
             instructions=text, model_output=ctx.output, focus=dict(focus),
+            view=self.judge_view, reply_fields=reply_fields,
         )
 
     def from_verdict(

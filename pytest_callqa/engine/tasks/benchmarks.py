@@ -7,13 +7,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.judging import JudgeRequest, JudgeVerdict, ReplyField
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from ..embeddings import pair_similarity
 from ..matching import match_exact, match_lists
 from ..text import content_tokens, normalize
-from .text_analysis import summary_facts, top_labels
+from .instructions import COMMON_RULES, TASK_INSTRUCTIONS
+from .text_analysis import FACT_COUNTS, summary_facts, top_labels
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext
@@ -153,12 +154,57 @@ VIEWS: dict[str, Callable[[EvalContext], Views]] = {
 }
 
 
+# Seed 000's Layer 2 criteria as the judge applies them: the formula, and the steps to it.
+STEPS: dict[str, str] = {
+    "faithfulness": (
+        "Faithfulness = claims_supported / total_claims. Steps: 1. take each fact listed in "
+        "focus.facts; 2. decide whether the transcript or expected_outcome supports it (a "
+        "fact found in neither is unsupported, e.g. an offered voucher nobody mentioned); "
+        "3. count supported and unsupported facts; 4. score supported / total (1.0 when "
+        "there is no fact)."),
+    "contextual_precision": (
+        "Contextual precision = relevant_pieces_used / total_pieces_referenced. Steps: 1. "
+        "take each piece of the call the output relies on (focus.claims); 2. decide whether "
+        "expected_outcome needs it (it is among or supports focus.expected_claims); 3. score "
+        "the needed pieces / all pieces used (1.0 when none is used)."),
+    "contextual_recall": (
+        "Contextual recall = relevant_pieces_used / total_relevant_in_input. Steps: 1. take "
+        "each piece expected_outcome needs (focus.expected_claims); 2. decide whether the "
+        "output uses it (focus.claims); 3. score the pieces used / pieces needed (1.0 when "
+        "none is needed)."),
+    "argument_correctness": (
+        "Argument correctness = mean of step scores. Steps: 1. split the output's reasoning "
+        "into its steps; 2. compare each with the reasoning of expected_outcome: 1.0 sound, "
+        "0.5 partly right (e.g. the right conclusion for a wrong reason), 0.0 wrong; 3. score "
+        "the mean of the step scores."),
+    "instruction_following": (
+        "Instruction following = instructions_followed / total_instructions. Steps: 1. list "
+        "every instruction of focus.instructions_given (the task's prompt, its output "
+        "structure rules and the case config); 2. decide for each whether the output follows "
+        "it, expected_outcome being a compliant output; 3. score followed / total."),
+}
+_STEP_COUNTS: dict[str, tuple[ReplyField, ...]] = {
+    "faithfulness": FACT_COUNTS,
+    "contextual_precision": (
+        ("relevant_used", "count", "pieces used that expected_outcome needs"),
+        ("referenced", "count", "pieces of the call the output uses")),
+    "contextual_recall": (
+        ("relevant_used", "count", "needed pieces the output uses"),
+        ("needed", "count", "pieces expected_outcome needs")),
+    "argument_correctness": (
+        ("steps", "count", "reasoning steps judged"),),
+    "instruction_following": (
+        ("followed", "count", "instructions the output follows"),
+        ("instructions", "count", "instructions listed")),
+}
+
+
 def _request(task: str, ctx: EvalContext, metric_id: str,
              focus: Mapping[str, object]) -> JudgeRequest:
     return JudgeRequest(
         case=ctx.case, task=task, metric=metric_id, scale="unit",
-        instructions=BENCHMARK_SPECS[metric_id].description, model_output=ctx.output,
-        focus=dict(focus),
+        instructions=f"{BENCHMARK_SPECS[metric_id].description}\n\n{STEPS[metric_id]}",
+        model_output=ctx.output, focus=dict(focus), reply_fields=_STEP_COUNTS[metric_id],
     )
 
 
@@ -173,10 +219,14 @@ def plan_benchmarks(task: str, ctx: EvalContext) -> list[JudgeRequest]:
     # The text task already asks the judge about exactly these facts (fabrication).
     if task != "text":
         requests.append(_request(task, ctx, "faithfulness", {"facts": views.claims}))
+    shared = {"claims": views.claims, "expected_claims": views.expected_claims}
     for metric_id in _JUDGED:
-        requests.append(_request(
-            task, ctx, metric_id,
-            {"claims": views.claims, "expected_claims": views.expected_claims}))
+        focus: dict[str, object] = dict(shared)
+        if metric_id == "instruction_following":
+            # What the model was asked: the built-in prompt's instructions for the task.
+            rules = COMMON_RULES.format(structure="(the task's output structure)")
+            focus["instructions_given"] = f"{TASK_INSTRUCTIONS.get(task, '')}\n\n{rules}"
+        requests.append(_request(task, ctx, metric_id, focus))
     return requests
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, model_validator
 
-from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, ReplyField
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from .base import structure_spec, weighted_score
@@ -75,10 +75,12 @@ RUBRICS = {"intelligibility": INTELLIGIBILITY_RUBRIC, "segmentation": SEGMENTATI
 COMBINED_INSTRUCTIONS = (
     "Score this bot turn on three 1–5 scales in one answer.\n\nINTELLIGIBILITY: "
     + INTELLIGIBILITY_RUBRIC + "\n\nSEGMENTATION: " + SEGMENTATION_RUBRIC + "\n\nCONTEXT: "
-    + CONTEXT_RUBRIC + "\n\nReturn the three integer scores in details as "
-    '{"intelligibility": n, "segmentation": n, "context": n}, and as score the lowest of '
-    "the three."
+    + CONTEXT_RUBRIC + "\n\nGive the three integer scores as the verdict's fields "
+    "intelligibility, segmentation and context, and as score the lowest of the three."
 )
+COMBINED_FIELDS: tuple[ReplyField, ...] = tuple(
+    (metric_id, "likert5", f"the turn's {metric_id} score, 1–5")
+    for metric_id in QUALITY_METRICS)
 
 
 def _quality_spec(metric_id: str, name: str, description: str) -> MetricSpec:
@@ -274,6 +276,10 @@ class ConversationTask(FamilyTask):
     metrics = METRICS
     # Counted over every turn's three scores: unknown when one of them is.
     aggregate_metrics = frozenset({"garbled_turn_rate"})
+    # Seed 004 judges a turn's text on its own and its context against the turns before it:
+    # the focus carries exactly that, and the judge sees nothing else (no reference wording,
+    # no later turns).
+    judge_view = FOCUS_VIEW
     output_model = ConversationOutput
     config_model = ConversationConfig
 
@@ -315,7 +321,7 @@ class ConversationTask(FamilyTask):
             if config.combined:
                 requests.append(self.item_request(
                     ctx, COMBINED, "likert5", {**base, "history": past, "first_turn": turn == 0},
-                    _item(turn), COMBINED_INSTRUCTIONS))
+                    _item(turn), COMBINED_INSTRUCTIONS, reply_fields=COMBINED_FIELDS))
                 continue
             for metric_id in QUALITY_METRICS:
                 focus = dict(base)
@@ -323,10 +329,8 @@ class ConversationTask(FamilyTask):
                     focus.update(history=past, first_turn=turn == 0)
                 requests.append(self.item_request(ctx, metric_id, "likert5", focus,
                                                   _item(turn)))
-        # Seed 004 scores an out-of-range reply 1 with a warning: the judge passes it on. Each
-        # turn is judged on its window (the turn and its history), which is all a call over
-        # the judge's input limit sends.
-        return [replace(r, keeps_out_of_range=True, windowed=True) for r in requests]
+        # Seed 004 scores an out-of-range reply 1 with a warning: the judge passes it on.
+        return [replace(r, keeps_out_of_range=True) for r in requests]
 
     def _turn_scores(self, config: ConversationConfig, turn: int,
                      verdicts: Mapping[str, JudgeVerdict]) -> dict[str, _TurnScore]:

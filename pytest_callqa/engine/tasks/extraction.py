@@ -33,12 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.cases import GoldenCase
+from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from ..embeddings import cross_similarity
 from ..matching import MatchResult, match_lists, similarity_matrix
-from ..text import normalize
+from ..text import normalize, tokens
 from .base import structure_spec
 from .extraction_baselines import (
     baseline_entity_recall,
@@ -285,12 +286,27 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values)
 
 
+# Utterances sent for a signal that names none (seed 002's cost rule: the relevant
+# utterances, never the whole call).
+EXCERPT_TURNS = 3
+
+
+def relevant_turns(case: GoldenCase, signal: Mapping[str, Any]) -> list[int]:
+    """The turns that share the most words with the signal's text, in call order."""
+    words = set(tokens(" ".join(str(v) for v in signal.values() if isinstance(v, str))))
+    overlap = [(len(words & set(tokens(turn.text))), i) for i, turn in enumerate(case.transcript)]
+    best = sorted((pair for pair in overlap if pair[0] > 0), key=lambda p: (-p[0], p[1]))
+    return sorted(i for _n, i in best[:EXCERPT_TURNS])
+
+
 class ExtractionTask(FamilyTask):
     name = TASK
     title = "Extraction"
     metrics = METRICS
     output_model = ExtractionOutput
     config_model = ExtractionConfig
+    # Seed 002 judges a signal on its excerpt and the truth of its type, both in the focus.
+    judge_view = FOCUS_VIEW
 
     def evaluated_types(self, expected: ExtractionOutput, config: ExtractionConfig) -> list[str]:
         return list(config.signal_types) if config.signal_types else expected.given()
@@ -349,9 +365,10 @@ class ExtractionTask(FamilyTask):
         exp: ExtractionOutput = ctx.expected  # type: ignore[assignment]
         requests = []
         for metric_id, name, data, item in self._judged_signals(ctx):
-            indices = data.get("source_utterance_indices") or range(len(ctx.case.transcript))
+            indices = data.get("source_utterance_indices") or relevant_turns(ctx.case, data)
             excerpt = [{"turn": i, "speaker": ctx.case.transcript[i].speaker,
-                        "text": ctx.case.transcript[i].text} for i in indices]
+                        "text": ctx.case.transcript[i].text}
+                       for i in indices if 0 <= i < len(ctx.case.transcript)]
             focus = {"signal_type": name, "signal": data, "excerpt": excerpt,
                      "ground_truth": [s.model_dump(mode="json") for s in exp.signals(name)]}
             requests.append(self.item_request(ctx, metric_id, "likert5", focus, item,

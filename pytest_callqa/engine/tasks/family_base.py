@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..core.judging import JudgeRequest, Scale, lowest_score, valid_score
+from ..core.judging import JudgeRequest, ReplyField, Scale, lowest_score, valid_score
 from ..core.metrics import Bands
 from .base import BaseTask
 
@@ -31,9 +31,10 @@ class FamilyTask(BaseTask):
     def item_request(
         self, ctx: EvalContext, metric_id: str, scale: Scale, focus: Mapping[str, Any],
         item: str, instructions: str | None = None, model_output: Any = None,
+        reply_fields: tuple[ReplyField, ...] = (),
     ) -> JudgeRequest:
         """A request judged once per unit of the output (a turn, a signal)."""
-        request = self.request(ctx, metric_id, scale, focus, instructions)
+        request = self.request(ctx, metric_id, scale, focus, instructions, reply_fields)
         if model_output is not None:
             request = replace(request, model_output=model_output)
         return replace(request, item=item)

@@ -6,13 +6,21 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.context import STRUCTURE
-from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.judging import JudgeRequest, JudgeVerdict, ReplyField
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from ..matching import match_lists
 from ..text import content_tokens, normalize
 from .base import BaseTask, structure_spec, weighted_score
 from .call_schemas import TextConfig, TextOutput
+
+# Facts are pooled over outputs (the fabrication and hallucination rates): the judge counts
+# them instead of leaving the count to be rebuilt from a score.
+FACT_COUNTS: tuple[ReplyField, ...] = (
+    ("supported", "count", "how many of the listed facts the transcript or the expected "
+     "outcome supports"),
+    ("unsupported", "count", "how many of the listed facts neither supports"),
+)
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext
@@ -200,7 +208,8 @@ class TextTask(BaseTask):
             self.request(ctx, "highlight_correctness", "unit", {
                 "highlights": list(out.summary.highlights),
                 "expected_highlights": list(exp.summary.highlights)}),
-            self.request(ctx, "fabrication_free_rate", "unit", {"facts": summary_facts(out)}),
+            self.request(ctx, "fabrication_free_rate", "unit", {"facts": summary_facts(out)},
+                         reply_fields=FACT_COUNTS),
         ]
 
     def _score(

@@ -1,0 +1,141 @@
+"""The replies the fake OpenAI-compatible server makes up: a judge's verdicts in the middle of
+each metric's scale, a structurally valid output for a generation request, and a value of a
+JSON schema for a request that asks for one — all derived from the request, deterministically.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+_SCALES: dict[str, tuple[float, ...] | tuple[float, float]] = {
+    "unit": (0.0, 1.0),
+    "binary": (0.0, 1.0),
+    "ternary": (0.0, 0.5, 1.0),
+    "likert5": (1.0, 2.0, 3.0, 4.0, 5.0),
+    "rubric0_5": (0.0, 1.0, 2.0, 3.0, 4.0, 5.0),
+}
+
+
+def mid_score(scale: str) -> float:
+    """The middle of a scale; on a grid, the grid value nearest to it (ties go up)."""
+    values = _SCALES.get(scale, (0.0, 1.0))
+    middle = (min(values) + max(values)) / 2
+    if scale in ("unit",):
+        return middle
+    return min(values, key=lambda v: (abs(v - middle), -v))
+
+
+def first_user_json(body: Mapping[str, Any]) -> Any:
+    """The JSON value of the first user message of a chat request, if it is JSON."""
+    for message in body.get("messages") or []:
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                try:
+                    return json.loads(content)
+                except json.JSONDecodeError:
+                    return None
+            return None
+    return None
+
+
+def judge_items(inputs: Any) -> list[dict[str, Any]] | None:
+    """The metric blocks of a judge request, or None when it is not one."""
+    if not isinstance(inputs, dict):
+        return None
+    if isinstance(inputs.get("metric"), dict):
+        return [inputs["metric"]]
+    if isinstance(inputs.get("metrics"), list):
+        return [m for m in inputs["metrics"] if isinstance(m, dict)]
+    return None
+
+
+def default_judge_reply(items: Sequence[Mapping[str, Any]],
+                        score: Callable[[Mapping[str, Any]], Any] | None = None) -> str:
+    """Verdicts keyed by metric id, the shape the judge asks for."""
+    return json.dumps({str(item.get("metric")): {
+        "score": score(item) if score else mid_score(str(item.get("scale"))),
+        "expected_outcome_reference": "expected_outcome (fake server)",
+        "model_output_observed": "model_output (fake server)",
+        "reason": f"fake verdict for {item.get('metric')}",
+    } for item in items})
+
+
+def schema_instance(schema: Mapping[str, Any], name: str = "") -> Any:
+    """A value valid against ``schema`` (the subset structured outputs use), picked in the
+    middle of what it allows — as a server that honours ``json_schema`` answers. A nullable
+    field gets a value, and an array one item, so every field a caller asks for is filled."""
+    if "enum" in schema:
+        values = list(schema["enum"])
+        return values[(len(values) - 1) // 2 + (1 if len(values) % 2 == 0 else 0)]
+    kind = schema.get("type")
+    kinds = [k for k in (kind if isinstance(kind, list) else [kind]) if k != "null"]
+    first = kinds[0] if kinds else "null"
+    if first == "object":
+        props = schema.get("properties") or {}
+        return {key: schema_instance(sub, key) for key, sub in props.items()}
+    if first == "array":
+        items = schema.get("items")
+        return [schema_instance(items, name)] if isinstance(items, dict) else []
+    if first in ("number", "integer"):
+        low = schema.get("minimum", 0)
+        high = schema.get("maximum", low + 1)
+        middle = (low + high) / 2
+        return int(middle) if first == "integer" else middle
+    if first == "boolean":
+        return True
+    if first == "string":
+        return f"fake {name}" if name else "fake"
+    return None
+
+
+def _turns(inputs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    turns = inputs.get("transcript")
+    return [t for t in turns if isinstance(t, dict)] if isinstance(turns, list) else []
+
+
+def default_generation_reply(inputs: Mapping[str, Any]) -> str | None:
+    """A structurally valid output for the generation request's task, or None."""
+    task = inputs.get("task")
+    config = inputs.get("config") if isinstance(inputs.get("config"), dict) else {}
+    assert isinstance(config, dict)
+    turns = _turns(inputs)
+    texts = [str(t.get("text", "")) for t in turns]
+    if task == "qa":
+        questions = []
+        for q in config.get("questions") or []:
+            if not isinstance(q, dict):
+                continue
+            max_score = q.get("max_score") or 1
+            questions.append({
+                "question_id": str(q.get("question_id")), "score": max_score,
+                "max_score": max_score, "type": q.get("type") or "SCORE",
+                "reason": f'The agent said "{texts[0] if texts else ""}".',
+            })
+        return json.dumps({"questions": questions})
+    if task == "entity":
+        spoken = " ".join(texts).casefold()
+        found = [k for k in config.get("keywords") or [] if str(k).casefold() in spoken]
+        return json.dumps({"detected_keywords": found, "detected_topics": [],
+                           "valid_entity_set": found})
+    if task == "text":
+        labels = config.get("sentiment_labels") or ["positive", "neutral", "negative"]
+        label = labels[len(labels) // 2]
+        return json.dumps({
+            "sentiment": [{"sentence_id": t.get("n"), "text": t.get("text"), "label": label}
+                          for t in turns],
+            "summary": {"call_purpose": texts[0] if texts else "", "highlights": [],
+                        "call_extracted_info": {}},
+            "emotion": {"neutral": 1.0},
+        })
+    if task == "translation":
+        return json.dumps({
+            "full_translation": " ".join(texts),
+            "sentence_translations": [
+                {"source_id": t.get("n"), "source_text": t.get("text"),
+                 "translated_text": t.get("text")} for t in turns],
+            "domain_terms_handled": [], "named_entities_handled": [],
+        })
+    return None

@@ -1,0 +1,182 @@
+"""The LLM judge true to the seeds, checked on the requests it really sends: each family's
+call shows only what its context policy allows, every transcript line carries its turn
+number, and every field the schema asks for comes back into the verdicts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_callqa.engine.core.cases import GoldenCase
+from pytest_callqa.engine.evaluate import evaluate
+from pytest_callqa.engine.judges.llm import OpenAIJudge
+from pytest_callqa.engine.judges.prompts import AGENT_PROMPT, CONVERSATION_PROMPT
+from tests.families import test_agent, test_extraction
+
+from .conftest import make_runner
+from .helpers import MODEL, SECRET
+
+# A bot interpreting a visit; the reference wording of each bot turn differs from anything
+# said in the call, so it can be searched for in what the judge was sent.
+VISIT = [
+    {"speaker": "patient", "text": "I have had a fever for three days"},
+    {"speaker": "bot", "text": "He tenido fiebre durante tres días"},
+    {"speaker": "doctor", "text": "Any cough or shortness of breath?"},
+    {"speaker": "bot", "text": "¿Tiene tos o falta de aire?"},
+    {"speaker": "patient", "text": "Only a dry cough at night"},
+    {"speaker": "bot", "text": "Solo una tos seca por la noche"},
+]
+REFERENCE = {"turns": [{"turn": 1, "text": "REFERENCE-WORDING-ONE"},
+                       {"turn": 3, "text": "REFERENCE-WORDING-THREE"},
+                       {"turn": 5, "text": "REFERENCE-WORDING-FIVE"}]}
+SPOKEN = {"turns": [{"turn": t, "text": VISIT[t]["text"]} for t in (1, 3, 5)]}
+
+
+def judge_for(server: Any, mode: str) -> OpenAIJudge:
+    return OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode=mode,
+                       runner=make_runner())
+
+
+def user_inputs(server: Any) -> list[dict[str, Any]]:
+    return [json.loads(body["messages"][1]["content"]) for body in server.bodies]
+
+
+def visit(combined: bool) -> GoldenCase:
+    return GoldenCase.model_validate({
+        "id": "visit", "task": "conversation", "transcript": VISIT,
+        "config": {"combined": combined}, "expected_outcome": REFERENCE})
+
+
+def test_combined_conversation_turns_are_scored_from_the_reply(fake: Any) -> None:
+    server = fake()  # answers the request's JSON schema
+    result = evaluate(visit(combined=True), SPOKEN, judge=judge_for(server, "combined"),
+                      benchmarks=False)
+    # Combined judge mode: the three turns' verdicts in one call, answered first time.
+    assert server.requests == 1
+    schema = server.bodies[0]["response_format"]["json_schema"]["schema"]
+    assert len(schema["required"]) == 3
+    # The schema's middle for 1-5 is 3: (3 - 1) / 4 on every metric, with no fallback.
+    for metric_id in ("intelligibility", "segmentation", "context"):
+        metric = result.metrics[metric_id]
+        assert metric.value == 0.5 and not metric.flagged, metric
+    assert not any("conservative" in str(turn) for turn in
+                   result.metrics["garbled_turn_rate"].details.get("turns", []))
+
+
+def test_a_conversation_call_shows_the_turn_and_its_history_only(fake: Any) -> None:
+    server = fake()
+    evaluate(visit(combined=False), SPOKEN, judge=judge_for(server, "per-metric"),
+             benchmarks=False)
+    assert server.requests == 9
+    for body, inputs in zip(server.bodies, user_inputs(server), strict=True):
+        sent = json.dumps(body, ensure_ascii=False)
+        assert "REFERENCE-WORDING" not in sent
+        assert body["messages"][0]["content"] == CONVERSATION_PROMPT
+        assert set(inputs) == {"task", "metric"}
+        focus = inputs["metric"]["focus"]
+        turn = focus["turn"]
+        later = [VISIT[j]["text"] for j in range(turn + 1, len(VISIT))]
+        assert not any(text in sent for text in later)
+        assert all(entry["turn"] < turn for entry in focus.get("history", []))
+
+
+def test_an_extraction_call_shows_the_excerpt_and_that_types_truth(fake: Any) -> None:
+    server = fake()
+    output = {"aspects": [
+        {"name": "pricing", "polarity": "negative", "intensity": 0.7,
+         "source_utterance_indices": [1]},
+        {"name": "ROI", "polarity": "neutral", "intensity": 0.4,
+         "source_utterance_indices": []},
+    ]}
+    case = test_extraction._case()
+    evaluate(case, output, judge=judge_for(server, "per-metric"), benchmarks=False)
+    assert server.requests == 2
+    whole = [turn.text for turn in case.transcript]
+    for inputs in user_inputs(server):
+        sent = json.dumps(inputs, ensure_ascii=False)
+        assert "transcript" not in inputs and "expected_outcome" not in inputs
+        focus = inputs["metric"]["focus"]
+        shown = [entry["text"] for entry in focus["excerpt"]]
+        assert 0 < len(shown) < len(whole)
+        assert all(isinstance(entry["turn"], int) for entry in focus["excerpt"])
+        assert sum(text in sent for text in whole) == len(shown)
+        assert all(s["name"] for s in focus["ground_truth"])  # only this type's truth
+        assert "David Chen" not in json.dumps(focus["ground_truth"])
+
+
+def test_agent_verdicts_below_4_carry_their_failure_code_and_turns(fake: Any) -> None:
+    server = fake()
+    result = evaluate(test_agent._case(), test_agent.GOOD,
+                      judge=judge_for(server, "combined"), benchmarks=False)
+    assert server.requests == 1
+    [body] = server.bodies
+    assert body["messages"][0]["content"] == AGENT_PROMPT
+    [inputs] = user_inputs(server)
+    # The agent's context: the replay and its rules, sent once for all metrics.
+    assert "transcript" not in inputs and "focus" in inputs
+    assert all("focus" not in block for block in inputs["metrics"])
+    assert all(isinstance(entry["turn"], int) for entry in inputs["focus"]["conversation"])
+    judged = [m for m in result.metrics.values() if m.details.get("computed") == "judge"]
+    assert judged
+    for metric in judged:
+        assert metric.value == 3.0  # the schema's middle of 0-5, below 4
+        assert metric.details["failure_code"] == "fake_failure_code"
+        assert metric.details["turns"] == [0]
+
+
+def test_faithfulness_is_asked_for_counts(fake: Any) -> None:
+    from .helpers import text_case
+
+    server = fake()
+    case = text_case()
+    output = case.expected_outcome
+    result = evaluate(case, output, judge=judge_for(server, "per-metric"))
+    schemas = [body["response_format"]["json_schema"]["schema"] for body in server.bodies]
+    fabrication = next(s for s in schemas if "fabrication_free_rate" in s["properties"])
+    fields = fabrication["properties"]["fabrication_free_rate"]["properties"]
+    assert fields["unsupported"] == {"type": "integer", "minimum": 0}
+    # The pooled hallucination count is the judge's, not rebuilt from its score.
+    assert result.metrics["hallucination_rate"].details["numerator"] == 0
+
+
+def test_asked_fields_are_kept_whether_top_level_or_nested_under_details() -> None:
+    from dataclasses import replace
+
+    from pytest_callqa.engine.judges.replies import Item, kept_fields, parse_reply
+
+    from .helpers import qa_case
+
+    request = replace(
+        evaluate_request(qa_case(0)),
+        reply_fields=(("unsupported", "count", "facts unsupported"),))
+    item = Item(request.metric, request)
+    for reply in (
+        {request.metric: {"score": 0.5, "reason": "r", "unsupported": 2, "stray": 1}},
+        {request.metric: {"score": 0.5, "reason": "r", "details": {"unsupported": 2,
+                                                                     "stray": 1}}},
+    ):
+        parsed = parse_reply(json.dumps(reply), [item])
+        assert kept_fields(parsed.replies[request.metric], request) == {"unsupported": 2}
+
+
+def evaluate_request(case: GoldenCase) -> Any:
+    from pytest_callqa.engine.evaluate import prepare
+
+    from .helpers import qa_output
+
+    return prepare(case, qa_output(case), benchmarks=False).requests[0]
+
+
+def test_a_seed_is_sent_and_dropped_for_a_server_that_refuses_it(fake: Any) -> None:
+    from .helpers import qa_case
+
+    plain = fake()
+    judge_for(plain, "per-metric").judge([evaluate_request(qa_case(0))])
+    assert plain.bodies[0]["seed"] == 0
+    server = fake(refuses_params=("seed",))
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="per-metric",
+                        runner=make_runner(concurrency=1))
+    requests = [evaluate_request(qa_case(i)) for i in range(3)]
+    verdicts = judge.judge(requests)
+    assert all(v.score is not None for v in verdicts)
+    assert ["seed" in body for body in server.bodies] == [True, False, False, False]

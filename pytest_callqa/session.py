@@ -32,7 +32,7 @@ class CallqaSession:
         self.services = Services(settings, host, on_progress=self._on_progress)
         self.resolver = Resolver(settings, host, self.catalog, self.services)
         self.usage = Usage(settings, self.catalog, self.services, self.resolver.timings)
-        self.summary = Summary(settings, host, self.services, self.usage)
+        self.summary = Summary(settings, host, self.catalog, self.services, self.usage)
 
     @property
     def is_worker(self) -> bool:

@@ -13,24 +13,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
-from .settings import Settings, count
+from .settings import CallqaUsageError, Settings, count
 
 if TYPE_CHECKING:
     from ..engine.core.results import TaskResult
     from ..engine.scorecard import Scorecard
+    from .catalog import Catalog
     from .host import Host
     from .services import Services
     from .usage import Usage
 
 REPORT_SCHEMA = "callqa-report/1"
+# How much of each transcript the report carries for a reader (the HTML drill-down).
+EXCERPT_TURNS = 12
+EXCERPT_CHARS = 300
 
 
 class Summary:
     """Gathers one payload per test id and turns them into the scorecard and the report."""
 
-    def __init__(self, settings: Settings, host: Host, services: Services,
+    def __init__(self, settings: Settings, host: Host, catalog: Catalog, services: Services,
                  usage: Usage) -> None:
         self.settings = settings
+        self.catalog = catalog
         self.host = host
         self.services = services
         self.usage = usage
@@ -38,6 +43,7 @@ class Summary:
         self._started = time.monotonic()
         self.collected: dict[str, dict[str, Any]] = {}
         self._scorecard: Scorecard | None = None
+
 
     def record(self, nodeid: str, payload: dict[str, Any]) -> None:
         self.collected[nodeid] = payload
@@ -54,6 +60,42 @@ class Summary:
                 result = TaskResult.from_dict(data)
                 unique.setdefault((result.model, result.case_id, result.run), result)
         return list(unique.values())
+
+    def model_order(self, card: Scorecard) -> list[str]:
+        """The scorecard's models in the configured order (models the hook added last)."""
+        try:
+            configured = self.catalog.models()
+        except CallqaUsageError:
+            configured = []
+        return [m for m in configured if m in card.models] + [
+            m for m in card.models if m not in configured]
+
+    def outputs(self) -> dict[tuple[str | None, str], Any]:
+        """What each model answered, by (model, case id), as the tests recorded it."""
+        found: dict[tuple[str | None, str], Any] = {}
+        for nodeid in sorted(self.collected):
+            payload = self.collected[nodeid]
+            result = payload.get("result")
+            if result is not None and "output" in payload:
+                found.setdefault((result.get("model"), result["case_id"]), payload["output"])
+        return found
+
+    def golden_cases(self, card: Scorecard) -> dict[str, Any]:
+        """The golden cases behind the results, for a reader of the report: the expected
+        outcome and the first turns of the transcript, numbered."""
+        wanted = {r.case_id for r in card.results}
+        if not wanted:
+            return {}
+        found = {}
+        for case in self.catalog.files().cases:
+            if case.id in wanted:
+                turns = [f"turn {i}: {t.speaker + ': ' if t.speaker else ''}"
+                         f"{t.text[:EXCERPT_CHARS]}"
+                         for i, t in enumerate(case.transcript[:EXCERPT_TURNS])]
+                found[case.id] = {"task": case.task, "transcript_excerpt": turns,
+                                  "turns": len(case.transcript),
+                                  "expected_outcome": case.expected_outcome}
+        return found
 
     def not_evaluated(self) -> list[dict[str, Any]]:
         entries: dict[tuple[str, ...], dict[str, Any]] = {}
@@ -189,27 +231,11 @@ class Summary:
                 "missing_tasks": list(model_card.missing_tasks),
                 "usage": model_card.usage,
             }
-        cases = [
-            {
-                "model": r.model,
-                "case_id": r.case_id,
-                "task": r.task,
-                "score": r.score,
-                "valid": r.valid,
-                "blocked": r.blocked,
-                "blockers": list(r.blockers),
-                "metrics": {
-                    mid: {"value": m.value, "scored": m.scored, "rating": m.rating,
-                          "flagged": m.flagged, "judge_error": m.judge_error,
-                          "reason": m.reason}
-                    for mid, m in r.metrics.items()
-                },
-                "notes": list(r.notes),
-                "judge_errors": list(r.judge_errors),
-                "usage": r.usage,
-            }
-            for r in card.results
-        ]
+        # Each case entry is the whole result (TaskResult.from_dict reads it back: a merge of
+        # shards rebuilds the scorecard from it) plus what the model answered.
+        outputs = self.outputs()
+        cases = [{**r.to_dict(), "output": outputs.get((r.model, r.case_id))}
+                 for r in card.results]
         embedder = self.services.embedder()
         data = {
             "schema": REPORT_SCHEMA,
@@ -233,6 +259,12 @@ class Summary:
                 "duration_s": round(time.monotonic() - self._started, 3),
             },
             "models": models,
+            "model_order": self.model_order(card),
+            "metric_specs": {
+                task: [spec.describe() for spec in card.specs(task)]
+                for task in card.task_order if task in card.registry.tasks
+            },
+            "golden_cases": self.golden_cases(card),
             "cases": cases,
             "not_evaluated": self.not_evaluated(),
             "notes": list(card.notes),

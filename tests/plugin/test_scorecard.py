@@ -109,7 +109,17 @@ def test_json_report_schema(project: MiniProject, pytester: pytest.Pytester) -> 
             "metrics"} <= set(case)
     assert case["blockers"] == ["compliance_false_pass_rate"]
     assert set(case["metrics"]["question_score_accuracy"]) == {
-        "value", "scored", "rating", "flagged", "judge_error", "reason"}
+        "value", "scored", "rating", "flagged", "judge_error", "reason", "blocker", "details"}
+    # A case entry is the whole result, and reads back as one.
+    from pytest_callqa.engine.core.results import TaskResult
+
+    assert TaskResult.from_dict(case).to_dict() == {k: v for k, v in case.items()
+                                                    if k != "output"}
+    assert case["output"]["questions"][0]["question_id"] == "Q1"
+    assert report["model_order"] == ["alpha", "beta"]
+    assert report["golden_cases"]["qa-refund"]["transcript_excerpt"][0].startswith("turn 0: ")
+    assert {spec["id"] for spec in report["metric_specs"]["qa"]} >= {
+        "question_score_accuracy", "compliance_false_pass_rate"}
     assert case["judge_errors"] == []
     assert report["judge_errors"] == {"verdicts": 0, "outputs_without_task_score": 0}
     assert report["models"]["beta"]["tasks"]["qa"]["judge_error_cases"] == 0

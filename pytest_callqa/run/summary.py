@@ -202,35 +202,7 @@ class Summary:
         from ..engine.core.results import plain
 
         card = self.scorecard()
-        models: dict[str, Any] = {}
-        for name, model_card in card.models.items():
-            tasks = {}
-            for task, agg in model_card.tasks.items():
-                tasks[task] = {
-                    "score": agg.score,
-                    "cases": agg.cases,
-                    "invalid_cases": agg.invalid_cases,
-                    "judge_error_cases": agg.judge_error_cases,
-                    "blocked_cases": agg.blocked_cases,
-                    "disqualified": agg.disqualified,
-                    "not_scored": list(agg.not_scored),
-                    "metrics": {
-                        mid: {"value": m.value, "rating": m.rating, "blocker": m.blocker}
-                        for mid, m in agg.metrics.items()
-                    },
-                }
-            models[name] = {
-                "tasks": tasks,
-                "benchmarks": model_card.benchmarks,
-                "benchmark_score": model_card.benchmark_score,
-                "final_score_a": model_card.final_score_a,
-                "final_score_b": model_card.final_score_b,
-                "cost_per_1000_calls": model_card.cost_per_1000_calls,
-                "cost_adjusted_rank": model_card.cost_adjusted_rank,
-                "any_blocker": model_card.any_blocker,
-                "missing_tasks": list(model_card.missing_tasks),
-                "usage": model_card.usage,
-            }
+        models = models_section(card)
         # Each case entry is the whole result (TaskResult.from_dict reads it back: a merge of
         # shards rebuilds the scorecard from it) plus what the model answered.
         outputs = self.outputs()
@@ -301,3 +273,37 @@ def _version(dist: str) -> str | None:
         return version(dist)
     except PackageNotFoundError:
         return None
+
+
+def models_section(card: Scorecard) -> dict[str, Any]:
+    """The report's ``models``: per model, its task aggregates and final figures."""
+    models: dict[str, Any] = {}
+    for name, model_card in card.models.items():
+        tasks = {}
+        for task, agg in model_card.tasks.items():
+            tasks[task] = {
+                "score": agg.score,
+                "cases": agg.cases,
+                "invalid_cases": agg.invalid_cases,
+                "judge_error_cases": agg.judge_error_cases,
+                "blocked_cases": agg.blocked_cases,
+                "disqualified": agg.disqualified,
+                "not_scored": list(agg.not_scored),
+                "metrics": {
+                    mid: {"value": m.value, "rating": m.rating, "blocker": m.blocker}
+                    for mid, m in agg.metrics.items()
+                },
+            }
+        models[name] = {
+            "tasks": tasks,
+            "benchmarks": model_card.benchmarks,
+            "benchmark_score": model_card.benchmark_score,
+            "final_score_a": model_card.final_score_a,
+            "final_score_b": model_card.final_score_b,
+            "cost_per_1000_calls": model_card.cost_per_1000_calls,
+            "cost_adjusted_rank": model_card.cost_adjusted_rank,
+            "any_blocker": model_card.any_blocker,
+            "missing_tasks": list(model_card.missing_tasks),
+            "usage": model_card.usage,
+        }
+    return models

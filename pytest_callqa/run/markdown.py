@@ -1,0 +1,197 @@
+"""A short markdown summary of a run, for a pull-request comment or ``$GITHUB_STEP_SUMMARY``:
+the gate's verdict and regressions, one row per model, and the few worst cases.
+
+GitHub refuses a comment longer than 65,536 characters, so the text is kept under
+``MAX_CHARS``: long lists are cut to their first rows, and whatever still does not fit is
+dropped at a line boundary with a note saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .gate import regression_line
+
+MAX_CHARS = 65_000
+MAX_CELL = 200
+MAX_REGRESSIONS = 30
+MAX_WARNINGS = 10
+WORST_CASES = 8
+_TRUNCATED = "\n\n> … truncated: {n} more lines. The JSON report has everything."
+
+
+def _cell(value: Any) -> str:
+    """Text that stays inside one table cell."""
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        text = f"{value:.3g}" if abs(value) >= 100 else f"{value:.3f}"
+    else:
+        text = str(value)
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + "…"
+
+
+def _row(cells: list[Any]) -> str:
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
+    return [_row(list(header)), "|" + "---|" * len(header), *(_row(r) for r in rows)]
+
+
+def _more(shown: int, total: int, what: str) -> list[str]:
+    # The blank line ends a table above: GitHub would read the note as one more row.
+    return ["", f"_… and {total - shown} more {what}._"] if total > shown else []
+
+
+def _gate_section(gate: Mapping[str, Any]) -> list[str]:
+    regressions = list(gate.get("regressions") or [])
+    failed = gate.get("verdict") == "fail"
+    where = f" against `{_cell(gate['baseline'])}`" if gate.get("baseline") else ""
+    count = len(regressions)
+    verdict = (f"**Gate: ❌ fail**{where} — {count} regression{'s' if count != 1 else ''}"
+               if failed else f"**Gate: ✅ pass**{where} — no regression")
+    if gate.get("mode") == "report" and failed:
+        verdict += " (report mode: the run does not fail on it)"
+    lines = [verdict, ""]
+    metric_rows, other = [], []
+    for reg in regressions[:MAX_REGRESSIONS]:
+        if reg.get("kind", "metric") == "metric":
+            interval = reg.get("interval")
+            moved = ", ".join(f"{m['case_id']} ({_cell(m.get('old'))} → {_cell(m.get('new'))})"
+                              for m in reg.get("moved_cases") or [])
+            metric_rows.append([
+                reg["model"], reg["task"], reg["metric"],
+                f"{_cell(reg.get('old'))} → {_cell(reg.get('new'))}",
+                f"[{interval[0]:+.3f}, {interval[1]:+.3f}]" if interval else None,
+                reg.get("shared_cases"), moved,
+            ])
+        else:
+            other.append(f"- {regression_line(reg)}")
+    if metric_rows:
+        lines += _table(["model", "task", "metric", "baseline → now", "95 % interval of Δ",
+                         "shared cases", "moved most"], metric_rows)
+        lines.append("")
+    lines += other
+    lines += _more(min(count, MAX_REGRESSIONS), count, "regressions")
+    changes = []
+    for key, label in (("added_cases", "cases added"), ("removed_cases", "cases removed"),
+                       ("added_models", "models added"), ("removed_models", "models removed")):
+        items = gate.get(key) or []
+        if items:
+            changes.append(f"{len(items)} {label}")
+    if changes:
+        lines += ["", "Compared with the baseline: " + ", ".join(changes) + "."]
+    warnings = list(gate.get("warnings") or [])
+    if warnings:
+        lines += ["", "<details><summary>Gate warnings</summary>", ""]
+        lines += [f"- {_cell(w)}" for w in warnings[:MAX_WARNINGS]]
+        lines += _more(min(len(warnings), MAX_WARNINGS), len(warnings), "warnings")
+        lines += ["", "</details>"]
+    return [*lines, ""]
+
+
+def _model_order(report: Mapping[str, Any]) -> list[str]:
+    models = report.get("models") or {}
+    order = [m for m in report.get("model_order") or [] if m in models]
+    return order + [m for m in models if m not in order]
+
+
+def _models_section(report: Mapping[str, Any]) -> list[str]:
+    models = report.get("models") or {}
+    order = _model_order(report)
+    tasks: list[str] = []
+    for name in order:
+        tasks += [t for t in models[name].get("tasks") or {} if t not in tasks]
+    rows = []
+    for name in order:
+        card = models[name]
+        row: list[Any] = [name]
+        for task in tasks:
+            agg = (card.get("tasks") or {}).get(task)
+            if agg is None:
+                row.append(None)
+                continue
+            score = _cell(agg.get("score"))
+            row.append(f"{score} ⛔" if agg.get("disqualified") else score)
+        blocked = sum(int(a.get("blocked_cases") or 0) for a in (card.get("tasks") or {}).values())
+        cost = card.get("cost_per_1000_calls")
+        row += [card.get("final_score_a"), card.get("final_score_b"), blocked,
+                None if cost is None else f"${cost:.4f}"]
+        rows.append(row)
+    return ["### Scorecard", "",
+            *_table(["model", *tasks, "final A", "final B", "blocked cases",
+                     "cost / 1,000 calls"], rows),
+            "", "Task scores 0–1; ⛔ marks a task disqualified by blockers.", ""]
+
+
+def _why(case: Mapping[str, Any]) -> str:
+    reasons = []
+    if case.get("judge_errors"):
+        reasons.append("judge error: " + ", ".join(map(str, case["judge_errors"])))
+    if case.get("blockers"):
+        reasons.append("blocker: " + ", ".join(map(str, case["blockers"])))
+    if not case.get("valid", True):
+        reasons.append("invalid output")
+    return "; ".join(reasons) or "lowest score"
+
+
+def _worst_section(report: Mapping[str, Any]) -> list[str]:
+    cases = [c for c in report.get("cases") or [] if isinstance(c, dict)]
+
+    def score(case: Mapping[str, Any]) -> float:
+        value = case.get("score")
+        return float(value) if isinstance(value, (int, float)) else 0.0
+
+    # A few blocked cases and judge errors first (each worth a look), then the lowest scores.
+    blocked = sorted((c for c in cases if c.get("blockers")), key=score)[:WORST_CASES // 2]
+    errors = [c for c in cases if c.get("judge_errors") and not c.get("blockers")][:2]
+    listed = {id(c) for c in blocked + errors}
+    lowest = sorted((c for c in cases if id(c) not in listed), key=score)
+    worst = (blocked + errors + lowest)[:WORST_CASES]
+    if not worst:
+        return []
+    rows = [[c.get("model"), c.get("task"), c.get("case_id"), c.get("score"), _why(c)]
+            for c in worst]
+    return ["### Worst cases", "", *_table(["model", "task", "case", "score", "why"], rows),
+            *_more(len(worst), len(cases), "cases in the JSON report"), ""]
+
+
+def _fit(lines: list[str], limit: int) -> str:
+    text = "\n".join(lines)
+    if len(text) <= limit:
+        return text
+    note_room = len(_TRUNCATED.format(n=len(lines)))
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if size + len(line) + 1 + note_room > limit:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    return "\n".join(kept) + _TRUNCATED.format(n=len(lines) - len(kept))
+
+
+def render_markdown(report: Mapping[str, Any], gate: Mapping[str, Any] | None = None, *,
+                    limit: int = MAX_CHARS) -> str:
+    """The run's summary as GitHub-flavoured markdown, at most ``limit`` characters: the
+    gate (when given), a row per model with its task scores, final scores, blocked cases and
+    cost, and the worst cases."""
+    run = report.get("run") or {}
+    judge = (run.get("judge") or {}).get("description") or (run.get("judge") or {}).get("name")
+    cases = report.get("cases") or []
+    models = report.get("models") or {}
+    lines = ["## callqa evaluation", "",
+             f"{len(cases)} outputs scored, {len(models)} models"
+             + (f"; judge: {_cell(judge)}" if judge else ""), ""]
+    if gate is not None:
+        lines += _gate_section(gate)
+    if models:
+        lines += _models_section(report)
+    lines += _worst_section(report)
+    missing = report.get("not_evaluated") or []
+    if missing:
+        lines.append(f"{len(missing)} not evaluated (missing outputs or invalid case files).")
+    return _fit(lines, limit)

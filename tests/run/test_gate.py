@@ -1,0 +1,240 @@
+"""The baseline gate on the example project's report: regressions need a drop beyond the
+tolerance that the paired bootstrap finds significant; too few shared cases, added and
+removed cases, new blockers and disqualifications, judge errors and bad input."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from pytest_callqa.run.gate import compare_reports, gate_lines, scale_factor
+
+from .conftest import case_entries, refresh, worsen
+
+MODEL = "northwind-large"
+
+
+def _statuses(gate: dict[str, Any], model: str, task: str) -> dict[str, str]:
+    return {c["metric"]: c["status"] for c in gate["checks"]
+            if c["model"] == model and c["task"] == task}
+
+
+def test_an_unchanged_rerun_passes(report: dict[str, Any]) -> None:
+    gate = compare_reports(report, copy.deepcopy(report))
+    assert gate["verdict"] == "pass"
+    assert gate["regressions"] == []
+    statuses = {c["status"] for c in gate["checks"]}
+    assert statuses <= {"unchanged", "too few cases"}
+    compared = [c for c in gate["checks"] if c["status"] == "unchanged"]
+    assert compared, "five-case tasks are compared"
+    assert all(c["interval"] == [0.0, 0.0] and c["delta"] == 0 for c in compared)
+    assert (gate["added_cases"], gate["removed_cases"]) == ([], [])
+    assert gate["warnings"] == []
+    json.dumps(gate, allow_nan=False)
+
+
+def test_a_worse_model_regresses_with_intervals_and_the_cases_that_moved(
+        report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    worsen(report, MODEL, "qa", 0.6)
+    gate = compare_reports(report, baseline, baseline_name="main.json")
+    assert gate["verdict"] == "fail"
+    regressed = {(r["model"], r["task"], r["metric"]) for r in gate["regressions"]}
+    assert (MODEL, "qa", "score") in regressed
+    assert (MODEL, "qa", "question_score_accuracy") in regressed
+    assert {r[:2] for r in regressed} == {(MODEL, "qa")}
+    for reg in gate["regressions"]:
+        assert reg["kind"] == "metric"
+        assert reg["new"] < reg["old"]
+        lo, hi = reg["interval"]
+        assert lo <= hi < 0
+        assert reg["shared_cases"] == 5
+        assert len(reg["moved_cases"]) == 3
+        assert all(m["new"] < m["old"] for m in reg["moved_cases"])
+    lines = gate_lines({**gate, "baseline": "main.json"})
+    assert lines[0].startswith("callqa gate against main.json: FAIL")
+    text = "\n".join(lines)
+    assert "question_score_accuracy" in text and "interval" in text and "→" in text
+    assert lines.count("") == 0
+    assert sum(line.startswith("  regression:") for line in lines) == len(regressed)
+
+
+def test_the_same_worse_run_is_deterministic(report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    worsen(report, MODEL, "qa", 0.6)
+    assert compare_reports(report, baseline) == compare_reports(report, baseline)
+
+
+def test_a_drop_within_the_tolerance_is_not_a_regression(report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    worsen(report, MODEL, "qa", 0.99)
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "pass"
+    check = next(c for c in gate["checks"]
+                 if (c["model"], c["task"], c["metric"]) == (MODEL, "qa", "score"))
+    assert check["significant"] and check["interval"][1] < 0
+    assert check["status"] == "unchanged"
+    # The team's own tolerance makes the same move a regression.
+    strict = compare_reports(report, baseline, tolerances={"qa.score": 0.001})
+    assert [(r["task"], r["metric"]) for r in strict["regressions"]] == [("qa", "score")]
+
+
+def test_a_large_drop_on_one_case_is_not_significant(report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    worsen(report, MODEL, "qa", 0.3, cases=1)
+    gate = compare_reports(report, baseline)
+    check = next(c for c in gate["checks"]
+                 if (c["model"], c["task"], c["metric"]) == (MODEL, "qa", "score"))
+    assert check["delta"] < -0.1
+    assert not check["significant"]
+    assert gate["verdict"] == "pass"
+
+
+def test_too_few_shared_cases_say_so_instead_of_guessing(report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    worsen(report, MODEL, "qa", 0.3)
+    worsen(report, MODEL, "agent", 0.3)
+    gate = compare_reports(report, baseline, min_cases=6)
+    assert gate["verdict"] == "pass"
+    assert set(_statuses(gate, MODEL, "qa").values()) == {"too few cases"}
+    agent = next(c for c in gate["checks"]
+                 if (c["model"], c["task"], c["metric"]) == (MODEL, "agent", "score"))
+    assert agent["status"] == "too few cases" and agent["interval"] is None
+    assert "too few shared cases" in "\n".join(gate_lines(gate))
+
+
+def test_lower_is_better_pooled_rates_regress_when_they_rise(report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    for entry in case_entries(report, MODEL, "qa"):
+        metric = entry["metrics"]["compliance_false_pass_rate"]
+        metric["details"]["numerator"] = metric["details"]["denominator"]
+        metric["value"] = 1.0
+    refresh(report, MODEL, "qa")
+    gate = compare_reports(report, baseline)
+    reg = next(r for r in gate["regressions"] if r["metric"] == "compliance_false_pass_rate")
+    assert reg["new"] == 1.0 and reg["old"] < 0.1
+    assert reg["interval"][0] > 0
+    check = next(c for c in gate["checks"] if c["metric"] == "compliance_false_pass_rate"
+                 and c["model"] == MODEL)
+    assert check["pooled"] and not check["higher_is_better"]
+    # The same move the other way is an improvement, not a regression.
+    better = compare_reports(baseline, report)
+    assert not [r for r in better["regressions"] if r["metric"] == "compliance_false_pass_rate"]
+    assert _statuses(better, MODEL, "qa")["compliance_false_pass_rate"] == "improvement"
+
+
+def test_tolerance_follows_the_metric_scale(report: dict[str, Any]) -> None:
+    gate = compare_reports(report, report, min_cases=1)
+    tolerance = {(c["task"], c["metric"]): c["tolerance"] for c in gate["checks"]}
+    assert tolerance[("agent", "overall_score")] == pytest.approx(2.0)
+    assert tolerance[("agent", "tool_routing")] == pytest.approx(0.1)
+    assert tolerance[("qa", "score")] == pytest.approx(0.02)
+    assert scale_factor("1-5") == 4 and scale_factor("1-5 → 0-1") == 1
+    assert scale_factor("count") == 1 and scale_factor("0/1") == 1
+
+
+def test_a_new_blocker_and_a_new_disqualification_always_regress(
+        report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    entry = case_entries(report, MODEL, "entity")[0]
+    entry["blockers"] = ["config_adherence"]
+    entry["blocked"] = True
+    report["models"][MODEL]["tasks"]["entity"].update(blocked_cases=1, disqualified=True)
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "fail"
+    kinds = {(r["kind"], r["metric"]) for r in gate["regressions"]}
+    assert kinds == {("new blocker", "config_adherence"),
+                     ("new disqualification", "disqualified")}
+    blocker = next(r for r in gate["regressions"] if r["kind"] == "new blocker")
+    assert [m["case_id"] for m in blocker["moved_cases"]] == [entry["case_id"]]
+    text = "\n".join(gate_lines(gate))
+    assert f"new blocker on {entry['case_id']}" in text
+    assert "newly disqualified" in text
+
+
+def test_added_and_removed_cases_and_models_are_listed(report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    gone = case_entries(report, MODEL, "qa")[0]
+    report["cases"].remove(gone)
+    added = copy.deepcopy(case_entries(report, MODEL, "entity")[0])
+    added["case_id"] = "entity-new-case"
+    report["cases"].append(added)
+    del report["models"]["budget-7b"]
+    report["cases"] = [c for c in report["cases"] if c["model"] != "budget-7b"]
+    gate = compare_reports(report, baseline)
+    assert gate["removed_cases"] == [{"model": MODEL, "task": "qa",
+                                      "case_id": gone["case_id"]}]
+    assert gate["added_cases"] == [{"model": MODEL, "task": "entity",
+                                    "case_id": "entity-new-case"}]
+    assert gate["removed_models"] == ["budget-7b"] and gate["added_models"] == []
+    assert gate["verdict"] == "pass"
+    qa = next(c for c in gate["checks"] if (c["model"], c["task"], c["metric"])
+              == (MODEL, "qa", "score"))
+    assert qa["shared_cases"] == 4
+    assert "1 cases added, 1 cases removed, 1 models removed" in "\n".join(gate_lines(gate))
+
+
+def test_cases_with_judge_errors_are_left_out_with_a_warning(report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    entry = case_entries(report, MODEL, "qa")[0]
+    entry.update(judge_errors=["evidence_backed_reasoning"], score=None)
+    gate = compare_reports(report, baseline, min_cases=1)
+    qa = next(c for c in gate["checks"] if (c["model"], c["task"], c["metric"])
+              == (MODEL, "qa", "score"))
+    assert qa["shared_cases"] == 4
+    assert any("judge errors" in w and MODEL in w for w in gate["warnings"])
+
+
+def test_another_version_or_metric_set_is_compared_on_what_is_shared(
+        report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    baseline["run"]["versions"]["pytest_callqa"] = "0.0.9"
+    baseline["metric_specs"]["qa"] = [s for s in baseline["metric_specs"]["qa"]
+                                      if s["id"] != "evidence_backed_reasoning"]
+    for model in baseline["models"].values():
+        model["tasks"]["qa"]["metrics"].pop("evidence_backed_reasoning")
+    gate = compare_reports(report, baseline, baseline_name="old.json")
+    assert gate["verdict"] == "pass"
+    assert any("old.json has pytest_callqa '0.0.9'" in w for w in gate["warnings"])
+    assert any(w.startswith("qa: another metric set than old.json")
+               and "evidence_backed_reasoning" in w for w in gate["warnings"])
+    assert "evidence_backed_reasoning" not in {c["metric"] for c in gate["checks"]}
+    assert "question_score_accuracy" in {c["metric"] for c in gate["checks"]}
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda r: r.update(schema="callqa-report/0"), "main.json: key 'schema' is"),
+    (lambda r: r.pop("cases"), "main.json: missing key 'cases'"),
+    (lambda r: r.update(models=[]), "main.json: key 'models' should be a dict"),
+    (lambda r: r["cases"][3].pop("metrics"), "main.json: cases[3]: missing key 'metrics'"),
+    (lambda r: r["cases"][0].update(model=None), "main.json: cases[0]: key 'model'"),
+    (lambda r: r["models"]["budget-7b"]["tasks"]["qa"].pop("metrics"),
+     "main.json: models.budget-7b.tasks.qa: missing key 'metrics'"),
+])
+def test_a_bad_baseline_names_the_file_and_key(report: dict[str, Any], edit: Any,
+                                               message: str) -> None:
+    baseline = copy.deepcopy(report)
+    edit(baseline)
+    with pytest.raises(ValueError) as info:
+        compare_reports(report, baseline, baseline_name="main.json")
+    assert message in str(info.value)
+
+
+def test_a_baseline_that_is_not_an_object_is_refused(report: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match=r"main\.json: not a callqa report"):
+        compare_reports(report, [], baseline_name="main.json")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"tolerance": -0.1}, "regression tolerance: -0.1"),
+    ({"tolerances": {"qa.score": "high"}}, "regression tolerance for 'qa.score'"),
+    ({"resamples": 100}, "resamples: 100 is below 1000"),
+    ({"confidence": 95}, "confidence: 95 is not between 0 and 1"),
+])
+def test_bad_settings_are_refused(report: dict[str, Any], options: dict[str, Any],
+                                  message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        compare_reports(report, report, **options)

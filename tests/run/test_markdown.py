@@ -1,0 +1,82 @@
+"""The PR summary: verdict and regressions, a row per model, the worst cases, and never
+more than GitHub takes in one comment."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from pytest_callqa.run.gate import compare_reports
+from pytest_callqa.run.markdown import MAX_CHARS, render_markdown
+
+from .conftest import case_entries, worsen
+
+
+def _rows(text: str, heading: str) -> list[str]:
+    section = text.split(heading, 1)[1].split("\n###", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("| ")]
+
+
+def test_without_a_gate_it_shows_models_in_order_and_the_worst_cases(
+        report: dict[str, Any]) -> None:
+    text = render_markdown(report)
+    assert "Gate" not in text
+    rows = _rows(text, "### Scorecard")
+    assert [r.split(" | ")[0][2:] for r in rows[1:]] == report["model_order"]
+    header = rows[0]
+    for column in ("qa", "entity", "final A", "blocked cases", "cost / 1,000 calls"):
+        assert f" {column} |" in header
+    budget = next(r for r in rows if r.startswith("| budget-7b |"))
+    assert "⛔" in budget and "$" in budget
+    worst = _rows(text, "### Worst cases")[1:]
+    assert 0 < len(worst) <= 8
+    assert any("blocker:" in row for row in worst)
+    assert "more cases in the JSON report" in text
+
+
+def test_a_failed_gate_lists_each_regression_with_its_interval(
+        report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    worsen(report, "northwind-large", "qa", 0.6)
+    entry = case_entries(report, "northwind-mini", "entity")[0]
+    entry.update(blockers=["config_adherence"], blocked=True)
+    gate = compare_reports(report, baseline)
+    gate.update(baseline="main/report.json", mode="fail")
+    text = render_markdown(report, gate)
+    assert "**Gate: ❌ fail** against `main/report.json`" in text
+    rows = _rows(text, "**Gate")
+    metric_rows = [r for r in rows if r.startswith("| northwind-large | qa |")]
+    assert len(metric_rows) == sum(1 for r in gate["regressions"] if r["kind"] == "metric")
+    assert all(re.search(r"\[-\d\.\d{3}, -\d\.\d{3}\]", r) for r in metric_rows)
+    assert f"northwind-mini · entity · config_adherence: new blocker on {entry['case_id']}" \
+        in text
+
+
+def test_a_passing_gate_says_so(report: dict[str, Any]) -> None:
+    gate = compare_reports(report, copy.deepcopy(report))
+    text = render_markdown(report, gate)
+    assert "**Gate: ✅ pass** — no regression" in text
+
+
+def test_a_huge_report_stays_under_the_comment_limit(report: dict[str, Any]) -> None:
+    big = copy.deepcopy(report)
+    template = big["models"]["budget-7b"]
+    for i in range(3000):
+        big["models"][f"model-{i:04d}-" + "x" * 40] = template
+    big["cases"] = big["cases"] * 200
+    gate = {"verdict": "fail", "baseline": "b.json",
+            "regressions": [{"kind": "metric", "model": f"model-{i}", "task": "qa",
+                             "metric": "score", "old": 0.9, "new": 0.5, "delta": -0.4,
+                             "interval": [-0.5, -0.3], "shared_cases": 9,
+                             "moved_cases": [{"case_id": "c" * 500, "old": 1.0, "new": 0.0}]}
+                            for i in range(5000)],
+            "warnings": ["w" * 10_000] * 50, "added_cases": [{}] * 10_000}
+    text = render_markdown(big, gate)
+    assert len(text) <= MAX_CHARS
+    assert "more regressions" in text
+    assert "more warnings" in text
+    assert text.rstrip().endswith("The JSON report has everything.")
+    assert "… truncated:" in text
+    small = render_markdown(report, limit=1000)
+    assert len(small) <= 1000 and "… truncated:" in small

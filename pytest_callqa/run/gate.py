@@ -454,6 +454,8 @@ def compare_reports(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
         "added_models": [m for m in models_now if m not in models_then],
         "removed_models": [m for m in models_then if m not in models_now],
         "warnings": comparison.warnings,
+        "bootstrap": {"resamples": resamples, "seed": seed, "confidence": confidence,
+                      "min_cases": min_cases},
     }
 
 
@@ -468,13 +470,13 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _interval_text(interval: list[float] | None, confidence: str = "95 %") -> str:
-    if not interval:
-        return ""
-    return f", {confidence} interval [{interval[0]:+.3f}, {interval[1]:+.3f}]"
+def confidence_label(gate: Mapping[str, Any]) -> str:
+    """The interval's confidence as text (``95 %``), from the gate's bootstrap settings."""
+    confidence = (gate.get("bootstrap") or {}).get("confidence", 0.95)
+    return f"{confidence * 100:g} %"
 
 
-def regression_line(reg: Mapping[str, Any]) -> str:
+def regression_line(reg: Mapping[str, Any], confidence: str = "95 %") -> str:
     """One regression, in words: model, task, metric, old → new, interval, cases moved."""
     head = f"{reg['model']} · {reg['task']} · {reg['metric']}"
     moved = reg.get("moved_cases") or []
@@ -486,7 +488,9 @@ def regression_line(reg: Mapping[str, Any]) -> str:
                 f"{_fmt(reg.get('new'))} blocked cases)")
     cases = "; ".join(f"{m['case_id']} {_fmt(m['old'])} → {_fmt(m['new'])}" for m in moved)
     return (f"{head}: {_fmt(reg['old'])} → {_fmt(reg['new'])} (Δ {reg['delta']:+.3f}"
-            f"{_interval_text(reg.get('interval'))}, {reg['shared_cases']} shared cases)"
+            + (f", {confidence} interval [{interval[0]:+.3f}, {interval[1]:+.3f}]"
+               if (interval := reg.get("interval")) else "")
+            + f", {reg['shared_cases']} shared cases)"
             + (f"; moved most: {cases}" if cases else ""))
 
 
@@ -502,7 +506,8 @@ def gate_lines(gate: Mapping[str, Any]) -> list[str]:
                 " — no regression")]
     if gate.get("mode") == "report" and regressions:
         lines[0] += " (report mode: the run's exit status is not changed)"
-    lines += [f"  regression: {regression_line(reg)}" for reg in regressions]
+    label = confidence_label(gate)
+    lines += [f"  regression: {regression_line(reg, label)}" for reg in regressions]
     checks = gate.get("checks") or []
     few = sum(1 for c in checks if c.get("status") == "too few cases")
     better = sum(1 for c in checks if c.get("status") == "improvement")

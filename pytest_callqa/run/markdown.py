@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .gate import regression_line
+from .gate import confidence_label, regression_line
 
 MAX_CHARS = 65_000
 MAX_CELL = 200
@@ -69,9 +69,10 @@ def _gate_section(gate: Mapping[str, Any]) -> list[str]:
                 reg.get("shared_cases"), moved,
             ])
         else:
-            other.append(f"- {regression_line(reg)}")
+            other.append(f"- {regression_line(reg, confidence_label(gate))}")
     if metric_rows:
-        lines += _table(["model", "task", "metric", "baseline → now", "95 % interval of Δ",
+        lines += _table(["model", "task", "metric", "baseline → now",
+                         f"{confidence_label(gate)} interval of Δ",
                          "shared cases", "moved most"], metric_rows)
         lines.append("")
     lines += other

@@ -57,7 +57,7 @@ def test_a_worse_model_regresses_with_intervals_and_the_cases_that_moved(
     lines = gate_lines({**gate, "baseline": "main.json"})
     assert lines[0].startswith("callqa gate against main.json: FAIL")
     text = "\n".join(lines)
-    assert "question_score_accuracy" in text and "interval" in text and "→" in text
+    assert "question_score_accuracy" in text and "95 % interval" in text and "→" in text
     assert lines.count("") == 0
     assert sum(line.startswith("  regression:") for line in lines) == len(regressed)
 
@@ -238,3 +238,14 @@ def test_bad_settings_are_refused(report: dict[str, Any], options: dict[str, Any
                                   message: str) -> None:
     with pytest.raises(ValueError, match=message):
         compare_reports(report, report, **options)
+
+
+def test_the_gate_records_its_bootstrap_and_labels_the_interval_by_it(
+        report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    worsen(report, MODEL, "qa", 0.6)
+    gate = compare_reports(report, baseline, confidence=0.9, resamples=1000, seed=7)
+    assert gate["bootstrap"] == {"resamples": 1000, "seed": 7, "confidence": 0.9,
+                                 "min_cases": 5}
+    text = "\n".join(gate_lines(gate))
+    assert "90 % interval" in text and "95 %" not in text

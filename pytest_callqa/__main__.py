@@ -1,0 +1,143 @@
+"""``python -m pytest_callqa merge a.json b.json … --report OUT.json``: the JSON reports of a
+sharded run (``--callqa-shard i/N``, one per CI job) merged into the report and scorecard one
+run over the whole suite would have given, optionally gated against a baseline report and
+rendered as HTML and markdown.
+
+Exit status: 0 merged, 1 the merged gate failed (``--baseline`` in ``fail`` mode), 2 bad input
+(unreadable or mismatched reports, bad options). No pytest here: the merge runs anywhere the
+package is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .run.settings import count
+
+PROG = "python -m pytest_callqa"
+
+
+class InputError(Exception):
+    """Input the merge cannot use, with the file and what is wrong with it."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description="pytest-callqa tools that run "
+                                     "without pytest.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    merge = commands.add_parser(
+        "merge", help="merge the JSON reports of sharded runs into one report",
+        description="Merge the JSON reports of a sharded run (--callqa-shard i/N) into the "
+                    "report and scorecard of one run over every shard's cases. Reports from "
+                    "different configurations, or holding the same case twice, are refused.")
+    merge.add_argument("reports", nargs="+", type=Path, metavar="REPORT",
+                       help="a shard's JSON report (--callqa-report)")
+    merge.add_argument("--report", required=True, type=Path, metavar="PATH",
+                       help="where to write the merged JSON report")
+    merge.add_argument("--html", type=Path, metavar="PATH",
+                       help="also write the self-contained HTML report")
+    merge.add_argument("--markdown", type=Path, metavar="PATH",
+                       help="also write the pull-request summary in markdown")
+    merge.add_argument("--baseline", type=Path, metavar="PATH",
+                       help="gate the merged report against this earlier JSON report")
+    merge.add_argument("--baseline-mode", choices=("fail", "report"), default="fail",
+                       help="fail: exit 1 on a regression (default); report: only report it")
+    merge.add_argument("--regression-tolerance", type=float, metavar="DROP",
+                       help="the drop a 0–1 metric may take before it can regress (the "
+                            "project's callqa_regression_tolerance; default 0.02)")
+    return parser
+
+
+def _load(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{what} {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{what} {path} cannot be read as JSON: {exc}") from None
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        # Replacing atomically: a merge killed mid-write must not leave half a file behind.
+        tmp.replace(path)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc}") from None
+
+
+def _gate(report: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+    # The gate (numpy's bootstrap) loads only for a merge given a baseline.
+    from .run.gate import compare_reports
+
+    baseline = _load(args.baseline, "baseline report")
+    options: dict[str, Any] = {"baseline_name": str(args.baseline)}
+    if args.regression_tolerance is not None:
+        options["tolerance"] = args.regression_tolerance
+    try:
+        gate = compare_reports(report, baseline, **options)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    return {"baseline": str(args.baseline), "mode": args.baseline_mode, **gate}
+
+
+def merge_command(args: argparse.Namespace) -> int:
+    # The merge loads the engine (the scorecard and the task families): not needed for --help.
+    from .run.merge import merge_reports, merged_scorecard_text
+
+    names = [str(path) for path in args.reports]
+    reports = [_load(path, "report") for path in args.reports]
+    try:
+        report = merge_reports(reports, names)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    gate = _gate(report, args) if args.baseline is not None else None
+    if gate is not None:
+        report["gate"] = gate
+    # Every output is rendered before any is written: bad input leaves no file half done.
+    outputs = [(args.report, json.dumps(report, indent=2, ensure_ascii=False,
+                                        allow_nan=False) + "\n")]
+    if args.html is not None:
+        # The HTML renderer loads only when an HTML report is asked for.
+        from .run.html import render_html
+
+        outputs.append((args.html, render_html(report, gate)))
+    if args.markdown is not None:
+        # The markdown renderer loads only when a summary is asked for.
+        from .run.markdown import render_markdown
+
+        outputs.append((args.markdown, render_markdown(report, gate)))
+    for path, text in outputs:
+        _write(path, text)
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    print(merged_scorecard_text(report, width=shutil.get_terminal_size().columns,
+                                color=color))
+    if gate is not None:
+        # The gate's summary lines come with the gate module, loaded above.
+        from .run.gate import gate_lines
+
+        print("\n".join(gate_lines(gate)))
+    print(f"merged {count(len(names), 'report')} into {args.report}")
+    return 1 if gate is not None and gate["verdict"] == "fail" and gate["mode"] == "fail" else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return merge_command(args)
+    except InputError as exc:
+        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,458 @@
+"""Merging the JSON reports of sharded runs (``--callqa-shard i/N``) into the report one run
+over the whole suite would have written, timings aside.
+
+Each case entry of a report is a whole result, so the merge rebuilds the scorecard from the
+cases of every shard with the metric definitions the shards recorded, and derives every
+other section from it the way ``Summary.report_data`` does. Shards that were not one run —
+another judge, embedder, metric set, tolerance or plugin version, or cases scored twice — are
+refused with the files and the key that differ.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..engine.core.metrics import Bands, MetricSpec
+from ..engine.core.results import TaskResult, plain
+from ..engine.registry import Registry, default_registry
+from ..engine.report import render_scorecard
+from ..engine.scorecard import Scorecard, build_scorecard
+from .settings import count
+from .shard import parse_shard
+from .summary import REPORT_SCHEMA, models_section
+from .usage import BUDGET_REASON, money
+
+if TYPE_CHECKING:
+    from ..engine.core.cases import GoldenCase
+    from ..engine.core.results import MetricResult
+
+# What makes two reports parts of one run: a shard that differs in one of these scored
+# with other rules, and its figures cannot be pooled with the others'.
+SAME_RUN: tuple[tuple[str, ...], ...] = (
+    ("schema",),
+    ("run", "judge", "name"),
+    ("run", "judge", "model"),
+    ("run", "judge_usage", "mode"),
+    ("run", "embeddings"),
+    ("run", "benchmarks"),
+    ("run", "disqualify_tolerance"),
+    ("run", "versions", "pytest_callqa"),
+)
+# Sections the merge derives from the pooled results, or checks and pools itself.
+DERIVED = frozenset({"schema", "run", "models", "model_order", "metric_specs", "golden_cases",
+                     "cases", "not_evaluated", "notes", "judge_errors"})
+# A shard's gate compared its share of the cases with the baseline; the merged report gets a
+# gate only from a baseline given to the merge, over all the cases.
+PER_SHARD = frozenset({"gate"})
+# Call counters of the run's usage sections, added up over the shards.
+COUNTERS = frozenset({"requests", "retries", "reasks", "prompt_tokens", "completion_tokens",
+                      "processes", "calls", "cache_hits", "damaged_cache_entries", "failures",
+                      "unusable", "budget_stopped"})
+# MetricSpec fields a report describes under another name.
+SPEC_KEYS = {"weight_within": "parent"}
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class _Shard:
+    name: str
+    report: Mapping[str, Any]
+    results: list[TaskResult]
+
+
+class RecordedRegistry(Registry):
+    """The built-in tasks with the metric definitions a run recorded (``metric_specs``):
+    ratings of a merged scorecard follow the bands the shards rated with, whatever the
+    built-in ones are."""
+
+    def __init__(self, recorded: Mapping[str, list[MetricSpec]]) -> None:
+        base = default_registry()
+        super().__init__(tasks=dict(base.tasks))
+        self.recorded: dict[str, list[MetricSpec]] = {}
+        # A project's own metrics are registered as a run registers them; nothing computes
+        # them here (the merge never evaluates an output: every value comes from a shard),
+        # so their compute function refuses to run rather than make a value up.
+        for task, specs in recorded.items():
+            if task not in self.tasks:
+                raise ValueError(f"metric_specs: task {task!r} is not a task of this "
+                                 f"installation (known: {', '.join(sorted(self.tasks))})")
+            builtin = {spec.id for spec in base.metrics_for(task)}
+            for spec in specs:
+                if spec.id not in builtin:
+                    self.register_metric(spec, _not_computed)
+        self.recorded = dict(recorded)
+
+    def metrics_for(self, task: str) -> list[MetricSpec]:
+        if task in self.recorded:
+            return list(self.recorded[task])
+        return super().metrics_for(task)
+
+
+def _not_computed(case: GoldenCase, output: Any, result: TaskResult) -> MetricResult | float | None:
+    raise RuntimeError("a merged report does not compute metrics: its values come from the "
+                       "shard reports")
+
+
+# --- reading the shards ----------------------------------------------------------------------
+
+def _get(data: Any, path: Sequence[str]) -> Any:
+    for key in path:
+        if not isinstance(data, Mapping) or key not in data:
+            return _MISSING
+        data = data[key]
+    return data
+
+
+def _show(value: Any) -> str:
+    return "(absent)" if value is _MISSING else json.dumps(value, sort_keys=True)[:120]
+
+
+def _read(name: str, report: Any) -> _Shard:
+    if not isinstance(report, Mapping):
+        raise ValueError(f"{name}: not a JSON report (an object with schema {REPORT_SCHEMA})")
+    if report.get("schema") != REPORT_SCHEMA:
+        raise ValueError(f"{name}: schema is {_show(report.get('schema', _MISSING))}, "
+                         f"expected {REPORT_SCHEMA!r}")
+    kinds = {"run": Mapping, "cases": list, "metric_specs": Mapping, "model_order": list,
+             "golden_cases": Mapping, "not_evaluated": list}
+    for key, kind in kinds.items():
+        if not isinstance(report.get(key), kind):
+            raise ValueError(f"{name}: key {key!r} is missing or not a JSON "
+                             f"{'object' if kind is Mapping else 'array'}")
+    results = []
+    for i, entry in enumerate(report["cases"]):
+        try:
+            results.append(TaskResult.from_dict(dict(entry)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: cases[{i}] is not a result entry ({exc!r})") from None
+    return _Shard(name, report, results)
+
+
+def _check_same_run(shards: Sequence[_Shard]) -> None:
+    first = shards[0]
+    for shard in shards[1:]:
+        for path in SAME_RUN:
+            mine, theirs = _get(first.report, path), _get(shard.report, path)
+            if mine != theirs:
+                raise ValueError(
+                    f"cannot merge {shard.name} with {first.name}: {'.'.join(path)} differs "
+                    f"({_show(mine)} in {first.name}, {_show(theirs)} in {shard.name}); "
+                    "shards must come from one configuration")
+        for key in sorted(set(first.report) | set(shard.report)):
+            if key in DERIVED or key in PER_SHARD:
+                continue
+            mine, theirs = first.report.get(key, _MISSING), shard.report.get(key, _MISSING)
+            if mine != theirs:
+                raise ValueError(f"cannot merge {shard.name} with {first.name}: {key} differs "
+                                 f"({_show(mine)} in {first.name}, {_show(theirs)} in "
+                                 f"{shard.name})")
+
+
+def _check_shard_set(shards: Sequence[_Shard]) -> None:
+    """When the reports say which shard they are, the set must be one split, complete."""
+    seen: dict[int, str] = {}
+    total = None
+    for shard in shards:
+        text = _get(shard.report, ("run", "shard"))
+        if text is _MISSING or text is None:
+            continue
+        try:
+            index, n = parse_shard(str(text))
+        except ValueError as exc:
+            raise ValueError(f"{shard.name}: run.shard: {exc}") from None
+        if total is not None and n != total:
+            raise ValueError(f"cannot merge {shard.name}: run.shard is {text!r}, the other "
+                             f"reports are shards of {total}")
+        total = n
+        if index in seen:
+            raise ValueError(f"{seen[index]} and {shard.name} are both shard {index}/{n}")
+        seen[index] = shard.name
+    if total is not None:
+        missing = [f"{i}/{total}" for i in range(1, total + 1) if i not in seen]
+        if missing or len(seen) != len(shards):
+            what = (f"shard {', '.join(missing)} missing" if missing
+                    else "some reports do not say which shard they are")
+            raise ValueError(f"the reports are not one complete split: {what}")
+
+
+def _pooled_specs(shards: Sequence[_Shard]) -> dict[str, list[dict[str, Any]]]:
+    pooled: dict[str, list[dict[str, Any]]] = {}
+    origin: dict[str, str] = {}
+    for shard in shards:
+        for task, specs in shard.report["metric_specs"].items():
+            if task not in pooled:
+                pooled[task], origin[task] = list(specs), shard.name
+            elif list(specs) != pooled[task]:
+                raise ValueError(f"cannot merge {shard.name} with {origin[task]}: "
+                                 f"metric_specs.{task} differs (the metrics or their "
+                                 "definitions changed between the runs)")
+    return pooled
+
+
+def spec_from_dict(data: Mapping[str, Any], builtin: MetricSpec | None = None) -> MetricSpec:
+    """A metric definition as a report describes it (``MetricSpec.describe``), over the
+    built-in one of the same id for what the report leaves out."""
+    names = {f.name for f in fields(MetricSpec)}
+    values: dict[str, Any] = {}
+    if builtin is not None:
+        values.update({name: getattr(builtin, name) for name in names})
+    for key, value in data.items():
+        name = SPEC_KEYS.get(key, key)
+        if name in names:
+            values[name] = value
+    try:
+        bands = values.get("bands")
+        if isinstance(bands, Mapping):
+            values["bands"] = Bands(**bands)
+        return MetricSpec(**values)
+    except TypeError as exc:
+        raise ValueError(f"metric_specs: {data.get('task')}.{data.get('id')}: not a metric "
+                         f"definition ({exc})") from None
+
+
+def recorded_registry(metric_specs: Mapping[str, Sequence[Mapping[str, Any]]]) -> Registry:
+    """The registry a report's scorecard was built with, from its ``metric_specs``."""
+    base = default_registry()
+    recorded: dict[str, list[MetricSpec]] = {}
+    for task, specs in metric_specs.items():
+        builtin = ({spec.id: spec for spec in base.metrics_for(task)}
+                   if task in base.tasks else {})
+        recorded[task] = [spec_from_dict(d, builtin.get(str(d.get("id")))) for d in specs]
+    return RecordedRegistry(recorded)
+
+
+# --- the merged sections ---------------------------------------------------------------------
+
+def _pooled_cases(shards: Sequence[_Shard]) -> tuple[list[TaskResult],
+                                                     dict[tuple[Any, ...], dict[str, Any]]]:
+    results: list[TaskResult] = []
+    entries: dict[tuple[Any, ...], dict[str, Any]] = {}
+    holder: dict[tuple[Any, ...], str] = {}
+    for shard in shards:
+        for result, entry in zip(shard.results, shard.report["cases"], strict=True):
+            key = (result.model, result.case_id, result.run)
+            if key in holder:
+                raise ValueError(
+                    f"{holder[key]} and {shard.name} both hold model {result.model!r}, case "
+                    f"{result.case_id!r}, run {result.run}: shards must not overlap (was each "
+                    "job given its own --callqa-shard i/N, with the same N?)")
+            holder[key] = shard.name
+            entries[key] = dict(entry)
+            results.append(result)
+    return results, entries
+
+
+def _pooled_golden(shards: Sequence[_Shard]) -> dict[str, Any]:
+    pooled: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for shard in shards:
+        for case_id, case in shard.report["golden_cases"].items():
+            if case_id not in pooled:
+                pooled[case_id], origin[case_id] = case, shard.name
+            elif case != pooled[case_id]:
+                raise ValueError(f"cannot merge {shard.name} with {origin[case_id]}: "
+                                 f"golden_cases.{case_id} differs (the case files changed "
+                                 "between the runs)")
+    return pooled
+
+
+def _not_evaluated_key(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    # The keys Summary.not_evaluated sorts by, so the union reads as one run's list.
+    if entry.get("kind") == "missing_output":
+        return ("missing", str(entry.get("model")), str(entry.get("case_id")))
+    if entry.get("kind") == "invalid_case_file":
+        return ("case_file", str(entry.get("path")))
+    return (str(entry.get("kind")), json.dumps(entry, sort_keys=True))
+
+
+def _pooled_not_evaluated(shards: Sequence[_Shard]) -> list[dict[str, Any]]:
+    entries: dict[tuple[str, ...], dict[str, Any]] = {}
+    for shard in shards:
+        for i, entry in enumerate(shard.report["not_evaluated"]):
+            if not isinstance(entry, Mapping):
+                raise ValueError(f"{shard.name}: not_evaluated[{i}] is not an object")
+            entries.setdefault(_not_evaluated_key(entry), dict(entry))
+    return [entries[k] for k in sorted(entries)]
+
+
+def _model_order(shards: Sequence[_Shard], card: Scorecard) -> list[str]:
+    """The configured order, pieced together from the shards' (each lists only the models it
+    scored): a model one shard lacks goes before the next model its own shard lists."""
+    order: list[str] = []
+    for shard in shards:
+        names = [str(n) for n in shard.report["model_order"]]
+        for i, name in enumerate(names):
+            if name in order:
+                continue
+            after = [n for n in names[i + 1:] if n in order]
+            order.insert(order.index(after[0]) if after else len(order), name)
+    return [m for m in order if m in card.models] + [m for m in card.models if m not in order]
+
+
+def _started_at(shards: Sequence[_Shard]) -> Any:
+    """The earliest start of a shard (the shards of one CI run start about together); the
+    first shard's when one cannot be read."""
+    stamps = []
+    for shard in shards:
+        text = shard.report["run"].get("started_at")
+        try:
+            stamps.append((datetime.fromisoformat(str(text)), text))
+        except ValueError:
+            return shards[0].report["run"].get("started_at")
+    return min(stamps, key=lambda s: s[0])[1]
+
+
+def _sum_counters(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Usage sections of the shards as one: counters added up (one only some shards have,
+    like damaged cache entries, too), spend added up (unknown if one shard's is), a budget
+    exhausted if it was in any shard, the longest wait, and the settings (limits, model,
+    base URL) of the first shard that has them."""
+    merged: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            merged.setdefault(key, value)
+    for key in merged:
+        values = [p[key] for p in parts if key in p]
+        if key in COUNTERS:
+            merged[key] = sum(v or 0 for v in values)
+        elif key == "spent_usd":
+            known = [float(v) for v in values if v is not None]
+            merged[key] = None if len(known) < len(parts) else money(sum(known))
+        elif key == "budget_exhausted":
+            merged[key] = any(values)
+        elif key == "resolve_s":
+            merged[key] = max((float(v) for v in values if v is not None), default=0.0)
+    return merged
+
+
+def _judge_usage(parts: Sequence[Mapping[str, Any]], card: Scorecard) -> dict[str, Any]:
+    merged = _sum_counters(parts)
+    merged["per_process"] = _sum_counters([p.get("per_process") or {} for p in parts])
+    # What the scored results used is read from them, as one run does (run/usage.py).
+    records = [rec for r in card.results for rec in r.judge_records]
+    used = [r for r in card.results if r.usage.get("judge_calls")]
+    calls = sum(r.usage["judge_calls"] for r in used)
+    costed = [r.usage["judge_cost_usd"] for r in used if "judge_cost_usd" in r.usage]
+    merged["calls"] = round(calls, 6)
+    merged["cost_per_1000_calls"] = (money(sum(costed) / calls * 1000)
+                                     if calls and len(costed) == len(used) else None)
+    merged["flagged_verdicts"] = sum(1 for rec in records if rec.get("flagged"))
+    merged["not_scored_budget"] = sum(
+        1 for rec in records if rec.get("score") is None
+        and str(rec.get("reason", "")).startswith(BUDGET_REASON))
+    return merged
+
+
+def _generation_usage(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    merged = _sum_counters(parts)
+    merged["per_process"] = _sum_counters([p.get("per_process") or {} for p in parts])
+    models: dict[str, Any] = {}
+    for name in [n for p in parts for n in p.get("models") or {}]:
+        if name not in models:
+            models[name] = _sum_counters([p["models"][name] for p in parts
+                                          if name in (p.get("models") or {})])
+    merged["models"] = models
+    return merged
+
+
+def _run(shards: Sequence[_Shard], card: Scorecard) -> dict[str, Any]:
+    run = dict(shards[0].report["run"])
+    # The merged report is the whole run's, not any one shard's.
+    run.pop("shard", None)
+    run["rank_basis"] = card.rank_basis
+    if "started_at" in run:
+        run["started_at"] = _started_at(shards)
+    # The shards are CI jobs running side by side: the run took as long as the longest.
+    durations = [_get(s.report, ("run", "duration_s")) for s in shards]
+    numbers = [float(d) for d in durations if isinstance(d, (int, float))]
+    if numbers:
+        run["duration_s"] = max(numbers)
+    for key in ("judge_usage", "generation_usage"):
+        parts = [s.report["run"].get(key) for s in shards]
+        present = [p for p in parts if isinstance(p, Mapping)]
+        if not present:
+            continue
+        run[key] = (_judge_usage(present, card) if key == "judge_usage"
+                    else _generation_usage(present))
+    return run
+
+
+def scorecard_of(report: Mapping[str, Any], name: str = "report") -> Scorecard:
+    """The scorecard behind a report, rebuilt from its cases and metric definitions."""
+    shard = _read(name, report)
+    registry = recorded_registry(_pooled_specs([shard]))
+    return build_scorecard(shard.results, registry=registry,
+                           disqualify_tolerance=int(report["run"]["disqualify_tolerance"]))
+
+
+def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, Any]:
+    """One report (schema ``callqa-report/1``) from the reports of a run's shards, as one
+    run over all of them would have written it, timings aside.
+
+    ``names`` name the reports (their files) in error messages. Raises ValueError when a
+    report is not one, when the reports come from different configurations (``SAME_RUN``,
+    ``metric_specs``, a golden case, any other section) or when two hold the same (model,
+    case, run).
+    """
+    if len(reports) != len(names):
+        raise ValueError(f"{len(reports)} reports but {len(names)} names")
+    if not reports:
+        raise ValueError("no report to merge")
+    shards = [_read(name, report) for name, report in zip(names, reports, strict=True)]
+    _check_same_run(shards)
+    _check_shard_set(shards)
+    specs = _pooled_specs(shards)
+    golden = _pooled_golden(shards)
+    results, entries = _pooled_cases(shards)
+    tolerance = shards[0].report["run"].get("disqualify_tolerance")
+    if not isinstance(tolerance, int):
+        raise ValueError(f"{shards[0].name}: run.disqualify_tolerance is {_show(tolerance)}, "
+                         "expected a whole number")
+    card = build_scorecard(results, registry=recorded_registry(specs),
+                           disqualify_tolerance=tolerance)
+    merged: dict[str, Any] = {
+        "schema": REPORT_SCHEMA,
+        "run": _run(shards, card),
+        "models": models_section(card),
+        "model_order": _model_order(shards, card),
+        "metric_specs": {task: specs[task] for task in card.task_order if task in specs},
+        "golden_cases": golden,
+        "cases": [entries[(r.model, r.case_id, r.run)] for r in card.results],
+        "not_evaluated": _pooled_not_evaluated(shards),
+        "notes": list(card.notes),
+        "judge_errors": {
+            "verdicts": sum(1 for r in card.results for rec in r.judge_records
+                            if rec.get("judge_error")),
+            "outputs_without_task_score": sum(1 for r in card.results if r.incomplete),
+        },
+    }
+    # Sections the merge does not know are the same in every shard (checked above).
+    for key, value in shards[0].report.items():
+        if key not in DERIVED and key not in PER_SHARD:
+            merged[key] = value
+    return plain(merged)  # type: ignore[no-any-return]
+
+
+def merged_scorecard_text(report: Mapping[str, Any], *, width: int | None = None,
+                          color: bool = False) -> str:
+    """The scorecard table of a (merged) report for the terminal, under a short header."""
+    card = scorecard_of(report)
+    run = report["run"]
+    cases = {(r.task, r.case_id) for r in card.results}
+    header = [
+        f"judge: {_get(run, ('judge', 'description'))}",
+        f"embeddings: {_get(run, ('embeddings', 'description'))}",
+        f"results: {count(len(card.results), 'output')} scored "
+        f"({count(len(card.models), 'model')}, {count(len(cases), 'case')})",
+    ]
+    missing = sum(1 for e in report.get("not_evaluated", [])
+                  if isinstance(e, Mapping) and e.get("kind") == "missing_output")
+    if missing:
+        header.append(f"not evaluated: {count(missing, 'pair')} without an output")
+    return render_scorecard(card, color=color, header=header,
+                            title="callqa scorecard (merged report)",
+                            order=[str(m) for m in report.get("model_order", [])], width=width)

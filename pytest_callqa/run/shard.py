@@ -1,0 +1,50 @@
+"""Which share of a suite one CI job runs: ``--callqa-shard i/N`` splits the (model, case)
+pairs into N stable parts, so N jobs together score every pair exactly once and
+``python -m pytest_callqa merge`` can put their reports back together."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+_SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` → ``(2, 4)``: shard 2 of 4, counted from 1.
+
+    Raises ValueError naming the value when it is not ``i/N`` with ``1 <= i <= N``.
+    """
+    found = _SHARD.fullmatch(text)
+    if found is None:
+        raise ValueError(f"shard {text!r}: expected i/N, the shard's number and the number "
+                         "of shards (e.g. 2/4)")
+    index, count = int(found.group(1)), int(found.group(2))
+    if count < 1:
+        raise ValueError(f"shard {text!r}: the number of shards must be at least 1")
+    if not 1 <= index <= count:
+        raise ValueError(f"shard {text!r}: the shard's number must be between 1 and {count}")
+    return index, count
+
+
+def shard_of(model: str | None, case_id: str, count: int) -> int:
+    """The shard (1 to ``count``) that scores the pair (``model``, ``case_id``).
+
+    A digest of the pair rather than ``hash()``, which Python salts per process: every job,
+    on every machine and in every run, must put a pair in the same shard.
+    """
+    if count < 1:
+        raise ValueError(f"the number of shards must be at least 1, not {count}")
+    # The separator cannot occur in a model name or case id, so ("a", "b/c") and ("a/b", "c")
+    # stay distinct pairs; an unnamed model hashes as the empty name.
+    key = f"{model or ''}\x00{case_id}".encode()
+    digest = hashlib.sha256(key).digest()
+    return int.from_bytes(digest[:8], "big") % count + 1
+
+
+def in_shard(model: str | None, case_id: str, index: int, count: int) -> bool:
+    """Whether shard ``index`` of ``count`` scores the pair (``model``, ``case_id``)."""
+    if not 1 <= index <= count:
+        raise ValueError(f"shard {index}/{count}: the shard's number must be between 1 and "
+                         f"{count}")
+    return shard_of(model, case_id, count) == index

@@ -1,0 +1,510 @@
+"""Sharded CI: the stable split of (model, case) pairs and the merge of the shards' reports
+into the report of one run over all of them."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_callqa.run.merge import (
+    RecordedRegistry,
+    merge_reports,
+    merged_scorecard_text,
+    recorded_registry,
+    scorecard_of,
+)
+from pytest_callqa.run.shard import in_shard, parse_shard, shard_of
+from pytest_callqa.run.summary import models_section
+
+# What differs between two runs of one configuration, whatever the split.
+TIMINGS = ("started_at", "duration_s")
+MODELS = ("northwind-large", "northwind-mini", "budget-7b", "a/b", "")
+CASE_IDS = [f"case-{i:04d}" for i in range(400)] + ["a", "b/c", "qa-1", "ü-case"]
+
+
+@pytest.fixture
+def unsharded(example_report_data: dict[str, Any]) -> dict[str, Any]:
+    """The JSON report of one unsharded, offline run of the example project
+    (tests/run/conftest.py runs it once per session), a copy a test may not spoil for the
+    others."""
+    return copy.deepcopy(example_report_data)
+
+
+def shard_report(full: dict[str, Any], index: int, count: int) -> dict[str, Any]:
+    """The report shard ``index`` of ``count`` would write: the results of its pairs, and
+    every section derived from them as a run derives it."""
+    report = copy.deepcopy(full)
+    report["cases"] = [c for c in report["cases"]
+                       if in_shard(c["model"], c["case_id"], index, count)]
+    card = scorecard_of(report, f"shard {index}")
+    ids = {c["case_id"] for c in report["cases"]}
+    report["models"] = models_section(card)
+    report["model_order"] = [m for m in full["model_order"] if m in card.models]
+    report["metric_specs"] = {t: s for t, s in report["metric_specs"].items()
+                              if t in card.task_order}
+    report["golden_cases"] = {k: v for k, v in report["golden_cases"].items() if k in ids}
+    # A missing output is reported by the tests of its pair; anything else by shard 1,
+    # which runs the tests that have no pair.
+    report["not_evaluated"] = [
+        e for e in report["not_evaluated"]
+        if (in_shard(e["model"], e["case_id"], index, count)
+            if e["kind"] == "missing_output" else index == 1)]
+    report["notes"] = list(card.notes)
+    report["judge_errors"] = {
+        "verdicts": sum(1 for r in card.results for rec in r.judge_records
+                        if rec.get("judge_error")),
+        "outputs_without_task_score": sum(1 for r in card.results if r.incomplete),
+    }
+    report["run"]["rank_basis"] = card.rank_basis
+    return report
+
+
+def without_timings(report: dict[str, Any]) -> dict[str, Any]:
+    data = copy.deepcopy(report)
+    for key in TIMINGS:
+        data["run"].pop(key, None)
+    return data
+
+
+@pytest.fixture
+def shards(unsharded: dict[str, Any]) -> list[dict[str, Any]]:
+    return [shard_report(unsharded, i, 2) for i in (1, 2)]
+
+
+# --- the split ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [("2/4", (2, 4)), ("1/1", (1, 1)),
+                                                (" 3 / 3 ", (3, 3)), ("10/12", (10, 12))])
+def test_parse_shard_reads_i_of_n(text: str, expected: tuple[int, int]) -> None:
+    assert parse_shard(text) == expected
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("0/4", "between 1 and 4"), ("5/4", "between 1 and 4"), ("a/b", "expected i/N"),
+    ("3", "expected i/N"), ("1/0", "at least 1"), ("", "expected i/N"),
+    ("-1/4", "expected i/N"), ("1/2/3", "expected i/N")])
+def test_parse_shard_names_a_bad_value(text: str, why: str) -> None:
+    with pytest.raises(ValueError, match=why) as info:
+        parse_shard(text)
+    assert repr(text) in str(info.value)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 5])
+def test_every_pair_is_in_exactly_one_shard(count: int) -> None:
+    sizes = dict.fromkeys(range(1, count + 1), 0)
+    for model in MODELS:
+        for case_id in CASE_IDS:
+            owners = [i for i in range(1, count + 1) if in_shard(model, case_id, i, count)]
+            assert len(owners) == 1, (model, case_id, owners)
+            assert owners == [shard_of(model, case_id, count)]
+            sizes[owners[0]] += 1
+    fair = len(MODELS) * len(CASE_IDS) / count
+    # A split, not everything in one job: each shard holds close to its share.
+    assert all(size > 0.8 * fair for size in sizes.values()), sizes
+
+
+def test_a_model_is_spread_over_the_shards() -> None:
+    """The split is of pairs: one model's cases go to every shard, not all to one."""
+    for model in MODELS:
+        assert {shard_of(model, case_id, 4) for case_id in CASE_IDS} == {1, 2, 3, 4}
+
+
+def test_the_split_is_pinned() -> None:
+    """The digest is part of the contract: jobs of one CI run may run different Python
+    builds, and must still agree."""
+    assert [shard_of("northwind-large", "qa-001", 4),
+            shard_of("budget-7b", "agent-abcd-3592-return-outside-window", 3),
+            shard_of(None, "x", 5), shard_of("a", "b", 7)] == [2, 3, 3, 7]
+    assert shard_of(None, "x", 5) == shard_of("", "x", 5)
+
+
+def test_the_split_is_the_same_in_other_processes() -> None:
+    pairs = [(m, c) for m in MODELS for c in CASE_IDS[::7]]
+    here = [[shard_of(m, c, n) for m, c in pairs] for n in range(1, 6)]
+    code = ("import json, sys; from pytest_callqa.run.shard import shard_of; "
+            "pairs = json.load(sys.stdin); "
+            "print(json.dumps([[shard_of(m, c, n) for m, c in pairs] for n in range(1, 6)]))")
+    for seed in ("0", "1234"):
+        done = subprocess.run([sys.executable, "-c", code], input=json.dumps(pairs),
+                              capture_output=True, text=True, check=True, timeout=60,
+                              env={**os.environ, "PYTHONHASHSEED": seed})
+        assert json.loads(done.stdout) == here
+
+
+def test_in_shard_refuses_a_shard_out_of_range() -> None:
+    with pytest.raises(ValueError, match="between 1 and 3"):
+        in_shard("m", "c", 4, 3)
+    with pytest.raises(ValueError, match="at least 1"):
+        shard_of("m", "c", 0)
+
+
+# --- the merge ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("count", [2, 3])
+def test_merged_shards_are_the_unsharded_report(unsharded: dict[str, Any], count: int) -> None:
+    parts = [shard_report(unsharded, i, count) for i in range(1, count + 1)]
+    # Each shard alone is a different report: the merge has work to do.
+    assert all(0 < len(p["cases"]) < len(unsharded["cases"]) for p in parts)
+    assert all(p["models"] != unsharded["models"] for p in parts)
+    merged = merge_reports(parts, [f"shard-{i}.json" for i in range(1, count + 1)])
+    for key in ("models", "cases", "model_order", "notes", "judge_errors", "not_evaluated",
+                "metric_specs", "golden_cases", "schema"):
+        assert merged[key] == unsharded[key], key
+    assert without_timings(merged) == without_timings(unsharded)
+    assert merged_scorecard_text(merged) == merged_scorecard_text(unsharded)
+
+
+def test_the_order_of_the_shards_does_not_matter(shards: list[dict[str, Any]]) -> None:
+    forward = merge_reports(shards, ["1.json", "2.json"])
+    backward = merge_reports(shards[::-1], ["2.json", "1.json"])
+    assert without_timings(forward) == without_timings(backward)
+
+
+def test_the_merged_run_is_timed_as_the_longest_shard(shards: list[dict[str, Any]]) -> None:
+    shards[0]["run"].update(started_at="2026-01-02T10:00:05+00:00", duration_s=30.0)
+    shards[1]["run"].update(started_at="2026-01-02T10:00:01+00:00", duration_s=42.5)
+    run = merge_reports(shards, ["1.json", "2.json"])["run"]
+    assert (run["started_at"], run["duration_s"]) == ("2026-01-02T10:00:01+00:00", 42.5)
+
+
+def test_a_model_one_shard_lacks_keeps_its_configured_place(
+        shards: list[dict[str, Any]]) -> None:
+    """Each shard lists only the models it scored; the merge pieces the configured order
+    back together."""
+    order = shards[0]["model_order"]
+    assert len(order) == 3
+    last = order[-1]
+    shards[0]["cases"] = [c for c in shards[0]["cases"] if c["model"] != order[1]]
+    shards[0]["model_order"] = [order[0], last]
+    shards[1]["cases"] = [c for c in shards[1]["cases"] if c["model"] != order[0]]
+    shards[1]["model_order"] = [order[1], last]
+    assert merge_reports(shards, ["1.json", "2.json"])["model_order"] == order
+
+
+def _with_llm_judge(report: dict[str, Any], usage: dict[str, Any],
+                    calls: float, cost: float | None) -> None:
+    report["run"]["judge"] = {"name": "openai", "model": "judge-1", "description": "judge-1"}
+    report["run"]["judge_usage"] = usage
+    for case in report["cases"]:
+        case["usage"]["judge_calls"] = calls
+        if cost is not None:
+            case["usage"]["judge_cost_usd"] = cost
+
+
+def _judge_usage(**counts: Any) -> dict[str, Any]:
+    per_process = {"processes": 1, "calls": 10, "cache_hits": 2, "failures": 0,
+                   "unusable": 0, "budget_stopped": 0, "resolve_s": 1.5}
+    per_process.update(counts.pop("per_process", {}))
+    return {"backend": "openai", "model": "judge-1", "base_url": "http://x/v1",
+            "mode": "full", "concurrency": 4, "rpm": None, "timeout_s": 60.0,
+            "cache": "readwrite", "cache_dir": ".cache", "budget_usd": None,
+            "budget_exhausted": False, "calls": 0.0, "requests": 10, "retries": 1,
+            "reasks": 0, "prompt_tokens": 1000, "completion_tokens": 200, "spent_usd": 0.1,
+            "cost_per_1000_calls": None, "flagged_verdicts": 0, "not_scored_budget": 0,
+            "per_process": per_process, **counts}
+
+
+def test_call_counters_are_added_up_and_settings_kept(shards: list[dict[str, Any]]) -> None:
+    _with_llm_judge(shards[0], _judge_usage(), calls=2.0, cost=0.002)
+    _with_llm_judge(shards[1], _judge_usage(
+        requests=7, spent_usd=0.2, budget_exhausted=True,
+        per_process={"processes": 2, "resolve_s": 2.5, "damaged_cache_entries": 1}),
+        calls=1.0, cost=0.001)
+    usage = merge_reports(shards, ["1.json", "2.json"])["run"]["judge_usage"]
+    cases = len(shards[0]["cases"]) + len(shards[1]["cases"])
+    calls = 2.0 * len(shards[0]["cases"]) + 1.0 * len(shards[1]["cases"])
+    cost = 0.002 * len(shards[0]["cases"]) + 0.001 * len(shards[1]["cases"])
+    assert cases == len(shards[0]["cases"] + shards[1]["cases"])
+    assert (usage["requests"], usage["retries"], usage["prompt_tokens"]) == (17, 2, 2000)
+    assert usage["spent_usd"] == pytest.approx(0.3, abs=1e-12)
+    assert usage["budget_exhausted"] is True
+    assert (usage["model"], usage["concurrency"], usage["mode"]) == ("judge-1", 4, "full")
+    assert usage["per_process"] == {
+        "processes": 3, "calls": 20, "cache_hits": 4, "failures": 0, "unusable": 0,
+        "budget_stopped": 0, "resolve_s": 2.5, "damaged_cache_entries": 1}
+    # What the results used is read from the results, as one run reads it.
+    assert usage["calls"] == pytest.approx(calls)
+    assert usage["cost_per_1000_calls"] == pytest.approx(cost / calls * 1000)
+
+
+def test_a_spend_one_shard_does_not_know_is_unknown(shards: list[dict[str, Any]]) -> None:
+    _with_llm_judge(shards[0], _judge_usage(), calls=1.0, cost=0.001)
+    _with_llm_judge(shards[1], _judge_usage(spent_usd=None), calls=1.0, cost=None)
+    usage = merge_reports(shards, ["1.json", "2.json"])["run"]["judge_usage"]
+    assert usage["spent_usd"] is None
+    assert usage["cost_per_1000_calls"] is None
+
+
+def test_generation_counters_are_added_up_per_model(shards: list[dict[str, Any]]) -> None:
+    def generation(requests: int, models: dict[str, int]) -> dict[str, Any]:
+        return {"models": {name: {"model": name, "base_url": "http://x/v1", "price": "$1",
+                                  "requests": n, "retries": 0, "prompt_tokens": 10 * n,
+                                  "completion_tokens": n, "spent_usd": 0.5 * n}
+                           for name, n in models.items()},
+                "concurrency": 4, "budget_exhausted": False, "requests": requests,
+                "spent_usd": 0.5 * requests,
+                "per_process": {"processes": 1, "calls": requests, "resolve_s": 0.5}}
+
+    shards[0]["run"]["generation_usage"] = generation(3, {"a": 3})
+    shards[1]["run"]["generation_usage"] = generation(5, {"a": 1, "b": 4})
+    usage = merge_reports(shards, ["1.json", "2.json"])["run"]["generation_usage"]
+    assert usage["requests"] == 8
+    assert usage["spent_usd"] == pytest.approx(4.0)
+    assert usage["models"]["a"]["requests"] == 4
+    assert usage["models"]["a"]["prompt_tokens"] == 40
+    assert usage["models"]["b"] == {"model": "b", "base_url": "http://x/v1", "price": "$1",
+                                    "requests": 4, "retries": 0, "prompt_tokens": 40,
+                                    "completion_tokens": 4, "spent_usd": 2.0}
+    assert usage["per_process"]["processes"] == 2
+
+
+def test_ratings_follow_the_definitions_the_shards_recorded(
+        shards: list[dict[str, Any]], unsharded: dict[str, Any]) -> None:
+    """A run whose bar differs from the built-in one (a team's policy) is merged with that
+    bar, not the built-in one."""
+    model = unsharded["model_order"][0]
+    metric = "question_score_accuracy"
+    before = unsharded["models"][model]["tasks"]["qa"]["metrics"][metric]
+    assert before["rating"] == "good" and before["value"] == 1.0
+    for shard in shards:
+        spec = next(s for s in shard["metric_specs"]["qa"] if s["id"] == metric)
+        spec["bands"]["good"] = 1.5
+    merged = merge_reports(shards, ["1.json", "2.json"])
+    assert merged["models"][model]["tasks"]["qa"]["metrics"][metric]["rating"] == "acceptable"
+
+
+def test_a_custom_metric_is_registered_but_never_computed(
+        unsharded: dict[str, Any]) -> None:
+    registry = recorded_registry(unsharded["metric_specs"])
+    assert isinstance(registry, RecordedRegistry)
+    custom = registry.custom["text"]
+    assert [c.spec.id for c in custom] == ["summary_has_no_contact_details"]
+    assert custom[0].spec.bands is not None and custom[0].spec.bands.good == 1.0
+    assert [s["id"] for s in unsharded["metric_specs"]["text"]] == [
+        s.id for s in registry.metrics_for("text")]
+    with pytest.raises(RuntimeError, match="does not compute"):
+        custom[0].compute(None, None, None)  # type: ignore[arg-type]
+
+
+# --- what the merge refuses --------------------------------------------------------------
+
+def _set(path: tuple[str, ...], value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(report: dict[str, Any]) -> None:
+        target = report
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+    return change
+
+
+def _tighten_a_threshold(report: dict[str, Any]) -> None:
+    report["metric_specs"]["qa"][0]["bands"]["good"] = 0.99
+
+
+def _edit_a_golden_case(report: dict[str, Any]) -> None:
+    """The same case ids with other content (a case's models fall in both shards)."""
+    for case in report["golden_cases"].values():
+        case["expected_outcome"] = {"changed": True}
+
+
+@pytest.mark.parametrize(("change", "key"), [
+    (_set(("schema",), "callqa-report/2"), "schema"),
+    (_set(("run", "judge", "name"), "openai"), "run.judge.name"),
+    (_set(("run", "judge", "model"), "gpt-x"), "run.judge.model"),
+    (_set(("run", "embeddings", "name"), "tfidf"), "run.embeddings"),
+    (_set(("run", "benchmarks"), False), "run.benchmarks"),
+    (_set(("run", "disqualify_tolerance"), 2), "run.disqualify_tolerance"),
+    (_set(("run", "versions", "pytest_callqa"), "9.9.9"), "run.versions.pytest_callqa"),
+    (_set(("run", "judge_usage"), {"mode": "lean"}), "run.judge_usage.mode"),
+    (_tighten_a_threshold, "metric_specs.qa"),
+    (_edit_a_golden_case, "golden_cases."),
+    (_set(("policy",), {"source": "team.toml"}), "policy"),
+])
+def test_reports_of_another_configuration_are_refused(
+        shards: list[dict[str, Any]], change: Callable[[dict[str, Any]], None],
+        key: str) -> None:
+    change(shards[1])
+    with pytest.raises(ValueError, match=key.replace(".", r"\.")) as info:
+        merge_reports(shards, ["one.json", "two.json"])
+    assert "two.json" in str(info.value)
+
+
+def test_a_case_in_two_shards_is_refused(shards: list[dict[str, Any]]) -> None:
+    shards[1]["cases"].append(copy.deepcopy(shards[0]["cases"][3]))
+    case = shards[0]["cases"][3]
+    with pytest.raises(ValueError, match="both hold") as info:
+        merge_reports(shards, ["one.json", "two.json"])
+    message = str(info.value)
+    assert "one.json" in message and "two.json" in message
+    assert repr(case["case_id"]) in message and repr(case["model"]) in message
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda r: r.pop("cases"), "two.json: key 'cases' is missing"),
+    (lambda r: r.update(metric_specs=[]), "two.json: key 'metric_specs'"),
+    (lambda r: r["cases"][1].pop("valid"), r"two.json: cases\[1\] is not a result entry"),
+    (lambda r: r["cases"].__setitem__(0, "qa-1"), r"two.json: cases\[0\]"),
+    (lambda r: r.update(schema=None), "two.json: schema is null"),
+])
+def test_a_damaged_report_is_named(shards: list[dict[str, Any]],
+                                   change: Callable[[dict[str, Any]], Any],
+                                   message: str) -> None:
+    change(shards[1])
+    with pytest.raises(ValueError, match=message):
+        merge_reports(shards, ["one.json", "two.json"])
+
+
+def test_a_tolerance_that_is_not_a_number_is_refused(shards: list[dict[str, Any]]) -> None:
+    for shard in shards:
+        shard["run"]["disqualify_tolerance"] = "0"
+    with pytest.raises(ValueError, match=r'one\.json: run\.disqualify_tolerance is "0"'):
+        merge_reports(shards, ["one.json", "two.json"])
+
+
+def test_nothing_to_merge_is_refused() -> None:
+    with pytest.raises(ValueError, match="no report"):
+        merge_reports([], [])
+    with pytest.raises(ValueError, match="not a JSON report"):
+        merge_reports([[]], ["list.json"])  # type: ignore[list-item]
+
+
+def test_reports_that_name_their_shard_must_be_one_complete_split(
+        unsharded: dict[str, Any]) -> None:
+    parts = [shard_report(unsharded, i, 3) for i in (1, 2, 3)]
+    for i, part in enumerate(parts, start=1):
+        part["run"]["shard"] = f"{i}/3"
+    merged = merge_reports(parts, ["1.json", "2.json", "3.json"])
+    assert "shard" not in merged["run"]
+    assert without_timings(merged) == without_timings(unsharded)
+    with pytest.raises(ValueError, match="shard 3/3 missing"):
+        merge_reports(parts[:2], ["1.json", "2.json"])
+    with pytest.raises(ValueError, match=r"1\.json and 1b\.json are both shard 1/3"):
+        merge_reports([parts[0], {**parts[1], "run": {**parts[1]["run"], "shard": "1/3"}}],
+                      ["1.json", "1b.json"])
+    with pytest.raises(ValueError, match="shards of 3"):
+        merge_reports([parts[0], {**parts[1], "run": {**parts[1]["run"], "shard": "2/4"}}],
+                      ["1.json", "2.json"])
+
+
+# --- the command -------------------------------------------------------------------------
+
+def _merge_command(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest_callqa", "merge", *map(str, args)],
+                          cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def _write_shards(shards: list[dict[str, Any]], where: Path) -> list[Path]:
+    paths = []
+    for i, shard in enumerate(shards, start=1):
+        path = where / f"shard-{i}.json"
+        path.write_text(json.dumps(shard), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def test_the_merge_command_writes_the_report_and_prints_the_scorecard(
+        shards: list[dict[str, Any]], unsharded: dict[str, Any], tmp_path: Path) -> None:
+    paths = _write_shards(shards, tmp_path)
+    out = tmp_path / "merged" / "report.json"
+    done = _merge_command(*paths, "--report", out, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    merged = json.loads(out.read_text(encoding="utf-8"))
+    assert without_timings(merged) == without_timings(unsharded)
+    assert "callqa scorecard (merged report)" in done.stdout
+    assert all(model in done.stdout for model in unsharded["model_order"])
+    assert f"merged 2 reports into {out}" in done.stdout
+    # Written atomically: no temporary file is left beside the report.
+    assert [p.name for p in out.parent.iterdir()] == ["report.json"]
+
+
+def test_the_merge_command_refuses_bad_input_with_status_2(
+        shards: list[dict[str, Any]], tmp_path: Path) -> None:
+    shards[1]["run"]["benchmarks"] = False
+    paths = _write_shards(shards, tmp_path)
+    out = tmp_path / "report.json"
+    done = _merge_command(*paths, "--report", out, cwd=tmp_path)
+    assert done.returncode == 2
+    assert "run.benchmarks differs" in done.stderr and str(paths[1]) in done.stderr
+    assert not out.exists()
+    missing = _merge_command(paths[0], tmp_path / "absent.json", "--report", out, cwd=tmp_path)
+    assert missing.returncode == 2
+    assert f"report {tmp_path / 'absent.json'} does not exist" in missing.stderr
+    (tmp_path / "broken.json").write_text("{", encoding="utf-8")
+    broken = _merge_command(tmp_path / "broken.json", "--report", out, cwd=tmp_path)
+    assert broken.returncode == 2 and "broken.json cannot be read as JSON" in broken.stderr
+    usage = _merge_command("--report", out, cwd=tmp_path)
+    assert usage.returncode == 2 and "REPORT" in usage.stderr
+    assert not out.exists()
+
+
+def _worsen(report: dict[str, Any], model: str) -> None:
+    """Halve the task score and every 0–1 metric value of ``model``'s outputs."""
+    for case in report["cases"]:
+        if case["model"] != model:
+            continue
+        if case["score"] is not None:
+            case["score"] *= 0.5
+        for metric in case["metrics"].values():
+            if isinstance(metric["value"], float) and 0.0 <= metric["value"] <= 1.0:
+                metric["value"] *= 0.5
+
+
+def test_the_merged_gate_sets_the_exit_status(shards: list[dict[str, Any]],
+                                              unsharded: dict[str, Any],
+                                              tmp_path: Path) -> None:
+    baseline = tmp_path / "main.json"
+    baseline.write_text(json.dumps(unsharded), encoding="utf-8")
+    out = tmp_path / "report.json"
+    paths = _write_shards(shards, tmp_path)
+    same = _merge_command(*paths, "--report", out, "--baseline", baseline, cwd=tmp_path)
+    assert same.returncode == 0, same.stderr
+    assert f"callqa gate against {baseline}: PASS" in same.stdout
+    gate = json.loads(out.read_text(encoding="utf-8"))["gate"]
+    assert (gate["verdict"], gate["mode"], gate["regressions"]) == ("pass", "fail", [])
+
+    model = unsharded["model_order"][0]
+    for shard in shards:
+        _worsen(shard, model)
+    paths = _write_shards(shards, tmp_path)
+    worse = _merge_command(*paths, "--report", out, "--baseline", baseline, cwd=tmp_path)
+    assert worse.returncode == 1, worse.stderr
+    assert f"regression: {model} · qa · score:" in worse.stdout
+    gate = json.loads(out.read_text(encoding="utf-8"))["gate"]
+    assert gate["verdict"] == "fail"
+    assert {r["model"] for r in gate["regressions"]} == {model}
+    reported = _merge_command(*paths, "--report", out, "--baseline", baseline,
+                              "--baseline-mode", "report", cwd=tmp_path)
+    assert reported.returncode == 0, reported.stderr
+    assert "report mode" in reported.stdout
+
+
+def test_the_merge_command_writes_the_markdown_summary(shards: list[dict[str, Any]],
+                                                       tmp_path: Path) -> None:
+    paths = _write_shards(shards, tmp_path)
+    summary = tmp_path / "summary.md"
+    done = _merge_command(*paths, "--report", tmp_path / "report.json", "--markdown", summary,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    text = summary.read_text(encoding="utf-8")
+    merged = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert f"{len(merged['cases'])} outputs scored" in text
+
+
+def test_a_bad_baseline_is_bad_input(shards: list[dict[str, Any]], tmp_path: Path) -> None:
+    paths = _write_shards(shards, tmp_path)
+    baseline = tmp_path / "main.json"
+    baseline.write_text(json.dumps({"schema": "callqa-report/1"}), encoding="utf-8")
+    out = tmp_path / "report.json"
+    done = _merge_command(*paths, "--report", out, "--baseline", baseline, cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"{baseline}: missing key 'models'" in done.stderr
+    assert not out.exists()

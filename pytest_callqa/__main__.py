@@ -119,8 +119,11 @@ def merge_command(args: argparse.Namespace) -> int:
     for path, text in outputs:
         _write(path, text)
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    print(merged_scorecard_text(report, width=shutil.get_terminal_size().columns,
-                                color=color))
+    # As a run prints it: fitted to a terminal or a width the user set; a log (CI) keeps the
+    # table whole.
+    sized = sys.stdout.isatty() or "COLUMNS" in os.environ
+    print(merged_scorecard_text(
+        report, width=shutil.get_terminal_size().columns if sized else None, color=color))
     if gate is not None:
         # The gate's summary lines come with the gate module, loaded above.
         from .run.gate import gate_lines

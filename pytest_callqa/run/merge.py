@@ -449,10 +449,20 @@ def merged_scorecard_text(report: Mapping[str, Any], *, width: int | None = None
         f"results: {count(len(card.results), 'output')} scored "
         f"({count(len(card.models), 'model')}, {count(len(cases), 'case')})",
     ]
-    missing = sum(1 for e in report.get("not_evaluated", [])
-                  if isinstance(e, Mapping) and e.get("kind") == "missing_output")
-    if missing:
-        header.append(f"not evaluated: {count(missing, 'pair')} without an output")
+    # What was not evaluated, worded as a run's header words it.
+    missing: dict[str, list[str]] = {}
+    bad_files = []
+    for entry in report.get("not_evaluated", []):
+        if not isinstance(entry, Mapping):
+            continue
+        if entry.get("kind") == "missing_output":
+            missing.setdefault(str(entry.get("model")), []).append(str(entry.get("case_id")))
+        elif entry.get("kind") == "invalid_case_file":
+            bad_files.append(str(entry.get("path")))
+    for model, case_ids in sorted(missing.items()):
+        header.append(f"no output, not evaluated: {model}: {', '.join(sorted(case_ids))}")
+    if bad_files:
+        header.append(f"invalid case files, not evaluated: {', '.join(bad_files)}")
     return render_scorecard(card, color=color, header=header,
                             title="callqa scorecard (merged report)",
                             order=[str(m) for m in report.get("model_order", [])], width=width)

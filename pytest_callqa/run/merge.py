@@ -127,8 +127,12 @@ def _read(name: str, report: Any) -> _Shard:
     for i, entry in enumerate(report["cases"]):
         try:
             results.append(TaskResult.from_dict(dict(entry)))
-        except (KeyError, TypeError, ValueError) as exc:
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{name}: cases[{i}] is not a result entry ({exc!r})") from None
+    try:
+        recorded_registry(report["metric_specs"])
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
     return _Shard(name, report, results)
 
 
@@ -219,6 +223,8 @@ def recorded_registry(metric_specs: Mapping[str, Sequence[Mapping[str, Any]]]) -
     base = default_registry()
     recorded: dict[str, list[MetricSpec]] = {}
     for task, specs in metric_specs.items():
+        if not isinstance(specs, list) or not all(isinstance(d, Mapping) for d in specs):
+            raise ValueError(f"metric_specs.{task}: not a list of metric definitions")
         builtin = ({spec.id: spec for spec in base.metrics_for(task)}
                    if task in base.tasks else {})
         recorded[task] = [spec_from_dict(d, builtin.get(str(d.get("id")))) for d in specs]

@@ -6,6 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from _pytest.junitxml import xml_key
+
+from .run.deliver import BaselineError, Delivered, deliver
+from .run.junit import suite_properties
 
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
@@ -26,6 +30,8 @@ class ResultsGatherer:
     def __init__(self, state: CallqaSession) -> None:
         self.state = state
         self.run_ids: list[str] = []
+        self.delivered: Delivered | None = None
+        self.problem: str | None = None
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -45,21 +51,52 @@ class ResultsGatherer:
         if isinstance(run_id, str):
             self.run_ids.append(run_id)
 
-    @pytest.hookimpl
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Fires once, after the last test: writes the JSON report when one is configured
-        and drops the run's budget ledgers."""
-        path = self.state.settings.report
-        if path is not None and self.state.summary.has_evaluations:
-            self.state.summary.write_report(path)
-        self.state.usage.end_budget(self.run_ids)
+        """Fires once, after the last test (before the JUnit file is written, hence
+        tryfirst): gates the run against its baseline, writes the report files and the JUnit
+        suite properties, and drops the run's budget ledgers."""
+        state = self.state
+        if state.summary.has_evaluations:
+            try:
+                self.delivered = deliver(state.summary, state.settings,
+                                         session.config.rootpath)
+            except BaselineError as exc:
+                self.problem = f"callqa: {exc}"
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            else:
+                if self.delivered.failed:
+                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
+                xml = session.config.stash.get(xml_key, None)
+                if xml is not None:
+                    for name, value in suite_properties(self.delivered.report,
+                                                        self.delivered.gate):
+                        xml.add_global_property(name, value)
+        state.usage.end_budget(self.run_ids)
 
-    @pytest.hookimpl
-    def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> None:
-        """Fires once, at the end of the terminal output: prints the scorecard."""
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> Any:
+        """Fires once, at the end of the terminal output; outermost (tryfirst), so what it
+        prints after the other summaries — failures, the short test summary — comes last,
+        right above pytest's closing line: the scorecard and the gate's verdict."""
+        result = yield
+        if self.problem is not None:
+            terminalreporter.write_line(self.problem, red=True)
         if not self.state.summary.has_evaluations:
-            return
+            return result
         terminalreporter.write_sep("=", "callqa scorecard")
-        terminalreporter.write_line(self.state.summary.render(color=terminalreporter.hasmarkup))
-        if self.state.settings.report is not None:
-            terminalreporter.write_line(f"callqa report: {self.state.settings.report}")
+        # Fitted to a terminal's width; a log (CI) keeps the table whole, whatever width the
+        # process believes it has.
+        width = (terminalreporter.config.get_terminal_writer().fullwidth
+                 if terminalreporter.isatty() else None)
+        terminalreporter.write_line(self.state.summary.render(
+            color=terminalreporter.hasmarkup, width=width))
+        if self.delivered is not None:
+            for line in self.delivered.lines:
+                terminalreporter.write_line(line)
+        for what, path in (("report", self.state.settings.report),
+                           ("HTML report", self.state.settings.html),
+                           ("markdown summary", self.state.settings.markdown)):
+            if path is not None and self.delivered is not None:
+                terminalreporter.write_line(f"callqa {what}: {path}")
+        return result

@@ -22,7 +22,8 @@ from .engine.core.defaults import (
     RESPONSE_FORMATS,
 )
 from .engine.pricing import PriceError, PriceTable
-from .run.settings import Settings, live_entry
+from .run.settings import DEFAULT_REGRESSION_TOLERANCE, Settings, live_entry
+from .run.shard import parse_shard
 
 CASES_OPTION = "--callqa-cases"
 OUTPUTS_OPTION = "--callqa-outputs"
@@ -38,6 +39,13 @@ MISSING_OPTION = "--callqa-missing"
 PRICES_OPTION = "--callqa-prices"
 BENCHMARKS_OPTION = "--callqa-benchmarks"
 PREFLIGHT_OPTION = "--callqa-preflight"
+BASELINE_OPTION = "--callqa-baseline"
+BASELINE_MODE_OPTION = "--callqa-baseline-mode"
+TOLERANCE_OPTION = "--callqa-regression-tolerance"
+HTML_OPTION = "--callqa-html"
+MARKDOWN_OPTION = "--callqa-markdown"
+SHARD_OPTION = "--callqa-shard"
+BASELINE_MODES = ("fail", "report")
 DISQUALIFY_TOLERANCE_OPTION = "--callqa-disqualify-tolerance"
 JUDGE_MODE_OPTION = "--callqa-judge-mode"
 RESPONSE_FORMAT_OPTION = "--callqa-judge-response-format"
@@ -137,6 +145,20 @@ def add_options(parser: pytest.Parser) -> None:
     add(DISQUALIFY_TOLERANCE_OPTION, "blocked cases a model may have in a task before it is "
         "disqualified for the task; default: 0", metavar="N", type=int, default=None,
         ini_type="int")
+    add(BASELINE_OPTION, "an earlier JSON report (e.g. from main) to compare this run with: "
+        "a significant drop beyond the tolerance, a new blocker or a new disqualification is "
+        "a regression; default: none", metavar="PATH", default=None)
+    add(BASELINE_MODE_OPTION, "fail: a regression fails the run (exit 1); report: only report "
+        "it; default: fail", choices=BASELINE_MODES, default=None)
+    add(TOLERANCE_OPTION, "the drop a metric may take before it can regress, on 0–1 scales "
+        "(other scales in proportion); default: 0.02", metavar="DELTA", default=None)
+    add(HTML_OPTION, "write a self-contained HTML report (scorecard, charts, per-case "
+        "drill-down) to PATH; default: none", metavar="PATH", default=None)
+    add(MARKDOWN_OPTION, "write a short markdown summary (verdict, regressions, worst cases) "
+        "for a pull-request comment to PATH; default: none", metavar="PATH", default=None)
+    add(SHARD_OPTION, "run only shard I of N of the (model, case) pairs, a stable split "
+        "(merge the shards' reports with `python -m pytest_callqa merge`); default: all",
+        metavar="I/N", default=None, ini=False)
     add(METRICS_OPTION, "list every registered metric (thresholds, weights, bands) and exit",
         action="store_true", default=False, ini=False)
     add(CASE_SCHEMA_OPTION, "write the JSON Schema of a golden case file to PATH and exit",
@@ -222,6 +244,13 @@ def read_settings(config: pytest.Config) -> Settings:
     benchmarks = config.getoption(ini_name(BENCHMARKS_OPTION))
     if benchmarks is None:
         benchmarks = config.getini(ini_name(BENCHMARKS_OPTION))
+    tolerance_delta = _number(config, TOLERANCE_OPTION, float, minimum=0)
+    shard = config.getoption(ini_name(SHARD_OPTION))
+    if shard is not None:
+        try:
+            shard_of = parse_shard(str(shard))
+        except ValueError as exc:
+            raise pytest.UsageError(f"{SHARD_OPTION}: {exc}") from None
     preflight = config.getoption(ini_name(PREFLIGHT_OPTION))
     if preflight is None:
         preflight = config.getini(ini_name(PREFLIGHT_OPTION))
@@ -283,6 +312,13 @@ def read_settings(config: pytest.Config) -> Settings:
         prices=prices,
         benchmarks=bool(benchmarks),
         preflight=bool(preflight),
+        baseline=_path_setting(config, BASELINE_OPTION),
+        baseline_mode=_choice(config, BASELINE_MODE_OPTION, BASELINE_MODES, "fail"),
+        regression_tolerance=(tolerance_delta if tolerance_delta is not None
+                              else DEFAULT_REGRESSION_TOLERANCE),
+        html=_path_setting(config, HTML_OPTION),
+        markdown=_path_setting(config, MARKDOWN_OPTION),
+        shard=shard_of if shard is not None else None,
         disqualify_tolerance=int(tolerance),
     )
 

@@ -21,7 +21,10 @@ from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer
 from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, read_settings
 from .outputs import ModelOutput
 from .progress import TerminalProgress
+from .run.deliver import BaselineError, read_baseline
+from .run.junit import result_properties
 from .run.settings import LIVE, CallqaCallError, CallqaUsageError, Missing, display_path
+from .run.shard import in_shard
 from .session import CallqaSession
 
 if TYPE_CHECKING:
@@ -107,7 +110,14 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{CASE_MARKER}(task=None, tags=()): give this test only the golden cases of this task "
         "(or list of tasks) that carry every one of these tags",
     )
-    state = CallqaSession(PytestHost(config), read_settings(config))
+    settings = read_settings(config)
+    if settings.baseline is not None and not hasattr(config, "workerinput"):
+        # A baseline that cannot be read stops the run before its tests, not after them.
+        try:
+            read_baseline(settings.baseline)
+        except BaselineError as exc:
+            raise pytest.UsageError(f"callqa: {exc}") from None
+    state = CallqaSession(PytestHost(config), settings)
     config.stash[SESSION_KEY] = state
     # Workers only score; their results reach the controller on the test reports.
     if not state.is_worker:
@@ -244,6 +254,29 @@ def _kwargs(kwargs: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
 
 
+def _deselect_other_shards(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--callqa-shard I/N``, keep the evaluation tests of this shard's (model, case)
+    pairs; a test without a pair runs in shard 1 only."""
+    shard = _state(config).settings.shard
+    if shard is None:
+        return
+    index, count = shard
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        model, case = params.get(MODEL_FIXTURE), params.get(CASE_FIXTURE)
+        case_id = getattr(case, "id", None)
+        if isinstance(model, str) and isinstance(case_id, str):
+            ours = in_shard(model, case_id, index, count)
+        else:
+            ours = index == 1
+        (keep if ours else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 class InvalidCaseFile(pytest.Item):
     """A golden-case file that could not be loaded, reported as an error of its own.
 
@@ -280,6 +313,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if fixtures & EVAL_FIXTURES:
             item.add_marker(EVAL_MARKER)
             uses_cases = uses_cases or CASE_FIXTURE in fixtures
+    _deselect_other_shards(config, items)
     if not uses_cases:
         return
     try:
@@ -411,6 +445,8 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
     result = _call(_state(request.config).resolver.result, callqa_model, callqa_case)
     request.node.stash[PAYLOAD_KEY] = {"result": result.to_dict(),
                                        "output": plain(callqa_output)}
+    # JUnit <property> elements: a CI dashboard shows every test's metrics.
+    request.node.user_properties.extend(result_properties(result))
     return result
 
 
@@ -450,6 +486,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 # --- results across processes -------------------------------------------------------------
 
 
+def _from_helper(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
+    """Whether a test failed in one of the assertion helpers (its last frame is theirs)."""
+    if excinfo is None or not excinfo.errisinstance(AssertionError):
+        return False
+    tb = excinfo.tb
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_globals.get("__name__") == "pytest_callqa.assertions"
+
+
 def _judge_unavailable(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
     # The engine's results module not loaded means nothing raised its exception; importing it
     # here would cost every test of every session.
@@ -476,6 +522,10 @@ def pytest_runtest_makereport(item: pytest.Item,
     report = yield
     if call.when == "call" and _judge_unavailable(call.excinfo):
         setattr(report, JUDGE_ERROR_ATTR, True)
+    if call.when == "call" and report.failed and _from_helper(call.excinfo):
+        # An assertion helper's message already names the model, the case and every failing
+        # metric: that is the report, without the traceback around it.
+        report.longrepr = str(call.excinfo.value)  # type: ignore[union-attr]
     if call.when == "teardown":
         payload = item.stash.get(PAYLOAD_KEY, None)
         if payload is not None:

@@ -38,13 +38,34 @@ class _Table:
     def row(self, label: str, cells: Sequence[tuple[str, str | None]], threshold: str) -> None:
         self.rows.append((label, list(cells), threshold))
 
-    def render(self) -> str:
+    def _widths(self) -> tuple[int, int, int]:
         label_w = max([len("Metric")] + [len(r[0]) for r in self.rows if isinstance(r, tuple)])
         cell_w = max([len(m) for m in self.models] + [
             len(text) + len(MARKS[rating]) for r in self.rows if isinstance(r, tuple)
             for text, rating in r[1]
         ] + [6])
         thr_w = max([len("Threshold")] + [len(r[2]) for r in self.rows if isinstance(r, tuple)])
+        return label_w, cell_w, thr_w
+
+    def _columns(self, picked: Sequence[int]) -> _Table:
+        part = _Table([self.models[i] for i in picked], self.color)
+        part.rows = [row if isinstance(row, str)
+                     else (row[0], [row[1][i] for i in picked], row[2]) for row in self.rows]
+        return part
+
+    def render(self, width: int | None = None) -> str:
+        """The table; wider than ``width``, it is split into blocks of models that fit (one
+        model a block at the least), each with the metric and threshold columns."""
+        label_w, cell_w, thr_w = self._widths()
+        room = (width or 0) - label_w - 3 - thr_w
+        per_block = max(1, room // (cell_w + 3)) if width else len(self.models)
+        if per_block >= len(self.models):
+            return self._render(label_w, cell_w, thr_w)
+        blocks = [list(range(start, min(start + per_block, len(self.models))))
+                  for start in range(0, len(self.models), per_block)]
+        return "\n\n".join(self._columns(block).render() for block in blocks)
+
+    def _render(self, label_w: int, cell_w: int, thr_w: int) -> str:
         head = "Metric".ljust(label_w) + " | " + " | ".join(
             m.rjust(cell_w) for m in self.models) + " | " + "Threshold"
         line = "-" * (label_w + 3 + (cell_w + 3) * len(self.models) + thr_w)
@@ -66,13 +87,17 @@ class _Table:
 
 def render_scorecard(
     card: Scorecard, *, color: bool = False, header: Sequence[str] = (),
-    title: str | None = "callqa scorecard",
+    title: str | None = "callqa scorecard", order: Sequence[str] = (),
+    width: int | None = None,
 ) -> str:
     """The scorecard as text: metrics × models with thresholds, blockers and final scores.
 
-    ``title`` None leaves the title line out (the pytest summary prints its own).
+    ``title`` None leaves the title line out (the pytest summary prints its own). Models are
+    in ``order`` (the configured one; the others after, by name); a table wider than
+    ``width`` is split into blocks of models.
     """
-    models = list(card.models)
+    models = [m for m in order if m in card.models] + [m for m in card.models
+                                                       if m not in order]
     if not models:
         return "callqa scorecard: no evaluation result"
     cards = [card.models[m] for m in models]
@@ -124,7 +149,7 @@ def render_scorecard(
               f"by cost efficiency ({card.rank_basis})")
     table.row("Any Blocker Triggered?",
               [("Yes", "blocker") if c.any_blocker else ("No", "good") for c in cards], "Yes / No")
-    lines = [*([title] if title else []), *header, "", table.render()]
+    lines = [*([title] if title else []), *header, "", table.render(width)]
     lines.extend(_footnotes(card, cards))
     return "\n".join(lines)
 

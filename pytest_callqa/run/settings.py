@@ -22,6 +22,8 @@ from ..engine.pricing import PriceTable
 if TYPE_CHECKING:
     from ..engine.llm.endpoint import ModelSpec
 
+# The drop a metric on a 0–1 scale may take against a baseline before it can regress.
+DEFAULT_REGRESSION_TOLERANCE = 0.02
 # ``name=model@base_url`` or ``model@base_url``: a model generated live, not read from files.
 _LIVE = re.compile(r"=|@https?://")
 
@@ -63,6 +65,13 @@ class Settings:
     benchmarks: bool = True
     disqualify_tolerance: int = 0
     preflight: bool = True
+    baseline: Path | None = None
+    baseline_mode: str = "fail"
+    regression_tolerance: float = DEFAULT_REGRESSION_TOLERANCE
+    html: Path | None = None
+    markdown: Path | None = None
+    # (index, count), 1-based: this run evaluates only the pairs of that shard.
+    shard: tuple[int, int] | None = None
 
     @property
     def llm_judge(self) -> bool:

@@ -3,13 +3,10 @@ tests attached to their reports, the scorecard, the header above it and the JSON
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 import time
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
@@ -182,7 +179,7 @@ class Summary:
             lines.append(f"invalid case files, not evaluated: {', '.join(bad_files)}")
         return lines
 
-    def render(self, color: bool) -> str:
+    def render(self, color: bool, width: int | None = None) -> str:
         # The table renderer loads only in a run that evaluated something.
         from ..engine.report import render_scorecard
 
@@ -192,7 +189,8 @@ class Summary:
             # Nothing was scored, but why (missing outputs, bad case files) still matters.
             return "\n".join(["callqa scorecard: no output was scored",
                               *[line for line in header if "not evaluated" in line]])
-        return render_scorecard(card, color=color, header=header, title=None)
+        return render_scorecard(card, color=color, header=header, title=None,
+                                order=self.model_order(card), width=width)
 
     # --- JSON report --------------------------------------------------------------------
 
@@ -247,14 +245,6 @@ class Summary:
             },
         }
         return plain(data)  # type: ignore[no-any-return]
-
-    def write_report(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(self.report_data(), indent=2, ensure_ascii=False, allow_nan=False)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text + "\n", encoding="utf-8")
-        # Replacing atomically: a run killed mid-write must not leave half a report behind.
-        tmp.replace(path)
 
 
 def _has_metric(agg: Any, metric_id: str) -> bool:

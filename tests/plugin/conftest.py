@@ -150,8 +150,9 @@ callqa_embeddings = "tfidf"
 SECRET = "sk-callqa-plugin-SECRET-4242"
 
 # The scorecard block of the terminal output, from its separator to the next one.
-SCORECARD_BLOCK = re.compile(r"=+ callqa scorecard =+\n(?P<body>.*?)(?=\n=+ |\ncallqa report:|\Z)",
-                             re.DOTALL)
+SCORECARD_BLOCK = re.compile(
+    r"=+ callqa scorecard =+\n(?P<body>.*?)(?=\n=+ |\ncallqa (?:report|HTML report|markdown "
+    r"summary):|\ncallqa gate|\Z)", re.DOTALL)
 
 
 def beta_outputs() -> dict[str, Any]:

@@ -1,0 +1,92 @@
+"""The end of a run that evaluated something: the report compared with its baseline (the
+pre-merge gate), and the files a CI job keeps — the JSON report, the HTML report and the
+markdown summary for a pull-request comment."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .settings import Settings, display_path
+
+if TYPE_CHECKING:
+    from .summary import Summary
+
+
+class BaselineError(Exception):
+    """The baseline report cannot be used (missing, not JSON, not a callqa report)."""
+
+
+@dataclass
+class Delivered:
+    """What the end of the run produced: the report (with its gate) and the gate's lines."""
+
+    report: dict[str, Any]
+    gate: dict[str, Any] | None = None
+    lines: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        """Whether the gate failed a run in ``fail`` mode."""
+        gate = self.gate or {}
+        return gate.get("verdict") == "fail" and gate.get("mode") == "fail"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    # Replacing atomically: a run killed mid-write must not leave half a file behind.
+    tmp.replace(path)
+
+
+def read_baseline(path: Path) -> dict[str, Any]:
+    """The baseline report, or :class:`BaselineError` naming the file and what is wrong."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BaselineError(f"baseline report {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BaselineError(f"baseline report {path} cannot be read: {exc}") from None
+    if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("callqa-report"):
+        raise BaselineError(f"baseline report {path} is not a callqa JSON report (no "
+                            "'schema': 'callqa-report/1')")
+    return data
+
+
+def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
+    """Build the report, gate it against the baseline, and write the configured files."""
+    data = summary.report_data()
+    delivered = Delivered(report=data)
+    if settings.baseline is not None:
+        # The gate (numpy's bootstrap) loads only for a run with a baseline.
+        from .gate import compare_reports, gate_lines
+
+        baseline = read_baseline(settings.baseline)
+        try:
+            gate = compare_reports(data, baseline, tolerance=settings.regression_tolerance,
+                                   baseline_name=display_path(settings.baseline, rootpath))
+        except ValueError as exc:
+            raise BaselineError(str(exc)) from None
+        gate = {"baseline": display_path(settings.baseline, rootpath),
+                "mode": settings.baseline_mode, **gate}
+        data["gate"] = gate
+        delivered.gate = gate
+        delivered.lines = gate_lines(gate)
+    if settings.report is not None:
+        write_atomically(settings.report, json.dumps(data, indent=2, ensure_ascii=False,
+                                                     allow_nan=False) + "\n")
+    if settings.html is not None:
+        # The HTML renderer loads only when an HTML report is asked for.
+        from .html import render_html
+
+        write_atomically(settings.html, render_html(data, delivered.gate))
+    if settings.markdown is not None:
+        # The markdown renderer loads only when a summary is asked for.
+        from .markdown import render_markdown
+
+        write_atomically(settings.markdown, render_markdown(data, delivered.gate))
+    return delivered

@@ -1,0 +1,121 @@
+"""What a CI job reads of a run: JUnit properties, a terminal that ends with the scorecard in
+the configured model order and width, short failure messages, and shards that split the
+(model, case) pairs."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+
+import pytest
+
+from .conftest import PYPROJECT, MiniProject
+
+SUITE = """
+import pytest
+from pytest_callqa import assert_no_blockers, assert_qa_score
+
+def test_no_blockers(callqa_result):
+    assert_no_blockers(callqa_result)
+
+@pytest.mark.callqa(task="qa")
+def test_qa(callqa_result):
+    assert_qa_score(callqa_result, min_score=0.9)
+
+def test_unit():
+    assert True
+"""
+
+
+def properties(case: ET.Element) -> dict[str, str]:
+    return {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_junit_carries_every_evaluation_tests_metrics(
+    project: MiniProject, pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    project.write_tests(SUITE)
+    pytester.runpytest("--junitxml=out.xml", *xdist)
+    tree = ET.parse(project.root / "out.xml")
+    cases = {f"{c.get('classname')}::{c.get('name')}": c for c in tree.iter("testcase")}
+    evaluated = {k: properties(c) for k, c in cases.items()
+                 if "[" in k and c.find("skipped") is None}
+    assert len(evaluated) == 10  # every evaluation test: 8 pairs, and the qa test of both
+    for name, props in evaluated.items():
+        assert props["callqa.model"] in ("alpha", "beta"), name
+        assert "callqa.metric.response_structure_compliance" in props, name
+    qa = evaluated["test_eval::test_qa[beta-qa-refund]"]
+    assert qa["callqa.blockers"] == "compliance_false_pass_rate"
+    assert qa["callqa.rating.compliance_false_pass_rate"] == "blocker"
+    assert float(qa["callqa.metric.question_score_accuracy"]) == pytest.approx(2 / 3)
+    assert "callqa.model" not in properties(cases["test_eval::test_unit"])
+    suite = {p.get("name"): p.get("value") for p in tree.getroot().iter("property")
+             if p.get("name", "").startswith("callqa.alpha")}
+    assert suite["callqa.alpha.any_blocker"] == "False"
+
+
+def test_the_scorecard_follows_the_configured_order_and_ends_the_output(
+    project: MiniProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    (project.root / "pyproject.toml").write_text(
+        PYPROJECT + 'callqa_models = ["beta", "alpha"]\n', encoding="utf-8")
+    project.write_tests(SUITE)
+    out = pytester.runpytest("-rA").stdout.str()
+    header = next(line for line in scorecard_of(out).splitlines() if line.startswith("Metric"))
+    assert header.index("beta") < header.index("alpha")
+    lines = out.splitlines()
+    card = max(i for i, line in enumerate(lines) if "callqa scorecard" in line)
+    short = max(i for i, line in enumerate(lines) if "short test summary info" in line)
+    assert short < card  # the scorecard comes after the failures and their summary
+    assert "failed" in lines[-1] and card > len(lines) - 150
+
+
+def test_a_narrow_terminal_gets_the_table_in_blocks(golden: dict[str, object]) -> None:
+    from pytest_callqa.engine.evaluate import evaluate_many
+    from pytest_callqa.engine.report import render_scorecard
+    from pytest_callqa.engine.scorecard import build_scorecard
+
+    case = golden["qa-refund"]
+    results = evaluate_many([(case, case.expected_outcome, name)  # type: ignore[attr-defined]
+                             for name in ("gamma", "alpha", "beta")])
+    card = build_scorecard(results)
+    whole = render_scorecard(card, order=["gamma", "alpha", "beta"])
+    [head] = [line for line in whole.splitlines() if line.startswith("Metric ")]
+    assert head.index("gamma") < head.index("alpha") < head.index("beta")
+    narrow = render_scorecard(card, order=["gamma", "alpha", "beta"], width=100)
+    heads = [line for line in narrow.splitlines() if line.startswith("Metric ")]
+    assert len(heads) > 1 and "gamma" in heads[0] and "beta" in heads[-1]
+    widths = {len(line) for line in narrow.splitlines() if " | " in line}
+    assert max(widths) < max(len(line) for line in whole.splitlines() if " | " in line)
+
+
+def test_a_helpers_failure_is_its_message_without_a_traceback(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests(SUITE)
+    out = pytester.runpytest().stdout.str()
+    failure = out[out.index("test_qa[beta-qa-refund] _"):]
+    failure = re.split(r"\n[=_]{3}", failure.split("\n", 1)[1])[0]
+    assert "QA score 0.700 < 0.900 for model 'beta', case 'qa-refund'" in failure
+    assert "assertions.py" not in failure and "def test_qa" not in failure
+
+
+def test_shards_split_the_pairs_without_overlap(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests(SUITE)
+    ran: list[set[str]] = []
+    for shard in ("1/2", "2/2"):
+        result = pytester.runpytest("-rA", f"--callqa-shard={shard}")
+        ran.append({line.split()[1] for line in result.stdout.lines
+                    if line.startswith(("PASSED ", "FAILED "))})
+    whole = pytester.runpytest("-rA").stdout.lines
+    everything = {line.split()[1] for line in whole if line.startswith(("PASSED ", "FAILED "))}
+    assert ran[0] and ran[1] and not ran[0] & ran[1]
+    assert ran[0] | ran[1] == everything
+    assert "test_eval.py::test_unit" in ran[0]
+    bad = pytester.runpytest("--callqa-shard=3/2")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*--callqa-shard*3/2*"])

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .run.deliver import BaselineError, read_baseline, write_atomically
 from .run.settings import count
 
 PROG = "python -m pytest_callqa"
@@ -66,11 +67,7 @@ def _load(path: Path, what: str) -> Any:
 
 def _write(path: Path, text: str) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        # Replacing atomically: a merge killed mid-write must not leave half a file behind.
-        tmp.replace(path)
+        write_atomically(path, text)
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc}") from None
 
@@ -79,7 +76,10 @@ def _gate(report: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     # The gate (numpy's bootstrap) loads only for a merge given a baseline.
     from .run.gate import compare_reports
 
-    baseline = _load(args.baseline, "baseline report")
+    try:
+        baseline = read_baseline(args.baseline)
+    except BaselineError as exc:
+        raise InputError(str(exc)) from None
     options: dict[str, Any] = {"baseline_name": str(args.baseline)}
     if args.regression_tolerance is not None:
         options["tolerance"] = args.regression_tolerance

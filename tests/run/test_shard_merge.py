@@ -24,6 +24,8 @@ from pytest_callqa.run.merge import (
 from pytest_callqa.run.shard import in_shard, parse_shard, shard_of
 from pytest_callqa.run.summary import models_section
 
+EXAMPLE = Path(__file__).resolve().parents[2] / "example_project"
+
 # What differs between two runs of one configuration, whatever the split.
 TIMINGS = ("started_at", "duration_s")
 MODELS = ("northwind-large", "northwind-mini", "budget-7b", "a/b", "")
@@ -353,6 +355,11 @@ def test_a_case_in_two_shards_is_refused(shards: list[dict[str, Any]]) -> None:
     (lambda r: r["cases"][1].pop("valid"), r"two.json: cases\[1\] is not a result entry"),
     (lambda r: r["cases"].__setitem__(0, "qa-1"), r"two.json: cases\[0\]"),
     (lambda r: r.update(schema=None), "two.json: schema is null"),
+    (lambda r: r["cases"][2].update(metrics={"x": "1.0"}), r"two.json: cases\[2\]"),
+    (lambda r: r["metric_specs"].update(qa="x"), r"two.json: metric_specs\.qa: not a list"),
+    (lambda r: r["metric_specs"].update(sales=[]), "two.json: metric_specs: task 'sales'"),
+    (lambda r: r["metric_specs"]["qa"][0].update(bands={"best": 1.0}),
+     r"two.json: metric_specs: qa\.question_score_accuracy: not a metric definition"),
 ])
 def test_a_damaged_report_is_named(shards: list[dict[str, Any]],
                                    change: Callable[[dict[str, Any]], Any],
@@ -421,6 +428,10 @@ def test_the_merge_command_writes_the_report_and_prints_the_scorecard(
     assert without_timings(merged) == without_timings(unsharded)
     assert "callqa scorecard (merged report)" in done.stdout
     assert all(model in done.stdout for model in unsharded["model_order"])
+    missing = [e for e in unsharded["not_evaluated"] if e["kind"] == "missing_output"]
+    assert missing, "the example project has a pair without an output"
+    assert (f"no output, not evaluated: {missing[0]['model']}: {missing[0]['case_id']}"
+            in done.stdout)
     assert f"merged 2 reports into {out}" in done.stdout
     # Written atomically: no temporary file is left beside the report.
     assert [p.name for p in out.parent.iterdir()] == ["report.json"]
@@ -487,16 +498,18 @@ def test_the_merged_gate_sets_the_exit_status(shards: list[dict[str, Any]],
     assert "report mode" in reported.stdout
 
 
-def test_the_merge_command_writes_the_markdown_summary(shards: list[dict[str, Any]],
-                                                       tmp_path: Path) -> None:
+def test_the_merge_command_writes_the_html_report_and_markdown_summary(
+        shards: list[dict[str, Any]], tmp_path: Path) -> None:
     paths = _write_shards(shards, tmp_path)
-    summary = tmp_path / "summary.md"
+    summary, page = tmp_path / "summary.md", tmp_path / "site" / "report.html"
     done = _merge_command(*paths, "--report", tmp_path / "report.json", "--markdown", summary,
-                          cwd=tmp_path)
+                          "--html", page, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    text = summary.read_text(encoding="utf-8")
     merged = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
-    assert f"{len(merged['cases'])} outputs scored" in text
+    assert f"{len(merged['cases'])} outputs scored" in summary.read_text(encoding="utf-8")
+    html = page.read_text(encoding="utf-8")
+    assert html.lstrip().lower().startswith("<!doctype html")
+    assert all(model in html for model in merged["model_order"])
 
 
 def test_a_bad_baseline_is_bad_input(shards: list[dict[str, Any]], tmp_path: Path) -> None:
@@ -508,3 +521,27 @@ def test_a_bad_baseline_is_bad_input(shards: list[dict[str, Any]], tmp_path: Pat
     assert done.returncode == 2
     assert f"{baseline}: missing key 'models'" in done.stderr
     assert not out.exists()
+
+
+def test_real_shards_merged_are_the_unsharded_run(unsharded: dict[str, Any],
+                                                  tmp_path: Path) -> None:
+    """The example project run as two CI jobs (--callqa-shard), their reports merged by the
+    command: the report of the unsharded run (the same tests, one job), timings aside."""
+    paths = []
+    for index in (1, 2):
+        path = tmp_path / f"shard-{index}.json"
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-m", "eval", "-q", "-p", "no:cacheprovider",
+             "tests/test_release_gate.py", f"--callqa-shard={index}/2",
+             f"--callqa-report={path}"],
+            cwd=EXAMPLE, capture_output=True, text=True, timeout=600, check=False)
+        assert path.exists(), f"no report written:\n{done.stdout[-3000:]}\n{done.stderr}"
+        shard = json.loads(path.read_text(encoding="utf-8"))
+        assert 0 < len(shard["cases"]) < len(unsharded["cases"])
+        paths.append(path)
+    out = tmp_path / "merged.json"
+    merged = _merge_command(*paths, "--report", out, cwd=tmp_path)
+    assert merged.returncode == 0, merged.stderr
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert without_timings(report) == without_timings(unsharded)
+    assert merged_scorecard_text(report) == merged_scorecard_text(unsharded)

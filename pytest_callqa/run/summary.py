@@ -207,7 +207,7 @@ class Summary:
         cases = [{**r.to_dict(), "output": outputs.get((r.model, r.case_id))}
                  for r in card.results]
         embedder = self.services.embedder()
-        data = {
+        data: dict[str, Any] = {
             "schema": REPORT_SCHEMA,
             "run": {
                 "judge": {"name": self.settings.judge,
@@ -244,6 +244,10 @@ class Summary:
                 "outputs_without_task_score": sum(1 for r in card.results if r.incomplete),
             },
         }
+        if self.settings.shard is not None:
+            # Which part of the pairs this run evaluated (a merge checks the set).
+            index, count = self.settings.shard
+            data["run"]["shard"] = f"{index}/{count}"
         return plain(data)  # type: ignore[no-any-return]
 
 

@@ -81,8 +81,10 @@ def metric_line(result: TaskResult, metric_id: str) -> str:
     facts: list[str] = []
     if metric.scored:
         facts.append(metric.rating or "unrated")
-    if spec is not None:
-        facts.append(f"threshold {spec.threshold}")
+    # A policy's threshold, recorded on the metric when it was rated, wins over the built-in.
+    threshold = metric.details.get("threshold") or (spec.threshold if spec else None)
+    if threshold is not None:
+        facts.append(f"threshold {threshold}")
     if metric.flagged:
         facts.append("flagged: an off-scale judge reply, scored by the family's rule")
     if metric.judge_error:
@@ -200,7 +202,8 @@ def assert_metric(
     if max is not None and metric.value > max:
         problems.append(f"{metric_id} = {shown} > max {_value(max, spec)}")
     if min is None and max is None and metric.rating in _FAILING:
-        threshold = f" (threshold {spec.threshold})" if spec is not None else ""
+        bar = metric.details.get("threshold") or (spec.threshold if spec else None)
+        threshold = f" (threshold {bar})" if bar is not None else ""
         problems.append(f"{metric_id} = {shown} is rated {metric.rating}{threshold}")
     if problems:
         raise _fail(f"{'; '.join(problems)} {_who(result)}", [line])

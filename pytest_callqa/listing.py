@@ -45,8 +45,8 @@ def metric_listing(registry: Registry) -> list[str]:
     """The ``--callqa-metrics`` text: one block per task, one entry per metric."""
     sections: list[tuple[str, str, list[tuple[MetricSpec, bool]]]] = []
     for name, task in registry.tasks.items():
-        specs = [(spec, False) for spec in task.metrics]
-        specs += [(c.spec, True) for c in registry.custom.get(name, [])]
+        own = {c.spec.id for c in registry.custom.get(name, [])}
+        specs = [(spec, spec.id in own) for spec in registry.metrics_for(name)]
         sections.append((f"{task.title} task ({name})", task.title, specs))
     sections.append(("Standard benchmarks (Layer 2, optional)", "Benchmark",
                      [(spec, False) for spec in BENCHMARK_METRICS]))
@@ -59,9 +59,14 @@ def metric_listing(registry: Registry) -> list[str]:
             mark = "[!] " if spec.blocker else ""
             tier = f" · tier {spec.tier}" if spec.tier else ""
             lines.append(f"  {mark}{spec.id} — {spec.name}")
+            origin = registry.origin(spec.task, spec.id) if spec.task in registry.tasks \
+                else "built-in"
+            if custom and origin == "built-in":
+                origin = "registered"
             lines.append(
                 f"      {_weight(spec, registry, title, custom)} · scale {spec.scale} · "
-                f"threshold {spec.threshold} ({_bands(spec)}) · source {spec.source}{tier}"
+                f"threshold {spec.threshold} ({_bands(spec)}, {origin}) · source "
+                f"{spec.source}{tier}"
             )
             lines.append(f"      {spec.description}")
     return lines

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from .engine.core.defaults import (
     RESPONSE_FORMATS,
 )
 from .engine.pricing import PriceError, PriceTable
-from .run.settings import DEFAULT_REGRESSION_TOLERANCE, Settings, live_entry
+from .run.settings import DEFAULT_REGRESSION_TOLERANCE, Settings, display_path, live_entry
 from .run.shard import parse_shard
 
 CASES_OPTION = "--callqa-cases"
@@ -45,6 +46,7 @@ TOLERANCE_OPTION = "--callqa-regression-tolerance"
 HTML_OPTION = "--callqa-html"
 MARKDOWN_OPTION = "--callqa-markdown"
 SHARD_OPTION = "--callqa-shard"
+POLICY_OPTION = "--callqa-policy"
 BASELINE_MODES = ("fail", "report")
 DISQUALIFY_TOLERANCE_OPTION = "--callqa-disqualify-tolerance"
 JUDGE_MODE_OPTION = "--callqa-judge-mode"
@@ -156,6 +158,9 @@ def add_options(parser: pytest.Parser) -> None:
         "drill-down) to PATH; default: none", metavar="PATH", default=None)
     add(MARKDOWN_OPTION, "write a short markdown summary (verdict, regressions, worst cases) "
         "for a pull-request comment to PATH; default: none", metavar="PATH", default=None)
+    add(POLICY_OPTION, "a TOML file of the team's own bars ([metrics.<id>] threshold, "
+        "acceptable, blocker, disabled), applied after [tool.callqa] of pyproject.toml; "
+        "default: none", metavar="PATH", default=None)
     add(SHARD_OPTION, "run only shard I of N of the (model, case) pairs, a stable split "
         "(merge the shards' reports with `python -m pytest_callqa merge`); default: all",
         metavar="I/N", default=None, ini=False)
@@ -226,6 +231,33 @@ def _split_models(values: Iterable[str]) -> tuple[str, ...]:
             if name and name not in models:
                 models.append(name)
     return tuple(models)
+
+
+def _read_toml(path: Path, what: str) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise pytest.UsageError(f"{what} {path} does not exist") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise pytest.UsageError(f"{what} {path} cannot be read: {exc}") from None
+
+
+def _policies(config: pytest.Config) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """The policies to apply, in order: ``[tool.callqa]`` of the pyproject.toml the run reads
+    its ini keys from, then the ``--callqa-policy`` file (``[tool.callqa]`` or top level)."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    inipath = config.inipath
+    if inipath is not None and inipath.name == "pyproject.toml":
+        table = _read_toml(inipath, "the ini file").get("tool", {}).get("callqa")
+        if table:
+            found.append((display_path(inipath, config.rootpath), dict(table)))
+    path = _path_setting(config, POLICY_OPTION)
+    if path is not None:
+        data = _read_toml(path, f"{POLICY_OPTION} file")
+        table = data.get("tool", {}).get("callqa", data)
+        found.append((display_path(path, config.rootpath), dict(table)))
+    return tuple(found)
 
 
 def read_settings(config: pytest.Config) -> Settings:
@@ -319,6 +351,7 @@ def read_settings(config: pytest.Config) -> Settings:
         html=_path_setting(config, HTML_OPTION),
         markdown=_path_setting(config, MARKDOWN_OPTION),
         shard=shard_of if shard is not None else None,
+        policies=_policies(config),
         disqualify_tolerance=int(tolerance),
     )
 

@@ -119,6 +119,14 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"callqa: {exc}") from None
     state = CallqaSession(PytestHost(config), settings)
     config.stash[SESSION_KEY] = state
+    if settings.policies:
+        # A policy that cannot be applied stops the run before anything is collected.
+        from .engine.policy import PolicyError
+
+        try:
+            state.services.registry()
+        except PolicyError as exc:
+            raise pytest.UsageError(f"callqa: policy: {exc}") from None
     # Workers only score; their results reach the controller on the test reports.
     if not state.is_worker:
         config.pluginmanager.register(ResultsGatherer(state), "callqa-results")

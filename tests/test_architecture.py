@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "pytest_callqa.engine.pricing")),
     ("llm plumbing", ("pytest_callqa.engine.llm",)),
     ("tasks", ("pytest_callqa.engine.tasks",)),
-    ("registry", ("pytest_callqa.engine.registry",)),
+    ("registry", ("pytest_callqa.engine.registry", "pytest_callqa.engine.policy")),
     ("judges and generation", ("pytest_callqa.engine.judges", "pytest_callqa.engine.generate")),
     ("evaluate", ("pytest_callqa.engine.evaluate",)),
     ("loading", ("pytest_callqa.engine.loading", "pytest_callqa.engine.case_schema")),

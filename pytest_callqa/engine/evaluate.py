@@ -87,6 +87,8 @@ def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str
         benchmarks = score_benchmarks(spec.name, ctx, by_metric)
         if benchmarks:
             _add_metrics(result, benchmarks)
+    if registry.overrides:
+        _apply_overrides(result, spec, registry)
     errors = {request.metric: verdict.reason
               for request, verdict in zip(prepared.requests, verdicts, strict=True)
               if verdict.judge_error}
@@ -114,6 +116,25 @@ def _add_metrics(result: TaskResult, metrics: Mapping[str, MetricResult]) -> Non
     result.blockers += [mid for mid, m in metrics.items() if m.blocker]
     result.blocked = bool(result.blockers)
     result.not_scored = sorted(mid for mid, m in result.metrics.items() if not m.scored)
+
+
+def _apply_overrides(result: TaskResult, spec: TaskSpec, registry: Registry) -> None:
+    """Rate the metrics a policy redefines by its definition: their ratings and blockers, and
+    so the result's blockers (a new voiding blocker voids the score, as the task's own do)."""
+    for mid, metric in result.metrics.items():
+        override = registry.overrides.get((result.task, mid))
+        if override is None or metric.value is None or not metric.scored:
+            continue
+        metric.rating = override.rate(metric.value)
+        metric.blocker = override.blocker and metric.rating == "blocker"
+        metric.details["threshold"] = override.threshold
+    result.blockers = [mid for mid, m in result.metrics.items() if m.blocker]
+    result.blocked = bool(result.blockers)
+    voided = [mid for mid in result.blockers if mid in getattr(spec, "voiding", ())]
+    if voided and result.score is not None:
+        result.notes.append(f"score void (invalid) because of blocker: {', '.join(voided)}; "
+                            f"it would have been {result.score:.3f}")
+        result.score, result.valid = None, False
 
 
 def _mark_judge_errors(result: TaskResult, spec: TaskSpec, registry: Registry,

@@ -23,6 +23,10 @@ from .tasks.translation import TranslationTask
 class Registry:
     tasks: dict[str, TaskSpec] = field(default_factory=dict)
     custom: dict[str, list[CustomMetric]] = field(default_factory=dict)
+    # A team's own definition of a metric (its policy), by (task, metric id), and where each
+    # came from: what every rating, blocker and listing of the run uses instead.
+    overrides: dict[tuple[str, str], MetricSpec] = field(default_factory=dict)
+    origins: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def register_task(self, spec: TaskSpec) -> None:
         if spec.name in self.tasks:
@@ -45,8 +49,18 @@ class Registry:
             raise KeyError(f"unknown task {name!r} (known: {known})") from None
 
     def metrics_for(self, task: str) -> list[MetricSpec]:
-        own = list(self.task(task).metrics)
-        return own + [c.spec for c in self.custom.get(task, [])]
+        own = list(self.task(task).metrics) + [c.spec for c in self.custom.get(task, [])]
+        return [self.overrides.get((task, spec.id), spec) for spec in own]
+
+    def override(self, spec: MetricSpec, origin: str) -> None:
+        """Use ``spec`` for its metric from now on (a policy's thresholds and blockers)."""
+        self.metric(spec.task, spec.id)
+        self.overrides[(spec.task, spec.id)] = spec
+        self.origins[(spec.task, spec.id)] = origin
+
+    def origin(self, task: str, metric_id: str) -> str:
+        """Where the metric's effective definition comes from."""
+        return self.origins.get((task, metric_id), "built-in")
 
     def metric(self, task: str, metric_id: str) -> MetricSpec:
         for spec in self.metrics_for(task):
@@ -60,7 +74,8 @@ class Registry:
 
     def copy(self) -> Registry:
         """An independent registry (custom metrics of one session must not leak into another)."""
-        return Registry(tasks=dict(self.tasks), custom=copy.deepcopy(self.custom))
+        return Registry(tasks=dict(self.tasks), custom=copy.deepcopy(self.custom),
+                        overrides=dict(self.overrides), origins=dict(self.origins))
 
 
 def builtin_tasks() -> list[TaskSpec]:

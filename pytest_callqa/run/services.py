@@ -41,13 +41,20 @@ class Services:
         self.built_runner: ChatRunner | None = None
 
     def registry(self) -> Registry:
-        """The built-in metrics plus what ``pytest_callqa_register_metrics`` adds."""
+        """The built-in metrics plus what ``pytest_callqa_register_metrics`` adds, as the
+        team's policy redefines them."""
         if self._registry is None:
             # The task families (pydantic, numpy) load with the first metric looked up.
             from ..engine.registry import default_registry
 
             registry = default_registry().copy()
             self.host.register_metrics(registry)
+            if self.settings.policies:
+                # A policy is checked against every metric, custom ones included.
+                from ..engine.policy import apply_policy
+
+                for origin, table in self.settings.policies:
+                    apply_policy(registry, table, origin)
             self._registry = registry
         return self._registry
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..engine.core.defaults import (
     DEFAULT_CONCURRENCY,
@@ -72,6 +72,8 @@ class Settings:
     markdown: Path | None = None
     # (index, count), 1-based: this run evaluates only the pairs of that shard.
     shard: tuple[int, int] | None = None
+    # (where it was read, its [tool.callqa] table), applied in order to the registry.
+    policies: tuple[tuple[str, dict[str, Any]], ...] = ()
 
     @property
     def llm_judge(self) -> bool:

@@ -45,7 +45,8 @@ def test_register_metrics_adds_a_metric_to_results_scorecard_report_and_listing(
     listing = pytester.runpytest("--callqa-metrics")
     listing.stdout.fnmatch_lines([
         "  mentions_refund — Mentions Refund",
-        "      custom metric: reported, not weighted · scale 0/1 · threshold = 1 (good >= 1) *",
+        "      custom metric: reported, not weighted · scale 0/1 · threshold = 1 (good >= 1, "
+        "registered) *",
     ])
     (pytester.path / "conftest.py").unlink()
     plain = pytester.runpytest("--callqa-metrics")

@@ -199,7 +199,7 @@ def test_metrics_listing_prints_every_metric_and_exits(
         "QA task (qa)",
         "  question_score_accuracy — Question Score Accuracy",
         "      weight 0.7 of the QA score · scale 0-1 · threshold >= 0.95 (good >= 0.95, "
-        "acceptable >= 0.9) · source programmatic",
+        "acceptable >= 0.9, built-in) · source programmatic",
         "  [!] compliance_false_pass_rate — Compliance False Pass Rate",
         "*good <= 0.01, acceptable <= 0.03, blocker > 0.03*",
         "Text task (text)",

@@ -1,0 +1,131 @@
+"""A team's own bars: a policy that changes a metric's threshold, whether a breach is a
+blocker, or turns the metric off, read from ``[tool.callqa]`` in ``pyproject.toml`` or from a
+TOML file of its own.
+
+::
+
+    [tool.callqa.metrics.question_score_accuracy]   # or "qa.question_score_accuracy"
+    threshold = 0.97        # the good band's edge (on the metric's own scale)
+    acceptable = 0.92       # optional: the acceptable band's edge
+    blocker = true          # a value past the threshold is a blocker (false: never one)
+
+    [tool.callqa.metrics.highlight_recall]
+    disabled = true         # not rated, never a blocker, not shown
+
+A policy changes how values are rated — the ratings, the blockers, the disqualifications,
+the scorecard, the assertion helpers' defaults and the baseline gate all follow it — not how
+they are computed: the task formulas keep their weights (a ``weight`` key is refused).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from .core.metrics import Bands, MetricSpec
+from .registry import Registry
+
+_KEYS = frozenset({"threshold", "acceptable", "blocker", "disabled"})
+_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*[-–/]\s*(\d+(?:\.\d+)?)")
+
+
+class PolicyError(ValueError):
+    """A policy that cannot be applied; the message names the file and the key."""
+
+
+def scale_range(spec: MetricSpec) -> tuple[float, float]:
+    """The values a metric can take: the last ``low-high`` of its scale ("1-5 → 0-1" is
+    reported on 0–1), 0–1 for rates, 0 and up for counts."""
+    found = _RANGE.findall(spec.scale)
+    if found:
+        low, high = found[-1]
+        return float(low), float(high)
+    if spec.scale == "count":
+        return 0.0, math.inf
+    return 0.0, 1.0
+
+
+def _number(value: Any, where: str, spec: MetricSpec) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise PolicyError(f"{where}: expected a number, got {value!r}")
+    low, high = scale_range(spec)
+    if not low <= value <= high:
+        raise PolicyError(f"{where}: {value!r} is off the metric's scale "
+                          f"({spec.scale}: {low:g} to {high:g})")
+    return float(value)
+
+
+def _find(registry: Registry, key: str, where: str) -> MetricSpec:
+    task, _, metric_id = key.rpartition(".")
+    found = [spec for spec in registry.all_metrics()
+             if spec.id == metric_id and (not task or spec.task == task)]
+    if not found:
+        raise PolicyError(f"{where}: unknown metric {key!r} (see pytest --callqa-metrics)")
+    if len(found) > 1:
+        tasks = ", ".join(sorted(spec.task for spec in found))
+        raise PolicyError(f"{where}: metric {metric_id!r} exists in several tasks ({tasks}): "
+                          f"name it as '<task>.{metric_id}'")
+    return found[0]
+
+
+def _rule(spec: MetricSpec, entry: Mapping[str, Any], where: str) -> MetricSpec:
+    unknown = sorted(set(entry) - _KEYS)
+    if "weight" in unknown:
+        raise PolicyError(f"{where}.weight: weights cannot be changed by a policy (each task's "
+                          "formula fixes them); thresholds, blockers and disabled can")
+    if unknown:
+        raise PolicyError(f"{where}: unknown key(s) {', '.join(unknown)}; known: "
+                          f"{', '.join(sorted(_KEYS))}")
+    disabled = entry.get("disabled", False)
+    if not isinstance(disabled, bool):
+        raise PolicyError(f"{where}.disabled: expected true or false, got {disabled!r}")
+    if disabled:
+        return replace(spec, bands=None, blocker=False, shown=False,
+                       threshold="disabled by policy")
+    blocker = entry.get("blocker", spec.blocker)
+    if not isinstance(blocker, bool):
+        raise PolicyError(f"{where}.blocker: expected true or false, got {blocker!r}")
+    old = spec.bands or Bands(good=scale_range(spec)[1])
+    good = (_number(entry["threshold"], f"{where}.threshold", spec) if "threshold" in entry
+            else old.good)
+    acceptable = (_number(entry["acceptable"], f"{where}.acceptable", spec)
+                  if "acceptable" in entry else old.acceptable)
+    higher = old.higher_is_better
+    if acceptable is not None and (acceptable > good if higher else acceptable < good):
+        if "acceptable" in entry:
+            raise PolicyError(f"{where}.acceptable: {acceptable:g} is past the threshold "
+                              f"{good:g}")
+        acceptable = None  # the built-in acceptable band no longer fits under the new bar
+    edge = (acceptable if acceptable is not None else good) if blocker else None
+    if blocker and old.blocker is not None and "threshold" not in entry \
+            and "acceptable" not in entry:
+        edge = old.blocker
+    sign, worse = (">=", "<") if higher else ("<=", ">")
+    text = f"{sign} {good:g}" + (f" | {worse} {edge:g} blocker" if edge is not None else "")
+    return replace(spec, bands=Bands(good=good, acceptable=acceptable, blocker=edge,
+                                     higher_is_better=higher),
+                   blocker=blocker, threshold=text)
+
+
+def apply_policy(registry: Registry, policy: Mapping[str, Any], origin: str) -> None:
+    """Apply a policy table (``{"metrics": {key: {...}}}``) from ``origin`` to ``registry``.
+
+    Raises :class:`PolicyError` naming ``origin`` and the key at the first problem.
+    """
+    unknown = sorted(set(policy) - {"metrics"})
+    if unknown:
+        raise PolicyError(f"{origin}: [tool.callqa] has unknown table(s) "
+                          f"{', '.join(unknown)}; known: metrics")
+    metrics = policy.get("metrics", {})
+    if not isinstance(metrics, Mapping):
+        raise PolicyError(f"{origin}: tool.callqa.metrics must be a table")
+    for key, entry in metrics.items():
+        where = f"{origin}: tool.callqa.metrics.{key}"
+        if not isinstance(entry, Mapping):
+            raise PolicyError(f"{where}: must be a table of threshold, acceptable, blocker, "
+                              "disabled")
+        spec = _find(registry, str(key), where)
+        registry.override(_rule(spec, entry, where), origin)

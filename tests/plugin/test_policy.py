@@ -1,0 +1,93 @@
+"""The team's own bars: a policy in pyproject.toml (or a file of its own) changes a metric's
+rating, its blocker rule and so the gate, the assertion helpers' default and the listing,
+and a policy that cannot be applied is a usage error naming the key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from .conftest import PYPROJECT, MiniProject
+
+KEYWORDS = """
+import pytest
+from pytest_callqa import assert_metric
+
+@pytest.mark.callqa(task="entity")
+def test_keywords(callqa_result):
+    assert_metric(callqa_result, "keyword_f1")
+"""
+
+
+def with_policy(project: MiniProject, policy: str) -> None:
+    (project.root / "pyproject.toml").write_text(PYPROJECT + policy, encoding="utf-8")
+
+
+def test_a_threshold_changes_the_rating_the_default_assertion_and_the_listing(
+    project: MiniProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    project.write_tests(KEYWORDS)
+    before = pytester.runpytest("--callqa-report=before.json")
+    before.assert_outcomes(passed=1, failed=1)  # beta's keyword F1 0.8 fails the 0.90 bar
+    with_policy(project, "\n[tool.callqa.metrics.keyword_f1]\nthreshold = 0.75\n")
+    after = pytester.runpytest("--callqa-report=after.json")
+    after.assert_outcomes(passed=2)
+    [beta] = [c for c in project.report("after.json")["cases"] if c["model"] == "beta"]
+    assert beta["metrics"]["keyword_f1"]["rating"] == "good"
+    assert beta["metrics"]["keyword_f1"]["details"]["threshold"] == ">= 0.75"
+    row = next(line for line in scorecard_of(after.stdout.str()).splitlines()
+               if line.startswith("Keyword F1"))
+    assert " x" not in row and ">= 0.75" in row
+    specs = project.report("after.json")["metric_specs"]["entity"]
+    assert next(s for s in specs if s["id"] == "keyword_f1")["bands"]["good"] == 0.75
+    listing = pytester.runpytest("--callqa-metrics").stdout.str()
+    assert "threshold >= 0.75 (good >= 0.75, pyproject.toml)" in listing
+    assert "threshold >= 0.90 (good >= 0.9, acceptable >= 0.8, built-in)" in listing
+
+
+def test_a_policy_blocker_is_a_new_blocker_for_the_gate(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests("def test_scored(callqa_result):\n    assert callqa_result.case_id\n")
+    pytester.runpytest("--callqa-report=base.json").assert_outcomes(passed=8)
+    with_policy(project, "\n[tool.callqa.metrics.keyword_recall]\n"
+                         "threshold = 0.9\nblocker = true\n")
+    gated = pytester.runpytest("--callqa-baseline=base.json", "--callqa-report=now.json")
+    assert gated.ret == pytest.ExitCode.TESTS_FAILED
+    gate = project.report("now.json")["gate"]
+    assert gate["verdict"] == "fail"
+    assert any(r["model"] == "beta" and r.get("kind") == "new blocker"
+               for r in gate["regressions"]), json.dumps(gate["regressions"])[:2000]
+
+
+@pytest.mark.parametrize(("policy", "problem"), [
+    ("[tool.callqa.metrics.keyword_f2]\nthreshold = 0.8\n",
+     "tool.callqa.metrics.keyword_f2: unknown metric 'keyword_f2'"),
+    ("[tool.callqa.metrics.keyword_f1]\nweight = 0.5\n",
+     "tool.callqa.metrics.keyword_f1.weight: weights cannot be changed by a policy"),
+    ("[tool.callqa.metrics.keyword_f1]\nthreshold = 1.5\n",
+     "tool.callqa.metrics.keyword_f1.threshold: 1.5 is off the metric's scale"),
+    ("[tool.callqa.metrics.response_structure_compliance]\nthreshold = 1\n",
+     "exists in several tasks"),
+], ids=["unknown-metric", "weight", "off-scale", "ambiguous"])
+def test_a_bad_policy_is_a_usage_error_naming_the_key(
+    project: MiniProject, pytester: pytest.Pytester, policy: str, problem: str
+) -> None:
+    with_policy(project, "\n" + policy)
+    project.write_tests(KEYWORDS)
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert problem in result.stderr.str()
+    assert "pyproject.toml" in result.stderr.str()
+
+
+def test_a_policy_file_of_its_own(project: MiniProject, pytester: pytest.Pytester) -> None:
+    (project.root / "bars.toml").write_text(
+        "[metrics.\"entity.keyword_f1\"]\nthreshold = 0.75\n", encoding="utf-8")
+    project.write_tests(KEYWORDS)
+    pytester.runpytest("--callqa-policy=bars.toml").assert_outcomes(passed=2)
+    missing = pytester.runpytest("--callqa-policy=nowhere.toml")
+    assert missing.ret == pytest.ExitCode.USAGE_ERROR
+    assert "nowhere.toml does not exist" in missing.stderr.str()

@@ -120,7 +120,7 @@ def _fail(headline: str, lines: list[str]) -> AssertionError:
 
 
 def _assert_task_score(
-    result: TaskResult, task: str, helper: str, min_score: float, allow_blockers: bool
+    result: TaskResult, task: str, helper: str, min_score: float | None, allow_blockers: bool
 ) -> None:
     __tracebackhide__ = True
     if result.task != task:
@@ -130,6 +130,11 @@ def _assert_task_score(
             f"{_who(result)}; use {right}"
         )
     title = _TITLES[task]
+    if min_score is None:
+        if result.pass_bar is None:
+            raise TypeError(f"{helper} needs min_score, or a pass_bar for the {task} task in "
+                            f"the project's policy ([tool.callqa.tasks.{task}])")
+        min_score = result.pass_bar
     if result.incomplete:
         raise JudgeUnavailable(result.judge_error_text())
     if not result.valid or result.score is None:
@@ -146,22 +151,26 @@ def _assert_task_score(
         )
 
 
-def assert_qa_score(result: TaskResult, min_score: float, *, allow_blockers: bool = False) -> None:
-    """Fail unless the QA result is valid, scores at least ``min_score`` and has no blocker."""
+def assert_qa_score(
+    result: TaskResult, min_score: float | None = None, *, allow_blockers: bool = False
+) -> None:
+    """Fail unless the QA result is valid, scores at least ``min_score`` (by default the
+    policy's pass bar for the task) and has no blocker."""
     __tracebackhide__ = True
     _assert_task_score(result, "qa", "assert_qa_score", min_score, allow_blockers)
 
 
 def assert_entity_score(
-    result: TaskResult, min_score: float, *, allow_blockers: bool = False
+    result: TaskResult, min_score: float | None = None, *, allow_blockers: bool = False
 ) -> None:
-    """Fail unless the entity result is valid, scores at least ``min_score``, has no blocker."""
+    """Fail unless the entity result is valid, scores at least ``min_score`` (by default the
+    policy's pass bar for the task), has no blocker."""
     __tracebackhide__ = True
     _assert_task_score(result, "entity", "assert_entity_score", min_score, allow_blockers)
 
 
 def assert_text_score(
-    result: TaskResult, min_score: float, *, allow_blockers: bool = False
+    result: TaskResult, min_score: float | None = None, *, allow_blockers: bool = False
 ) -> None:
     """Fail unless the text result is valid, scores at least ``min_score``, has no blocker."""
     __tracebackhide__ = True
@@ -169,7 +178,7 @@ def assert_text_score(
 
 
 def assert_translation_score(
-    result: TaskResult, min_score: float, *, allow_blockers: bool = False
+    result: TaskResult, min_score: float | None = None, *, allow_blockers: bool = False
 ) -> None:
     """Fail unless the translation result is valid, scores at least ``min_score``, has no
     blocker."""

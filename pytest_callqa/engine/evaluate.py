@@ -89,6 +89,7 @@ def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str
             _add_metrics(result, benchmarks)
     if registry.overrides:
         _apply_overrides(result, spec, registry)
+    result.pass_bar = registry.pass_bars.get(result.task)
     errors = {request.metric: verdict.reason
               for request, verdict in zip(prepared.requests, verdicts, strict=True)
               if verdict.judge_error}

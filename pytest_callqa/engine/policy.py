@@ -12,6 +12,12 @@ TOML file of its own.
     [tool.callqa.metrics.highlight_recall]
     disabled = true         # not rated, never a blocker, not shown
 
+    [tool.callqa.metrics.keyword_f1]
+    tolerance = 0.05        # the drop the baseline gate allows it (its own units)
+
+    [tool.callqa.tasks.qa]
+    pass_bar = 0.9          # assert_qa_score's minimum when a test gives none
+
 A policy changes how values are rated — the ratings, the blockers, the disqualifications,
 the scorecard, the assertion helpers' defaults and the baseline gate all follow it — not how
 they are computed: the task formulas keep their weights (a ``weight`` key is refused).
@@ -28,7 +34,7 @@ from typing import Any
 from .core.metrics import Bands, MetricSpec
 from .registry import Registry
 
-_KEYS = frozenset({"threshold", "acceptable", "blocker", "disabled"})
+_KEYS = frozenset({"threshold", "acceptable", "blocker", "disabled", "tolerance"})
 _RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*[-–/]\s*(\d+(?:\.\d+)?)")
 
 
@@ -79,6 +85,11 @@ def _rule(spec: MetricSpec, entry: Mapping[str, Any], where: str) -> MetricSpec:
     if unknown:
         raise PolicyError(f"{where}: unknown key(s) {', '.join(unknown)}; known: "
                           f"{', '.join(sorted(_KEYS))}")
+    if "tolerance" in entry:
+        tolerance = entry["tolerance"]
+        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) \
+                or not 0 <= tolerance < math.inf:
+            raise PolicyError(f"{where}.tolerance: expected a number >= 0, got {tolerance!r}")
     disabled = entry.get("disabled", False)
     if not isinstance(disabled, bool):
         raise PolicyError(f"{where}.disabled: expected true or false, got {disabled!r}")
@@ -115,10 +126,11 @@ def apply_policy(registry: Registry, policy: Mapping[str, Any], origin: str) -> 
 
     Raises :class:`PolicyError` naming ``origin`` and the key at the first problem.
     """
-    unknown = sorted(set(policy) - {"metrics"})
+    unknown = sorted(set(policy) - {"metrics", "tasks"})
     if unknown:
         raise PolicyError(f"{origin}: [tool.callqa] has unknown table(s) "
-                          f"{', '.join(unknown)}; known: metrics")
+                          f"{', '.join(unknown)}; known: metrics, tasks")
+    _apply_tasks(registry, policy.get("tasks", {}), origin)
     metrics = policy.get("metrics", {})
     if not isinstance(metrics, Mapping):
         raise PolicyError(f"{origin}: tool.callqa.metrics must be a table")
@@ -129,3 +141,22 @@ def apply_policy(registry: Registry, policy: Mapping[str, Any], origin: str) -> 
                               "disabled")
         spec = _find(registry, str(key), where)
         registry.override(_rule(spec, entry, where), origin)
+        if "tolerance" in entry:
+            registry.tolerances[f"{spec.task}.{spec.id}"] = float(entry["tolerance"])
+
+
+def _apply_tasks(registry: Registry, tasks: Any, origin: str) -> None:
+    if not isinstance(tasks, Mapping):
+        raise PolicyError(f"{origin}: tool.callqa.tasks must be a table")
+    for task, entry in tasks.items():
+        where = f"{origin}: tool.callqa.tasks.{task}"
+        if task not in registry.tasks:
+            raise PolicyError(f"{where}: unknown task {task!r} (known: "
+                              f"{', '.join(registry.tasks)})")
+        if not isinstance(entry, Mapping) or set(entry) - {"pass_bar"}:
+            raise PolicyError(f"{where}: must be a table with pass_bar only")
+        bar = entry.get("pass_bar")
+        if isinstance(bar, bool) or not isinstance(bar, (int, float)) or not 0 <= bar <= 1:
+            raise PolicyError(f"{where}.pass_bar: expected a task score from 0 to 1, got "
+                              f"{bar!r}")
+        registry.pass_bars[str(task)] = float(bar)

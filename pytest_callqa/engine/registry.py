@@ -27,6 +27,10 @@ class Registry:
     # came from: what every rating, blocker and listing of the run uses instead.
     overrides: dict[tuple[str, str], MetricSpec] = field(default_factory=dict)
     origins: dict[tuple[str, str], str] = field(default_factory=dict)
+    # A policy's task pass bars (the assertion helpers' default minimum score) and its
+    # per-metric regression tolerances for the baseline gate, keyed "task.metric".
+    pass_bars: dict[str, float] = field(default_factory=dict)
+    tolerances: dict[str, float] = field(default_factory=dict)
 
     def register_task(self, spec: TaskSpec) -> None:
         if spec.name in self.tasks:
@@ -75,7 +79,8 @@ class Registry:
     def copy(self) -> Registry:
         """An independent registry (custom metrics of one session must not leak into another)."""
         return Registry(tasks=dict(self.tasks), custom=copy.deepcopy(self.custom),
-                        overrides=dict(self.overrides), origins=dict(self.origins))
+                        overrides=dict(self.overrides), origins=dict(self.origins),
+                        pass_bars=dict(self.pass_bars), tolerances=dict(self.tolerances))
 
 
 def builtin_tasks() -> list[TaskSpec]:

@@ -68,6 +68,7 @@ def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
         baseline = read_baseline(settings.baseline)
         try:
             gate = compare_reports(data, baseline, tolerance=settings.regression_tolerance,
+                                   tolerances=summary.services.registry().tolerances,
                                    baseline_name=display_path(settings.baseline, rootpath))
         except ValueError as exc:
             raise BaselineError(str(exc)) from None

@@ -91,3 +91,37 @@ def test_a_policy_file_of_its_own(project: MiniProject, pytester: pytest.Pyteste
     missing = pytester.runpytest("--callqa-policy=nowhere.toml")
     assert missing.ret == pytest.ExitCode.USAGE_ERROR
     assert "nowhere.toml does not exist" in missing.stderr.str()
+
+
+def test_a_task_pass_bar_is_the_helpers_default_and_a_tolerance_reaches_the_gate(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests("""
+import pytest
+from pytest_callqa import assert_qa_score
+
+@pytest.mark.callqa(task="qa")
+def test_qa(callqa_result):
+    assert_qa_score(callqa_result, allow_blockers=True)
+""")
+    no_bar = pytester.runpytest()
+    no_bar.assert_outcomes(failed=2)
+    assert "needs min_score, or a pass_bar for the qa task" in no_bar.stdout.str()
+    with_policy(project, "\n[tool.callqa.tasks.qa]\npass_bar = 0.6\n")
+    pytester.runpytest().assert_outcomes(passed=2)  # beta's 0.7 clears 0.6
+    with_policy(project, "\n[tool.callqa.tasks.qa]\npass_bar = 0.75\n")
+    pytester.runpytest().assert_outcomes(passed=1, failed=1)
+
+
+def test_a_metric_tolerance_is_passed_to_the_gate() -> None:
+    from pytest_callqa.engine.policy import apply_policy
+    from pytest_callqa.engine.registry import default_registry
+
+    registry = default_registry().copy()
+    apply_policy(registry, {"metrics": {"keyword_f1": {"tolerance": 0.05}},
+                            "tasks": {"entity": {"pass_bar": 0.8}}}, "bars.toml")
+    assert registry.tolerances == {"entity.keyword_f1": 0.05}
+    assert registry.pass_bars == {"entity": 0.8}
+    # The threshold itself is untouched by a tolerance alone.
+    assert registry.metric("entity", "keyword_f1").bands == \
+        default_registry().metric("entity", "keyword_f1").bands

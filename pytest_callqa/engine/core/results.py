@@ -117,6 +117,8 @@ class TaskResult:
     usage: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     judge_errors: list[str] = field(default_factory=list)
+    # The minimum task score a team's policy sets for this task, when it sets one.
+    pass_bar: float | None = None
 
     def metric(self, metric_id: str) -> MetricResult:
         """The metric's result; raises :class:`JudgeUnavailable` when the judge could not
@@ -168,6 +170,8 @@ class TaskResult:
             "usage": plain(self.usage),
             "notes": list(self.notes),
             "judge_errors": list(self.judge_errors),
+            # Only when a policy set it, so results without one keep their shape.
+            **({"pass_bar": self.pass_bar} if self.pass_bar is not None else {}),
         }
 
     @classmethod
@@ -188,4 +192,5 @@ class TaskResult:
             usage=dict(data.get("usage", {})),
             notes=list(data.get("notes", [])),
             judge_errors=list(data.get("judge_errors", [])),
+            pass_bar=data.get("pass_bar"),
         )

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from _pytest.junitxml import xml_key
 
 from .run.deliver import BaselineError, Delivered, deliver
 from .run.junit import suite_properties
@@ -67,6 +66,10 @@ class ResultsGatherer:
             else:
                 if self.delivered.failed:
                     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+                # pytest's JUnit plugin is needed only here, at the end of a run that
+                # evaluated something.
+                from _pytest.junitxml import xml_key
+
                 xml = session.config.stash.get(xml_key, None)
                 if xml is not None:
                     for name, value in suite_properties(self.delivered.report,

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import pytest
 
 from . import hookspecs
-from .engine.core.results import plain
 from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer
 from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, read_settings
 from .outputs import ModelOutput
@@ -450,6 +449,9 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
                   callqa_output: Any) -> TaskResult:
     """The engine's ``TaskResult`` for this model's output on this case, scored with the
     configured judge. Whether the test passes or fails, it reaches the scorecard."""
+    # Loaded with the engine already: a result exists.
+    from .engine.core.results import plain
+
     result = _call(_state(request.config).resolver.result, callqa_model, callqa_case)
     request.node.stash[PAYLOAD_KEY] = {"result": result.to_dict(),
                                        "output": plain(callqa_output)}

@@ -12,7 +12,6 @@ scores all of them in one batch.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -158,7 +157,10 @@ class Resolver:
     def _generate(self, live: Mapping[Pair, GoldenCase]) -> None:
         """Generate the outputs of live-model pairs, every call of every model concurrently
         under the shared runner."""
-        # Only a run with live models loads the generator (and the openai client).
+        # Only a run with live models needs asyncio here,
+        import asyncio
+
+        # and the generator (with the openai client).
         from ..engine.generate import OpenAIGenerator
 
         runner = self.services.runner()

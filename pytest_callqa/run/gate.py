@@ -494,6 +494,17 @@ def regression_line(reg: Mapping[str, Any], confidence: str = "95 %") -> str:
             + (f"; moved most: {cases}" if cases else ""))
 
 
+def change_counts(gate: Mapping[str, Any]) -> list[str]:
+    """What the two runs do not share, counted: ``["2 cases added", "1 model removed"]``."""
+    changes = []
+    for key, label in (("added_cases", "cases added"), ("removed_cases", "cases removed"),
+                       ("added_models", "models added"), ("removed_models", "models removed")):
+        items = gate.get(key) or []
+        if items:
+            changes.append(f"{len(items)} {label}")
+    return changes
+
+
 def gate_lines(gate: Mapping[str, Any]) -> list[str]:
     """The gate in a few terminal lines: the verdict, one line per regression, what was
     added or removed, and the warnings."""
@@ -513,12 +524,7 @@ def gate_lines(gate: Mapping[str, Any]) -> list[str]:
     better = sum(1 for c in checks if c.get("status") == "improvement")
     lines.append(f"  {len(checks)} comparisons: {better} improved, {few} with too few shared "
                  "cases to tell")
-    changes = []
-    for key, label in (("added_cases", "cases added"), ("removed_cases", "cases removed"),
-                       ("added_models", "models added"), ("removed_models", "models removed")):
-        items = gate.get(key) or []
-        if items:
-            changes.append(f"{len(items)} {label}")
+    changes = change_counts(gate)
     if changes:
         lines.append("  " + ", ".join(changes))
     lines += [f"  warning: {w}" for w in gate.get("warnings") or []]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .gate import confidence_label, regression_line
+from .gate import change_counts, confidence_label, regression_line
 
 MAX_CHARS = 65_000
 MAX_CELL = 200
@@ -77,12 +77,7 @@ def _gate_section(gate: Mapping[str, Any]) -> list[str]:
         lines.append("")
     lines += other
     lines += _more(min(count, MAX_REGRESSIONS), count, "regressions")
-    changes = []
-    for key, label in (("added_cases", "cases added"), ("removed_cases", "cases removed"),
-                       ("added_models", "models added"), ("removed_models", "models removed")):
-        items = gate.get(key) or []
-        if items:
-            changes.append(f"{len(items)} {label}")
+    changes = change_counts(gate)
     if changes:
         lines += ["", "Compared with the baseline: " + ", ".join(changes) + "."]
     warnings = list(gate.get("warnings") or [])

@@ -19,10 +19,13 @@ Default replies are derived from the request, deterministically:
 Faults (by name): ``429`` (with ``Retry-After``), ``500``, ``503``, ``timeout`` (no answer
 for ``hang_s``), ``garbage`` (a reply whose content is not JSON), ``out_of_range`` (judge
 scores off every scale), ``401`` (an error that echoes the presented API key — as careless
-proxies do — to test that clients never repeat it). They are chosen per request by, in
-order: ``fault_for(index, body)``, a ``schedule`` by arrival index, and ``fault_rate`` with
-``faults``, where the draw depends only on ``seed``, the request body and how many times
-that body was seen — so the same request meets the same fate in any arrival order.
+proxies do — to test that clients never repeat it), and the plain error statuses ``400``,
+``403``, ``404``, ``408``, ``409`` and ``502`` (that status, a generic error body, nothing
+else: for checking which statuses a client retries and which stop it). They are chosen per
+request by, in order: ``fault_for(index, body)``, a ``schedule`` by arrival index, and
+``fault_rate`` with ``faults``, where the draw depends only on ``seed``, the request body
+and how many times that body was seen — so the same request meets the same fate in any
+arrival order.
 """
 
 from __future__ import annotations
@@ -48,7 +51,10 @@ from .fake_replies import (
     schema_instance,
 )
 
-FAULTS: tuple[str, ...] = ("429", "500", "503", "timeout", "garbage", "out_of_range", "401")
+# Faults that answer their status with a generic error body and nothing else.
+STATUS_FAULTS: tuple[str, ...] = ("400", "403", "404", "408", "409", "502")
+FAULTS: tuple[str, ...] = ("429", "500", "503", "timeout", "garbage", "out_of_range", "401",
+                           *STATUS_FAULTS)
 GARBAGE_CONTENT = "Sure! Here is my assessment: the score is 0.9 {not json"
 OUT_OF_RANGE_SCORE = 7.5
 # Counters of a server in another process: GET <root>/_callqa/stats, POST <root>/_callqa/reset.
@@ -370,6 +376,9 @@ class FakeOpenAIServer:
         if fault in ("500", "503"):
             return _Answer(int(fault), {"error": {"message": "The server had an error (fake)",
                                                   "type": "server_error"}})
+        if fault in STATUS_FAULTS:
+            return _Answer(int(fault), {"error": {"message": "The request failed (fake)",
+                                                  "type": "fake_status"}})
         if fault == "401":
             presented = auth.removeprefix("Bearer ")
             return _Answer(401, {"error": {

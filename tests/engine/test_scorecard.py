@@ -176,3 +176,84 @@ def test_flagged_judge_replies_are_marked_in_the_scorecard() -> None:
     assert "0.000? x" in row
     assert "? m: qa: off-scale judge replies scored by the family's own rule in " \
         "evidence_backed_reasoning ×1" in text
+
+
+# --- the aggregation rules, against fixed numbers ---------------------------------------
+
+
+def test_an_invalid_run_counts_zero_in_its_case_mean() -> None:
+    card = build_scorecard([
+        result("m", "qa", "a", 0.8, run=0),
+        result("m", "qa", "a", None, valid=False, blocked=True, run=1),
+        result("m", "qa", "b", 0.6),
+    ])
+    qa = card.models["m"].tasks["qa"]
+    # Case a is (0.8 + 0) / 2 = 0.4, not 0.8; the task is (0.4 + 0.6) / 2.
+    assert qa.score == pytest.approx(0.5)
+    assert (qa.cases, qa.invalid_cases) == (2, 1)
+
+
+def test_a_pooled_rate_with_nothing_to_count_is_not_scored() -> None:
+    # No PASS_FAIL question anywhere: the false-pass rate has no denominator. 0.0 would read
+    # "good" for a rate where lower is better.
+    nothing = MetricResult.not_scored("n/a: the scorecard has no PASS_FAIL question")
+    card = build_scorecard([
+        result("m", "qa", "a", 0.9, metrics={"compliance_false_pass_rate": nothing}),
+        result("m", "qa", "b", 0.7, metrics={"compliance_false_pass_rate": nothing}),
+    ])
+    qa = card.models["m"].tasks["qa"]
+    agg = qa.metrics["compliance_false_pass_rate"]
+    assert agg.value is None and agg.rating is None
+    assert agg.scored_cases == 0
+    assert qa.not_scored == ["compliance_false_pass_rate"]
+
+
+def test_a_metric_blocker_in_one_case_of_three_marks_the_aggregate() -> None:
+    def accuracy(value: float, *, blocker: bool = False) -> dict[str, MetricResult]:
+        return {"question_score_accuracy": MetricResult(value=value, blocker=blocker)}
+
+    card = build_scorecard([
+        result("m", "qa", "a", 0.9, metrics=accuracy(1.0)),
+        result("m", "qa", "b", 0.9, metrics=accuracy(1.0, blocker=True)),
+        result("m", "qa", "c", 0.9, metrics=accuracy(0.97)),
+    ])
+    agg = card.models["m"].tasks["qa"].metrics["question_score_accuracy"]
+    assert agg.value == pytest.approx(0.99)  # "good" by its bands, yet
+    assert agg.blocker is True and agg.rating == "blocker"
+
+
+@pytest.mark.parametrize(("runs", "expected"), [
+    ({"a": (0.0, 0.0)}, 1.0),              # always 0: constant, so fully consistent
+    ({"a": (0.2, 0.6)}, 0.5),              # mean 0.4, std 0.2: 1 - 0.2 / 0.4
+    ({"a": (0.0, 1.0)}, 0.0),              # mean 0.5, std 0.5
+    ({"a": (0.0, 0.0), "b": (0.2, 0.6)}, 0.75),
+])
+def test_consistency_of_fixed_runs(runs: dict[str, tuple[float, ...]],
+                                   expected: float) -> None:
+    card = build_scorecard([result("m", "qa", case, score, run=i)
+                            for case, scores in runs.items()
+                            for i, score in enumerate(scores)])
+    consistency = card.models["m"].benchmarks["consistency"]
+    assert consistency["value"] == pytest.approx(expected)
+    assert consistency["scored_cases"] == len(runs)
+
+
+def test_consistency_counts_an_invalid_run_as_zero() -> None:
+    card = build_scorecard([result("m", "qa", "a", 0.6, run=0),
+                            result("m", "qa", "a", None, valid=False, run=1)])
+    # Runs 0.6 and 0: mean 0.3, std 0.3, so 1 - 0.3 / 0.3 = 0 (not 1.0 for 0.6 alone).
+    assert card.models["m"].benchmarks["consistency"]["value"] == pytest.approx(0.0)
+
+
+def test_no_benchmark_score_without_a_call_task() -> None:
+    exact = {"exact_match": MetricResult(value=1.0)}
+    card = build_scorecard([result("m", "conversation", "a", 0.9, metrics=exact)])
+    model = card.models["m"]
+    assert model.benchmarks["exact_match"]["passed"] is True
+    assert model.benchmark_score is None and model.final_score_a is None
+    assert model.missing_tasks == []
+    # The same benchmark beside a call task does count.
+    card = build_scorecard([result("m", "conversation", "a", 0.9, metrics=exact),
+                            result("m", "qa", "b", 0.5)])
+    assert card.models["m"].benchmark_score == pytest.approx(1.0)
+    assert card.models["m"].final_score_a == pytest.approx((0.5 * 0.25 + 1.0 * 0.30) / 0.55)

@@ -89,6 +89,27 @@ def test_entity_keyword_and_topic_precision_recall_f1() -> None:
         assert round(result.metrics[metric].value, 2) == 0.67
     for metric in ("topic_precision", "topic_recall", "topic_f1"):
         assert result.metrics[metric].value == pytest.approx(0.50)
+    # The seed's example has precision = recall, where a swap of the two cannot show; here
+    # keywords miss one expected (P > R) and topics add one unexpected (R > P).
+    case = make_case("entity", {
+        "detected_keywords": ["hello", "refund", "account"],
+        "detected_topics": ["billing"],
+        "valid_entity_set": ["hello", "refund", "account", "billing"],
+    }, config=ENTITY_CONFIG, transcript="customer: hello, I want a refund and to cancel")
+    result = evaluate(case, {
+        "detected_keywords": ["hello", "refund"],
+        "detected_topics": ["billing", "refund_policy"],
+        "valid_entity_set": [],
+    }, embedder=TFIDF)
+    values = {m: result.metrics[m].value for m in (
+        "keyword_precision", "keyword_recall", "keyword_f1",
+        "topic_precision", "topic_recall", "topic_f1")}
+    assert values == {
+        "keyword_precision": pytest.approx(1.0), "keyword_recall": pytest.approx(2 / 3),
+        "keyword_f1": pytest.approx(0.8),
+        "topic_precision": pytest.approx(0.5), "topic_recall": pytest.approx(1.0),
+        "topic_f1": pytest.approx(2 / 3),
+    }
 
 
 def test_entity_config_adherence_0_50_is_a_blocker() -> None:

@@ -223,8 +223,12 @@ def test_corpus_aggregation_pools_counts_and_scores() -> None:
     topics = report.per_type["topics"]
     assert (topics["matched"], topics["extracted"], topics["expected"]) == (3, 5, 3)
     assert topics["precision"] == pytest.approx(0.6) and topics["recall"] == 1.0
+    assert topics["f1"] == pytest.approx(0.75)
+    assert report.per_type["key_phrases"]["f1"] == 1.0
     assert report.macro_f1 == pytest.approx((1.0 + 0.5) / 2)
-    assert report.micro_f1 == pytest.approx(prf(4, 6, 4)[2])
+    # Pooled over types: 4 matched of 6 extracted and 4 expected, P 2/3, R 1, F1 0.8 (the
+    # mean of the per-type F1s would be 0.875).
+    assert report.micro_f1 == pytest.approx(0.8)
     assert report.numeric_mae == pytest.approx(0.4)
     assert "topics" in report.summary()
     # Invalid outputs count 0 in the mean over cases.

@@ -16,6 +16,8 @@ from pytest_callqa.engine.judges.llm import PROMPT_VERSION, OpenAIJudge
 from pytest_callqa.engine.judges.prompts import CALL_PROMPT, build_messages
 from pytest_callqa.engine.llm.cache import JudgeCache
 from pytest_callqa.engine.llm.endpoint import CallError, Endpoint
+from pytest_callqa.engine.llm.limits import Backoff
+from pytest_callqa.engine.llm.transport import ChatOutcome, ChatRequest, ChatRunner
 from pytest_callqa.engine.pricing import PriceTable
 from pytest_callqa.testing import FakeOpenAIServer
 from pytest_callqa.testing.fake_replies import first_user_json
@@ -268,6 +270,55 @@ def test_a_rejected_key_stops_the_run_without_repeating_it(fake: Any) -> None:
     assert "HTTP 401" in message and "<redacted>" in message
     assert SECRET not in message  # ...and the server's echo of it was not repeated
     assert SECRET not in "".join(traceback.format_exception(caught.value))
+
+
+# Each status the transport sorts: a key, permission or model the endpoint rejects stops the
+# run (every later call would fail the same way); a transient status is retried; any other
+# client error fails the one call without a retry.
+STOPS_THE_RUN = ("401", "403", "404")
+RETRIED = ("408", "409", "429", "500", "502", "503")
+# Backoff waits a uniform draw in [25 ms, 50 ms] for every attempt: short, yet measurable.
+SHORT_BACKOFF = Backoff(base_s=0.05, cap_s=0.05)
+
+
+def call_once(server: FakeOpenAIServer, runner: ChatRunner) -> ChatOutcome:
+    endpoint = Endpoint(MODEL, server.base_url, SECRET)
+    request = ChatRequest(messages=[{"role": "user", "content": "hello"}])
+    return runner.run_sync(lambda: runner.call(endpoint, request))
+
+
+@pytest.mark.parametrize("status", STOPS_THE_RUN)
+def test_a_rejecting_status_stops_the_run_naming_it(fake: Any, status: str) -> None:
+    server = fake(fault_for=lambda index, body: status)
+    runner = make_runner(max_retries=3)
+    with pytest.raises(CallError) as caught:
+        call_once(server, runner)
+    # The message names the model, the endpoint and the status, before the server's words.
+    assert str(caught.value).startswith(f"{MODEL} at {server.base_url}: HTTP {status}: ")
+    assert server.requests == 1  # neither retried nor re-asked
+
+
+@pytest.mark.parametrize("status", RETRIED)
+def test_a_transient_status_is_retried_after_a_backoff(fake: Any, status: str) -> None:
+    server = fake(schedule=[status])
+    runner = make_runner(max_retries=3, backoff=SHORT_BACKOFF)
+    outcome = call_once(server, runner)
+    assert outcome.usable and outcome.content == "{}" and outcome.error is None
+    assert server.requests == 2
+    assert runner.usage(MODEL, "chat").retries == 1
+    first, second = server.log
+    assert second.received - first.received >= 0.025
+
+
+def test_a_bad_request_is_not_retried(fake: Any) -> None:
+    server = fake(fault_for=lambda index, body: "400")
+    runner = make_runner(max_retries=3, backoff=SHORT_BACKOFF)
+    outcome = call_once(server, runner)
+    assert server.requests == 1
+    assert not outcome.usable and outcome.content is None
+    assert outcome.error is not None and outcome.error.startswith("HTTP 400")
+    usage = runner.usage(MODEL, "chat")
+    assert (usage.retries, usage.failures) == (0, 1)
 
 
 # --- limits -----------------------------------------------------------------------------

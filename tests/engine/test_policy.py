@@ -10,7 +10,7 @@ import pytest
 
 from pytest_callqa.engine.core.metrics import Bands
 from pytest_callqa.engine.policy import PolicyError, apply_policy, scale_range
-from pytest_callqa.engine.registry import Registry, default_registry
+from pytest_callqa.engine.registry import Registry, builtin_tasks, default_registry
 
 ORIGIN = "team.toml"
 
@@ -238,3 +238,46 @@ def test_the_tables_themselves_are_checked() -> None:
 
 def test_a_refused_policy_error_is_a_value_error() -> None:
     assert issubclass(PolicyError, ValueError)
+
+
+def test_the_edges_of_a_scale_are_on_it() -> None:
+    low = applied({"keyword_f1": {"threshold": 0.0, "tolerance": 0}}).metric("entity", "keyword_f1")
+    assert low.bands == Bands(good=0.0, acceptable=None)
+    high = applied({"keyword_f1": {"threshold": 1}}).metric("entity", "keyword_f1")
+    assert high.bands == Bands(good=1.0, acceptable=0.85)
+
+
+def test_an_acceptable_edge_may_equal_the_threshold() -> None:
+    up = applied({"keyword_f1": {"threshold": 0.9, "acceptable": 0.9}}).metric(
+        "entity", "keyword_f1")
+    assert up.bands == Bands(good=0.9, acceptable=0.9)
+    down = applied({"compliance_false_pass_rate": {"acceptable": 0.01}}).metric(
+        "qa", "compliance_false_pass_rate")
+    assert down.bands == Bands(good=0.01, acceptable=0.01, blocker=0.01, higher_is_better=False)
+
+
+@pytest.mark.parametrize(("rule", "edge"), [
+    ({"blocker": True, "threshold": 0.99}, 0.98),    # the acceptable band still bounds it
+    ({"blocker": True, "acceptable": 0.99}, 0.99),   # the new acceptable edge is the blocker
+])
+def test_an_edited_bar_moves_a_built_in_blocker_edge(rule: dict, edge: float) -> None:
+    spec = applied({"fabrication_free_rate": rule}).metric("text", "fabrication_free_rate")
+    assert spec.bands is not None and spec.bands.blocker == edge
+
+
+def test_disabling_a_blocker_metric_makes_it_no_blocker() -> None:
+    spec = applied({"config_adherence": {"disabled": True}}).metric("entity", "config_adherence")
+    assert spec.blocker is False
+
+
+def test_a_bad_acceptable_edge_is_named() -> None:
+    assert refused({"keyword_f1": {"acceptable": 2}}) == (
+        f"{PREFIX}.keyword_f1.acceptable: 2 is off the metric's scale (0-1: 0 to 1)")
+
+
+def test_a_metric_in_two_tasks_is_ambiguous() -> None:
+    registry = Registry()
+    for spec in builtin_tasks()[:2]:
+        registry.register_task(spec)
+    with pytest.raises(PolicyError, match=r"several tasks \(entity, qa\)"):
+        apply_policy(registry, {"metrics": {"response_structure_compliance": {}}}, ORIGIN)

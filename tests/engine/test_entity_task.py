@@ -1,0 +1,109 @@
+"""The entity task end to end: the task score is the seed's 0.47/0.29/0.24 blend of what the
+task itself computed (the worked example checks the metric specs' weights, not the task), and
+each metric's reason and details say which entities it counted."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_callqa.engine.evaluate import evaluate
+
+from .helpers import TFIDF, make_case
+
+TRANSCRIPT = "customer: hello, I want a refund and to cancel my billing plan"
+CONFIG = {"keywords": ["hello", "refund", "account", "balance", "cancel"],
+          "topics": ["billing"]}
+
+
+def test_the_task_score_blends_the_three_f1_and_adherence_values_by_the_seed_weights() -> None:
+    case = make_case("entity", {
+        "detected_keywords": ["hello", "refund", "account", "balance"],
+        "detected_topics": ["billing"],
+        "valid_entity_set": [],
+    }, config=CONFIG, transcript=TRANSCRIPT)
+    result = evaluate(case, {
+        "detected_keywords": ["Hello", "refund", "cancel", "refund"],
+        "detected_topics": ["billing", "weather"],
+        "valid_entity_set": [],
+    }, embedder=TFIDF)
+    m = result.metrics
+    # keywords: 2 of 3 detected expected, 2 of 4 expected detected
+    keyword_f1 = 2 * (2 / 3) * (1 / 2) / (2 / 3 + 1 / 2)
+    # topics: 1 of 2 detected expected, the 1 expected detected
+    topic_f1 = 2 * (1 / 2) * 1 / (1 / 2 + 1)
+    # five distinct detections, "weather" is not configured
+    adherence = 4 / 5
+    assert m["keyword_f1"].value == pytest.approx(keyword_f1)
+    assert m["topic_f1"].value == pytest.approx(topic_f1)
+    assert m["config_adherence"].value == pytest.approx(adherence)
+    assert result.score == pytest.approx(0.47 * keyword_f1 + 0.29 * topic_f1 + 0.24 * adherence)
+
+    assert m["keyword_precision"].reason == "2 of 3 detected keywords expected; extra: cancel"
+    assert m["keyword_recall"].reason == \
+        "2 of 4 expected keywords detected; missed: account, balance"
+    assert m["keyword_f1"].reason == "P=0.67 R=0.50"
+    for metric in ("keyword_precision", "keyword_recall", "keyword_f1"):
+        assert m[metric].details == {"matched": ["hello", "refund"], "extra": ["cancel"],
+                                     "missed": ["account", "balance"]}
+    assert m["topic_precision"].reason == "1 of 2 detected topics expected; extra: weather"
+    assert m["topic_recall"].reason == "1 of 1 expected topics detected"
+    assert m["topic_f1"].details == {"matched": ["billing"], "extra": ["weather"], "missed": []}
+    assert m["config_adherence"].reason == \
+        "4 of 5 detected entities are configured; not configured: weather"
+    assert m["config_adherence"].details == {"not_configured": ["weather"]}
+    assert m["fabricated_entity_count"].value == 1
+    assert m["fabricated_entity_count"].reason == "fabricated: weather"
+    assert m["fabricated_entity_count"].details == {"fabricated": ["weather"]}
+    assert not m["cross_language_match_rate"].scored
+    assert m["cross_language_match_rate"].reason == \
+        "n/a: no expected entity is mentioned in another script or language"
+
+
+def test_nothing_detected_is_adherent_and_fabricates_nothing() -> None:
+    case = make_case("entity", {
+        "detected_keywords": ["refund"], "detected_topics": [], "valid_entity_set": [],
+    }, config=CONFIG, transcript=TRANSCRIPT)
+    result = evaluate(case, {"detected_keywords": [], "detected_topics": [],
+                             "valid_entity_set": []}, embedder=TFIDF)
+    m = result.metrics
+    assert m["config_adherence"].value == 1.0
+    assert m["config_adherence"].reason == "nothing detected"
+    assert m["fabricated_entity_count"].value == 0
+    assert m["fabricated_entity_count"].reason == "no fabricated entity"
+    assert m["keyword_recall"].reason == "0 of 1 expected keywords detected; missed: refund"
+    assert m["keyword_precision"].reason == "0 of 0 detected keywords expected"
+
+
+def test_an_entity_said_in_another_language_is_neither_fabricated_nor_missed_by_the_rate() -> None:
+    config = {"keywords": ["refund", "account"], "entity_language": "en",
+              "entity_mentions": {"account": {"text": "cuenta", "lang": "es"},
+                                  "refund": "refund"}}
+    case = make_case("entity", {
+        "detected_keywords": ["refund", "account"], "detected_topics": [],
+        "valid_entity_set": [],
+    }, config=config, transcript="customer: quiero un refund para mi cuenta")
+    with_account = evaluate(case, {"detected_keywords": ["refund", "account"],
+                                   "detected_topics": [], "valid_entity_set": []},
+                            embedder=TFIDF).metrics
+    assert with_account["fabricated_entity_count"].value == 0
+    assert with_account["cross_language_match_rate"].value == 1.0
+    assert with_account["cross_language_match_rate"].reason == \
+        "1 of 1 cross-language entities detected"
+    assert with_account["cross_language_match_rate"].details == {
+        "cross_language": ["account"], "detected": ["account"]}
+    without = evaluate(case, {"detected_keywords": ["refund"], "detected_topics": [],
+                              "valid_entity_set": []}, embedder=TFIDF).metrics
+    assert without["cross_language_match_rate"].value == 0.0
+    assert without["cross_language_match_rate"].details == {
+        "cross_language": ["account"], "detected": []}
+
+
+def test_a_mention_absent_from_the_transcript_does_not_excuse_a_detection() -> None:
+    config = {"keywords": ["refund", "account"],
+              "entity_mentions": {"account": {"text": "cuenta", "lang": "es"}}}
+    case = make_case("entity", {
+        "detected_keywords": ["refund"], "detected_topics": [], "valid_entity_set": [],
+    }, config=config, transcript="customer: I want a refund")
+    m = evaluate(case, {"detected_keywords": ["refund", "account"], "detected_topics": [],
+                        "valid_entity_set": []}, embedder=TFIDF).metrics
+    assert m["fabricated_entity_count"].details == {"fabricated": ["account"]}

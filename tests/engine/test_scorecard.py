@@ -257,3 +257,94 @@ def test_no_benchmark_score_without_a_call_task() -> None:
                             result("m", "qa", "b", 0.5)])
     assert card.models["m"].benchmark_score == pytest.approx(1.0)
     assert card.models["m"].final_score_a == pytest.approx((0.5 * 0.25 + 1.0 * 0.30) / 0.55)
+
+
+def _run(model: str, case: str, score: float, run: int, cost: float | None, tokens: int, *,
+         false_passes: tuple[int, int] | None = None, renormalised: bool = False) -> TaskResult:
+    usage = {"input_tokens": float(tokens)} | ({} if cost is None else {"cost_usd": cost})
+    return TaskResult(task="qa", case_id=case, score=score, valid=True, blocked=False,
+                      blockers=[], metrics=false_pass(*false_passes) if false_passes else {},
+                      model=model, run=run, usage=usage, renormalised=renormalised)
+
+
+def _rounded(value: object) -> object:
+    if isinstance(value, float):
+        return round(value, 9)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
+ALPHA = [_run("alpha", "a", 0.75, 0, 0.002, 100, false_passes=(1, 4)),
+         _run("alpha", "a", 0.25, 1, 0.004, 300, false_passes=(0, 4)),
+         _run("alpha", "b", 0.8, 0, 0.003, 200, false_passes=(1, 2), renormalised=True)]
+
+
+def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
+    card = build_scorecard([*ALPHA, _run("beta", "a", 0.6, 0, 0.001, 50)]).to_dict()
+    # alpha: case a averages its runs (0.5), case b 0.8; the false-pass rate pools 2 of 10;
+    # case a's runs (0.75, 0.25) give consistency 1 - 0.25/0.5 = 0.5, under its 0.9 bar, so
+    # the benchmark score is 0 and final A = (0.25 × 0.65 + 0.30 × 0) / 0.55.
+    assert _rounded(card) == {
+        "models": {
+            "alpha": {
+                "tasks": {"qa": {
+                    "score": 0.65, "cases": 2, "invalid_cases": 0, "blocked_cases": 0,
+                    "judge_error_cases": 0, "disqualified": False,
+                    "metrics": {"compliance_false_pass_rate": {
+                        "value": 0.2, "rating": "blocker", "blocker": False,
+                        "scored_cases": 3, "flagged": 0, "judge_errors": 0}},
+                    "not_scored": [], "renormalised_cases": 1}},
+                "benchmarks": {"consistency": {"value": 0.5, "passed": False,
+                                               "scored_cases": 1}},
+                "benchmark_score": 0.0,
+                "final_score_a": round(0.1625 / 0.55, 9),
+                "final_score_b": 0.65,
+                "missing_tasks": ["entity", "text", "translation"],
+                "cost_per_1000_calls": 3.0,
+                "cost_efficiency": round(0.65 / 3.0, 9),
+                "cost_adjusted_rank": 2,
+                "any_blocker": False,
+                "usage": {"input_tokens": 600.0, "cost_usd": 0.009},
+            },
+            "beta": {
+                "tasks": {"qa": {
+                    "score": 0.6, "cases": 1, "invalid_cases": 0, "blocked_cases": 0,
+                    "judge_error_cases": 0, "disqualified": False, "metrics": {},
+                    "not_scored": [], "renormalised_cases": 0}},
+                "benchmarks": {},
+                "benchmark_score": None,
+                "final_score_a": None,
+                "final_score_b": 0.6,
+                "missing_tasks": ["entity", "text", "translation"],
+                "cost_per_1000_calls": 1.0,
+                "cost_efficiency": 0.6,
+                "cost_adjusted_rank": 1,
+                "any_blocker": False,
+                "usage": {"input_tokens": 50.0, "cost_usd": 0.001},
+            },
+        },
+        # beta has no Layer 2 figure, so not every model has a final score A
+        "rank_basis": "final_score_b",
+        "notes": [],
+    }
+
+
+def test_every_model_with_a_final_score_a_ranks_by_it() -> None:
+    beta = [_run("beta", "a", 0.6, 0, 0.001, 50), _run("beta", "a", 0.6, 1, 0.001, 50)]
+    card = build_scorecard([*ALPHA, *beta])
+    assert card.rank_basis == "final_score_a"
+    # beta's repeated case is perfectly consistent: benchmark score 1
+    assert card.models["beta"].final_score_a == pytest.approx((0.25 * 0.6 + 0.30) / 0.55)
+    assert card.models["beta"].cost_efficiency == pytest.approx((0.25 * 0.6 + 0.30) / 0.55)
+    assert card.models["alpha"].cost_efficiency == pytest.approx(0.1625 / 0.55 / 3.0)
+    assert [card.models[m].cost_adjusted_rank for m in ("alpha", "beta")] == [2, 1]
+
+
+def test_a_model_without_cost_ranks_everyone_by_final_score_alone() -> None:
+    card = build_scorecard([*ALPHA, _run("beta", "a", 0.6, 0, None, 50)])
+    assert card.notes == ["cost unknown for some model: ranked by final score alone"]
+    assert card.models["beta"].cost_per_1000_calls is None
+    assert [card.models[m].cost_efficiency for m in ("alpha", "beta")] == [None, None]
+    # by final B: alpha 0.65 before beta 0.6, although beta was cheaper per call above
+    assert [card.models[m].cost_adjusted_rank for m in ("alpha", "beta")] == [1, 2]

@@ -348,3 +348,60 @@ def test_a_model_without_cost_ranks_everyone_by_final_score_alone() -> None:
     assert [card.models[m].cost_efficiency for m in ("alpha", "beta")] == [None, None]
     # by final B: alpha 0.65 before beta 0.6, although beta was cheaper per call above
     assert [card.models[m].cost_adjusted_rank for m in ("alpha", "beta")] == [1, 2]
+
+
+def test_consistency_reads_every_repeated_case_past_a_single_run_one() -> None:
+    # case "a" ran once and comes first; "b" ran twice (0.6, 0.2): 1 - 0.2 / 0.4 = 0.5
+    card = build_scorecard([result("m", "qa", "a", 0.9),
+                            result("m", "qa", "b", 0.6), result("m", "qa", "b", 0.2, run=1)])
+    assert card.models["m"].benchmarks["consistency"] == {
+        "value": pytest.approx(0.5), "passed": False, "scored_cases": 1}
+
+
+def test_an_invalid_run_counts_zero_even_if_it_carries_a_score() -> None:
+    # A merged shard report is read back from JSON: an invalid run with a stray score must
+    # still count 0, in the task score and in the consistency of its case.
+    stray = result("m", "qa", "a", 0.9, valid=False, run=1)
+    card = build_scorecard([result("m", "qa", "a", 0.9), stray])
+    assert card.models["m"].tasks["qa"].score == pytest.approx(0.45)
+    assert card.models["m"].benchmarks["consistency"]["value"] == pytest.approx(0.0)
+
+
+def test_results_are_kept_in_model_task_case_run_order() -> None:
+    given = [result("b", "qa", "a", 0.5), result("a", "qa", "b", 0.5, run=1),
+             result("a", "entity", "z", 0.5), result("a", "qa", "b", 0.5)]
+    card = build_scorecard(given)
+    assert [(r.model, r.task, r.case_id, r.run) for r in card.results] == [
+        ("a", "entity", "z", 0), ("a", "qa", "b", 0), ("a", "qa", "b", 1), ("b", "qa", "a", 0)]
+    assert card.models["a"].tasks["entity"].task == "entity"
+
+
+def test_a_task_the_registry_does_not_know_is_aggregated_without_metrics() -> None:
+    card = build_scorecard([result("m", "home_made", "a", 0.7)])
+    aggregate = card.models["m"].tasks["home_made"]
+    assert (aggregate.score, aggregate.metrics) == (pytest.approx(0.7), {})
+    assert card.task_order == ["home_made"]
+
+
+def test_a_model_without_a_final_score_ranks_after_one_with_any() -> None:
+    # "zeta" only ran the agent family, which has no place in the final score
+    card = build_scorecard([result("alpha", "qa", "a", 0.3), result("zeta", "agent", "a", 1.0)])
+    assert card.models["zeta"].final_score_b is None
+    assert [card.models[m].cost_adjusted_rank for m in ("alpha", "zeta")] == [1, 2]
+
+
+def test_a_free_model_is_ranked_by_its_final_score_over_the_cost_floor() -> None:
+    card = build_scorecard([result("free", "qa", "a", 0.5, cost=0.0),
+                            result("paid", "qa", "a", 0.9, cost=0.002)])
+    # the free model's normalised cost is 1 (the floor over itself), the paid one's is huge
+    assert card.models["free"].cost_efficiency == pytest.approx(0.5)
+    assert card.models["paid"].cost_efficiency == pytest.approx(0.9 / (2.0 / 1e-9))
+    assert card.models["free"].cost_adjusted_rank == 1
+
+
+def test_equal_cost_efficiency_is_broken_by_the_higher_final_score() -> None:
+    card = build_scorecard([result("cheap", "qa", "a", 0.4, cost=0.001),
+                            result("dear", "qa", "a", 0.8, cost=0.002)])
+    assert card.models["cheap"].cost_efficiency == pytest.approx(
+        card.models["dear"].cost_efficiency)
+    assert [card.models[m].cost_adjusted_rank for m in ("cheap", "dear")] == [2, 1]

@@ -107,3 +107,38 @@ def test_a_mention_absent_from_the_transcript_does_not_excuse_a_detection() -> N
     m = evaluate(case, {"detected_keywords": ["refund", "account"], "detected_topics": [],
                         "valid_entity_set": []}, embedder=TFIDF).metrics
     assert m["fabricated_entity_count"].details == {"fabricated": ["account"]}
+
+
+def test_lists_in_the_reasons_are_comma_separated() -> None:
+    case = make_case("entity", {
+        "detected_keywords": ["hello"], "detected_topics": [], "valid_entity_set": [],
+    }, config={"keywords": ["hello", "refund", "cancel"]}, transcript=TRANSCRIPT)
+    m = evaluate(case, {"detected_keywords": ["hello", "refund", "cancel", "loan", "visa"],
+                        "detected_topics": [], "valid_entity_set": []}, embedder=TFIDF).metrics
+    assert m["keyword_precision"].reason == \
+        "1 of 5 detected keywords expected; extra: refund, cancel, loan, visa"
+    assert m["config_adherence"].reason == \
+        "3 of 5 detected entities are configured; not configured: loan, visa"
+    assert m["fabricated_entity_count"].reason == "fabricated: loan, visa"
+
+
+def test_all_detections_configured_names_none_outside() -> None:
+    case = make_case("entity", {
+        "detected_keywords": ["hello", "refund"], "detected_topics": [], "valid_entity_set": [],
+    }, config=CONFIG, transcript=TRANSCRIPT)
+    m = evaluate(case, {"detected_keywords": ["hello", "refund"], "detected_topics": [],
+                        "valid_entity_set": []}, embedder=TFIDF).metrics
+    assert m["config_adherence"].reason == "2 of 2 detected entities are configured"
+
+
+def test_an_unexpected_detection_said_by_its_mention_is_not_fabricated() -> None:
+    # "account" is in no expected list and not in the transcript, but its configured mention
+    # "cuenta" is; "visa" after it is fabricated all the same.
+    config = {"keywords": ["refund", "account", "visa"],
+              "entity_mentions": {"account": {"text": "cuenta", "lang": "es"}}}
+    case = make_case("entity", {
+        "detected_keywords": ["refund"], "detected_topics": [], "valid_entity_set": [],
+    }, config=config, transcript="customer: quiero un refund para mi cuenta")
+    m = evaluate(case, {"detected_keywords": ["refund", "account", "visa"],
+                        "detected_topics": [], "valid_entity_set": []}, embedder=TFIDF).metrics
+    assert m["fabricated_entity_count"].details == {"fabricated": ["visa"]}

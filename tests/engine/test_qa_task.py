@@ -51,3 +51,18 @@ def test_a_false_pass_at_exactly_max_score(metrics: dict) -> None:
     assert rate.value == pytest.approx(0.5)
     assert rate.reason == "1 of 2 PASS_FAIL questions falsely passed: Q2"
     assert rate.details["false_passes"] == ["Q2"]
+
+
+def test_an_output_failing_the_structure_check_is_void_and_says_so() -> None:
+    case = make_case("qa", EXPECTED, config=asked(EXPECTED))
+    result = evaluate(case, "Sure! Here is the scorecard you asked for.", model="m",
+                      embedder=TFIDF)
+    assert (result.valid, result.score, result.blocked) == (False, None, True)
+    assert (result.model, result.run) == ("m", 0)
+    assert result.blockers == ["response_structure_compliance"]
+    assert result.notes == ["structure check failed: output is not valid JSON (Expecting value "
+                            "at char 0): 'Sure! Here is the scorecard you asked for.'"]
+    others = [m for k, m in result.metrics.items() if k != "response_structure_compliance"]
+    assert others and all(
+        not m.scored and m.reason == "not scored: the output failed the structure check"
+        for m in others)

@@ -22,8 +22,10 @@ OUTPUT = {"questions": [
 ]}                                           # Q3 and Q6 are missing
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def metrics() -> dict:
+    # Function scope on purpose: mutmut runs, for each mutant, only the tests that called the
+    # mutated function, and a module-scoped result would be computed in the first test alone.
     case = make_case("qa", EXPECTED, config=asked(EXPECTED))
     return evaluate(case, OUTPUT, embedder=TFIDF).metrics
 

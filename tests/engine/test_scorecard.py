@@ -405,3 +405,18 @@ def test_equal_cost_efficiency_is_broken_by_the_higher_final_score() -> None:
     assert card.models["cheap"].cost_efficiency == pytest.approx(
         card.models["dear"].cost_efficiency)
     assert [card.models[m].cost_adjusted_rank for m in ("cheap", "dear")] == [2, 1]
+
+
+def test_a_benchmark_metric_absent_from_the_results_does_not_hide_the_ones_after_it() -> None:
+    # faithfulness (first in the benchmark order) never ran; exact_match (later) did.
+    metrics = {"exact_match": MetricResult(value=1.0)}
+    card = build_scorecard([result("m", "qa", "a", 0.8, metrics=metrics),
+                            result("m", "qa", "b", 0.6, metrics={
+                                "exact_match": MetricResult(value=0.0)})])
+    benchmarks = card.models["m"].benchmarks
+    assert "faithfulness" not in benchmarks
+    assert benchmarks["exact_match"] == {"value": pytest.approx(0.5), "passed": False,
+                                         "scored_cases": 2}
+    # Layer 2 ran, so consistency is shown even without repeats: no repeated case, no value
+    assert benchmarks["consistency"] == {"value": None, "passed": None, "scored_cases": 0}
+    assert card.models["m"].benchmark_score == 0.0

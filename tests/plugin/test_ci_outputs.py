@@ -11,21 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from .conftest import PYPROJECT, MiniProject
-
-SUITE = """
-import pytest
-from pytest_callqa import assert_no_blockers, assert_qa_score
-
-def test_no_blockers(callqa_result):
-    assert_no_blockers(callqa_result)
-
-@pytest.mark.callqa(task="qa")
-def test_qa(callqa_result):
-    assert_qa_score(callqa_result, min_score=0.9)
-
-def test_unit():
-    assert True
-"""
+from .test_scorecard import SUITE
 
 
 def properties(case: ET.Element) -> dict[str, str]:

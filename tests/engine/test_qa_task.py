@@ -8,7 +8,7 @@ import pytest
 
 from pytest_callqa.engine.evaluate import evaluate
 
-from .helpers import TFIDF, asked, make_case, question
+from .helpers import TFIDF, FixedJudge, asked, make_case, question
 
 EXPECTED = {"questions": [
     question("Q1", 4), question("Q2", 0, qtype="PASS_FAIL"), question("Q3", 3),
@@ -68,3 +68,104 @@ def test_an_output_failing_the_structure_check_is_void_and_says_so() -> None:
     assert others and all(
         not m.scored and m.reason == "not scored: the output failed the structure check"
         for m in others)
+
+
+def test_gap_accuracy_reports_the_average_gap(metrics: dict) -> None:
+    # Gaps: Q1 0.5/5 = 0.1, Q2 5/5 = 1, Q3 missing = 1, Q4 0, Q5 0.5/5 = 0.1, Q6 missing = 1;
+    # mean 3.2 / 6 = 0.5333…
+    gap = metrics["score_gap_accuracy"]
+    assert gap.value == pytest.approx(1 - 3.2 / 6)
+    assert gap.reason == "average normalised gap 0.533"
+    assert gap.details == {"average_gap": pytest.approx(3.2 / 6)}
+
+
+def test_false_pass_counts_are_the_pooled_numerator_and_denominator(metrics: dict) -> None:
+    assert metrics["compliance_false_pass_rate"].details == {
+        "numerator": 1, "denominator": 2, "false_passes": ["Q2"]}
+
+
+def test_scores_outside_the_range_are_wrong_and_named() -> None:
+    expected = {"questions": [question("Q1", 4), question("Q2", 0, qtype="PASS_FAIL"),
+                              question("Q3", 2)]}
+    output = {"questions": [question("Q1", 6), question("Q2", -1, qtype="PASS_FAIL"),
+                            question("Q3", 2)]}
+    case = make_case("qa", expected, config=asked(expected))
+    metrics = evaluate(case, output, embedder=TFIDF).metrics
+    accuracy = metrics["question_score_accuracy"]
+    assert accuracy.value == pytest.approx(1 / 3)
+    assert accuracy.reason == ("1 of 3 questions scored correctly; "
+                               "score outside 0..max_score: Q1, Q2")
+    assert accuracy.details["out_of_range"] == ["Q1", "Q2"]
+    assert accuracy.details["missing"] == []
+    # A PASS_FAIL answered below 0 is wrong but not a false pass.
+    rate = metrics["compliance_false_pass_rate"]
+    assert (rate.value, rate.reason) == (0.0, "0 of 1 PASS_FAIL questions falsely passed")
+
+
+def test_no_pass_fail_question_leaves_the_false_pass_rate_not_scored() -> None:
+    expected = {"questions": [question("Q1", 4), question("Q2", 1)]}
+    case = make_case("qa", expected, config=asked(expected))
+    metrics = evaluate(case, expected, embedder=TFIDF).metrics
+    rate = metrics["compliance_false_pass_rate"]
+    assert (rate.scored, rate.value) == (False, None)
+    assert rate.reason == "n/a: the scorecard has no PASS_FAIL question"
+    assert metrics["question_score_accuracy"].reason == "2 of 2 questions scored correctly"
+
+
+def test_the_evidence_request_carries_each_reason_with_the_expected_one() -> None:
+    expected = {"questions": [question("Q1", 4, reason="greeted by name"),
+                              question("Q2", 0, qtype="PASS_FAIL", reason="no disclosure")]}
+    output = {"questions": [question("Q2", 0, qtype="PASS_FAIL", reason="skipped it"),
+                            question("Q1", 4, reason="said hello")]}
+    case = make_case("qa", expected, config=asked(expected))
+    judge = FixedJudge({"evidence_backed_reasoning": 1.0})
+    # Without the Layer 2 benchmarks, whose requests are not the task's.
+    result = evaluate(case, output, judge=judge, embedder=TFIDF, benchmarks=False)
+    assert [(r.metric, r.scale, r.task) for r in judge.seen] == [
+        ("evidence_backed_reasoning", "unit", "qa")]
+    assert judge.seen[0].focus == {"reasons": [
+        {"question_id": "Q2", "reason": "skipped it", "expected_reason": "no disclosure"},
+        {"question_id": "Q1", "reason": "said hello", "expected_reason": "greeted by name"},
+    ]}
+    # 0.70 × 1 + 0.20 × 1 + 0.10 × 1
+    assert result.score == pytest.approx(1.0)
+
+
+def test_an_unknown_question_id_is_an_output_problem() -> None:
+    case = make_case("qa", EXPECTED, config=asked(EXPECTED))
+    output = {"questions": [question("Q1", 4), question("Q9", 1), question("Q8", 2)]}
+    result = evaluate(case, output, embedder=TFIDF)
+    assert result.valid is False
+    assert "questions: unknown question_id 'Q9', 'Q8' (not in the scorecard)" in \
+        " ".join(result.notes)
+
+
+@pytest.mark.parametrize(("expected", "config", "problem"), [
+    ({"questions": [question("Q1", 2, qtype="PASS_FAIL")]}, None,
+     "expected_outcome.questions[0].score: a PASS_FAIL question scores 0 or max_score (5), "
+     "got 2"),
+    ({"questions": [question("Q1", 2)]},
+     {"questions": [{"question_id": "Q1", "type": "SCORE", "max_score": 5},
+                    {"question_id": "Q7", "type": "SCORE", "max_score": 5}]},
+     "config.questions[1].question_id: 'Q7' has no expected score"),
+    ({"questions": [question("Q1", 2), question("Q2", 3)]},
+     {"questions": [{"question_id": "Q1", "type": "SCORE", "max_score": 5}]},
+     "expected_outcome.questions[1].question_id: 'Q2' is not asked in config.questions (a live "
+     "model would never answer it)"),
+    ({"questions": [question("Q1", 0)]},
+     {"questions": [{"question_id": "Q1", "type": "PASS_FAIL", "max_score": 5}]},
+     "expected_outcome.questions[0].type: SCORE but config.questions asks 'Q1' as PASS_FAIL"),
+    ({"questions": [question("Q1", 2)]},
+     {"questions": [{"question_id": "Q1", "type": "SCORE", "max_score": 10}]},
+     "expected_outcome.questions[0].max_score: 5 but config.questions gives 'Q1' max_score 10"),
+])
+def test_inconsistent_cases_are_refused_naming_the_field(expected, config, problem) -> None:
+    from pytest_callqa.engine.core.cases import GoldenCase
+    from pytest_callqa.engine.registry import default_registry
+
+    case = GoldenCase.model_validate({
+        "id": "c", "task": "qa", "transcript": "agent: Hello\ncustomer: Hi",
+        "config": config if config is not None else asked(expected),
+        "expected_outcome": expected,
+    })
+    assert default_registry().task("qa").check_case(case) == [problem]

@@ -1,0 +1,194 @@
+"""The judge's reply contract, read directly: the schema a reply must follow and what
+``parse_reply`` keeps, refuses and says about each verdict."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_callqa.engine.core.judging import FOCUS_VIEW, JudgeRequest
+from pytest_callqa.engine.judges.replies import (
+    Item,
+    JudgeReply,
+    kept_fields,
+    parse_reply,
+    reply_schema,
+    verdict_fields,
+)
+from tests.engine.helpers import asked, make_case, question
+
+_EXPECTED = {"questions": [question("Q1", 4)]}
+CASE = make_case("qa", _EXPECTED, config=asked(_EXPECTED))
+
+
+def _item(ident: str, scale: str = "unit", **kwargs) -> Item:
+    request = JudgeRequest(case=CASE, task="qa", metric=ident, scale=scale,  # type: ignore[arg-type]
+                           instructions="judge it", model_output={}, **kwargs)
+    return Item(ident, request)
+
+
+def _verdict(score, reason: str = "ok", **extra) -> dict:
+    return {"score": score, "expected_outcome_reference": "", "model_output_observed": "",
+            "reason": reason, **extra}
+
+
+UNIT, BINARY = _item("faithfulness"), _item("resolved", "binary")
+
+
+def test_verdict_fields_with_the_full_view_and_a_listed_field() -> None:
+    item = _item("m", "likert5", reply_fields=(("failure_code", "code", "why it failed"),))
+    assert verdict_fields(item.request) == {
+        "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+        "expected_outcome_reference": {"type": "string"},
+        "model_output_observed": {"type": "string"},
+        "reason": {"type": "string"},
+        "failure_code": {"type": ["string", "null"]},
+    }
+
+
+def test_a_view_without_the_truth_asks_for_no_reference_to_it() -> None:
+    item = _item("m", "ternary", view=FOCUS_VIEW,
+                 reply_fields=(("turns", "turns", "where"), ("n", "count", "how many")))
+    assert verdict_fields(item.request) == {
+        "score": {"type": "number", "enum": [0, 0.5, 1]},
+        "model_output_observed": {"type": "string"},
+        "reason": {"type": "string"},
+        "turns": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+        "n": {"type": "integer", "minimum": 0},
+    }
+
+
+def test_reply_schema_is_strict_one_key_per_metric() -> None:
+    schema = reply_schema([UNIT, _item("q", "rubric0_5")])
+    assert schema["type"] == "object"
+    assert schema["required"] == ["faithfulness", "q"]
+    assert schema["additionalProperties"] is False
+    unit = schema["properties"]["faithfulness"]
+    assert unit["type"] == "object" and unit["additionalProperties"] is False
+    assert unit["required"] == ["score", "expected_outcome_reference", "model_output_observed",
+                                "reason"]
+    assert unit["properties"]["score"] == {"type": "number", "minimum": 0, "maximum": 1}
+    assert schema["properties"]["q"]["properties"]["score"] == {
+        "type": "integer", "enum": [0, 1, 2, 3, 4, 5]}
+
+
+def test_kept_fields_takes_listed_and_diagnostic_fields_top_level_over_nested() -> None:
+    item = _item("m", reply_fields=(("missing_facts", "count", "facts left out"),))
+    reply = JudgeReply.model_validate(_verdict(
+        0.5, failure_code="F2", tone="warm", missing_facts=3,
+        details={"turns": [1, 2], "missing_facts": 9, "other": 1}))
+    assert kept_fields(reply, item.request) == {
+        "failure_code": "F2", "missing_facts": 3, "turns": [1, 2]}
+    flat = JudgeReply.model_validate(_verdict(0.5, details="not an object", turns=[4]))
+    assert kept_fields(flat, item.request) == {"turns": [4]}
+
+
+def test_the_asked_for_shape_is_parsed() -> None:
+    reply = json.dumps({"faithfulness": _verdict(0.75), "resolved": _verdict(1)})
+    parsed = parse_reply(reply, [UNIT, BINARY])
+    assert (parsed.problems, parsed.general, parsed.off_scale) == ({}, [], {})
+    assert {k: (r.metric, r.score) for k, r in parsed.replies.items()} == {
+        "faithfulness": ("faithfulness", 0.75), "resolved": ("resolved", 1)}
+    assert parsed.all_problems() == []
+
+
+@pytest.mark.parametrize("reply", [
+    {"verdicts": [{"metric": "faithfulness", **_verdict(0.5)},
+                  {"metric": "resolved", **_verdict(0)}]},
+    {"verdicts": {"faithfulness": _verdict(0.5), "resolved": _verdict(0)}},
+    [{"metric": "faithfulness", **_verdict(0.5)}, {"metric": "resolved", **_verdict(0)}],
+])
+def test_the_other_shapes_models_write_are_read_too(reply) -> None:
+    parsed = parse_reply(json.dumps(reply), [UNIT, BINARY])
+    assert parsed.all_problems() == []
+    assert {k: r.score for k, r in parsed.replies.items()} == {"faithfulness": 0.5,
+                                                              "resolved": 0}
+
+
+def test_a_single_metric_reply_may_be_the_bare_verdict_under_any_name() -> None:
+    parsed = parse_reply(json.dumps({"metric": "Faithfulness", **_verdict(0.25)}), [UNIT])
+    assert parsed.all_problems() == []
+    assert parsed.replies["faithfulness"].score == 0.25
+
+
+@pytest.mark.parametrize(("content", "general"), [
+    ("not json at all", ["the reply is not valid JSON: output is not valid JSON (Expecting "
+                         "value at char 0): 'not json at all'"]),
+    ('"a string"', ["the reply must be an object with one verdict per metric id, keyed by the "
+                    "id, got str"]),
+    ('{"verdicts": 3}', ["'verdicts' must be a list of objects"]),
+])
+def test_replies_of_the_wrong_shape_say_what_was_wanted(content, general) -> None:
+    parsed = parse_reply(content, [UNIT, BINARY])
+    assert parsed.general == general
+    assert parsed.replies == {}
+    if general[0].startswith("the reply is not valid JSON"):
+        assert parsed.problems == {}
+    else:
+        assert parsed.problems == {"faithfulness": ["no verdict for metric 'faithfulness'"],
+                                   "resolved": ["no verdict for metric 'resolved'"]}
+
+
+@pytest.mark.parametrize(("score", "message", "off"), [
+    (1.5, "score 1.5 for metric 'faithfulness' is not valid on the unit (0–1) scale: expected "
+          "a number from 0.0 to 1.0 (continuous; 1.0 = fully correct)", 1.5),
+    ("high", "score 'high' for metric 'faithfulness' is not valid on the unit (0–1) scale: "
+             "expected a number from 0.0 to 1.0 (continuous; 1.0 = fully correct)", None),
+    (True, "score True for metric 'faithfulness' is not valid on the unit (0–1) scale: "
+           "expected a number from 0.0 to 1.0 (continuous; 1.0 = fully correct)", None),
+])
+def test_a_score_off_the_scale_is_refused_and_kept_aside_when_numeric(score, message,
+                                                                      off) -> None:
+    parsed = parse_reply(json.dumps({"faithfulness": _verdict(score)}), [UNIT])
+    assert parsed.replies == {}
+    assert parsed.problems == {"faithfulness": [message]}
+    assert parsed.off_scale == ({} if off is None else {"faithfulness": off})
+
+
+def test_binary_scores_name_their_scale() -> None:
+    parsed = parse_reply(json.dumps({"resolved": _verdict(0.5)}), [BINARY])
+    assert parsed.problems == {"resolved": [
+        "score 0.5 for metric 'resolved' is not valid on the binary (0–1) scale: expected "
+        "exactly 0 or 1 (1 = criterion met at or above its threshold, 0 = not met)"]}
+    assert parsed.off_scale == {"resolved": 0.5}
+
+
+def test_two_verdicts_for_one_metric_trust_neither() -> None:
+    reply = [{"metric": "faithfulness", **_verdict(0.5)},
+             {"metric": "faithfulness", **_verdict(0.9)},
+             {"metric": "resolved", **_verdict(1)}]
+    parsed = parse_reply(json.dumps(reply), [UNIT, BINARY])
+    assert parsed.problems == {"faithfulness": ["two verdicts for metric 'faithfulness'"]}
+    assert list(parsed.replies) == ["resolved"]
+
+
+def test_a_verdict_for_a_metric_not_asked_is_reported() -> None:
+    reply = [{"metric": "tone", **_verdict(0.5)}, {"metric": "faithfulness", **_verdict(1)},
+             {"metric": "resolved", **_verdict(1)}]
+    parsed = parse_reply(json.dumps(reply), [UNIT, BINARY])
+    assert parsed.general == ["verdict for unknown metric 'tone'"]
+    assert sorted(parsed.replies) == ["faithfulness", "resolved"]
+
+
+def test_a_malformed_verdict_is_charged_to_its_metric_or_to_the_reply() -> None:
+    reply = [{"metric": "faithfulness", "score": 0.5},
+             {"metric": "nobody", "score": 1},
+             {"metric": "resolved", **_verdict(1)}]
+    parsed = parse_reply(json.dumps(reply), [UNIT, BINARY])
+    assert parsed.problems == {"faithfulness": ["malformed verdict (reason: Field required)"]}
+    assert parsed.general == ["malformed verdict (reason: Field required)"]
+    assert list(parsed.replies) == ["resolved"]
+    assert parsed.all_problems() == ["malformed verdict (reason: Field required)",
+                                     "malformed verdict (reason: Field required)"]
+
+
+def test_a_malformed_single_verdict_is_charged_to_the_one_metric() -> None:
+    parsed = parse_reply(json.dumps([{"metric": "x", "reason": ["not", "text"]}]), [UNIT])
+    assert parsed.problems == {"faithfulness": [
+        "malformed verdict (reason: Input should be a valid string)"]}
+    assert parsed.general == []
+    non_object = parse_reply(json.dumps([3]), [UNIT])
+    assert non_object.problems == {"faithfulness": [
+        "malformed verdict (verdict: Input should be a valid dictionary or instance of "
+        "JudgeReply)"]}

@@ -160,6 +160,23 @@ def test_an_unknown_question_id_is_an_output_problem() -> None:
      "expected_outcome.questions[0].max_score: 5 but config.questions gives 'Q1' max_score 10"),
 ])
 def test_inconsistent_cases_are_refused_naming_the_field(expected, config, problem) -> None:
+    assert _problems(expected, config) == [problem]
+
+
+def test_every_inconsistency_of_a_case_is_reported() -> None:
+    expected = {"questions": [question("Q1", 2), question("Q2", 3), question("Q3", 0)]}
+    config = {"questions": [{"question_id": "Q3", "type": "PASS_FAIL", "max_score": 5}]}
+    assert _problems(expected, config) == [
+        "expected_outcome.questions[0].question_id: 'Q1' is not asked in config.questions (a "
+        "live model would never answer it)",
+        "expected_outcome.questions[1].question_id: 'Q2' is not asked in config.questions (a "
+        "live model would never answer it)",
+        "expected_outcome.questions[2].type: SCORE but config.questions asks 'Q3' as "
+        "PASS_FAIL",
+    ]
+
+
+def _problems(expected, config) -> list[str]:
     from pytest_callqa.engine.core.cases import GoldenCase
     from pytest_callqa.engine.registry import default_registry
 
@@ -168,4 +185,27 @@ def test_inconsistent_cases_are_refused_naming_the_field(expected, config, probl
         "config": config if config is not None else asked(expected),
         "expected_outcome": expected,
     })
-    assert default_registry().task("qa").check_case(case) == [problem]
+    return default_registry().task("qa").check_case(case)
+
+
+def test_every_false_pass_is_named() -> None:
+    expected = {"questions": [question("Q1", 0, qtype="PASS_FAIL"),
+                              question("Q2", 0, qtype="PASS_FAIL")]}
+    output = {"questions": [question("Q1", 5, qtype="PASS_FAIL"),
+                            question("Q2", 5, qtype="PASS_FAIL")]}
+    case = make_case("qa", expected, config=asked(expected))
+    rate = evaluate(case, output, embedder=TFIDF).metrics["compliance_false_pass_rate"]
+    assert (rate.value, rate.reason) == (1.0, "2 of 2 PASS_FAIL questions falsely passed: Q1, Q2")
+
+
+def test_unscored_evidence_renormalises_the_other_weights_and_says_so() -> None:
+    expected = {"questions": [question("Q1", 4), question("Q2", 2)]}
+    output = {"questions": [question("Q1", 4), question("Q2", 5)]}
+    case = make_case("qa", expected, config=asked(expected))
+    judge = FixedJudge({"evidence_backed_reasoning": None})
+    result = evaluate(case, output, judge=judge, embedder=TFIDF, benchmarks=False)
+    # accuracy 1/2, gap accuracy 1 - (0 + 3/5) / 2 = 0.7: (0.70 × 0.5 + 0.20 × 0.7) / 0.90
+    assert result.score == pytest.approx(0.49 / 0.9)
+    assert result.renormalised is True
+    assert result.notes == ["weights renormalised without: evidence_backed_reasoning "
+                            "(not scored)"]

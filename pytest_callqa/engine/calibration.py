@@ -317,11 +317,13 @@ def verdict(calibration: Mapping[str, Mapping[str, Any]],
     """
     problems = []
     for metric, entry in calibration.items():
-        kappa, n = entry.get("kappa"), entry.get("n", 0)
+        kappa: float | None = entry.get("kappa")
+        n = entry.get("n", 0)
         if n and kappa is None:
-            problems.append(f"{metric}: kappa undefined on {n} pairs (people and judge each "
-                            "used one category): add labelled items of other categories")
-        elif n and kappa < min_kappa:
+            problems.append(f"{metric}: kappa undefined on {n} pairs (people and judge put "
+                            "every pair in the same category): add labelled items of other "
+                            "categories")
+        elif n and kappa is not None and kappa < min_kappa:
             problems.append(f"{metric}: kappa {kappa:.2f} < {min_kappa:g} on {n} pairs")
     if not any(entry.get("n") for entry in calibration.values()):
         problems.append("no labelled output was scored: nothing to calibrate (check the "

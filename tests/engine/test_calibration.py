@@ -268,3 +268,45 @@ def test_calibration_lines_show_each_metric_and_the_verdict() -> None:
                          "< 0.6 on 4 pairs")
     assert "  dominant_emotion_correctness: confusion, rows people / columns judge [0 1]: " \
            "0: 1 1; 1: 0 2" in lines
+
+
+EXAMPLE_SET = Path(__file__).parents[2] / "example_project" / "calibration"
+SHARED_DATA = Path(__file__).parents[3] / "shared" / "data"
+
+
+def test_the_example_calibration_set_loads_with_traceable_labels() -> None:
+    from pytest_callqa.engine.loading import load_cases
+
+    cases = load_cases(EXAMPLE_SET / "cases")
+    labels = [(c.id, m, label) for c in cases for m, label in c.human_labels.items()]
+    assert len(cases) == 100 and len(labels) == 140
+    per_metric: dict[str, list[float]] = {}
+    for _, metric, label in labels:
+        per_metric.setdefault(metric, []).append(label.value)
+    assert {m: (len(v), sorted(set(v))) for m, v in per_metric.items()} == {
+        "call_intent_match": (40, [0.0, 0.5, 1.0]),
+        "fabrication_free_rate": (40, [0.0, 1.0]),
+        "sentence_meaning_accuracy": (60, [0.0, 1.0]),
+    }
+    assert all(label.labeler and label.note for _, _, label in labels)
+    assert all((EXAMPLE_SET / "outputs" / "human" / f"{c.id}.json").is_file() for c in cases)
+
+
+def test_the_committed_set_is_what_the_script_builds(tmp_path: Path) -> None:
+    if not (SHARED_DATA / "dialogues.jsonl").is_file():
+        pytest.skip(f"the shared data the set is built from is not at {SHARED_DATA}")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "build_calibration_set", Path(__file__).parents[2] / "tools" / "build_calibration_set.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.build(SHARED_DATA, tmp_path) == 140
+    built = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    for rel in built:
+        assert (tmp_path / rel).read_bytes() == (EXAMPLE_SET / rel).read_bytes(), rel
+    committed = sorted(p.relative_to(EXAMPLE_SET)
+                       for folder in ("cases", "outputs", "licenses")
+                       for p in (EXAMPLE_SET / folder).rglob("*") if p.is_file())
+    assert built == committed

@@ -63,14 +63,16 @@ def _report(pytester: pytest.Pytester) -> dict[str, Any]:
     return data
 
 
-def test_calibration_table_report_and_a_passing_gate(labelled: pytest.Pytester) -> None:
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_calibration_table_report_and_a_passing_gate(labelled: pytest.Pytester,
+                                                     xdist: list[str]) -> None:
     """Pairs (people, judge): a (1, 1), b (0.5, 0.5), c (0.5, 1), e (0, 0.5); d not scored.
     Categories 2 2, 1 1, 1 2, 0 1: agreement 2/4. Linear kappa: weighted disagreement 2;
     marginals people 1 2 1, judge 0 2 2, chance (1·2·1 + 1·2·2 + 2·2·1 + 1·2·1)/4 = 3;
     kappa 1 − 2/3. Bias (0 + 0 + 0.5 + 0.5)/4 = 0.25. Spearman: ranks 4 2.5 2.5 1 against
     3.5 1.5 3.5 1.5, rho = 3 / √(4.5 · 4) = 0.707."""
     result = labelled.runpytest("-p", "no:cacheprovider", "--callqa-calibrate",
-                                "--callqa-min-kappa", "0.3")
+                                "--callqa-min-kappa", "0.3", *xdist)
     assert result.ret == 0
     result.stdout.fnmatch_lines([
         "*= callqa calibration =*",

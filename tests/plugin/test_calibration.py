@@ -190,3 +190,38 @@ def test_the_example_calibration_set_gates_on_kappa(example_set: Path) -> None:
     assert passed.returncode == 0, passed.stdout[-3000:]
     assert ("callqa calibration: pass — every metric the judge scored reaches kappa >= 0.15"
             in passed.stdout.splitlines())
+
+
+def test_the_llm_judge_is_calibrated_the_same_way(
+        labelled: pytest.Pytester, fake: Any, monkeypatch: pytest.MonkeyPatch,
+        _openai_imported: None) -> None:
+    """The fake LLM judge answers the middle of every scale (0.5 on call intent) and garbage
+    for case e, whose label is left out as a judge error. Pairs (1, .5), (.5, .5), (.5, .5),
+    (0, .5): categories people 2 1 1 0, judge 1 1 1 1; weighted disagreement 2, chance
+    (1·4·1 + 1·4·1)/4 = 2, so kappa 1 − 2/2 = 0; agreement 2/4; bias 0; Spearman undefined
+    (the judge is constant). Kappa 0 < 0.6 fails the run."""
+    def fault(index: int, body: dict[str, Any]) -> str | None:
+        return "garbage" if "what are the branch hours" in body["messages"][1]["content"] \
+            else None
+
+    server = fake(fault_for=fault)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-calibration-test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    (labelled.path / "pyproject.toml").write_text(
+        PYPROJECT.replace('"heuristic"', '"openai"')
+        + f'callqa_judge_base_url = "{server.base_url}"\n',
+        encoding="utf-8")
+    labelled.makepyfile(test_eval="def test_intent(callqa_result):\n"
+                                  "    assert callqa_result.metric('call_intent_match')\n")
+    result = labelled.runpytest("-p", "no:cacheprovider", "--callqa-calibrate")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=4, errors=1)
+    result.stdout.fnmatch_lines([
+        "call_intent_match * text * 4 * 1 * 0.50 * 0.00 * linear * — * 0.000",
+        "  call_intent_match: left out of n: 1 judge error (of 5 labels)",
+        "callqa calibration: FAIL — call_intent_match: kappa 0.00 < 0.6 on 4 pairs",
+    ])
+    entry = _report(labelled)["calibration"]["call_intent_match"]
+    assert entry["pairs"] == [[1.0, 0.5], [0.5, 0.5], [0.5, 0.5], [0.0, 0.5]]
+    assert entry["kappa"] == pytest.approx(0.0) and entry["spearman"] is None
+    assert entry["left_out"] == {"not_scored": 0, "judge_error": 1, "not_evaluated": 0}

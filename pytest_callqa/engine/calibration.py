@@ -77,6 +77,8 @@ class LabelScale:
             return min(range(len(self.grid)), key=lambda i: abs(self.grid[i] - value))
         if self.bands is None:
             return math.floor(min(max(value, self.low), self.high) - self.low + 0.5)
+        # ``_reachable`` keeps every band ``Bands.rate`` can answer, whatever the order of
+        # the bounds a policy set.
         return self.categories.index(self.bands.rate(value))
 
 

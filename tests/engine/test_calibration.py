@@ -310,3 +310,24 @@ def test_the_committed_set_is_what_the_script_builds(tmp_path: Path) -> None:
                        for folder in ("cases", "outputs", "licenses")
                        for p in (EXAMPLE_SET / folder).rglob("*") if p.is_file())
     assert built == committed
+
+
+def test_bands_set_out_of_order_still_give_every_value_a_category() -> None:
+    """A policy's blocker above its acceptable bar: no value is rated 'fail', so the scale has
+    no such category; 0.95 (below the blocker 0.97) is blocker, 0.98 acceptable."""
+    from pytest_callqa.engine.core.metrics import Bands, MetricSpec
+
+    spec = MetricSpec(id="m", task="text", name="M", description="", scale="0-1",
+                      threshold="", bands=Bands(good=1.0, acceptable=0.9, blocker=0.97))
+    scale = label_scale(spec)
+    assert not isinstance(scale, str)
+    assert scale.categories == ("blocker", "acceptable", "good")
+    assert [scale.category(v) for v in (0.95, 0.98, 1.0)] == [0, 1, 2]
+    lower = MetricSpec(id="n", task="text", name="N", description="", scale="rate",
+                       threshold="", bands=Bands(good=0.1, acceptable=0.3, blocker=0.2,
+                                                 higher_is_better=False))
+    odd = label_scale(lower)
+    assert not isinstance(odd, str)
+    assert odd.categories == ("blocker", "acceptable", "good")
+    # 0.25 is above the blocker 0.2: rated blocker; 0.15 acceptable; 0.05 good.
+    assert [odd.category(v) for v in (0.25, 0.15, 0.05)] == [0, 1, 2]

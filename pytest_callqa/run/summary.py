@@ -252,7 +252,6 @@ class Summary:
             data["run"]["shard"] = f"{index}/{count}"
         return plain(data)  # type: ignore[no-any-return]
 
-
     def calibration(self, card: Scorecard) -> tuple[dict[str, Any], dict[str, Any]]:
         """Per labelled metric, the judge against the human_labels (the report's
         ``calibration``), and the verdict of the kappa gate (``run.calibration``)."""

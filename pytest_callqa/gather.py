@@ -64,7 +64,7 @@ class ResultsGatherer:
                 self.problem = f"callqa: {exc}"
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
             else:
-                if self.delivered.failed:
+                if self.delivered.failed or self.delivered.calibration_failed:
                     session.exitstatus = pytest.ExitCode.TESTS_FAILED
                 # pytest's JUnit plugin is needed only here, at the end of a run that
                 # evaluated something.
@@ -97,6 +97,10 @@ class ResultsGatherer:
         if self.delivered is not None:
             for line in self.delivered.lines:
                 terminalreporter.write_line(line)
+            if self.delivered.calibration_lines:
+                terminalreporter.write_sep("=", "callqa calibration")
+            for line in self.delivered.calibration_lines:
+                terminalreporter.write_line(line, red="FAIL —" in line)
         for what, path in (("report", self.state.settings.report),
                            ("HTML report", self.state.settings.html),
                            ("markdown summary", self.state.settings.markdown)):

@@ -16,8 +16,10 @@ import pytest
 
 from .engine.core.defaults import (
     DEFAULT_CACHE_DIR,
+    DEFAULT_CALIBRATION_MODEL,
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE_MODEL,
+    DEFAULT_MIN_KAPPA,
     DEFAULT_RESPONSE_FORMAT,
     DEFAULT_TIMEOUT_S,
     RESPONSE_FORMATS,
@@ -58,6 +60,9 @@ TIMEOUT_OPTION = "--callqa-timeout"
 CACHE_OPTION = "--callqa-cache"
 CACHE_DIR_OPTION = "--callqa-cache-dir"
 BUDGET_OPTION = "--callqa-budget"
+CALIBRATE_OPTION = "--callqa-calibrate"
+MIN_KAPPA_OPTION = "--callqa-min-kappa"
+CALIBRATION_MODEL_OPTION = "--callqa-calibration-model"
 
 JUDGES = ("heuristic", "openai")
 JUDGE_MODES = ("combined", "per-metric")
@@ -164,6 +169,16 @@ def add_options(parser: pytest.Parser) -> None:
     add(SHARD_OPTION, "run only shard I of N of the (model, case) pairs, a stable split "
         "(merge the shards' reports with `python -m pytest_callqa merge`); default: all",
         metavar="I/N", default=None, ini=False)
+    add(CALIBRATE_OPTION, "compare the judge with the golden cases' human_labels: per "
+        "metric n, agreement, Cohen's kappa, Spearman, bias and the confusion matrix, "
+        "printed after the scorecard and written to the JSON report; the run fails when a "
+        "metric's kappa is below the minimum (docs/calibration.md); default: off",
+        action=argparse.BooleanOptionalAction, default=None, ini_type="bool",
+        ini_default=False)
+    add(MIN_KAPPA_OPTION, "the Cohen's kappa every metric the judge scores must reach in a "
+        f"calibrating run; default: {DEFAULT_MIN_KAPPA:g}", metavar="KAPPA", default=None)
+    add(CALIBRATION_MODEL_OPTION, "the model whose recorded outputs the human_labels "
+        f"describe; default: {DEFAULT_CALIBRATION_MODEL}", metavar="NAME", default=None)
     add(METRICS_OPTION, "list every registered metric (thresholds, weights, bands) and exit",
         action="store_true", default=False, ini=False)
     add(CASE_SCHEMA_OPTION, "write the JSON Schema of a golden case file to PATH and exit",
@@ -300,6 +315,16 @@ def read_settings(config: pytest.Config) -> Settings:
     rpm = _number(config, RPM_OPTION, int, minimum=1)
     timeout = _number(config, TIMEOUT_OPTION, float, minimum=0, exclusive=True)
     budget = _number(config, BUDGET_OPTION, float, minimum=0)
+    calibrate = config.getoption(ini_name(CALIBRATE_OPTION))
+    if calibrate is None:
+        calibrate = config.getini(ini_name(CALIBRATE_OPTION))
+    min_kappa = _number(config, MIN_KAPPA_OPTION, float, minimum=-1)
+    if min_kappa is not None and min_kappa > 1:
+        raise pytest.UsageError(f"{ini_name(MIN_KAPPA_OPTION)}: kappa is at most 1, got "
+                                f"{min_kappa:g}")
+    calibration_model = (config.getoption(ini_name(CALIBRATION_MODEL_OPTION))
+                         or config.getini(ini_name(CALIBRATION_MODEL_OPTION))
+                         or DEFAULT_CALIBRATION_MODEL)
     live = []
     for entry in models:
         try:
@@ -353,6 +378,9 @@ def read_settings(config: pytest.Config) -> Settings:
         shard=shard_of if shard is not None else None,
         policies=_policies(config),
         disqualify_tolerance=int(tolerance),
+        calibrate=bool(calibrate),
+        min_kappa=min_kappa if min_kappa is not None else DEFAULT_MIN_KAPPA,
+        calibration_model=str(calibration_model),
     )
 
 

@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("pytest_callqa.engine.core", "pytest_callqa._version")),
     ("primitives", ("pytest_callqa.engine.text", "pytest_callqa.engine.anchors",
                     "pytest_callqa.engine.matching", "pytest_callqa.engine.embeddings",
-                    "pytest_callqa.engine.pricing")),
+                    "pytest_callqa.engine.pricing", "pytest_callqa.engine.calibration")),
     ("llm plumbing", ("pytest_callqa.engine.llm",)),
     ("tasks", ("pytest_callqa.engine.tasks",)),
     ("registry", ("pytest_callqa.engine.registry", "pytest_callqa.engine.policy")),

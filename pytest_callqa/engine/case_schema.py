@@ -100,6 +100,22 @@ def _case_schema(registry: Registry, task_names: list[str]) -> dict[str, Any]:
                            "description": "The call: a list of turns or one string."}
     props["config"] = {"type": "object", "description": "The task's configuration."}
     props["expected_outcome"] = {"description": "The golden truth, in the task's structure."}
+    props["human_labels"] = {
+        "type": "object",
+        "description": "Metric id -> the value people gave the labelled output, on the "
+                       "metric's scale (docs/calibration.md); the loader checks the metric "
+                       "and the scale.",
+        "additionalProperties": {"anyOf": [
+            {"type": "number"},
+            {"type": "object", "additionalProperties": False, "required": ["value"],
+             "properties": {
+                 "value": {"type": "number", "description": "On the metric's scale."},
+                 "labeler": {"type": ["string", "null"],
+                             "description": "Who gave the label."},
+                 "note": {"type": ["string", "null"],
+                          "description": "How the label was reached."}}},
+        ]},
+    }
     props[SCHEMA_KEY] = {"type": "string",
                          "description": "Where this schema is (ignored by the loader)."}
     rules = []

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from .calibration import label_problems
 from .core.cases import GoldenCase, validation_problems
 from .registry import Registry, default_registry
 
@@ -85,6 +86,8 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
             problems.append(f"{label}task: unknown task {case.task!r} (known: {known})")
             continue
         problems.extend(f"{label}{p}" for p in spec.check_case(case))
+        problems.extend(f"{label}{p}" for p in label_problems(case,
+                                                             registry.metrics_for(case.task)))
         cases.append(case)
     seen: dict[str, int] = {}
     for case in cases:

@@ -27,6 +27,9 @@ class Delivered:
     report: dict[str, Any]
     gate: dict[str, Any] | None = None
     lines: list[str] = field(default_factory=list)
+    # A calibrating run's table and verdict (--callqa-calibrate).
+    calibration_lines: list[str] = field(default_factory=list)
+    calibration_failed: bool = False
 
     @property
     def failed(self) -> bool:
@@ -61,6 +64,15 @@ def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
     """Build the report, gate it against the baseline, and write the configured files."""
     data = summary.report_data()
     delivered = Delivered(report=data)
+    calibrated = data["run"].get("calibration")
+    if calibrated is not None:
+        # The table's renderer loads only in a calibrating run.
+        from ..engine.calibration import calibration_lines
+
+        delivered.calibration_lines = calibration_lines(
+            data["calibration"], judge=data["run"]["judge"]["description"],
+            model=calibrated["model"], min_kappa=calibrated["min_kappa"])
+        delivered.calibration_failed = calibrated["verdict"] == "fail"
     if settings.baseline is not None:
         # The gate (numpy's bootstrap) loads only for a run with a baseline.
         from .gate import compare_reports, gate_lines

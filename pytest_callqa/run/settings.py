@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine.core.defaults import (
+    DEFAULT_CALIBRATION_MODEL,
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE_MODEL,
+    DEFAULT_MIN_KAPPA,
     DEFAULT_RESPONSE_FORMAT,
     DEFAULT_TIMEOUT_S,
 )
@@ -74,6 +76,10 @@ class Settings:
     shard: tuple[int, int] | None = None
     # (where it was read, its [tool.callqa] table), applied in order to the registry.
     policies: tuple[tuple[str, dict[str, Any]], ...] = ()
+    # Judge calibration against the cases' human_labels (docs/calibration.md).
+    calibrate: bool = False
+    min_kappa: float = DEFAULT_MIN_KAPPA
+    calibration_model: str = DEFAULT_CALIBRATION_MODEL
 
     @property
     def llm_judge(self) -> bool:

@@ -244,11 +244,28 @@ class Summary:
                 "outputs_without_task_score": sum(1 for r in card.results if r.incomplete),
             },
         }
+        if self.settings.calibrate:
+            data["calibration"], data["run"]["calibration"] = self.calibration(card)
         if self.settings.shard is not None:
             # Which part of the pairs this run evaluated (a merge checks the set).
             index, count = self.settings.shard
             data["run"]["shard"] = f"{index}/{count}"
         return plain(data)  # type: ignore[no-any-return]
+
+    def calibration(self, card: Scorecard) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Per labelled metric, the judge against the human_labels (the report's
+        ``calibration``), and the verdict of the kappa gate (``run.calibration``)."""
+        # Loaded only by a calibrating run.
+        from ..engine.calibration import calibrate, verdict
+
+        registry = self.services.registry()
+        found = calibrate(card.results, self.catalog.files().cases,
+                          {task: registry.metrics_for(task) for task in registry.tasks},
+                          self.settings.calibration_model)
+        problems = verdict(found, self.settings.min_kappa)
+        return found, {"model": self.settings.calibration_model,
+                       "min_kappa": self.settings.min_kappa,
+                       "verdict": "fail" if problems else "pass", "problems": problems}
 
 
 def _has_metric(agg: Any, metric_id: str) -> bool:

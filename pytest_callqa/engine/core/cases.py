@@ -76,6 +76,29 @@ def _turns_from_text(text: str) -> list[Turn]:
     return turns
 
 
+class HumanLabel(BaseModel):
+    """What people said one metric of the case's labelled output is worth (calibration).
+
+    ``value`` is on the metric's scale; whether it is, and whether the metric exists, is
+    checked by the loader against the registry (``engine.calibration.label_problems``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    value: float
+    labeler: str | None = None
+    note: str | None = None
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        # pydantic would read true as 1.0 and "0.5" as 0.5: a label must be written as a number.
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"a label must be a number on the metric's scale, got "
+                             f"{type(value).__name__} {value!r}")
+        return value
+
+
 class GoldenCase(BaseModel):
     """A golden case as written in a case file (SPEC section 3)."""
 
@@ -89,6 +112,10 @@ class GoldenCase(BaseModel):
     tags: list[str] = Field(default_factory=list)
     source: str | None = None
     description: str | None = None
+    # Metric id -> what people gave the case's labelled output; a bare number is short for
+    # {value: number}. Read by --callqa-calibrate (docs/calibration.md). Left out of dumps:
+    # a judge must never see what people said, and cache keys stay as they were.
+    human_labels: dict[str, HumanLabel] = Field(default_factory=dict, exclude=True)
     path: str | None = Field(default=None, exclude=True)
 
     @field_validator("id")
@@ -99,6 +126,13 @@ class GoldenCase(BaseModel):
                 f"id {value!r} must start with a letter or digit and use only letters, digits "
                 "and . _ : - (it becomes part of test ids and file names)"
             )
+        return value
+
+    @field_validator("human_labels", mode="before")
+    @classmethod
+    def _bare_labels(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: v if isinstance(v, dict) else {"value": v} for k, v in value.items()}
         return value
 
     @field_validator("transcript", mode="before")

@@ -14,3 +14,8 @@ DEFAULT_CACHE_DIR = ".callqa_cache"
 # How judge and generation replies are constrained; ``auto`` steps down per endpoint.
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
 DEFAULT_RESPONSE_FORMAT = "auto"
+# Calibration (--callqa-calibrate): the kappa a judge must reach on every metric it scores
+# (0.6, the level published judge studies call substantial agreement), and the model whose
+# recorded outputs the human_labels describe.
+DEFAULT_MIN_KAPPA = 0.6
+DEFAULT_CALIBRATION_MODEL = "human"

@@ -52,10 +52,22 @@ class Summary:
 
         unique: dict[tuple[str | None, str, int], TaskResult] = {}
         for nodeid in sorted(self.collected):
-            data = self.collected[nodeid].get("result")
-            if data is not None:
-                result = TaskResult.from_dict(data)
-                unique.setdefault((result.model, result.case_id, result.run), result)
+            payload = self.collected[nodeid]
+            data = payload.get("result")
+            if data is None:
+                continue
+            # A test over repeated runs carries every run and whether it passed each.
+            passed = payload.get("passed") or []
+            for index, entry in enumerate([data, *payload.get("runs", [])]):
+                result = TaskResult.from_dict(entry)
+                if index < len(passed):
+                    result.passed = bool(passed[index])
+                key = (result.model, result.case_id, result.run)
+                kept = unique.setdefault(key, result)
+                if kept is not result and result.passed is not None:
+                    # A run passes when every test of the pair passed it.
+                    kept.passed = result.passed if kept.passed is None \
+                        else kept.passed and result.passed
         return list(unique.values())
 
     def model_order(self, card: Scorecard) -> list[str]:
@@ -206,6 +218,7 @@ class Summary:
         outputs = self.outputs()
         cases = [{**r.to_dict(), "output": outputs.get((r.model, r.case_id))}
                  for r in card.results]
+        add_run_fields(cases, card)
         embedder = self.services.embedder()
         data: dict[str, Any] = {
             "schema": REPORT_SCHEMA,
@@ -262,6 +275,28 @@ def _agg_value(agg: Any, metric_id: str) -> float | None:
     return value
 
 
+def add_run_fields(cases: list[dict[str, Any]], card: Scorecard) -> None:
+    """Each case record of a pair run more than once: its ``runs``, ``pass_rate`` and
+    ``flaky``, and each metric's ``mean`` and ``sd`` over the runs (single runs unchanged)."""
+    # Loaded with the scorecard already.
+    from ..engine.runs import metric_spread
+
+    groups: dict[tuple[str | None, str, str], list[TaskResult]] = {}
+    for result in card.results:
+        groups.setdefault((result.model, result.task, result.case_id), []).append(result)
+    for record in cases:
+        runs = groups.get((record["model"], record["task"], record["case_id"]), [])
+        if len(runs) < 2:
+            continue
+        outcomes = [r.passed for r in runs if r.passed is not None]
+        record["runs"] = len(runs)
+        record["pass_rate"] = sum(outcomes) / len(outcomes) if outcomes else None
+        record["flaky"] = 0 < sum(outcomes) < len(outcomes)
+        for mid, spread in metric_spread(runs).items():
+            if mid in record["metrics"]:
+                record["metrics"][mid].update(mean=spread["mean"], sd=spread["sd"])
+
+
 def _version(dist: str) -> str | None:
     try:
         return version(dist)
@@ -277,6 +312,7 @@ def models_section(card: Scorecard) -> dict[str, Any]:
         for task, agg in model_card.tasks.items():
             tasks[task] = {
                 "score": agg.score,
+                "interval": agg.interval,
                 "cases": agg.cases,
                 "invalid_cases": agg.invalid_cases,
                 "judge_error_cases": agg.judge_error_cases,
@@ -284,7 +320,8 @@ def models_section(card: Scorecard) -> dict[str, Any]:
                 "disqualified": agg.disqualified,
                 "not_scored": list(agg.not_scored),
                 "metrics": {
-                    mid: {"value": m.value, "rating": m.rating, "blocker": m.blocker}
+                    mid: {"value": m.value, "rating": m.rating, "blocker": m.blocker,
+                          "interval": m.interval}
                     for mid, m in agg.metrics.items()
                 },
             }
@@ -296,6 +333,11 @@ def models_section(card: Scorecard) -> dict[str, Any]:
             "final_score_b": model_card.final_score_b,
             "cost_per_1000_calls": model_card.cost_per_1000_calls,
             "cost_adjusted_rank": model_card.cost_adjusted_rank,
+            "final_interval_a": model_card.final_interval_a,
+            "final_interval_b": model_card.final_interval_b,
+            "rank_interval": model_card.rank_interval,
+            "rank_ties": list(model_card.rank_ties),
+            **({"runs": runs} if (runs := model_card.runs_summary()) is not None else {}),
             "any_blocker": model_card.any_blocker,
             "missing_tasks": list(model_card.missing_tasks),
             "usage": model_card.usage,

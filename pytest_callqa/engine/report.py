@@ -26,9 +26,10 @@ def _fmt(value: float | None, spec: MetricSpec | None = None) -> str:
     return f"{value:.3f}"
 
 
-def _interval(interval: tuple[float, float] | None) -> str:
-    """A 95 % interval, short enough for a table cell."""
-    return "" if interval is None else f" [{interval[0]:.2f}–{interval[1]:.2f}]"
+def _interval(interval: tuple[float, float] | None) -> tuple[str, None]:
+    """A 95 % interval's cell."""
+    return (NOT_SCORED if interval is None else f"[{interval[0]:.3f}, {interval[1]:.3f}]",
+            None)
 
 
 class _Table:
@@ -126,8 +127,10 @@ def render_scorecard(
                 cells.append((_fmt(agg.value, spec) + flag, agg.rating))
             label = ("[!] " if spec.blocker else "") + spec.name
             table.row(label, cells, spec.threshold)
-        table.row(f"{name} Score", [_task_cell(c, task) for c in cards],
-                  "0.0 – 1.0 [95% interval]")
+        table.row(f"{name} Score", [_task_cell(c, task) for c in cards], "0.0 – 1.0")
+        table.row("  95% interval", [_interval(c.tasks[task].interval if task in c.tasks
+                                               else None) for c in cards],
+                  "bootstrap over cases")
     if any(c.benchmarks for c in cards):
         table.section("STANDARD BENCHMARKS (0 or 1)")
         for spec in BENCHMARK_METRICS:
@@ -146,12 +149,14 @@ def render_scorecard(
     if any(c.run_stats for c in cards):
         _runs_section(table, cards)
     table.section("FINAL")
-    table.row("Final Score (with benchmarks)",
-              [(_fmt(c.final_score_a) + _interval(c.final_interval_a), None) for c in cards],
-              "Option A [95% interval]")
+    table.row("Final Score (with benchmarks)", [(_fmt(c.final_score_a), None) for c in cards],
+              "Option A")
+    table.row("  95% interval", [_interval(c.final_interval_a) for c in cards],
+              "bootstrap over cases")
     table.row("Final Score (without benchmarks)",
-              [(_fmt(c.final_score_b) + _interval(c.final_interval_b), None) for c in cards],
-              "Option B [95% interval]")
+              [(_fmt(c.final_score_b), None) for c in cards], "Option B")
+    table.row("  95% interval", [_interval(c.final_interval_b) for c in cards],
+              "bootstrap over cases")
     table.row("Cost per 1000 calls",
               [(NOT_SCORED if c.cost_per_1000_calls is None else f"${c.cost_per_1000_calls:.2f}",
                 None) for c in cards], "$")
@@ -191,7 +196,7 @@ def _task_cell(c: ModelCard, task: str) -> tuple[str, str | None]:
     agg = c.tasks.get(task)
     if agg is None:
         return ("n/a", None)
-    text = _fmt(agg.score) + _interval(agg.interval)
+    text = _fmt(agg.score)
     if agg.invalid_cases:
         text += f" ({agg.invalid_cases}/{agg.cases} invalid)"
     if agg.judge_error_cases:

@@ -12,7 +12,14 @@ from .core.metrics import MetricSpec
 from .core.results import Rating, TaskResult, plain
 from .registry import Registry, default_registry
 from .runs import RunStats, run_stats
-from .stats import Interval, bootstrap_mean, bootstrap_ratio, bootstrap_weighted, overlaps
+from .stats import (
+    Interval,
+    around,
+    bootstrap_mean,
+    bootstrap_ratio,
+    bootstrap_weighted,
+    overlaps,
+)
 from .tasks.benchmarks import BENCHMARK_IDS, BENCHMARK_SPECS
 
 FINAL_WEIGHTS_A = {"qa": 0.25, "entity": 0.20, "text": 0.15, "translation": 0.10,
@@ -169,7 +176,7 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
         dens = [float(m.details.get("denominator", 0)) for m in scored]
         num, den = sum(nums), sum(dens)
         value = num / den if den else None
-        interval = bootstrap_ratio(nums, dens)
+        interval = around(bootstrap_ratio(nums, dens), value)
     else:
         per_case = []
         for runs in case_groups.values():
@@ -179,7 +186,7 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
             if case_value is not None:
                 per_case.append(case_value)
         value = _mean(per_case)
-        interval = bootstrap_mean(per_case)
+        interval = around(bootstrap_mean(per_case), value)
     rating: Rating | None = "blocker" if blocker else spec.rate(value)
     return MetricAggregate(value=value, rating=rating, blocker=blocker,
                            scored_cases=len(scored), flagged=flagged, judge_errors=judge_errors,
@@ -271,7 +278,8 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
             renormalised_cases=sum(1 for r in task_results if r.renormalised),
             judge_error_cases=sum(1 for runs in groups.values()
                                   if any(r.judge_errors for r in runs)),
-            interval=bootstrap_mean(case_scores), case_scores=case_scores,
+            interval=around(bootstrap_mean(case_scores), _mean(case_scores)),
+            case_scores=case_scores,
         )
 
     benchmarks: dict[str, dict[str, Any]] = {}
@@ -304,11 +312,11 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
     task_scores["benchmarks"] = benchmark_score
     final_b = _weighted(task_scores, FINAL_WEIGHTS_B)
     final_a = _weighted(task_scores, FINAL_WEIGHTS_A) if benchmark_score is not None else None
-    interval_b = bootstrap_weighted(
-        [(tasks[t].case_scores, w) for t, w in FINAL_WEIGHTS_B.items() if t in tasks])
-    interval_a = None if benchmark_score is None else bootstrap_weighted(
+    interval_b = around(bootstrap_weighted(
+        [(tasks[t].case_scores, w) for t, w in FINAL_WEIGHTS_B.items() if t in tasks]), final_b)
+    interval_a = None if benchmark_score is None else around(bootstrap_weighted(
         [(tasks[t].case_scores, w) for t, w in FINAL_WEIGHTS_A.items() if t in tasks],
-        fixed=[(benchmark_score, FINAL_WEIGHTS_A["benchmarks"])])
+        fixed=[(benchmark_score, FINAL_WEIGHTS_A["benchmarks"])]), final_a)
     missing = [t for t in FINAL_WEIGHTS_B if t not in tasks]
 
     usage: dict[str, float] = defaultdict(float)

@@ -95,12 +95,12 @@ def bootstrap_weighted(groups: Sequence[tuple[Sequence[float], float]], *,
     """The interval of a weighted mean of group means (a final score over task scores): each
     group's cases are resampled on their own; ``fixed`` (value, weight) parts are held
     constant. Groups without a value are left out, as the point estimate leaves them."""
-    kept = [(np.asarray([float(v) for v in values]), w) for values, w in groups if values]
+    kept = [(np.asarray([float(v) for v in values]), float(w)) for values, w in groups if values]
     if not kept:
         return None
     rng = np.random.default_rng(seed)
     total_weight = sum(w for _, w in kept) + sum(w for _, w in fixed)
-    combined = np.full(RESAMPLES, sum(v * w for v, w in fixed))
+    combined = np.full(RESAMPLES, float(sum(v * w for v, w in fixed)))
     for data, weight in kept:
         picks = rng.integers(0, len(data), size=(RESAMPLES, len(data)))
         combined += data[picks].mean(axis=1) * weight
@@ -112,6 +112,19 @@ def _sample_interval(samples: np.ndarray, tail: float) -> Interval | None:
         return None
     low = float(np.quantile(samples, tail, method="inverted_cdf"))
     high = float(np.quantile(samples, 1.0 - tail, method="inverted_cdf"))
+    return low, high
+
+
+def around(interval: Interval | None, value: float | None) -> Interval | None:
+    """``interval`` widened to take in ``value`` when rounding alone left it a hair outside
+    (the same mean summed in another order)."""
+    if interval is None or value is None:
+        return interval
+    low, high = interval
+    if value < low <= value + 1e-9:
+        low = value
+    if value - 1e-9 <= high < value:
+        high = value
     return low, high
 
 

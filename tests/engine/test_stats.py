@@ -154,3 +154,49 @@ def test_the_mean_of_runs_keeps_judge_errors_and_blockers() -> None:
     assert blocked.metrics["evidence_backed_reasoning"].rating == "blocker"
     with pytest.raises(ValueError, match="no run to average"):
         mean_result([], specs)
+
+
+def _scored(model: str, scores: list[float], run: int = 0,
+            passed: list[bool] | None = None) -> list[TaskResult]:
+    return [TaskResult(task="qa", case_id=f"c{i}", score=s, valid=True, blocked=False,
+                       blockers=[], metrics={}, model=model, run=run,
+                       passed=None if passed is None else passed[i])
+            for i, s in enumerate(scores)]
+
+
+def test_scorecard_intervals_and_rank_ties() -> None:
+    from pytest_callqa.engine.scorecard import build_scorecard
+
+    card = build_scorecard(_scored("a", [1, 1, 1, 1, 1, 0]) + _scored("b", [1] * 6)
+                           + _scored("c", [0] * 6))
+    a, b, c = (card.models[m] for m in "abc")
+    # The hand-worked example above, as the task's interval.
+    assert a.tasks["qa"].interval == (0.5, 1.0)
+    assert b.tasks["qa"].interval == (1.0, 1.0) and c.tasks["qa"].interval == (0.0, 0.0)
+    # Ranked by final score alone (no cost): b, a, c. a's interval reaches b's: a tie the
+    # six cases cannot break; c is apart from both.
+    assert [m.cost_adjusted_rank for m in (b, a, c)] == [1, 2, 3]
+    assert a.final_interval_b == (0.5, 1.0) and a.rank_interval == a.final_interval_b
+    assert b.rank_ties == ["a"] and a.rank_ties == ["b"] and c.rank_ties == []
+    assert card.to_dict()["models"]["a"]["tasks"]["qa"]["interval"] == [0.5, 1.0]
+
+
+def test_scorecard_run_statistics() -> None:
+    from pytest_callqa.engine.scorecard import build_scorecard
+
+    # Three cases over two runs: c0 passes both, c1 one of two (flaky), c2 neither.
+    results = (_scored("m", [0.9, 0.8, 0.2], run=0, passed=[True, True, False])
+               + _scored("m", [0.9, 0.4, 0.2], run=1, passed=[True, False, False]))
+    card = build_scorecard(results)
+    summary = card.models["m"].runs_summary()
+    assert summary == {"runs": 2, "cases": 3, "pass_rate": pytest.approx(0.5),
+                       "pass_hat_k": pytest.approx(1 / 3), "pass_at_k": pytest.approx(2 / 3),
+                       "flaky": ["qa/c1"]}
+    # Consistency = 1 - std/mean per case (population std, as the scorecard always had):
+    # c0 1, c1 1 - 0.2/0.6 = 0.6667, c2 1 -> mean 0.8889.
+    consistency = card.models["m"].benchmarks["consistency"]
+    assert consistency["value"] == pytest.approx(0.888889, abs=1e-6)
+    assert consistency["passed"] is False
+    single = build_scorecard(_scored("m", [0.9]))
+    assert single.models["m"].runs_summary() is None
+    assert "runs" not in single.to_dict()["models"]["m"]

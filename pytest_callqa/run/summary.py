@@ -151,6 +151,7 @@ class Summary:
                          f"give (shown as E); {count(incomplete, 'output')} left out of task "
                          "scores, and the tests that needed them reported as errors, not "
                          "as model failures")
+        lines += self._repeat_lines(card)
         if not self.settings.benchmarks:
             lines.append("benchmarks: Layer 2 standard benchmarks switched off "
                          "(--no-callqa-benchmarks)")
@@ -190,6 +191,33 @@ class Summary:
         if bad_files:
             lines.append(f"invalid case files, not evaluated: {', '.join(bad_files)}")
         return lines
+
+    def judge_repeats(self, card: Scorecard) -> dict[str, Any] | None:
+        """The judge's test-retest agreement per metric, when it was asked more than once."""
+        if self.settings.judge_repeats < 2 or not self.settings.llm_judge:
+            return None
+        # Loaded with the repeated judge already.
+        from ..engine.judges.repeats import repeat_agreement
+
+        return {"repeats": self.settings.judge_repeats,
+                "tolerance": self.settings.judge_repeat_tolerance,
+                "metrics": repeat_agreement(card.results)}
+
+    def _repeat_lines(self, card: Scorecard) -> list[str]:
+        if self.settings.judge_repeats > 1 and not self.settings.llm_judge:
+            return [f"judge repeats: {self.settings.judge_repeats} asked, none made: the "
+                    f"{self.settings.judge} judge is deterministic"]
+        found = self.judge_repeats(card)
+        if found is None:
+            return []
+        metrics = found["metrics"]
+        agreement = ", ".join(f"{mid} {m['exact']:.2f} (n={m['n']})"
+                              for mid, m in metrics.items()) or "no verdict"
+        disagree = sum(m["disagree"] for m in metrics.values())
+        return [f"judge repeats: {found['repeats']} per verdict (median; majority on 0/1); "
+                f"repeats all agreeing, per metric: {agreement}",
+                f"judge repeats: {count(disagree, 'verdict')} spread over more than "
+                f"{found['tolerance']:g} of the scale (flagged repeats_disagree)"]
 
     def render(self, color: bool, width: int | None = None) -> str:
         # The table renderer loads only in a run that evaluated something.
@@ -257,6 +285,9 @@ class Summary:
                 "outputs_without_task_score": sum(1 for r in card.results if r.incomplete),
             },
         }
+        repeats = self.judge_repeats(card)
+        if repeats is not None:
+            data["run"]["judge_repeats"] = repeats
         if self.settings.shard is not None:
             # Which part of the pairs this run evaluated (a merge checks the set).
             index, count = self.settings.shard

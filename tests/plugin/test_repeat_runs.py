@@ -177,3 +177,34 @@ def test_the_report_reads_back(project: MiniProject, pytester: pytest.Pytester) 
     rebuilt = [TaskResult.from_dict(r) for r in records]
     assert [(r.run, r.passed) for r in rebuilt] == [(0, True), (1, True)]
     assert json.loads(json.dumps(records)) == records
+
+
+def test_judge_repeats_ask_every_verdict_k_times(llm: LLMProject,
+                                                 pytester: pytest.Pytester) -> None:
+    llm.serve(judge_noise=1.0, seed=5)
+    llm.ini('callqa_models = ["alpha"]\ncallqa_benchmarks = false\n'
+            'callqa_report = "report.json"\n')
+    llm.project.write_tests(SUITE.replace(">= 0.5", ">= 0.0"))
+    pytester.runpytest("--callqa-cache", "off").assert_outcomes(passed=1)
+    once = llm.server.requests
+    llm.server.reset_counters()
+    result = pytester.runpytest("--callqa-cache", "off", "--callqa-judge-repeats", "3")
+    result.assert_outcomes(passed=1)
+    assert llm.server.requests == 3 * once
+    repeats = llm.project.report()["run"]["judge_repeats"]
+    assert repeats["repeats"] == 3 and repeats["tolerance"] == 0.25
+    evidence = repeats["metrics"]["evidence_backed_reasoning"]
+    assert evidence["n"] >= 1 and 0.0 <= evidence["exact"] <= 1.0
+    [record] = llm.project.report()["cases"]
+    asked = [r for r in record["judge_records"] if r["metric"] == "evidence_backed_reasoning"]
+    assert asked and all(len(r["repeats"]) == 3 for r in asked)
+    result.stdout.fnmatch_lines(["judge repeats: 3 per verdict (median; majority on 0/1); "
+                                 "repeats all agreeing, per metric: *evidence_backed_reasoning*"])
+
+
+def test_judge_repeats_with_the_heuristic_judge_say_so(project: MiniProject,
+                                                       pytester: pytest.Pytester) -> None:
+    project.write_tests(SUITE)
+    result = pytester.runpytest("--callqa-judge-repeats", "2")
+    result.stdout.fnmatch_lines(["judge repeats: 2 asked, none made: the heuristic judge is "
+                                 "deterministic"])

@@ -172,6 +172,11 @@ class JudgeVerdict:
         }
         if self.judge_error:
             record["judge_error"] = True
+        # A verdict asked more than once (judges/repeats.py) keeps what each ask gave.
+        if "judge_repeats" in self.details:
+            record["repeats"] = list(self.details["judge_repeats"])
+            record["repeat_spread"] = self.details.get("repeat_spread")
+            record["repeats_disagree"] = bool(self.details.get("repeats_disagree"))
         return record
 
 

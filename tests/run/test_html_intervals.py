@@ -45,3 +45,15 @@ def test_intervals_runs_and_ties_are_shown() -> None:
 def test_a_report_without_intervals_renders_as_before() -> None:
     page = render_html(make_report())
     assert 'class="ci"' not in page and "repeated runs" not in page and "(tie" not in page
+
+
+def test_the_markdown_summary_shows_task_and_final_intervals() -> None:
+    from pytest_callqa.run.markdown import render_markdown
+
+    report = make_report()
+    report["models"]["alpha"]["tasks"]["qa"]["interval"] = [0.8125, 0.975]
+    report["models"]["alpha"]["final_interval_a"] = [0.75, 0.95]
+    text = render_markdown(report)
+    # 0.975 is stored as 0.97499...: two decimals make it 0.97.
+    assert "| alpha | 0.900 [0.81, 0.97] | 0.900 | 0.900 [0.75, 0.95] | 0.900 | 0 | $1.5000 |" \
+        in text.splitlines()

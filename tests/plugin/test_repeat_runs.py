@@ -208,3 +208,27 @@ def test_judge_repeats_with_the_heuristic_judge_say_so(project: MiniProject,
     result = pytester.runpytest("--callqa-judge-repeats", "2")
     result.stdout.fnmatch_lines(["judge repeats: 2 asked, none made: the heuristic judge is "
                                  "deterministic"])
+
+
+def test_live_models_are_generated_again_in_each_run(llm: LLMProject,
+                                                     pytester: pytest.Pytester) -> None:
+    (llm.root / "pyproject.toml").write_text(PYPROJECT + 'callqa_report = "report.json"\n',
+                                             encoding="utf-8")
+    url = llm.server.base_url
+    llm.project.write_tests("def test_r(callqa_result):\n    assert callqa_result.case_id\n"
+                            "\ndef test_o(callqa_output):\n    assert callqa_output\n")
+    args = [f"--callqa-models=alpha,fast=gpt-4o-mini@{url}", "--callqa-runs", "2"]
+    result = pytester.runpytest(*args)
+    # 2 models x 4 cases x 2 tests, each over two runs.
+    result.assert_outcomes(passed=16)
+    # One generation per case and run: run 1 as a single run sends it (no seed), run 2
+    # with seed 1; recorded alpha is read, not generated.
+    assert llm.server.requests == llm.server.unique_requests == 8
+    assert sum("seed" not in body for body in llm.server.bodies) == 4
+    assert sorted(body["seed"] for body in llm.server.bodies if "seed" in body) == [1] * 4
+    report = llm.project.report()
+    fast = sorted((c["case_id"], c["run"]) for c in report["cases"] if c["model"] == "fast")
+    assert [run for _case, run in fast] == [0, 1] * 4
+    warm = pytester.runpytest(*args)
+    warm.assert_outcomes(passed=16)
+    assert llm.server.requests == 8

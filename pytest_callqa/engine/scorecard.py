@@ -172,10 +172,17 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
     judge_errors = sum(1 for m in entries if m.judge_error)
     interval: Interval | None
     if spec.aggregate == "pooled":
-        nums = [float(m.details.get("numerator", 0)) for m in scored]
-        dens = [float(m.details.get("denominator", 0)) for m in scored]
-        num, den = sum(nums), sum(dens)
+        num = sum(float(m.details.get("numerator", 0)) for m in scored)
+        den = sum(float(m.details.get("denominator", 0)) for m in scored)
         value = num / den if den else None
+        # Resampled by case: each case's runs pooled together, as the value pools them.
+        nums, dens = [], []
+        for runs in case_groups.values():
+            pooled = [r.metrics[spec.id] for r in runs if spec.id in r.metrics
+                      and r.metrics[spec.id].scored and r.metrics[spec.id].value is not None]
+            if pooled:
+                nums.append(sum(float(m.details.get("numerator", 0)) for m in pooled))
+                dens.append(sum(float(m.details.get("denominator", 0)) for m in pooled))
         interval = around(bootstrap_ratio(nums, dens), value)
     else:
         per_case = []

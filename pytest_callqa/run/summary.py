@@ -204,6 +204,16 @@ class Summary:
                 "metrics": repeat_agreement(card.results)}
 
     def _repeat_lines(self, card: Scorecard) -> list[str]:
+        lines = []
+        summaries = [s for c in card.models.values() if (s := c.runs_summary()) is not None]
+        if summaries:
+            flaky = sum(len(s["flaky"]) for s in summaries)
+            lines.append(f"runs: up to {max(s['runs'] for s in summaries)} per (model, case), "
+                         f"pass rule {self.settings.pass_rule}; {count(flaky, 'flaky case')} "
+                         "(runs disagree)")
+        return lines + self._judge_repeat_lines(card)
+
+    def _judge_repeat_lines(self, card: Scorecard) -> list[str]:
         if self.settings.judge_repeats > 1 and not self.settings.llm_judge:
             return [f"judge repeats: {self.settings.judge_repeats} asked, none made: the "
                     f"{self.settings.judge} judge is deterministic"]

@@ -62,6 +62,8 @@ def test_rule_all_fails_a_test_whose_runs_disagree(llm: LLMProject,
         "2 of 3 runs passed (run 1 passed, run 2 failed, run 3 passed); pass rule all: "
         "failed — flaky: its runs disagree",
     ])
+    result.stdout.fnmatch_lines(["runs: up to 3 per (model, case), pass rule all; 1 flaky case "
+                                 "(runs disagree)"])
     [record] = [c for c in llm.project.report()["cases"] if c["run"] == 1]
     assert record["passed"] is False and record["runs"] == 3 and record["flaky"] is True
     assert record["pass_rate"] == pytest.approx(2 / 3)

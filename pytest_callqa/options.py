@@ -25,7 +25,13 @@ from .engine.core.defaults import (
     RESPONSE_FORMATS,
 )
 from .engine.pricing import PriceError, PriceTable
-from .run.settings import DEFAULT_REGRESSION_TOLERANCE, Settings, display_path, live_entry
+from .run.settings import (
+    DEFAULT_REGRESSION_TOLERANCE,
+    DEFAULT_REPEAT_TOLERANCE,
+    Settings,
+    display_path,
+    live_entry,
+)
 from .run.shard import parse_shard
 
 CASES_OPTION = "--callqa-cases"
@@ -63,6 +69,13 @@ BUDGET_OPTION = "--callqa-budget"
 CALIBRATE_OPTION = "--callqa-calibrate"
 MIN_KAPPA_OPTION = "--callqa-min-kappa"
 CALIBRATION_MODEL_OPTION = "--callqa-calibration-model"
+RUNS_OPTION = "--callqa-runs"
+PASS_RULE_OPTION = "--callqa-pass-rule"
+JUDGE_REPEATS_OPTION = "--callqa-judge-repeats"
+REPEAT_TOLERANCE_OPTION = "--callqa-judge-repeat-tolerance"
+PASS_RULES = ("all", "majority", "mean")
+# More judge repeats than this would share seeds with the next run (engine/judges/llm.py).
+MAX_JUDGE_REPEATS = 99
 
 JUDGES = ("heuristic", "openai")
 JUDGE_MODES = ("combined", "per-metric")
@@ -179,6 +192,17 @@ def add_options(parser: pytest.Parser) -> None:
         f"calibrating run; default: {DEFAULT_MIN_KAPPA:g}", metavar="KAPPA", default=None)
     add(CALIBRATION_MODEL_OPTION, "the model whose recorded outputs the human_labels "
         f"describe; default: {DEFAULT_CALIBRATION_MODEL}", metavar="NAME", default=None)
+    add(RUNS_OPTION, "evaluate each (model, case) N times: live models generated and every "
+        "output judged anew in each run (a test's callqa(runs=N) marker overrides it); "
+        "default: 1", metavar="N", default=None)
+    add(PASS_RULE_OPTION, "how a test over several runs passes: all (every run), majority "
+        "(more than half) or mean (on the runs' mean metrics); default: all",
+        choices=PASS_RULES, default=None)
+    add(JUDGE_REPEATS_OPTION, "ask the LLM judge K times per verdict (a seed each) and keep "
+        "the median (majority on a 0/1 scale); default: 1", metavar="K", default=None)
+    add(REPEAT_TOLERANCE_OPTION, "how far a verdict's judge repeats may spread, as a share "
+        "of the metric's scale, before it is flagged; default: 0.25", metavar="SHARE",
+        default=None)
     add(METRICS_OPTION, "list every registered metric (thresholds, weights, bands) and exit",
         action="store_true", default=False, ini=False)
     add(CASE_SCHEMA_OPTION, "write the JSON Schema of a golden case file to PATH and exit",
@@ -325,6 +349,12 @@ def read_settings(config: pytest.Config) -> Settings:
     calibration_model = (config.getoption(ini_name(CALIBRATION_MODEL_OPTION))
                          or config.getini(ini_name(CALIBRATION_MODEL_OPTION))
                          or DEFAULT_CALIBRATION_MODEL)
+    runs = _number(config, RUNS_OPTION, int, minimum=1)
+    repeats = _number(config, JUDGE_REPEATS_OPTION, int, minimum=1)
+    if repeats is not None and repeats > MAX_JUDGE_REPEATS:
+        raise pytest.UsageError(f"{JUDGE_REPEATS_OPTION}: expected at most "
+                                f"{MAX_JUDGE_REPEATS}, got {repeats:g}")
+    repeat_tolerance = _number(config, REPEAT_TOLERANCE_OPTION, float, minimum=0)
     live = []
     for entry in models:
         try:
@@ -381,6 +411,11 @@ def read_settings(config: pytest.Config) -> Settings:
         calibrate=bool(calibrate),
         min_kappa=min_kappa if min_kappa is not None else DEFAULT_MIN_KAPPA,
         calibration_model=str(calibration_model),
+        runs=int(runs) if runs is not None else 1,
+        pass_rule=_choice(config, PASS_RULE_OPTION, PASS_RULES, "all"),
+        judge_repeats=int(repeats) if repeats is not None else 1,
+        judge_repeat_tolerance=(repeat_tolerance if repeat_tolerance is not None
+                                else DEFAULT_REPEAT_TOLERANCE),
     )
 
 

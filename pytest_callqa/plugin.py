@@ -20,6 +20,7 @@ from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer
 from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, read_settings
 from .outputs import ModelOutput
 from .progress import TerminalProgress
+from .repeats import RECORD_KEY, RUNS_ATTR, call_runs, describe, item_runs, marker_runs, status_word
 from .run.deliver import BaselineError, read_baseline
 from .run.junit import result_properties
 from .run.settings import LIVE, CallqaCallError, CallqaUsageError, Missing, display_path
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 EVAL_MARKER = "eval"
 CASE_MARKER = "callqa"
-CASE_MARKER_KEYS = ("task", "tags")
+CASE_MARKER_KEYS = ("task", "tags", "runs")
 CASE_FIXTURE = "callqa_case"
 MODEL_FIXTURE = "callqa_model"
 EVAL_FIXTURES = frozenset({CASE_FIXTURE, MODEL_FIXTURE, "callqa_output", "callqa_result"})
@@ -106,8 +107,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        f"{CASE_MARKER}(task=None, tags=()): give this test only the golden cases of this task "
-        "(or list of tasks) that carry every one of these tags",
+        f"{CASE_MARKER}(task=None, tags=(), runs=None): give this test only the golden cases of "
+        "this task (or list of tasks) that carry every one of these tags; runs=N evaluates "
+        "each of them N times (--callqa-runs)",
     )
     settings = read_settings(config)
     if settings.baseline is not None and not hasattr(config, "workerinput"):
@@ -212,6 +214,8 @@ def _marker_filter(metafunc: pytest.Metafunc, registry: Registry) -> tuple[list[
     if bad and problem is None:
         problem = (f"unknown task(s) {', '.join(map(repr, bad))}; "
                    f"known: {', '.join(registry.tasks)}")
+    if "runs" in marker.kwargs and problem is None:
+        problem = marker_runs(marker.kwargs["runs"])
     if problem is not None:
         raise pytest.Collector.CollectError(f"{where}: {problem}")
     return tasks, names(marker.kwargs.get("tags"))
@@ -349,7 +353,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             continue
         model, case = callspec.params.get(MODEL_FIXTURE), callspec.params.get(CASE_FIXTURE)
         if isinstance(model, str) and case is not None:
-            state.resolver.need(model, case, scored="callqa_result" in fixtures)
+            state.resolver.need(model, case, scored="callqa_result" in fixtures,
+                                runs=item_runs(item, state.settings.runs))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -493,6 +498,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.config.workeroutput[WORKER_OUTPUT_KEY] = usage  # type: ignore[attr-defined]
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Fires to call each test function: an evaluation test over several runs is called once
+    per run and passes by the pass rule (repeats.py); any other is left to pytest."""
+    return call_runs(pyfuncitem, _state(pyfuncitem.config), PAYLOAD_KEY)
+
+
 # --- results across processes -------------------------------------------------------------
 
 
@@ -521,6 +533,11 @@ def pytest_report_teststatus(report: pytest.TestReport,
     error of the tool, shown and counted as an error, not as a failure of the model."""
     if report.when == "call" and report.failed and getattr(report, JUDGE_ERROR_ATTR, False):
         return "error", "E", "ERROR"
+    runs = getattr(report, RUNS_ATTR, None)
+    if report.when == "call" and isinstance(runs, dict):
+        word = status_word(runs, report.outcome)
+        if word is not None:
+            return report.outcome, "." if report.passed else "F", word
     return None
 
 
@@ -532,6 +549,10 @@ def pytest_runtest_makereport(item: pytest.Item,
     report = yield
     if call.when == "call" and _judge_unavailable(call.excinfo):
         setattr(report, JUDGE_ERROR_ATTR, True)
+    record = item.stash.get(RECORD_KEY, None)
+    if call.when == "call" and record is not None:
+        setattr(report, RUNS_ATTR, record.to_dict())
+        report.sections.append(("callqa runs", describe(record.to_dict())))
     if call.when == "call" and report.failed and _from_helper(call.excinfo):
         # An assertion helper's message already names the model, the case and every failing
         # metric: that is the report, without the traceback around it.

@@ -10,7 +10,7 @@ batch; ``evaluate``, ``evaluate_many`` and ``evaluate_corpus`` run all three.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .core.cases import GoldenCase
@@ -68,6 +68,9 @@ def prepare(
     requests = spec.plan(ctx)
     if _benchmarked(spec, ctx):
         requests += plan_benchmarks(spec.name, ctx)
+    if run:
+        # A later run asks every judgement again, as a request of its own.
+        requests = [replace(r, run=run) for r in requests]
     return Prepared(ctx=ctx, requests=requests, registry=registry)
 
 

@@ -195,6 +195,10 @@ class OpenAIGenerator:
             output_schema(case.task), strict=False)
         if chosen is not None:
             params["response_format"] = chosen
+        if run:
+            # A later run is a sample of its own where the server takes a seed (one that
+            # refuses it is asked again without).
+            params["seed"] = run
         # Repeated runs (the consistency benchmark) must be separate calls, not one reply
         # read back from the cache N times.
         return ChatRequest(messages=self.messages(case), params=params, kind="generate",

@@ -26,6 +26,12 @@ def _fmt(value: float | None, spec: MetricSpec | None = None) -> str:
     return f"{value:.3f}"
 
 
+def _interval(interval: tuple[float, float] | None) -> tuple[str, None]:
+    """A 95 % interval's cell."""
+    return (NOT_SCORED if interval is None else f"[{interval[0]:.3f}, {interval[1]:.3f}]",
+            None)
+
+
 class _Table:
     def __init__(self, models: Sequence[str], color: bool) -> None:
         self.models = list(models)
@@ -122,6 +128,9 @@ def render_scorecard(
             label = ("[!] " if spec.blocker else "") + spec.name
             table.row(label, cells, spec.threshold)
         table.row(f"{name} Score", [_task_cell(c, task) for c in cards], "0.0 – 1.0")
+        table.row("  95% interval", [_interval(c.tasks[task].interval if task in c.tasks
+                                               else None) for c in cards],
+                  "bootstrap over cases")
     if any(c.benchmarks for c in cards):
         table.section("STANDARD BENCHMARKS (0 or 1)")
         for spec in BENCHMARK_METRICS:
@@ -137,21 +146,50 @@ def render_scorecard(
             table.row(spec.name, cells, spec.threshold)
         table.row("Benchmark Score", [(_fmt(c.benchmark_score), None) for c in cards],
                   ">= 0.80 recommended")
+    if any(c.run_stats for c in cards):
+        _runs_section(table, cards)
     table.section("FINAL")
     table.row("Final Score (with benchmarks)", [(_fmt(c.final_score_a), None) for c in cards],
               "Option A")
+    table.row("  95% interval", [_interval(c.final_interval_a) for c in cards],
+              "bootstrap over cases")
     table.row("Final Score (without benchmarks)",
               [(_fmt(c.final_score_b), None) for c in cards], "Option B")
+    table.row("  95% interval", [_interval(c.final_interval_b) for c in cards],
+              "bootstrap over cases")
     table.row("Cost per 1000 calls",
               [(NOT_SCORED if c.cost_per_1000_calls is None else f"${c.cost_per_1000_calls:.2f}",
                 None) for c in cards], "$")
-    table.row("Cost-Adjusted Rank", [(str(c.cost_adjusted_rank), None) for c in cards],
-              f"by cost efficiency ({card.rank_basis})")
+    table.row("Cost-Adjusted Rank", [(_rank_cell(c, card), None) for c in cards],
+              f"by cost efficiency ({card.rank_basis}); tie: 95% intervals overlap")
     table.row("Any Blocker Triggered?",
               [("Yes", "blocker") if c.any_blocker else ("No", "good") for c in cards], "Yes / No")
     lines = [*([title] if title else []), *header, "", table.render(width)]
     lines.extend(_footnotes(card, cards))
     return "\n".join(lines)
+
+
+def _rank_cell(c: ModelCard, card: Scorecard) -> str:
+    ranks = sorted(card.models[m].cost_adjusted_rank or 0 for m in c.rank_ties)
+    text = str(c.cost_adjusted_rank)
+    return text + (f" (tie {', '.join(map(str, ranks))})" if ranks else "")
+
+
+def _runs_section(table: _Table, cards: list[ModelCard]) -> None:
+    summaries = [c.runs_summary() for c in cards]
+
+    def cell(key: str) -> list[tuple[str, str | None]]:
+        return [(NOT_SCORED if s is None else _fmt(s[key]), None) for s in summaries]
+
+    table.section("REPEATED RUNS (per case, mean over cases)")
+    table.row("Runs per case", [(NOT_SCORED if s is None else str(s["runs"]), None)
+                                for s in summaries], "--callqa-runs")
+    table.row("Pass Rate", cell("pass_rate"), "passing runs / runs")
+    table.row("pass^k", cell("pass_hat_k"), "every run passes")
+    table.row("pass@k", cell("pass_at_k"), "some run passes")
+    table.row("Flaky Cases", [(NOT_SCORED if s is None else f"{len(s['flaky'])}/{s['cases']}",
+                               "acceptable" if s and s["flaky"] else None) for s in summaries],
+              "runs disagree")
 
 
 def _task_cell(c: ModelCard, task: str) -> tuple[str, str | None]:
@@ -187,6 +225,9 @@ def _footnotes(card: Scorecard, cards: list[ModelCard]) -> list[str]:
             if agg.renormalised_cases:
                 notes.append(f"{c.model}: {task}: weights renormalised in "
                              f"{agg.renormalised_cases} case(s) for metrics not scored")
+        summary = c.runs_summary()
+        if summary and summary["flaky"]:
+            notes.append(f"~ {c.model}: flaky (runs disagree): {', '.join(summary['flaky'])}")
         if c.missing_tasks:
             notes.append(f"{c.model}: final scores renormalised without task(s): "
                          + ", ".join(c.missing_tasks))

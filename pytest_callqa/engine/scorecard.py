@@ -11,6 +11,15 @@ from typing import Any
 from .core.metrics import MetricSpec
 from .core.results import Rating, TaskResult, plain
 from .registry import Registry, default_registry
+from .runs import RunStats, run_stats
+from .stats import (
+    Interval,
+    around,
+    bootstrap_mean,
+    bootstrap_ratio,
+    bootstrap_weighted,
+    overlaps,
+)
 from .tasks.benchmarks import BENCHMARK_IDS, BENCHMARK_SPECS
 
 FINAL_WEIGHTS_A = {"qa": 0.25, "entity": 0.20, "text": 0.15, "translation": 0.10,
@@ -30,11 +39,13 @@ class MetricAggregate:
     scored_cases: int
     flagged: int = 0
     judge_errors: int = 0
+    # The 95 % bootstrap interval of ``value`` over cases (stats.py).
+    interval: Interval | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"value": plain(self.value), "rating": self.rating, "blocker": self.blocker,
                 "scored_cases": self.scored_cases, "flagged": self.flagged,
-                "judge_errors": self.judge_errors}
+                "judge_errors": self.judge_errors, "interval": plain(self.interval)}
 
 
 @dataclass
@@ -50,10 +61,13 @@ class TaskAggregate:
     renormalised_cases: int
     # Cases left out of the task score because the judge could not score them.
     judge_error_cases: int = 0
+    interval: Interval | None = None
+    # The score of each case (runs averaged), what the interval resamples.
+    case_scores: list[float] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "score": plain(self.score), "cases": self.cases,
+            "score": plain(self.score), "interval": plain(self.interval), "cases": self.cases,
             "invalid_cases": self.invalid_cases, "blocked_cases": self.blocked_cases,
             "judge_error_cases": self.judge_error_cases,
             "disqualified": self.disqualified,
@@ -76,6 +90,30 @@ class ModelCard:
     usage: dict[str, float]
     cost_efficiency: float | None = None
     cost_adjusted_rank: int | None = None
+    final_interval_a: Interval | None = None
+    final_interval_b: Interval | None = None
+    # The interval of what the rank compares (cost efficiency, or the final score), and the
+    # models whose interval overlaps it: a tie the cases cannot break.
+    rank_interval: Interval | None = None
+    rank_ties: list[str] = field(default_factory=list)
+    # Repeated runs: each (task/case) with test outcomes per run, and what they say.
+    run_stats: dict[str, RunStats] = field(default_factory=dict)
+
+    def runs_summary(self) -> dict[str, Any] | None:
+        """Pass rate, pass^k and pass@k over the cases run more than once (means over
+        cases), the flaky cases; None without repeated runs."""
+        stats = self.run_stats
+        if not stats:
+            return None
+        n = len(stats)
+        return {
+            "runs": max(s.runs for s in stats.values()),
+            "cases": n,
+            "pass_rate": sum(s.pass_rate for s in stats.values()) / n,
+            "pass_hat_k": sum(s.pass_hat_k for s in stats.values()) / n,
+            "pass_at_k": sum(s.pass_at_k for s in stats.values()) / n,
+            "flaky": sorted(key for key, s in stats.items() if s.flaky),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -90,6 +128,11 @@ class ModelCard:
             "cost_adjusted_rank": self.cost_adjusted_rank,
             "any_blocker": self.any_blocker,
             "usage": plain(self.usage),
+            "final_interval_a": plain(self.final_interval_a),
+            "final_interval_b": plain(self.final_interval_b),
+            "rank_interval": plain(self.rank_interval),
+            "rank_ties": list(self.rank_ties),
+            **({"runs": plain(runs)} if (runs := self.runs_summary()) is not None else {}),
         }
 
 
@@ -127,10 +170,20 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
     blocker = any(m.blocker for m in entries)
     flagged = sum(1 for m in entries if m.flagged)
     judge_errors = sum(1 for m in entries if m.judge_error)
+    interval: Interval | None
     if spec.aggregate == "pooled":
         num = sum(float(m.details.get("numerator", 0)) for m in scored)
         den = sum(float(m.details.get("denominator", 0)) for m in scored)
         value = num / den if den else None
+        # Resampled by case: each case's runs pooled together, as the value pools them.
+        nums, dens = [], []
+        for runs in case_groups.values():
+            pooled = [r.metrics[spec.id] for r in runs if spec.id in r.metrics
+                      and r.metrics[spec.id].scored and r.metrics[spec.id].value is not None]
+            if pooled:
+                nums.append(sum(float(m.details.get("numerator", 0)) for m in pooled))
+                dens.append(sum(float(m.details.get("denominator", 0)) for m in pooled))
+        interval = around(bootstrap_ratio(nums, dens), value)
     else:
         per_case = []
         for runs in case_groups.values():
@@ -140,9 +193,11 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
             if case_value is not None:
                 per_case.append(case_value)
         value = _mean(per_case)
+        interval = around(bootstrap_mean(per_case), value)
     rating: Rating | None = "blocker" if blocker else spec.rate(value)
     return MetricAggregate(value=value, rating=rating, blocker=blocker,
-                           scored_cases=len(scored), flagged=flagged, judge_errors=judge_errors)
+                           scored_cases=len(scored), flagged=flagged, judge_errors=judge_errors,
+                           interval=interval)
 
 
 def _consistency(case_groups: Mapping[str, list[TaskResult]]) -> tuple[float | None, int]:
@@ -230,6 +285,8 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
             renormalised_cases=sum(1 for r in task_results if r.renormalised),
             judge_error_cases=sum(1 for runs in groups.values()
                                   if any(r.judge_errors for r in runs)),
+            interval=around(bootstrap_mean(case_scores), _mean(case_scores)),
+            case_scores=case_scores,
         )
 
     benchmarks: dict[str, dict[str, Any]] = {}
@@ -262,6 +319,11 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
     task_scores["benchmarks"] = benchmark_score
     final_b = _weighted(task_scores, FINAL_WEIGHTS_B)
     final_a = _weighted(task_scores, FINAL_WEIGHTS_A) if benchmark_score is not None else None
+    interval_b = around(bootstrap_weighted(
+        [(tasks[t].case_scores, w) for t, w in FINAL_WEIGHTS_B.items() if t in tasks]), final_b)
+    interval_a = None if benchmark_score is None else around(bootstrap_weighted(
+        [(tasks[t].case_scores, w) for t, w in FINAL_WEIGHTS_A.items() if t in tasks],
+        fixed=[(benchmark_score, FINAL_WEIGHTS_A["benchmarks"])]), final_a)
     missing = [t for t in FINAL_WEIGHTS_B if t not in tasks]
 
     usage: dict[str, float] = defaultdict(float)
@@ -279,7 +341,20 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
         cost_per_1000_calls=cost_per_1000,
         any_blocker=any(a.disqualified for a in tasks.values()),
         usage=dict(usage),
+        final_interval_a=interval_a, final_interval_b=interval_b,
+        run_stats=_run_stats(all_groups),
     )
+
+
+def _run_stats(groups: Mapping[str, list[TaskResult]]) -> dict[str, RunStats]:
+    """The run outcomes of each case run more than once (results without an outcome are
+    runs of a single-run session)."""
+    found = {}
+    for key, runs in groups.items():
+        outcomes = [r.passed for r in runs if r.passed is not None]
+        if len(outcomes) > 1:
+            found[key] = run_stats(outcomes)
+    return found
 
 
 def _rank(card: Scorecard) -> None:
@@ -308,3 +383,21 @@ def _rank(card: Scorecard) -> None:
     ))
     for rank, c in enumerate(ordered, start=1):
         c.cost_adjusted_rank = rank
+    _ties(cards, use_a, all_costed)
+
+
+def _ties(cards: list[ModelCard], use_a: bool, all_costed: bool) -> None:
+    """The interval of what each model is ranked by, and the models it cannot be told apart
+    from: their intervals overlap (among models alike in having a blocker or not)."""
+    if all_costed:
+        cheapest = max(min(c.cost_per_1000_calls or 0.0 for c in cards), _COST_FLOOR)
+    for c in cards:
+        interval = c.final_interval_a if use_a else c.final_interval_b
+        if interval is not None and all_costed:
+            normalised = max(c.cost_per_1000_calls or 0.0, _COST_FLOOR) / cheapest
+            interval = (interval[0] / normalised, interval[1] / normalised)
+        c.rank_interval = interval
+    for c in cards:
+        c.rank_ties = [o.model for o in sorted(cards, key=lambda o: o.cost_adjusted_rank or 0)
+                       if o is not c and o.any_blocker == c.any_blocker
+                       and overlaps(c.rank_interval, o.rank_interval)]

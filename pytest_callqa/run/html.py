@@ -39,6 +39,7 @@ text-align:left;vertical-align:top}thead th{background:#f3f3f3;position:sticky;t
 #scorecard td.cell{text-align:right;white-space:nowrap}
 tr.section th{background:#e8eef7;text-transform:uppercase;font-size:12px;letter-spacing:.04em}
 tr.score th,tr.score td{font-weight:600}.thr{color:#555;font-size:12px}
+.ci{display:block;color:#666;font-size:11px;font-weight:400}
 .r-good{background:#e3f4e4}.r-acceptable{background:#fff4d6}.r-fail{background:#fde0dc}
 .r-blocker{background:#b71c1c;color:#fff;font-weight:700}
 .rule{color:#b71c1c;font-weight:700}small.d{display:block;font-size:11px;color:#555}
@@ -60,6 +61,15 @@ details.case[open]{background:#fafafa;padding-bottom:8px}
 pre{white-space:pre-wrap;word-break:break-word;background:#f6f6f6;padding:6px;margin:4px 0;
 max-height:420px;overflow:auto;font-size:12px}.rs{color:#555;font-size:12px}
 """
+
+
+def _ci(interval: Any, scale: str = "") -> str:
+    """A 95 % bootstrap interval under a value (nothing when there is none)."""
+    if not isinstance(interval, Sequence) or len(interval) != 2 or not all(
+            isinstance(v, (int, float)) for v in interval):
+        return ""
+    return (f'<span class="ci" title="95% bootstrap interval over cases">'
+            f"[{esc(fmt(interval[0], scale))}, {esc(fmt(interval[1], scale))}]</span>")
 
 
 def _sha256(text: str) -> str:
@@ -296,7 +306,8 @@ class _Page:
                         continue
                     rating = "blocker" if m.get("blocker") else rating_of(m.get("rating"))
                     cells.append(self._cell(fmt(m.get("value"), spec.get("scale", "")), rating,
-                                            self._delta(model, task, mid)))
+                                            _ci(m.get("interval"), spec.get("scale", ""))
+                                            + self._delta(model, task, mid)))
                 rule = '<span class="rule" title="blocker rule">[!] </span>' if spec.get(
                     "blocker") else ""
                 out.append(f'<tr class="metric" data-task="{esc(task)}" data-metric="{esc(mid)}">'
@@ -306,26 +317,54 @@ class _Page:
             out.append(self._row(f"{task} score", "score", [
                 self._task_cell(model, task) for model in self.models], "0.0 – 1.0"))
         out.extend(self._benchmark_rows())
+        out.extend(self._runs_rows())
         out.append(f'<tr class="section"><th colspan="{n + 2}">final</th></tr>')
         for key, label, note in (("final_score_a", "Final Score (with benchmarks)", "Option A"),
                                  ("final_score_b", "Final Score (without benchmarks)",
                                   "Option B")):
             out.append(self._row(label, "score", [self._cell(
-                fmt(self.cards[m].get(key)), None, self._delta(m, "", key))
-                for m in self.models], note))
+                fmt(self.cards[m].get(key)), None,
+                _ci(self.cards[m].get(key.replace("score", "interval"))) + self._delta(m, "", key))
+                for m in self.models], note + " [95% interval]"))
         cost = [self.cards[m].get("cost_per_1000_calls") for m in self.models]
         out.append(self._row("Cost per 1000 calls", "final", [self._cell(
             f"${c:.2f}" if isinstance(c, (int, float)) else NOT_SCORED, None) for c in cost],
             "$"))
         basis = (self.report.get("run") or {}).get("rank_basis", "")
         out.append(self._row("Cost-Adjusted Rank", "final", [self._cell(
-            str(self.cards[m].get("cost_adjusted_rank", NOT_SCORED)), None)
-            for m in self.models], f"by cost efficiency ({basis})"))
+            self._rank(m), None) for m in self.models],
+            f"by cost efficiency ({basis}); tie: 95% intervals overlap"))
         out.append(self._row("Any Blocker Triggered?", "final", [
             self._cell("Yes", "blocker") if self.cards[m].get("any_blocker")
             else self._cell("No", "good") for m in self.models], "Yes / No"))
         out.append("</tbody></table>")
         return "\n".join(out)
+
+    def _rank(self, model: str) -> str:
+        card = self.cards[model]
+        ties = [str(self.cards[t].get("cost_adjusted_rank")) for t in card.get("rank_ties") or []
+                if t in self.cards]
+        text = str(card.get("cost_adjusted_rank", NOT_SCORED))
+        return text + (f" (tie {', '.join(ties)})" if ties else "")
+
+    def _runs_rows(self) -> list[str]:
+        runs = {m: self.cards[m].get("runs") for m in self.models}
+        if not any(isinstance(r, Mapping) for r in runs.values()):
+            return []
+        out = [f'<tr class="section"><th colspan="{len(self.models) + 2}">repeated runs (per '
+               "case, mean over cases)</th></tr>"]
+        for key, label, note in (("pass_rate", "Pass Rate", "passing runs / runs"),
+                                 ("pass_hat_k", "pass^k", "every run passes"),
+                                 ("pass_at_k", "pass@k", "some run passes")):
+            out.append(self._row(label, "bench", [self._cell(
+                fmt(r.get(key)) if isinstance(r, Mapping) else NOT_SCORED, None)
+                for r in runs.values()], note))
+        out.append(self._row("Flaky Cases", "bench", [self._cell(
+            f"{len(r.get('flaky') or [])}/{r.get('cases')}" if isinstance(r, Mapping)
+            else NOT_SCORED, "acceptable" if isinstance(r, Mapping) and r.get("flaky") else None,
+            "".join(f'<span class="ci">{esc(c)}</span>' for c in r.get("flaky") or [])
+            if isinstance(r, Mapping) else "") for r in runs.values()], "runs disagree"))
+        return out
 
     @staticmethod
     def _row(label: str, css: str, cells: list[str], threshold: str) -> str:
@@ -343,7 +382,7 @@ class _Page:
         if agg.get("disqualified"):
             text += " disqualified"
         return self._cell(text, "blocker" if agg.get("disqualified") else None,
-                          self._delta(model, task, "score"))
+                          _ci(agg.get("interval")) + self._delta(model, task, "score"))
 
     def _benchmark_rows(self) -> list[str]:
         ids: list[str] = []

@@ -112,6 +112,7 @@ def cases_section(report: Mapping[str, Any], models: Sequence[str], tasks: Seque
             f'<span class="s s-{status}">{status.replace("-", " ")}</span> '
             f'{esc(case["model"])} · {esc(case["task"])} · <code>{esc(case["case_id"])}</code>'
             + (f" · run {esc(run)}" if isinstance(run, int) and run > 0 else "")
+            + _runs_text(case)
             + f" · score {fmt(score)}"
             + (f" · blockers: {esc(', '.join(map(str, blockers)))}" if blockers else "")
             + "</summary></details>")
@@ -169,6 +170,9 @@ def _case_data(case: Mapping[str, Any],
         flags = [f for f, on in (("not scored", m.get("scored") is False),
                                  ("off-scale reply", m.get("flagged")),
                                  ("judge error", m.get("judge_error"))) if on]
+        if isinstance(m.get("sd"), (int, float)) and isinstance(m.get("mean"), (int, float)):
+            flags.append(f"over runs {fmt(m['mean'], spec.get('scale', ''))} ± "
+                         f"{fmt(m['sd'], spec.get('scale', ''))}")
         rating = "blocker" if m.get("blocker") else rating_of(m.get("rating"))
         rows.append([spec.get("name", mid), fmt(m.get("value"), spec.get("scale", "")),
                      rating, m.get("reason") or "", ", ".join(flags),
@@ -188,6 +192,9 @@ def _judge_lines(records: list[Mapping[str, Any]], reason: Any) -> list[str]:
         head = f"judge {rec.get('judge', '?')}: score {fmt(rec.get('score'))}"
         if rec.get("judge_error"):
             head += " (judge error)"
+        if isinstance(rec.get("repeats"), list):
+            head += (" (median of " + ", ".join(fmt(s) for s in rec["repeats"]) + ")"
+                     + (" — repeats disagree" if rec.get("repeats_disagree") else ""))
         lines.append(head)
         for key, label in (("expected_outcome_reference", "expected"),
                            ("model_output_observed", "observed")):
@@ -196,6 +203,17 @@ def _judge_lines(records: list[Mapping[str, Any]], reason: Any) -> list[str]:
         if rec.get("reason") and rec.get("reason") != reason:
             lines.append(f"reason: {rec['reason']}")
     return lines
+
+
+def _runs_text(case: Mapping[str, Any]) -> str:
+    """A case run more than once: how many runs, how many passed, flaky or not."""
+    runs = case.get("runs")
+    if not isinstance(runs, int):
+        return ""
+    rate = case.get("pass_rate")
+    text = f" · {runs} runs" + (f", pass rate {fmt(rate)}" if isinstance(rate, float | int)
+                                else "")
+    return text + (" · <b>flaky</b>" if case.get("flaky") else "")
 
 
 def _status(case: Mapping[str, Any]) -> str:

@@ -8,7 +8,7 @@ dropped at a line boundary with a note saying so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .gate import change_counts, confidence_label, regression_line
@@ -110,17 +110,27 @@ def _models_section(report: Mapping[str, Any]) -> list[str]:
             if agg is None:
                 row.append(None)
                 continue
-            score = _cell(agg.get("score"))
+            score = _cell(agg.get("score")) + _interval(agg.get("interval"))
             row.append(f"{score} ⛔" if agg.get("disqualified") else score)
         blocked = sum(int(a.get("blocked_cases") or 0) for a in (card.get("tasks") or {}).values())
         cost = card.get("cost_per_1000_calls")
-        row += [card.get("final_score_a"), card.get("final_score_b"), blocked,
-                None if cost is None else f"${cost:.4f}"]
+        row += [_cell(card.get("final_score_a")) + _interval(card.get("final_interval_a")),
+                _cell(card.get("final_score_b")) + _interval(card.get("final_interval_b")),
+                blocked, None if cost is None else f"${cost:.4f}"]
         rows.append(row)
     return ["### Scorecard", "",
             *_table(["model", *tasks, "final A", "final B", "blocked cases",
                      "cost / 1,000 calls"], rows),
-            "", "Task scores 0–1; ⛔ marks a task disqualified by blockers.", ""]
+            "", "Task scores 0–1 [95% bootstrap interval over cases]; ⛔ marks a task "
+            "disqualified by blockers.", ""]
+
+
+def _interval(interval: Any) -> str:
+    """`` [low, high]`` of a 95 % interval, or nothing."""
+    if isinstance(interval, Sequence) and len(interval) == 2 and all(
+            isinstance(v, (int, float)) for v in interval):
+        return f" [{interval[0]:.2f}, {interval[1]:.2f}]"
+    return ""
 
 
 def _why(case: Mapping[str, Any]) -> str:

@@ -8,6 +8,12 @@ directory makes each unique request go out once, and its slot files keep all wor
 together within the concurrency limit. The offline heuristic judge is CPU-bound instead: a
 worker scores only the pairs of the tests it is given, one by one, while a single process
 scores all of them in one batch.
+
+Repeated runs (``--callqa-runs N``) key everything by (model, case, run), run 0 being the run
+of a single-run session: a live model is generated again for each run and every run is
+judged on its own (engine/runs.py). A recorded output is the same in every run, so it is
+produced once; with the deterministic heuristic judge its runs would be scored identically,
+so runs after the first are copies of the first, scored once.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from ..outputs import (
     read_usage,
     with_cost,
 )
-from .settings import LIVE, CallqaCallError, Missing, Pair, Settings, count, display_path
+from .settings import LIVE, CallqaCallError, Missing, Settings, count, display_path
 from .usage import call_delta, kind_totals
 
 if TYPE_CHECKING:
@@ -36,6 +42,9 @@ if TYPE_CHECKING:
     from .catalog import Catalog
     from .host import Host, Progress
     from .services import Services
+
+# (model, case id, run): run 0 is the only run of a single-run session.
+RunKey = tuple[str, str, int]
 
 
 class Resolver:
@@ -50,25 +59,37 @@ class Resolver:
         self.progress: Progress | None = None
         # Pairs the collected tests need: outputs (callqa_output, callqa_result) and scored
         # results (callqa_result), in run order.
-        self.pending_outputs: dict[Pair, GoldenCase] = {}
-        self.pending: dict[Pair, GoldenCase] = {}
+        self.pending_outputs: dict[RunKey, GoldenCase] = {}
+        self.pending: dict[RunKey, GoldenCase] = {}
         self.timings: dict[str, float] = {"generate_s": 0.0, "judge_s": 0.0}
         self._usage: dict[str, dict[str, dict[str, float]]] = {}
-        self._outputs: dict[Pair, ModelOutput | Missing | BaseException] = {}
-        self._judged: dict[Pair, tuple[Prepared, list[JudgeVerdict]]] = {}
-        self._results: dict[Pair, TaskResult | BaseException] = {}
+        self._outputs: dict[RunKey, ModelOutput | Missing | BaseException] = {}
+        self._judged: dict[RunKey, tuple[Prepared, list[JudgeVerdict]]] = {}
+        self._results: dict[RunKey, TaskResult | BaseException] = {}
 
-    def need(self, model: str, case: GoldenCase, *, scored: bool) -> None:
-        """Remember that a collected test needs the pair's output (and its result)."""
-        self.pending_outputs.setdefault((model, case.id), case)
-        if scored:
-            self.pending.setdefault((model, case.id), case)
+    def need(self, model: str, case: GoldenCase, *, scored: bool, runs: int = 1) -> None:
+        """Remember that a collected test needs the pair's output (and its result) in each
+        of ``runs`` runs."""
+        for run in range(runs):
+            self.pending_outputs.setdefault(self._output_key(model, case.id, run), case)
+            if scored:
+                self.pending.setdefault(self._result_key(model, case.id, run), case)
+
+    def _output_key(self, model: str, case_id: str, run: int) -> RunKey:
+        """Where a run's output is kept: a live model's per run, any other once."""
+        return (model, case_id, run if self.catalog.live_spec(model) is not None else 0)
+
+    def _result_key(self, model: str, case_id: str, run: int) -> RunKey:
+        """Where a run's result is scored: per run, unless neither the output nor the judge
+        can vary (then run 0's result stands for every run)."""
+        varies = self.settings.llm_judge or self.catalog.live_spec(model) is not None
+        return (model, case_id, run if varies else 0)
 
     @property
     def makes_calls(self) -> bool:
         """Whether this run sends requests to a model server (LLM judge or live models)."""
         return self.settings.llm_judge or any(
-            self.catalog.live_spec(model) is not None for model, _ in self.pending_outputs)
+            self.catalog.live_spec(model) is not None for model, _, _ in self.pending_outputs)
 
     def on_progress(self, done: int, total: int) -> None:
         if self.progress is not None:
@@ -106,9 +127,10 @@ class Resolver:
                        f"no output of model {model!r} for case {case.id!r} ({where}, and no "
                        "pytest_callqa_generate implementation returned one)")
 
-    def output(self, model: str, case: GoldenCase) -> ModelOutput | Missing:
-        """``model``'s output for ``case`` (generated or recorded), produced once per pair."""
-        key = (model, case.id)
+    def output(self, model: str, case: GoldenCase, run: int = 0) -> ModelOutput | Missing:
+        """``model``'s output for ``case`` in ``run`` (generated or recorded), produced once
+        per pair and run."""
+        key = self._output_key(model, case.id, run)
         if key not in self._outputs:
             batch = {key: case}
             live = self.catalog.live_spec(model) is not None
@@ -125,12 +147,12 @@ class Resolver:
             raise found
         return found
 
-    def _produce(self, batch: Mapping[Pair, GoldenCase]) -> None:
+    def _produce(self, batch: Mapping[RunKey, GoldenCase]) -> None:
         """Outputs of ``batch``: each pair through ``pytest_callqa_generate``; pairs the
         plugin's own implementation answers for a live model are generated in one batch."""
-        live: dict[Pair, GoldenCase] = {}
-        for (model, case_id), case in batch.items():
-            key = (model, case_id)
+        live: dict[RunKey, GoldenCase] = {}
+        for key, case in batch.items():
+            model = key[0]
             if key in self._outputs:
                 continue
             try:
@@ -154,9 +176,9 @@ class Resolver:
         produced.usage = with_cost(produced.usage, self.settings.prices, priced_as)
         return produced
 
-    def _generate(self, live: Mapping[Pair, GoldenCase]) -> None:
-        """Generate the outputs of live-model pairs, every call of every model concurrently
-        under the shared runner."""
+    def _generate(self, live: Mapping[RunKey, GoldenCase]) -> None:
+        """Generate the outputs of live-model pairs, every call of every model and run
+        concurrently under the shared runner."""
         # Only a run with live models needs asyncio here,
         import asyncio
 
@@ -164,9 +186,9 @@ class Resolver:
         from ..engine.generate import OpenAIGenerator
 
         runner = self.services.runner()
-        by_model: dict[str, list[tuple[Pair, GoldenCase]]] = {}
+        by_model: dict[tuple[str, int], list[tuple[RunKey, GoldenCase]]] = {}
         for key, case in live.items():
-            by_model.setdefault(key[0], []).append((key, case))
+            by_model.setdefault((key[0], key[2]), []).append((key, case))
         done = 0
 
         def advance(_done: int, _total: int) -> None:
@@ -175,19 +197,20 @@ class Resolver:
             self.on_progress(done, len(live))
 
         generators = {}
-        for name in by_model:
+        for name in {name for name, _run in by_model}:
             spec = self.catalog.live_spec(name)
             assert spec is not None
             generators[name] = OpenAIGenerator(spec, runner=runner, on_progress=advance)
 
         async def every_model() -> list[list[Generation] | BaseException]:
             return await asyncio.gather(*(
-                generators[name].agenerate([case for _key, case in pairs])
-                for name, pairs in by_model.items()
+                generators[name].agenerate([case for _key, case in pairs], run=run)
+                for (name, run), pairs in by_model.items()
             ), return_exceptions=True)
 
+        models = {name for name, _run in by_model}
         self._start(f"generating {count(len(live), 'output')} of "
-                    f"{count(len(by_model), 'live model')} ({self.services.limits_text()})")
+                    f"{count(len(models), 'live model')} ({self.services.limits_text()})")
         before = kind_totals(runner, "generate")
         started = time.monotonic()
         try:
@@ -197,7 +220,7 @@ class Resolver:
         elapsed = time.monotonic() - started
         self.timings["generate_s"] += elapsed
         after = kind_totals(runner, "generate")
-        for (name, pairs), answer in zip(by_model.items(), answers, strict=True):
+        for ((name, _run), pairs), answer in zip(by_model.items(), answers, strict=True):
             if isinstance(answer, BaseException):
                 if not isinstance(answer, Exception):
                     raise answer
@@ -247,8 +270,8 @@ class Resolver:
                 {k: c for k, c in self.pending_outputs.items()
                  if self.catalog.live_spec(k[0]) is not None}, self._outputs))
 
-    def _todo(self, pairs: Mapping[Pair, GoldenCase],
-              done: Mapping[Pair, Any]) -> dict[Pair, GoldenCase]:
+    def _todo(self, pairs: Mapping[RunKey, GoldenCase],
+              done: Mapping[RunKey, Any]) -> dict[RunKey, GoldenCase]:
         """The pairs not resolved yet, in collection order.
 
         Every process uses the same order. xdist workers sharing out the requests (each
@@ -258,9 +281,12 @@ class Resolver:
         """
         return {k: c for k, c in pairs.items() if k not in done and k not in self._judged}
 
-    def result(self, model: str, case: GoldenCase) -> TaskResult:
-        """The scored result of the pair; the first request scores every pending pair."""
-        key = (model, case.id)
+    def result(self, model: str, case: GoldenCase, run: int = 0) -> TaskResult:
+        """The scored result of the pair in ``run``; the first request scores every pending
+        pair."""
+        key = self._result_key(model, case.id, run)
+        if key[2] != run:
+            return self._copy(self.result(model, case, key[2]), run)
         if key not in self._results and key not in self._judged:
             batch = {key: case}
             if self.scores_up_front:
@@ -273,18 +299,25 @@ class Resolver:
             raise found
         return found
 
-    def _prepare(self, batch: Mapping[Pair, GoldenCase]) -> dict[Pair, Prepared]:
+    @staticmethod
+    def _copy(result: TaskResult, run: int) -> TaskResult:
+        """Run ``run`` of a pair whose runs cannot differ: the first run's result again."""
+        copied = type(result).from_dict(result.to_dict())
+        copied.run = run
+        return copied
+
+    def _prepare(self, batch: Mapping[RunKey, GoldenCase]) -> dict[RunKey, Prepared]:
         """The first evaluation phase of every pair of ``batch`` that has an output; a pair
         whose output or preparation fails keeps its error as its result."""
         # The engine's evaluation loads with the first result a test asks for.
         from ..engine.evaluate import prepare
 
-        prepared: dict[Pair, Prepared] = {}
+        prepared: dict[RunKey, Prepared] = {}
         for key, case in batch.items():
             if key in self._results or key in self._judged:
                 continue
             try:
-                produced = self.output(key[0], case)
+                produced = self.output(key[0], case, key[2])
             except Exception as exc:
                 self._results[key] = exc
                 continue
@@ -292,13 +325,14 @@ class Resolver:
                 continue
             try:
                 prepared[key] = prepare(case, produced.value, embedder=self.services.embedder(),
-                                        model=key[0], registry=self.services.registry(),
+                                        model=key[0], run=key[2],
+                                        registry=self.services.registry(),
                                         benchmarks=self.settings.benchmarks)
             except Exception as exc:
                 self._results[key] = exc
         return prepared
 
-    def _score(self, batch: Mapping[Pair, GoldenCase]) -> None:
+    def _score(self, batch: Mapping[RunKey, GoldenCase]) -> None:
         """Judge every pair of ``batch`` in one judge batch; each result is finished when a
         test asks for it (an xdist worker needs only some of them)."""
         # Loaded by _prepare already; named here for the judge phase.
@@ -353,7 +387,7 @@ class Resolver:
             if key not in self._results:
                 self._judged[key] = (one, answered)
 
-    def _finish_pair(self, key: Pair) -> None:
+    def _finish_pair(self, key: RunKey) -> None:
         # Loaded by _prepare already; named here for the last phase.
         from ..engine.evaluate import finish
 
@@ -363,7 +397,7 @@ class Resolver:
         except Exception as exc:
             self._results[key] = exc
             return
-        produced = self._outputs[key]
+        produced = self._outputs[self._output_key(*key)]
         if isinstance(produced, ModelOutput):
             result.usage.update(produced.usage)
         self._results[key] = result

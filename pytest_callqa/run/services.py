@@ -109,6 +109,12 @@ class Services:
                     max_input_tokens=self.settings.judge_max_input_tokens,
                     on_progress=self.on_progress,
                 )
+                if self.settings.judge_repeats > 1:
+                    # Loaded only when the judge is asked more than once per verdict.
+                    from ..engine.judges.repeats import RepeatedJudge
+
+                    self._judge = RepeatedJudge(self._judge, self.settings.judge_repeats,
+                                                self.settings.judge_repeat_tolerance)
             else:
                 # The offline judge loads the task families it borrows from.
                 from ..engine.judges.heuristic import HeuristicJudge

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 # The drop a metric on a 0–1 scale may take against a baseline before it can regress.
 DEFAULT_REGRESSION_TOLERANCE = 0.02
+# How far (a share of the metric's scale) a verdict's judge repeats may spread unflagged.
+DEFAULT_REPEAT_TOLERANCE = 0.25
 # ``name=model@base_url`` or ``model@base_url``: a model generated live, not read from files.
 _LIVE = re.compile(r"=|@https?://")
 
@@ -80,6 +82,12 @@ class Settings:
     calibrate: bool = False
     min_kappa: float = DEFAULT_MIN_KAPPA
     calibration_model: str = DEFAULT_CALIBRATION_MODEL
+    # Repeated runs: each (model, case) N times, a test's runs decided by the pass rule.
+    runs: int = 1
+    pass_rule: str = "all"
+    # Judge asks per verdict, and how far they may spread before the verdict is flagged.
+    judge_repeats: int = 1
+    judge_repeat_tolerance: float = DEFAULT_REPEAT_TOLERANCE
 
     @property
     def llm_judge(self) -> bool:

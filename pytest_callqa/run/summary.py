@@ -52,10 +52,22 @@ class Summary:
 
         unique: dict[tuple[str | None, str, int], TaskResult] = {}
         for nodeid in sorted(self.collected):
-            data = self.collected[nodeid].get("result")
-            if data is not None:
-                result = TaskResult.from_dict(data)
-                unique.setdefault((result.model, result.case_id, result.run), result)
+            payload = self.collected[nodeid]
+            data = payload.get("result")
+            if data is None:
+                continue
+            # A test over repeated runs carries every run and whether it passed each.
+            passed = payload.get("passed") or []
+            for index, entry in enumerate([data, *payload.get("runs", [])]):
+                result = TaskResult.from_dict(entry)
+                if index < len(passed):
+                    result.passed = bool(passed[index])
+                key = (result.model, result.case_id, result.run)
+                kept = unique.setdefault(key, result)
+                if kept is not result and result.passed is not None:
+                    # A run passes when every test of the pair passed it.
+                    kept.passed = result.passed if kept.passed is None \
+                        else kept.passed and result.passed
         return list(unique.values())
 
     def model_order(self, card: Scorecard) -> list[str]:
@@ -139,6 +151,7 @@ class Summary:
                          f"give (shown as E); {count(incomplete, 'output')} left out of task "
                          "scores, and the tests that needed them reported as errors, not "
                          "as model failures")
+        lines += self._repeat_lines(card)
         if not self.settings.benchmarks:
             lines.append("benchmarks: Layer 2 standard benchmarks switched off "
                          "(--no-callqa-benchmarks)")
@@ -179,6 +192,43 @@ class Summary:
             lines.append(f"invalid case files, not evaluated: {', '.join(bad_files)}")
         return lines
 
+    def judge_repeats(self, card: Scorecard) -> dict[str, Any] | None:
+        """The judge's test-retest agreement per metric, when it was asked more than once."""
+        if self.settings.judge_repeats < 2 or not self.settings.llm_judge:
+            return None
+        # Loaded with the repeated judge already.
+        from ..engine.judges.repeats import repeat_agreement
+
+        return {"repeats": self.settings.judge_repeats,
+                "tolerance": self.settings.judge_repeat_tolerance,
+                "metrics": repeat_agreement(card.results)}
+
+    def _repeat_lines(self, card: Scorecard) -> list[str]:
+        lines = []
+        summaries = [s for c in card.models.values() if (s := c.runs_summary()) is not None]
+        if summaries:
+            flaky = sum(len(s["flaky"]) for s in summaries)
+            lines.append(f"runs: up to {max(s['runs'] for s in summaries)} per (model, case), "
+                         f"pass rule {self.settings.pass_rule}; {count(flaky, 'flaky case')} "
+                         "(runs disagree)")
+        return lines + self._judge_repeat_lines(card)
+
+    def _judge_repeat_lines(self, card: Scorecard) -> list[str]:
+        if self.settings.judge_repeats > 1 and not self.settings.llm_judge:
+            return [f"judge repeats: {self.settings.judge_repeats} asked, none made: the "
+                    f"{self.settings.judge} judge is deterministic"]
+        found = self.judge_repeats(card)
+        if found is None:
+            return []
+        metrics = found["metrics"]
+        agreement = ", ".join(f"{mid} {m['exact']:.2f} (n={m['n']})"
+                              for mid, m in metrics.items()) or "no verdict"
+        disagree = sum(m["disagree"] for m in metrics.values())
+        return [f"judge repeats: {found['repeats']} per verdict (median; majority on 0/1); "
+                f"repeats all agreeing, per metric: {agreement}",
+                f"judge repeats: {count(disagree, 'verdict')} spread over more than "
+                f"{found['tolerance']:g} of the scale (flagged repeats_disagree)"]
+
     def render(self, color: bool, width: int | None = None) -> str:
         # The table renderer loads only in a run that evaluated something.
         from ..engine.report import render_scorecard
@@ -206,6 +256,7 @@ class Summary:
         outputs = self.outputs()
         cases = [{**r.to_dict(), "output": outputs.get((r.model, r.case_id))}
                  for r in card.results]
+        add_run_fields(cases, card)
         embedder = self.services.embedder()
         data: dict[str, Any] = {
             "schema": REPORT_SCHEMA,
@@ -246,6 +297,9 @@ class Summary:
         }
         if self.settings.calibrate:
             data["calibration"], data["run"]["calibration"] = self.calibration(card)
+        repeats = self.judge_repeats(card)
+        if repeats is not None:
+            data["run"]["judge_repeats"] = repeats
         if self.settings.shard is not None:
             # Which part of the pairs this run evaluated (a merge checks the set).
             index, count = self.settings.shard
@@ -279,6 +333,28 @@ def _agg_value(agg: Any, metric_id: str) -> float | None:
     return value
 
 
+def add_run_fields(cases: list[dict[str, Any]], card: Scorecard) -> None:
+    """Each case record of a pair run more than once: its ``runs``, ``pass_rate`` and
+    ``flaky``, and each metric's ``mean`` and ``sd`` over the runs (single runs unchanged)."""
+    # Loaded with the scorecard already.
+    from ..engine.runs import metric_spread
+
+    groups: dict[tuple[str | None, str, str], list[TaskResult]] = {}
+    for result in card.results:
+        groups.setdefault((result.model, result.task, result.case_id), []).append(result)
+    for record in cases:
+        runs = groups.get((record["model"], record["task"], record["case_id"]), [])
+        if len(runs) < 2:
+            continue
+        outcomes = [r.passed for r in runs if r.passed is not None]
+        record["runs"] = len(runs)
+        record["pass_rate"] = sum(outcomes) / len(outcomes) if outcomes else None
+        record["flaky"] = 0 < sum(outcomes) < len(outcomes)
+        for mid, spread in metric_spread(runs).items():
+            if mid in record["metrics"]:
+                record["metrics"][mid].update(mean=spread["mean"], sd=spread["sd"])
+
+
 def _version(dist: str) -> str | None:
     try:
         return version(dist)
@@ -294,6 +370,7 @@ def models_section(card: Scorecard) -> dict[str, Any]:
         for task, agg in model_card.tasks.items():
             tasks[task] = {
                 "score": agg.score,
+                "interval": agg.interval,
                 "cases": agg.cases,
                 "invalid_cases": agg.invalid_cases,
                 "judge_error_cases": agg.judge_error_cases,
@@ -301,7 +378,8 @@ def models_section(card: Scorecard) -> dict[str, Any]:
                 "disqualified": agg.disqualified,
                 "not_scored": list(agg.not_scored),
                 "metrics": {
-                    mid: {"value": m.value, "rating": m.rating, "blocker": m.blocker}
+                    mid: {"value": m.value, "rating": m.rating, "blocker": m.blocker,
+                          "interval": m.interval}
                     for mid, m in agg.metrics.items()
                 },
             }
@@ -313,6 +391,11 @@ def models_section(card: Scorecard) -> dict[str, Any]:
             "final_score_b": model_card.final_score_b,
             "cost_per_1000_calls": model_card.cost_per_1000_calls,
             "cost_adjusted_rank": model_card.cost_adjusted_rank,
+            "final_interval_a": model_card.final_interval_a,
+            "final_interval_b": model_card.final_interval_b,
+            "rank_interval": model_card.rank_interval,
+            "rank_ties": list(model_card.rank_ties),
+            **({"runs": runs} if (runs := model_card.runs_summary()) is not None else {}),
             "any_blocker": model_card.any_blocker,
             "missing_tasks": list(model_card.missing_tasks),
             "usage": model_card.usage,

@@ -15,6 +15,10 @@ Default replies are derived from the request, deterministically:
 - anything else gets ``{}``.
 
 ``reply`` replaces the content of answers (to change a verdict, for instance).
+``judge_noise`` makes a judge that does not always say the same: each verdict's score is,
+with that probability, drawn from the metric's scale instead — seeded by ``seed`` and the
+request body, so the same request always gets the same answer while a request that differs
+(another run's seed) may not.
 
 Faults (by name): ``429`` (with ``Retry-After``), ``500``, ``503``, ``timeout`` (no answer
 for ``hang_s``), ``garbage`` (a reply whose content is not JSON), ``out_of_range`` (judge
@@ -48,6 +52,7 @@ from .fake_replies import (
     default_judge_reply,
     first_user_json,
     judge_items,
+    noisy_judge_reply,
     schema_instance,
 )
 
@@ -158,7 +163,8 @@ class FakeOpenAIServer:
     ``requests``. ``refuses`` lists ``response_format`` types the server answers with HTTP
     400 (as servers without structured outputs do); one it accepts is honoured:
     ``json_schema`` replies are built from the schema. ``refuses_params`` lists request
-    parameters (``seed``...) it answers with HTTP 400.
+    parameters (``seed``...) it answers with HTTP 400. ``judge_noise`` is the chance that a
+    judge verdict's score is drawn from its scale (module docstring).
     """
 
     def __init__(
@@ -178,12 +184,16 @@ class FakeOpenAIServer:
         models: Sequence[str] | None = None,
         refuses: Sequence[str] = (),
         refuses_params: Sequence[str] = (),
+        judge_noise: float = 0.0,
     ) -> None:
         unknown = [f for f in [*faults, *(schedule or [])] if f is not None and f not in FAULTS]
         if unknown:
             raise ValueError(f"unknown fault(s) {unknown}; known: {', '.join(FAULTS)}")
         if not 0.0 <= fault_rate <= 1.0:
             raise ValueError(f"fault_rate must be within [0, 1], got {fault_rate}")
+        if not 0.0 <= judge_noise <= 1.0:
+            raise ValueError(f"judge_noise must be within [0, 1], got {judge_noise}")
+        self.judge_noise = judge_noise
         self.latency = latency
         self.seed = seed
         self.fault_rate = fault_rate
@@ -404,6 +414,16 @@ class FakeOpenAIServer:
         return _Answer(404, {"error": {"message": f"no route {path}"}})
 
     def _content(self, body: dict[str, Any], fault: str | None) -> str:
+        content = self._plain_content(body, fault)
+        items = judge_items(first_user_json(body))
+        if self.judge_noise > 0 and items and fault is None:
+            digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+            content = noisy_judge_reply(
+                content, items, lambda ident: random.Random(f"{self.seed}:{digest}:{ident}"),
+                self.judge_noise)
+        return content
+
+    def _plain_content(self, body: dict[str, Any], fault: str | None) -> str:
         inputs = first_user_json(body)
         items = judge_items(inputs)
         if fault == "garbage":
@@ -475,13 +495,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument("--faults", default="429,500", help="comma-separated fault names")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--judge-noise", type=float, default=0.0,
+                        help="chance that a judge verdict's score is drawn from its scale")
     parser.add_argument("--retry-after", default="0")
     parser.add_argument("--max-lifetime", type=float, default=600.0, help="seconds")
     args = parser.parse_args(argv)
     server = FakeOpenAIServer(
         latency=args.latency, fault_rate=args.fault_rate, seed=args.seed,
         faults=[f for f in args.faults.split(",") if f], retry_after=args.retry_after,
-        max_lifetime_s=args.max_lifetime,
+        max_lifetime_s=args.max_lifetime, judge_noise=args.judge_noise,
     )
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
     with server, contextlib.suppress(KeyboardInterrupt):

@@ -63,6 +63,30 @@ def default_judge_reply(items: Sequence[Mapping[str, Any]],
     } for item in items})
 
 
+def noisy_judge_reply(content: str, items: Sequence[Mapping[str, Any]],
+                      rng_for: Callable[[str], Any], rate: float) -> str:
+    """``content`` (a judge reply) with each verdict's score replaced, with probability
+    ``rate``, by a value drawn from its scale; ``rng_for(ident)`` gives the draw's
+    ``random.Random``. A reply that is not verdicts comes back unchanged."""
+    try:
+        verdicts = json.loads(content)
+    except json.JSONDecodeError:
+        return content
+    if not isinstance(verdicts, dict):
+        return content
+    scales = {str(item.get("metric")): str(item.get("scale")) for item in items}
+    for ident, verdict in verdicts.items():
+        if not isinstance(verdict, dict) or ident not in scales:
+            continue
+        rng = rng_for(ident)
+        if rng.random() >= rate:
+            continue
+        values = _SCALES.get(scales[ident], (0.0, 1.0))
+        verdict["score"] = (round(rng.random(), 2) if scales[ident] == "unit"
+                            else rng.choice(values))
+    return json.dumps(verdicts)
+
+
 def schema_instance(schema: Mapping[str, Any], name: str = "") -> Any:
     """A value valid against ``schema`` (the subset structured outputs use), picked in the
     middle of what it allows — as a server that honours ``json_schema`` answers. A nullable

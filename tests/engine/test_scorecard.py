@@ -272,6 +272,8 @@ def _rounded(value: object) -> object:
         return round(value, 9)
     if isinstance(value, dict):
         return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
     return value
 
 
@@ -285,15 +287,21 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
     # alpha: case a averages its runs (0.5), case b 0.8; the false-pass rate pools 2 of 10;
     # case a's runs (0.75, 0.25) give consistency 1 - 0.25/0.5 = 0.5, under its 0.9 bar, so
     # the benchmark score is 0 and final A = (0.25 × 0.65 + 0.30 × 0) / 0.55.
+    # Intervals (exact bootstrap of two cases: a twice, a and b, b twice with 1/4, 1/2, 1/4):
+    # qa 0.5 / 0.65 / 0.8 -> [0.5, 0.8]; the pooled rate, case a 1 of 8 and b 1 of 2,
+    # 2/16 / 2/10 / 2/4 -> [0.125, 0.5]; final A 0.25 × [0.5, 0.8] / 0.55; the rank compares
+    # cost efficiency, final B over alpha's normalised cost 3: [0.5, 0.8] / 3, apart from
+    # beta's 0.6: no tie.
     assert _rounded(card) == {
         "models": {
             "alpha": {
                 "tasks": {"qa": {
-                    "score": 0.65, "cases": 2, "invalid_cases": 0, "blocked_cases": 0,
-                    "judge_error_cases": 0, "disqualified": False,
+                    "score": 0.65, "interval": [0.5, 0.8], "cases": 2, "invalid_cases": 0,
+                    "blocked_cases": 0, "judge_error_cases": 0, "disqualified": False,
                     "metrics": {"compliance_false_pass_rate": {
                         "value": 0.2, "rating": "blocker", "blocker": False,
-                        "scored_cases": 3, "flagged": 0, "judge_errors": 0}},
+                        "scored_cases": 3, "flagged": 0, "judge_errors": 0,
+                        "interval": [0.125, 0.5]}},
                     "not_scored": [], "renormalised_cases": 1}},
                 "benchmarks": {"consistency": {"value": 0.5, "passed": False,
                                                "scored_cases": 1}},
@@ -306,11 +314,16 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
                 "cost_adjusted_rank": 2,
                 "any_blocker": False,
                 "usage": {"input_tokens": 600.0, "cost_usd": 0.009},
+                "final_interval_a": [round(0.125 / 0.55, 9), round(0.2 / 0.55, 9)],
+                "final_interval_b": [0.5, 0.8],
+                "rank_interval": [round(0.5 / 3, 9), round(0.8 / 3, 9)],
+                "rank_ties": [],
             },
             "beta": {
                 "tasks": {"qa": {
-                    "score": 0.6, "cases": 1, "invalid_cases": 0, "blocked_cases": 0,
-                    "judge_error_cases": 0, "disqualified": False, "metrics": {},
+                    "score": 0.6, "interval": [0.6, 0.6], "cases": 1, "invalid_cases": 0,
+                    "blocked_cases": 0, "judge_error_cases": 0, "disqualified": False,
+                    "metrics": {},
                     "not_scored": [], "renormalised_cases": 0}},
                 "benchmarks": {},
                 "benchmark_score": None,
@@ -322,6 +335,10 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
                 "cost_adjusted_rank": 1,
                 "any_blocker": False,
                 "usage": {"input_tokens": 50.0, "cost_usd": 0.001},
+                "final_interval_a": None,
+                "final_interval_b": [0.6, 0.6],
+                "rank_interval": [0.6, 0.6],
+                "rank_ties": [],
             },
         },
         # beta has no Layer 2 figure, so not every model has a final score A

@@ -148,3 +148,34 @@ def test_a_failing_reply_callback_is_a_visible_500(fake: Any) -> None:
 
     status, _, body = post(fake(reply=broken), chat("a"))
     assert status == 500 and "KeyError" in body["error"]["message"]
+
+
+def _judge_body(seed: int) -> dict[str, Any]:
+    metrics = [{"metric": f"m{i}", "scale": "likert5"} for i in range(20)]
+    return {"model": "m", "seed": seed,
+            "messages": [{"role": "user", "content": json.dumps({"metrics": metrics})}]}
+
+
+def test_judge_noise_is_seeded_by_the_request(fake: Any) -> None:
+    noisy = fake(judge_noise=0.5, seed=11)
+    scores = {}
+    for seed in (0, 1000, 0):
+        status, _headers, reply = post(noisy, _judge_body(seed))
+        assert status == 200
+        verdicts = json.loads(content(reply))
+        scores.setdefault(seed, []).append([verdicts[f"m{i}"]["score"] for i in range(20)])
+    # The same request gets the same answer; another seed another draw.
+    assert scores[0][0] == scores[0][1]
+    assert scores[0][0] != scores[1000][0]
+    # About half the verdicts leave the middle of the scale, every one stays on it.
+    moved = [s for s in scores[0][0] if s != mid_score("likert5")]
+    assert 3 <= len(moved) <= 17
+    assert all(s in (1.0, 2.0, 3.0, 4.0, 5.0) for s in scores[0][0] + scores[1000][0])
+    quiet = fake()
+    _status, _headers, reply = post(quiet, _judge_body(1000))
+    assert {v["score"] for v in json.loads(content(reply)).values()} == {mid_score("likert5")}
+
+
+def test_judge_noise_out_of_range_is_refused() -> None:
+    with pytest.raises(ValueError, match="judge_noise must be within"):
+        FakeOpenAIServer(judge_noise=1.5)

@@ -40,8 +40,9 @@ def test_register_metrics_adds_a_metric_to_results_scorecard_report_and_listing(
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["Mentions Refund * 1.000 * 1.000 * = 1"])
     report = project.report()
+    # One case: its 95 % interval is the value itself.
     assert report["models"]["alpha"]["tasks"]["qa"]["metrics"]["mentions_refund"] == {
-        "value": 1.0, "rating": "good", "blocker": False}
+        "value": 1.0, "rating": "good", "blocker": False, "interval": [1.0, 1.0]}
     listing = pytester.runpytest("--callqa-metrics")
     listing.stdout.fnmatch_lines([
         "  mentions_refund — Mentions Refund",

@@ -46,7 +46,7 @@ def test_ini_key_is_the_option_without_dashes() -> None:
 def test_markers_are_registered(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--markers")
     result.stdout.fnmatch_lines(["@pytest.mark.eval:*",
-                                 "@pytest.mark.callqa(task=None, tags=()):*"])
+                                 "@pytest.mark.callqa(task=None, tags=(), runs=None):*"])
 
 
 def test_importing_the_plugin_loads_nothing_heavy() -> None:

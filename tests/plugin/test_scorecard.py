@@ -99,8 +99,9 @@ def test_json_report_schema(project: MiniProject, pytester: pytest.Pytester) -> 
     qa = beta["tasks"]["qa"]
     assert {"score", "cases", "invalid_cases", "blocked_cases", "disqualified",
             "metrics"} <= set(qa)
+    # One case: its 95 % interval is the value itself.
     assert qa["metrics"]["compliance_false_pass_rate"] == {
-        "value": 0.5, "rating": "blocker", "blocker": True}
+        "value": 0.5, "rating": "blocker", "blocker": True, "interval": [0.5, 0.5]}
     assert beta["any_blocker"] is True and beta["cost_per_1000_calls"] is None
     assert report["models"]["alpha"]["cost_adjusted_rank"] == 1
     assert "text" not in beta["tasks"]

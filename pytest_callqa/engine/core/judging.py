@@ -100,6 +100,10 @@ class JudgeRequest:
     keeps_out_of_range: bool = False
     view: JudgeView = FULL_VIEW
     reply_fields: tuple[ReplyField, ...] = ()
+    # Which run of a repeated evaluation (--callqa-runs) and which repeat of the judgement
+    # (--callqa-judge-repeats) this is: each (run, repeat) is a judgement of its own.
+    run: int = 0
+    repeat: int = 0
 
     @property
     def verdict_key(self) -> str:
@@ -125,6 +129,10 @@ class JudgeRequest:
             content["view"] = dataclasses.asdict(self.view)
         if self.reply_fields:
             content["reply_fields"] = [list(f) for f in self.reply_fields]
+        if self.run:
+            content["run"] = self.run
+        if self.repeat:
+            content["repeat"] = self.repeat
         payload = json.dumps(
             content,
             sort_keys=True,
@@ -164,6 +172,11 @@ class JudgeVerdict:
         }
         if self.judge_error:
             record["judge_error"] = True
+        # A verdict asked more than once (judges/repeats.py) keeps what each ask gave.
+        if "judge_repeats" in self.details:
+            record["repeats"] = list(self.details["judge_repeats"])
+            record["repeat_spread"] = self.details.get("repeat_spread")
+            record["repeats_disagree"] = bool(self.details.get("repeats_disagree"))
         return record
 
 

@@ -119,6 +119,8 @@ class TaskResult:
     judge_errors: list[str] = field(default_factory=list)
     # The minimum task score a team's policy sets for this task, when it sets one.
     pass_bar: float | None = None
+    # Whether the tests of this run passed; set only for repeated runs (``--callqa-runs``).
+    passed: bool | None = None
 
     def metric(self, metric_id: str) -> MetricResult:
         """The metric's result; raises :class:`JudgeUnavailable` when the judge could not
@@ -172,6 +174,7 @@ class TaskResult:
             "judge_errors": list(self.judge_errors),
             # Only when a policy set it, so results without one keep their shape.
             **({"pass_bar": self.pass_bar} if self.pass_bar is not None else {}),
+            **({"passed": self.passed} if self.passed is not None else {}),
         }
 
     @classmethod
@@ -193,4 +196,5 @@ class TaskResult:
             notes=list(data.get("notes", [])),
             judge_errors=list(data.get("judge_errors", [])),
             pass_bar=data.get("pass_bar"),
+            passed=data.get("passed"),
         )

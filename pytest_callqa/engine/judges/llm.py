@@ -55,6 +55,16 @@ PROMPT_VERSION = "callqa-judge-2026.1"
 DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0, "seed": 0}
 SCHEMA_NAME = "callqa_verdicts"
 
+# Runs and repeats beyond these get seeds of their own too, just not ones spaced this way.
+SEED_RUN_STEP = 1000
+
+
+def sample_seed(base: int, run: int, repeat: int) -> int:
+    """The seed of run ``run``, repeat ``repeat`` of a judgement: the base seed for the first
+    of both (a single-run session's request, unchanged), a different one for every other."""
+    return base + run * SEED_RUN_STEP + repeat
+
+
 def _text(value: Any) -> str:
     if value is None:
         return ""
@@ -195,10 +205,13 @@ class OpenAIJudge:
             return [[(key, Item(request.metric, request))] for key, request in unique]
         grouped: dict[str, list[tuple[str, JudgeRequest]]] = {}
         for key, request in unique:
-            output_key = content_key({
+            identity: dict[str, Any] = {
                 "case": request.case.model_dump(mode="json"), "task": request.task,
                 "output": request.model_output,
-            })
+            }
+            if request.run or request.repeat:
+                identity["sample"] = [request.run, request.repeat]
+            output_key = content_key(identity)
             grouped.setdefault(output_key, []).append((key, request))
         groups = []
         for members in grouped.values():
@@ -226,15 +239,20 @@ class OpenAIJudge:
             verdicts = [self._not_sent(item, refusal) for item in items]
             return [(key, v) for (key, _item), v in zip(group, verdicts, strict=True)]
 
+        first = items[0].request
+        variant = {k: v for k, v in (("run", first.run), ("repeat", first.repeat)) if v}
+
         def build(fmt: str) -> ChatRequest:
             params = dict(self.params)
+            if variant and isinstance(params.get("seed"), int):
+                params["seed"] = sample_seed(params["seed"], first.run, first.repeat)
             if "response_format" not in params:
                 chosen = response_format_param(fmt, SCHEMA_NAME, reply_schema(items),
                                                strict=True)
                 if chosen is not None:
                     params["response_format"] = chosen
             return ChatRequest(messages=messages, params=params, kind="judge",
-                               version=PROMPT_VERSION)
+                               version=PROMPT_VERSION, variant=variant)
 
         last: dict[str, ParsedReply] = {}
 

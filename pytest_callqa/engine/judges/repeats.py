@@ -1,0 +1,107 @@
+"""Judge repeats (``--callqa-judge-repeats K``): every verdict asked K times, each a request of
+its own (its own cache entry and seed), and combined into one.
+
+The combined score is the median of the repeats that gave one (the lower of the two middle
+values on a discrete scale, so it stays on the scale; their mean on the continuous 0–1
+scale) or, on a 0/1 scale, the majority (a tie is 0: a pass needs more than half). A verdict
+whose repeats spread over more than ``tolerance`` of the scale is marked
+``repeats_disagree``. Repeats that failed (judge errors) are left out; when none gave a
+score, the verdict is the first repeat's judge error.
+
+:func:`repeat_agreement` reads the judge's test-retest agreement per metric from the
+results' judge records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..core.judging import SCALE_RANGES, Judge, JudgeRequest, JudgeVerdict
+from ..core.results import TaskResult
+
+REPEATS_KEY = "judge_repeats"
+
+
+class RepeatedJudge:
+    """``inner`` asked ``repeats`` times per request; implements :class:`Judge`. Anything
+    else (usage, description) is the inner judge's."""
+
+    def __init__(self, inner: Judge, repeats: int, tolerance: float) -> None:
+        if repeats < 1:
+            raise ValueError(f"judge repeats must be >= 1, got {repeats}")
+        if tolerance < 0:
+            raise ValueError(f"repeat tolerance must be >= 0, got {tolerance}")
+        self.inner = inner
+        self.name = inner.name
+        self.repeats = repeats
+        self.tolerance = tolerance
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
+        k = self.repeats
+        asked = [dataclasses.replace(r, repeat=j) for r in requests for j in range(k)]
+        answers = self.inner.judge(asked) if asked else []
+        return [combine(request, answers[i * k:(i + 1) * k], self.tolerance)
+                for i, request in enumerate(requests)]
+
+
+def _median(scores: list[float], scale: str) -> float:
+    ordered = sorted(scores)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    if scale == "unit":
+        return (ordered[middle - 1] + ordered[middle]) / 2
+    return ordered[middle - 1]
+
+
+def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
+            tolerance: float) -> JudgeVerdict:
+    """One verdict from the repeats of ``request`` (module docstring)."""
+    usage: dict[str, float] = {}
+    for verdict in verdicts:
+        for key, amount in verdict.usage.items():
+            usage[key] = usage.get(key, 0.0) + amount
+    given = [v for v in verdicts if not v.judge_error and v.score is not None]
+    if not given:
+        return dataclasses.replace(verdicts[0], usage=usage)
+    scores = [float(v.score) for v in given]  # type: ignore[arg-type]
+    if request.scale == "binary":
+        score = 1.0 if 2 * sum(1 for s in scores if s >= 0.5) > len(scores) else 0.0
+    else:
+        score = _median(scores, request.scale)
+    low, high = SCALE_RANGES[request.scale]
+    spread = (max(scores) - min(scores)) / (high - low)
+    chosen = min(given, key=lambda v: abs(float(v.score) - score))  # type: ignore[arg-type]
+    details = dict(chosen.details)
+    details[REPEATS_KEY] = [None if v.judge_error else v.score for v in verdicts]
+    details["repeat_spread"] = round(spread, 6)
+    details["repeats_disagree"] = spread > tolerance + 1e-12
+    return dataclasses.replace(chosen, score=score, details=details, usage=usage)
+
+
+def repeat_agreement(results: Iterable[TaskResult]) -> dict[str, dict[str, Any]]:
+    """Per metric, over the verdicts asked more than once: how many (``n``), the share whose
+    repeats all gave the same score (``exact``), the mean spread as a share of the scale
+    (``mean_spread``) and how many spread beyond the tolerance (``disagree``)."""
+    found: dict[str, list[tuple[bool, float, bool]]] = {}
+    for result in results:
+        for record in result.judge_records:
+            repeats = record.get("repeats")
+            if not isinstance(repeats, list) or len(repeats) < 2:
+                continue
+            scores = [s for s in repeats if s is not None]
+            found.setdefault(str(record.get("metric")), []).append((
+                len(scores) == len(repeats) and len(set(scores)) == 1,
+                float(record.get("repeat_spread") or 0.0),
+                bool(record.get("repeats_disagree"))))
+    return {
+        metric: {"n": len(rows), "exact": sum(r[0] for r in rows) / len(rows),
+                 "mean_spread": sum(r[1] for r in rows) / len(rows),
+                 "disagree": sum(r[2] for r in rows)}
+        for metric, rows in sorted(found.items())
+    }

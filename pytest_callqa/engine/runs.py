@@ -1,0 +1,143 @@
+"""Repeated runs of one (model, case): how a test over them passes, and what they say
+together (pass rate, pass^k, pass@k, each metric's mean and standard deviation).
+
+Run 1 is the run of a single-run session, unchanged; runs 2..N are independent samples
+(their own generation and judge calls). A test over N runs is run once per run; the pass
+rule says what its N outcomes make of it:
+
+- ``all`` — it passes when every run passes (pass^k with k = N; the default);
+- ``majority`` — when more than half of the runs pass;
+- ``mean`` — when it passes on the mean of the runs (each metric's mean value, rated by the
+  metric's bands; a blocker or a judge error in any run stays).
+
+A test whose runs do not all agree is *flaky*, whatever the rule made of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .core.metrics import MetricSpec
+from .core.results import MetricResult, TaskResult
+from .registry import Registry
+from .stats import mean_sd, pass_at_k, pass_hat_k
+from .tasks.benchmarks import BENCHMARK_SPECS
+
+PASS_RULES: tuple[str, ...] = ("all", "majority", "mean")
+DEFAULT_PASS_RULE = "all"
+
+
+def rule_passes(rule: str, outcomes: Sequence[bool]) -> bool:
+    """Whether runs with these outcomes pass under ``all`` or ``majority`` (``mean`` is
+    decided on :func:`mean_result`, not on the outcomes)."""
+    if not outcomes:
+        raise ValueError("no run outcome to decide on")
+    if rule == "all":
+        return all(outcomes)
+    if rule == "majority":
+        return 2 * sum(outcomes) > len(outcomes)
+    raise ValueError(f"pass rule {rule!r} is not decided by run outcomes; "
+                     f"known rules: {', '.join(PASS_RULES)}")
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """What the runs of one (model, case) say together."""
+
+    runs: int
+    passes: int
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passes / self.runs
+
+    @property
+    def pass_hat_k(self) -> float:
+        return pass_hat_k(self.passes, self.runs, self.runs)
+
+    @property
+    def pass_at_k(self) -> float:
+        return pass_at_k(self.passes, self.runs, self.runs)
+
+    @property
+    def flaky(self) -> bool:
+        return 0 < self.passes < self.runs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"runs": self.runs, "passes": self.passes, "pass_rate": self.pass_rate,
+                "pass_hat_k": self.pass_hat_k, "pass_at_k": self.pass_at_k,
+                "flaky": self.flaky}
+
+
+def run_stats(outcomes: Sequence[bool]) -> RunStats:
+    if not outcomes:
+        raise ValueError("no run outcome")
+    return RunStats(runs=len(outcomes), passes=sum(1 for o in outcomes if o))
+
+
+def metric_spread(results: Sequence[TaskResult]) -> dict[str, dict[str, float | int]]:
+    """Each metric's mean and sample standard deviation over the runs that scored it."""
+    spread: dict[str, dict[str, float | int]] = {}
+    ids = dict.fromkeys(mid for r in results for mid in r.metrics)
+    for mid in ids:
+        values = [float(m.value) for r in results
+                  if (m := r.metrics.get(mid)) is not None and m.scored and m.value is not None]
+        found = mean_sd(values)
+        if found is not None:
+            spread[mid] = {"mean": found[0], "sd": found[1], "scored_runs": len(values)}
+    return spread
+
+
+def metric_specs(registry: Registry, task: str) -> dict[str, MetricSpec]:
+    """The definitions a result of ``task`` is rated by: the task's own, its custom metrics
+    and the benchmarks."""
+    specs = dict(BENCHMARK_SPECS)
+    if task in registry.tasks:
+        specs.update((s.id, s) for s in registry.metrics_for(task))
+    return specs
+
+
+def mean_result(results: Sequence[TaskResult], specs: Mapping[str, MetricSpec]) -> TaskResult:
+    """One result standing for the runs: each metric's mean over the runs that scored it,
+    rated by its spec. Conservative wherever the runs differ in kind: a metric the judge
+    could not score in some run is a judge error; a blocker of any run stays (and voids the
+    score when its run was voided); the score is the mean only when every run has one."""
+    if not results:
+        raise ValueError("no run to average")
+    first = results[0]
+    metrics: dict[str, MetricResult] = {}
+    for mid in dict.fromkeys(mid for r in results for mid in r.metrics):
+        entries = [r.metrics[mid] for r in results if mid in r.metrics]
+        spec = specs.get(mid)
+        if any(m.judge_error for m in entries):
+            reason = next(m.reason for m in entries if m.judge_error)
+            metrics[mid] = MetricResult(value=None, scored=False, judge_error=True,
+                                        reason=reason)
+            continue
+        values = [float(m.value) for m in entries if m.scored and m.value is not None]
+        if not values:
+            metrics[mid] = MetricResult.not_scored(entries[0].reason or "not scored in any run")
+            continue
+        mean = sum(values) / len(values)
+        rating = spec.rate(mean) if spec is not None else entries[0].rating
+        blocker = any(m.blocker for m in entries)
+        metrics[mid] = MetricResult(
+            value=mean, rating="blocker" if blocker else rating, blocker=blocker,
+            flagged=any(m.flagged for m in entries),
+            reason=f"mean of {len(values)} run{'s' if len(values) != 1 else ''}",
+            details={"runs": values})
+    valid = all(r.valid for r in results)
+    scores = [r.score for r in results]
+    score = (sum(scores) / len(scores)  # type: ignore[arg-type]
+             if valid and all(s is not None for s in scores) else None)
+    blockers = list(dict.fromkeys(b for r in results for b in r.blockers))
+    return TaskResult(
+        task=first.task, case_id=first.case_id, score=score, valid=valid,
+        blocked=bool(blockers), blockers=blockers, metrics=metrics, model=first.model,
+        run=first.run, not_scored=sorted(mid for mid, m in metrics.items() if not m.scored),
+        renormalised=any(r.renormalised for r in results),
+        judge_errors=sorted({mid for r in results for mid in r.judge_errors}),
+        notes=[f"the mean of {len(results)} runs"], pass_bar=first.pass_bar,
+    )

@@ -1,0 +1,167 @@
+"""Statistics over cases and runs: bootstrap intervals, pass^k and pass@k, mean and standard
+deviation.
+
+A 95 % bootstrap interval says how far a figure computed over a handful of golden cases
+could move with another handful like them: cases are drawn with replacement, the figure is
+recomputed for every draw, and the interval holds the middle 95 % of what came out. Small
+case sets (up to :data:`EXACT_MAX_CASES`) get the exact bootstrap distribution, every
+resample weighted by how likely it is; larger ones :data:`RESAMPLES` draws from a generator
+with a fixed seed, so the same results always give the same interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from math import comb
+
+import numpy as np
+
+LEVEL = 0.95
+RESAMPLES = 2000
+SEED = 20261123
+# The exact distribution of a mean over n cases has at most C(2n-1, n) points (6435 for 8).
+EXACT_MAX_CASES = 8
+# Sums equal to this many decimals are one point of the exact distribution.
+_DECIMALS = 12
+
+Interval = tuple[float, float]
+
+
+def _quantile(points: Sequence[tuple[float, float]], q: float) -> float:
+    """The smallest value whose cumulative probability reaches ``q`` (the inverse of the
+    distribution function; ``points`` are (value, probability) in ascending order)."""
+    total = 0.0
+    for value, weight in points:
+        total += weight
+        if total >= q - 1e-12:
+            return value
+    return points[-1][0]
+
+
+def _exact_mean_distribution(values: Sequence[float]) -> list[tuple[float, float]]:
+    """Every possible mean of n draws with replacement from ``values``, with its
+    probability: the n-fold convolution of the empirical distribution."""
+    n = len(values)
+    step: dict[float, float] = {}
+    for v in values:
+        step[v] = step.get(v, 0.0) + 1.0 / n
+    sums = {0.0: 1.0}
+    for _ in range(n):
+        grown: dict[float, float] = {}
+        for total, p in sums.items():
+            for v, q in step.items():
+                key = round(total + v, _DECIMALS)
+                grown[key] = grown.get(key, 0.0) + p * q
+        sums = grown
+    return sorted((round(total / n, _DECIMALS), p) for total, p in sums.items())
+
+
+def bootstrap_mean(values: Sequence[float], *, level: float = LEVEL,
+                   seed: int = SEED) -> Interval | None:
+    """The bootstrap interval of the mean of ``values`` (None without a value)."""
+    clean = [float(v) for v in values if v is not None and math.isfinite(v)]
+    if not clean:
+        return None
+    tail = (1.0 - level) / 2
+    if len(clean) <= EXACT_MAX_CASES:
+        points = _exact_mean_distribution(clean)
+        return _quantile(points, tail), _quantile(points, 1.0 - tail)
+    data = np.asarray(clean)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(data), size=(RESAMPLES, len(data)))
+    means = data[picks].mean(axis=1)
+    return _sample_interval(means, tail)
+
+
+def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], *,
+                    level: float = LEVEL, seed: int = SEED) -> Interval | None:
+    """The bootstrap interval of sum(numerators) / sum(denominators) over cases (a pooled
+    rate); a resample whose denominators sum to 0 has no rate and is left out."""
+    if not numerators or len(numerators) != len(denominators) or not sum(denominators):
+        return None
+    num, den = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(num), size=(RESAMPLES, len(num)))
+    sums = den[picks].sum(axis=1)
+    kept = sums > 0
+    rates = num[picks].sum(axis=1)[kept] / sums[kept]
+    return _sample_interval(rates, (1.0 - level) / 2)
+
+
+def bootstrap_weighted(groups: Sequence[tuple[Sequence[float], float]], *,
+                       fixed: Sequence[tuple[float, float]] = (), level: float = LEVEL,
+                       seed: int = SEED) -> Interval | None:
+    """The interval of a weighted mean of group means (a final score over task scores): each
+    group's cases are resampled on their own; ``fixed`` (value, weight) parts are held
+    constant. Groups without a value are left out, as the point estimate leaves them."""
+    kept = [(np.asarray([float(v) for v in values]), float(w)) for values, w in groups if values]
+    if not kept:
+        return None
+    rng = np.random.default_rng(seed)
+    total_weight = sum(w for _, w in kept) + sum(w for _, w in fixed)
+    combined = np.full(RESAMPLES, float(sum(v * w for v, w in fixed)))
+    for data, weight in kept:
+        picks = rng.integers(0, len(data), size=(RESAMPLES, len(data)))
+        combined += data[picks].mean(axis=1) * weight
+    return _sample_interval(combined / total_weight, (1.0 - level) / 2)
+
+
+def _sample_interval(samples: np.ndarray, tail: float) -> Interval | None:
+    if samples.size == 0:
+        return None
+    low = float(np.quantile(samples, tail, method="inverted_cdf"))
+    high = float(np.quantile(samples, 1.0 - tail, method="inverted_cdf"))
+    return low, high
+
+
+def around(interval: Interval | None, value: float | None) -> Interval | None:
+    """``interval`` widened to take in ``value`` when rounding alone left it a hair outside
+    (the same mean summed in another order)."""
+    if interval is None or value is None:
+        return interval
+    low, high = interval
+    if value < low <= value + 1e-9:
+        low = value
+    if value - 1e-9 <= high < value:
+        high = value
+    return low, high
+
+
+def overlaps(a: Interval | None, b: Interval | None) -> bool:
+    """Whether two intervals share a point (two figures the data cannot tell apart)."""
+    return a is not None and b is not None and a[0] <= b[1] and b[0] <= a[1]
+
+
+# --- runs -----------------------------------------------------------------------------------
+
+
+def pass_hat_k(passes: int, runs: int, k: int) -> float:
+    """pass^k: the chance that k runs drawn without replacement from ``runs`` all pass,
+    C(passes, k) / C(runs, k) — with k = runs, 1 when every run passed, else 0."""
+    _check_k(passes, runs, k)
+    return comb(passes, k) / comb(runs, k)
+
+
+def pass_at_k(passes: int, runs: int, k: int) -> float:
+    """pass@k: the chance that at least one of k runs drawn without replacement passes,
+    1 - C(runs - passes, k) / C(runs, k)."""
+    _check_k(passes, runs, k)
+    return 1.0 - comb(runs - passes, k) / comb(runs, k)
+
+
+def _check_k(passes: int, runs: int, k: int) -> None:
+    if not 0 <= passes <= runs or not 1 <= k <= runs:
+        raise ValueError(f"need 0 <= passes <= runs and 1 <= k <= runs, got passes={passes}, "
+                         f"runs={runs}, k={k}")
+
+
+def mean_sd(values: Sequence[float]) -> tuple[float, float] | None:
+    """The mean and the sample standard deviation (n - 1; 0 for one value)."""
+    if not values:
+        return None
+    mean = sum(values) / len(values)
+    if len(values) == 1:
+        return mean, 0.0
+    var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+    return mean, math.sqrt(var)

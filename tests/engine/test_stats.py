@@ -1,0 +1,202 @@
+"""Bootstrap intervals, pass^k and pass@k, mean and standard deviation, the pass rules and
+the mean of runs, against figures worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_callqa.engine.core.results import MetricResult, TaskResult
+from pytest_callqa.engine.registry import default_registry
+from pytest_callqa.engine.runs import mean_result, metric_specs, rule_passes, run_stats
+from pytest_callqa.engine.stats import (
+    around,
+    bootstrap_mean,
+    bootstrap_ratio,
+    bootstrap_weighted,
+    mean_sd,
+    overlaps,
+    pass_at_k,
+    pass_hat_k,
+)
+
+
+def test_exact_bootstrap_of_five_passes_and_one_failure() -> None:
+    # Resampling 6 cases of [1,1,1,1,1,0]: the number of ones j is Binomial(6, 5/6).
+    # P(j <= 2) = 0.0087 (< 0.025) and P(j <= 3) = 0.0087 + 20 (5/6)^3 (1/6)^3 = 0.0623, so
+    # the 2.5 % quantile is 3/6 = 0.5; P(j <= 5) = 1 - (5/6)^6 = 0.665 < 0.975, so the
+    # 97.5 % quantile is 6/6 = 1.
+    assert bootstrap_mean([1, 1, 1, 1, 1, 0]) == (0.5, 1.0)
+    assert bootstrap_mean([0, 0, 0, 0, 0, 1]) == (0.0, 0.5)
+
+
+def test_exact_bootstrap_of_two_and_three_cases() -> None:
+    # [0, 1]: means 0, 0.5, 1 with probability 1/4, 1/2, 1/4; F(0) = 0.25 reaches 0.025
+    # and only F(1) = 1 reaches 0.975.
+    assert bootstrap_mean([0.0, 1.0]) == (0.0, 1.0)
+    # [0.2, 0.4, 0.9]: the lowest mean (0.2, all three draws the same) has 1/27 = 0.037 >=
+    # 0.025; the highest 0.9 also 1/27, so F just below it is 26/27 = 0.963 < 0.975.
+    assert bootstrap_mean([0.2, 0.4, 0.9]) == (0.2, 0.9)
+    assert bootstrap_mean([0.7]) == (0.7, 0.7)
+
+
+def test_resampled_bootstrap_of_ten_cases() -> None:
+    # 10 cases (too many for the exact distribution): j ~ Binomial(10, 0.9) ones.
+    # P(j <= 6) = 0.0128, P(j <= 7) = 0.0702 -> 2.5 % quantile 0.7; P(j <= 9) = 0.651 ->
+    # 97.5 % quantile 1.0. 2000 seeded draws land on the same grid points.
+    assert bootstrap_mean([1.0] * 9 + [0.0]) == (0.7, 1.0)
+    values = [0.1 * i for i in range(12)]
+    assert bootstrap_mean(values) == bootstrap_mean(values)
+
+
+def test_bootstrap_of_no_value_and_non_finite_values() -> None:
+    assert bootstrap_mean([]) is None
+    assert bootstrap_mean([float("nan")]) is None
+    assert bootstrap_mean([float("inf"), 1.0]) == (1.0, 1.0)
+
+
+def test_pooled_rate_interval() -> None:
+    # No case has an unsupported fact: every resample's rate is 0.
+    assert bootstrap_ratio([0, 0, 0], [2, 3, 4]) == (0.0, 0.0)
+    # No denominator at all: no rate, no interval.
+    assert bootstrap_ratio([0, 0], [0, 0]) is None
+    assert bootstrap_ratio([], []) is None
+    assert bootstrap_ratio([1], [2, 3]) is None
+    low, high = bootstrap_ratio([1, 0, 2, 0, 0, 1, 0, 0, 0, 0], [4] * 10)  # type: ignore[misc]
+    assert 0.0 <= low <= 4 / 40 <= high <= 0.3
+
+
+def test_weighted_interval_of_a_final_score() -> None:
+    # Every case of both tasks scores 1 and the fixed part is 1: the final score is 1.
+    assert bootstrap_weighted([([1.0, 1.0], 0.35), ([1.0], 0.3)], fixed=[(1.0, 0.3)]) \
+        == (1.0, 1.0)
+    # A task without a case is left out, as the point estimate leaves it out.
+    assert bootstrap_weighted([([0.5], 0.5), ([], 0.5)]) == (0.5, 0.5)
+    assert bootstrap_weighted([([], 1.0)]) is None
+
+
+def test_around_and_overlaps() -> None:
+    assert around((0.9600000000000001, 0.97), 0.96) == (0.96, 0.97)
+    assert around((0.5, 0.6), 0.4) == (0.5, 0.6)
+    assert around(None, 0.4) is None
+    assert overlaps((0.1, 0.5), (0.5, 0.9))
+    assert not overlaps((0.1, 0.4), (0.5, 0.9))
+    assert not overlaps(None, (0.5, 0.9))
+
+
+def test_pass_hat_k_and_pass_at_k() -> None:
+    assert pass_hat_k(2, 3, 3) == 0.0 and pass_at_k(2, 3, 3) == 1.0
+    assert pass_hat_k(2, 3, 2) == pytest.approx(1 / 3)  # C(2,2) / C(3,2)
+    assert pass_at_k(2, 3, 2) == 1.0                     # 1 - C(1,2) / C(3,2)
+    assert pass_hat_k(2, 3, 1) == pytest.approx(2 / 3) == pass_at_k(2, 3, 1)
+    assert pass_at_k(1, 4, 2) == pytest.approx(0.5)      # 1 - C(3,2) / C(4,2) = 1 - 3/6
+    assert pass_hat_k(3, 3, 3) == 1.0 and pass_at_k(0, 3, 3) == 0.0
+    with pytest.raises(ValueError, match="passes=4, runs=3"):
+        pass_hat_k(4, 3, 3)
+    with pytest.raises(ValueError, match="k=0"):
+        pass_at_k(1, 3, 0)
+
+
+def test_mean_and_sample_standard_deviation() -> None:
+    # The seed's example: 0.91, 0.90, 0.88 -> mean 0.896667, squared deviations
+    # 0.000178 + 0.000011 + 0.000278 = 0.000467, / 2 -> sd 0.015275.
+    mean, sd = mean_sd([0.91, 0.90, 0.88])  # type: ignore[misc]
+    assert mean == pytest.approx(0.896667, abs=1e-6) and sd == pytest.approx(0.015275, abs=1e-6)
+    assert mean_sd([0.4]) == (0.4, 0.0)
+    assert mean_sd([]) is None
+
+
+def test_pass_rules_and_run_stats() -> None:
+    assert not rule_passes("all", [True, False, True])
+    assert rule_passes("majority", [True, False, True])
+    assert not rule_passes("majority", [True, False])
+    assert rule_passes("all", [True, True])
+    with pytest.raises(ValueError, match="not decided by run outcomes"):
+        rule_passes("mean", [True])
+    with pytest.raises(ValueError, match="no run outcome"):
+        rule_passes("all", [])
+    stats = run_stats([True, False, True])
+    assert (stats.pass_rate, stats.pass_hat_k, stats.pass_at_k, stats.flaky) == (
+        pytest.approx(2 / 3), 0.0, 1.0, True)
+    assert not run_stats([False, False]).flaky
+
+
+def _qa_run(run: int, evidence: MetricResult, *, score: float | None = 0.9,
+            valid: bool = True, blockers: tuple[str, ...] = ()) -> TaskResult:
+    return TaskResult(task="qa", case_id="c", score=score, valid=valid,
+                      blocked=bool(blockers), blockers=list(blockers), model="m", run=run,
+                      metrics={"evidence_backed_reasoning": evidence})
+
+
+def test_the_mean_of_runs_is_rated_by_the_metric_bands() -> None:
+    specs = metric_specs(default_registry(), "qa")
+    # Evidence-backed reasoning: good at >= 0.90. Runs 0.8 and 1.0 average 0.9: good,
+    # though one run alone was not.
+    runs = [_qa_run(0, MetricResult(0.8, rating="fail")),
+            _qa_run(1, MetricResult(1.0, rating="good"), score=0.7)]
+    mean = mean_result(runs, specs)
+    metric = mean.metrics["evidence_backed_reasoning"]
+    assert metric.value == pytest.approx(0.9) and metric.rating == "good"
+    assert mean.score == pytest.approx(0.8) and mean.valid
+
+
+def test_the_mean_of_runs_keeps_judge_errors_and_blockers() -> None:
+    specs = metric_specs(default_registry(), "qa")
+    error = MetricResult(None, scored=False, judge_error=True, reason="judge call failed")
+    mean = mean_result([_qa_run(0, MetricResult(1.0)), _qa_run(1, error, score=None)], specs)
+    assert mean.metrics["evidence_backed_reasoning"].judge_error
+    assert mean.score is None
+    blocked = mean_result([
+        _qa_run(0, MetricResult(1.0)),
+        _qa_run(1, MetricResult(1.0, blocker=True), score=None, valid=False,
+                blockers=("evidence_backed_reasoning",)),
+    ], specs)
+    assert blocked.blocked and not blocked.valid and blocked.score is None
+    assert blocked.metrics["evidence_backed_reasoning"].rating == "blocker"
+    with pytest.raises(ValueError, match="no run to average"):
+        mean_result([], specs)
+
+
+def _scored(model: str, scores: list[float], run: int = 0,
+            passed: list[bool] | None = None) -> list[TaskResult]:
+    return [TaskResult(task="qa", case_id=f"c{i}", score=s, valid=True, blocked=False,
+                       blockers=[], metrics={}, model=model, run=run,
+                       passed=None if passed is None else passed[i])
+            for i, s in enumerate(scores)]
+
+
+def test_scorecard_intervals_and_rank_ties() -> None:
+    from pytest_callqa.engine.scorecard import build_scorecard
+
+    card = build_scorecard(_scored("a", [1, 1, 1, 1, 1, 0]) + _scored("b", [1] * 6)
+                           + _scored("c", [0] * 6))
+    a, b, c = (card.models[m] for m in "abc")
+    # The hand-worked example above, as the task's interval.
+    assert a.tasks["qa"].interval == (0.5, 1.0)
+    assert b.tasks["qa"].interval == (1.0, 1.0) and c.tasks["qa"].interval == (0.0, 0.0)
+    # Ranked by final score alone (no cost): b, a, c. a's interval reaches b's: a tie the
+    # six cases cannot break; c is apart from both.
+    assert [m.cost_adjusted_rank for m in (b, a, c)] == [1, 2, 3]
+    assert a.final_interval_b == (0.5, 1.0) and a.rank_interval == a.final_interval_b
+    assert b.rank_ties == ["a"] and a.rank_ties == ["b"] and c.rank_ties == []
+    assert card.to_dict()["models"]["a"]["tasks"]["qa"]["interval"] == [0.5, 1.0]
+
+
+def test_scorecard_run_statistics() -> None:
+    from pytest_callqa.engine.scorecard import build_scorecard
+
+    # Three cases over two runs: c0 passes both, c1 one of two (flaky), c2 neither.
+    results = (_scored("m", [0.9, 0.8, 0.2], run=0, passed=[True, True, False])
+               + _scored("m", [0.9, 0.4, 0.2], run=1, passed=[True, False, False]))
+    card = build_scorecard(results)
+    summary = card.models["m"].runs_summary()
+    assert summary == {"runs": 2, "cases": 3, "pass_rate": pytest.approx(0.5),
+                       "pass_hat_k": pytest.approx(1 / 3), "pass_at_k": pytest.approx(2 / 3),
+                       "flaky": ["qa/c1"]}
+    # Consistency = 1 - std/mean per case (population std, as the scorecard always had):
+    # c0 1, c1 1 - 0.2/0.6 = 0.6667, c2 1 -> mean 0.8889.
+    consistency = card.models["m"].benchmarks["consistency"]
+    assert consistency["value"] == pytest.approx(0.888889, abs=1e-6)
+    assert consistency["passed"] is False
+    single = build_scorecard(_scored("m", [0.9]))
+    assert single.models["m"].runs_summary() is None
+    assert "runs" not in single.to_dict()["models"]["m"]

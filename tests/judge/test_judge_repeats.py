@@ -1,0 +1,96 @@
+"""Judge repeats combined into one verdict: median, majority, failed repeats, the spread."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_callqa.engine.core.cases import GoldenCase
+from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict
+from pytest_callqa.engine.core.results import TaskResult
+from pytest_callqa.engine.judges.repeats import RepeatedJudge, combine, repeat_agreement
+
+CASE = GoldenCase.model_validate({
+    "id": "c", "task": "qa", "transcript": [{"speaker": "agent", "text": "Hello."}],
+    "config": {"questions": [{"question_id": "Q1", "text": "Greeted?", "type": "PASS_FAIL",
+                              "max_score": 1}]},
+    "expected_outcome": {"questions": [{"question_id": "Q1", "score": 1, "max_score": 1,
+                                        "type": "PASS_FAIL", "reason": "Said hello."}]},
+})
+
+
+def request(scale: str) -> JudgeRequest:
+    return JudgeRequest(case=CASE, task="qa", metric="m", scale=scale,  # type: ignore[arg-type]
+                        instructions="", model_output={})
+
+
+def verdicts(*scores: float | None) -> list[JudgeVerdict]:
+    return [JudgeVerdict(metric="m", score=s, reason=f"ask {i}", judge_error=s is None,
+                         usage={"calls": 1.0}) for i, s in enumerate(scores)]
+
+
+def test_median_on_ordinal_scales_stays_on_the_scale() -> None:
+    # likert5 repeats 2, 5, 4: median 4; spread (5 - 2) / 4 = 0.75 > 0.25.
+    found = combine(request("likert5"), verdicts(2.0, 5.0, 4.0), tolerance=0.25)
+    assert found.score == 4.0 and found.reason == "ask 2"
+    assert found.details == {"judge_repeats": [2.0, 5.0, 4.0], "repeat_spread": 0.75,
+                             "repeats_disagree": True}
+    assert found.usage == {"calls": 3.0}
+    # Two repeats 3 and 4: the lower middle, 3 (on the grid, the cautious one).
+    assert combine(request("likert5"), verdicts(4.0, 3.0), tolerance=0.25).score == 3.0
+    # On the 0-1 scale the two middles average: (0.4 + 0.6) / 2; spread 0.2 <= 0.25.
+    unit = combine(request("unit"), verdicts(0.6, 0.4), tolerance=0.25)
+    assert unit.score == pytest.approx(0.5) and not unit.details["repeats_disagree"]
+
+
+def test_majority_on_a_binary_scale() -> None:
+    assert combine(request("binary"), verdicts(1.0, 0.0, 1.0), 0.25).score == 1.0
+    # A tie is no majority: 0.
+    assert combine(request("binary"), verdicts(1.0, 0.0), 0.25).score == 0.0
+
+
+def test_failed_repeats_are_left_out_and_all_failed_is_a_judge_error() -> None:
+    found = combine(request("likert5"), verdicts(None, 3.0, 3.0), 0.25)
+    assert found.score == 3.0 and found.details["judge_repeats"] == [None, 3.0, 3.0]
+    assert found.details["repeat_spread"] == 0.0
+    failed = combine(request("likert5"), verdicts(None, None), 0.25)
+    assert failed.judge_error and failed.score is None and failed.usage == {"calls": 2.0}
+
+
+class Counting:
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.asked: list[JudgeRequest] = []
+
+    def judge(self, requests: Any) -> list[JudgeVerdict]:
+        self.asked += requests
+        return [JudgeVerdict(metric=r.metric, score=float(r.repeat % 2), reason="")
+                for r in requests]
+
+
+def test_repeated_judge_asks_each_request_k_times() -> None:
+    inner = Counting()
+    judge = RepeatedJudge(inner, 3, 0.25)
+    [found] = judge.judge([request("binary")])
+    assert [r.repeat for r in inner.asked] == [0, 1, 2]
+    assert len({r.key for r in inner.asked}) == 3
+    # Repeats 0, 1, 0: majority 0, spread 1.
+    assert found.score == 0.0 and found.details["repeats_disagree"]
+    assert judge.name == "counting" and judge.asked is inner.asked
+    with pytest.raises(ValueError, match="judge repeats must be >= 1"):
+        RepeatedJudge(inner, 0, 0.25)
+    with pytest.raises(ValueError, match="repeat tolerance must be >= 0"):
+        RepeatedJudge(inner, 2, -0.1)
+
+
+def test_agreement_per_metric_from_judge_records() -> None:
+    steady = combine(request("likert5"), verdicts(4.0, 4.0), 0.25).record("j")
+    shaky = combine(request("likert5"), verdicts(1.0, 5.0), 0.25).record("j")
+    single = JudgeVerdict(metric="m", score=2.0, reason="").record("j")
+    result = TaskResult(task="qa", case_id="c", score=1.0, valid=True, blocked=False,
+                        blockers=[], metrics={}, judge_records=[steady, shaky, single])
+    assert repeat_agreement([result]) == {
+        "m": {"n": 2, "exact": 0.5, "mean_spread": 0.5, "disagree": 1}}
+    assert "repeats" not in single

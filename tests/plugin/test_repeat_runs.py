@@ -1,0 +1,236 @@
+"""Repeated runs in the plugin: a judge that answers the second run (seed 1000) differently
+from the first and third makes a test's runs disagree, and the pass rule decides the test."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_callqa.testing.fake_replies import default_judge_reply, first_user_json, judge_items
+
+from .conftest import PYPROJECT, LLMProject, MiniProject
+
+SUITE = """
+import pytest
+
+@pytest.mark.callqa(task="qa")
+def test_evidence(callqa_result):
+    assert callqa_result.metric("evidence_backed_reasoning").value >= 0.5
+"""
+# The seed of run 2's judge calls: the default seed 0 plus one run step (judges/llm.py).
+RUN_2_SEED = 1000
+
+
+def second_run_fails(body: dict[str, Any]) -> str | None:
+    """Every verdict at the top of its scale, except in run 2: at the bottom."""
+    items = judge_items(first_user_json(body))
+    if not items:
+        return None
+    low = body.get("seed") == RUN_2_SEED
+    tops = {"likert5": 5.0, "rubric0_5": 5.0}
+    return default_judge_reply(
+        items, lambda item: (1.0 if item.get("scale") == "likert5" else 0.0) if low
+        else tops.get(str(item.get("scale")), 1.0))
+
+
+def setup(llm: LLMProject, extra: str = "") -> None:
+    llm.serve(reply=second_run_fails)
+    llm.ini('callqa_models = ["alpha"]\ncallqa_benchmarks = false\n'
+            'callqa_report = "report.json"\n' + extra)
+    llm.project.write_tests(SUITE)
+
+
+def test_rule_all_fails_a_test_whose_runs_disagree(llm: LLMProject,
+                                                   pytester: pytest.Pytester) -> None:
+    setup(llm)
+    single = pytester.runpytest("-v")
+    single.assert_outcomes(passed=1)
+    one_run = llm.server.unique_requests
+    assert one_run > 0
+
+    llm.server.reset_counters()
+    result = pytester.runpytest("-v", "--callqa-runs", "3")
+    result.assert_outcomes(failed=1)
+    # Run 1 keeps the single run's requests (read back from its cache); runs 2 and 3 are
+    # requests of their own.
+    assert llm.server.requests == 2 * one_run
+    result.stdout.fnmatch_lines([
+        "*test_evidence?alpha-qa-refund? FAILED (flaky 2/3)*",
+        "*callqa runs*",
+        "2 of 3 runs passed (run 1 passed, run 2 failed, run 3 passed); pass rule all: "
+        "failed — flaky: its runs disagree",
+    ])
+    result.stdout.fnmatch_lines(["runs: up to 3 per (model, case), pass rule all; 1 flaky case "
+                                 "(runs disagree)"])
+    [record] = [c for c in llm.project.report()["cases"] if c["run"] == 1]
+    assert record["passed"] is False and record["runs"] == 3 and record["flaky"] is True
+    assert record["pass_rate"] == pytest.approx(2 / 3)
+    evidence = record["metrics"]["evidence_backed_reasoning"]
+    # Runs 1..3 scored 1, 0, 1: mean 2/3, sample sd sqrt(((1/3)^2 * 2 + (2/3)^2) / 2).
+    assert evidence["mean"] == pytest.approx(2 / 3)
+    assert evidence["sd"] == pytest.approx(0.5773503)
+    runs = llm.project.report()["models"]["alpha"]["runs"]
+    assert runs == {"runs": 3, "cases": 1, "pass_rate": pytest.approx(2 / 3),
+                    "pass_hat_k": 0.0, "pass_at_k": 1.0, "flaky": ["qa/qa-refund"]}
+
+
+@pytest.mark.parametrize(("rule", "outcome"), [("majority", "passed"), ("mean", "passed")])
+def test_majority_and_mean_pass_two_good_runs_of_three(
+        llm: LLMProject, pytester: pytest.Pytester, rule: str, outcome: str) -> None:
+    setup(llm, f'callqa_pass_rule = "{rule}"\ncallqa_runs = "3"\n')
+    result = pytester.runpytest("-v")
+    result.assert_outcomes(**{outcome: 1})
+    result.stdout.fnmatch_lines(["*test_evidence?alpha-qa-refund? PASSED (flaky 2/3)*"])
+
+
+def test_mean_rule_judges_the_mean_of_the_runs(llm: LLMProject,
+                                               pytester: pytest.Pytester) -> None:
+    setup(llm, 'callqa_pass_rule = "mean"\n')
+    llm.project.write_tests(SUITE.replace(">= 0.5", ">= 0.7"))
+    # The runs score 1, 0, 1: their mean 0.667 is under 0.7, though two runs passed.
+    result = pytester.runpytest("--callqa-runs", "3")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*pass rule mean: failed*"])
+
+
+def test_the_marker_sets_a_tests_runs(llm: LLMProject, pytester: pytest.Pytester) -> None:
+    setup(llm, 'callqa_pass_rule = "majority"\n')
+    llm.project.write_tests(SUITE.replace('task="qa"', 'task="qa", runs=2'))
+    result = pytester.runpytest("-v")
+    # Runs 1 and 2 of 2: one pass is no majority.
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*1 of 2 runs passed (run 1 passed, run 2 failed)*"])
+
+
+def test_a_judge_error_in_one_run_is_an_error_not_a_failure(
+        llm: LLMProject, pytester: pytest.Pytester) -> None:
+    setup(llm)
+    llm.serve(fault_for=lambda _i, body: "garbage" if body.get("seed") == RUN_2_SEED
+              else None)
+    result = pytester.runpytest("--callqa-runs", "3")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*the judge could not score*"])
+
+
+def test_runs_of_a_recorded_output_with_the_heuristic_judge_agree(
+        project: MiniProject, pytester: pytest.Pytester) -> None:
+    (project.root / "pyproject.toml").write_text(
+        PYPROJECT + 'callqa_models = ["alpha", "beta"]\ncallqa_report = "report.json"\n',
+        encoding="utf-8")
+    project.write_tests(SUITE)
+    result = pytester.runpytest("--callqa-runs", "2")
+    result.assert_outcomes(passed=2)
+    data = project.report()
+    assert sorted((c["model"], c["run"]) for c in data["cases"]) == [
+        ("alpha", 0), ("alpha", 1), ("beta", 0), ("beta", 1)]
+    for model in ("alpha", "beta"):
+        assert data["models"][model]["runs"]["flaky"] == []
+        # Identical runs: no spread, so the seed's Consistency Score is 1.
+        assert data["models"][model]["benchmarks"]["consistency"]["value"] == 1.0
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--callqa-runs", "0"], "*--callqa-runs '0': expected a whole number >= 1*"),
+    (["--callqa-runs", "two"], "*--callqa-runs 'two': expected a whole number >= 1*"),
+    (["--callqa-judge-repeats", "100"], "*--callqa-judge-repeats: expected at most 99, got 100*"),
+    (["--callqa-pass-rule", "most"], "*argument --callqa-pass-rule: invalid choice: 'most'*"),
+])
+def test_bad_run_options_stop_the_run(project: MiniProject, pytester: pytest.Pytester,
+                                      args: list[str], message: str) -> None:
+    project.write_tests(SUITE)
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_a_bad_pass_rule_in_the_ini_file_is_named(project: MiniProject,
+                                                  pytester: pytest.Pytester) -> None:
+    (project.root / "pyproject.toml").write_text(
+        PYPROJECT + 'callqa_pass_rule = "most"\n', encoding="utf-8")
+    project.write_tests(SUITE)
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*callqa_pass_rule = 'most'*expected one of all, majority, "
+                                 "mean*"])
+
+
+@pytest.mark.parametrize("runs", ["0", "'3'", "True"])
+def test_a_bad_runs_marker_is_a_collection_error(project: MiniProject,
+                                                 pytester: pytest.Pytester, runs: str) -> None:
+    project.write_tests(SUITE.replace('task="qa"', f'task="qa", runs={runs}'))
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines([f"*@pytest.mark.callqa on *test_evidence: runs must be a whole "
+                                 f"number >= 1, got {runs}*"])
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
+def test_the_report_reads_back(project: MiniProject, pytester: pytest.Pytester) -> None:
+    """A run's result with ``passed`` survives the report (a merge rebuilds from it)."""
+    from pytest_callqa.engine.core.results import TaskResult
+
+    (project.root / "pyproject.toml").write_text(
+        PYPROJECT + 'callqa_models = ["alpha"]\ncallqa_report = "report.json"\n',
+        encoding="utf-8")
+    project.write_tests(SUITE)
+    pytester.runpytest("--callqa-runs", "2").assert_outcomes(passed=1)
+    records = project.report()["cases"]
+    rebuilt = [TaskResult.from_dict(r) for r in records]
+    assert [(r.run, r.passed) for r in rebuilt] == [(0, True), (1, True)]
+    assert json.loads(json.dumps(records)) == records
+
+
+def test_judge_repeats_ask_every_verdict_k_times(llm: LLMProject,
+                                                 pytester: pytest.Pytester) -> None:
+    llm.serve(judge_noise=1.0, seed=5)
+    llm.ini('callqa_models = ["alpha"]\ncallqa_benchmarks = false\n'
+            'callqa_report = "report.json"\n')
+    llm.project.write_tests(SUITE.replace(">= 0.5", ">= 0.0"))
+    pytester.runpytest("--callqa-cache", "off").assert_outcomes(passed=1)
+    once = llm.server.requests
+    llm.server.reset_counters()
+    result = pytester.runpytest("--callqa-cache", "off", "--callqa-judge-repeats", "3")
+    result.assert_outcomes(passed=1)
+    assert llm.server.requests == 3 * once
+    repeats = llm.project.report()["run"]["judge_repeats"]
+    assert repeats["repeats"] == 3 and repeats["tolerance"] == 0.25
+    evidence = repeats["metrics"]["evidence_backed_reasoning"]
+    assert evidence["n"] >= 1 and 0.0 <= evidence["exact"] <= 1.0
+    [record] = llm.project.report()["cases"]
+    asked = [r for r in record["judge_records"] if r["metric"] == "evidence_backed_reasoning"]
+    assert asked and all(len(r["repeats"]) == 3 for r in asked)
+    result.stdout.fnmatch_lines(["judge repeats: 3 per verdict (median; majority on 0/1); "
+                                 "repeats all agreeing, per metric: *evidence_backed_reasoning*"])
+
+
+def test_judge_repeats_with_the_heuristic_judge_say_so(project: MiniProject,
+                                                       pytester: pytest.Pytester) -> None:
+    project.write_tests(SUITE)
+    result = pytester.runpytest("--callqa-judge-repeats", "2")
+    result.stdout.fnmatch_lines(["judge repeats: 2 asked, none made: the heuristic judge is "
+                                 "deterministic"])
+
+
+def test_live_models_are_generated_again_in_each_run(llm: LLMProject,
+                                                     pytester: pytest.Pytester) -> None:
+    (llm.root / "pyproject.toml").write_text(PYPROJECT + 'callqa_report = "report.json"\n',
+                                             encoding="utf-8")
+    url = llm.server.base_url
+    llm.project.write_tests("def test_r(callqa_result):\n    assert callqa_result.case_id\n"
+                            "\ndef test_o(callqa_output):\n    assert callqa_output\n")
+    args = [f"--callqa-models=alpha,fast=gpt-4o-mini@{url}", "--callqa-runs", "2"]
+    result = pytester.runpytest(*args)
+    # 2 models x 4 cases x 2 tests, each over two runs.
+    result.assert_outcomes(passed=16)
+    # One generation per case and run: run 1 as a single run sends it (no seed), run 2
+    # with seed 1; recorded alpha is read, not generated.
+    assert llm.server.requests == llm.server.unique_requests == 8
+    assert sum("seed" not in body for body in llm.server.bodies) == 4
+    assert sorted(body["seed"] for body in llm.server.bodies if "seed" in body) == [1] * 4
+    report = llm.project.report()
+    fast = sorted((c["case_id"], c["run"]) for c in report["cases"] if c["model"] == "fast")
+    assert [run for _case, run in fast] == [0, 1] * 4
+    warm = pytester.runpytest(*args)
+    warm.assert_outcomes(passed=16)
+    assert llm.server.requests == 8

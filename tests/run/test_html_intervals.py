@@ -1,0 +1,59 @@
+"""The HTML report shows the 95 % intervals of the JSON report, the repeated runs and a rank
+tie; a case run more than once shows its runs and each metric's mean ± sd."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from pytest_callqa.run.html import render_html
+
+from .test_html import make_report
+
+
+def test_intervals_runs_and_ties_are_shown() -> None:
+    report = make_report()
+    alpha, gamma = report["models"]["alpha"], report["models"]["gamma"]
+    alpha["tasks"]["qa"]["interval"] = [0.8125, 0.975]
+    alpha["tasks"]["qa"]["metrics"]["evidence_backed_reasoning"]["interval"] = [0.5, 1.0]
+    alpha["final_interval_b"] = [0.75, 0.95]
+    alpha["rank_ties"] = ["gamma"]
+    gamma["cost_adjusted_rank"] = 2
+    alpha["runs"] = {"runs": 3, "cases": 4, "pass_rate": 0.75, "pass_hat_k": 0.5,
+                     "pass_at_k": 1.0, "flaky": ["qa/qa-0"]}
+    case = next(c for c in report["cases"] if c["model"] == "alpha" and c["task"] == "qa")
+    case.update(runs=3, pass_rate=2 / 3, flaky=True)
+    case["metrics"]["evidence_backed_reasoning"].update(mean=0.6667, sd=0.5774)
+    case["judge_records"][0].update(repeats=[2.0, 5.0, 4.0], repeats_disagree=True)
+    page = render_html(report)
+    assert "[0.812, 0.975]</span>" in page and "[0.500, 1.000]</span>" in page
+    assert "[0.750, 0.950]</span>" in page
+    assert re.search(r"<td class=\"cell\">1 \(tie 2\)</td>", page)
+    assert "repeated runs (per case, mean over cases)" in page
+    # Columns in the configured order: gamma (no runs), alpha, beta.
+    assert re.search(r"<th>pass\^k</th><td class=\"cell\">—</td><td class=\"cell\">0\.500</td>",
+                     page)
+    assert "1/4" in page and '<span class="ci">qa/qa-0</span>' in page
+    assert " · 3 runs, pass rate 0.667 · <b>flaky</b>" in page
+    data = json.loads(re.search(r'id="callqa-data">(.*?)</script>', page).group(1))  # type: ignore[union-attr]
+    rows = [row for c in data["cases"] for row in c["m"]]
+    assert any("over runs 0.667 ± 0.577" in row[4] for row in rows)
+    assert any("judge heuristic: score 1.000 (median of 2.000, 5.000, 4.000) — repeats "
+               "disagree" in line for row in rows for line in row[5])
+
+
+def test_a_report_without_intervals_renders_as_before() -> None:
+    page = render_html(make_report())
+    assert 'class="ci"' not in page and "repeated runs" not in page and "(tie" not in page
+
+
+def test_the_markdown_summary_shows_task_and_final_intervals() -> None:
+    from pytest_callqa.run.markdown import render_markdown
+
+    report = make_report()
+    report["models"]["alpha"]["tasks"]["qa"]["interval"] = [0.8125, 0.975]
+    report["models"]["alpha"]["final_interval_a"] = [0.75, 0.95]
+    text = render_markdown(report)
+    # 0.975 is stored as 0.97499...: two decimals make it 0.97.
+    assert "| alpha | 0.900 [0.81, 0.97] | 0.900 | 0.900 [0.75, 0.95] | 0.900 | 0 | $1.5000 |" \
+        in text.splitlines()

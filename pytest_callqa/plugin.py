@@ -22,6 +22,7 @@ from .outputs import ModelOutput
 from .progress import TerminalProgress
 from .run.deliver import BaselineError, read_baseline
 from .run.junit import result_properties
+from .run.services import LOCAL_SERVER_KEY
 from .run.settings import LIVE, CallqaCallError, CallqaUsageError, Missing, display_path
 from .run.shard import in_shard
 from .session import CallqaSession
@@ -84,6 +85,9 @@ class PytestHost:
     def run_uid(self) -> str | None:
         workerinput = getattr(self.config, "workerinput", None)
         return None if workerinput is None else str(workerinput["testrunuid"])
+
+    def worker_value(self, key: str) -> Any:
+        return (getattr(self.config, "workerinput", None) or {}).get(key)
 
     def generate(self, model: str, case: GoldenCase) -> Any:
         return self.config.hook.pytest_callqa_generate(model=model, case=case,
@@ -362,11 +366,50 @@ def pytest_runtestloop(session: pytest.Session) -> None:
             session.testsfailed and not config.option.continue_on_collection_errors):
         return  # pytest's own runtestloop stops the run
     state = _state(config)
+    if state.settings.local_judge and not state.is_worker and state.resolver.pending:
+        _start_local_server(state)
     if _preflight_fails(config, state):
         return  # a worker: the controller has stopped the run with the reason
     if not state.is_worker:
         state.progress = TerminalProgress.of(config)
     state.resolver.resolve_up_front()
+
+
+def _start_local_server(state: CallqaSession) -> None:
+    """Start the local judge's server (once; a failure is a usage error with its log)."""
+    try:
+        state.services.local_info()
+    except CallqaUsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Fires once per process before collection: the xdist controller starts the local
+    judge's server before its workers start, so every worker calls the same one."""
+    config = session.config
+    state = _state(config)
+    if state.settings.local_judge and config.pluginmanager.hasplugin("dsession") \
+            and not config.option.collectonly:
+        _start_local_server(state)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Fires in the xdist controller for each worker it starts: hands the worker the local
+    judge server's address and context window."""
+    services = _state(node.config).services
+    if services.local_server is not None and services.local_server.info is not None:
+        node.workerinput[LOCAL_SERVER_KEY] = services.local_server.info.to_dict()
+
+
+@pytest.hookimpl
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Fires once per process at the very end, interrupted runs included: stops the local
+    judge's server this process started."""
+    state = config.stash.get(SESSION_KEY, None)
+    if state is not None:
+        state.services.close()
 
 
 def _preflight_fails(config: pytest.Config, state: CallqaSession) -> bool:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from ..engine.core.defaults import (
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE_MODEL,
+    DEFAULT_LOCAL_CTX,
+    DEFAULT_LOCAL_PARALLEL,
     DEFAULT_RESPONSE_FORMAT,
     DEFAULT_TIMEOUT_S,
 )
@@ -74,10 +76,22 @@ class Settings:
     shard: tuple[int, int] | None = None
     # (where it was read, its [tool.callqa] table), applied in order to the registry.
     policies: tuple[tuple[str, dict[str, Any]], ...] = ()
+    # The local judge (``judge="local"``): the .gguf file its server loads (``judge_model``
+    # is then the name it is served under), the server's context window, threads (None:
+    # every core) and the requests sent to it at once.
+    local_model: Path | None = None
+    local_ctx: int = DEFAULT_LOCAL_CTX
+    local_threads: int | None = None
+    local_parallel: int = DEFAULT_LOCAL_PARALLEL
 
     @property
     def llm_judge(self) -> bool:
-        return self.judge == "openai"
+        """Whether a language model judges (a hosted endpoint or the local server)."""
+        return self.judge in ("openai", "local")
+
+    @property
+    def local_judge(self) -> bool:
+        return self.judge == "local"
 
     @property
     def judge_model_name(self) -> str:

@@ -41,6 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--n_ctx", type=int, default=2048)
     parser.add_argument("--n_threads", type=int, default=1)
+    parser.add_argument("--n_threads_batch", type=int, default=1)
     args, _unknown = parser.parse_known_args(argv)
     failure = os.environ.get("CALLQA_FAKE_LLAMA_FAIL")
     if failure:

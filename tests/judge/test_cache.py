@@ -361,7 +361,8 @@ def test_a_reply_cut_at_the_bound_a_budget_added_is_not_cached(
     monkeypatch.setattr(transport, "_read_completion", cut_short)
     server = fake()
     endpoint = Endpoint("gpt-4o-mini", server.base_url, "sk-test")
-    request = ChatRequest(messages=[{"role": "user", "content": "Say hi in JSON."}])
+    request = ChatRequest(messages=[{"role": "user", "content": "Say hi in JSON."}],
+                          kind="judge")
     budgeted = {"budget_usd": 100.0, "prices": PriceTable({"gpt-4o-mini": (1.0, 1.0)})}
     for _ in range(2):
         runner = make_runner(JudgeCache(cache_dir), **budgeted)

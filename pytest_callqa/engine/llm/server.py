@@ -216,7 +216,8 @@ class LocalServer:
     def command(self, port: int) -> list[str]:
         return [sys.executable, "-m", self.module, "--model", str(self.model),
                 "--model_alias", self.alias, "--host", "127.0.0.1", "--port", str(port),
-                "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads)]
+                "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads),
+                "--n_threads_batch", str(self.threads)]
 
     def start(self) -> ServerInfo:
         """Start the server and wait until it serves; raises :class:`ServerError` (with the

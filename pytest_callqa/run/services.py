@@ -119,6 +119,7 @@ class Services:
                     response_format=self.settings.judge_response_format,
                     max_input_tokens=self.settings.judge_max_input_tokens,
                     context_window=local.n_ctx if local is not None else None,
+                    backend=self.settings.judge,
                     on_progress=self.on_progress,
                 )
             else:

@@ -12,9 +12,11 @@ variables script what a real server does on a bad day:
   a ``json_schema`` request (default: a 400);
 - ``CALLQA_FAKE_LLAMA_FAIL``: a message to print before exiting with status 3 (a server that
   cannot load its model);
+- ``CALLQA_FAKE_LLAMA_HANG=1``: never serves (a server stuck loading);
 - ``CALLQA_FAKE_LLAMA_IGNORE_TERM=1``: SIGTERM is ignored (a server busy generating);
 - ``CALLQA_FAKE_LLAMA_LATENCY``: seconds each request takes;
-- ``CALLQA_FAKE_LLAMA_PIDFILE``: a file to write the process id to once serving.
+- ``CALLQA_FAKE_LLAMA_PIDFILE``: a file to append the process id to once serving (one line
+  per server started).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,6 +51,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"loading {args.model}", flush=True)
         print(failure, flush=True)
         return 3
+    if os.environ.get("CALLQA_FAKE_LLAMA_HANG") == "1":
+        time.sleep(MAX_LIFETIME_S)
+        return 0
     refusal = None
     recorded = os.environ.get("CALLQA_FAKE_LLAMA_REFUSAL")
     if recorded:
@@ -65,7 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with server:
         pidfile = os.environ.get("CALLQA_FAKE_LLAMA_PIDFILE")
         if pidfile:
-            Path(pidfile).write_text(str(os.getpid()), encoding="utf-8")
+            with Path(pidfile).open("a", encoding="utf-8") as handle:
+                handle.write(f"{os.getpid()}\n")
         print(f"fake llama.cpp server for {args.model} at {server.base_url} "
               f"(n_ctx {args.n_ctx})", flush=True)
         try:

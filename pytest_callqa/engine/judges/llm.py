@@ -100,6 +100,7 @@ class OpenAIJudge:
     local llama.cpp server): prompt and reply bound must fit in it together, the prompt
     estimated on the high side. A call over either is not sent, and its verdicts are judge
     errors.
+    ``backend`` names the kind of server in the judge's name (``local:<model>``).
     ``on_progress(done, total)`` is called as judge calls finish.
     """
 
@@ -124,12 +125,13 @@ class OpenAIJudge:
         response_format: str = DEFAULT_RESPONSE_FORMAT,
         max_input_tokens: int | None = None,
         context_window: int | None = None,
+        backend: str = "openai",
         on_progress: Callable[[int, int], None] | None = None,
     ) -> None:
         if mode not in JUDGE_MODES:
             raise ValueError(f"judge mode must be one of {', '.join(JUDGE_MODES)}, got {mode!r}")
         self.model = model
-        self.name = f"openai:{model}"
+        self.name = f"{backend}:{model}"
         self.mode: str = mode
         self.endpoint = Endpoint(model, base_url, api_key)
         self.runner = runner or ChatRunner(

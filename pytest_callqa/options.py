@@ -401,10 +401,16 @@ def _local_settings(config: pytest.Config, judge_model: str | None) -> dict[str,
             f"{JUDGE_OPTION} local needs llama-cpp-python with its server: pip install "
             "'pytest-callqa[local]' (building it takes a few minutes; see docs/local-judge.md)")
     if judge_model:
-        path = Path(config.invocation_params.dir, os.path.expanduser(judge_model))
+        # A relative path is read from where it was written: the command line's directory,
+        # or the ini file's.
+        path = _path_setting(config, JUDGE_MODEL_OPTION)
+        assert path is not None
+        where = (f"{JUDGE_MODEL_OPTION} {judge_model!r}"
+                 if config.getoption(ini_name(JUDGE_MODEL_OPTION)) is not None
+                 else f"{ini_name(JUDGE_MODEL_OPTION)} = {judge_model!r} in {config.inipath}")
         if not path.is_file():
-            raise pytest.UsageError(f"{JUDGE_MODEL_OPTION} {judge_model!r}: no such file; the "
-                                    "local judge needs a .gguf model file")
+            raise pytest.UsageError(f"{where}: no such file; the local judge needs a .gguf "
+                                    "model file")
     else:
         found = default_model()
         if found is None:

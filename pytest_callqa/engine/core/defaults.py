@@ -16,5 +16,5 @@ RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", 
 DEFAULT_RESPONSE_FORMAT = "auto"
 # The local judge's llama.cpp server: its context window (prompt and reply together) and the
 # requests it is sent at once.
-DEFAULT_LOCAL_CTX = 4096
+DEFAULT_LOCAL_CTX = 8192
 DEFAULT_LOCAL_PARALLEL = 1

@@ -22,6 +22,7 @@ variables script what a real server does on a bad day:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -75,10 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 handle.write(f"{os.getpid()}\n")
         print(f"fake llama.cpp server for {args.model} at {server.base_url} "
               f"(n_ctx {args.n_ctx})", flush=True)
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             server.wait()
-        except KeyboardInterrupt:
-            pass
     return 0
 
 

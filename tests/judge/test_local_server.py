@@ -105,7 +105,7 @@ def test_a_server_that_never_answers_times_out(model: Path, servers: list[LocalS
                         log=model.with_suffix(".log"))
     servers.append(local)
     started = time.monotonic()
-    with pytest.raises(ServerError, match="did not answer within 0.5 s"):
+    with pytest.raises(ServerError, match=r"did not answer within 0\.5 s"):
         local.start()
     assert time.monotonic() - started < 5
     assert local.pid is None

@@ -5,6 +5,9 @@ start. Every server here is a subprocess on 127.0.0.1 that stops with its test."
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -186,3 +189,38 @@ def test_the_default_model_is_the_smollm2_file(tmp_path: Path,
     assert default_model() == package / server.SMOLLM2_FILE
     monkeypatch.setattr(server, "SMOLLM2_PACKAGE", "callqa_no_such_package")
     assert default_model() is None
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the death signal is Linux's prctl")
+def test_a_killed_parent_takes_its_server_with_it(model: Path) -> None:
+    script = textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        from pytest_callqa.engine.llm import server
+        server.SERVER_MODULE = {FAKE_MODULE!r}
+        local = server.LocalServer(Path({str(model)!r}), threads=1)
+        local.start()
+        print(local.pid, flush=True)
+        time.sleep(60)
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        pid = int(parent.stdout.readline())
+        assert alive(pid)
+    finally:
+        parent.kill()  # SIGKILL: no atexit, no stop()
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+    deadline = time.monotonic() + 10
+    while alive(pid) and not zombie(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid) or zombie(pid)
+
+
+def zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return False

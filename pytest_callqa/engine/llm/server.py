@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import importlib.util
 import json
 import os
@@ -29,6 +30,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -113,13 +115,21 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _die_with_parent() -> None:
-    # Runs in the child between fork and exec: ask Linux to SIGKILL it when the thread that
-    # started it ends. Elsewhere this is a no-op (stop() and atexit still apply).
-    with contextlib.suppress(Exception):
-        import ctypes
+def _death_signal() -> Callable[[], None] | None:
+    """What the child runs between fork and exec on Linux: ask the kernel to SIGKILL it when
+    the thread that started it ends. Loaded in the parent: the child must import nothing."""
+    if sys.platform != "linux" or threading.current_thread() is not threading.main_thread():
+        # Linux ties the signal to the starting thread, which must outlive the server.
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
 
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    def die_with_parent() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+    return die_with_parent
 
 
 def _get_json(url: str, timeout: float) -> Any:
@@ -235,12 +245,9 @@ class LocalServer:
                 self._own_log = True
             self._log = self.log_path.open("wb")
             self.port = _free_port()
-            # In the main thread only: Linux ties the death signal to the starting thread.
-            in_main = threading.current_thread() is threading.main_thread()
             self._process = subprocess.Popen(
                 self.command(self.port), stdin=subprocess.DEVNULL, stdout=self._log,
-                stderr=subprocess.STDOUT, start_new_session=True,
-                preexec_fn=_die_with_parent if in_main and sys.platform == "linux" else None,
+                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_death_signal(),
             )
             atexit.register(self.stop)
             try:

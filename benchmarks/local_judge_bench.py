@@ -1,11 +1,13 @@
 """The local judge on the example project: what a real llama.cpp server makes of a few cases.
 
     python benchmarks/local_judge_bench.py [--cases qa-hvb-0126ffdc-branch-hours ...]
-        [--model northwind-mini] [--ctx 4096] [--mode per-metric] [--judge-model PATH.gguf]
+        [--model northwind-mini] [--ctx 4096] [--mode per-metric|combined] [--benchmarks]
+        [--judge-model PATH.gguf]
 
 Runs ``pytest example_project -m eval --callqa-judge local`` on the chosen cases of one
-recorded model (the cache off, so every call goes to the server; the Layer 2 benchmarks off,
-so a QA case is one judge call) and prints, from the run's JSON report and its own clock:
+recorded model (the cache off, so every call goes to the server; by default per-metric with
+the Layer 2 benchmarks off, so a QA case is one judge call) and prints, from the run's JSON
+report and its own clock:
 
 - wall: the whole pytest process, server start and stop included; judge: the plugin's own
   timing of the judge phase;
@@ -63,8 +65,9 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def estimated_prompts(report: dict[str, Any], model: str) -> int:
-    """The guard's estimate of the prompt tokens of the judge calls the run sent."""
+def estimated_prompts(report: dict[str, Any], model: str, benchmarks: bool) -> int | None:
+    """The guard's estimate of the prompt tokens of the judge calls the run sent, in
+    per-metric mode (None in combined mode, whose calls group several metrics)."""
     # The engine loads only for this figure, after the run.
     from pytest_callqa.engine.evaluate import prepare
     from pytest_callqa.engine.loading import load_cases
@@ -77,7 +80,7 @@ def estimated_prompts(report: dict[str, Any], model: str) -> int:
         case = cases[entry["case_id"]]
         path = ROOT / "example_project" / "outputs" / model / f"{case.id}.json"
         output = json.loads(path.read_text(encoding="utf-8"))
-        for request in prepare(case, output, model=model, benchmarks=False).requests:
+        for request in prepare(case, output, model=model, benchmarks=benchmarks).requests:
             scored = entry["metrics"].get(request.metric, {})
             if scored.get("scored"):
                 messages = build_messages([Item(request.metric, request)])
@@ -92,13 +95,16 @@ def main() -> int:
     parser.add_argument("--ctx", type=int, default=4096)
     parser.add_argument("--mode", default="per-metric", choices=("per-metric", "combined"))
     parser.add_argument("--judge-model", default=None)
+    parser.add_argument("--benchmarks", action="store_true",
+                        help="score the Layer 2 benchmarks too (more judge-scored metrics)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         report_path = Path(tmp) / "report.json"
         selected = " or ".join(args.cases)
         command = [sys.executable, "-m", "pytest", "example_project", "-m", "eval", "-q",
                    "-p", "no:cacheprovider", "-p", "no:xdist", "--callqa-judge", "local",
-                   "--callqa-judge-mode", args.mode, "--no-callqa-benchmarks",
+                   "--callqa-judge-mode", args.mode,
+                   "--callqa-benchmarks" if args.benchmarks else "--no-callqa-benchmarks",
                    "--callqa-local-ctx", str(args.ctx), "--callqa-cache", "off",
                    "--callqa-report", str(report_path), "-k", f"{args.model} and ({selected})"]
         if args.judge_model:
@@ -121,7 +127,8 @@ def main() -> int:
         report = json.loads(report_path.read_text(encoding="utf-8"))
     usage = report["run"]["judge_usage"]
     judge_s = usage["per_process"]["resolve_s"]
-    estimate = estimated_prompts(report, args.model)
+    estimate = (estimated_prompts(report, args.model, args.benchmarks)
+                if args.mode == "per-metric" else None)
     print(f"command: {' '.join(command[1:])}")
     print(f"exit status {code}; judge {usage['model']} ({args.mode}, context {args.ctx})")
     print(f"wall {wall:.1f} s, judge phase {judge_s:.1f} s")
@@ -131,8 +138,9 @@ def main() -> int:
     print(f"tokens: {usage['prompt_tokens']:.0f} prompt + {usage['completion_tokens']:.0f} "
           f"completion; {usage['prompt_tokens'] / judge_s:.1f} prompt tokens per second of "
           "judge phase")
-    print(f"size guard's estimate of the prompts sent: {estimate} tokens for "
-          f"{usage['prompt_tokens']:.0f} counted by the server")
+    if estimate is not None:
+        print(f"size guard's estimate of the prompts sent: {estimate} tokens for "
+              f"{usage['prompt_tokens']:.0f} counted by the server")
     left = sorted(pid for pid in seen if alive(pid))
     print(f"server processes seen {sorted(seen)}; left running: {left or 'none'}")
     return 0 if not left else 1

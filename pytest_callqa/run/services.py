@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 # The key of an xdist worker's input that carries the local server's address and window.
 LOCAL_SERVER_KEY = "callqa_local_server"
+# What the local judge presents as its key: the server needs none, and the team's
+# OPENAI_API_KEY has no business reaching it.
+LOCAL_API_KEY = "callqa-local-no-key"
 
 JUDGE_DESCRIPTIONS = {
     "heuristic": "heuristic (offline, deterministic; what it cannot estimate honestly is "
@@ -115,7 +118,8 @@ class Services:
                 local = self.local_info() if self.settings.local_judge else None
                 self._judge = OpenAIJudge(
                     self.settings.judge_model_name, base_url=self.judge_base_url(),
-                    mode=self.settings.judge_mode, runner=self.runner(),
+                    api_key=self.judge_api_key(), mode=self.settings.judge_mode,
+                    runner=self.runner(),
                     response_format=self.settings.judge_response_format,
                     max_input_tokens=self.settings.judge_max_input_tokens,
                     context_window=local.n_ctx if local is not None else None,
@@ -138,7 +142,8 @@ class Services:
 
         endpoints: dict[tuple[str, str], tuple[Endpoint, str]] = {}
         if self.settings.llm_judge:
-            judge = Endpoint(self.settings.judge_model_name, self.judge_base_url())
+            judge = Endpoint(self.settings.judge_model_name, self.judge_base_url(),
+                             self.judge_api_key())
             endpoints[(judge.base_url, judge.model)] = (judge, "judge")
         for name, spec in live.items():
             endpoint = Endpoint(spec.model, spec.base_url)
@@ -160,6 +165,10 @@ class Services:
         if self.settings.local_judge:
             return self.local_info().url
         return self.settings.judge_base_url
+
+    def judge_api_key(self) -> str | None:
+        """The local judge's placeholder key; None: ``OPENAI_API_KEY``."""
+        return LOCAL_API_KEY if self.settings.local_judge else None
 
     def local_info(self) -> ServerInfo:
         """The local server's address, served model and context window: handed over by the

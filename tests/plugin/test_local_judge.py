@@ -6,6 +6,7 @@ SIGTERM. The real server is exercised by the ``real_llm`` tier (tests/real_llm).
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -165,6 +166,10 @@ def test_a_server_that_cannot_start_is_a_usage_error_with_its_log(
         "starting; command: *", "*last lines of its log*",
         "error loading model: unknown architecture"])
     result.stdout.no_fnmatch_line("*passed*")
+    # A failed start keeps its log for the user to read; this test removes it.
+    kept = re.search(r"last lines of its log \((.+?)\)", result.stderr.str())
+    assert kept is not None
+    Path(kept.group(1)).unlink()
 
 
 @pytest.mark.parametrize(("extra", "args", "message"), [

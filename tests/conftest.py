@@ -7,6 +7,20 @@ from typing import Any
 
 import pytest
 
+REAL_LLM = "real_llm"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave the ``real_llm`` tier out unless ``-m`` names it: it builds on a real model
+    server and takes minutes, so neither a plain ``pytest`` nor ``-m eval`` (or any other
+    expression) runs it by accident."""
+    if REAL_LLM in (config.option.markexpr or ""):
+        return
+    dropped = [item for item in items if item.get_closest_marker(REAL_LLM) is not None]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item.get_closest_marker(REAL_LLM) is None]
+
 
 @pytest.fixture
 def fake() -> Iterator[Callable[..., Any]]:

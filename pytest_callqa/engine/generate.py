@@ -30,11 +30,12 @@ from .core.defaults import (
     DEFAULT_GENERATION_TIMEOUT_S,
     DEFAULT_RESPONSE_FORMAT,
 )
+from .llm.budget import bound_param
 from .llm.cache import JudgeCache
-from .llm.endpoint import Endpoint, ModelSpec
-from .llm.formats import FormatLadder, call_structured, response_format_param
-from .llm.transport import ChatOutcome, ChatRequest, ChatRunner, first_error
-from .llm.windows import input_limit, too_large
+from .llm.endpoint import Endpoint, ModelSpec, first_error
+from .llm.formats import FormatLadder, call_structured, reply_max_tokens, response_format_param
+from .llm.transport import ChatOutcome, ChatRequest, ChatRunner
+from .llm.windows import count_tokens, input_limit, too_large
 from .pricing import PriceTable
 from .registry import default_registry
 from .tasks.instructions import COMMON_RULES, TASK_INSTRUCTIONS
@@ -80,6 +81,15 @@ def describe_type(annotation: Any, indent: int = 0) -> str:
 
 def output_structure(task: str) -> str:
     return describe_type(default_registry().task(task).output_model)
+
+
+def generation_max_tokens(task: str, messages: Sequence[Mapping[str, str]]) -> int:
+    """``max_tokens`` of a generation call: the output schema's skeleton (each list one item
+    long) plus twice the tokens of the inputs, since an output can restate the call (a
+    translation does, turn by turn); at most :data:`~.llm.formats.MAX_REPLY_TOKENS`."""
+    inputs, _method = count_tokens([m for m in messages if m.get("role") != "system"],
+                                   estimate=True)
+    return reply_max_tokens(output_schema(task), array_items=1, extra=2 * inputs)
 
 
 @functools.cache
@@ -136,8 +146,9 @@ class OpenAIGenerator:
 
     ``model`` is a served model id or a :class:`ModelSpec` (``parse`` one from
     ``name=model@base_url``). ``response_format`` is ``auto`` (the task's output schema as
-    ``json_schema``, stepping down to ``json_object`` then to the prompt alone when the
-    endpoint refuses it), ``json_schema``, ``json_object`` or ``none``. ``prompts`` maps a
+    ``json_schema``, stepping down to ``json_object`` with the schema, to ``json_object``, then
+    to the prompt alone when the endpoint refuses it) or one of those fixed. Every call
+    carries ``max_tokens`` (:func:`generation_max_tokens`). ``prompts`` maps a
     task to a function building its messages, replacing the default. The remaining arguments
     build a :class:`ChatRunner` when ``runner`` is not given; ``on_progress(done, total)``
     is called as calls finish.
@@ -189,7 +200,10 @@ class OpenAIGenerator:
     def request(self, case: GoldenCase, run: int = 0, fmt: str | None = None) -> ChatRequest:
         """The chat request for ``case`` in response format ``fmt`` (the endpoint's current
         one by default)."""
-        params: dict[str, Any] = {"temperature": self.temperature}
+        messages = self.messages(case)
+        params: dict[str, Any] = {"temperature": self.temperature,
+                                  **bound_param(self.model,
+                                                generation_max_tokens(case.task, messages))}
         chosen = response_format_param(
             fmt or self.formats.current(self.endpoint), f"callqa_{case.task}_output",
             output_schema(case.task), strict=False)
@@ -201,7 +215,7 @@ class OpenAIGenerator:
             params["seed"] = run
         # Repeated runs (the consistency benchmark) must be separate calls, not one reply
         # read back from the cache N times.
-        return ChatRequest(messages=self.messages(case), params=params, kind="generate",
+        return ChatRequest(messages=messages, params=params, kind="generate",
                            version=GENERATION_PROMPT_VERSION, variant={"run": run})
 
     def generate(self, cases: Sequence[GoldenCase], *, run: int = 0) -> list[Generation]:

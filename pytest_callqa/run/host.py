@@ -31,6 +31,11 @@ class Host(Protocol):
         """An id every xdist worker of one run shares; None outside xdist."""
         ...
 
+    def worker_value(self, key: str) -> Any:
+        """A value the xdist controller handed this worker under ``key`` (None outside
+        xdist, or when it handed none)."""
+        ...
+
     def generate(self, model: str, case: GoldenCase) -> Any:
         """The project's answer for ``model`` on ``case`` (``pytest_callqa_generate``)."""
         ...

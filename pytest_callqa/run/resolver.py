@@ -88,7 +88,7 @@ class Resolver:
     @property
     def makes_calls(self) -> bool:
         """Whether this run sends requests to a model server (LLM judge or live models)."""
-        return self.settings.llm_judge or any(
+        return (self.settings.llm_judge and bool(self.pending)) or any(
             self.catalog.live_spec(model) is not None for model, _, _ in self.pending_outputs)
 
     def on_progress(self, done: int, total: int) -> None:

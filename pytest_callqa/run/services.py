@@ -1,6 +1,10 @@
 """The engine objects a run uses, built from its settings on first use: the metric registry,
-the embedder, the one chat runner every judge and generation call shares, and the judge; and
-how each is described in the scorecard header and the report."""
+the embedder, the one chat runner every judge and generation call shares, the judge and the
+local judge's server; and how each is described in the scorecard header and the report.
+
+The local judge's llama.cpp server is started once per run, by the only process or the xdist
+controller, which hands its address and context window to the workers
+(:data:`LOCAL_SERVER_KEY`); it is stopped by :meth:`Services.close`."""
 
 from __future__ import annotations
 
@@ -10,15 +14,22 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..engine.core.defaults import DEFAULT_BASE_URL
-from .settings import Settings, display_path
+from .settings import CallqaUsageError, Settings, display_path
 
 if TYPE_CHECKING:
     from ..engine.core.judging import Judge
     from ..engine.embeddings import Embedder
     from ..engine.llm.endpoint import ModelSpec
+    from ..engine.llm.server import LocalServer, ServerInfo
     from ..engine.llm.transport import ChatRunner
     from ..engine.registry import Registry
     from .host import Host
+
+# The key of an xdist worker's input that carries the local server's address and window.
+LOCAL_SERVER_KEY = "callqa_local_server"
+# What the local judge presents as its key: the server needs none, and the team's
+# OPENAI_API_KEY has no business reaching it.
+LOCAL_API_KEY = "callqa-local-no-key"
 
 JUDGE_DESCRIPTIONS = {
     "heuristic": "heuristic (offline, deterministic; what it cannot estimate honestly is "
@@ -39,6 +50,8 @@ class Services:
         self._embedder: Embedder | None = None
         self._judge: Judge | None = None
         self.built_runner: ChatRunner | None = None
+        self.local_server: LocalServer | None = None
+        self._local_info: ServerInfo | None = None
 
     def registry(self) -> Registry:
         """The built-in metrics plus what ``pytest_callqa_register_metrics`` adds, as the
@@ -102,11 +115,15 @@ class Services:
                 # Only a run with the LLM judge pays for its prompts and reply models.
                 from ..engine.judges.llm import OpenAIJudge
 
+                local = self.local_info() if self.settings.local_judge else None
                 self._judge = OpenAIJudge(
-                    self.settings.judge_model_name, base_url=self.settings.judge_base_url,
-                    mode=self.settings.judge_mode, runner=self.runner(),
+                    self.settings.judge_model_name, base_url=self.judge_base_url(),
+                    api_key=self.judge_api_key(), mode=self.settings.judge_mode,
+                    runner=self.runner(),
                     response_format=self.settings.judge_response_format,
                     max_input_tokens=self.settings.judge_max_input_tokens,
+                    context_window=local.n_ctx if local is not None else None,
+                    backend=self.settings.judge,
                     on_progress=self.on_progress,
                 )
                 if self.settings.judge_repeats > 1:
@@ -131,7 +148,8 @@ class Services:
 
         endpoints: dict[tuple[str, str], tuple[Endpoint, str]] = {}
         if self.settings.llm_judge:
-            judge = Endpoint(self.settings.judge_model_name, self.settings.judge_base_url)
+            judge = Endpoint(self.settings.judge_model_name, self.judge_base_url(),
+                             self.judge_api_key())
             endpoints[(judge.base_url, judge.model)] = (judge, "judge")
         for name, spec in live.items():
             endpoint = Endpoint(spec.model, spec.base_url)
@@ -144,6 +162,59 @@ class Services:
             if problem is not None:
                 problems.append(problem)
         return problems
+
+    # --- the local judge's server -------------------------------------------------------
+
+    def judge_base_url(self) -> str | None:
+        """Where judge calls go: the configured URL, or the local server's (started here on
+        first use, unless this is an xdist worker)."""
+        if self.settings.local_judge:
+            return self.local_info().url
+        return self.settings.judge_base_url
+
+    def judge_api_key(self) -> str | None:
+        """The local judge's placeholder key; None: ``OPENAI_API_KEY``."""
+        return LOCAL_API_KEY if self.settings.local_judge else None
+
+    def local_info(self) -> ServerInfo:
+        """The local server's address, served model and context window: handed over by the
+        controller in a worker, else from the server this process starts. Raises
+        :class:`CallqaUsageError` (with the server's log tail) when it cannot start."""
+        if self._local_info is not None:
+            return self._local_info
+        # Stdlib only, but kept out of start-up: only the local judge runs a server.
+        from ..engine.llm.server import LocalServer, ServerError, ServerInfo
+
+        if self.host.is_worker:
+            shared = self.host.worker_value(LOCAL_SERVER_KEY)
+            try:
+                self._local_info = ServerInfo.from_dict(shared)
+            except ValueError as exc:
+                raise CallqaUsageError(f"callqa: the xdist controller handed no usable local "
+                                       f"judge server to this worker: {exc}") from None
+            return self._local_info
+        settings = self.settings
+        assert settings.local_model is not None, "the local judge has a model file"
+        self.local_server = LocalServer(settings.local_model, n_ctx=settings.local_ctx,
+                                        threads=settings.local_threads,
+                                        parallel=settings.local_parallel)
+        try:
+            self._local_info = self.local_server.start()
+        except (ServerError, OSError) as exc:
+            raise CallqaUsageError(f"callqa: {exc}") from None
+        return self._local_info
+
+    def judge_url_shown(self) -> str | None:
+        """Where judge calls went, without credentials; never starts a server (None: the
+        local server was not started)."""
+        if self.settings.local_judge:
+            return self._local_info.url if self._local_info is not None else None
+        return self.base_url(self.settings.judge_base_url)
+
+    def close(self) -> None:
+        """Stop what this process started (the local server); safe to call twice."""
+        if self.local_server is not None:
+            self.local_server.stop()
 
     # --- descriptions -------------------------------------------------------------------
 
@@ -170,6 +241,13 @@ class Services:
                 text += f", model {settings.judge_model}"
             return text
         model = settings.judge_model_name
+        if settings.local_judge:
+            info = self._local_info
+            where = (f"at {info.url}, context {info.n_ctx:,} tokens" if info is not None
+                     else "server not started")
+            threads = settings.local_threads or "every core's"
+            return (f"local llama.cpp {model} ({where}, {threads} threads, "
+                    f"{settings.judge_mode} mode, {self.limits_text()})")
         return (f"openai {model} at {self.base_url(settings.judge_base_url)} "
                 f"({settings.judge_mode} mode, {self.limits_text()}, "
                 f"{self.price_text(model)})")

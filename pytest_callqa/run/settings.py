@@ -15,6 +15,8 @@ from ..engine.core.defaults import (
     DEFAULT_CALIBRATION_MODEL,
     DEFAULT_CONCURRENCY,
     DEFAULT_JUDGE_MODEL,
+    DEFAULT_LOCAL_CTX,
+    DEFAULT_LOCAL_PARALLEL,
     DEFAULT_MIN_KAPPA,
     DEFAULT_RESPONSE_FORMAT,
     DEFAULT_TIMEOUT_S,
@@ -88,10 +90,22 @@ class Settings:
     # Judge asks per verdict, and how far they may spread before the verdict is flagged.
     judge_repeats: int = 1
     judge_repeat_tolerance: float = DEFAULT_REPEAT_TOLERANCE
+    # The local judge (``judge="local"``): the .gguf file its server loads (``judge_model``
+    # is then the name it is served under), the server's context window, threads (None:
+    # every core) and the requests sent to it at once.
+    local_model: Path | None = None
+    local_ctx: int = DEFAULT_LOCAL_CTX
+    local_threads: int | None = None
+    local_parallel: int = DEFAULT_LOCAL_PARALLEL
 
     @property
     def llm_judge(self) -> bool:
-        return self.judge == "openai"
+        """Whether a language model judges (a hosted endpoint or the local server)."""
+        return self.judge in ("openai", "local")
+
+    @property
+    def local_judge(self) -> bool:
+        return self.judge == "local"
 
     @property
     def judge_model_name(self) -> str:

@@ -82,9 +82,9 @@ class Usage:
         not_scored_budget = sum(1 for rec in records if rec.get("score") is None
                                 and str(rec.get("reason", "")).startswith(BUDGET_REASON))
         return {
-            "backend": "openai",
+            "backend": settings.judge,
             "model": settings.judge_model_name,
-            "base_url": self.services.base_url(settings.judge_base_url),
+            "base_url": self.services.judge_url_shown(),
             "mode": settings.judge_mode,
             **self.services.limits(),
             "budget_exhausted": bool(not_scored_budget or totals["budget_stopped"]),
@@ -92,6 +92,7 @@ class Usage:
             "requests": totals["requests"],
             "retries": totals["retries"],
             "reasks": totals["reasks"],
+            "unusable": totals["unusable"],
             "prompt_tokens": totals["prompt_tokens"],
             "completion_tokens": totals["completion_tokens"],
             "spent_usd": totals["spent_usd"],

@@ -161,10 +161,12 @@ class FakeOpenAIServer:
     fault keeps the client waiting. ``models`` is the list ``GET /v1/models`` answers (None:
     no listing, a 404, as some servers do); listings are counted in ``model_listings``, not in
     ``requests``. ``refuses`` lists ``response_format`` types the server answers with HTTP
-    400 (as servers without structured outputs do); one it accepts is honoured:
-    ``json_schema`` replies are built from the schema. ``refuses_params`` lists request
-    parameters (``seed``...) it answers with HTTP 400. ``judge_noise`` is the chance that a
-    judge verdict's score is drawn from its scale (module docstring).
+    400 (as servers without structured outputs do) — or with ``refusal``, a ``(status,
+    body)`` pair such as a real server's recorded answer; one it accepts is honoured:
+    ``json_schema`` replies, and ``json_object`` ones that carry a ``schema``, are built from
+    the schema. ``refuses_params`` lists request parameters (``seed``...) it answers with HTTP
+    400. ``port`` 0 picks a free one. ``judge_noise`` is the chance that a judge verdict's
+    score is drawn from its scale (module docstring).
     """
 
     def __init__(
@@ -185,6 +187,8 @@ class FakeOpenAIServer:
         refuses: Sequence[str] = (),
         refuses_params: Sequence[str] = (),
         judge_noise: float = 0.0,
+        refusal: tuple[int, Any] | None = None,
+        port: int = 0,
     ) -> None:
         unknown = [f for f in [*faults, *(schedule or [])] if f is not None and f not in FAULTS]
         if unknown:
@@ -208,6 +212,8 @@ class FakeOpenAIServer:
         self.models = list(models) if models is not None else None
         self.refuses = tuple(refuses)
         self.refuses_params = tuple(refuses_params)
+        self.refusal = refusal
+        self.requested_port = port
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: _Server | None = None
@@ -221,7 +227,7 @@ class FakeOpenAIServer:
         if self._server is not None:
             return self
         self._stopping.clear()
-        server = _Server(("127.0.0.1", 0), _Handler)
+        server = _Server(("127.0.0.1", self.requested_port), _Handler)
         server.fake = self
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -403,6 +409,8 @@ class FakeOpenAIServer:
                     "message": f"Unrecognized request argument supplied: {refused[0]}",
                     "type": "invalid_request_error", "param": refused[0]}})
             kind = (body.get("response_format") or {}).get("type")
+            if kind in self.refuses and self.refusal is not None:
+                return _Answer(self.refusal[0], self.refusal[1])
             if kind in self.refuses:
                 return _Answer(400, {"error": {
                     "message": f"response_format type {kind!r} is not supported by this "
@@ -436,7 +444,7 @@ class FakeOpenAIServer:
                 return custom if isinstance(custom, str) else json.dumps(custom)
         response_format = body.get("response_format") or {}
         schema = (response_format.get("json_schema") or {}).get("schema") \
-            if response_format.get("type") == "json_schema" else None
+            if response_format.get("type") == "json_schema" else response_format.get("schema")
         if isinstance(schema, dict) and (items or not isinstance(inputs, dict)):
             value = schema_instance(schema)
             if items and isinstance(value, dict):

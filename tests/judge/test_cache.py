@@ -20,7 +20,7 @@ from pytest_callqa.engine.evaluate import evaluate_many
 from pytest_callqa.engine.llm.budget import SpendLedger
 from pytest_callqa.engine.llm.cache import JudgeCache, content_key
 
-from .conftest import make_judge
+from .conftest import make_judge, make_runner
 from .helpers import SECRET, WORKER, qa_items, tree_text
 
 
@@ -271,20 +271,22 @@ def test_budget_is_shared_by_the_processes_of_a_run(fake: Any, cache_dir: Path) 
     from pytest_callqa.engine.pricing import PriceTable
 
     server = fake()
-    # Free input, $1000 per million output tokens: each call reserves exactly $2.048 (the
-    # 2048-token bound), and a fake verdict of ~60 tokens costs about $0.06.
+    # Free input, $1000 per million output tokens: each call reserves exactly $0.462 (the
+    # 462-token bound of its reply schema, worked out in test_formats), and a fake verdict
+    # of 55 tokens costs $0.055.
     prices = PriceTable({"gpt-4o-mini": (0.0, 1000.0)})
-    budget = 2.2
+    budget = 0.6
     first = make_judge(server, JudgeCache(cache_dir), concurrency=1, budget_usd=budget,
                        prices=prices, run_id="run-1")
     second = make_judge(server, JudgeCache(cache_dir), concurrency=1, budget_usd=budget,
                         prices=prices, run_id="run-1")
     evaluate_many(qa_items(2), judge=first, benchmarks=False)
     spent_first = first.usage_summary()["spent_usd"]
-    assert server.requests == 2 and spent_first + 2.048 < budget
+    assert server.requests == 2 and spent_first == pytest.approx(0.110)
     results = evaluate_many(qa_items(4, start=10), judge=second, benchmarks=False)
     # The second judge (another worker of the same run) sees the first one's spend: one
-    # more call fits, then the worst case of the next one would pass the budget.
+    # more call fits (0.110 + 0.462 <= 0.6), then the worst case of the next one would pass
+    # the budget (0.165 + 0.462 > 0.6).
     assert server.requests == 3
     assert sum(1 for r in results if not r.metrics["evidence_backed_reasoning"].scored) == 3
     assert second.runner.budget.spent() <= budget
@@ -342,7 +344,11 @@ def test_a_request_waits_for_reservations_in_flight_but_not_for_a_dead_holder(
 def test_a_reply_cut_at_the_bound_a_budget_added_is_not_cached(
     fake: Any, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Judge and generation calls carry their own bound; a caller's request that sets none
+    # gets one added by a budgeted runner.
     from pytest_callqa.engine.llm import transport
+    from pytest_callqa.engine.llm.endpoint import Endpoint
+    from pytest_callqa.engine.llm.transport import ChatRequest
     from pytest_callqa.engine.pricing import PriceTable
 
     read = transport._read_completion
@@ -354,16 +360,21 @@ def test_a_reply_cut_at_the_bound_a_budget_added_is_not_cached(
 
     monkeypatch.setattr(transport, "_read_completion", cut_short)
     server = fake()
-    items = qa_items(1)
+    endpoint = Endpoint("gpt-4o-mini", server.base_url, "sk-test")
+    request = ChatRequest(messages=[{"role": "user", "content": "Say hi in JSON."}],
+                          kind="judge")
     budgeted = {"budget_usd": 100.0, "prices": PriceTable({"gpt-4o-mini": (1.0, 1.0)})}
     for _ in range(2):
-        evaluate_many(items, judge=make_judge(server, JudgeCache(cache_dir), **budgeted),
-                      benchmarks=False)
+        runner = make_runner(JudgeCache(cache_dir), **budgeted)
+        runner.run_sync(lambda runner=runner: runner.call(endpoint, request))
     # The key leaves the added bound out, so a reply it cut must not stand for a whole one.
     assert server.requests == 2 and not entry_files(cache_dir)
+    assert server.bodies[0]["max_tokens"] == 2048
     # Without a budget nothing is added: the reply is what the request asked for, and kept.
-    evaluate_many(items, judge=make_judge(server, JudgeCache(cache_dir)), benchmarks=False)
+    runner = make_runner(JudgeCache(cache_dir))
+    runner.run_sync(lambda: runner.call(endpoint, request))
     assert server.requests == 3 and len(entry_files(cache_dir)) == 1
+    assert "max_tokens" not in server.bodies[2]
 
 
 def test_slots_are_released_when_a_holder_is_cancelled(tmp_path: Path) -> None:

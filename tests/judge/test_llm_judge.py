@@ -341,23 +341,24 @@ def test_requests_per_minute_limit_spaces_requests(fake: Any) -> None:
 
 def test_budget_stops_new_calls_and_says_so(fake: Any) -> None:
     server = fake()
-    # Free input, $1000 per million output tokens: each call reserves exactly $2.048 (the
-    # 2048-token bound added to judge requests) and a fake verdict costs about $0.06.
+    # Free input, $1000 per million output tokens: each call reserves exactly $0.462 (the
+    # 462-token bound of its reply schema, worked out in test_formats) and a fake verdict of
+    # 55 tokens costs $0.055: three calls fit in $0.60 (0.110 + 0.462 <= 0.6), a fourth does
+    # not (0.165 + 0.462 > 0.6).
     prices = PriceTable({MODEL: (0.0, 1000.0)})
-    judge = make_judge(server, concurrency=1, budget_usd=2.3, prices=prices)
+    judge = make_judge(server, concurrency=1, budget_usd=0.6, prices=prices)
     results = evaluate_many(qa_items(8), judge=judge, benchmarks=False)
     sent = server.requests
-    assert 2 <= sent < 8
-    assert all(info.body["max_tokens"] == 2048 for info in server.log)
+    assert sent == 3
+    assert all(info.body["max_tokens"] == 462 for info in server.log)
     stopped = [r.metrics[EVIDENCE] for r in results[sent:]]
     assert all(not m.scored and m.value is None and m.judge_error for m in stopped)
-    assert all("budget of $2.3 exhausted" in (m.reason or "") for m in stopped)
-    assert all("this request could cost up to $2.0480" in (m.reason or "") for m in stopped)
+    assert all("budget of $0.6 exhausted" in (m.reason or "") for m in stopped)
+    assert all("this request could cost up to $0.4620" in (m.reason or "") for m in stopped)
     summary = judge.usage_summary()
     assert summary["not_scored_budget"] == 8 - sent
     # Calls went out while their worst case fitted, and not once it did not.
-    assert summary["spent_usd"] == summary["budget_spent_usd"] <= 2.3
-    assert summary["budget_spent_usd"] + 2.048 > 2.3
+    assert summary["spent_usd"] == summary["budget_spent_usd"] == pytest.approx(0.165)
     assert "budget reached" in judge.spend_line()
 
 
@@ -524,9 +525,10 @@ def test_rubric_diagnostics_are_kept_and_other_extras_dropped(fake: Any) -> None
 
 def test_an_unusable_reply_cut_short_by_the_budget_is_a_judge_error(fake: Any) -> None:
     server = fake(fault_for=lambda index, body: "garbage")
-    # One worst case ($2.048) fits; after the first reply's cost, a second does not.
+    # One worst case ($0.462) fits; after the first reply's cost ($0.014 for 14 tokens of
+    # garbage), a second does not.
     prices = PriceTable({MODEL: (0.0, 1000.0)})
-    judge = make_judge(server, budget_usd=2.05, prices=prices)
+    judge = make_judge(server, budget_usd=0.47, prices=prices)
     [verdict] = judge.judge(requests_for(1))
     assert server.requests == 1
     assert verdict.judge_error and verdict.score is None
@@ -577,9 +579,11 @@ def test_a_server_that_refuses_the_schema_gets_json_object_from_then_on(fake: An
     server = fake(refuses=("json_schema",))
     judge = structured_judge(server)
     verdicts = judge.judge(requests_for(3))
+    # The second rung is json_object carrying the schema, which this server honours.
     assert formats_sent(server) == ["json_schema", "json_object", "json_object", "json_object"]
+    assert all("schema" in body["response_format"] for body in server.bodies[1:])
     assert all(v.score == 0.5 and not v.judge_error for v in verdicts)
-    assert judge.formats.formats() == {f"{MODEL} at {server.base_url}": "json_object"}
+    assert judge.formats.formats() == {f"{MODEL} at {server.base_url}": "json_object_schema"}
     # Remembered for the session: the next batch goes straight to json_object.
     judge.judge(requests_for(4)[3:])
     assert formats_sent(server)[-1] == "json_object" and server.requests == 5
@@ -588,7 +592,9 @@ def test_a_server_that_refuses_the_schema_gets_json_object_from_then_on(fake: An
 def test_a_server_without_any_json_mode_gets_the_prompt_alone(fake: Any) -> None:
     server = fake(refuses=("json_schema", "json_object"))
     [verdict] = structured_judge(server).judge(requests_for(1))
-    assert formats_sent(server) == ["json_schema", "json_object", "none"]
+    assert formats_sent(server) == ["json_schema", "json_object", "json_object", "none"]
+    assert "schema" in server.bodies[1]["response_format"]
+    assert "schema" not in server.bodies[2]["response_format"]
     assert verdict.score == 0.5
 
 

@@ -88,19 +88,20 @@ def test_a_budget_stops_generation_and_the_pairs_are_not_evaluated(
 ) -> None:
     heuristic_judge(llm)
     llm.project.write_tests(RESULT_TEST)
-    # Free input, $1000 per million output tokens: a generation reserves exactly $4.096 (the
-    # 4096-token bound a budgeted run adds), so after the first reply's cost the next
-    # worst case no longer fits.
+    # Free input, $1000 per million output tokens: a generation reserves its max_tokens at
+    # $0.001 each — 738 for the entity case, asked first (its output skeleton plus twice its
+    # inputs' estimated tokens), 819 for the qa case after it — so $0.80 covers the first
+    # worst case and not the second, whatever the first reply cost.
     result = pytester.runpytest(
         f"--callqa-models=fast=pricey@{llm.server.base_url}", "--callqa-prices=pricey: 0 1000",
-        "--callqa-budget=4.1", "--callqa-concurrency=1", "-rs")
+        "--callqa-budget=0.8", "--callqa-concurrency=1", "-rs")
     assert llm.server.requests == 1
-    assert llm.server.log[0].body["max_tokens"] == 4096
+    assert llm.server.log[0].body["max_tokens"] == 738
     result.assert_outcomes(passed=1, skipped=3)
-    result.stdout.fnmatch_lines(["*no output of model 'fast' for case '*': the budget of $4.1 "
+    result.stdout.fnmatch_lines(["*no output of model 'fast' for case '*': the budget of $0.8 "
                                  "was spent before it was generated*"])
     card = scorecard_of(result.stdout.str())
-    assert "budget: $4.1 reached ($0." in card
+    assert "budget: $0.8 reached ($0." in card
     assert "no output, not evaluated: fast: " in card
 
 

@@ -216,31 +216,32 @@ def test_a_budget_stops_calls_and_the_run_says_so(
 def test_any(callqa_result):
     assert callqa_result.case_id
 """)
-    # Free input, $1000 per million output tokens: every call reserves exactly $2.048 (the
-    # 2048-token bound a budgeted judge request gets); a fake verdict of at least a dozen
-    # tokens then leaves less than the next call's worst case.
+    # Free input, $1000 per million output tokens: every call reserves its max_tokens at
+    # $0.001 each — 462 for the first (qa's evidence verdict, worked out in
+    # tests/judge/test_formats.py), 457 to 491 for the others — so $0.47 covers the first
+    # worst case and not the next (485), whatever the first reply cost.
     result = pytester.runpytest(
-        f"{JUDGE_MODE_OPTION}=per-metric", f"{CONCURRENCY_OPTION}=1", f"{BUDGET_OPTION}=2.06",
+        f"{JUDGE_MODE_OPTION}=per-metric", f"{CONCURRENCY_OPTION}=1", f"{BUDGET_OPTION}=0.47",
         f"{PRICES_OPTION}=gpt-4o-mini: 0 1000", "--callqa-models=alpha",
         f"{REPORT_OPTION}=r.json")
     assert llm.server.requests == 1
-    assert llm.server.log[0].body["max_tokens"] == 2048
+    assert llm.server.log[0].body["max_tokens"] == 462
     out = result.stdout.str()
     report = llm.project.report("r.json")
     usage = report["run"]["judge_usage"]
     assert usage["budget_exhausted"] is True and usage["requests"] == 1
-    assert 0 < usage["spent_usd"] <= 2.06
+    assert 0 < usage["spent_usd"] <= 0.47
     not_scored = usage["not_scored_budget"]
     assert not_scored >= 10
     card = scorecard_of(out)
-    assert f"budget: $2.06 reached (${usage['spent_usd']:.4f} spent); no further requests " \
+    assert f"budget: $0.47 reached (${usage['spent_usd']:.4f} spent); no further requests " \
            f"were sent, {not_scored} judgements not scored (shown as —)" in card
-    assert "budget $2.06" in card.splitlines()[0]
+    assert "budget $0.47" in card.splitlines()[0]
     result.stdout.fnmatch_lines(["callqa: judged 4 outputs in * s: 1 request sent, 0 answered "
                                  "from the cache; the budget is spent, no further requests "
                                  "were sent"])
     stopped = [(c["case_id"], mid) for c in report["cases"] for mid, m in c["metrics"].items()
-               if "not scored: judge budget of $2.06 exhausted" in (m["reason"] or "")]
+               if "not scored: judge budget of $0.47 exhausted" in (m["reason"] or "")]
     # A judgement can feed more than one metric (a benchmark criterion and its rate).
     assert len(stopped) >= not_scored
     for case_id, mid in stopped:
@@ -259,17 +260,18 @@ def test_the_budget_holds_for_xdist_workers_together(
 ) -> None:
     llm.serve(latency=0.05)
     llm.project.write_tests(SUITE)
-    # Each call reserves $2.048 (free input, $1000 per million output tokens, 2048-token
-    # bound): one at a time fits in $2.5, for both workers together, and a few go out one
-    # after the other before the spend leaves no room for the next worst case.
+    # Each call reserves its max_tokens at $0.001 each (free input, $1000 per million output
+    # tokens): 457 to 491, so one at a time fits in $0.90 and two never do (2 × 0.457 >
+    # 0.9), for both workers together; a few go out one after the other before the spend
+    # leaves no room for the next worst case.
     pytester.runpytest("-n", "2", f"{JUDGE_MODE_OPTION}=per-metric", f"{CONCURRENCY_OPTION}=4",
-                       f"{BUDGET_OPTION}=2.5", f"{PRICES_OPTION}=gpt-4o-mini: 0 1000",
+                       f"{BUDGET_OPTION}=0.9", f"{PRICES_OPTION}=gpt-4o-mini: 0 1000",
                        f"{CACHE_OPTION}=off", f"{REPORT_OPTION}=n2.json")
     usage = llm.project.report("n2.json")["run"]["judge_usage"]
     assert usage["per_process"]["processes"] == 2
     assert usage["budget_exhausted"] is True and usage["not_scored_budget"] > 0
     assert usage["requests"] == llm.server.requests >= 2
-    assert 0 < usage["spent_usd"] <= 2.5
+    assert 0 < usage["spent_usd"] <= 0.9
     assert llm.server.peak_in_flight == 1
 
 

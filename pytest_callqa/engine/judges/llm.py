@@ -28,10 +28,11 @@ from ..core.defaults import (
     DEFAULT_TIMEOUT_S,
 )
 from ..core.judging import JudgeRequest, JudgeVerdict
+from ..llm.budget import bound_param
 from ..llm.cache import JudgeCache, content_key
-from ..llm.endpoint import Endpoint
-from ..llm.formats import FormatLadder, call_structured, response_format_param
-from ..llm.transport import ChatOutcome, ChatRequest, ChatRunner, first_error
+from ..llm.endpoint import Endpoint, first_error
+from ..llm.formats import FormatLadder, call_structured, reply_max_tokens, response_format_param
+from ..llm.transport import ChatOutcome, ChatRequest, ChatRunner
 from ..llm.windows import input_limit, too_large
 from ..pricing import PriceTable
 from .prompts import build_messages
@@ -54,6 +55,7 @@ PROMPT_VERSION = "callqa-judge-2026.1"
 # makes a sampling server repeat itself; one that refuses it is asked again without it.
 DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0, "seed": 0}
 SCHEMA_NAME = "callqa_verdicts"
+_BOUND_NAMES = ("max_tokens", "max_completion_tokens")
 
 # Runs and repeats beyond these get seeds of their own too, just not ones spaced this way.
 SEED_RUN_STEP = 1000
@@ -100,10 +102,15 @@ class OpenAIJudge:
     ``timeout``, ``max_retries``, ``reasks`` and ``run_id`` (see :class:`ChatRunner`).
     ``params`` adjusts the request parameters (:data:`DEFAULT_PARAMS`). ``response_format``
     is ``auto`` (a strict JSON schema of the verdicts asked for, stepping down to
-    ``json_object`` then to the prompt alone when the endpoint refuses it),
-    ``json_schema``, ``json_object`` or ``none``. ``max_input_tokens`` is the most prompt
-    tokens a call may carry (default: the model's window less room for the reply, when the
-    model is known): a call over it is not sent, and its verdicts are judge errors.
+    ``json_object`` with the schema, then ``json_object``, then the prompt alone when the
+    endpoint refuses it), ``json_schema``, ``json_object_schema``, ``json_object`` or
+    ``none``. Every call carries ``max_tokens``: what its reply schema needs. ``max_input_tokens``
+    is the most prompt tokens a call may carry (default: the model's window less room for the
+    reply, when the model is known); ``context_window`` is the window a server reports (a
+    local llama.cpp server): prompt and reply bound must fit in it together, the prompt
+    estimated on the high side. A call over either is not sent, and its verdicts are judge
+    errors.
+    ``backend`` names the kind of server in the judge's name (``local:<model>``).
     ``on_progress(done, total)`` is called as judge calls finish.
     """
 
@@ -127,12 +134,14 @@ class OpenAIJudge:
         params: Mapping[str, Any] | None = None,
         response_format: str = DEFAULT_RESPONSE_FORMAT,
         max_input_tokens: int | None = None,
+        context_window: int | None = None,
+        backend: str = "openai",
         on_progress: Callable[[int, int], None] | None = None,
     ) -> None:
         if mode not in JUDGE_MODES:
             raise ValueError(f"judge mode must be one of {', '.join(JUDGE_MODES)}, got {mode!r}")
         self.model = model
-        self.name = f"openai:{model}"
+        self.name = f"{backend}:{model}"
         self.mode: str = mode
         self.endpoint = Endpoint(model, base_url, api_key)
         self.runner = runner or ChatRunner(
@@ -149,6 +158,7 @@ class OpenAIJudge:
                 self.params[key] = value
         self.formats = FormatLadder(response_format)
         self.max_input_tokens = input_limit(model, max_input_tokens)
+        self.context_window = context_window
         self.on_progress = on_progress
         self._stats = _JudgeStats()
 
@@ -234,7 +244,11 @@ class OpenAIJudge:
         case = items[0].request.case
         what = (f"the judge call for case {case.id!r} "
                 f"({len(case.transcript_text):,} characters of transcript)")
-        refusal = too_large(messages, self.model, self.max_input_tokens, what)
+        schema = reply_schema(items)
+        # The caller's own bound, when ``params`` sets one, else what the schema needs.
+        bound = {k: v for k, v in self.params.items() if k in _BOUND_NAMES} \
+            or bound_param(self.model, reply_max_tokens(schema))
+        refusal = self._too_large(messages, int(max(bound.values())), what)
         if refusal is not None:
             verdicts = [self._not_sent(item, refusal) for item in items]
             return [(key, v) for (key, _item), v in zip(group, verdicts, strict=True)]
@@ -246,9 +260,9 @@ class OpenAIJudge:
             params = dict(self.params)
             if variant and isinstance(params.get("seed"), int):
                 params["seed"] = sample_seed(params["seed"], first.run, first.repeat)
+            params.update(bound)
             if "response_format" not in params:
-                chosen = response_format_param(fmt, SCHEMA_NAME, reply_schema(items),
-                                               strict=True)
+                chosen = response_format_param(fmt, SCHEMA_NAME, schema, strict=True)
                 if chosen is not None:
                     params["response_format"] = chosen
             return ChatRequest(messages=messages, params=params, kind="judge",
@@ -267,6 +281,15 @@ class OpenAIJudge:
             parsed = last.get(outcome.content) or parse_reply(outcome.content, items)
         verdicts = self._verdicts(items, outcome, parsed)
         return [(key, verdict) for (key, _item), verdict in zip(group, verdicts, strict=True)]
+
+    def _too_large(self, messages: list[dict[str, str]], reply: int, what: str) -> str | None:
+        refusal = too_large(messages, self.model, self.max_input_tokens, what)
+        if refusal is None and self.context_window is not None:
+            refusal = too_large(
+                messages, self.model, self.context_window - reply, what, estimate=True,
+                hint=f"its server's context window of {self.context_window:,} tokens less "
+                     f"{reply:,} for the reply; --callqa-local-ctx sets the window")
+        return refusal
 
     def _verdicts(self, items: Sequence[Item], outcome: ChatOutcome,
                   parsed: ParsedReply | None) -> list[JudgeVerdict]:

@@ -47,6 +47,18 @@ _REASONING_MODEL = re.compile(r"(^|/)(o\d|gpt-5)")
 _BOUND_NAMES = ("max_completion_tokens", "max_tokens")
 
 
+# What a reasoning model may think before it answers, on top of the reply's own bound.
+REASONING_TOKENS = 8192
+
+
+def bound_param(model: str, reply_tokens: int) -> dict[str, int]:
+    """The completion bound of a request to ``model`` whose reply needs ``reply_tokens``:
+    ``max_tokens``, or for a reasoning model ``max_completion_tokens`` with room to think."""
+    if _REASONING_MODEL.search(model):
+        return {_BOUND_NAMES[0]: reply_tokens + REASONING_TOKENS}
+    return {_BOUND_NAMES[1]: reply_tokens}
+
+
 def completion_bound(model: str, kind: str,
                      params: Mapping[str, Any]) -> tuple[dict[str, Any], int, bool]:
     """``(params, bound, added)``: the request's own completion bound, or ``params`` with a

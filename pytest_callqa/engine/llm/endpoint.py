@@ -28,6 +28,12 @@ class CallError(RuntimeError):
     for a budgeted model). The message is redacted."""
 
 
+def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first exception inside a (possibly nested) exception group."""
+    first = group.exceptions[0]
+    return first_error(first) if isinstance(first, BaseExceptionGroup) else first
+
+
 def safe_url(url: str) -> str:
     """``url`` without credentials in its authority part (``https://user:pw@host``)."""
     parts = urllib.parse.urlsplit(url)

@@ -1,12 +1,19 @@
 """Structured replies: ask a server for JSON that follows a schema, and step down to what it
-supports.
+supports; and how many tokens such a reply can need.
 
 ``json_schema`` (the reply must validate against the schema the caller gives) is what
-OpenAI, vLLM, Ollama and recent llama.cpp servers honour; an older or stricter server refuses
-it, usually with HTTP 400 naming ``response_format``. In ``auto`` mode such a refusal steps
-that endpoint down to ``json_object`` (any JSON object), then to ``none`` (the prompt alone),
-and the step is remembered for the rest of the session, so only the first calls pay for it.
-Replies are validated by their callers whatever the format.
+OpenAI, vLLM, Ollama and llama.cpp's own C++ server honour. llama-cpp-python's server refuses
+it — with HTTP 500 and a validation error naming ``response_format``, not a 400 — but takes
+``{"type": "json_object", "schema": ...}`` (``json_object_schema`` here) and turns the schema
+into a grammar, so every reply parses. Other servers know only ``json_object`` (any JSON
+object), or nothing. In ``auto`` mode a refusal steps that endpoint down this ladder —
+``json_schema``, ``json_object_schema``, ``json_object``, ``none`` (the prompt alone) — and the
+step is remembered for the rest of the session, so only the first call pays for it. Replies
+are validated by their callers whatever the format.
+
+Every call carries ``max_tokens`` (:func:`schema_tokens`): what the reply schema can need,
+with an allowance per free-text field, so a reply cannot run on for thousands of tokens; the
+budget reserves exactly that bound.
 """
 
 from __future__ import annotations
@@ -22,12 +29,119 @@ from .endpoint import Endpoint
 from .transport import ChatOutcome, ChatRequest, ChatRunner, Check
 
 # The order ``auto`` tries them in.
-_LADDER: tuple[str, ...] = ("json_schema", "json_object", "none")
+_LADDER: tuple[str, ...] = ("json_schema", "json_object_schema", "json_object", "none")
 # An error that names the response format (or its schema): the server refused the format,
 # not the request. Servers say it in many ways; all of them name one of these.
 _REFUSAL = re.compile(r"response_format|json_schema|json_object|response format|schema",
                       re.IGNORECASE)
 _REFUSAL_STATUS = re.compile(r"HTTP (400|415|422|500|501)\b")
+
+# What a reply may spend on each part of its JSON. A free-text field (a reason of one or two
+# sentences, what was read in the output) gets a generous allowance; under
+# ``json_object_schema`` the server's grammar also caps its length at TEXT_MAX_CHARS, which
+# English fills in about a quarter as many tokens.
+TEXT_FIELD_TOKENS = 120
+TEXT_MAX_CHARS = 3 * TEXT_FIELD_TOKENS
+SCALAR_TOKENS = 6
+# A number bounded on both sides is offered to a grammar in this many steps (0.05 on 0–1).
+RANGE_STEPS = 20
+# Items counted for an array whose length the schema leaves open.
+ARRAY_ITEMS = 8
+# Braces, commas and whitespace a model writes around the structure.
+REPLY_SLACK_TOKENS = 32
+
+
+def _types(schema: Mapping[str, Any]) -> list[str]:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return [str(k) for k in kind]
+    return [str(kind)] if kind is not None else []
+
+
+def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, Mapping) else {}
+        return target if isinstance(target, Mapping) else {}
+    return schema
+
+
+def schema_tokens(schema: Mapping[str, Any], *, array_items: int = ARRAY_ITEMS,
+                  _root: Mapping[str, Any] | None = None, _depth: int = 0) -> int:
+    """The most tokens a reply following ``schema`` is expected to need: every key written
+    out, each free-text value :data:`TEXT_FIELD_TOKENS`, each number or enum value
+    :data:`SCALAR_TOKENS`, an open array ``array_items`` items long."""
+    root = _root if _root is not None else schema
+    schema = _resolve(schema, root)
+    if _depth > 20:
+        return SCALAR_TOKENS  # a recursive schema: count no deeper
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if isinstance(options, list) and options:
+        return max(schema_tokens(o, array_items=array_items, _root=root, _depth=_depth + 1)
+                   for o in options if isinstance(o, Mapping))
+    types = _types(schema)
+    properties = schema.get("properties")
+    if "object" in types or isinstance(properties, Mapping):
+        fields = properties if isinstance(properties, Mapping) else {}
+        # A key costs its quoted name, the colon and the comma.
+        return 2 + sum(len(name) // 2 + 4 + schema_tokens(
+            sub, array_items=array_items, _root=root, _depth=_depth + 1)
+            for name, sub in fields.items() if isinstance(sub, Mapping))
+    if "array" in types:
+        items = schema.get("items")
+        each = schema_tokens(items, array_items=array_items, _root=root, _depth=_depth + 1) \
+            if isinstance(items, Mapping) else SCALAR_TOKENS
+        return 2 + array_items * (each + 1)
+    if "string" in types and "enum" not in schema:
+        return TEXT_FIELD_TOKENS
+    return SCALAR_TOKENS
+
+
+# The most any call asks for: the output limit of the smallest common chat models (a larger
+# ``max_tokens`` is refused by them).
+MAX_REPLY_TOKENS = 4096
+
+
+def reply_max_tokens(schema: Mapping[str, Any], *, array_items: int = ARRAY_ITEMS,
+                     extra: int = 0) -> int:
+    """``max_tokens`` for a reply following ``schema`` (plus ``extra`` tokens of content
+    that grows with the input), at most :data:`MAX_REPLY_TOKENS`."""
+    needed = schema_tokens(schema, array_items=array_items) + REPLY_SLACK_TOKENS + extra
+    return min(needed, MAX_REPLY_TOKENS)
+
+
+def _steps(low: Any, high: Any) -> list[float] | None:
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high))
+    if not numeric or not low < high:
+        return None
+    return [round(low + (high - low) * i / RANGE_STEPS, 6) for i in range(RANGE_STEPS + 1)]
+
+
+def with_text_limits(schema: Mapping[str, Any],
+                     max_chars: int = TEXT_MAX_CHARS) -> dict[str, Any]:
+    """``schema`` as a grammar can hold it, for a server that turns the schema into one
+    (llama.cpp): ``maxLength`` on every free-text string, and a number bounded on both sides
+    offered as :data:`RANGE_STEPS` + 1 evenly spaced values — llama.cpp's grammars keep
+    ``enum`` but not ``minimum``/``maximum``, and a score off its scale costs a re-ask."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(n) for n in node]
+        if not isinstance(node, Mapping):
+            return node
+        copy = {key: walk(value) for key, value in node.items()}
+        types = _types(node)
+        if "string" in types and "enum" not in node and "maxLength" not in node:
+            copy["maxLength"] = max_chars
+        steps = _steps(node.get("minimum"), node.get("maximum"))
+        if types == ["number"] and "enum" not in node and steps is not None:
+            copy = {"type": "number", "enum": steps}
+        return copy
+
+    limited: dict[str, Any] = walk(schema)
+    return limited
 
 
 def response_format_param(fmt: str, name: str, schema: Mapping[str, Any], *,
@@ -36,6 +150,8 @@ def response_format_param(fmt: str, name: str, schema: Mapping[str, Any], *,
     if fmt == "json_schema":
         return {"type": "json_schema",
                 "json_schema": {"name": name, "strict": strict, "schema": dict(schema)}}
+    if fmt == "json_object_schema":
+        return {"type": "json_object", "schema": with_text_limits(schema)}
     if fmt == "json_object":
         return {"type": "json_object"}
     return None

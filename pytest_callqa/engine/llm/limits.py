@@ -9,6 +9,7 @@ import contextlib
 import email.utils
 import math
 import random
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -83,3 +84,14 @@ class LocalRateWindow:
             await asyncio.sleep(min(self._starts) + self.window_s - now)
 
 
+# llama-cpp-python answers a request it cannot validate (a ``response_format`` type it does
+# not know) with HTTP 500 and a validation error: asking again cannot change the answer, and
+# the structured-reply ladder must see it as the refusal it is.
+_VALIDATION_ERROR = re.compile(r"validation error", re.IGNORECASE)
+
+
+def refused_as_invalid(status: int, message: str) -> bool:
+    """Whether an error status is a server's refusal of the request's ``response_format``
+    dressed as a server error (a 500 whose message is a validation error naming it)."""
+    return status == 500 and "response_format" in message \
+        and bool(_VALIDATION_ERROR.search(message))

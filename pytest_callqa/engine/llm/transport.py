@@ -39,7 +39,13 @@ from ..pricing import PriceTable
 from .budget import Budget, SpendLedger, completion_bound, no_price_message, worst_case
 from .cache import FileRateWindow, FileSlots, JudgeCache, content_key
 from .endpoint import CallError, Endpoint
-from .limits import Backoff, LocalRateWindow, LocalSlots, retry_after_seconds
+from .limits import (
+    Backoff,
+    LocalRateWindow,
+    LocalSlots,
+    refused_as_invalid,
+    retry_after_seconds,
+)
 
 if TYPE_CHECKING:
     import openai
@@ -494,6 +500,9 @@ class ChatRunner:
                     raise CallError(endpoint.redact(
                         f"{endpoint.model} at {endpoint.display_url}: {last_error}"
                     )) from None
+                if refused_as_invalid(status, str(getattr(exc, "message", exc))):
+                    return None, f"HTTP {status}: response_format refused: " \
+                                 f"{_detail(exc, endpoint)}", False
                 if status not in _RETRYABLE_STATUS and status < 500:
                     return None, endpoint.redact(last_error), False
                 retry_after = retry_after_seconds(exc.response.headers)
@@ -549,12 +558,6 @@ class ChatRunner:
         """Refuse a budget that could not be enforced: spend is only known with a price."""
         if self.budget.limit_usd is not None and model not in self.prices:
             raise CallError(no_price_message(model))
-
-
-def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The first exception inside a (possibly nested) exception group."""
-    first = group.exceptions[0]
-    return first_error(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 def _shared(outcome: ChatOutcome) -> ChatOutcome:

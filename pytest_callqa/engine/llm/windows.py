@@ -71,25 +71,28 @@ def _encoding() -> Any:
         return None
 
 
-def count_tokens(messages: Sequence[Mapping[str, Any]]) -> tuple[int, str]:
+def count_tokens(messages: Sequence[Mapping[str, Any]], *,
+                 estimate: bool = False) -> tuple[int, str]:
     """The prompt tokens of ``messages`` and how they were counted (``tiktoken`` or
-    ``estimate``)."""
+    ``estimate``). ``estimate=True`` always estimates: a local model's tokenizer is not
+    OpenAI's, and the estimate errs on the high side for any of them."""
     text = "\n".join(str(m.get("content", "")) for m in messages)
-    encoding = _encoding()
+    encoding = None if estimate else _encoding()
     if encoding is not None:
         return len(encoding.encode(text)) + 4 * len(messages), "tiktoken"
     return math.ceil(len(text.encode("utf-8")) / _BYTES_PER_TOKEN), "estimate"
 
 
 def too_large(messages: Sequence[Mapping[str, Any]], model: str, limit: int | None,
-              what: str) -> str | None:
+              what: str, *, estimate: bool = False,
+              hint: str = "--callqa-judge-max-input-tokens sets it") -> str | None:
     """Why ``messages`` must not be sent to ``model`` (None: they fit or are not checked)."""
     if limit is None:
         return None
-    tokens, method = count_tokens(messages)
+    tokens, method = count_tokens(messages, estimate=estimate)
     if tokens <= limit:
         return None
     counted = "counted with tiktoken" if method == "tiktoken" else "estimated"
     return (f"input too large: {what} is about {tokens:,} prompt tokens ({counted}), over the "
-            f"{limit:,}-token input limit of {model} (--callqa-judge-max-input-tokens sets "
-            "it); nothing was sent")
+            f"{max(limit, 0):,}-token input limit of {model} ({hint}); nothing was sent")
+

@@ -1,0 +1,228 @@
+"""Structured replies against a llama.cpp-style server, and the bounds every call carries.
+
+The refusal the ladder meets first is the one llama-cpp-python 0.3.36 really sends when it
+is asked for ``json_schema`` (recorded in ``fixtures/llama_cpp_json_schema_refusal.json``:
+HTTP 500, a validation error naming ``response_format``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_callqa.engine.generate import OpenAIGenerator, generation_max_tokens
+from pytest_callqa.engine.judges.llm import OpenAIJudge
+from pytest_callqa.engine.llm.budget import bound_param
+from pytest_callqa.engine.llm.formats import (
+    MAX_REPLY_TOKENS,
+    TEXT_MAX_CHARS,
+    reply_max_tokens,
+    schema_tokens,
+    with_text_limits,
+)
+from pytest_callqa.engine.llm.limits import refused_as_invalid
+
+from .conftest import make_runner
+from .helpers import MODEL, SECRET, qa_case
+from .test_llm_judge import requests_for
+
+RECORDED = Path(__file__).parent / "fixtures" / "llama_cpp_json_schema_refusal.json"
+
+
+def recorded_refusal() -> tuple[int, Any]:
+    data = json.loads(RECORDED.read_text(encoding="utf-8"))
+    return int(data["status"]), data["body"]
+
+
+def formats_sent(server: Any) -> list[str]:
+    kinds = []
+    for body in server.bodies:
+        chosen = body.get("response_format") or {}
+        kind = chosen.get("type", "none")
+        kinds.append("json_object_schema" if "schema" in chosen else kind)
+    return kinds
+
+
+# --- the recorded refusal ----------------------------------------------------------------
+
+
+def test_the_recorded_refusal_is_a_500_validation_error_naming_response_format() -> None:
+    status, body = recorded_refusal()
+    message = body["error"]["message"]
+    assert status == 500
+    assert refused_as_invalid(status, message)
+
+
+@pytest.mark.parametrize(("status", "message", "refused"), [
+    (500, "1 validation error for Request\nbody -> response_format -> type", True),
+    (500, "2 Validation Errors: response_format.type unexpected value", True),
+    (500, "The server had an error (fake)", False),
+    (500, "1 validation error for Request\nbody -> messages -> 0 -> role", False),
+    (503, "1 validation error for Request\nbody -> response_format -> type", False),
+    (400, "response_format json_schema is not supported", False),
+])
+def test_only_a_500_validation_error_naming_the_format_is_a_refusal(
+        status: int, message: str, refused: bool) -> None:
+    assert refused_as_invalid(status, message) is refused
+
+
+def test_the_llama_cpp_refusal_steps_down_once_without_retries(fake: Any) -> None:
+    server = fake(refuses=("json_schema",), refusal=recorded_refusal())
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="per-metric",
+                        runner=make_runner(concurrency=1))
+    verdicts = judge.judge(requests_for(3))
+    # One refused request (a 500 that is not retried), then three answered with the schema.
+    assert formats_sent(server) == ["json_schema", "json_object_schema", "json_object_schema",
+                                    "json_object_schema"]
+    assert judge.runner.usage(MODEL, "judge").retries == 0
+    assert all(v.score == 0.5 and not v.judge_error for v in verdicts)
+    assert judge.formats.formats() == {f"{MODEL} at {server.base_url}": "json_object_schema"}
+    # Remembered per endpoint: the next batch goes straight to the second rung.
+    judge.judge(requests_for(4)[3:])
+    assert formats_sent(server)[-1] == "json_object_schema" and server.requests == 5
+
+
+def test_a_plain_server_error_is_still_retried(fake: Any) -> None:
+    server = fake(schedule=["500", "500"])
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="per-metric",
+                        runner=make_runner(concurrency=1))
+    [verdict] = judge.judge(requests_for(1))
+    assert server.requests == 3 and verdict.score == 0.5
+    assert formats_sent(server) == ["json_schema"] * 3
+
+
+def test_the_schema_rung_caps_free_text_for_the_grammar(fake: Any) -> None:
+    server = fake(refuses=("json_schema",), refusal=recorded_refusal())
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="per-metric",
+                        runner=make_runner(concurrency=1))
+    judge.judge(requests_for(1))
+    sent = server.bodies[1]["response_format"]["schema"]
+    verdict = sent["properties"]["evidence_backed_reasoning"]["properties"]
+    assert verdict["reason"] == {"type": "string", "maxLength": TEXT_MAX_CHARS}
+    # llama.cpp's grammars keep an enum but not a range: the unit scale in steps of 0.05.
+    assert verdict["score"] == {"type": "number", "enum": [
+        0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7,
+        0.75, 0.8, 0.85, 0.9, 0.95, 1.0]}
+    # The json_schema rung carries the schema as it is (strict mode takes no maxLength).
+    strict = server.bodies[0]["response_format"]["json_schema"]["schema"]
+    assert "maxLength" not in json.dumps(strict)
+
+
+# --- token bounds ----------------------------------------------------------------------
+
+
+def test_schema_tokens_by_hand() -> None:
+    verdict = {"type": "object", "properties": {
+        "score": {"type": "integer", "enum": [0, 1]},
+        "reason": {"type": "string"},
+    }}
+    # 2 for the braces; "score": 5 // 2 + 4 = 6 for the key, 6 for the value; "reason":
+    # 6 // 2 + 4 = 7 for the key, 120 for the text.
+    assert schema_tokens(verdict) == 2 + (6 + 6) + (7 + 120) == 141
+    assert reply_max_tokens(verdict) == 141 + 32
+    # An open array counts eight items, each with its comma.
+    assert schema_tokens({"type": "array", "items": {"type": "integer"}}) == 2 + 8 * 7
+    assert schema_tokens({"type": "array", "items": {"type": "integer"}},
+                         array_items=1) == 2 + 7
+    # A nullable text and a choice of shapes count their largest option.
+    assert schema_tokens({"type": ["string", "null"]}) == 120
+    assert schema_tokens({"anyOf": [{"type": "integer"}, {"type": "string"}]}) == 120
+    # References are followed.
+    referenced = {"$defs": {"V": verdict}, "type": "object",
+                  "properties": {"v": {"$ref": "#/$defs/V"}}}
+    assert schema_tokens(referenced) == 2 + (1 // 2 + 4) + 141
+    # However large the schema, a call asks for at most the smallest models' output limit.
+    wide = {"type": "object", "properties": {f"field_{i}": {"type": "string"}
+                                             for i in range(60)}}
+    assert reply_max_tokens(wide) == MAX_REPLY_TOKENS == 4096
+
+
+def test_with_text_limits_leaves_enums_and_the_original_alone() -> None:
+    schema = {"type": "object", "properties": {
+        "label": {"type": "string", "enum": ["a", "b"]},
+        "note": {"type": ["string", "null"]},
+        "given": {"type": "string", "maxLength": 10},
+        "grade": {"type": "number", "minimum": 1, "maximum": 3},
+        "count": {"type": "integer", "minimum": 0},
+        "half": {"type": "number", "minimum": 0},
+        "grid": {"type": "number", "enum": [0, 0.5, 1]},
+    }}
+    limited = with_text_limits(schema, max_chars=50)
+    assert limited["properties"]["label"] == {"type": "string", "enum": ["a", "b"]}
+    assert limited["properties"]["note"] == {"type": ["string", "null"], "maxLength": 50}
+    assert limited["properties"]["given"]["maxLength"] == 10
+    # 1 to 3 in twenty steps of 0.1; a number open on one side, an integer and an enum stay.
+    assert limited["properties"]["grade"]["enum"][:3] == [1.0, 1.1, 1.2]
+    assert limited["properties"]["grade"]["enum"][-1] == 3.0
+    assert len(limited["properties"]["grade"]["enum"]) == 21
+    assert limited["properties"]["count"] == {"type": "integer", "minimum": 0}
+    assert limited["properties"]["half"] == {"type": "number", "minimum": 0}
+    assert limited["properties"]["grid"] == {"type": "number", "enum": [0, 0.5, 1]}
+    assert "maxLength" not in schema["properties"]["note"]
+    assert schema["properties"]["grade"] == {"type": "number", "minimum": 1, "maximum": 3}
+
+
+def test_every_judge_call_carries_the_bound_of_its_reply_schema(fake: Any) -> None:
+    server = fake()
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="per-metric",
+                        runner=make_runner())
+    judge.judge(requests_for(2))
+    # evidence_backed_reasoning's verdict: braces 2, score 6 + 6, three texts (keys of 26,
+    # 21 and 6 characters: 17, 14 and 7) at 120 each = 412; wrapped under its id (25
+    # characters: 16) in an object (2): 430; plus 32 of slack.
+    assert [body["max_tokens"] for body in server.bodies] == [462, 462]
+    # A caller's own bound wins.
+    fixed = fake()
+    OpenAIJudge(MODEL, base_url=fixed.base_url, api_key=SECRET, runner=make_runner(),
+                params={"max_tokens": 300}).judge(requests_for(1))
+    assert fixed.bodies[0]["max_tokens"] == 300
+
+
+def test_reasoning_models_get_room_to_think() -> None:
+    assert bound_param("gpt-4o-mini", 462) == {"max_tokens": 462}
+    assert bound_param("o3-mini", 462) == {"max_completion_tokens": 462 + 8192}
+
+
+def test_generation_bound_grows_with_the_input_and_stops_at_the_cap(fake: Any) -> None:
+    case = qa_case(0)
+    longer = case.model_copy(update={"transcript": [
+        *case.transcript, case.transcript[0].model_copy(update={"text": "a" * 300})]})
+    generator = OpenAIGenerator(MODEL, fake().base_url, SECRET, runner=make_runner())
+    base = generation_max_tokens("qa", generator.messages(case))
+    # 300 more bytes of turn text plus the turn's own JSON, estimated at three bytes a
+    # token and counted twice.
+    added_json = len(', {"n": 3, "speaker": "agent", "text": "", "start_s": 0.0}')
+    grown = generation_max_tokens("qa", generator.messages(longer))
+    assert added_json == 58
+    # 358 bytes are 119 or 120 more tokens by the estimate (rounding up), counted twice.
+    assert grown - base in (238, 240)
+    huge = case.model_copy(update={"transcript": [
+        *case.transcript, case.transcript[0].model_copy(update={"text": "a" * 30_000})]})
+    assert generation_max_tokens("qa", generator.messages(huge)) == 4096
+    request = generator.request(case)
+    assert request.params["max_tokens"] == base
+
+
+# --- the context window a server reports ---------------------------------------------------
+
+
+def test_a_call_that_does_not_fit_the_servers_window_is_a_judge_error(fake: Any) -> None:
+    server = fake()
+    requests = requests_for(1)
+    roomy = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, runner=make_runner(),
+                        context_window=4096)
+    [verdict] = roomy.judge(requests)
+    assert verdict.score == 0.5 and server.requests == 1
+    # A window that leaves the prompt less room than it needs: 1,000 less the 462 the
+    # reply may take is 538 tokens, and this prompt is estimated at more.
+    tight = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, runner=make_runner(),
+                        context_window=1000)
+    [verdict] = tight.judge(requests)
+    assert server.requests == 1
+    assert verdict.judge_error and verdict.score is None
+    assert "over the 538-token input limit" in verdict.reason
+    assert "context window of 1,000 tokens less 462 for the reply" in verdict.reason
+    assert "--callqa-local-ctx" in verdict.reason

@@ -1,0 +1,227 @@
+"""The local judge's server manager, against the fake llama.cpp server module: start, the
+context window it reports, stop (SIGKILL when SIGTERM is ignored), and a server that cannot
+start. Every server here is a subprocess on 127.0.0.1 that stops with its test."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_callqa.engine.llm import server
+from pytest_callqa.engine.llm.server import (
+    LocalServer,
+    ServerError,
+    ServerInfo,
+    default_model,
+    model_alias,
+    reported_context,
+)
+
+FAKE_MODULE = "pytest_callqa.testing.fake_llama"
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny-judge.Q4_0.gguf"
+    path.write_bytes(b"GGUF")
+    return path
+
+
+@pytest.fixture
+def servers(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[LocalServer]]:
+    """Servers the test starts on the fake module; each is stopped afterwards."""
+    monkeypatch.setattr(server, "SERVER_MODULE", FAKE_MODULE)
+    started: list[LocalServer] = []
+    yield started
+    for each in started:
+        each.stop()
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_server_starts_serves_its_alias_and_stops(model: Path,
+                                                    servers: list[LocalServer]) -> None:
+    local = LocalServer(model, n_ctx=2048, threads=1)
+    servers.append(local)
+    info = local.start()
+    assert info.model == "tiny-judge.Q4_0" == model_alias(model)
+    assert info.url == f"http://127.0.0.1:{local.port}/v1"
+    # The fake, like llama-cpp-python 0.3.36, reports no window: the configured one holds.
+    assert info.n_ctx == 2048
+    assert local.start() is info  # started once
+    pid = local.pid
+    assert pid is not None and alive(pid)
+    log = local.log_path
+    assert log is not None and "fake llama.cpp server" in local.log_tail()
+    assert local.stop() == 0
+    assert not alive(pid) and local.pid is None and local.info is None
+    assert not log.exists()  # a temporary log goes with a server that ran well
+    assert local.stop() is None
+
+
+def test_a_server_that_ignores_sigterm_is_killed_after_the_grace(
+        model: Path, servers: list[LocalServer], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CALLQA_FAKE_LLAMA_IGNORE_TERM", "1")
+    local = LocalServer(model, threads=1, stop_grace_s=0.5)
+    servers.append(local)
+    local.start()
+    pid = local.pid
+    assert pid is not None
+    started = time.monotonic()
+    assert local.stop() == -9  # SIGKILL
+    assert 0.5 <= time.monotonic() - started < 5
+    assert not alive(pid)
+
+
+def test_a_server_that_cannot_start_is_an_error_with_its_log(
+        model: Path, servers: list[LocalServer], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CALLQA_FAKE_LLAMA_FAIL", "error loading model: unknown architecture")
+    local = LocalServer(model, threads=1)
+    servers.append(local)
+    with pytest.raises(ServerError) as caught:
+        local.start()
+    message = str(caught.value)
+    assert "exited with status 3 while starting" in message
+    assert "error loading model: unknown architecture" in message
+    assert f"--model {model}" in message
+    assert local.pid is None and local.log_path is not None and local.log_path.exists()
+    local.log_path.unlink()
+
+
+def test_a_server_that_never_answers_times_out(model: Path, servers: list[LocalServer],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CALLQA_FAKE_LLAMA_HANG", "1")
+    local = LocalServer(model, threads=1, startup_timeout_s=0.5, stop_grace_s=0.5,
+                        log=model.with_suffix(".log"))
+    servers.append(local)
+    started = time.monotonic()
+    with pytest.raises(ServerError, match=r"did not answer within 0\.5 s"):
+        local.start()
+    assert time.monotonic() - started < 5
+    assert local.pid is None
+
+
+def test_a_missing_server_module_ends_the_start_with_its_error(
+        model: Path, servers: list[LocalServer], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(server, "SERVER_MODULE", "pytest_callqa.testing.fake_llama_absent")
+    local = LocalServer(model, threads=1, log=model.with_suffix(".log"))
+    servers.append(local)
+    with pytest.raises(ServerError, match="exited with status 1 while starting"):
+        local.start()
+    assert local.pid is None
+    assert "No module named pytest_callqa.testing.fake_llama_absent" in local.log_tail()
+
+
+def test_a_model_that_is_not_a_file_is_refused(tmp_path: Path,
+                                               servers: list[LocalServer]) -> None:
+    local = LocalServer(tmp_path / "missing.gguf")
+    with pytest.raises(ServerError, match=r"missing.gguf is not a file: pass a \.gguf file"):
+        local.start()
+    assert local.pid is None
+    with pytest.raises(ValueError, match="n_ctx must be at least 1, got 0"):
+        LocalServer(tmp_path / "x.gguf", n_ctx=0)
+    with pytest.raises(ValueError, match="parallel must be at least 1, got 0"):
+        LocalServer(tmp_path / "x.gguf", parallel=0)
+
+
+def test_the_reported_window_wins_over_the_configured_one(
+        model: Path, servers: list[LocalServer], monkeypatch: pytest.MonkeyPatch) -> None:
+    local = LocalServer(model, n_ctx=2048, threads=1)
+    servers.append(local)
+    monkeypatch.setattr(server, "reported_context", lambda url, timeout=5.0: 8192)
+    assert local.start().n_ctx == 8192
+
+
+@pytest.mark.parametrize(("props", "models", "window"), [
+    ({"default_generation_settings": {"n_ctx": 4096}}, None, 4096),  # llama.cpp's server
+    ({"n_ctx": 3000}, None, 3000),
+    (None, {"data": [{"id": "m", "meta": {"n_ctx": 2048, "n_ctx_train": 8192}}]}, 2048),
+    (None, {"data": [{"id": "m", "owned_by": "me"}]}, None),  # llama-cpp-python 0.3.36
+    ({"n_ctx": 0}, {"data": [{"meta": {"n_ctx": True}}]}, None),
+    ({"n_ctx": "4096"}, {"data": "nothing"}, None),
+])
+def test_reported_context_reads_what_a_server_says(
+        monkeypatch: pytest.MonkeyPatch, props: object, models: object,
+        window: int | None) -> None:
+    def answer(url: str, timeout: float) -> object:
+        found = props if url.endswith("/props") else models
+        if found is None:
+            raise OSError("HTTP Error 404: Not Found")
+        return found
+
+    monkeypatch.setattr(server, "_get_json", answer)
+    assert reported_context("http://127.0.0.1:1/v1") == window
+
+
+def test_server_info_from_a_worker_input() -> None:
+    info = ServerInfo(url="http://127.0.0.1:5/v1", model="m", n_ctx=4096)
+    assert ServerInfo.from_dict(info.to_dict()) == info
+    with pytest.raises(ValueError, match="must be an object, got NoneType"):
+        ServerInfo.from_dict(None)
+    with pytest.raises(ValueError, match="incomplete"):
+        ServerInfo.from_dict({"url": "http://127.0.0.1:5/v1", "model": "m", "n_ctx": 0})
+    with pytest.raises(ValueError, match="incomplete"):
+        ServerInfo.from_dict({"url": "http://127.0.0.1:5/v1", "n_ctx": 4096})
+
+
+def test_the_default_model_is_the_smollm2_file(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "callqa_fake_smollm2"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "other.gguf").write_bytes(b"GGUF")
+    (package / server.SMOLLM2_FILE).write_bytes(b"GGUF")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(server, "SMOLLM2_PACKAGE", "callqa_fake_smollm2")
+    assert default_model() == package / server.SMOLLM2_FILE
+    monkeypatch.setattr(server, "SMOLLM2_PACKAGE", "callqa_no_such_package")
+    assert default_model() is None
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the death signal is Linux's prctl")
+def test_a_killed_parent_takes_its_server_with_it(model: Path) -> None:
+    script = textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        from pytest_callqa.engine.llm import server
+        server.SERVER_MODULE = {FAKE_MODULE!r}
+        local = server.LocalServer(Path({str(model)!r}), threads=1,
+                                   log=Path({str(model.with_suffix(".log"))!r}))
+        local.start()
+        print(local.pid, flush=True)
+        time.sleep(60)
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        pid = int(parent.stdout.readline())
+        assert alive(pid)
+    finally:
+        parent.kill()  # SIGKILL: no atexit, no stop()
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+    deadline = time.monotonic() + 10
+    while alive(pid) and not zombie(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid) or zombie(pid)
+
+
+def zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return False

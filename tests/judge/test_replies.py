@@ -192,3 +192,18 @@ def test_a_malformed_single_verdict_is_charged_to_the_one_metric() -> None:
     assert non_object.problems == {"faithfulness": [
         "malformed verdict (verdict: Input should be a valid dictionary or instance of "
         "JudgeReply)"]}
+
+
+
+def test_every_field_error_of_a_verdict_is_listed() -> None:
+    parsed = parse_reply(json.dumps([{"metric": 5, "score": 1}]), [UNIT])
+    assert parsed.problems == {"faithfulness": [
+        "malformed verdict (metric: Input should be a valid string; reason: Field required)"]}
+
+
+def test_verdicts_keyed_by_id_that_are_not_objects_are_malformed() -> None:
+    parsed = parse_reply(json.dumps({"verdicts": {"faithfulness": 3}}), [UNIT])
+    assert parsed.problems == {"faithfulness": [
+        "malformed verdict (verdict: Input should be a valid dictionary or instance of "
+        "JudgeReply)"]}
+    assert parsed.replies == {}

@@ -14,15 +14,20 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import os
+import re
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from .core.defaults import DEFAULT_BASE_URL
+from .core.memo import batch_memoised
 
 if TYPE_CHECKING:
     import openai
@@ -87,17 +92,124 @@ class TfidfEmbedder:
         cleaned = ["" if _is_blank(text) else text for text in texts]
         if not any(cleaned):
             return np.zeros((len(cleaned), 1), dtype=np.float64)
-        # scikit-learn loads with the first TF-IDF embedding, not with the module.
-        from sklearn.feature_extraction.text import TfidfVectorizer
+        return _normalise_rows(_tfidf_matrix(cleaned, self.ngram_range))
 
-        vectorizer = TfidfVectorizer(
-            analyzer="char_wb",
-            ngram_range=self.ngram_range,
-            lowercase=True,
-            sublinear_tf=True,
-        )
-        matrix = np.asarray(vectorizer.fit_transform(cleaned).toarray(), dtype=np.float64)
-        return _normalise_rows(matrix)
+
+# scikit-learn's whitespace rule for its "char_wb" analyzer.
+_WHITE_SPACES = re.compile(r"\s\s+")
+
+
+@batch_memoised
+def _word_ngrams(word: str, low: int, high: int) -> tuple[str, ...]:
+    """The character n-grams of one word padded with spaces, as scikit-learn's "char_wb"
+    analyzer lists them: a word shorter than ``n`` counts once, whole, and ends the list."""
+    padded = f" {word} "
+    grams: list[str] = []
+    for n in range(low, high + 1):
+        if len(padded) <= n:
+            grams.append(padded[:n])
+            break
+        grams.extend(padded[i:i + n] for i in range(len(padded) - n + 1))
+    return tuple(grams)
+
+
+@batch_memoised
+def _ngram_counts(text: str, low: int, high: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Distinct n-grams of ``text`` in order of first appearance, and their counts."""
+    words = _WHITE_SPACES.sub(" ", text.lower()).split()
+    counts = Counter(chain.from_iterable(_word_ngrams(w, low, high) for w in words))
+    return tuple(counts), tuple(counts.values())
+
+
+_WORD_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+@batch_memoised
+def _word_counts(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Distinct words of ``text`` (scikit-learn's default token pattern, lower-cased) in
+    order of first appearance, and their counts."""
+    counts = Counter(_WORD_TOKEN.findall(text.lower()))
+    return tuple(counts), tuple(counts.values())
+
+
+class _TfidfRows:
+    """The rows of ``TfidfVectorizer(...).fit_transform(docs)`` as scikit-learn stores them
+    (see :func:`_tfidf_matrix`): each row's feature numbers (in order of first sighting in
+    the call) and L2-normalised weights, and the vocabulary in that order."""
+
+    def __init__(self, counted: Sequence[tuple[tuple[str, ...], tuple[int, ...]]],
+                 sublinear: bool) -> None:
+        first_seen = dict.fromkeys(chain.from_iterable(grams for grams, _ in counted))
+        vocabulary = {term: i for i, term in enumerate(first_seen)}
+        self.terms = list(vocabulary)
+        rows = [np.fromiter(map(vocabulary.__getitem__, grams), dtype=np.intp,
+                            count=len(grams)) for grams, _ in counted]
+        # scikit-learn keeps a row's entries by first sighting in the call (its CSR indices
+        # are sorted before the columns are renamed alphabetically): the order its norm
+        # and its sparse products add in.
+        orders = [np.argsort(row, kind="stable") for row in rows]
+        indices = np.concatenate([row[o] for row, o in zip(rows, orders, strict=True)])
+        data = np.concatenate([np.asarray(found, dtype=np.float64)[o]
+                               for (_, found), o in zip(counted, orders, strict=True)])
+        bounds = np.cumsum([0, *(len(row) for row in rows)])
+        df = np.bincount(indices, minlength=len(vocabulary)).astype(np.float64)
+        df += 1.0
+        idf = np.full_like(df, fill_value=len(counted) + 1, dtype=np.float64)
+        idf /= df
+        np.log(idf, out=idf)
+        idf += 1.0
+        if sublinear:
+            np.log(data, out=data)
+            data += 1.0
+        data *= idf[indices]
+        self.rows: list[tuple[npt.NDArray[np.intp], FloatArray]] = []
+        for i in range(len(counted)):
+            start, stop = bounds[i], bounds[i + 1]
+            row = data[start:stop]
+            if start < stop:
+                # A running sum, as scikit-learn's row normalisation adds the squares one by
+                # one.
+                row = row / math.sqrt(float(np.cumsum(row * row)[-1]))
+            self.rows.append((indices[start:stop], row))
+
+    def dense(self) -> FloatArray:
+        """The rows as a dense matrix with the columns in alphabetical order of the terms."""
+        size = len(self.terms)
+        column = np.empty(size, dtype=np.intp)
+        column[sorted(range(size), key=self.terms.__getitem__)] = np.arange(size, dtype=np.intp)
+        matrix = np.zeros((len(self.rows), size), dtype=np.float64)
+        for i, (features, weights) in enumerate(self.rows):
+            matrix[i, column[features]] = weights
+        return matrix
+
+
+def _tfidf_matrix(docs: Sequence[str], ngram_range: tuple[int, int]) -> FloatArray:
+    """Exactly what ``TfidfVectorizer(analyzer="char_wb", ngram_range=ngram_range,
+    sublinear_tf=True).fit_transform(docs).toarray()`` returns, bit for bit, without its
+    per-call overhead: each text's n-grams are counted once per batch, and the vocabulary,
+    IDF and L2 norms are computed in the same order and with the same float operations
+    (``tests/engine/test_embeddings.py`` compares the two)."""
+    counted = [_ngram_counts(doc, *ngram_range) for doc in docs]
+    if not any(grams for grams, _ in counted):
+        raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
+    return _TfidfRows(counted, sublinear=True).dense()
+
+
+def word_tfidf_cosine(a: str, b: str) -> float:
+    """Cosine of two texts in a word TF-IDF space fitted on the pair: exactly
+    ``TfidfVectorizer().fit_transform([a, b])``'s two rows multiplied as scipy multiplies
+    sparse rows (products of shared words added in the first row's stored order); 0.0 when
+    neither text has a word of two letters or more."""
+    counted = [_word_counts(a), _word_counts(b)]
+    if not any(words for words, _ in counted):
+        return 0.0
+    (features_a, weights_a), (features_b, weights_b) = _TfidfRows(counted, sublinear=False).rows
+    other = dict(zip(features_b.tolist(), weights_b.tolist(), strict=True))
+    total = 0.0
+    for feature, weight in zip(features_a.tolist(), weights_a.tolist(), strict=True):
+        if feature in other:
+            total += weight * other[feature]
+    return total
 
 
 class _CachingEmbedder(ABC):

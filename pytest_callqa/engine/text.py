@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from .core.memo import batch_memoised
+
 # Combining marks, punctuation and decimal digits only occur in planes 0, 1 and 14 (planes
 # 2-3 hold CJK ideographs, 15-16 private use); scanning those three keeps the import cheap
 # compared with walking all 1.1M code points.
@@ -75,12 +77,14 @@ _LOOSE_PUNCT_RE = re.compile(rf"(?<!\d)[{_PUNCT}]|[{_PUNCT}](?!\d)")
 _TOKEN_RE = re.compile(rf"\d+(?:[.,]\d+)+|{_WORD_CHAR}+")
 
 
+@batch_memoised
 def normalize(s: str) -> str:
     """NFKC, casefolded, with underscores and dashes as spaces and whitespace collapsed."""
     folded = unicodedata.normalize("NFKC", s).casefold().translate(_DASH_TO_SPACE)
     return " ".join(folded.split())
 
 
+@batch_memoised
 def normalize_loose(s: str) -> str:
     """``normalize`` without punctuation, keeping separators inside numbers."""
     # Apostrophes vanish rather than become spaces so "didn't" stays one word.
@@ -90,8 +94,13 @@ def normalize_loose(s: str) -> str:
 
 def tokens(s: str) -> list[str]:
     """Lower-cased word tokens of any script; "3.5" and "1,200" stay single tokens."""
+    return list(_tokens(s))
+
+
+@batch_memoised
+def _tokens(s: str) -> tuple[str, ...]:
     text = unicodedata.normalize("NFKC", s).translate(_INVISIBLE).casefold()
-    return _TOKEN_RE.findall(text)
+    return tuple(_TOKEN_RE.findall(text))
 
 
 _STOPWORD_TEXT = """
@@ -235,6 +244,13 @@ def best_fuzzy_match(
     haystack shorter than the needle it would measure the reverse containment; such
     haystacks are scored with plain ``ratio`` instead.
     """
+    return _best_fuzzy_match(needle, tuple(haystacks), normalized)
+
+
+@batch_memoised
+def _best_fuzzy_match(needle: str, haystacks: tuple[str, ...],
+                      normalized: bool) -> tuple[float, int]:
+    # One quote is looked up in one transcript by several metrics of an output.
     n = normalize_loose(needle)
     if not n:
         return 0.0, -1
@@ -275,6 +291,18 @@ def dominant_script(s: str) -> str | None:
 _FUZZY_TOKEN_CUTOFF = 85.0
 
 
+@batch_memoised
+def _vocabulary(contexts: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(t for c in contexts for t in tokens(c))
+
+
+@batch_memoised
+def _without_digits(vocabulary: frozenset[str]) -> tuple[str, ...]:
+    """The words of a context that a claim's token may fuzzily match; many claims are
+    checked against one context."""
+    return tuple(t for t in vocabulary if not any(ch.isdigit() for ch in t))
+
+
 def content_coverage(
     claim: str, *contexts: str, vocabulary: frozenset[str] | None = None
 ) -> float:
@@ -288,10 +316,10 @@ def content_coverage(
     if not claim_tokens:
         return 1.0
     if vocabulary is None:
-        vocabulary = frozenset(t for c in contexts for t in tokens(c))
+        vocabulary = _vocabulary(contexts)
     missing = [t for t in claim_tokens if t not in vocabulary]
     fuzzy_candidates = [t for t in missing if not any(ch.isdigit() for ch in t)]
-    words = [t for t in vocabulary if not any(ch.isdigit() for ch in t)]
+    words = _without_digits(vocabulary) if fuzzy_candidates else ()
     rescued = 0
     if fuzzy_candidates and words:
         scores = process.cdist(

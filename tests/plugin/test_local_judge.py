@@ -22,21 +22,11 @@ from pytest_callqa.run.services import LOCAL_API_KEY, LOCAL_SERVER_KEY, Services
 from pytest_callqa.run.settings import CallqaUsageError, Settings
 
 from .conftest import PYPROJECT, MiniProject
+from .test_llm_judge_plugin import SUITE
 
 FAKE_MODULE = "pytest_callqa.testing.fake_llama"
 RECORDED = Path(__file__).parents[1] / "judge" / "fixtures" / \
     "llama_cpp_json_schema_refusal.json"
-SUITE = """
-import pytest
-from pytest_callqa import assert_no_blockers, assert_qa_score
-
-def test_no_blockers(callqa_result):
-    assert_no_blockers(callqa_result)
-
-@pytest.mark.callqa(task="qa")
-def test_qa(callqa_result):
-    assert_qa_score(callqa_result, min_score=0.5)
-"""
 # Subprocess runs import the plugin afresh: this conftest points them at the fake module.
 CONFTEST = f"""
 from pytest_callqa.engine.llm import server

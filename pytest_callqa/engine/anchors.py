@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
+from .core.memo import batch_memoised
 from .text import ASCII_DIGITS, NOT_AFTER_WORD, NOT_BEFORE_WORD
 
 
@@ -191,6 +192,12 @@ def extract_anchors(text: str) -> list[Anchor]:
     more specific kind winning at equal offsets ("$49" is an amount, not also a number).
     Spelled-out numbers ("forty-nine") are not anchors.
     """
+    return list(_anchors(text))
+
+
+@batch_memoised
+def _anchors(text: str) -> tuple[Anchor, ...]:
+    """The anchors of ``text``; one text is checked against many statements in a batch."""
     ascii_text = text.translate(ASCII_DIGITS)
     candidates: list[tuple[int, int, int, Anchor]] = []
     for name, pattern in _ANCHOR_PATTERNS:
@@ -205,7 +212,7 @@ def extract_anchors(text: str) -> list[Anchor]:
         if start >= end:
             end = stop
             found.setdefault(anchor)
-    return list(found)
+    return tuple(found)
 
 
 def _date_readings(value: str) -> set[str]:

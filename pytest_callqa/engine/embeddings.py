@@ -14,15 +14,20 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import math
 import os
+import re
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Callable, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from .core.defaults import DEFAULT_BASE_URL
+from .core.memo import batch_memoised
 
 if TYPE_CHECKING:
     import openai
@@ -87,17 +92,81 @@ class TfidfEmbedder:
         cleaned = ["" if _is_blank(text) else text for text in texts]
         if not any(cleaned):
             return np.zeros((len(cleaned), 1), dtype=np.float64)
-        # scikit-learn loads with the first TF-IDF embedding, not with the module.
-        from sklearn.feature_extraction.text import TfidfVectorizer
+        return _normalise_rows(_tfidf_matrix(cleaned, self.ngram_range))
 
-        vectorizer = TfidfVectorizer(
-            analyzer="char_wb",
-            ngram_range=self.ngram_range,
-            lowercase=True,
-            sublinear_tf=True,
-        )
-        matrix = np.asarray(vectorizer.fit_transform(cleaned).toarray(), dtype=np.float64)
-        return _normalise_rows(matrix)
+
+# scikit-learn's whitespace rule for its "char_wb" analyzer.
+_WHITE_SPACES = re.compile(r"\s\s+")
+
+
+@batch_memoised
+def _word_ngrams(word: str, low: int, high: int) -> tuple[str, ...]:
+    """The character n-grams of one word padded with spaces, as scikit-learn's "char_wb"
+    analyzer lists them: a word shorter than ``n`` counts once, whole, and ends the list."""
+    padded = f" {word} "
+    grams: list[str] = []
+    for n in range(low, high + 1):
+        if len(padded) <= n:
+            grams.append(padded[:n])
+            break
+        grams.extend(padded[i:i + n] for i in range(len(padded) - n + 1))
+    return tuple(grams)
+
+
+@batch_memoised
+def _ngram_counts(text: str, low: int, high: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Distinct n-grams of ``text`` in order of first appearance, and their counts."""
+    words = _WHITE_SPACES.sub(" ", text.lower()).split()
+    counts = Counter(chain.from_iterable(_word_ngrams(w, low, high) for w in words))
+    return tuple(counts), tuple(counts.values())
+
+
+def _tfidf_matrix(docs: Sequence[str], ngram_range: tuple[int, int]) -> FloatArray:
+    """Exactly what ``TfidfVectorizer(analyzer="char_wb", ngram_range=ngram_range,
+    sublinear_tf=True).fit_transform(docs).toarray()`` returns, bit for bit, without its
+    per-call overhead: each text's n-grams are counted once per batch, and the vocabulary,
+    IDF and L2 norms are computed in the same order and with the same float operations
+    (``tests/engine/test_embeddings.py`` compares the two)."""
+    vocabulary: dict[str, int] = {}
+    rows: list[npt.NDArray[np.intp]] = []
+    counts: list[tuple[int, ...]] = []
+    for doc in docs:
+        grams, found = _ngram_counts(doc, *ngram_range)
+        rows.append(np.fromiter((vocabulary.setdefault(g, len(vocabulary)) for g in grams),
+                                dtype=np.intp, count=len(grams)))
+        counts.append(found)
+    if not vocabulary:
+        raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
+    # scikit-learn stores a row's entries by first sighting in the call (its CSR indices are
+    # sorted before the columns are renamed alphabetically): the order its norm sums in.
+    orders = [np.argsort(row, kind="stable") for row in rows]
+    indices = np.concatenate([row[o] for row, o in zip(rows, orders, strict=True)])
+    data = np.concatenate([np.asarray(c, dtype=np.float64)[o]
+                           for c, o in zip(counts, orders, strict=True)])
+    bounds = np.cumsum([0, *(len(row) for row in rows)])
+    size = len(vocabulary)
+    df = np.bincount(indices, minlength=size).astype(np.float64)
+    df += 1.0
+    idf = np.full_like(df, fill_value=len(docs) + 1, dtype=np.float64)
+    idf /= df
+    np.log(idf, out=idf)
+    idf += 1.0
+    np.log(data, out=data)
+    data += 1.0
+    data *= idf[indices]
+    terms = list(vocabulary)
+    column = np.empty(size, dtype=np.intp)
+    column[sorted(range(size), key=terms.__getitem__)] = np.arange(size, dtype=np.intp)
+    matrix = np.zeros((len(docs), size), dtype=np.float64)
+    for i in range(len(docs)):
+        start, stop = bounds[i], bounds[i + 1]
+        if start == stop:
+            continue
+        row = data[start:stop]
+        # A running sum, as scikit-learn's row normalisation adds the squares one by one.
+        norm = math.sqrt(float(np.cumsum(row * row)[-1]))
+        matrix[i, column[indices[start:stop]]] = row / norm
+    return matrix
 
 
 class _CachingEmbedder(ABC):

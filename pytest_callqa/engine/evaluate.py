@@ -16,6 +16,7 @@ from typing import Any
 from .core.cases import GoldenCase
 from .core.context import EvalContext, check_structure, parse_output
 from .core.judging import Judge, JudgeRequest, JudgeVerdict
+from .core.memo import in_batch_memo
 from .core.metrics import TaskSpec
 from .core.results import MetricResult, TaskResult
 from .embeddings import Embedder, get_embedder
@@ -33,6 +34,7 @@ class Prepared:
     registry: Registry
 
 
+@in_batch_memo
 def prepare(
     case: GoldenCase,
     output: Any,
@@ -71,6 +73,7 @@ def prepare(
     return Prepared(ctx=ctx, requests=requests, registry=registry)
 
 
+@in_batch_memo
 def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str) -> TaskResult:
     ctx, registry = prepared.ctx, prepared.registry
     by_metric: dict[str, JudgeVerdict] = {}
@@ -213,6 +216,7 @@ def _apply_custom_metrics(ctx: EvalContext, result: TaskResult, registry: Regist
             result.blockers.append(custom.spec.id)
 
 
+@in_batch_memo
 def judge_batch(judge: Judge, prepared: Sequence[Prepared]) -> list[list[JudgeVerdict]]:
     """Every request of ``prepared`` sent to ``judge`` as one batch, the verdicts split back
     per prepared output."""
@@ -228,6 +232,7 @@ def judge_batch(judge: Judge, prepared: Sequence[Prepared]) -> list[list[JudgeVe
     return split
 
 
+@in_batch_memo
 def evaluate_many(
     items: Sequence[tuple[GoldenCase, Any, str | None]],
     *,

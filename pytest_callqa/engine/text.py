@@ -17,6 +17,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from .core.memo import batch_memoised
+
 # Combining marks, punctuation and decimal digits only occur in planes 0, 1 and 14 (planes
 # 2-3 hold CJK ideographs, 15-16 private use); scanning those three keeps the import cheap
 # compared with walking all 1.1M code points.
@@ -75,12 +77,14 @@ _LOOSE_PUNCT_RE = re.compile(rf"(?<!\d)[{_PUNCT}]|[{_PUNCT}](?!\d)")
 _TOKEN_RE = re.compile(rf"\d+(?:[.,]\d+)+|{_WORD_CHAR}+")
 
 
+@batch_memoised
 def normalize(s: str) -> str:
     """NFKC, casefolded, with underscores and dashes as spaces and whitespace collapsed."""
     folded = unicodedata.normalize("NFKC", s).casefold().translate(_DASH_TO_SPACE)
     return " ".join(folded.split())
 
 
+@batch_memoised
 def normalize_loose(s: str) -> str:
     """``normalize`` without punctuation, keeping separators inside numbers."""
     # Apostrophes vanish rather than become spaces so "didn't" stays one word.
@@ -90,8 +94,13 @@ def normalize_loose(s: str) -> str:
 
 def tokens(s: str) -> list[str]:
     """Lower-cased word tokens of any script; "3.5" and "1,200" stay single tokens."""
+    return list(_tokens(s))
+
+
+@batch_memoised
+def _tokens(s: str) -> tuple[str, ...]:
     text = unicodedata.normalize("NFKC", s).translate(_INVISIBLE).casefold()
-    return _TOKEN_RE.findall(text)
+    return tuple(_TOKEN_RE.findall(text))
 
 
 _STOPWORD_TEXT = """

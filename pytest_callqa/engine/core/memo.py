@@ -1,0 +1,99 @@
+"""Per-text work remembered for the length of one batch.
+
+Scoring a batch re-reads the same texts many times: every model's output for a case is
+checked against the same transcript and truth, and an agent's every reply against the whole
+conversation before it. Functions decorated with :func:`batch_memoised` keep their answers
+while a :func:`batch_memo` scope is open — the engine opens one around each evaluation batch
+— and forget them when it closes, so nothing outlives the batch. Each function's table is
+bounded: past ``limit`` entries the oldest answer is dropped. Outside a scope the functions
+simply compute.
+
+Only pure functions of hashable arguments may be memoised, and their answers must be
+immutable (tuples, frozensets, strings, frozen dataclasses): the same object is handed to
+every caller.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+# Entries per memoised function: enough for the distinct texts of a large batch (a
+# transcript's turns, its outputs' sentences), small enough that a scope stays a few MB.
+DEFAULT_LIMIT = 4096
+
+
+class _Memo:
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError(f"a batch memo needs a limit of at least 1 entry, got {limit}")
+        self.limit = limit
+        self.tables: dict[Callable[..., Any], dict[Any, Any]] = {}
+
+
+_ACTIVE: ContextVar[_Memo | None] = ContextVar("callqa_batch_memo", default=None)
+
+
+@contextmanager
+def batch_memo(limit: int = DEFAULT_LIMIT) -> Iterator[None]:
+    """Remember memoised answers until the block ends. A scope opened inside another one
+    joins it (the outer batch is the longer one)."""
+    if _ACTIVE.get() is not None:
+        yield
+        return
+    token = _ACTIVE.set(_Memo(limit))
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
+def in_batch_memo(fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn`` run inside a :func:`batch_memo` scope (joining the caller's, if one is open)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with batch_memo():
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def memo_sizes() -> dict[str, int]:
+    """Entries held per memoised function in the open scope (empty outside one)."""
+    memo = _ACTIVE.get()
+    if memo is None:
+        return {}
+    return {getattr(fn, "__qualname__", repr(fn)): len(t) for fn, t in memo.tables.items()}
+
+
+def batch_memoised(fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn`` answered from the open :func:`batch_memo` scope when it has seen the same
+    positional arguments; see the module docstring for what ``fn`` must satisfy."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        memo = _ACTIVE.get()
+        if memo is None or kwargs:
+            return fn(*args, **kwargs)
+        table = memo.tables.get(fn)
+        if table is None:
+            table = memo.tables[fn] = {}
+        try:
+            return table[args]  # type: ignore[no-any-return]
+        except KeyError:
+            pass
+        value = fn(*args)
+        if len(table) >= memo.limit:
+            # Oldest first: dicts keep insertion order, so this is a bounded FIFO.
+            del table[next(iter(table))]
+        table[args] = value
+        return value
+
+    return wrapper

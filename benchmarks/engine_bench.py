@@ -54,11 +54,11 @@ def main() -> None:
     print(f"embeddings: {embedder.description}; judge: heuristic; repeat: {args.repeat}; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     total_n = 0
-    total_s = 0.0
+    total_s = total_cpu = 0.0
     for task, items in sorted(by_task.items()):
         evaluate_many(items, judge=judge, embedder=embedder)  # warm caches and imports
         profiler = cProfile.Profile() if args.profile else None
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         if profiler is not None:
             profiler.enable()
         for _ in range(args.repeat):
@@ -66,13 +66,19 @@ def main() -> None:
         if profiler is not None:
             profiler.disable()
         seconds = time.perf_counter() - start
+        cpu = time.process_time() - cpu_start
         n = len(items) * args.repeat
         total_n += n
         total_s += seconds
-        print(f"{task:<12} {n:>6} outputs {seconds:8.3f} s {n / seconds:10.1f} cases/s")
+        total_cpu += cpu
+        print(f"{task:<12} {n:>6} outputs {seconds:8.3f} s {n / seconds:10.1f} cases/s "
+              f"{cpu:8.3f} CPU s {n / cpu:10.1f} cases/CPU s")
         if profiler is not None:
             pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
-    print(f"{'all':<12} {total_n:>6} outputs {total_s:8.3f} s {total_n / total_s:10.1f} cases/s")
+    print(f"{'all':<12} {total_n:>6} outputs {total_s:8.3f} s {total_n / total_s:10.1f} cases/s "
+          f"{total_cpu:8.3f} CPU s {total_n / total_cpu:10.1f} cases/CPU s")
+    print("(cases/CPU s is the process's own CPU time: on a machine shared with other work it "
+          "is the closer figure for one free core)")
 
 
 if __name__ == "__main__":

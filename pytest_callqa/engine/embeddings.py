@@ -121,52 +121,95 @@ def _ngram_counts(text: str, low: int, high: int) -> tuple[tuple[str, ...], tupl
     return tuple(counts), tuple(counts.values())
 
 
+_WORD_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+@batch_memoised
+def _word_counts(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Distinct words of ``text`` (scikit-learn's default token pattern, lower-cased) in
+    order of first appearance, and their counts."""
+    counts = Counter(_WORD_TOKEN.findall(text.lower()))
+    return tuple(counts), tuple(counts.values())
+
+
+class _TfidfRows:
+    """The rows of ``TfidfVectorizer(...).fit_transform(docs)`` as scikit-learn stores them
+    (see :func:`_tfidf_matrix`): each row's feature numbers (in order of first sighting in
+    the call) and L2-normalised weights, and the vocabulary in that order."""
+
+    def __init__(self, counted: Sequence[tuple[tuple[str, ...], tuple[int, ...]]],
+                 sublinear: bool) -> None:
+        first_seen = dict.fromkeys(chain.from_iterable(grams for grams, _ in counted))
+        vocabulary = {term: i for i, term in enumerate(first_seen)}
+        self.terms = list(vocabulary)
+        rows = [np.fromiter(map(vocabulary.__getitem__, grams), dtype=np.intp,
+                            count=len(grams)) for grams, _ in counted]
+        # scikit-learn keeps a row's entries by first sighting in the call (its CSR indices
+        # are sorted before the columns are renamed alphabetically): the order its norm
+        # and its sparse products add in.
+        orders = [np.argsort(row, kind="stable") for row in rows]
+        indices = np.concatenate([row[o] for row, o in zip(rows, orders, strict=True)])
+        data = np.concatenate([np.asarray(found, dtype=np.float64)[o]
+                               for (_, found), o in zip(counted, orders, strict=True)])
+        bounds = np.cumsum([0, *(len(row) for row in rows)])
+        df = np.bincount(indices, minlength=len(vocabulary)).astype(np.float64)
+        df += 1.0
+        idf = np.full_like(df, fill_value=len(counted) + 1, dtype=np.float64)
+        idf /= df
+        np.log(idf, out=idf)
+        idf += 1.0
+        if sublinear:
+            np.log(data, out=data)
+            data += 1.0
+        data *= idf[indices]
+        self.rows: list[tuple[npt.NDArray[np.intp], FloatArray]] = []
+        for i in range(len(counted)):
+            start, stop = bounds[i], bounds[i + 1]
+            row = data[start:stop]
+            if start < stop:
+                # A running sum, as scikit-learn's row normalisation adds the squares one by
+                # one.
+                row = row / math.sqrt(float(np.cumsum(row * row)[-1]))
+            self.rows.append((indices[start:stop], row))
+
+    def dense(self) -> FloatArray:
+        """The rows as a dense matrix with the columns in alphabetical order of the terms."""
+        size = len(self.terms)
+        column = np.empty(size, dtype=np.intp)
+        column[sorted(range(size), key=self.terms.__getitem__)] = np.arange(size, dtype=np.intp)
+        matrix = np.zeros((len(self.rows), size), dtype=np.float64)
+        for i, (features, weights) in enumerate(self.rows):
+            matrix[i, column[features]] = weights
+        return matrix
+
+
 def _tfidf_matrix(docs: Sequence[str], ngram_range: tuple[int, int]) -> FloatArray:
     """Exactly what ``TfidfVectorizer(analyzer="char_wb", ngram_range=ngram_range,
     sublinear_tf=True).fit_transform(docs).toarray()`` returns, bit for bit, without its
     per-call overhead: each text's n-grams are counted once per batch, and the vocabulary,
     IDF and L2 norms are computed in the same order and with the same float operations
     (``tests/engine/test_embeddings.py`` compares the two)."""
-    vocabulary: dict[str, int] = {}
-    rows: list[npt.NDArray[np.intp]] = []
-    counts: list[tuple[int, ...]] = []
-    for doc in docs:
-        grams, found = _ngram_counts(doc, *ngram_range)
-        rows.append(np.fromiter((vocabulary.setdefault(g, len(vocabulary)) for g in grams),
-                                dtype=np.intp, count=len(grams)))
-        counts.append(found)
-    if not vocabulary:
+    counted = [_ngram_counts(doc, *ngram_range) for doc in docs]
+    if not any(grams for grams, _ in counted):
         raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
-    # scikit-learn stores a row's entries by first sighting in the call (its CSR indices are
-    # sorted before the columns are renamed alphabetically): the order its norm sums in.
-    orders = [np.argsort(row, kind="stable") for row in rows]
-    indices = np.concatenate([row[o] for row, o in zip(rows, orders, strict=True)])
-    data = np.concatenate([np.asarray(c, dtype=np.float64)[o]
-                           for c, o in zip(counts, orders, strict=True)])
-    bounds = np.cumsum([0, *(len(row) for row in rows)])
-    size = len(vocabulary)
-    df = np.bincount(indices, minlength=size).astype(np.float64)
-    df += 1.0
-    idf = np.full_like(df, fill_value=len(docs) + 1, dtype=np.float64)
-    idf /= df
-    np.log(idf, out=idf)
-    idf += 1.0
-    np.log(data, out=data)
-    data += 1.0
-    data *= idf[indices]
-    terms = list(vocabulary)
-    column = np.empty(size, dtype=np.intp)
-    column[sorted(range(size), key=terms.__getitem__)] = np.arange(size, dtype=np.intp)
-    matrix = np.zeros((len(docs), size), dtype=np.float64)
-    for i in range(len(docs)):
-        start, stop = bounds[i], bounds[i + 1]
-        if start == stop:
-            continue
-        row = data[start:stop]
-        # A running sum, as scikit-learn's row normalisation adds the squares one by one.
-        norm = math.sqrt(float(np.cumsum(row * row)[-1]))
-        matrix[i, column[indices[start:stop]]] = row / norm
-    return matrix
+    return _TfidfRows(counted, sublinear=True).dense()
+
+
+def word_tfidf_cosine(a: str, b: str) -> float:
+    """Cosine of two texts in a word TF-IDF space fitted on the pair: exactly
+    ``TfidfVectorizer().fit_transform([a, b])``'s two rows multiplied as scipy multiplies
+    sparse rows (products of shared words added in the first row's stored order); 0.0 when
+    neither text has a word of two letters or more."""
+    counted = [_word_counts(a), _word_counts(b)]
+    if not any(words for words, _ in counted):
+        return 0.0
+    (features_a, weights_a), (features_b, weights_b) = _TfidfRows(counted, sublinear=False).rows
+    other = dict(zip(features_b.tolist(), weights_b.tolist(), strict=True))
+    total = 0.0
+    for feature, weight in zip(features_a.tolist(), weights_a.tolist(), strict=True):
+        if feature in other:
+            total += weight * other[feature]
+    return total
 
 
 class _CachingEmbedder(ABC):

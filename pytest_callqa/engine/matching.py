@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz import fuzz, process
 
+from .core.memo import batch_memoised
 from .text import normalize, normalize_loose, tokens
 
 Method = Literal["jaccard", "ratio", "token_set", "partial"]
@@ -28,39 +29,54 @@ _SCORERS: dict[str, Callable[..., float]] = {
 }
 # Below this many cells, starting worker threads costs more than it saves.
 _PARALLEL_MIN_CELLS = 10_000
+# Up to this many pairs, token sets are intersected one pair at a time.
+_SET_PRODUCT_MAX_CELLS = 2500
 # Smallest number of candidates sorted at once by greedy_match.
 _GREEDY_BATCH = 4096
 
 
-def _token_sets(docs: Sequence[str]) -> list[list[str]]:
-    return [list(dict.fromkeys(tokens(d))) for d in docs]
-
-
-def _identity(doc: list[str]) -> list[str]:
-    return doc
+@batch_memoised
+def _token_set(doc: str) -> frozenset[str]:
+    return frozenset(tokens(doc))
 
 
 def _jaccard_matrix(a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
-    docs = _token_sets([*a, *b])
-    sizes = np.array([len(d) for d in docs], dtype=np.float64)
+    sets_a = [_token_set(d) for d in a]
+    sets_b = [_token_set(d) for d in b]
+    sizes_a = np.array([len(s) for s in sets_a], dtype=np.float64)
+    sizes_b = np.array([len(s) for s in sets_b], dtype=np.float64)
     inter: FloatMatrix
-    if sizes.any():
-        # Imported here: scikit-learn takes ~1.7 s to import, which every pytest start-up
-        # that never compares token sets (an LLM-judged QA run) would otherwise pay.
-        from sklearn.feature_extraction.text import CountVectorizer
-
-        # Documents arrive already tokenised, so the vectorizer only builds the vocabulary
-        # and the binary incidence matrix; A @ B.T then counts shared tokens per pair.
-        vectorizer = CountVectorizer(analyzer=_identity, binary=True, dtype=np.float64)
-        incidence: Any = vectorizer.fit_transform(docs).tocsr()
-        inter = np.asarray((incidence[: len(a)] @ incidence[len(a) :].T).toarray())
+    if len(a) * len(b) <= _SET_PRODUCT_MAX_CELLS:
+        inter = np.array([[len(x & y) for y in sets_b] for x in sets_a],
+                         dtype=np.float64).reshape(len(a), len(b))
     else:
-        # CountVectorizer rejects an empty vocabulary; every string is then empty.
-        inter = np.zeros((len(a), len(b)), dtype=np.float64)
-    union = sizes[: len(a), None] + sizes[None, len(a) :] - inter
+        inter = _shared_counts(sets_a, sets_b)
+    union = sizes_a[:, None] + sizes_b[None, :] - inter
     # An empty union means both strings are empty, which token_jaccard calls identical.
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(union > 0, inter / union, 1.0)
+
+
+def _shared_counts(sets_a: Sequence[frozenset[str]],
+                   sets_b: Sequence[frozenset[str]]) -> FloatMatrix:
+    """Tokens each pair shares, as the product of two sparse incidence matrices (exact:
+    the counts are small integers)."""
+    # scipy (a dependency of scikit-learn) loads only for large all-pairs comparisons.
+    from scipy import sparse
+
+    ids: dict[str, int] = {}
+    for token_set in (*sets_a, *sets_b):
+        for token in token_set:
+            ids.setdefault(token, len(ids))
+
+    def incidence(sets: Sequence[frozenset[str]]) -> Any:
+        indices = np.fromiter((ids[t] for s in sets for t in s), dtype=np.intp)
+        indptr = np.cumsum([0, *(len(s) for s in sets)])
+        return sparse.csr_array((np.ones(len(indices)), indices, indptr),
+                                shape=(len(sets), len(ids)))
+
+    left, right = incidence(sets_a), incidence(sets_b)
+    return np.asarray((left @ right.T).toarray(), dtype=np.float64)
 
 
 def _fuzz_matrix(a: Sequence[str], b: Sequence[str], method: str) -> FloatMatrix:

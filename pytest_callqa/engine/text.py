@@ -244,6 +244,13 @@ def best_fuzzy_match(
     haystack shorter than the needle it would measure the reverse containment; such
     haystacks are scored with plain ``ratio`` instead.
     """
+    return _best_fuzzy_match(needle, tuple(haystacks), normalized)
+
+
+@batch_memoised
+def _best_fuzzy_match(needle: str, haystacks: tuple[str, ...],
+                      normalized: bool) -> tuple[float, int]:
+    # One quote is looked up in one transcript by several metrics of an output.
     n = normalize_loose(needle)
     if not n:
         return 0.0, -1
@@ -284,6 +291,18 @@ def dominant_script(s: str) -> str | None:
 _FUZZY_TOKEN_CUTOFF = 85.0
 
 
+@batch_memoised
+def _vocabulary(contexts: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(t for c in contexts for t in tokens(c))
+
+
+@batch_memoised
+def _without_digits(vocabulary: frozenset[str]) -> tuple[str, ...]:
+    """The words of a context that a claim's token may fuzzily match; many claims are
+    checked against one context."""
+    return tuple(t for t in vocabulary if not any(ch.isdigit() for ch in t))
+
+
 def content_coverage(
     claim: str, *contexts: str, vocabulary: frozenset[str] | None = None
 ) -> float:
@@ -297,10 +316,10 @@ def content_coverage(
     if not claim_tokens:
         return 1.0
     if vocabulary is None:
-        vocabulary = frozenset(t for c in contexts for t in tokens(c))
+        vocabulary = _vocabulary(contexts)
     missing = [t for t in claim_tokens if t not in vocabulary]
     fuzzy_candidates = [t for t in missing if not any(ch.isdigit() for ch in t)]
-    words = [t for t in vocabulary if not any(ch.isdigit() for ch in t)]
+    words = _without_digits(vocabulary) if fuzzy_candidates else ()
     rescued = 0
     if fuzzy_candidates and words:
         scores = process.cdist(

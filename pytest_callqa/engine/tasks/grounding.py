@@ -31,6 +31,7 @@ from pydantic import Field, field_validator
 
 from ..anchors import anchor_supported, extract_anchors
 from ..core.judging import JudgeVerdict
+from ..embeddings import word_tfidf_cosine
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from ..text import content_tokens, token_jaccard, tokens
@@ -111,16 +112,9 @@ class GroundingConfig(LooseConfig):
 
 
 def tfidf_cosine(a: str, b: str) -> float:
-    """Cosine of two texts in a word TF-IDF space fitted on the pair."""
-    # scikit-learn loads only when a case is compared in TF-IDF space.
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    try:
-        matrix = TfidfVectorizer().fit_transform([a, b])
-    except ValueError:
-        # Neither text has a word of two letters or more: there is nothing to compare.
-        return 0.0
-    return float((matrix[0] @ matrix[1].T).toarray()[0, 0])
+    """Cosine of two texts in a word TF-IDF space fitted on the pair (0.0 when neither has
+    a word of two letters or more)."""
+    return word_tfidf_cosine(a, b)
 
 
 def relevance(query: str, response: str) -> tuple[float, float, float]:

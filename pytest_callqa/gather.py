@@ -38,6 +38,9 @@ class ResultsGatherer:
         payload = getattr(report, REPORT_ATTR, None)
         if report.when == "teardown" and isinstance(payload, dict):
             self.state.summary.record(report.nodeid, payload)
+            # pytest's terminal reporter keeps every report until the end of the run; the
+            # payload, spooled by the summary, must not stay with it.
+            delattr(report, REPORT_ATTR)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
@@ -76,6 +79,11 @@ class ResultsGatherer:
                                                         self.delivered.gate):
                         xml.add_global_property(name, value)
         state.usage.end_budget(self.run_ids)
+
+    @pytest.hookimpl
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """Fires once, last: the spooled results are dropped."""
+        self.state.summary.close()
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> Any:

@@ -540,6 +540,8 @@ def pytest_runtest_makereport(item: pytest.Item,
         payload = item.stash.get(PAYLOAD_KEY, None)
         if payload is not None:
             setattr(report, REPORT_ATTR, payload)
+            # The item lives as long as the session: it must not keep every result.
+            del item.stash[PAYLOAD_KEY]
     return report
 
 

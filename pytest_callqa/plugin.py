@@ -48,6 +48,8 @@ JUDGE_ERROR_ATTR = "callqa_judge_error"
 
 SESSION_KEY = pytest.StashKey[CallqaSession]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
+# How many collected tests of this process need each (model, case id) pair's result.
+USERS_KEY = pytest.StashKey[dict[tuple[str, str], int]]()
 
 
 # --- registration ---------------------------------------------------------------------------
@@ -342,6 +344,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     this process's tests need an output and a scored result for, so they are produced and
     judged in batches rather than one test at a time."""
     state = _state(session.config)
+    users: dict[tuple[str, str], int] = {}
     for item in session.items:
         callspec = getattr(item, "callspec", None)
         fixtures = getattr(item, "fixturenames", ())
@@ -350,6 +353,24 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         model, case = callspec.params.get(MODEL_FIXTURE), callspec.params.get(CASE_FIXTURE)
         if isinstance(model, str) and case is not None:
             state.resolver.need(model, case, scored="callqa_result" in fixtures)
+            users[(model, case.id)] = users.get((model, case.id), 0) + 1
+    session.config.stash[USERS_KEY] = users
+
+
+def _release(item: pytest.Item) -> None:
+    """After a test: the pair's output and result are dropped once the last collected test
+    that needs them has run in this process (under xdist, tests of a pair that went to
+    another worker keep them, as before)."""
+    users = item.config.stash.get(USERS_KEY, None)
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    model, case = params.get(MODEL_FIXTURE), params.get(CASE_FIXTURE)
+    key = (model, getattr(case, "id", None))
+    if users is None or key not in users:
+        return
+    users[key] -= 1
+    if users[key] == 0:
+        del users[key]
+        _state(item.config).resolver.forget(*key)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -455,8 +476,10 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
     result = _call(_state(request.config).resolver.result, callqa_model, callqa_case)
     request.node.stash[PAYLOAD_KEY] = {"result": result.to_dict(),
                                        "output": plain(callqa_output)}
-    # JUnit <property> elements: a CI dashboard shows every test's metrics.
-    request.node.user_properties.extend(result_properties(result))
+    if getattr(request.config.option, "xmlpath", None):
+        # JUnit <property> elements: a CI dashboard shows every test's metrics. Without a
+        # JUnit file nobody reads them, and every report would carry them.
+        request.node.user_properties.extend(result_properties(result))
     return result
 
 
@@ -542,6 +565,7 @@ def pytest_runtest_makereport(item: pytest.Item,
             setattr(report, REPORT_ATTR, payload)
             # The item lives as long as the session: it must not keep every result.
             del item.stash[PAYLOAD_KEY]
+        _release(item)
     return report
 
 

@@ -353,6 +353,15 @@ class Resolver:
             if key not in self._results:
                 self._judged[key] = (one, answered)
 
+    def forget(self, model: str, case_id: str) -> None:
+        """Drop the pair's output and result once no test of this process needs them: a
+        process that runs 50,000 tests must not keep 50,000 results. Asked again, the pair
+        is produced and scored again."""
+        key = (model, case_id)
+        for store in (self._outputs, self._results, self._judged, self.pending,
+                      self.pending_outputs):
+            store.pop(key, None)  # type: ignore[attr-defined]
+
     def _finish_pair(self, key: Pair) -> None:
         # Loaded by _prepare already; named here for the last phase.
         from ..engine.evaluate import finish

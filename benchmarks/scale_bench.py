@@ -79,6 +79,16 @@ def test_every_verdict_given(callqa_result):
     assert callqa_result.judge_errors == []
 '''
 
+# The reference: a bare pytest run of as many trivial tests, same workers.
+BARE = '''
+import pytest
+
+
+@pytest.mark.parametrize("n", range({size}))
+def test_trivial(n):
+    assert n >= 0
+'''
+
 
 def templates() -> list[tuple[dict[str, Any], dict[str, str]]]:
     """The example's golden cases as raw data, each with its models' recorded outputs."""
@@ -123,6 +133,13 @@ def generate(root: Path, pairs: int) -> int:
     (root / "conftest.py").write_text(PROBE, encoding="utf-8")
     (tests_dir / "test_scale.py").write_text(TEST, encoding="utf-8")
     return cases
+
+
+def generate_bare(root: Path, pairs: int) -> None:
+    (root / "tests").mkdir(parents=True)
+    (root / "pytest.ini").write_text("[pytest]\ntestpaths = tests\n", encoding="utf-8")
+    (root / "conftest.py").write_text(PROBE, encoding="utf-8")
+    (root / "tests" / "test_bare.py").write_text(BARE.format(size=pairs), encoding="utf-8")
 
 
 def run(root: Path, workers: int) -> dict[str, Any]:
@@ -175,6 +192,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2,
                         help="pytest-xdist workers (-n); 0 runs one process")
     parser.add_argument("--keep", action="store_true", help="keep the generated projects")
+    parser.add_argument("--no-bare", action="store_true",
+                        help="skip the bare pytest run of as many trivial tests")
     args = parser.parse_args()
     print(f"cores: {os.cpu_count()}; workers: {args.workers or 'none (one process)'}; "
           f"load average at start: {load()}")
@@ -201,6 +220,17 @@ def main() -> None:
             print(f"  peak memory {who:<10} {probe['maxrss_mib']:8.1f} MiB")
         print(f"  JSON report {measured['report_mib']:.1f} MiB; load average now {load()}")
         previous = took
+        if not args.no_bare:
+            bare_root = Path(tempfile.mkdtemp(prefix=f"callqa-bare-{size}-"))
+            try:
+                generate_bare(bare_root, size)
+                bare = run(bare_root, args.workers)
+            finally:
+                shutil.rmtree(bare_root, ignore_errors=True)
+            peak = max(p["maxrss_mib"] for p in bare["probes"].values())
+            print(f"  bare pytest, {size:,} trivial tests: {bare['wall']:.2f} s whole "
+                  f"(callqa run {took['whole'] / bare['wall']:.2f} x that), peak memory "
+                  f"{peak:.1f} MiB in its largest process")
 
 
 if __name__ == "__main__":

@@ -66,17 +66,21 @@ def write_report(path: Path, data: dict[str, Any], entries: Iterable[dict[str, A
     head, mark, tail = text.partition(json.dumps(CASES_MARK, ensure_ascii=False))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as out:
-        out.write(head)
-        if mark:
-            out.write("[")
-            separator = "\n    "
-            for entry in entries:
-                out.write(separator)
-                out.write(json.dumps(entry, ensure_ascii=False, allow_nan=False))
-                separator = ",\n    "
-            out.write("\n  ]" if separator != "\n    " else "]")
-        out.write(tail)
+    try:
+        with tmp.open("w", encoding="utf-8") as out:
+            out.write(head)
+            if mark:
+                out.write("[")
+                separator = "\n    "
+                for entry in entries:
+                    out.write(separator)
+                    out.write(json.dumps(entry, ensure_ascii=False, allow_nan=False))
+                    separator = ",\n    "
+                out.write("\n  ]" if separator != "\n    " else "]")
+            out.write(tail)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     # Replacing atomically: a run killed mid-write must not leave half a file behind.
     tmp.replace(path)
 

@@ -534,3 +534,46 @@ def test_module_exports_valid_names() -> None:
         "openai",
         "sentence-transformers",
     )
+
+
+# --- the TF-IDF arithmetic, bit for bit ----------------------------------------------------
+
+# Mixed scripts, digits, repeated and one-letter words, runs of whitespace, a blank text.
+EXACT_TEXTS = [
+    "The refund of $49.99 will arrive in 3 to 5 business days.",
+    "the REFUND  of $49.99\twill arrive\n\nin 3-5 days",
+    "रिफंड 3-5 व्यावसायिक दिनों में आ जाएगा।",
+    "a b c a b c d e f g — ok ok ok",
+    "",
+    "Straße İstanbul ǅemal 日本語 テキスト",
+]
+
+
+def test_tfidf_vectors_equal_scikit_learns_bit_for_bit() -> None:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    for ngrams in ((2, 4), (1, 3), (3, 6)):
+        for start in range(len(EXACT_TEXTS)):
+            texts = EXACT_TEXTS[start:] + EXACT_TEXTS[:start]
+            reference = TfidfVectorizer(analyzer="char_wb", ngram_range=ngrams,
+                                        lowercase=True, sublinear_tf=True)
+            expected = embeddings._normalise_rows(np.asarray(
+                reference.fit_transform(texts).toarray(), dtype=np.float64))
+            got = TfidfEmbedder(ngram_range=ngrams).embed(texts)
+            assert got.shape == expected.shape
+            assert np.array_equal(got, expected), (ngrams, start)
+
+
+def test_word_tfidf_cosine_equals_scikit_learns_sparse_product_bit_for_bit() -> None:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    pairs = [(a, b) for a in EXACT_TEXTS for b in EXACT_TEXTS] + [("a b", "c d"), ("x", "")]
+    for a, b in pairs:
+        try:
+            matrix = TfidfVectorizer().fit_transform([a, b])
+            expected = float((matrix[0] @ matrix[1].T).toarray()[0, 0])
+        except ValueError:  # no word of two letters in either text
+            expected = 0.0
+        assert embeddings.word_tfidf_cosine(a, b) == expected, (a, b)
+    assert embeddings.word_tfidf_cosine("a b", "c d") == 0.0
+    assert embeddings.word_tfidf_cosine(REFUND_EN, REFUND_EN) == pytest.approx(1.0)

@@ -281,3 +281,20 @@ def test_match_exact_duplicates_on_both_sides_pair_up_in_order() -> None:
 
 def test_match_exact_empty() -> None:
     assert match_exact([], []) == MatchResult([], [], [], 1.0, 1.0, 1.0)
+
+
+def test_large_jaccard_matrices_count_shared_tokens_as_small_ones_do() -> None:
+    """Past 2,500 pairs the shared tokens come from a sparse product instead of one set
+    intersection per pair; the matrices must be identical."""
+    from pytest_callqa.engine import matching
+
+    words = ["refund", "order", "late", "card", "fee", "waived", "3.5", "1,200", ""]
+    a = [" ".join(words[(i * k) % len(words)] for k in range(1, i % 5 + 2)) for i in range(60)]
+    b = [" ".join(words[(i + k) % len(words)] for k in range(i % 4 + 1)) for i in range(50)]
+    assert len(a) * len(b) > matching._SET_PRODUCT_MAX_CELLS
+    large = similarity_matrix(a, b, "jaccard")
+    small = np.vstack([similarity_matrix([x], b, "jaccard") for x in a])
+    assert np.array_equal(large, small)
+    assert (a[1], b[2]) == ("order late", "late card fee")
+    assert large[1, 2] == 0.25  # "late" shared, four distinct tokens
+    assert large[0, 0] == 1.0  # "refund" and "refund"

@@ -1,0 +1,76 @@
+"""The per-batch memo: answers are kept while a scope is open, bounded, and forgotten after."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_callqa.engine.core.memo import batch_memo, batch_memoised, in_batch_memo, memo_sizes
+
+CALLS: list[str] = []
+
+
+@batch_memoised
+def shout(text: str) -> str:
+    CALLS.append(text)
+    return text.upper()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_calls() -> None:
+    CALLS.clear()
+
+
+def test_outside_a_scope_every_call_computes() -> None:
+    assert [shout("a"), shout("a")] == ["A", "A"]
+    assert CALLS == ["a", "a"]
+    assert memo_sizes() == {}
+
+
+def test_inside_a_scope_a_repeated_argument_is_answered_from_the_memo() -> None:
+    with batch_memo():
+        assert [shout("a"), shout("b"), shout("a")] == ["A", "B", "A"]
+        assert memo_sizes() == {"shout": 2}
+    assert CALLS == ["a", "b"]
+    assert memo_sizes() == {}
+
+
+def test_the_memo_is_forgotten_when_its_scope_closes() -> None:
+    with batch_memo():
+        shout("a")
+    with batch_memo():
+        shout("a")
+    assert CALLS == ["a", "a"]
+
+
+def test_past_its_limit_the_oldest_answer_is_dropped() -> None:
+    with batch_memo(limit=2):
+        shout("a")
+        shout("b")
+        shout("c")  # drops "a"
+        shout("b")
+        shout("a")  # computed again, drops "b"
+        assert memo_sizes() == {"shout": 2}
+    assert CALLS == ["a", "b", "c", "a"]
+
+
+def test_a_scope_opened_inside_another_joins_it() -> None:
+    @in_batch_memo
+    def twice(text: str) -> str:
+        return shout(text) + shout(text)
+
+    with batch_memo():
+        assert twice("x") == "XX"
+        assert twice("x") == "XX"
+    assert CALLS == ["x"]
+
+
+def test_keyword_arguments_bypass_the_memo() -> None:
+    with batch_memo():
+        shout(text="k")
+        shout(text="k")
+    assert CALLS == ["k", "k"]
+
+
+def test_a_limit_below_one_is_refused_with_its_value() -> None:
+    with pytest.raises(ValueError, match="at least 1 entry, got 0"), batch_memo(limit=0):
+        pass

@@ -38,9 +38,6 @@ class ResultsGatherer:
         payload = getattr(report, REPORT_ATTR, None)
         if report.when == "teardown" and isinstance(payload, dict):
             self.state.summary.record(report.nodeid, payload)
-            # pytest's terminal reporter keeps every report until the end of the run; the
-            # payload, spooled by the summary, must not stay with it.
-            delattr(report, REPORT_ATTR)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:

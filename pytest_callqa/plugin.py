@@ -547,6 +547,15 @@ def pytest_report_teststatus(report: pytest.TestReport,
     return None
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Fires for every report, here after every other plugin has seen it (the controller's
+    gatherer spooled the payload; an xdist worker sent it): pytest's terminal reporter keeps
+    every report until the end of the run, and the payload must not stay with it."""
+    if hasattr(report, REPORT_ATTR):
+        delattr(report, REPORT_ATTR)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item,
                               call: pytest.CallInfo[None]) -> Any:

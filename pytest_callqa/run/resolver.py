@@ -360,7 +360,7 @@ class Resolver:
         key = (model, case_id)
         for store in (self._outputs, self._results, self._judged, self.pending,
                       self.pending_outputs):
-            store.pop(key, None)  # type: ignore[attr-defined]
+            store.pop(key, None)
 
     def _finish_pair(self, key: Pair) -> None:
         # Loaded by _prepare already; named here for the last phase.

@@ -8,16 +8,16 @@ import platform
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
-from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from .._version import __version__
 from .settings import CallqaUsageError, Settings, count
 
 if TYPE_CHECKING:
-    from ..engine.core.results import MetricResult, TaskResult
+    from ..engine.core.results import MetricResult, Rating, TaskResult
     from ..engine.scorecard import Scorecard
     from .catalog import Catalog
     from .host import Host
@@ -59,7 +59,8 @@ class Summary:
     def record(self, nodeid: str, payload: dict[str, Any]) -> None:
         if "result" in payload:
             if self._spool is None:
-                self._spool = tempfile.TemporaryFile(prefix="callqa-results-")
+                # Open for the whole run, closed by close() at its end (no single block).
+                self._spool = tempfile.TemporaryFile(prefix="callqa-results-")  # noqa: SIM115
             line = json.dumps({"result": payload["result"], "output": payload.get("output")},
                               ensure_ascii=False).encode("utf-8") + b"\n"
             self._spool.seek(0, 2)
@@ -316,7 +317,8 @@ def _for_scorecard(data: dict[str, Any],
         found = shared.get(key)
         if found is None:
             found = shared[key] = MetricResult(
-                value=key[0], scored=key[1], rating=intern(rating) if rating else None,
+                value=key[0], scored=key[1],
+                rating=cast("Rating", intern(rating)) if rating else None,
                 details=dict(kept), blocker=key[3], flagged=key[4], judge_error=key[5])
         metrics[intern(mid)] = found
     model = data.get("model")

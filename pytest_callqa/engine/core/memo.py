@@ -89,7 +89,7 @@ def batch_memoised(fn: Callable[P, R]) -> Callable[P, R]:
             return table[args]  # type: ignore[no-any-return]
         except KeyError:
             pass
-        value = fn(*args)
+        value = fn(*args, **kwargs)
         if len(table) >= memo.limit:
             # Oldest first: dicts keep insertion order, so this is a bounded FIFO.
             del table[next(iter(table))]

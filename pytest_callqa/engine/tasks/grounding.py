@@ -31,9 +31,9 @@ from pydantic import Field, field_validator
 
 from ..anchors import anchor_supported, extract_anchors
 from ..core.judging import JudgeVerdict
-from ..embeddings import word_tfidf_cosine
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
+from ..embeddings import word_tfidf_cosine
 from ..text import content_tokens, token_jaccard, tokens
 from .base import structure_spec
 from .call_schemas import LooseConfig, StrictModel

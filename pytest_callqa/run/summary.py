@@ -132,7 +132,7 @@ class Summary:
         if not wanted:
             return {}
         found = {}
-        for case in self.catalog.files().cases:
+        for case in self.catalog.each_case():
             if case.id in wanted:
                 turns = [f"turn {i}: {t.speaker + ': ' if t.speaker else ''}"
                          f"{t.text[:EXCERPT_CHARS]}"

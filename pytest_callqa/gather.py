@@ -77,6 +77,11 @@ class ResultsGatherer:
                         xml.add_global_property(name, value)
         state.usage.end_budget(self.run_ids)
 
+    @pytest.hookimpl
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """Fires once, last: the spooled results are dropped."""
+        self.state.summary.close()
+
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter: TerminalReporter) -> Any:
         """Fires once, at the end of the terminal output; outermost (tryfirst), so what it

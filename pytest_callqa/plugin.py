@@ -20,12 +20,18 @@ from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, 
 from .outcomes import failed_in_helper, judge_unavailable
 from .outputs import ModelOutput
 from .progress import TerminalProgress
-from .repeats import RECORD_KEY, RUNS_ATTR, call_runs, describe, item_runs, marker_runs, status_word
+from .repeats import RECORD_KEY, RUNS_ATTR, call_runs, describe, item_runs, status_word
 from .run.deliver import BaselineError, read_baseline
 from .run.junit import result_properties
 from .run.services import LOCAL_SERVER_KEY
 from .run.settings import LIVE, CallqaCallError, CallqaUsageError, Missing, display_path
-from .run.shard import in_shard
+from .selection import (
+    CASE_FIXTURE,
+    CASE_MARKER,
+    MODEL_FIXTURE,
+    deselect_other_shards,
+    marker_filter,
+)
 from .session import CallqaSession
 
 if TYPE_CHECKING:
@@ -36,10 +42,6 @@ if TYPE_CHECKING:
     from .engine.scorecard import Scorecard
 
 EVAL_MARKER = "eval"
-CASE_MARKER = "callqa"
-CASE_MARKER_KEYS = ("task", "tags", "runs")
-CASE_FIXTURE = "callqa_case"
-MODEL_FIXTURE = "callqa_model"
 EVAL_FIXTURES = frozenset({CASE_FIXTURE, MODEL_FIXTURE, "callqa_output", "callqa_result"})
 
 T = TypeVar("T")
@@ -50,6 +52,8 @@ JUDGE_ERROR_ATTR = "callqa_judge_error"
 
 SESSION_KEY = pytest.StashKey[CallqaSession]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
+# How many collected tests of this process need each (model, case id) pair's result.
+USERS_KEY = pytest.StashKey[dict[tuple[str, str], int]]()
 
 
 # --- registration ---------------------------------------------------------------------------
@@ -194,37 +198,6 @@ def _show_metrics(config: pytest.Config, session: pytest.Session) -> int:
 # --- collection ---------------------------------------------------------------------------
 
 
-def _marker_filter(metafunc: pytest.Metafunc, registry: Registry) -> tuple[list[str], list[str]]:
-    """The tasks and tags of the test's closest ``callqa`` marker (empty lists: no filter)."""
-    marker = metafunc.definition.get_closest_marker(CASE_MARKER)
-    if marker is None:
-        return [], []
-    where = f"@pytest.mark.{CASE_MARKER} on {metafunc.definition.nodeid}"
-    problem = None
-    unknown = sorted(set(marker.kwargs) - set(CASE_MARKER_KEYS))
-    if marker.args:
-        problem = f"use keywords, e.g. {CASE_MARKER}(task='qa', tags=['billing'])"
-    elif unknown:
-        problem = (f"unknown keyword(s) {', '.join(unknown)}; "
-                   f"known: {', '.join(CASE_MARKER_KEYS)}")
-
-    def names(value: Any) -> list[str]:
-        if value is None:
-            return []
-        return [value] if isinstance(value, str) else [str(v) for v in value]
-
-    tasks = names(marker.kwargs.get("task"))
-    bad = [t for t in tasks if t not in registry.tasks]
-    if bad and problem is None:
-        problem = (f"unknown task(s) {', '.join(map(repr, bad))}; "
-                   f"known: {', '.join(registry.tasks)}")
-    if "runs" in marker.kwargs and problem is None:
-        problem = marker_runs(marker.kwargs["runs"])
-    if problem is not None:
-        raise pytest.Collector.CollectError(f"{where}: {problem}")
-    return tasks, names(marker.kwargs.get("tags"))
-
-
 @pytest.hookimpl
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Fires for each test function at collection: parametrizes tests that use
@@ -239,7 +212,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         models = state.catalog.models() if wants_model else []
         cases: list[GoldenCase] = []
         if wants_case:
-            tasks, tags = _marker_filter(metafunc, state.services.registry())
+            tasks, tags = marker_filter(metafunc, state.services.registry())
             cases = state.catalog.select(tasks, tags)
     except CallqaUsageError as exc:
         raise pytest.Collector.CollectError(str(exc)) from None
@@ -267,29 +240,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def _kwargs(kwargs: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-
-
-def _deselect_other_shards(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With ``--callqa-shard I/N``, keep the evaluation tests of this shard's (model, case)
-    pairs; a test without a pair runs in shard 1 only."""
-    shard = _state(config).settings.shard
-    if shard is None:
-        return
-    index, count = shard
-    keep: list[pytest.Item] = []
-    drop: list[pytest.Item] = []
-    for item in items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        model, case = params.get(MODEL_FIXTURE), params.get(CASE_FIXTURE)
-        case_id = getattr(case, "id", None)
-        if isinstance(model, str) and isinstance(case_id, str):
-            ours = in_shard(model, case_id, index, count)
-        else:
-            ours = index == 1
-        (keep if ours else drop).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
 
 
 class InvalidCaseFile(pytest.Item):
@@ -328,7 +278,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if fixtures & EVAL_FIXTURES:
             item.add_marker(EVAL_MARKER)
             uses_cases = uses_cases or CASE_FIXTURE in fixtures
-    _deselect_other_shards(config, items)
+    deselect_other_shards(config, items, _state(config).settings.shard)
     if not uses_cases:
         return
     try:
@@ -350,6 +300,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     this process's tests need an output and a scored result for, so they are produced and
     judged in batches rather than one test at a time."""
     state = _state(session.config)
+    users: dict[tuple[str, str], int] = {}
     for item in session.items:
         callspec = getattr(item, "callspec", None)
         fixtures = getattr(item, "fixturenames", ())
@@ -359,6 +310,24 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if isinstance(model, str) and case is not None:
             state.resolver.need(model, case, scored="callqa_result" in fixtures,
                                 runs=item_runs(item, state.settings.runs))
+            users[(model, case.id)] = users.get((model, case.id), 0) + 1
+    session.config.stash[USERS_KEY] = users
+
+
+def _release(item: pytest.Item) -> None:
+    """After a test: the pair's output and result are dropped once the last collected test
+    that needs them has run in this process (under xdist, tests of a pair that went to
+    another worker keep them, as before)."""
+    users = item.config.stash.get(USERS_KEY, None)
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    model, case = params.get(MODEL_FIXTURE), params.get(CASE_FIXTURE)
+    key = (model, getattr(case, "id", None))
+    if users is None or key not in users:
+        return
+    users[key] -= 1
+    if users[key] == 0:
+        del users[key]
+        _state(item.config).resolver.forget(*key)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -503,8 +472,10 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
     result = _call(_state(request.config).resolver.result, callqa_model, callqa_case)
     request.node.stash[PAYLOAD_KEY] = {"result": result.to_dict(),
                                        "output": plain(callqa_output)}
-    # JUnit <property> elements: a CI dashboard shows every test's metrics.
-    request.node.user_properties.extend(result_properties(result))
+    if getattr(request.config.option, "xmlpath", None):
+        # JUnit <property> elements: a CI dashboard shows every test's metrics. Without a
+        # JUnit file nobody reads them, and every report would carry them.
+        request.node.user_properties.extend(result_properties(result))
     return result
 
 
@@ -566,6 +537,15 @@ def pytest_report_teststatus(report: pytest.TestReport,
     return None
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Fires for every report, here after every other plugin has seen it (the controller's
+    gatherer spooled the payload; an xdist worker sent it): pytest's terminal reporter keeps
+    every report until the end of the run, and the payload must not stay with it."""
+    if hasattr(report, REPORT_ATTR):
+        delattr(report, REPORT_ATTR)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item,
                               call: pytest.CallInfo[None]) -> Any:
@@ -586,6 +566,9 @@ def pytest_runtest_makereport(item: pytest.Item,
         payload = item.stash.get(PAYLOAD_KEY, None)
         if payload is not None:
             setattr(report, REPORT_ATTR, payload)
+            # The item lives as long as the session: it must not keep every result.
+            del item.stash[PAYLOAD_KEY]
+        _release(item)
     return report
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -52,6 +52,30 @@ class Catalog:
         cases, errors = scan_cases(
             root, show=lambda path: display_path(path, self.host.rootpath))
         return CaseFiles(cases=cases, errors=errors)
+
+    def each_case(self) -> Iterator[GoldenCase]:
+        """Every good case, as :meth:`files` has them; read one file at a time and kept by
+        nobody when they are not loaded yet (the xdist controller, which collects nothing,
+        reads the cases only for the report: 30,000 cases must not all sit in memory)."""
+        if self._files is not None:
+            yield from self._files.cases
+            return
+        # The engine's loader loads with the first golden case.
+        from ..engine.loading import CaseFileError, iter_case_files, load_case_file
+
+        if self.settings.cases is None or not self.settings.cases.exists():
+            return
+        owners: set[str] = set()
+        for file in iter_case_files(self.settings.cases):
+            try:
+                loaded = load_case_file(file)
+            except CaseFileError:
+                continue
+            # A file reusing an earlier file's case id is bad as a whole (scan_cases).
+            if any(c.id in owners for c in loaded):
+                continue
+            owners.update(c.id for c in loaded)
+            yield from loaded
 
     def select(self, tasks: Sequence[str] = (), tags: Sequence[str] = ()) -> list[GoldenCase]:
         """Cases of one of ``tasks`` (all when empty) carrying every tag in ``tags``."""

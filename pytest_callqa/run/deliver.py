@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .settings import Settings, display_path
+from .summary import CASES_MARK
 
 if TYPE_CHECKING:
     from .summary import Summary
@@ -60,9 +62,40 @@ def read_baseline(path: Path) -> dict[str, Any]:
     return data
 
 
+def write_report(path: Path, data: dict[str, Any], entries: Iterable[dict[str, Any]]) -> None:
+    """The JSON report at ``path``, its case entries streamed in one line each (one entry
+    in memory at a time) where ``data`` has the cases mark; the rest indented."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    head, mark, tail = text.partition(json.dumps(CASES_MARK, ensure_ascii=False))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as out:
+            out.write(head)
+            if mark:
+                out.write("[")
+                separator = "\n    "
+                for entry in entries:
+                    out.write(separator)
+                    out.write(json.dumps(entry, ensure_ascii=False, allow_nan=False))
+                    separator = ",\n    "
+                out.write("\n  ]" if separator != "\n    " else "]")
+            out.write(tail)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    # Replacing atomically: a run killed mid-write must not leave half a file behind.
+    tmp.replace(path)
+
+
 def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
-    """Build the report, gate it against the baseline, and write the configured files."""
-    data = summary.report_data()
+    """Build the report, gate it against the baseline, and write the configured files.
+
+    The report's case entries are streamed from the results the tests spooled; only the
+    gate, the HTML report and the markdown summary, which read them all, load them at once.
+    """
+    whole = any(p is not None for p in (settings.baseline, settings.html, settings.markdown))
+    data = summary.report_data(with_cases=whole)
     delivered = Delivered(report=data)
     calibrated = data["run"].get("calibration")
     if calibrated is not None:
@@ -90,8 +123,14 @@ def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
         delivered.gate = gate
         delivered.lines = gate_lines(gate)
     if settings.report is not None:
-        write_atomically(settings.report, json.dumps(data, indent=2, ensure_ascii=False,
-                                                     allow_nan=False) + "\n")
+        if whole:
+            cases, data["cases"] = data["cases"], CASES_MARK
+            write_report(settings.report, data, cases)
+            data["cases"] = cases
+        else:
+            write_report(settings.report, data, summary.case_entries(summary.scorecard()))
+    if not whole:
+        del data["cases"]
     if settings.html is not None:
         # The HTML renderer loads only when an HTML report is asked for.
         from .html import render_html

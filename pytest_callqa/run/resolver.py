@@ -387,6 +387,15 @@ class Resolver:
             if key not in self._results:
                 self._judged[key] = (one, answered)
 
+    def forget(self, model: str, case_id: str) -> None:
+        """Drop the pair's outputs and results, every run of them, once no test of this
+        process needs them: a process that runs 50,000 tests must not keep 50,000 results.
+        Asked again, the pair is produced and scored again."""
+        for store in (self._outputs, self._results, self._judged, self.pending,
+                      self.pending_outputs):
+            for key in [k for k in store if k[0] == model and k[1] == case_id]:
+                del store[key]
+
     def _finish_pair(self, key: RunKey) -> None:
         # Loaded by _prepare already; named here for the last phase.
         from ..engine.evaluate import finish

@@ -3,17 +3,21 @@ tests attached to their reports, the scorecard, the header above it and the JSON
 
 from __future__ import annotations
 
+import json
 import platform
+import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from .._version import __version__
 from .settings import CallqaUsageError, Settings, count
 
 if TYPE_CHECKING:
-    from ..engine.core.results import TaskResult
+    from ..engine.core.results import MetricResult, Rating, TaskResult
     from ..engine.scorecard import Scorecard
     from .catalog import Catalog
     from .host import Host
@@ -24,6 +28,10 @@ REPORT_SCHEMA = "callqa-report/1"
 # How much of each transcript the report carries for a reader (the HTML drill-down).
 EXCERPT_TURNS = 12
 EXCERPT_CHARS = 300
+# The details of a metric the scorecard reads (pooled rates); the rest stay in the report.
+_POOLED_DETAILS = ("numerator", "denominator")
+# Where the JSON report's case entries go in its text while the rest is serialised.
+CASES_MARK = "\x00callqa-cases\x00"
 
 
 class Summary:
@@ -38,37 +46,95 @@ class Summary:
         self.usage = usage
         self.started_at = datetime.now(UTC)
         self._started = time.monotonic()
+        # What each test attached to its report, without its result and output: those are
+        # spooled to a temporary file as they arrive (``_spooled`` says where), so the
+        # memory a run needs does not grow with what every output's result says.
         self.collected: dict[str, dict[str, Any]] = {}
+        self._spool: IO[bytes] | None = None
+        self._spooled: dict[str, tuple[int, int]] = {}
+        # Where each (model, case, run) result is spooled: the test and which of its runs.
+        self._entry_of: dict[tuple[str | None, str, int], tuple[str, int]] = {}
+        self._output_of: dict[tuple[str | None, str], str] = {}
         self._scorecard: Scorecard | None = None
 
-
     def record(self, nodeid: str, payload: dict[str, Any]) -> None:
+        if "result" in payload:
+            if self._spool is None:
+                # Open for the whole run, closed by close() at its end (no single block).
+                self._spool = tempfile.TemporaryFile(prefix="callqa-results-")  # noqa: SIM115
+            line = json.dumps({"result": payload["result"], "output": payload.get("output"),
+                               "runs": payload.get("runs", [])},
+                              ensure_ascii=False).encode("utf-8") + b"\n"
+            self._spool.seek(0, 2)
+            self._spooled[nodeid] = (self._spool.tell(), len(line))
+            self._spool.write(line)
+            payload = {k: v for k, v in payload.items()
+                       if k not in ("result", "output", "runs")}
         self.collected[nodeid] = payload
 
-    def results(self) -> list[TaskResult]:
-        """One result per (model, case, run), whichever tests and workers scored it."""
-        # Results are rebuilt only at the end of a run that evaluated something.
-        from ..engine.core.results import TaskResult
+    def close(self) -> None:
+        """Drop the spooled results (the end of the run)."""
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+            self._spooled.clear()
 
+    def _entry(self, nodeid: str) -> dict[str, Any]:
+        assert self._spool is not None
+        offset, size = self._spooled[nodeid]
+        self._spool.seek(offset)
+        entry: dict[str, Any] = json.loads(self._spool.read(size))
+        return entry
+
+    def results(self) -> list[TaskResult]:
+        """One result per (model, case, run), whichever tests and workers scored it, as
+        the scorecard needs it: each metric's value, rating and flags, the pooled rates'
+        counts and the judge errors; reasons, details and judge records stay in the spooled
+        entries, which the JSON report carries whole."""
         unique: dict[tuple[str | None, str, int], TaskResult] = {}
-        for nodeid in sorted(self.collected):
-            payload = self.collected[nodeid]
-            data = payload.get("result")
-            if data is None:
-                continue
+        shared: dict[tuple[Any, ...], MetricResult] = {}
+        for nodeid in sorted(self._spooled):
+            entry = self._entry(nodeid)
             # A test over repeated runs carries every run and whether it passed each.
-            passed = payload.get("passed") or []
-            for index, entry in enumerate([data, *payload.get("runs", [])]):
-                result = TaskResult.from_dict(entry)
-                if index < len(passed):
-                    result.passed = bool(passed[index])
-                key = (result.model, result.case_id, result.run)
-                kept = unique.setdefault(key, result)
-                if kept is not result and result.passed is not None:
+            passed = self.collected.get(nodeid, {}).get("passed") or []
+            for index, data in enumerate([entry["result"], *entry.get("runs", [])]):
+                key = (data.get("model"), data["case_id"], int(data.get("run", 0)))
+                ran = bool(passed[index]) if index < len(passed) else None
+                kept = unique.get(key)
+                if kept is None:
+                    kept = unique[key] = _for_scorecard(data, shared)
+                    kept.passed = ran
+                    self._entry_of[key] = (nodeid, index)
+                elif ran is not None:
                     # A run passes when every test of the pair passed it.
-                    kept.passed = result.passed if kept.passed is None \
-                        else kept.passed and result.passed
+                    kept.passed = ran if kept.passed is None else kept.passed and ran
+            self._output_of.setdefault((entry["result"].get("model"),
+                                        entry["result"]["case_id"]), nodeid)
         return list(unique.values())
+
+    def case_entries(self, card: Scorecard) -> Iterator[dict[str, Any]]:
+        """The report's case entries, in the scorecard's order, read back one at a time:
+        each the whole result (``TaskResult.from_dict`` reads it back: a merge of shards
+        rebuilds the scorecard from it) plus what the model answered, and for a pair run
+        more than once its run fields (:func:`run_fields`)."""
+        groups = run_groups(card)
+        for r in card.results:
+            found = self._entry_of.get((r.model, r.case_id, r.run))
+            if found is None:
+                # A result the scorecard hook added: all there is of it is in memory.
+                record = {**r.to_dict(), "output": None}
+            else:
+                nodeid, index = found
+                entry = self._entry(nodeid)
+                result = [entry["result"], *entry.get("runs", [])][index]
+                # Every run of a pair reports the output its first test recorded.
+                first = self._output_of.get((r.model, r.case_id), nodeid)
+                output = entry["output"] if first == nodeid else self._entry(first)["output"]
+                record = {**result, "output": output}
+                if r.passed is not None:
+                    record["passed"] = r.passed
+            run_fields(record, groups)
+            yield record
 
     def model_order(self, card: Scorecard) -> list[str]:
         """The scorecard's models in the configured order (models the hook added last)."""
@@ -79,16 +145,6 @@ class Summary:
         return [m for m in configured if m in card.models] + [
             m for m in card.models if m not in configured]
 
-    def outputs(self) -> dict[tuple[str | None, str], Any]:
-        """What each model answered, by (model, case id), as the tests recorded it."""
-        found: dict[tuple[str | None, str], Any] = {}
-        for nodeid in sorted(self.collected):
-            payload = self.collected[nodeid]
-            result = payload.get("result")
-            if result is not None and "output" in payload:
-                found.setdefault((result.get("model"), result["case_id"]), payload["output"])
-        return found
-
     def golden_cases(self, card: Scorecard) -> dict[str, Any]:
         """The golden cases behind the results, for a reader of the report: the expected
         outcome and the first turns of the transcript, numbered."""
@@ -96,7 +152,7 @@ class Summary:
         if not wanted:
             return {}
         found = {}
-        for case in self.catalog.files().cases:
+        for case in self.catalog.each_case():
             if case.id in wanted:
                 turns = [f"turn {i}: {t.speaker + ': ' if t.speaker else ''}"
                          f"{t.text[:EXCERPT_CHARS]}"
@@ -244,19 +300,16 @@ class Summary:
 
     # --- JSON report --------------------------------------------------------------------
 
-    def report_data(self) -> dict[str, Any]:
-        """The JSON report (schema ``callqa-report/1``): builtins only, no NaN."""
+    def report_data(self, *, with_cases: bool = True) -> dict[str, Any]:
+        """The JSON report (schema ``callqa-report/1``): builtins only, no NaN. Without
+        ``with_cases`` its ``cases`` is a mark for :func:`deliver.write_report` to stream
+        :meth:`case_entries` in, rather than a list holding every result at once."""
         # Written only at the end of a run that evaluated something.
         from ..engine.core.results import plain
 
         card = self.scorecard()
         models = models_section(card)
-        # Each case entry is the whole result (TaskResult.from_dict reads it back: a merge of
-        # shards rebuilds the scorecard from it) plus what the model answered.
-        outputs = self.outputs()
-        cases = [{**r.to_dict(), "output": outputs.get((r.model, r.case_id))}
-                 for r in card.results]
-        add_run_fields(cases, card)
+        cases: Any = list(self.case_entries(card)) if with_cases else CASES_MARK
         embedder = self.services.embedder()
         data: dict[str, Any] = {
             "schema": REPORT_SCHEMA,
@@ -322,6 +375,56 @@ class Summary:
                        "verdict": "fail" if problems else "pass", "problems": problems}
 
 
+def _for_scorecard(data: dict[str, Any],
+                   shared: dict[tuple[Any, ...], MetricResult]) -> TaskResult:
+    """A result as the scorecard reads it (see :meth:`Summary.results`). Metric results
+    that say the same are one object (``shared``): most metrics of most outputs repeat a
+    rating, a 1.0 or a *not scored*, and 100,000 outputs must fit in memory."""
+    # Loaded with the results the tests attached, at the end of a run.
+    from ..engine.core.results import MetricResult, TaskResult
+
+    intern = sys.intern
+    metrics: dict[str, MetricResult] = {}
+    for mid, m in (data.get("metrics") or {}).items():
+        details = m.get("details") or {}
+        kept = tuple((k, details[k]) for k in _POOLED_DETAILS if k in details)
+        rating = m.get("rating")
+        key = (m.get("value"), bool(m.get("scored", True)), rating,
+               bool(m.get("blocker", False)), bool(m.get("flagged", False)),
+               bool(m.get("judge_error", False)), kept)
+        found = shared.get(key)
+        if found is None:
+            found = shared[key] = MetricResult(
+                value=key[0], scored=key[1],
+                rating=cast("Rating", intern(rating)) if rating else None,
+                details=dict(kept), blocker=key[3], flagged=key[4], judge_error=key[5])
+        metrics[intern(mid)] = found
+    model = data.get("model")
+    return TaskResult(
+        task=intern(data["task"]), case_id=data["case_id"],
+        model=intern(model) if isinstance(model, str) else None,
+        run=int(data.get("run", 0)), score=data.get("score"), valid=bool(data["valid"]),
+        blocked=bool(data["blocked"]), blockers=[intern(b) for b in data.get("blockers", [])],
+        metrics=metrics, not_scored=[intern(n) for n in data.get("not_scored", [])],
+        renormalised=bool(data.get("renormalised", False)),
+        # The judge errors, and what the judge repeats' agreement is computed from.
+        judge_records=[_slim_record(r) for r in data.get("judge_records", [])
+                       if r.get("judge_error") or isinstance(r.get("repeats"), list)],
+        usage=dict(data.get("usage", {})), notes=list(data.get("notes", [])),
+        judge_errors=list(data.get("judge_errors", [])), pass_bar=data.get("pass_bar"))
+
+
+_REPEAT_KEYS = ("metric", "judge_error", "repeats", "repeat_spread", "repeats_disagree")
+
+
+def _slim_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A judge error whole (the run's counts read its reason); otherwise only what the
+    judge repeats' agreement needs."""
+    if record.get("judge_error"):
+        return record
+    return {k: record[k] for k in _REPEAT_KEYS if k in record}
+
+
 def _has_metric(agg: Any, metric_id: str) -> bool:
     return agg is not None and metric_id in agg.metrics
 
@@ -333,26 +436,31 @@ def _agg_value(agg: Any, metric_id: str) -> float | None:
     return value
 
 
-def add_run_fields(cases: list[dict[str, Any]], card: Scorecard) -> None:
-    """Each case record of a pair run more than once: its ``runs``, ``pass_rate`` and
-    ``flaky``, and each metric's ``mean`` and ``sd`` over the runs (single runs unchanged)."""
-    # Loaded with the scorecard already.
-    from ..engine.runs import metric_spread
-
+def run_groups(card: Scorecard) -> dict[tuple[str | None, str, str], list[TaskResult]]:
+    """The scorecard's results by (model, task, case): the runs of each pair."""
     groups: dict[tuple[str | None, str, str], list[TaskResult]] = {}
     for result in card.results:
         groups.setdefault((result.model, result.task, result.case_id), []).append(result)
-    for record in cases:
-        runs = groups.get((record["model"], record["task"], record["case_id"]), [])
-        if len(runs) < 2:
-            continue
-        outcomes = [r.passed for r in runs if r.passed is not None]
-        record["runs"] = len(runs)
-        record["pass_rate"] = sum(outcomes) / len(outcomes) if outcomes else None
-        record["flaky"] = 0 < sum(outcomes) < len(outcomes)
-        for mid, spread in metric_spread(runs).items():
-            if mid in record["metrics"]:
-                record["metrics"][mid].update(mean=spread["mean"], sd=spread["sd"])
+    return groups
+
+
+def run_fields(record: dict[str, Any],
+               groups: dict[tuple[str | None, str, str], list[TaskResult]]) -> None:
+    """A case record of a pair run more than once gets its ``runs``, ``pass_rate`` and
+    ``flaky``, and each metric its ``mean`` and ``sd`` over the runs (single runs unchanged)."""
+    # Loaded with the scorecard already.
+    from ..engine.runs import metric_spread
+
+    runs = groups.get((record["model"], record["task"], record["case_id"]), [])
+    if len(runs) < 2:
+        return
+    outcomes = [r.passed for r in runs if r.passed is not None]
+    record["runs"] = len(runs)
+    record["pass_rate"] = sum(outcomes) / len(outcomes) if outcomes else None
+    record["flaky"] = 0 < sum(outcomes) < len(outcomes)
+    for mid, spread in metric_spread(runs).items():
+        if mid in record["metrics"]:
+            record["metrics"][mid].update(mean=spread["mean"], sd=spread["sd"])
 
 
 def _version(dist: str) -> str | None:

@@ -1,0 +1,74 @@
+"""Which golden cases a test gets and which tests a shard keeps: the ``callqa`` marker's
+filter (checked, with the collection error naming the test) and ``--callqa-shard`` selection
+by (model, case) pair."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .repeats import marker_runs
+from .run.shard import in_shard
+
+if TYPE_CHECKING:
+    from .engine.registry import Registry
+
+CASE_MARKER = "callqa"
+CASE_MARKER_KEYS = ("task", "tags", "runs")
+CASE_FIXTURE = "callqa_case"
+MODEL_FIXTURE = "callqa_model"
+
+
+def marker_filter(metafunc: pytest.Metafunc, registry: Registry) -> tuple[list[str], list[str]]:
+    """The tasks and tags of the test's closest ``callqa`` marker (empty lists: no filter)."""
+    marker = metafunc.definition.get_closest_marker(CASE_MARKER)
+    if marker is None:
+        return [], []
+    where = f"@pytest.mark.{CASE_MARKER} on {metafunc.definition.nodeid}"
+    problem = None
+    unknown = sorted(set(marker.kwargs) - set(CASE_MARKER_KEYS))
+    if marker.args:
+        problem = f"use keywords, e.g. {CASE_MARKER}(task='qa', tags=['billing'])"
+    elif unknown:
+        problem = (f"unknown keyword(s) {', '.join(unknown)}; "
+                   f"known: {', '.join(CASE_MARKER_KEYS)}")
+
+    def names(value: Any) -> list[str]:
+        if value is None:
+            return []
+        return [value] if isinstance(value, str) else [str(v) for v in value]
+
+    tasks = names(marker.kwargs.get("task"))
+    bad = [t for t in tasks if t not in registry.tasks]
+    if bad and problem is None:
+        problem = (f"unknown task(s) {', '.join(map(repr, bad))}; "
+                   f"known: {', '.join(registry.tasks)}")
+    if "runs" in marker.kwargs and problem is None:
+        problem = marker_runs(marker.kwargs["runs"])
+    if problem is not None:
+        raise pytest.Collector.CollectError(f"{where}: {problem}")
+    return tasks, names(marker.kwargs.get("tags"))
+
+
+def deselect_other_shards(config: pytest.Config, items: list[pytest.Item],
+                          shard: tuple[int, int] | None) -> None:
+    """With ``--callqa-shard I/N``, keep the evaluation tests of this shard's (model, case)
+    pairs; a test without a pair runs in shard 1 only."""
+    if shard is None:
+        return
+    index, count = shard
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        model, case = params.get(MODEL_FIXTURE), params.get(CASE_FIXTURE)
+        case_id = getattr(case, "id", None)
+        if isinstance(model, str) and isinstance(case_id, str):
+            ours = in_shard(model, case_id, index, count)
+        else:
+            ours = index == 1
+        (keep if ours else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep

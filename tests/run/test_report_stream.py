@@ -1,0 +1,58 @@
+"""The JSON report's case entries are streamed into the file one at a time; the file must
+read back as the same data a one-piece ``json.dumps`` would have written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_callqa.run.deliver import write_report
+from pytest_callqa.run.summary import CASES_MARK
+
+ENTRIES = [
+    {"model": "alpha", "case_id": "qa-1", "score": 0.75, "output": {"text": "Grüße, ₹1,200"}},
+    {"model": "beta", "case_id": "qa-1", "score": None, "output": "not JSON at all"},
+]
+
+
+def data_with_mark() -> dict[str, Any]:
+    return {"schema": "callqa-report/1", "golden_cases": {"qa-1": {"task": "qa"}},
+            "cases": CASES_MARK, "notes": ["kept after the cases"]}
+
+
+def test_streamed_entries_read_back_as_the_whole_report(tmp_path: Path) -> None:
+    path = tmp_path / "build" / "report.json"
+    write_report(path, data_with_mark(), iter(ENTRIES))
+    text = path.read_text(encoding="utf-8")
+    assert json.loads(text) == {**data_with_mark(), "cases": ENTRIES}
+    # One line per entry, inside an otherwise indented document; nothing escaped.
+    lines = text.splitlines()
+    assert lines[lines.index('  "cases": [') + 1].startswith('    {"model": "alpha"')
+    assert "Grüße, ₹1,200" in text
+    assert list(tmp_path.joinpath("build").iterdir()) == [path]
+
+
+def test_no_entry_writes_an_empty_list(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    write_report(path, data_with_mark(), iter([]))
+    assert json.loads(path.read_text(encoding="utf-8"))["cases"] == []
+    assert '"cases": [],' in path.read_text(encoding="utf-8")
+
+
+def test_a_report_without_the_mark_is_written_whole(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    write_report(path, {"schema": "callqa-report/1", "cases": ENTRIES}, iter(["unused"]))
+    assert json.loads(path.read_text(encoding="utf-8"))["cases"] == ENTRIES
+
+
+def test_an_entry_that_is_not_json_leaves_no_file_behind(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    path.write_text('{"previous": "report"}', encoding="utf-8")
+    with pytest.raises(ValueError, match="Out of range float values"):
+        write_report(path, data_with_mark(), iter([ENTRIES[0], {"score": float("nan")}]))
+    # The previous report stays whole, and no temporary file is left.
+    assert json.loads(path.read_text(encoding="utf-8")) == {"previous": "report"}
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]

@@ -193,6 +193,17 @@ def test_greedy_large_matrix_matches_every_row() -> None:
     assert [s for _, _, s in pairs] == sorted((s for _, _, s in pairs), reverse=True)
 
 
+def test_greedy_needs_a_second_batch_when_the_best_cells_share_rows() -> None:
+    # 100 x 100 = 10,000 candidates, more than one sorted batch (4,096): the best values all
+    # sit in rows 0-49, so the first batch can match only those and rows 50-99 are matched
+    # from what is left of the pool.
+    rng = np.random.default_rng(5)
+    sim = np.vstack([0.5 + rng.random((50, 100)) / 2, rng.random((50, 100)) / 2])
+    pairs = greedy_match(sim, 0.0)
+    assert len(pairs) == 100
+    assert pairs == _reference_greedy(sim, 0.0)
+
+
 # --- prf and list matching -------------------------------------------------------------------
 
 
@@ -241,6 +252,10 @@ def test_match_lists_default_threshold_is_half() -> None:
 def test_match_lists_other_method() -> None:
     result = match_lists(["refund request"], ["Refund-request!"], method="ratio", threshold=0.9)
     assert result.pairs == [(0, 0, 1.0)]
+    # Character ratio sees the near-miss spelling that shares no whole token.
+    typo = match_lists(["refnd"], ["refund"], method="ratio", threshold=0.8)
+    assert [(i, j) for i, j, _ in typo.pairs] == [(0, 0)]
+    assert match_lists(["refnd"], ["refund"], threshold=0.8).pairs == []
 
 
 def test_match_lists_uses_given_similarity() -> None:
@@ -251,7 +266,8 @@ def test_match_lists_uses_given_similarity() -> None:
 
 
 def test_match_lists_rejects_misshaped_similarity() -> None:
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(ValueError, match=r"^similarity matrix has shape \(2, 1\), expected "
+                                         r"\(1, 2\)$"):
         match_lists(["a"], ["b", "c"], sim=np.zeros((2, 1)))
 
 

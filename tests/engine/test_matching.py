@@ -314,3 +314,15 @@ def test_large_jaccard_matrices_count_shared_tokens_as_small_ones_do() -> None:
     assert (a[1], b[2]) == ("order late", "late card fee")
     assert large[1, 2] == 0.25  # "late" shared, four distinct tokens
     assert large[0, 0] == 1.0  # "refund" and "refund"
+
+
+def test_large_jaccard_matrices_whose_sides_use_different_words() -> None:
+    """The sparse product's two incidence matrices span the same vocabulary even when one
+    side's words appear only on that side (a short side would not multiply)."""
+    a = [f"refund {i}" for i in range(60)]
+    b = [f"order w{i}" for i in range(50)]
+    large = similarity_matrix(a, b, "jaccard")
+    assert large.shape == (60, 50)
+    assert not large.any()
+    c = [*b[:49], "refund 7"]
+    assert similarity_matrix(a, c, "jaccard")[7, 49] == 1.0

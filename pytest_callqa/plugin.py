@@ -30,7 +30,9 @@ from .selection import (
     CASE_MARKER,
     MODEL_FIXTURE,
     deselect_other_shards,
+    item_pair,
     marker_filter,
+    pair_of,
 )
 from .session import CallqaSession
 
@@ -302,11 +304,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     state = _state(session.config)
     users: dict[tuple[str, str], int] = {}
     for item in session.items:
-        callspec = getattr(item, "callspec", None)
         fixtures = getattr(item, "fixturenames", ())
-        if callspec is None or "callqa_output" not in fixtures:
+        if "callqa_output" not in fixtures:
             continue
-        model, case = callspec.params.get(MODEL_FIXTURE), callspec.params.get(CASE_FIXTURE)
+        model, case = item_pair(item)
         if isinstance(model, str) and case is not None:
             state.resolver.need(model, case, scored="callqa_result" in fixtures,
                                 runs=item_runs(item, state.settings.runs))
@@ -319,9 +320,7 @@ def _release(item: pytest.Item) -> None:
     that needs them has run in this process (under xdist, tests of a pair that went to
     another worker keep them, as before)."""
     users = item.config.stash.get(USERS_KEY, None)
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    model, case = params.get(MODEL_FIXTURE), params.get(CASE_FIXTURE)
-    key = (model, getattr(case, "id", None))
+    key = pair_of(item)
     if users is None or key not in users:
         return
     users[key] -= 1

@@ -61,9 +61,7 @@ def deselect_other_shards(config: pytest.Config, items: list[pytest.Item],
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        model, case = params.get(MODEL_FIXTURE), params.get(CASE_FIXTURE)
-        case_id = getattr(case, "id", None)
+        model, case_id = pair_of(item)
         if isinstance(model, str) and isinstance(case_id, str):
             ours = in_shard(model, case_id, index, count)
         else:
@@ -72,3 +70,16 @@ def deselect_other_shards(config: pytest.Config, items: list[pytest.Item],
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def item_pair(item: pytest.Item) -> tuple[Any, Any]:
+    """The (model, golden case) an evaluation test is parametrised with (None where not)."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return params.get(MODEL_FIXTURE), params.get(CASE_FIXTURE)
+
+
+def pair_of(item: pytest.Item) -> tuple[Any, Any]:
+    """The (model, case id) an evaluation test is parametrised with (None where not)."""
+    model, case = item_pair(item)
+    return model, getattr(case, "id", None)
+

@@ -292,17 +292,12 @@ class ChatRunner:
             "budget_stopped": sum(u.budget_stopped for u in every),
         }
 
-    def _cost(self, model: str, prompt: float | None, completion: float | None) -> float | None:
-        if prompt is None or completion is None:
-            return None
-        return self.prices.cost(model, prompt, completion)
-
     def _usage_dict(self, model: str, prompt: float | None,
                     completion: float | None) -> dict[str, float]:
         usage: dict[str, float] = {}
         if prompt is not None and completion is not None:
             usage = {"prompt_tokens": prompt, "completion_tokens": completion}
-            cost = self._cost(model, prompt, completion)
+            cost = self.prices.cost(model, prompt, completion)
             if cost is not None:
                 usage["cost_usd"] = cost
         return usage
@@ -547,7 +542,8 @@ class ChatRunner:
             return reply
         stats.prompt_tokens += reply.prompt_tokens
         stats.completion_tokens += reply.completion_tokens
-        reply.cost = self._cost(endpoint.model, reply.prompt_tokens, reply.completion_tokens)
+        reply.cost = self.prices.cost(endpoint.model, reply.prompt_tokens,
+                                      reply.completion_tokens)
         if reply.cost is None:
             stats.cost_known = False
         else:

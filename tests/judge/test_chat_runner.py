@@ -1,0 +1,308 @@
+"""The chat runner's bookkeeping, read against fixed numbers: what one call, a repeated call,
+a cache hit and a damaged entry count and cost, what a reply's parts are taken to be, and the
+texts the runner writes back to a server or into an error.
+
+The fake server's token counts are a quarter of the characters (rounded up), so a prompt of
+40 characters is 10 tokens and a reply of 20 characters 5; the price table below makes a
+prompt token cost $1 and a completion token $2, so every cost here is a whole number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from pytest_callqa.engine.llm import transport
+from pytest_callqa.engine.llm.cache import JudgeCache
+from pytest_callqa.engine.llm.endpoint import CallError, Endpoint
+from pytest_callqa.engine.llm.transport import (
+    ChatOutcome,
+    ChatRequest,
+    ChatRunner,
+    _read_completion,
+    _Reply,
+    reask_message,
+)
+from pytest_callqa.engine.pricing import PriceTable
+
+from .conftest import make_runner
+from .helpers import SECRET
+
+PRICES = PriceTable({"priced": (1_000_000.0, 2_000_000.0)}, defaults=False)
+REPLY = "y" * 20  # 5 completion tokens
+SHORT = ChatRequest(messages=[{"role": "user", "content": "x" * 40}])  # 10 prompt tokens
+LONG = ChatRequest(messages=[{"role": "user", "content": "z" * 80}])  # 20 prompt tokens
+NOTHING_YET = {"calls": 0, "cache_hits": 0, "damaged": 0, "requests": 0, "retries": 0,
+               "reasks": 0, "failures": 0, "unusable": 0, "budget_stopped": 0,
+               "prompt_tokens": 0.0, "completion_tokens": 0.0, "spent_usd": 0.0,
+               "cost_per_1000_calls": None}
+
+
+def endpoint(server: Any, model: str = "priced") -> Endpoint:
+    return Endpoint(model, server.base_url, SECRET)
+
+
+def calls(runner: ChatRunner, *pairs: tuple[Endpoint, ChatRequest],
+          check: Any = None) -> list[ChatOutcome]:
+    """The pairs called one after another, in one session of ``runner``."""
+
+    async def in_turn() -> list[ChatOutcome]:
+        return [await runner.call(where, request, check) for where, request in pairs]
+
+    return runner.run_sync(in_turn)
+
+
+# --- counting and cost --------------------------------------------------------------------
+
+
+def test_each_call_adds_its_tokens_and_cost_and_a_repeat_costs_nothing(fake: Any) -> None:
+    server = fake(reply=lambda body: REPLY)
+    runner = make_runner(prices=PRICES)
+    where = endpoint(server)
+    short, long, again = calls(runner, (where, SHORT), (where, LONG), (where, SHORT))
+    assert short.usage == {"prompt_tokens": 10.0, "completion_tokens": 5.0, "cost_usd": 20.0}
+    assert long.usage == {"prompt_tokens": 20.0, "completion_tokens": 5.0, "cost_usd": 30.0}
+    assert (short.asks, short.cached) == (1, False)
+    # The repeat is answered from memory: same reply, nothing sent, nothing charged twice.
+    assert server.requests == 2
+    assert (again.content, again.usage, again.asks) == (REPLY, {}, 0)
+    counted = {**NOTHING_YET, "calls": 2, "requests": 2, "prompt_tokens": 30.0,
+               "completion_tokens": 10.0, "spent_usd": 50.0, "cost_per_1000_calls": 25_000.0}
+    assert runner.usage("priced", "chat").to_dict() == counted
+    assert runner.usage_summary() == {
+        "by_kind": {"chat": {"priced": counted}}, "calls": 2, "cache_hits": 0, "damaged": 0,
+        "requests": 2, "spent_usd": 50.0, "budget_usd": None, "budget_spent_usd": 0.0,
+        "budget_stopped": 0,
+    }
+
+
+def test_a_model_without_a_price_has_tokens_but_no_spend(fake: Any) -> None:
+    server = fake(reply=lambda body: REPLY)
+    runner = make_runner(prices=PRICES)
+    calls(runner, (endpoint(server), SHORT), (endpoint(server, "unpriced"), SHORT))
+    unpriced = {**NOTHING_YET, "calls": 1, "requests": 1, "prompt_tokens": 10.0,
+                "completion_tokens": 5.0, "spent_usd": None}
+    assert runner.usage("unpriced", "chat").to_dict() == unpriced
+    summary = runner.usage_summary()
+    # One model's spend unknown makes the total unknown, never the sum of the rest.
+    assert summary["spent_usd"] is None
+    assert summary["by_kind"]["chat"]["priced"]["spent_usd"] == 20.0
+    assert summary["calls"] == 2
+
+
+def test_a_reply_without_token_counts_leaves_the_cost_unknown(
+    fake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read = transport._read_completion
+
+    def prompt_count_missing(completion: Any) -> _Reply:
+        reply = read(completion)
+        reply.prompt_tokens = None
+        return reply
+
+    monkeypatch.setattr(transport, "_read_completion", prompt_count_missing)
+    server = fake(reply=lambda body: REPLY)
+    runner = make_runner(prices=PRICES)
+    [outcome] = calls(runner, (endpoint(server), SHORT))
+    assert outcome.usable and outcome.usage == {}
+    assert runner.usage("priced", "chat").to_dict() == {
+        **NOTHING_YET, "calls": 1, "requests": 1, "spent_usd": None}
+
+
+def test_calls_of_each_kind_are_counted_apart_and_against_one_budget(fake: Any) -> None:
+    server = fake(reply=lambda body: REPLY)
+    runner = make_runner(prices=PRICES, budget_usd=100_000.0)
+    judged = ChatRequest(messages=SHORT.messages, kind="judge")
+    calls(runner, (endpoint(server), SHORT), (endpoint(server), judged))
+    summary = runner.usage_summary()
+    assert sorted(summary["by_kind"]) == ["chat", "judge"]
+    assert summary["by_kind"]["judge"]["priced"]["calls"] == 1
+    assert summary["by_kind"]["chat"]["priced"]["calls"] == 1
+    assert (summary["calls"], summary["requests"]) == (2, 2)
+    assert (summary["budget_usd"], summary["budget_spent_usd"]) == (100_000.0, 40.0)
+
+
+# --- repeats and failures in one session ----------------------------------------------------
+
+
+def test_identical_calls_in_flight_at_once_send_one_request(fake: Any) -> None:
+    server = fake(reply=lambda body: REPLY, latency=0.05)
+    runner = make_runner(prices=PRICES)
+    where = endpoint(server)
+
+    async def together() -> list[ChatOutcome]:
+        return list(await asyncio.gather(runner.call(where, SHORT), runner.call(where, SHORT)))
+
+    first, second = runner.run_sync(together)
+    assert server.requests == 1
+    assert first.content == second.content == REPLY
+    assert first.usage["cost_usd"] == 20.0 and second.usage == {} and second.asks == 0
+
+
+def test_a_failed_call_is_not_remembered_and_the_next_one_is_sent(fake: Any) -> None:
+    server = fake(reply=lambda body: REPLY, schedule=["400"])
+    runner = make_runner(prices=PRICES)
+    failed, retried = calls(runner, (endpoint(server), SHORT), (endpoint(server), SHORT))
+    assert failed.error is not None and failed.error.startswith("HTTP 400")
+    assert retried.usable and retried.content == REPLY
+    assert server.requests == 2
+
+
+def test_a_call_outside_a_session_is_refused() -> None:
+    runner = make_runner()
+    where = Endpoint("priced", "http://127.0.0.1:9/v1", SECRET)
+    with pytest.raises(RuntimeError, match=r"^ChatRunner\.call must run inside "
+                                           r"'async with runner\.session\(\)'$"):
+        asyncio.run(runner.call(where, SHORT))
+
+
+def test_a_budget_refuses_a_model_without_a_price_by_name() -> None:
+    runner = make_runner(budget_usd=1.0, prices=PRICES)
+    runner.require_price("priced")
+    with pytest.raises(CallError, match="model 'unpriced' has no price"):
+        runner.require_price("unpriced")
+
+
+# --- the cache ----------------------------------------------------------------------------
+
+
+def test_the_entry_holds_the_reply_and_a_hit_costs_its_price_but_spends_nothing(
+    fake: Any, cache_dir: Path
+) -> None:
+    server = fake(reply=lambda body: REPLY)
+    where = endpoint(server)
+    cold = make_runner(JudgeCache(cache_dir), prices=PRICES)
+    calls(cold, (where, SHORT))
+    assert JudgeCache(cache_dir).get(SHORT.key(where)) == {
+        "kind": "chat", "model": "priced", "prompt_version": "1", "content": REPLY,
+        "usage": {"prompt_tokens": 10.0, "completion_tokens": 5.0}, "asks": 1,
+    }
+    warm = make_runner(JudgeCache(cache_dir), prices=PRICES)
+    [hit] = calls(warm, (where, SHORT))
+    assert server.requests == 1
+    assert hit.content == REPLY and hit.cached is True and hit.asks == 0
+    assert hit.usage == {"prompt_tokens": 10.0, "completion_tokens": 5.0, "cost_usd": 20.0,
+                         "cached": 1.0}
+    # What a call costs is known from its entry; nothing was spent on it this time.
+    assert warm.usage("priced", "chat").to_dict() == {
+        **NOTHING_YET, "calls": 1, "cache_hits": 1, "cost_per_1000_calls": 20_000.0}
+
+
+def test_a_hit_whose_token_counts_are_not_numbers_has_no_cost(
+    fake: Any, cache_dir: Path
+) -> None:
+    server = fake(reply=lambda body: REPLY)
+    where = endpoint(server)
+    cache = JudgeCache(cache_dir)
+    cache.put(SHORT.key(where), {"content": REPLY,
+                                 "usage": {"prompt_tokens": "ten", "completion_tokens": 5}})
+    runner = make_runner(JudgeCache(cache_dir), prices=PRICES)
+    [hit] = calls(runner, (where, SHORT))
+    assert server.requests == 0
+    assert hit.cached and hit.usage == {"cached": 1.0}
+    assert runner.usage("priced", "chat").to_dict() == {
+        **NOTHING_YET, "calls": 1, "cache_hits": 1, "spent_usd": None}
+
+
+def test_each_damaged_entry_is_counted_and_its_reply_fetched_again(
+    fake: Any, cache_dir: Path
+) -> None:
+    server = fake(reply=lambda body: REPLY)
+    where = endpoint(server)
+    third = ChatRequest(messages=[{"role": "user", "content": "w" * 40}])
+    cache = JudgeCache(cache_dir)
+    # Two entries whose file is sound but whose value is not a reply, then an unreadable file.
+    cache.put(SHORT.key(where), {"content": REPLY, "usage": None})
+    cache.put(LONG.key(where), {"content": 5, "usage": {}})
+    path = cache.entry_path(third.key(where))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{not json", encoding="utf-8")
+    runner = make_runner(JudgeCache(cache_dir), prices=PRICES)
+    outcomes = calls(runner, (where, SHORT), (where, LONG), (where, third))
+    assert server.requests == 3
+    assert all(o.usable and not o.cached for o in outcomes)
+    counters = runner.usage("priced", "chat")
+    assert (counters.damaged, counters.cache_hits) == (3, 0)
+    assert runner.usage_summary()["damaged"] == 3
+
+
+def test_an_entry_the_check_rejects_is_replaced(fake: Any, cache_dir: Path) -> None:
+    server = fake(reply=lambda body: REPLY)
+    where = endpoint(server)
+    key = SHORT.key(where)
+    JudgeCache(cache_dir).put(key, {"content": "stale", "usage": {}})
+    runner = make_runner(JudgeCache(cache_dir), prices=PRICES)
+
+    def check(text: str) -> list[str]:
+        return ["written by an older prompt"] if text == "stale" else []
+
+    [fresh] = calls(runner, (where, SHORT), check=check)
+    assert server.requests == 1 and fresh.content == REPLY and not fresh.cached
+    assert JudgeCache(cache_dir).get(key)["content"] == REPLY  # type: ignore[index]
+
+
+# --- the parts of a reply -------------------------------------------------------------------
+
+
+def parts(reply: _Reply) -> tuple[Any, ...]:
+    return (reply.content, reply.prompt_tokens, reply.completion_tokens, reply.cost,
+            reply.finish_reason)
+
+
+def test_a_complete_reply_is_read_whole() -> None:
+    completion = SimpleNamespace(
+        usage=SimpleNamespace(prompt_tokens=12, completion_tokens=3),
+        choices=[SimpleNamespace(message=SimpleNamespace(content="hi"), finish_reason="length"),
+                 SimpleNamespace(message=SimpleNamespace(content="second"),
+                                 finish_reason="stop")],
+    )
+    reply = _read_completion(completion)
+    assert parts(reply) == ("hi", 12.0, 3.0, None, "length")
+    assert type(reply.prompt_tokens) is float and type(reply.completion_tokens) is float
+
+
+@pytest.mark.parametrize("completion", [
+    SimpleNamespace(),
+    SimpleNamespace(usage=None, choices=None),
+    SimpleNamespace(usage=SimpleNamespace(), choices=[]),
+    SimpleNamespace(usage=SimpleNamespace(), choices=[SimpleNamespace()]),
+    SimpleNamespace(usage=SimpleNamespace(prompt_tokens="12", completion_tokens=None),
+                    choices=[SimpleNamespace(message=SimpleNamespace(content=None),
+                                             finish_reason=7)]),
+], ids=["no-fields", "null-fields", "empty", "bare-choice", "wrong-types"])
+def test_a_reply_missing_parts_reads_as_empty_and_unknown(completion: Any) -> None:
+    assert parts(_read_completion(completion)) == ("", None, None, None, None)
+
+
+# --- texts sent back and shown --------------------------------------------------------------
+
+
+def test_a_reask_lists_every_problem_and_asks_for_the_json_again() -> None:
+    assert reask_message(["not valid JSON", "score 7 is off the scale"]) == (
+        "Your previous reply could not be used:\n"
+        "- not valid JSON\n"
+        "- score 7 is off the scale\n"
+        "Reply again with only the JSON object described in the instructions, every score "
+        "on its stated scale."
+    )
+
+
+class _ServerSaid(Exception):
+    message = "model 'x' does not exist"
+
+
+def test_an_error_detail_is_the_servers_message_redacted_then_cut() -> None:
+    where = Endpoint("priced", "http://127.0.0.1:9/v1", SECRET)
+    detail = transport._detail
+    assert detail(_ServerSaid("the client's summary"), where) == "model 'x' does not exist"
+    assert detail(ValueError("plain words"), where) == "plain words"
+    assert detail(ValueError("a" * 300), where) == "a" * 300
+    assert detail(ValueError("a" * 301), where) == "a" * 300 + "..."
+    # The key straddles the cut: redacted first, so no half of it survives the cut.
+    assert detail(ValueError("b" * 290 + SECRET), where) == "b" * 290 + "<redacted>"
+    assert json.dumps(detail(ValueError("c" * 295 + SECRET), where)).count(SECRET[:5]) == 0

@@ -1,0 +1,245 @@
+"""The cache directory's coordination parts, read directly: concurrency slots, the shared
+request window, lock files, the per-key lock offsets and the names of spend ledgers.
+
+Two ``FileSlots`` (or lock-file holders) in one process stand for two processes: ``flock``
+locks belong to an open file, so each object's files conflict with the other's exactly as
+another process's would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from pytest_callqa.engine.llm.cache import (
+    FileRateWindow,
+    FileSlots,
+    JudgeCache,
+    _lock_offset,
+    _safe_name,
+    _try_flock,
+    acquire_file_lock,
+    release_file_lock,
+)
+
+T = TypeVar("T")
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(asyncio.wait_for(coroutine, timeout=10))
+
+
+# --- slots ----------------------------------------------------------------------------------
+
+
+def test_a_slot_limit_below_one_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"^concurrency limit must be at least 1, got 0$"):
+        FileSlots(tmp_path, 0)
+
+
+def test_slots_are_handed_out_in_order_and_one_freed_goes_to_the_oldest_waiter(
+    tmp_path: Path
+) -> None:
+    async def scenario() -> list[object]:
+        slots = FileSlots(tmp_path, 2)
+        first, second = await slots.acquire(), await slots.acquire()
+        early = asyncio.ensure_future(slots.acquire())
+        late = asyncio.ensure_future(slots.acquire())
+        await asyncio.sleep(0.02)
+        waiting = (early.done(), late.done())
+        slots.release(second)
+        handed = await early
+        still_waiting = late.done()
+        slots.release(handed)
+        last = await late
+        await slots.close()
+        return [first, second, waiting, handed, still_waiting, last]
+
+    assert run(scenario()) == [0, 1, (False, False), 1, False, 1]
+
+
+def test_releasing_a_slot_not_held_changes_nothing(tmp_path: Path) -> None:
+    async def scenario() -> list[int]:
+        slots = FileSlots(tmp_path, 2)
+        held = await slots.acquire()
+        slots.release(1)  # never taken
+        slots.release(held)
+        slots.release(held)  # twice
+        again = [await slots.acquire(), await slots.acquire()]
+        await slots.close()
+        return [held, *again]
+
+    assert run(scenario()) == [0, 0, 1]
+
+
+def test_a_slot_freed_by_another_process_is_found_by_polling(tmp_path: Path) -> None:
+    async def scenario() -> tuple[list[int], bool, int, int]:
+        mine = FileSlots(tmp_path, 2, poll_s=0.005)
+        theirs = FileSlots(tmp_path, 2, poll_s=0.005)
+        taken = [await theirs.acquire(), await theirs.acquire()]
+        waiting = asyncio.ensure_future(mine.acquire())
+        await asyncio.sleep(0.03)
+        blocked = not waiting.done()
+        theirs.release(taken[1])
+        got = await waiting
+        # Closing drops the other's lock on slot 0 too, so it is free for this process.
+        await theirs.close()
+        other = await mine.acquire()
+        await mine.close()
+        return taken, blocked, got, other
+
+    assert run(scenario()) == ([0, 1], True, 1, 0)
+
+
+def test_a_process_holding_every_slot_does_not_poll(tmp_path: Path) -> None:
+    async def scenario() -> tuple[bool, int]:
+        slots = FileSlots(tmp_path, 1, poll_s=0.001)
+        held = await slots.acquire()
+        waiting = asyncio.ensure_future(slots.acquire())
+        await asyncio.sleep(0.01)
+        polling = slots._poller is not None
+        slots.release(held)
+        got = await waiting
+        await slots.close()
+        return polling, got
+
+    assert run(scenario()) == (False, 0)
+
+
+def test_a_cancelled_waiter_gives_its_slot_to_the_next(tmp_path: Path) -> None:
+    async def scenario() -> int:
+        slots = FileSlots(tmp_path, 1)
+        held = await slots.acquire()
+        cancelled = asyncio.ensure_future(slots.acquire())
+        kept = asyncio.ensure_future(slots.acquire())
+        await asyncio.sleep(0.01)
+        cancelled.cancel()
+        slots.release(held)
+        got = await kept
+        await slots.close()
+        return got
+
+    assert run(scenario()) == 0
+
+
+# --- the request window ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("limit", "window"), [(0, 1.0), (1, 0.0), (2, -1.0)])
+def test_a_rate_window_needs_a_limit_and_a_positive_window(
+    tmp_path: Path, limit: int, window: float
+) -> None:
+    with pytest.raises(ValueError, match=rf"^a rate limit needs limit >= 1 and a positive "
+                                         rf"window, got {limit} per {window}s$"):
+        FileRateWindow(tmp_path, limit, window)
+
+
+def test_the_window_lets_limit_starts_through_then_waits_for_the_oldest_to_age(
+    tmp_path: Path
+) -> None:
+    window = FileRateWindow(tmp_path, 2, 0.3)
+
+    async def scenario() -> tuple[float, float]:
+        began = time.monotonic()
+        await window.acquire()
+        await window.acquire()
+        quick = time.monotonic() - began
+        await window.acquire()
+        return quick, time.monotonic() - began
+
+    quick, third = run(scenario())
+    assert quick < 0.25 <= third
+    starts = json.loads((tmp_path / "requests.json").read_text(encoding="utf-8"))
+    # Starts that aged out of the window were dropped when the third was written (the
+    # second may have aged out too by the time the third woke).
+    assert 1 <= len(starts) <= 2 and max(starts) - min(starts) < 0.3
+
+
+@pytest.mark.parametrize("log", ["{not json", '{"starts": [1]}', '["x", null]'])
+def test_an_unreadable_request_log_counts_as_empty(tmp_path: Path, log: str) -> None:
+    (tmp_path / "requests.json").write_text(log, encoding="utf-8")
+    window = FileRateWindow(tmp_path, 1, 60.0)
+    began = time.time()
+    run(window.acquire())
+    [start] = json.loads((tmp_path / "requests.json").read_text(encoding="utf-8"))
+    assert start >= began
+
+
+def test_starts_of_other_processes_in_the_log_count_against_the_limit(tmp_path: Path) -> None:
+    now = time.time()
+    (tmp_path / "requests.json").write_text(json.dumps([now - 120.0, now - 0.05]),
+                                            encoding="utf-8")
+    window = FileRateWindow(tmp_path, 2, 60.0)
+    run(window.acquire())
+    starts = json.loads((tmp_path / "requests.json").read_text(encoding="utf-8"))
+    # The start two minutes old is outside the window; the recent one and the new one count.
+    assert len(starts) == 2 and starts[0] == pytest.approx(now - 0.05)
+
+
+# --- lock files -----------------------------------------------------------------------------
+
+
+def test_a_lock_file_has_one_holder_at_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.lock"
+    held = _try_flock(path)
+    assert held is not None and path.exists()
+    assert _try_flock(path) is None
+
+    async def wait_then_take() -> int:
+        waiting = asyncio.ensure_future(acquire_file_lock(path))
+        await asyncio.sleep(0.02)
+        assert not waiting.done()
+        release_file_lock(held)
+        return await waiting
+
+    second = run(wait_then_take())
+    assert _try_flock(path) is None
+    release_file_lock(second)
+    again = _try_flock(path)
+    assert again is not None
+    release_file_lock(again)
+
+
+# --- names and offsets ----------------------------------------------------------------------
+
+
+def test_a_keys_lock_offset_is_its_first_fifteen_hex_digits() -> None:
+    key = hashlib.sha256(b"x").hexdigest()
+    assert _lock_offset(key) == int(key[:15], 16)
+    assert _lock_offset("fff" + "0" * 61) == 0xFFF000000000000
+    # A key that is not hex (a hand-made one) is hashed first, never refused.
+    assert _lock_offset("my key") == int(hashlib.sha256(b"my key").hexdigest()[:15], 16)
+    assert _lock_offset("my key") < 2**60
+
+
+@pytest.mark.parametrize(("run_id", "name"), [
+    ("2026-11-23_run.1", "2026-11-23_run.1"),
+    ("ci job/7 ä", "ci_job_7_ä"),
+    ("../../etc", ".._.._etc"),
+    ("", "run"),
+    ("x" * 100, "x" * 80),
+])
+def test_a_run_id_becomes_a_safe_file_name(run_id: str, name: str) -> None:
+    assert _safe_name(run_id) == name
+
+
+def test_the_ledger_slots_and_window_live_in_the_cache_directory(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path / "cache")
+    assert cache.ledger_path("ci job/7") == tmp_path / "cache" / "spend" / "ci_job_7.log"
+    assert (tmp_path / "cache" / ".gitignore").exists()
+    window = cache.rate_window(5, 30.0)
+    assert window is not None and (window.limit, window.window_s) == (5, 30.0)
+    slots = cache.slots(3)
+    assert slots is not None and slots.limit == 3
+    assert sorted(p.name for p in (tmp_path / "cache" / "slots").iterdir()) == [
+        "0.lock", "1.lock", "2.lock"]
+    run(slots.close())
+    off = JudgeCache(None, "off")
+    assert (off.ledger_path("x"), off.rate_window(5, 30.0), off.slots(3)) == (None, None, None)

@@ -437,3 +437,71 @@ def test_a_benchmark_metric_absent_from_the_results_does_not_hide_the_ones_after
     # Layer 2 ran, so consistency is shown even without repeats: no repeated case, no value
     assert benchmarks["consistency"] == {"value": None, "passed": None, "scored_cases": 0}
     assert card.models["m"].benchmark_score == 0.0
+
+
+def test_every_interval_holds_its_point_estimate() -> None:
+    # Equal scores averaged in another order land a hair off the score itself: three cases
+    # of 1/3 give the exact bootstrap 0.333333333333 (rounded to 12 places) against a mean
+    # of 0.3333333333333333; nine cases of 0.7 resampled give 0.7 against 0.7000000000000001;
+    # nine repeated cases of 0.9 give final A 0.9545454545454543 against ...545. Each
+    # interval is widened to take its point in.
+    thirds = {"question_score_accuracy": MetricResult(value=1 / 3)}
+    card = build_scorecard(
+        [result("thirds", "qa", c, 1 / 3, metrics=thirds) for c in "abc"]
+        + [result("sevens", "qa", f"c{i}", 0.7) for i in range(9)]
+        + [result("nines", "qa", f"c{i}", 0.9, run=k) for i in range(9) for k in (0, 1)])
+
+    def holds(interval: tuple[float, float] | None, value: float | None) -> bool:
+        return interval is not None and value is not None and interval[0] <= value <= interval[1]
+
+    qa = card.models["thirds"].tasks["qa"]
+    accuracy = qa.metrics["question_score_accuracy"]
+    assert holds(qa.interval, qa.score) and holds(accuracy.interval, accuracy.value)
+    sevens = card.models["sevens"]
+    assert holds(sevens.final_interval_b, sevens.final_score_b)
+    nines = card.models["nines"]
+    assert holds(nines.final_interval_a, nines.final_score_a)
+
+
+def test_the_rank_interval_is_the_final_a_interval_over_the_normalised_cost() -> None:
+    # One case run twice at 0.6 per model: consistency 1, so final A = (0.25 × 0.6 + 0.30)
+    # / 0.55 = 0.45 / 0.55 while final B is 0.6. Costs per 1000 calls 2 and 6: normalised
+    # by the cheaper, 1 and 3.
+    card = build_scorecard([result(m, "qa", "x", 0.6, run=k, cost=cost)
+                            for m, cost in (("cheap", 0.002), ("dear", 0.006)) for k in (0, 1)])
+    assert card.rank_basis == "final_score_a"
+    final_a = 0.45 / 0.55
+    assert card.models["cheap"].rank_interval == pytest.approx((final_a, final_a))
+    assert card.models["dear"].rank_interval == pytest.approx((final_a / 3, final_a / 3))
+
+
+def test_a_free_models_rank_interval_is_its_final_interval() -> None:
+    # Normalised over the cost floor by itself, the free model's cost counts 1.
+    card = build_scorecard([result("free", "qa", "a", 0.5, cost=0.0),
+                            result("paid", "qa", "a", 0.9, cost=0.002)])
+    assert card.models["free"].rank_interval == (0.5, 0.5)
+    assert card.models["paid"].rank_interval == pytest.approx((0.9 / 2e9, 0.9 / 2e9))
+
+
+def test_models_a_model_cannot_be_told_apart_from_are_listed_in_rank_order() -> None:
+    # Two cases each, wide apart, so every pair of intervals overlaps; by final score x
+    # ranks first, y second, w last, which is not the models' alphabetical order.
+    scores = {"w": (0.2, 0.8), "x": (0.3, 0.9), "y": (0.25, 0.85)}
+    card = build_scorecard([result(m, "qa", case, s) for m, pair in scores.items()
+                            for case, s in zip("ab", pair, strict=True)])
+    assert [card.models[m].cost_adjusted_rank for m in "wxy"] == [3, 1, 2]
+    assert card.models["y"].rank_ties == ["x", "w"]
+    assert card.models["w"].rank_ties == ["x", "y"]
+
+
+def test_the_model_card_reports_runs_only_of_cases_run_more_than_once() -> None:
+    # Case a passed one run of two (flaky); case b ran once, so it has no run statistics.
+    card = build_scorecard([
+        TaskResult(task="qa", case_id=case, score=score, valid=True, blocked=False,
+                   blockers=[], metrics={}, model="m", run=run, usage={}, passed=passed)
+        for case, score, run, passed in (("a", 0.9, 0, True), ("a", 0.4, 1, False),
+                                         ("b", 0.8, 0, True))])
+    assert card.models["m"].to_dict()["runs"] == {
+        "runs": 2, "cases": 1, "pass_rate": 0.5, "pass_hat_k": 0.0, "pass_at_k": 1.0,
+        "flaky": ["qa/a"]}
+    assert "runs" not in build_scorecard([result("m", "qa", "a", 0.9)]).models["m"].to_dict()

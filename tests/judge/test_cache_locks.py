@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import tempfile
 import time
 from collections.abc import Coroutine
 from pathlib import Path
@@ -160,6 +161,38 @@ def test_the_window_lets_limit_starts_through_then_waits_for_the_oldest_to_age(
     # Starts that aged out of the window were dropped when the third was written (the
     # second may have aged out too by the time the third woke).
     assert 1 <= len(starts) <= 2 and max(starts) - min(starts) < 0.3
+
+
+def test_a_full_window_is_read_again_once_it_frees_not_polled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    window = FileRateWindow(tmp_path, 1, 0.2)
+    reads: list[float] = []
+    read = window._read
+
+    def counted(now: float) -> list[float]:
+        reads.append(now)
+        return read(now)
+
+    monkeypatch.setattr(window, "_read", counted)
+    run(window.acquire())
+    run(window.acquire())
+    # One read per acquire, plus the one that found the window full and slept until the
+    # first start aged out (and one more should the clock wake it a hair early): a poll
+    # every few milliseconds would read it dozens of times.
+    assert 3 <= len(reads) <= 4
+
+
+def test_the_window_keeps_its_lock_and_log_and_writes_beside_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The log is replaced by renaming a temporary file, which is atomic only within one
+    # file system: the temporary file must be made in the log's folder, not the system's.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no such folder"))
+    folder = tmp_path / "rate"
+    folder.mkdir()
+    run(FileRateWindow(folder, 3, 60.0).acquire())
+    assert sorted(p.name for p in folder.iterdir()) == ["requests.json", "requests.lock"]
 
 
 @pytest.mark.parametrize("log", ["{not json", '{"starts": [1]}', '["x", null]'])

@@ -427,11 +427,9 @@ class FileSlots:
             if slot is None:
                 await asyncio.sleep(self.poll_s)
                 continue
-            waiter = self._next_waiter()
-            if waiter is None:
-                self.release(slot)
-                return
-            waiter.set_result(slot)
+            # Goes to the oldest waiter still waiting; with none left (all cancelled) it is
+            # freed again and the loop ends, as release() emptied the queue.
+            self.release(slot)
 
     async def close(self) -> None:
         if self._poller is not None and not self._poller.done():

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
+import stat
 import tempfile
 import time
 from collections.abc import Coroutine
@@ -19,11 +21,13 @@ from typing import Any, TypeVar
 
 import pytest
 
+from pytest_callqa.engine.llm import cache as cache_module
 from pytest_callqa.engine.llm.cache import (
     FileRateWindow,
     FileSlots,
     JudgeCache,
     _lock_offset,
+    _record_lock_fd,
     _safe_name,
     _try_flock,
     acquire_file_lock,
@@ -276,3 +280,76 @@ def test_the_ledger_slots_and_window_live_in_the_cache_directory(tmp_path: Path)
     run(slots.close())
     off = JudgeCache(None, "off")
     assert (off.ledger_path("x"), off.rate_window(5, 30.0), off.slots(3)) == (None, None, None)
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [
+        ".gitignore", "rate", "slots", "spend"]
+
+
+def test_a_process_opens_the_key_lock_file_once(tmp_path: Path) -> None:
+    # Record locks are dropped when a process closes any descriptor of the file, so the
+    # file is opened once and kept; a new descriptor per lock would also leak one per call.
+    path = tmp_path / "keys.lock"
+    first = _record_lock_fd(path)
+    assert _record_lock_fd(path) == first
+    assert _record_lock_fd(tmp_path / "other.lock") != first
+
+
+def test_lock_files_are_readable_and_writable_not_executable(tmp_path: Path) -> None:
+    previous = os.umask(0o022)
+    try:
+        release_file_lock(_try_flock(tmp_path / "a.lock") or -1)
+        _record_lock_fd(tmp_path / "b.lock")
+    finally:
+        os.umask(previous)
+    for name in ("a.lock", "b.lock"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644
+
+
+def test_a_waiter_for_a_lock_file_backs_off_instead_of_spinning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "ledger.lock"
+    held = _try_flock(path)
+    assert held is not None
+    tries: list[int] = []
+
+    def counted(target: Path) -> int | None:
+        tries.append(1)
+        return _try_flock(target)
+
+    monkeypatch.setattr(cache_module, "_try_flock", counted)
+
+    async def hold_then_release() -> int:
+        waiting = asyncio.ensure_future(acquire_file_lock(path))
+        await asyncio.sleep(0.15)
+        release_file_lock(held)
+        return await waiting
+
+    release_file_lock(run(hold_then_release()))
+    # Waits grow from 2 ms by half each time up to 20 ms: about ten tries in 150 ms.
+    assert 5 <= len(tries) <= 15
+
+
+def test_the_cache_directory_is_made_with_its_parents(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path / "deep" / "er" / "cache")
+    assert cache.put("ab" + "0" * 62, {"content": "x"})
+    assert cache.get("ab" + "0" * 62) == {"content": "x"}
+
+
+def test_a_gitignore_that_cannot_be_written_does_not_stop_the_cache(tmp_path: Path) -> None:
+    # A dangling symbolic link: not there to read, and no file can be written through it.
+    root = tmp_path / "cache"
+    root.mkdir()
+    (root / ".gitignore").symlink_to(tmp_path / "nowhere" / "ignore")
+    cache = JudgeCache(root)
+    assert cache.put("cd" + "0" * 62, {"content": "x"})
+    assert cache.stats.write_errors == 0
+
+
+def test_a_temporary_file_that_vanishes_during_the_sweep_is_skipped(tmp_path: Path) -> None:
+    # Another process's sweep can remove a stale file between the listing and the stat; a
+    # dangling link is the same sight: listed, then not found.
+    cache = JudgeCache(tmp_path / "cache")
+    folder = tmp_path / "cache" / "ef"
+    folder.mkdir(parents=True)
+    (folder / ".gone.tmp").symlink_to(tmp_path / "nowhere")
+    assert cache.put("ef" + "0" * 62, {"content": "x"})

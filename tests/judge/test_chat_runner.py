@@ -24,6 +24,7 @@ from pytest_callqa.engine.llm.transport import (
     ChatOutcome,
     ChatRequest,
     ChatRunner,
+    ModelUsage,
     _read_completion,
     _Reply,
     reask_message,
@@ -142,6 +143,67 @@ def test_identical_calls_in_flight_at_once_send_one_request(fake: Any) -> None:
     assert server.requests == 1
     assert first.content == second.content == REPLY
     assert first.usage["cost_usd"] == 20.0 and second.usage == {} and second.asks == 0
+
+
+def together(runner: ChatRunner, where: Endpoint, request: ChatRequest,
+             check: Any = None) -> tuple[ChatOutcome, ChatOutcome]:
+    """The same call twice at once: the second waits for the first's outcome."""
+
+    async def both() -> tuple[ChatOutcome, ChatOutcome]:
+        first, second = await asyncio.gather(runner.call(where, request, check),
+                                             runner.call(where, request, check))
+        return first, second
+
+    return runner.run_sync(both)
+
+
+def test_a_call_waiting_on_an_identical_one_gets_its_failure_too(fake: Any) -> None:
+    server = fake(fault_for=lambda index, body: "400", latency=0.05)
+    runner = make_runner(prices=PRICES)
+    first, second = together(runner, endpoint(server), SHORT)
+    assert server.requests == 1
+    assert first.error is not None and first.error.startswith("HTTP 400")
+    assert (second.content, second.error, second.usage, second.asks) == (
+        None, first.error, {}, 0)
+    # An error status is not billed: the call cost $0 and counts in the average per call.
+    assert runner.usage("priced", "chat").to_dict() == {
+        **NOTHING_YET, "calls": 1, "requests": 1, "failures": 1, "cost_per_1000_calls": 0.0}
+
+
+def test_counters_of_no_call_have_no_average_cost() -> None:
+    assert ModelUsage().to_dict() == NOTHING_YET
+
+
+def test_a_call_waiting_on_an_identical_one_gets_its_problems_too(fake: Any) -> None:
+    server = fake(reply=lambda body: "not what was asked", latency=0.02)
+    runner = make_runner(prices=PRICES, reasks=0)
+    first, second = together(runner, endpoint(server), SHORT,
+                             check=lambda text: ["not JSON"])
+    assert server.requests == 1
+    assert first.problems == second.problems == ["not JSON"]
+    assert not second.usable and second.content == "not what was asked"
+
+
+def test_a_call_waiting_on_an_identical_one_stopped_by_the_budget_is_stopped_too(
+    fake: Any
+) -> None:
+    server = fake(reply=lambda body: REPLY)
+    # A completion bound of 2048 tokens at $2 each cannot be reserved within $100.
+    runner = make_runner(prices=PRICES, budget_usd=100.0)
+    first, second = together(runner, endpoint(server), SHORT)
+    assert server.requests == 0
+    assert first.budget_stopped and second.budget_stopped
+    assert second.error == first.error and first.error is not None
+
+
+def test_a_repeat_of_a_cache_hit_is_a_cache_hit(fake: Any, cache_dir: Path) -> None:
+    server = fake(reply=lambda body: REPLY)
+    where = endpoint(server)
+    calls(make_runner(JudgeCache(cache_dir), prices=PRICES), (where, SHORT))
+    warm = make_runner(JudgeCache(cache_dir), prices=PRICES)
+    hit, again = calls(warm, (where, SHORT), (where, SHORT))
+    assert server.requests == 1
+    assert hit.cached and again.cached and again.usage == {} and again.asks == 0
 
 
 def test_a_failed_call_is_not_remembered_and_the_next_one_is_sent(fake: Any) -> None:

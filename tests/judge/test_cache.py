@@ -409,5 +409,6 @@ def test_coordination_files_get_the_gitignore_too(cache_dir: Path) -> None:
     slots = JudgeCache(cache_dir, "off").slots(2)
     assert slots is not None
     asyncio.run(slots.close())
-    assert (cache_dir / ".gitignore").exists()
+    assert (cache_dir / ".gitignore").read_text(encoding="utf-8") == (
+        "# created by pytest-callqa\n*\n")
     assert sorted(p.name for p in (cache_dir / "slots").iterdir()) == ["0.lock", "1.lock"]

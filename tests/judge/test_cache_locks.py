@@ -9,6 +9,7 @@ another process's would.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -85,22 +86,26 @@ def test_releasing_a_slot_not_held_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_a_slot_freed_by_another_process_is_found_by_polling(tmp_path: Path) -> None:
-    async def scenario() -> tuple[list[int], bool, int, int]:
-        mine = FileSlots(tmp_path, 2, poll_s=0.005)
-        theirs = FileSlots(tmp_path, 2, poll_s=0.005)
+    async def scenario() -> tuple[list[int], bool, int, bool, int]:
+        # The default poll, a few milliseconds: a slot another process frees is taken at
+        # once, not a second later.
+        mine = FileSlots(tmp_path, 2)
+        theirs = FileSlots(tmp_path, 2)
         taken = [await theirs.acquire(), await theirs.acquire()]
         waiting = asyncio.ensure_future(mine.acquire())
         await asyncio.sleep(0.03)
         blocked = not waiting.done()
         theirs.release(taken[1])
+        freed = time.monotonic()
         got = await waiting
+        soon = time.monotonic() - freed < 0.5
         # Closing drops the other's lock on slot 0 too, so it is free for this process.
         await theirs.close()
         other = await mine.acquire()
         await mine.close()
-        return taken, blocked, got, other
+        return taken, blocked, got, soon, other
 
-    assert run(scenario()) == ([0, 1], True, 1, 0)
+    assert run(scenario()) == ([0, 1], True, 1, True, 0)
 
 
 def test_a_process_holding_every_slot_does_not_poll(tmp_path: Path) -> None:
@@ -132,6 +137,40 @@ def test_a_cancelled_waiter_gives_its_slot_to_the_next(tmp_path: Path) -> None:
         return got
 
     assert run(scenario()) == 0
+
+
+def test_a_waiter_cancelled_after_it_was_handed_a_slot_gives_it_back(tmp_path: Path) -> None:
+    async def scenario() -> int:
+        slots = FileSlots(tmp_path, 1)
+        held = await slots.acquire()
+        waiter = asyncio.ensure_future(slots.acquire())
+        await asyncio.sleep(0.01)
+        slots.release(held)  # handed to the waiter, which has not resumed yet
+        waiter.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await waiter
+        # Given back: the only slot is free again rather than held by nobody for ever.
+        got = await asyncio.wait_for(slots.acquire(), timeout=1.0)
+        await slots.close()
+        return got
+
+    assert run(scenario()) == 0
+
+
+def test_closing_stops_the_poller_of_a_waiting_call(tmp_path: Path) -> None:
+    async def scenario() -> bool:
+        theirs = FileSlots(tmp_path, 1)
+        await theirs.acquire()
+        mine = FileSlots(tmp_path, 1)
+        waiting = asyncio.ensure_future(mine.acquire())
+        await asyncio.sleep(0.02)
+        poller = mine._poller
+        await mine.close()
+        waiting.cancel()
+        await theirs.close()
+        return poller is not None and poller.done()
+
+    assert run(scenario()) is True
 
 
 # --- the request window ---------------------------------------------------------------------
@@ -298,9 +337,10 @@ def test_lock_files_are_readable_and_writable_not_executable(tmp_path: Path) -> 
     try:
         release_file_lock(_try_flock(tmp_path / "a.lock") or -1)
         _record_lock_fd(tmp_path / "b.lock")
+        run(FileSlots(tmp_path, 1).close())
     finally:
         os.umask(previous)
-    for name in ("a.lock", "b.lock"):
+    for name in ("a.lock", "b.lock", "0.lock"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,30 @@ def test_an_entry_is_written_with_its_format_key_and_digest(tmp_path: Path) -> N
     assert record["value"] == value
     assert "é" in cache.entry_path(key).read_text(encoding="utf-8")
     assert [p.name for p in cache.entry_path(key).parent.iterdir()] == [f"{key}.json"]
+    # Keys in order, so one reply always makes the same bytes; "written" says when.
+    assert list(record) == ["digest", "format", "key", "value", "written"]
+    assert isinstance(record["written"], float)
+
+
+def test_an_entry_is_made_as_a_hidden_temporary_file_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Beside it, so the move into place is one rename on one file system; named
+    # ".<key>.*.tmp", so the sweep of files left by killed writers finds it.
+    moved: list[tuple[Path, Path]] = []
+    replace = os.replace
+
+    def recorded(src: str, dst: str) -> None:
+        moved.append((Path(src), Path(dst)))
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", recorded)
+    cache = JudgeCache(tmp_path)
+    key = content_key({"r": 2})
+    assert cache.put(key, {"content": "x"})
+    [(src, dst)] = moved
+    assert dst == cache.entry_path(key) and src.parent == dst.parent
+    assert re.fullmatch(rf"\.{key}\..+\.tmp", src.name)
 
 
 def test_a_value_json_cannot_hold_is_a_counted_write_error(tmp_path: Path) -> None:

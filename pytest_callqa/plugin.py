@@ -8,6 +8,7 @@ a test first asks for a golden case, never by a run that evaluates nothing.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -57,6 +58,8 @@ SESSION_KEY = pytest.StashKey[CallqaSession]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
 # How many collected tests of this process need each (model, case id) pair's result.
 USERS_KEY = pytest.StashKey[dict[tuple[str, str], int]]()
+# The xdist controller's import of the engine while its workers run.
+PRELOAD_KEY = pytest.StashKey[threading.Thread]()
 
 
 # --- registration ---------------------------------------------------------------------------
@@ -93,15 +96,6 @@ class PytestHost:
     def run_uid(self) -> str | None:
         workerinput = getattr(self.config, "workerinput", None)
         return None if workerinput is None else str(workerinput["testrunuid"])
-
-    @property
-    def worker_share(self) -> tuple[int, int] | None:
-        workerinput = getattr(self.config, "workerinput", None)
-        if workerinput is None:
-            return None
-        # xdist names its workers gw0, gw1, ... and tells each how many there are.
-        number = int(str(workerinput["workerid"]).removeprefix("gw")) + 1
-        return number, int(workerinput["workercount"])
 
     def worker_value(self, key: str) -> Any:
         return (getattr(self.config, "workerinput", None) or {}).get(key)
@@ -385,6 +379,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """Fires in the xdist controller as each worker has collected: the first time, the
+    engine the scorecard needs is imported in a daemon thread (an interrupted run must not
+    wait for it) while the workers judge and test, rather than after the last test."""
+    if PRELOAD_KEY not in node.config.stash:
+        thread = threading.Thread(target=_state(node.config).summary.preload,
+                                  name="callqa-preload", daemon=True)
+        node.config.stash[PRELOAD_KEY] = thread
+        thread.start()
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """Fires in the xdist controller for each worker it starts: hands the worker the local
     judge server's address and context window."""
@@ -403,8 +409,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def _controller_preflight(state: CallqaSession) -> None:
-    """The xdist controller checks every endpoint the run may call before its workers send
-    anything; it collects nothing, so it goes by the configuration alone."""
+    """The xdist controller checks every endpoint the run may call, before its workers send
+    anything, by the configuration alone (it collects nothing)."""
     settings = state.settings
     if not settings.preflight or not (settings.llm_judge or state.catalog.live_models()):
         return

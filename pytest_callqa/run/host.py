@@ -31,12 +31,6 @@ class Host(Protocol):
         """An id every xdist worker of one run shares; None outside xdist."""
         ...
 
-    @property
-    def worker_share(self) -> tuple[int, int] | None:
-        """This xdist worker's number (from 1) and how many workers the run has; None
-        outside xdist."""
-        ...
-
     def worker_value(self, key: str) -> Any:
         """A value the xdist controller handed this worker under ``key`` (None outside
         xdist, or when it handed none)."""

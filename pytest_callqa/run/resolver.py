@@ -51,7 +51,7 @@ from .settings import (
     count,
     display_path,
 )
-from .shard import shard_of
+from .shard import shard_of, worker_share
 from .usage import call_delta, kind_totals
 
 if TYPE_CHECKING:
@@ -86,6 +86,7 @@ class Resolver:
         self.catalog = catalog
         self.services = services
         self.progress: Progress | None = None
+        self.share = worker_share(host.worker_value("workerid"), host.worker_value("workercount"))
         # Pairs the collected tests need: outputs (callqa_output, callqa_result) and scored
         # results (callqa_result), in run order.
         self.pending_outputs: dict[RunKey, GoldenCase] = {}
@@ -95,10 +96,9 @@ class Resolver:
         self._outputs: dict[RunKey, ModelOutput | Missing | BaseException] = {}
         self._judged: dict[RunKey, tuple[Prepared, list[JudgeVerdict]]] = {}
         self._results: dict[RunKey, TaskResult | BaseException] = {}
-        # What the preflight found (None: not checked yet).
-        self._problems: list[str] | None = None
-        # Every key of a case, outputs' and results', in collection order: a batch of one
-        # case and the forgetting of a pair look there rather than through every pair.
+        self._problems: list[str] | None = None  # what the preflight found, once checked
+        # Every key of a case (outputs', results'), in collection order: a case's batch and
+        # forgetting a pair look there rather than through every pair.
         self._case_keys: dict[str, dict[RunKey, None]] = {}
 
     def need(self, model: str, case: GoldenCase, *, scored: bool, runs: int = 1) -> None:
@@ -126,22 +126,20 @@ class Resolver:
 
     def _ours(self, case_id: str) -> bool:
         """Whether the case is in this process's share (see the module docstring)."""
-        share = self.host.worker_share
-        return share is None or shard_of(None, case_id, share[1]) == share[0]
+        return self.share is None or shard_of(None, case_id, self.share[1]) == self.share[0]
 
     def _with(self, key: RunKey, pairs: Mapping[RunKey, GoldenCase]) -> dict[RunKey, GoldenCase]:
-        """Of ``pairs``, those resolved in one batch with ``key``: this process's share when
-        ``key`` is in it, else the pairs of ``key``'s case."""
+        """Of ``pairs``, those batched with ``key``: this process's share, or key's case."""
         if self._ours(key[1]):
             return {k: c for k, c in pairs.items() if self._ours(k[1])}
         return {k: pairs[k] for k in self._case_keys.get(key[1], ()) if k in pairs}
 
     def check_endpoints(self) -> None:
-        """The preflight, once, right before this process's first request (a run the cache
-        answers never checks): raises :class:`PreflightFailed` naming what to set."""
+        """The preflight, once, right before this process's first request (never, when the
+        cache answers everything); raises :class:`PreflightFailed` naming what to set."""
         if self._problems is None:
-            self._problems = (self.services.preflight(self.catalog.live_models())
-                              if self.settings.preflight else [])
+            live = self.catalog.live_models()
+            self._problems = self.services.preflight(live) if self.settings.preflight else []
         if self._problems:
             raise PreflightFailed(self._problems)
 
@@ -196,11 +194,12 @@ class Resolver:
             live = self.catalog.live_spec(model) is not None
             if self.scores_up_front or live:
                 # Live models are generated together; outputs that feed one judge batch
-                # are produced together.
-                batch.update((k, c) for k, c in self._with(key, self.pending_outputs).items()
-                             if k not in self._outputs
-                             and (self.scores_up_front
-                                  or self.catalog.live_spec(k[0]) is not None))
+                # are produced together, in collection order (see _todo).
+                batch = {k: c for k, c in self._with(key, self.pending_outputs).items()
+                         if k == key or (k not in self._outputs
+                                         and (self.scores_up_front
+                                              or self.catalog.live_spec(k[0]) is not None))}
+                batch.setdefault(key, case)
             self._produce(batch)
         found = self._outputs[key]
         if isinstance(found, BaseException):
@@ -319,9 +318,8 @@ class Resolver:
         return not self.host.is_worker or self.settings.llm_judge
 
     def resolve_up_front(self) -> None:
-        """Before the first test: produce the pending outputs of this process's share and
-        send its judge calls, concurrently. Does nothing for a run without calls; raises
-        :class:`PreflightFailed` when a request is due and an endpoint cannot take it."""
+        """Before the first test: this process's share of the outputs and judge calls, at
+        once (nothing without calls). Raises :class:`PreflightFailed` (see check_endpoints)."""
         if not self.makes_calls:
             return
         outputs = {k: c for k, c in self.pending_outputs.items() if self._ours(k[1])}
@@ -350,7 +348,9 @@ class Resolver:
         if key not in self._results and key not in self._judged:
             batch = {key: case}
             if self.scores_up_front:
-                batch.update(self._todo(self._with(key, self.pending), self._results))
+                # In collection order, whichever pair a test asked for first (see _todo).
+                batch = self._todo(self._with(key, self.pending), self._results)
+                batch.setdefault(key, case)
             self._score(batch)
         if key in self._judged:
             self._finish_pair(key)

@@ -23,7 +23,6 @@ def test_output(callqa_output):
 # Notes, per process, the pairs whose outputs were asked for before its first test (the
 # up-front batch) and then falls back to the recorded outputs.
 RECORDING_CONFTEST = """
-import os
 from pathlib import Path
 
 STARTED = []
@@ -33,7 +32,7 @@ def pytest_runtest_setup(item):
 
 def pytest_callqa_generate(model, case, config):
     if not STARTED:
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        worker = getattr(config, "workerinput", {}).get("workerid", "main")
         with open(Path(str(config.rootpath)) / f"up-front-{worker}.txt", "a") as log:
             log.write(f"{model} {case.id}\\n")
     return None

@@ -243,7 +243,7 @@ class OpenAIJudge:
                 outcome = cached_structured(self.runner, self.endpoint, self.formats,
                                             call.build, call.check)
                 if outcome is None:
-                    missing.append(group)
+                    missing.append(call)  # sent as built: its prompt is not built twice
                     continue
                 verdicts.update(call.verdicts(self, outcome))
             progress.advance()
@@ -256,7 +256,8 @@ class OpenAIJudge:
     async def ajudge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
         keys, groups = self._plan(requests)
         verdicts: dict[str, JudgeVerdict] = {}
-        await self._send(groups, verdicts, _Progress(self.on_progress, len(groups)))
+        await self._send([self._group_call(group) for group in groups], verdicts,
+                         _Progress(self.on_progress, len(groups)))
         return self._in_order(keys, verdicts)
 
     def _plan(self, requests: Sequence[JudgeRequest]
@@ -268,19 +269,19 @@ class OpenAIJudge:
             unique.setdefault(key, request)
         return keys, self._groups(list(unique.items()))
 
-    async def _send(self, groups: list[list[tuple[str, Item]]],
-                    verdicts: dict[str, JudgeVerdict], progress: _Progress) -> None:
-        """Every call of ``groups`` at once, under the runner's limits."""
+    async def _send(self, calls: list[_GroupCall], verdicts: dict[str, JudgeVerdict],
+                    progress: _Progress) -> None:
+        """Every one of ``calls`` at once, under the runner's limits."""
 
-        async def run(group: list[tuple[str, Item]]) -> None:
-            for key, verdict in await self._judge_group(group):
+        async def run(call: _GroupCall) -> None:
+            for key, verdict in await self._judge_group(call):
                 verdicts[key] = verdict
             progress.advance()
 
         try:
             async with self.runner.session(), asyncio.TaskGroup() as tasks:
-                for group in groups:
-                    tasks.create_task(run(group))
+                for call in calls:
+                    tasks.create_task(run(call))
         except BaseExceptionGroup as failed:
             # A configuration error (bad key, unknown model) stops the batch; report it as
             # itself, not wrapped in the task group's exception group.
@@ -355,10 +356,7 @@ class OpenAIJudge:
 
         return _GroupCall(group=group, build=build, refusal=refusal)
 
-    async def _judge_group(
-        self, group: list[tuple[str, Item]]
-    ) -> list[tuple[str, JudgeVerdict]]:
-        call = self._group_call(group)
+    async def _judge_group(self, call: _GroupCall) -> list[tuple[str, JudgeVerdict]]:
         if call.refusal is not None:
             return self._refused(call)
         outcome = await call_structured(self.runner, self.endpoint, self.formats, call.build,

@@ -96,7 +96,7 @@ def test_a_single_process_sends_every_pair_up_front(
 
 
 @pytest.mark.parametrize("xdist", [["-p", "no:xdist"], ["-n", "2"]], ids=["one-process", "n2"])
-def test_a_warm_rerun_starts_no_batch_even_with_the_judge_down(
+def test_a_warm_rerun_starts_no_event_loop_and_never_loads_openai(
     llm: LLMProject, pytester: pytest.Pytester, xdist: list[str]
 ) -> None:
     project, server = llm.project, llm.server
@@ -106,8 +106,9 @@ def test_a_warm_rerun_starts_no_batch_even_with_the_judge_down(
     sent = server.requests
     assert sent > 0
     pytester.makeconftest(WATCHING_CONFTEST)
-    # Stopped: a run that needs no call does not check the endpoint either (the xdist
-    # controller, which collects nothing, still does: it cannot know).
+    # Without xdist the judge is stopped: a run that needs no call does not check the
+    # endpoint either (the xdist controller, which collects nothing, still does: it cannot
+    # know what its workers will find cached).
     if xdist[0] == "-p":
         server.stop()
     warm = pytester.runpytest_subprocess(*args, "--callqa-report=warm.json")

@@ -1,7 +1,7 @@
 """Judge-bound speed: N cases x 1 judge call against a fake server of fixed latency.
 
     python benchmarks/judge_throughput.py [--cases 200] [--latency 0.2] [--concurrency 16]
-                                          [--only pytest|engine]
+                                          [--only pytest|engine] [--as-is]
 
 The fake OpenAI-compatible server runs in its own process (a real judge is remote and does
 not share this interpreter's CPU). Every scenario scores ``--cases`` QA outputs with the LLM
@@ -17,15 +17,21 @@ per case (``evidence_backed_reasoning``), and prints:
 cases and recorded outputs, run as ``pytest --callqa-judge openai --callqa-judge-mode
 per-metric --no-callqa-benchmarks`` without xdist and with ``-n 2``, each with a cold cache
 and then warm (which must send nothing). Two walls: the whole ``pytest`` process (start-up,
-imports, collection, xdist workers, 200 tests, the scorecard) and the judge phase, which the
+imports, collection, xdist workers, the tests, the scorecard) and the judge phase, which the
 plugin measures itself (``run.judge_usage.per_process.resolve_s`` of the JSON report: the
-longest up-front judge batch of any process). Two ratios, one per wall.
+longest up-front judge batch of any process). Two ratios, one per wall. Then a bare
+``pytest`` of as many trivial tests (with and without ``-n 2``, best of three), the issue's
+targets checked against these figures, and where the time of each run goes: a conftest in
+the project marks the phases of every process (start-up, collection and the case catalogue,
+the up-front batch, the tests, the scorecard and report, exit). The measured processes use
+bytecode caches, after one untimed run that writes them (``--as-is`` keeps this shell's
+environment, ``PYTHONDONTWRITEBYTECODE`` included).
 
 **engine scenarios** (``evaluate_many`` with no pytest): one process, cold then warm; two
-processes sharing one cache directory, each with half of the cases, cold then warm; and two
-processes that both evaluate every case — the worst case for exactly-once, and what xdist
-workers do, since each resolves every call of the run. Wall is the ``evaluate_many`` call;
-for worker processes, from the moment all are ready until the last one is done.
+processes sharing one cache directory, each with half of the cases, cold then warm (what
+``-n 2`` workers do with their shares); and two processes that both evaluate every case —
+the worst case for exactly-once. Wall is the ``evaluate_many`` call; for worker processes,
+from the moment all are ready until the last one is done.
 """
 
 from __future__ import annotations
@@ -174,11 +180,94 @@ def test_judged(callqa_result):
     assert callqa_result.metric("evidence_backed_reasoning").scored
 """
 
+# Marks the moments that split a pytest process's wall time (seconds since the epoch, the
+# benchmark's own clock), one file per process. Its hooks run last, or around every other
+# implementation, so each phase includes the plugin's own work in it.
+TIMING_CONFTEST = '''
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_callqa.run.catalog import Catalog
+
+MARKS = {}
+_files = Catalog.files
+
+
+def _timed_files(self):
+    # The case catalogue is parsed on the first call, during collection.
+    if self._files is not None:
+        return _files(self)
+    started = time.time()
+    found = _files(self)
+    MARKS["catalogue_s"] = time.time() - started
+    return found
+
+
+Catalog.files = _timed_files
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    MARKS["configured"] = time.time()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    try:
+        return (yield)
+    finally:
+        MARKS["collected"] = time.time()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session):
+    MARKS["loop"] = time.time()
+    try:
+        return (yield)
+    finally:
+        MARKS["tests_done"] = time.time()
+
+
+def pytest_runtest_setup(item):
+    MARKS.setdefault("first_test", time.time())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish(session):
+    MARKS["finishing"] = time.time()
+    try:
+        return (yield)
+    finally:
+        MARKS["finished"] = time.time()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_terminal_summary(terminalreporter):
+    MARKS["summary"] = time.time()
+    try:
+        return (yield)
+    finally:
+        MARKS["summarised"] = time.time()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    MARKS["end"] = time.time()
+    name = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    Path(config.rootpath, f"timing-{name}.json").write_text(json.dumps(MARKS))
+'''
+
 
 def write_project(root: Path, count: int) -> None:
-    """``count`` golden cases, recorded outputs of model ``candidate``, one test."""
+    """``count`` golden cases, recorded outputs of model ``candidate``, one test, and the
+    conftest that times the phases of each process."""
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
     (root / "test_judge.py").write_text(TESTS, encoding="utf-8")
+    (root / "conftest.py").write_text(TIMING_CONFTEST, encoding="utf-8")
     for folder in ("cases", "outputs/candidate"):
         (root / folder).mkdir(parents=True)
     for case, output, model in build_items(count):
@@ -188,25 +277,80 @@ def write_project(root: Path, count: int) -> None:
                                                                    encoding="utf-8")
 
 
-def run_pytest(args: argparse.Namespace, root: Path, base_url: str, cache_dir: Path,
-               xdist: list[str]) -> tuple[float, float, str]:
-    """One ``pytest`` run of the project: (wall, judge phase, summary line)."""
-    command = [
+def write_bare_project(root: Path, count: int) -> None:
+    """``count`` trivial tests and nothing else: what pytest itself costs."""
+    root.mkdir()
+    (root / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\naddopts = "-p no:cacheprovider -p no:randomly"\n',
+        encoding="utf-8")
+    (root / "test_bare.py").write_text(
+        "import pytest\n\n\n"
+        f"@pytest.mark.parametrize('i', range({count}))\n"
+        "def test_trivial(i):\n    assert i >= 0\n", encoding="utf-8")
+
+
+def child_env(args: argparse.Namespace) -> dict[str, str]:
+    """The environment of the measured processes: bytecode caches on, as an installed
+    package has them (pip compiles its modules; an editable tree writes ``__pycache__`` on
+    first import), unless ``--as-is``. A ``PYTHONDONTWRITEBYTECODE`` in this shell would
+    have every process compile the plugin again, and pytest rewrite it again."""
+    env = {**os.environ, "OPENAI_API_KEY": API_KEY}
+    if not args.as_is:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def pytest_command(args: argparse.Namespace, base_url: str, cache_dir: Path,
+                   xdist: list[str]) -> list[str]:
+    return [
         sys.executable, "-m", "pytest", "-q", *xdist, "--callqa-judge", "openai",
         "--callqa-judge-base-url", base_url, "--callqa-judge-mode", "per-metric",
         "--no-callqa-benchmarks", "--callqa-concurrency", str(args.concurrency),
         "--callqa-cache-dir", str(cache_dir), "--callqa-report", "report.json",
     ]
-    env = {**os.environ, "OPENAI_API_KEY": API_KEY}
-    start = time.perf_counter()
-    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
-                          timeout=600)
-    wall = time.perf_counter() - start
+
+
+def timed_run(args: argparse.Namespace, command: list[str],
+              root: Path) -> tuple[float, float, str]:
+    """One process: (wall seconds, its start on the epoch clock, its summary line)."""
+    started = time.time()
+    begin = time.perf_counter()
+    done = subprocess.run(command, cwd=root, env=child_env(args), capture_output=True,
+                          text=True, timeout=600)
+    wall = time.perf_counter() - begin
     if done.returncode != 0:
         raise RuntimeError(f"pytest failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    report = json.loads((root / "report.json").read_text(encoding="utf-8"))
-    phase = report["run"]["judge_usage"]["per_process"]["resolve_s"]
-    return wall, phase, done.stdout.strip().splitlines()[-1]
+    return wall, started, done.stdout.strip().splitlines()[-1]
+
+
+def take_marks(root: Path) -> dict[str, dict[str, float]]:
+    """Each process's marks (``main``: the only process or the xdist controller; ``gw0``,
+    ``gw1``...: the workers), removed once read."""
+    found = {}
+    for path in sorted(root.glob("timing-*.json")):
+        found[path.stem.removeprefix("timing-")] = json.loads(path.read_text(encoding="utf-8"))
+        path.unlink()
+    return found
+
+
+def breakdown(marks: dict[str, float], started: float, wall: float,
+              tests: int) -> list[tuple[str, float]]:
+    """Where the wall time of a run in one process went, phase by phase, in seconds."""
+    first = marks.get("first_test", marks["tests_done"])
+    phases = [
+        ("start-up: interpreter, pytest, plugins", marks["configured"] - started),
+        ("collection: engine import, case catalogue, parametrize",
+         marks["collected"] - marks["configured"]),
+        ("  of which the case catalogue (read and validated)", marks.get("catalogue_s", 0.0)),
+        ("up-front judge batch (outputs, prepare, calls)", first - marks["loop"]),
+        (f"{tests} tests", marks["tests_done"] - first),
+        ("scorecard and JSON report (sessionfinish)", marks["finished"] - marks["finishing"]),
+        ("terminal summary (the rendered scorecard)", marks["summarised"] - marks["summary"]),
+        ("exit: unconfigure, interpreter shutdown", started + wall - marks["end"]),
+    ]
+    counted = sum(seconds for name, seconds in phases if not name.startswith("  "))
+    phases.append(("between those (pytest's own hooks)", wall - counted))
+    return phases
 
 
 def pytest_scenarios(args: argparse.Namespace, base_url: str) -> None:
@@ -214,18 +358,72 @@ def pytest_scenarios(args: argparse.Namespace, base_url: str) -> None:
           "phase the plugin measured)")
     print(f"{'scenario':<26} {'wall s':>7} {'phase s':>7} {'requests':>9} {'unique':>7} "
           f"{'peak':>5} {'ideal s':>7} {'ratio':>6} {'phase ratio':>11}")
+    walls: dict[str, float] = {}
+    runs: dict[str, tuple[dict[str, dict[str, float]], float, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "project"
         root.mkdir()
         write_project(root, args.cases)
+        bare = Path(tmp) / "bare"
+        write_bare_project(bare, args.cases)
+        # Untimed: the bytecode caches (and pytest's rewritten plugin modules) are written.
+        timed_run(args, pytest_command(args, base_url, Path(tmp) / "cache-warm-up",
+                                       ["-p", "no:xdist"]), root)
+        take_marks(root)
         for label, xdist in (("no xdist", ["-p", "no:xdist"]), ("-n 2", ["-n", "2"])):
             cache_dir = Path(tmp) / f"cache-{xdist[-1]}"
             for temperature in ("cold", "warm"):
                 control(base_url, "reset")
-                wall, phase, summary = run_pytest(args, root, base_url, cache_dir, xdist)
-                stats = control(base_url, "stats")
-                print(row(f"{label}, {temperature} cache", wall, stats, args, phase=phase,
+                command = pytest_command(args, base_url, cache_dir, xdist)
+                wall, started, summary = timed_run(args, command, root)
+                report = json.loads((root / "report.json").read_text(encoding="utf-8"))
+                phase = report["run"]["judge_usage"]["per_process"]["resolve_s"]
+                name = f"{label}, {temperature} cache"
+                print(row(name, wall, control(base_url, "stats"), args, phase=phase,
                           width=26) + f"   ({summary})")
+                walls[name] = wall
+                runs[name] = (take_marks(root), started, wall)
+        for label, xdist in (("bare pytest", ["-p", "no:xdist"]),
+                             ("bare pytest -n 2", ["-n", "2"])):
+            command = [sys.executable, "-m", "pytest", "-q", *xdist]
+            timed_run(args, command, bare)  # untimed, as above
+            walls[label] = min(timed_run(args, command, bare)[0] for _ in range(3))
+    print(f"\nbare pytest, {args.cases} trivial tests (best of 3): {walls['bare pytest']:.3f} s;"
+          f" -n 2: {walls['bare pytest -n 2']:.3f} s (xdist's own start-up: "
+          f"+{walls['bare pytest -n 2'] - walls['bare pytest']:.3f} s)")
+    floor = args.cases * args.latency / args.concurrency
+    print("targets (issue #13):")
+    for text, value, bound in (
+        (f"cold, no xdist <= floor + 1.5 s = {floor + 1.5:.2f} s",
+         walls["no xdist, cold cache"], floor + 1.5),
+        ("cold, -n 2 / no xdist <= 1.05",
+         walls["-n 2, cold cache"] / walls["no xdist, cold cache"], 1.05),
+        ("warm, no xdist <= 1.5 s", walls["no xdist, warm cache"], 1.5),
+        ("warm, no xdist / bare pytest <= 2",
+         walls["no xdist, warm cache"] / walls["bare pytest"], 2.0),
+        ("warm, -n 2 / bare pytest -n 2 <= 2",
+         walls["-n 2, warm cache"] / walls["bare pytest -n 2"], 2.0),
+    ):
+        print(f"  {text:<46} {value:7.3f}  {'met' if value <= bound else 'NOT met'}")
+    for name, (processes, started, wall) in runs.items():
+        if "gw0" not in processes:
+            print(f"\nwhere the time goes: {name}, wall {wall:.3f} s")
+            phases = breakdown(processes["main"], started, wall, args.cases)
+            for phase, seconds in phases:
+                print(f"  {phase:<56} {seconds:6.3f} s")
+            per_test = dict(phases)[f"{args.cases} tests"] / args.cases * 1000
+            print(f"  {'per test':<56} {per_test:6.2f} ms")
+            continue
+        print(f"\n{name}, wall {wall:.3f} s: seconds from the start of the command")
+        print(f"  {'process':<10} {'imported':>9} {'collected':>10} {'first test':>11} "
+              f"{'tests done':>11} {'ended':>7}")
+        for process, got in sorted(processes.items()):
+            # The controller collects nothing and runs no test itself.
+            cells = [got.get(m) for m in ("configured", "collected", "first_test",
+                                          "tests_done", "end")]
+            text = " ".join(f"{'—' if v is None else f'{v - started:.3f}':>{w}}"
+                            for v, w in zip(cells, (9, 10, 11, 11, 7), strict=True))
+            print(f"  {'controller' if process == 'main' else process:<10} {text}")
 
 
 # --- main -------------------------------------------------------------------------------
@@ -282,6 +480,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--only", choices=("pytest", "engine"), default=None,
                         help="run only the pytest or only the engine scenarios")
+    parser.add_argument("--as-is", action="store_true",
+                        help="run pytest in this shell's environment as it is (by default "
+                             "PYTHONDONTWRITEBYTECODE is dropped: bytecode caches are used)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--shard", default="all", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)

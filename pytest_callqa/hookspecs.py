@@ -26,9 +26,10 @@ def pytest_callqa_generate(model: str, case: GoldenCase, config: pytest.Config) 
     """Return ``model``'s output for golden ``case``, or None to let the next implementation try.
 
     Called once per process for each (model, case) pair a test needs, before any of its
-    results are scored; pairs are asked for in batches: with the LLM judge, every pair of the
-    run before the first test (in each xdist worker too: each resolves the whole run); for a
-    live model, all of its pairs at once; otherwise all pairs at the first evaluation test
+    results are scored; pairs are asked for in batches: with the LLM judge, before the first
+    test, every pair of the run (an xdist worker: the pairs of its share of the cases, then
+    those of another share's case when a test of it comes); for a live model, all of its
+    pairs at once; otherwise all pairs at the first evaluation test
     without xdist, and pair by pair in a worker. The first non-None answer wins; the
     plugin's own implementation runs last: for a
     live model (``name=model@base_url`` in ``callqa_models``) it has the built-in generator

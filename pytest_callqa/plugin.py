@@ -8,6 +8,7 @@ a test first asks for a golden case, never by a run that evaluates nothing.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -23,6 +24,7 @@ from .progress import TerminalProgress
 from .repeats import RECORD_KEY, RUNS_ATTR, call_runs, describe, item_runs, status_word
 from .run.deliver import BaselineError, read_baseline
 from .run.junit import result_properties
+from .run.resolver import PreflightFailed
 from .run.services import LOCAL_SERVER_KEY
 from .run.settings import LIVE, CallqaCallError, CallqaUsageError, Missing, display_path
 from .selection import (
@@ -56,6 +58,8 @@ SESSION_KEY = pytest.StashKey[CallqaSession]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
 # How many collected tests of this process need each (model, case id) pair's result.
 USERS_KEY = pytest.StashKey[dict[tuple[str, str], int]]()
+# The xdist controller's import of the engine while its workers run.
+PRELOAD_KEY = pytest.StashKey[threading.Thread]()
 
 
 # --- registration ---------------------------------------------------------------------------
@@ -331,9 +335,10 @@ def _release(item: pytest.Item) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> None:
-    """Fires once, before the first test (in each xdist worker, which collected the whole
-    suite): sends every judge and generation call the collected tests need, concurrently,
-    with a progress indication. A run without such calls does nothing here."""
+    """Fires once, before the first test: the only process, or each xdist worker, sends the
+    judge and generation calls of its share of the pairs concurrently, with a progress
+    indication (the xdist controller, which runs no test, checks the endpoints). A run
+    without such calls, or answered wholly from the cache, sends nothing here."""
     config = session.config
     if config.option.collectonly or (
             session.testsfailed and not config.option.continue_on_collection_errors):
@@ -341,11 +346,17 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     state = _state(config)
     if state.settings.local_judge and not state.is_worker and state.resolver.pending:
         _start_local_server(state)
-    if _preflight_fails(config, state):
-        return  # a worker: the controller has stopped the run with the reason
+    if config.pluginmanager.hasplugin("dsession"):
+        _controller_preflight(state)
+        return
     if not state.is_worker:
         state.progress = TerminalProgress.of(config)
-    state.resolver.resolve_up_front()
+    try:
+        state.resolver.resolve_up_front()
+    except PreflightFailed as exc:
+        if state.is_worker:
+            return  # the controller has stopped the run with the reason
+        raise _preflight_error(exc.problems) from None
 
 
 def _start_local_server(state: CallqaSession) -> None:
@@ -368,6 +379,18 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """Fires in the xdist controller as each worker has collected: the first time, the
+    engine the scorecard needs is imported in a daemon thread (an interrupted run must not
+    wait for it) while the workers judge and test, rather than after the last test."""
+    if PRELOAD_KEY not in node.config.stash:
+        thread = threading.Thread(target=_state(node.config).summary.preload,
+                                  name="callqa-preload", daemon=True)
+        node.config.stash[PRELOAD_KEY] = thread
+        thread.start()
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """Fires in the xdist controller for each worker it starts: hands the worker the local
     judge server's address and context window."""
@@ -385,23 +408,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.services.close()
 
 
-def _preflight_fails(config: pytest.Config, state: CallqaSession) -> bool:
-    """Check every endpoint the run will call, once, before any call is made: the only
-    process, or the xdist controller, stops the run with a usage error naming what to set;
-    a worker (which resolves its calls up front on its own) makes none of them."""
+def _controller_preflight(state: CallqaSession) -> None:
+    """The xdist controller checks every endpoint the run may call, before its workers send
+    anything, by the configuration alone (it collects nothing)."""
     settings = state.settings
-    controller = config.pluginmanager.hasplugin("dsession")
-    # The xdist controller collects nothing: it goes by the configuration alone.
-    calls = (settings.llm_judge or bool(state.catalog.live_models())) if controller \
-        else state.resolver.makes_calls
-    if not settings.preflight or not calls:
-        return False
+    if not settings.preflight or not (settings.llm_judge or state.catalog.live_models()):
+        return
     problems = state.services.preflight(state.catalog.live_models())
-    if not problems:
-        return False
-    if state.is_worker:
-        return True
-    raise pytest.UsageError(
+    if problems:
+        raise _preflight_error(problems)
+
+
+def _preflight_error(problems: list[str]) -> pytest.UsageError:
+    return pytest.UsageError(
         "callqa: preflight: " + "\ncallqa: preflight: ".join(problems)
         + f"\n(no test was run; {PREFLIGHT_HINT})")
 

@@ -29,7 +29,8 @@ class CallqaSession:
         self.host = host
         self.settings = settings
         self.catalog = Catalog(settings, host)
-        self.services = Services(settings, host, on_progress=self._on_progress)
+        self.services = Services(settings, host, on_progress=self._on_progress,
+                                 before_send=self._before_send)
         self.resolver = Resolver(settings, host, self.catalog, self.services)
         self.usage = Usage(settings, self.catalog, self.services, self.resolver.timings)
         self.summary = Summary(settings, host, self.catalog, self.services, self.usage)
@@ -48,6 +49,9 @@ class CallqaSession:
 
     def _on_progress(self, done: int, total: int) -> None:
         self.resolver.on_progress(done, total)
+
+    def _before_send(self) -> None:
+        self.resolver.check_endpoints()
 
 
 __all__ = ["CallqaSession"]

@@ -1,13 +1,25 @@
 """Outputs and scored results of (model, case) pairs, each produced once per process.
 
 Network calls (the LLM judge, live models) are resolved up front: before its first test, a
-process produces every output and sends every judge call its collected tests need, all
-concurrently under one chat runner (one concurrency limit, rate, cache and budget). Under
-xdist every worker collects the whole suite and so resolves every pair; the shared cache
-directory makes each unique request go out once, and its slot files keep all workers
-together within the concurrency limit. The offline heuristic judge is CPU-bound instead: a
-worker scores only the pairs of the tests it is given, one by one, while a single process
-scores all of them in one batch.
+process produces the outputs and sends the judge calls of its share of the pairs, all
+concurrently under one chat runner (one concurrency limit, rate, cache and budget). What the
+cache already holds is answered first without an event loop, so a warm re-run starts none,
+and the endpoints are checked (the preflight) only before a first request goes out.
+
+A single process's share is every pair. Under xdist each worker collects the whole suite but
+xdist hands it tests a few at a time, in an order decided as the run goes, so no worker
+knows up front which tests it will run. The pairs are therefore split by a stable digest of
+the case id (:func:`~.shard.shard_of` over the number of workers): worker *i* resolves the
+cases of share *i* up front, so the workers' batches together cover every pair once and none
+waits for calls that only another needs. A test of another share's pair is given all
+pending pairs of its case at once: by then the other worker has put their replies in the
+shared cache (they are read without an event loop), or is sending them (the cache's key
+locks make this worker wait for the reply rather than send it again), or has died (this
+worker sends them). Grouping by case keeps every model's and run's pair of a case in one
+batch, as in a single process, so identical judgements of one case are charged to the same
+pair either way. The cache's slot files keep all workers together within the concurrency
+limit. The offline heuristic judge is CPU-bound instead: a worker scores only the pairs of
+the tests it is given, one by one, while a single process scores all of them in one batch.
 
 Repeated runs (``--callqa-runs N``) key everything by (model, case, run), run 0 being the run
 of a single-run session: a live model is generated again for each run and every run is
@@ -30,7 +42,16 @@ from ..outputs import (
     read_usage,
     with_cost,
 )
-from .settings import LIVE, CallqaCallError, Missing, Settings, count, display_path
+from .settings import (
+    LIVE,
+    CallqaCallError,
+    CallqaUsageError,
+    Missing,
+    Settings,
+    count,
+    display_path,
+)
+from .shard import shard_of, worker_share
 from .usage import call_delta, kind_totals
 
 if TYPE_CHECKING:
@@ -47,6 +68,14 @@ if TYPE_CHECKING:
 RunKey = tuple[str, str, int]
 
 
+class PreflightFailed(CallqaUsageError):
+    """An endpoint this process was about to call cannot be used; one problem each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
 class Resolver:
     """The output/judge pipeline of this process; see the module docstring."""
 
@@ -57,6 +86,7 @@ class Resolver:
         self.catalog = catalog
         self.services = services
         self.progress: Progress | None = None
+        self.share = worker_share(host.worker_value("workerid"), host.worker_value("workercount"))
         # Pairs the collected tests need: outputs (callqa_output, callqa_result) and scored
         # results (callqa_result), in run order.
         self.pending_outputs: dict[RunKey, GoldenCase] = {}
@@ -66,14 +96,23 @@ class Resolver:
         self._outputs: dict[RunKey, ModelOutput | Missing | BaseException] = {}
         self._judged: dict[RunKey, tuple[Prepared, list[JudgeVerdict]]] = {}
         self._results: dict[RunKey, TaskResult | BaseException] = {}
+        self._problems: list[str] | None = None  # what the preflight found, once checked
+        # Every key of a case (outputs', results'), in collection order: a case's batch and
+        # forgetting a pair look there rather than through every pair.
+        self._case_keys: dict[str, dict[RunKey, None]] = {}
 
     def need(self, model: str, case: GoldenCase, *, scored: bool, runs: int = 1) -> None:
         """Remember that a collected test needs the pair's output (and its result) in each
         of ``runs`` runs."""
+        keys = self._case_keys.setdefault(case.id, {})
         for run in range(runs):
-            self.pending_outputs.setdefault(self._output_key(model, case.id, run), case)
+            output_key = self._output_key(model, case.id, run)
+            self.pending_outputs.setdefault(output_key, case)
+            keys[output_key] = None
             if scored:
-                self.pending.setdefault(self._result_key(model, case.id, run), case)
+                result_key = self._result_key(model, case.id, run)
+                self.pending.setdefault(result_key, case)
+                keys[result_key] = None
 
     def _output_key(self, model: str, case_id: str, run: int) -> RunKey:
         """Where a run's output is kept: a live model's per run, any other once."""
@@ -84,6 +123,25 @@ class Resolver:
         can vary (then run 0's result stands for every run)."""
         varies = self.settings.llm_judge or self.catalog.live_spec(model) is not None
         return (model, case_id, run if varies else 0)
+
+    def _ours(self, case_id: str) -> bool:
+        """Whether the case is in this process's share (see the module docstring)."""
+        return self.share is None or shard_of(None, case_id, self.share[1]) == self.share[0]
+
+    def _with(self, key: RunKey, pairs: Mapping[RunKey, GoldenCase]) -> dict[RunKey, GoldenCase]:
+        """Of ``pairs``, those batched with ``key``: this process's share, or key's case."""
+        if self._ours(key[1]):
+            return {k: c for k, c in pairs.items() if self._ours(k[1])}
+        return {k: pairs[k] for k in self._case_keys.get(key[1], ()) if k in pairs}
+
+    def check_endpoints(self) -> None:
+        """The preflight, once, right before this process's first request (never, when the
+        cache answers everything); raises :class:`PreflightFailed` naming what to set."""
+        if self._problems is None:
+            live = self.catalog.live_models()
+            self._problems = self.services.preflight(live) if self.settings.preflight else []
+        if self._problems:
+            raise PreflightFailed(self._problems)
 
     @property
     def makes_calls(self) -> bool:
@@ -136,11 +194,12 @@ class Resolver:
             live = self.catalog.live_spec(model) is not None
             if self.scores_up_front or live:
                 # Live models are generated together; outputs that feed one judge batch
-                # are produced together.
-                batch.update((k, c) for k, c in self.pending_outputs.items()
-                             if k not in self._outputs
-                             and (self.scores_up_front
-                                  or self.catalog.live_spec(k[0]) is not None))
+                # are produced together, in collection order (see _todo).
+                batch = {k: c for k, c in self._with(key, self.pending_outputs).items()
+                         if k == key or (k not in self._outputs
+                                         and (self.scores_up_front
+                                              or self.catalog.live_spec(k[0]) is not None))}
+                batch.setdefault(key, case)
             self._produce(batch)
         found = self._outputs[key]
         if isinstance(found, BaseException):
@@ -185,6 +244,7 @@ class Resolver:
         # and the generator (with the openai client).
         from ..engine.generate import OpenAIGenerator
 
+        self.check_endpoints()
         runner = self.services.runner()
         by_model: dict[tuple[str, int], list[tuple[RunKey, GoldenCase]]] = {}
         for key, case in live.items():
@@ -258,27 +318,25 @@ class Resolver:
         return not self.host.is_worker or self.settings.llm_judge
 
     def resolve_up_front(self) -> None:
-        """Before the first test: produce every pending output and send every judge call
-        the collected tests need, concurrently. Does nothing for a run without calls."""
+        """Before the first test: this process's share of the outputs and judge calls, at
+        once (nothing without calls). Raises :class:`PreflightFailed` (see check_endpoints)."""
         if not self.makes_calls:
             return
+        outputs = {k: c for k, c in self.pending_outputs.items() if self._ours(k[1])}
         if self.settings.llm_judge:
-            self._produce(self._todo(self.pending_outputs, self._outputs))
-            self._score(self._todo(self.pending, self._results))
+            self._produce(self._todo(outputs, self._outputs))
+            self._score(self._todo({k: c for k, c in self.pending.items()
+                                    if self._ours(k[1])}, self._results))
         else:
             self._produce(self._todo(
-                {k: c for k, c in self.pending_outputs.items()
+                {k: c for k, c in outputs.items()
                  if self.catalog.live_spec(k[0]) is not None}, self._outputs))
 
     def _todo(self, pairs: Mapping[RunKey, GoldenCase],
               done: Mapping[RunKey, Any]) -> dict[RunKey, GoldenCase]:
-        """The pairs not resolved yet, in collection order.
-
-        Every process uses the same order. xdist workers sharing out the requests (each
-        taking a different share first) was measured no faster — the slots, not the key
-        locks, set the pace — and would make which of two identical judgements is charged
-        the call differ between runs with and without xdist.
-        """
+        """The pairs not resolved yet, in collection order: every process batches a case's
+        pairs in the same order, so of two identical judgements the same one is charged the
+        call with and without xdist."""
         return {k: c for k, c in pairs.items() if k not in done and k not in self._judged}
 
     def result(self, model: str, case: GoldenCase, run: int = 0) -> TaskResult:
@@ -290,7 +348,9 @@ class Resolver:
         if key not in self._results and key not in self._judged:
             batch = {key: case}
             if self.scores_up_front:
-                batch.update(self._todo(self.pending, self._results))
+                # In collection order, whichever pair a test asked for first (see _todo).
+                batch = self._todo(self._with(key, self.pending), self._results)
+                batch.setdefault(key, case)
             self._score(batch)
         if key in self._judged:
             self._finish_pair(key)
@@ -357,6 +417,8 @@ class Resolver:
         started = time.monotonic()
         try:
             verdicts = judge_batch(judge, list(prepared.values()))
+        except PreflightFailed:
+            raise  # nothing was sent; the run stops (or, in a worker, skips its batch)
         except CallError as exc:
             # A rejected key or an unknown model: every call would fail the same way.
             error = CallqaCallError(f"callqa: the judge cannot be used: {exc}")
@@ -391,10 +453,14 @@ class Resolver:
         """Drop the pair's outputs and results, every run of them, once no test of this
         process needs them: a process that runs 50,000 tests must not keep 50,000 results.
         Asked again, the pair is produced and scored again."""
-        for store in (self._outputs, self._results, self._judged, self.pending,
-                      self.pending_outputs):
-            for key in [k for k in store if k[0] == model and k[1] == case_id]:
-                del store[key]
+        keys = self._case_keys.get(case_id, {})
+        for key in [k for k in keys if k[0] == model]:
+            del keys[key]
+            for store in (self._outputs, self._results, self._judged, self.pending,
+                          self.pending_outputs):
+                store.pop(key, None)
+        if not keys:
+            self._case_keys.pop(case_id, None)
 
     def _finish_pair(self, key: RunKey) -> None:
         # Loaded by _prepare already; named here for the last phase.

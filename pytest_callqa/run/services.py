@@ -42,10 +42,12 @@ class Services:
     embedder model loaded before a metric needs it)."""
 
     def __init__(self, settings: Settings, host: Host,
-                 on_progress: Callable[[int, int], None]) -> None:
+                 on_progress: Callable[[int, int], None],
+                 before_send: Callable[[], None] | None = None) -> None:
         self.settings = settings
         self.host = host
         self.on_progress = on_progress
+        self.before_send = before_send
         self._registry: Registry | None = None
         self._embedder: Embedder | None = None
         self._judge: Judge | None = None
@@ -125,6 +127,7 @@ class Services:
                     context_window=local.n_ctx if local is not None else None,
                     backend=self.settings.judge,
                     on_progress=self.on_progress,
+                    before_send=self.before_send,
                 )
                 if self.settings.judge_repeats > 1:
                     # Loaded only when the judge is asked more than once per verdict.

@@ -1,6 +1,7 @@
 """Which share of a suite one CI job runs: ``--callqa-shard i/N`` splits the (model, case)
 pairs into N stable parts, so N jobs together score every pair exactly once and
-``python -m pytest_callqa merge`` can put their reports back together."""
+``python -m pytest_callqa merge`` can put their reports back together. The same digest splits
+the cases among xdist workers for their up-front calls (run/resolver.py)."""
 
 from __future__ import annotations
 
@@ -48,3 +49,11 @@ def in_shard(model: str | None, case_id: str, index: int, count: int) -> bool:
         raise ValueError(f"shard {index}/{count}: the shard's number must be between 1 and "
                          f"{count}")
     return shard_of(model, case_id, count) == index
+
+
+def worker_share(worker_id: object, workers: object) -> tuple[int, int] | None:
+    """Which share of the pairs an xdist worker resolves up front: ``(i, N)`` for worker
+    ``gw{i-1}`` of ``N`` (xdist's ``workerid`` and ``workercount``); None outside xdist."""
+    if not isinstance(worker_id, str) or workers is None:
+        return None
+    return int(worker_id.removeprefix("gw")) + 1, int(str(workers))

@@ -3,6 +3,7 @@ tests attached to their reports, the scorecard, the header above it and the JSON
 
 from __future__ import annotations
 
+import importlib
 import json
 import platform
 import sys
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from .host import Host
     from .services import Services
     from .usage import Usage
+
+# What the scorecard and the report load at the end of a run (see Summary.preload).
+ENGINE_AT_THE_END = ("pytest_callqa.engine.scorecard", "pytest_callqa.engine.report",
+                     "pytest_callqa.engine.loading", "pytest_callqa.engine.embeddings")
 
 REPORT_SCHEMA = "callqa-report/1"
 # How much of each transcript the report carries for a reader (the HTML drill-down).
@@ -176,6 +181,15 @@ class Summary:
     @property
     def has_evaluations(self) -> bool:
         return bool(self.collected)
+
+    @staticmethod
+    def preload() -> None:
+        """Import the engine modules the end of the run needs (the scorecard, its table, the
+        case loader), without building anything. The xdist controller, which scores nothing
+        itself, calls this in a thread while its workers run: otherwise the imports (about
+        half a second) come after the last test, on the run's critical path."""
+        for name in ENGINE_AT_THE_END:
+            importlib.import_module(name)
 
     def scorecard(self) -> Scorecard:
         """The run's scorecard, post-processed by ``pytest_callqa_scorecard`` (built once)."""

@@ -66,7 +66,8 @@ class Usage:
 
         Top-level figures are the same with and without xdist (requests are sent once;
         verdict counts come from the scored results); ``per_process`` holds the counts that
-        legitimately differ, since every xdist worker resolves every call of the run.
+        legitimately differ, since which replies an xdist worker reads from another's share
+        of the cases depends on which tests xdist gives it.
         """
         settings = self.settings
         if not settings.llm_judge:

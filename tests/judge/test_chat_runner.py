@@ -19,12 +19,12 @@ import pytest
 
 from pytest_callqa.engine.llm import transport
 from pytest_callqa.engine.llm.cache import JudgeCache
+from pytest_callqa.engine.llm.counters import ModelUsage
 from pytest_callqa.engine.llm.endpoint import CallError, Endpoint
 from pytest_callqa.engine.llm.transport import (
     ChatOutcome,
     ChatRequest,
     ChatRunner,
-    ModelUsage,
     _read_completion,
     _Reply,
     reask_message,
@@ -69,9 +69,11 @@ def test_each_call_adds_its_tokens_and_cost_and_a_repeat_costs_nothing(fake: Any
     assert short.usage == {"prompt_tokens": 10.0, "completion_tokens": 5.0, "cost_usd": 20.0}
     assert long.usage == {"prompt_tokens": 20.0, "completion_tokens": 5.0, "cost_usd": 30.0}
     assert (short.asks, short.cached) == (1, False)
-    # The repeat is answered from memory: same reply, nothing sent, nothing charged twice.
+    # The repeat is answered from memory as a cache hit: same reply and what it cost,
+    # nothing sent, and not counted as a second call.
     assert server.requests == 2
-    assert (again.content, again.usage, again.asks) == (REPLY, {}, 0)
+    assert (again.content, again.asks, again.cached) == (REPLY, 0, True)
+    assert again.usage == {**short.usage, "cached": 1.0}
     counted = {**NOTHING_YET, "calls": 2, "requests": 2, "prompt_tokens": 30.0,
                "completion_tokens": 10.0, "spent_usd": 50.0, "cost_per_1000_calls": 25_000.0}
     assert runner.usage("priced", "chat").to_dict() == counted
@@ -142,7 +144,9 @@ def test_identical_calls_in_flight_at_once_send_one_request(fake: Any) -> None:
     first, second = runner.run_sync(together)
     assert server.requests == 1
     assert first.content == second.content == REPLY
-    assert first.usage["cost_usd"] == 20.0 and second.usage == {} and second.asks == 0
+    assert first.usage["cost_usd"] == 20.0 and not first.cached
+    assert second.usage == {**first.usage, "cached": 1.0}
+    assert second.cached and second.asks == 0
 
 
 def together(runner: ChatRunner, where: Endpoint, request: ChatRequest,
@@ -203,7 +207,7 @@ def test_a_repeat_of_a_cache_hit_is_a_cache_hit(fake: Any, cache_dir: Path) -> N
     warm = make_runner(JudgeCache(cache_dir), prices=PRICES)
     hit, again = calls(warm, (where, SHORT), (where, SHORT))
     assert server.requests == 1
-    assert hit.cached and again.cached and again.usage == {} and again.asks == 0
+    assert hit.cached and again.cached and again.usage == hit.usage and again.asks == 0
 
 
 def test_a_failed_call_is_not_remembered_and_the_next_one_is_sent(fake: Any) -> None:

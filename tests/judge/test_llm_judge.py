@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from pathlib import Path
@@ -407,6 +408,70 @@ def test_warm_cache_sends_nothing(fake: Any, cache_dir: Path) -> None:
     summary = judge.usage_summary()
     assert summary["cache_hits"] == 10 and summary["requests"] == 0
     assert summary["spent_usd"] == 0.0 and summary["cost_per_1000_calls"] > 0
+
+
+def test_a_batch_the_cache_answers_starts_no_event_loop(
+    fake: Any, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = fake()
+    requests = requests_for(6)
+    cold = make_judge(server, JudgeCache(cache_dir)).judge(requests[:4])
+    assert server.requests == 4
+
+    def no_loop(*_args: Any) -> None:
+        raise AssertionError("an event loop was started")
+
+    judge = make_judge(server, JudgeCache(cache_dir))
+    monkeypatch.setattr(judge.runner, "run_sync", no_loop)
+    warm = judge.judge(requests[:4])
+    assert [(v.score, v.reason) for v in warm] == [(v.score, v.reason) for v in cold]
+    assert all(v.usage["cached_calls"] == 1.0 for v in warm)
+    summary = judge.usage_summary()
+    assert (summary["calls"], summary["cache_hits"], summary["requests"]) == (4, 4, 0)
+    # Two cached, two not: only those two are sent, after the check before sending.
+    monkeypatch.undo()
+    judge = make_judge(server, JudgeCache(cache_dir))
+    checked: list[bool] = []
+    judge.before_send = lambda: checked.append(True)
+    judge.judge(requests[2:])
+    assert server.requests == 6 and checked == [True]
+    summary = judge.usage_summary()
+    assert (summary["calls"], summary["cache_hits"], summary["requests"]) == (4, 2, 2)
+
+
+def test_a_reply_shared_in_one_process_is_charged_as_another_process_would_be(
+    fake: Any, cache_dir: Path
+) -> None:
+    server = fake()
+    endpoint = Endpoint(MODEL, server.base_url, SECRET)
+    request = ChatRequest(messages=[{"role": "user", "content": "hello"}])
+    runner = make_runner(JudgeCache(cache_dir))
+
+    async def twice() -> list[ChatOutcome]:
+        async with runner.session():
+            return list(await asyncio.gather(runner.call(endpoint, request),
+                                             runner.call(endpoint, request)))
+
+    first, second = asyncio.run(twice())
+    assert server.requests == 1 and not first.cached and first.usage["prompt_tokens"] > 0
+    # The second consumer, and another process reading the cache, both see a cache hit
+    # with the tokens and cost of the one request.
+    assert second.cached and second.usage == {**first.usage, "cached": 1.0}
+    elsewhere = make_runner(JudgeCache(cache_dir)).cached(endpoint, request)
+    assert elsewhere is not None and elsewhere.usage == second.usage
+
+
+def test_a_check_before_sending_that_raises_stops_the_batch(fake: Any) -> None:
+    server = fake()
+    judge = make_judge(server)
+
+    def refuse() -> None:
+        raise RuntimeError("endpoint unusable")
+
+    judge.before_send = refuse
+    with pytest.raises(RuntimeError, match="endpoint unusable"):
+        judge.judge(requests_for(2))
+    assert server.requests == 0
 
 
 def test_cache_key_changes_with_model_and_prompt_version(fake: Any, cache_dir: Path) -> None:

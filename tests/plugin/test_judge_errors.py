@@ -61,7 +61,7 @@ def test_an_unreachable_judge_stops_the_run_before_any_test(
     result = assert_stopped(
         pytester,
         f"*callqa: preflight: the judge endpoint http://127.0.0.1:{port}/v1 (model "
-        "'gpt-4o-mini') cannot be reached (APIConnectionError*): check "
+        "'gpt-4o-mini') cannot be reached (URLError: *Connection refused): check "
         "--callqa-judge-base-url (or OPENAI_BASE_URL) and that the server is running",
         "*no test was run; --no-callqa-preflight skips this check*")
     assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()

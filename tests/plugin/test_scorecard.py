@@ -30,7 +30,8 @@ def test_unit():
 
 def without_timings(report: dict[str, Any]) -> dict[str, Any]:
     """The report minus what legitimately differs between runs: timings, and the counts of
-    calls each process made (every xdist worker resolves every call of the run)."""
+    calls each process made (which replies an xdist worker read from the other's share
+    depends on which tests it was given)."""
     run = dict(report["run"])
     del run["started_at"], run["duration_s"]
     for usage in ("judge_usage", "generation_usage"):
@@ -184,8 +185,9 @@ def test_openai_judge_under_xdist_sends_each_request_once_and_reports_the_same(
     project.write_tests(SUITE)
     args = ["--callqa-judge-mode=per-metric", "--callqa-concurrency=4",
             "--callqa-prices=alpha: 1 2", "-rs"]
-    # Cold, two workers: each resolves every call of the run; the shared cache directory
-    # sends each unique request once and keeps both within one concurrency limit.
+    # Cold, two workers: each sends the calls of its share of the cases; a test of the
+    # other share's case reads the reply from the shared cache directory, which sends each
+    # unique request once and keeps both workers within one concurrency limit.
     cold = pytester.runpytest("-n", "2", *args, "--callqa-report=cold.json")
     # The fake judge scores mid-scale, which trips blockers the heuristic judge leaves alone.
     cold.assert_outcomes(passed=5, failed=5, skipped=1)
@@ -194,10 +196,14 @@ def test_openai_judge_under_xdist_sends_each_request_once_and_reports_the_same(
     assert server.peak_in_flight <= 4
     usage = project.report("cold.json")["run"]["judge_usage"]
     assert usage["requests"] == sent
-    assert usage["per_process"] == {**usage["per_process"], "processes": 2,
-                                    "calls": 2 * sent, "cache_hits": sent}
+    per_process = usage["per_process"]
+    # How many replies a worker read from the other's share depends on which tests xdist
+    # gave it; every call that was not such a read was sent, once.
+    assert per_process["processes"] == 2
+    assert per_process["calls"] - per_process["cache_hits"] == sent
     card = scorecard_of(cold.stdout.str())
-    assert f"judge calls: {2 * sent} over 2 processes, {sent} answered from the cache" in card
+    assert (f"judge calls: {per_process['calls']} over 2 processes, "
+            f"{per_process['cache_hits']} answered from the cache") in card
     # Warm: no request at all, and the same scorecard and report in every mode.
     cards, reports = {}, {}
     for mode, xdist in {"none": ["-p", "no:xdist"], "n0": ["-n", "0"],

@@ -31,7 +31,13 @@ from ..core.judging import JudgeRequest, JudgeVerdict
 from ..llm.budget import bound_param
 from ..llm.cache import JudgeCache, content_key
 from ..llm.endpoint import Endpoint, first_error
-from ..llm.formats import FormatLadder, call_structured, reply_max_tokens, response_format_param
+from ..llm.formats import (
+    FormatLadder,
+    cached_structured,
+    call_structured,
+    reply_max_tokens,
+    response_format_param,
+)
 from ..llm.transport import ChatOutcome, ChatRequest, ChatRunner
 from ..llm.windows import input_limit, too_large
 from ..pricing import PriceTable
@@ -94,6 +100,53 @@ class _JudgeStats:
     not_scored_budget: int = 0
 
 
+class _Progress:
+    """Reports ``(done, total)`` calls to ``on_progress`` as each call's verdicts are in."""
+
+    def __init__(self, on_progress: Callable[[int, int], None] | None, total: int) -> None:
+        self.on_progress = on_progress
+        self.total = total
+        self.done = 0
+
+    def advance(self) -> None:
+        self.done += 1
+        if self.on_progress is not None:
+            self.on_progress(self.done, self.total)
+
+
+@dataclass
+class _GroupCall:
+    """One judge call: the (key, item) pairs it asks about, how its request is built for a
+    response format, and why it is not sent (None: it is). ``check`` validates a reply and
+    keeps the last one parsed, so a usable reply is parsed once."""
+
+    group: list[tuple[str, Item]]
+    build: Callable[[str], ChatRequest]
+    refusal: str | None
+    _last: dict[str, ParsedReply] = dataclasses.field(default_factory=dict)
+
+    @property
+    def items(self) -> list[Item]:
+        return [item for _key, item in self.group]
+
+    @property
+    def keys(self) -> list[str]:
+        return [key for key, _item in self.group]
+
+    def check(self, content: str) -> list[str]:
+        self._last.clear()
+        self._last[content] = parse_reply(content, self.items)
+        return self._last[content].all_problems()
+
+    def verdicts(self, judge: OpenAIJudge,
+                 outcome: ChatOutcome) -> list[tuple[str, JudgeVerdict]]:
+        parsed = None
+        if outcome.content is not None:
+            parsed = self._last.get(outcome.content) or parse_reply(outcome.content,
+                                                                     self.items)
+        return list(zip(self.keys, judge._verdicts(self.items, outcome, parsed), strict=True))
+
+
 class OpenAIJudge:
     """The LLM judge over an OpenAI-compatible endpoint; implements :class:`Judge`.
 
@@ -111,7 +164,9 @@ class OpenAIJudge:
     estimated on the high side. A call over either is not sent, and its verdicts are judge
     errors.
     ``backend`` names the kind of server in the judge's name (``local:<model>``).
-    ``on_progress(done, total)`` is called as judge calls finish.
+    ``on_progress(done, total)`` is called as judge calls finish. ``before_send()`` is called
+    before a batch that must call the endpoint (not for one the cache answers wholly); what it
+    raises stops the batch before any request.
     """
 
     def __init__(
@@ -137,6 +192,7 @@ class OpenAIJudge:
         context_window: int | None = None,
         backend: str = "openai",
         on_progress: Callable[[int, int], None] | None = None,
+        before_send: Callable[[], None] | None = None,
     ) -> None:
         if mode not in JUDGE_MODES:
             raise ValueError(f"judge mode must be one of {', '.join(JUDGE_MODES)}, got {mode!r}")
@@ -160,6 +216,7 @@ class OpenAIJudge:
         self.max_input_tokens = input_limit(model, max_input_tokens)
         self.context_window = context_window
         self.on_progress = on_progress
+        self.before_send = before_send
         self._stats = _JudgeStats()
 
     def __repr__(self) -> str:
@@ -169,36 +226,69 @@ class OpenAIJudge:
     # --- Judge protocol -------------------------------------------------------------------
 
     def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
-        """All verdicts of a batch; calls run concurrently on a private event loop."""
+        """All verdicts of a batch: what the cache holds first, synchronously, then the
+        rest concurrently on a private event loop — which a warm re-run, answered wholly
+        from the cache, never starts (nor loads the openai client for)."""
         if not requests:
             return []
-        return self.runner.run_sync(lambda: self.ajudge(requests))
+        keys, groups = self._plan(requests)
+        verdicts: dict[str, JudgeVerdict] = {}
+        progress = _Progress(self.on_progress, len(groups))
+        missing = []
+        for group in groups:
+            call = self._group_call(group)
+            if call.refusal is not None:
+                verdicts.update(self._refused(call))
+            else:
+                outcome = cached_structured(self.runner, self.endpoint, self.formats,
+                                            call.build, call.check)
+                if outcome is None:
+                    missing.append(call)  # sent as built: its prompt is not built twice
+                    continue
+                verdicts.update(call.verdicts(self, outcome))
+            progress.advance()
+        if missing:
+            if self.before_send is not None:
+                self.before_send()
+            self.runner.run_sync(lambda: self._send(missing, verdicts, progress))
+        return self._in_order(keys, verdicts)
 
     async def ajudge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
+        keys, groups = self._plan(requests)
+        verdicts: dict[str, JudgeVerdict] = {}
+        await self._send([self._group_call(group) for group in groups], verdicts,
+                         _Progress(self.on_progress, len(groups)))
+        return self._in_order(keys, verdicts)
+
+    def _plan(self, requests: Sequence[JudgeRequest]
+              ) -> tuple[list[str], list[list[tuple[str, Item]]]]:
+        """Each request's key, and the calls that ask the distinct ones."""
         unique: dict[str, JudgeRequest] = {}
         keys = [r.key for r in requests]
         for key, request in zip(keys, requests, strict=True):
             unique.setdefault(key, request)
-        groups = self._groups(list(unique.items()))
-        verdicts: dict[str, JudgeVerdict] = {}
-        done = 0
+        return keys, self._groups(list(unique.items()))
 
-        async def run(group: list[tuple[str, Item]]) -> None:
-            nonlocal done
-            for key, verdict in await self._judge_group(group):
+    async def _send(self, calls: list[_GroupCall], verdicts: dict[str, JudgeVerdict],
+                    progress: _Progress) -> None:
+        """Every one of ``calls`` at once, under the runner's limits."""
+
+        async def run(call: _GroupCall) -> None:
+            for key, verdict in await self._judge_group(call):
                 verdicts[key] = verdict
-            done += 1
-            if self.on_progress is not None:
-                self.on_progress(done, len(groups))
+            progress.advance()
 
         try:
             async with self.runner.session(), asyncio.TaskGroup() as tasks:
-                for group in groups:
-                    tasks.create_task(run(group))
+                for call in calls:
+                    tasks.create_task(run(call))
         except BaseExceptionGroup as failed:
             # A configuration error (bad key, unknown model) stops the batch; report it as
             # itself, not wrapped in the task group's exception group.
             raise first_error(failed) from None
+
+    @staticmethod
+    def _in_order(keys: list[str], verdicts: Mapping[str, JudgeVerdict]) -> list[JudgeVerdict]:
         answered: set[str] = set()
         result = []
         for key in keys:
@@ -236,9 +326,8 @@ class OpenAIJudge:
             groups.append(group)
         return groups
 
-    async def _judge_group(
-        self, group: list[tuple[str, Item]]
-    ) -> list[tuple[str, JudgeVerdict]]:
+    def _group_call(self, group: list[tuple[str, Item]]) -> _GroupCall:
+        """The one call that asks ``group``'s verdicts, or why it is not sent."""
         items = [item for _key, item in group]
         messages = build_messages(items)
         case = items[0].request.case
@@ -249,9 +338,6 @@ class OpenAIJudge:
         bound = {k: v for k, v in self.params.items() if k in _BOUND_NAMES} \
             or bound_param(self.model, reply_max_tokens(schema))
         refusal = self._too_large(messages, int(max(bound.values())), what)
-        if refusal is not None:
-            verdicts = [self._not_sent(item, refusal) for item in items]
-            return [(key, v) for (key, _item), v in zip(group, verdicts, strict=True)]
 
         first = items[0].request
         variant = {k: v for k, v in (("run", first.run), ("repeat", first.repeat)) if v}
@@ -268,19 +354,14 @@ class OpenAIJudge:
             return ChatRequest(messages=messages, params=params, kind="judge",
                                version=PROMPT_VERSION, variant=variant)
 
-        last: dict[str, ParsedReply] = {}
+        return _GroupCall(group=group, build=build, refusal=refusal)
 
-        def check(content: str) -> list[str]:
-            last.clear()
-            last[content] = parse_reply(content, items)
-            return last[content].all_problems()
-
-        outcome = await call_structured(self.runner, self.endpoint, self.formats, build, check)
-        parsed = None
-        if outcome.content is not None:
-            parsed = last.get(outcome.content) or parse_reply(outcome.content, items)
-        verdicts = self._verdicts(items, outcome, parsed)
-        return [(key, verdict) for (key, _item), verdict in zip(group, verdicts, strict=True)]
+    async def _judge_group(self, call: _GroupCall) -> list[tuple[str, JudgeVerdict]]:
+        if call.refusal is not None:
+            return self._refused(call)
+        outcome = await call_structured(self.runner, self.endpoint, self.formats, call.build,
+                                        call.check)
+        return call.verdicts(self, outcome)
 
     def _too_large(self, messages: list[dict[str, str]], reply: int, what: str) -> str | None:
         refusal = too_large(messages, self.model, self.max_input_tokens, what)
@@ -324,6 +405,11 @@ class OpenAIJudge:
                     reason=f"judge call failed: {outcome.error}",
                 ))
         return verdicts
+
+    def _refused(self, call: _GroupCall) -> list[tuple[str, JudgeVerdict]]:
+        """The verdicts of a call too large to send: judge errors saying why."""
+        assert call.refusal is not None
+        return [(key, self._not_sent(item, call.refusal)) for key, item in call.group]
 
     def _not_sent(self, item: Item, reason: str) -> JudgeVerdict:
         self._stats.verdicts += 1

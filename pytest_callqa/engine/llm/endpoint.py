@@ -59,11 +59,6 @@ class Endpoint:
         self.model = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or ""
-        # Built once, unused, when the judge or generator is configured: a missing package
-        # or a malformed URL fails early, and the client's lazy imports (HTTP transport,
-        # TLS) are not paid inside the first batch, where they delay every request. A
-        # client that never connected holds no socket, so dropping it leaks nothing.
-        self.client(timeout=1.0)
 
     def __repr__(self) -> str:
         return f"Endpoint(model={self.model!r}, base_url={safe_url(self.base_url)!r})"

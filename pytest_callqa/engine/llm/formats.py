@@ -242,16 +242,38 @@ async def call_structured(
     return await _call_stepping_down(runner, endpoint, ladder, build, check)
 
 
+def cached_structured(
+    runner: ChatRunner, endpoint: Endpoint, ladder: FormatLadder,
+    build: Callable[[str], ChatRequest], check: Check | None = None,
+) -> ChatOutcome | None:
+    """The reply :func:`call_structured` would find in the cache, found without an event
+    loop (:meth:`ChatRunner.cached`); None when the request, built for the endpoint's
+    current format, is not cached. A hit settles the format as a call's reply does."""
+    _fmt, request = _built(endpoint, ladder, build)
+    outcome = runner.cached(endpoint, request, check)
+    if outcome is not None:
+        ladder.confirm(endpoint)
+    return outcome
+
+
+def _built(endpoint: Endpoint, ladder: FormatLadder,
+           build: Callable[[str], ChatRequest]) -> tuple[str, ChatRequest]:
+    """The endpoint's current format and the request built for it (without a seed when
+    the endpoint refused one)."""
+    fmt = ladder.current(endpoint)
+    request = build(fmt)
+    if ladder.seedless(endpoint) and "seed" in request.params:
+        request = dataclasses.replace(
+            request, params={k: v for k, v in request.params.items() if k != "seed"})
+    return fmt, request
+
+
 async def _call_stepping_down(
     runner: ChatRunner, endpoint: Endpoint, ladder: FormatLadder,
     build: Callable[[str], ChatRequest], check: Check | None,
 ) -> ChatOutcome:
     while True:
-        fmt = ladder.current(endpoint)
-        request = build(fmt)
-        if ladder.seedless(endpoint) and "seed" in request.params:
-            request = dataclasses.replace(
-                request, params={k: v for k, v in request.params.items() if k != "seed"})
+        fmt, request = _built(endpoint, ladder, build)
         outcome: ChatOutcome = await runner.call(endpoint, request, check)
         if outcome.content is None and "seed" in request.params \
                 and refused_param(outcome.error, "seed"):

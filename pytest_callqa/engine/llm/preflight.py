@@ -1,11 +1,20 @@
 """One cheap check of an endpoint before a run sends it hundreds of calls: a key where the
 endpoint needs one, the server reachable, and the model served when the server lists its
 models. A run whose judge cannot be reached should stop with one clear message, not end in
-hundreds of judge errors."""
+hundreds of judge errors.
+
+Standard library only: the xdist controller checks every endpoint and never sends a chat
+call, and a run answered from the cache sends none either, so neither should pay for loading
+the openai client (up to a second of CPU while the workers start on the same cores).
+"""
 
 from __future__ import annotations
 
+import http.client
+import json
+import urllib.error
 import urllib.parse
+import urllib.request
 from pathlib import PurePosixPath
 
 from .endpoint import Endpoint
@@ -23,6 +32,17 @@ def _served(model: str, served: list[str]) -> bool:
     return model in served or model in names
 
 
+def _listed(body: bytes) -> list[str]:
+    """The model ids of a ``GET /models`` answer (none when it is not a model list)."""
+    try:
+        data = json.loads(body).get("data")
+    except (ValueError, AttributeError):
+        return []
+    if not isinstance(data, list):
+        return []
+    return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+
+
 def check_endpoint(endpoint: Endpoint, *, timeout: float = PREFLIGHT_TIMEOUT_S,
                    what: str = "judge") -> str | None:
     """None when ``endpoint`` can take calls; otherwise what is wrong and what to set."""
@@ -32,27 +52,27 @@ def check_endpoint(endpoint: Endpoint, *, timeout: float = PREFLIGHT_TIMEOUT_S,
     if host in KEYED_HOSTS and not endpoint.has_key:
         return (f"{where} needs an API key and none is set: export OPENAI_API_KEY, or point "
                 "the run at another server with --callqa-judge-base-url (or OPENAI_BASE_URL)")
-    # The openai client loads only for a run that calls a server.
-    import openai
-
-    client = openai.OpenAI(api_key=endpoint.api_key_or_placeholder, base_url=endpoint.base_url,
-                           timeout=timeout, max_retries=0)
+    # The display URL: credentials in the authority are not a host urllib can connect to.
+    request = urllib.request.Request(
+        url.rstrip("/") + "/models",
+        headers={"Authorization": f"Bearer {endpoint.api_key_or_placeholder}"})
     try:
-        served = [m.id for m in client.models.list().data]
-    except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-        return endpoint.redact(
-            f"{where} cannot be reached ({type(exc).__name__}: {exc}): check "
-            "--callqa-judge-base-url (or OPENAI_BASE_URL) and that the server is running")
-    except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-        return endpoint.redact(
-            f"{where} refused the key (HTTP {exc.status_code}): set OPENAI_API_KEY to a key "
-            "this server accepts")
-    except openai.APIStatusError:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            served = _listed(response.read())
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            return endpoint.redact(
+                f"{where} refused the key (HTTP {exc.code}): set OPENAI_API_KEY to a key "
+                "this server accepts")
         # A server without a model listing (or one that refuses it) still answers chat
         # calls; the model is checked by the first of them.
         return None
-    finally:
-        client.close()
+    except (OSError, http.client.HTTPException) as exc:
+        # URLError (refused, unknown host), timeouts and cut connections are all OSErrors.
+        reason = getattr(exc, "reason", exc)
+        return endpoint.redact(
+            f"{where} cannot be reached ({type(exc).__name__}: {reason}): check "
+            "--callqa-judge-base-url (or OPENAI_BASE_URL) and that the server is running")
     if served and not _served(endpoint.model, served):
         shown = ", ".join(served[:_SHOWN_MODELS]) + (", …" if len(served) > _SHOWN_MODELS
                                                       else "")

@@ -17,6 +17,9 @@ both under the same limits). For every call it:
 5. checks the reply with the caller's ``check`` and, while it reports problems, re-asks with
    the problems spelled out (bounded), then stores a usable reply in the cache.
 
+:meth:`ChatRunner.cached` answers from memory and the disk cache alone, without a session:
+a batch answered wholly from the cache starts no event loop and never loads openai.
+
 The API key is held by :class:`Endpoint` alone: it is never part of a cache key, an entry, a
 repr or a message; text that comes back from a server is redacted before it is kept. The
 cache key does cover the endpoint's base URL (without credentials): two servers of one model
@@ -38,6 +41,7 @@ from ..core.defaults import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from ..pricing import PriceTable
 from .budget import Budget, SpendLedger, completion_bound, no_price_message, worst_case
 from .cache import FileRateWindow, FileSlots, JudgeCache, content_key
+from .counters import ModelUsage
 from .endpoint import CallError, Endpoint
 from .limits import (
     Backoff,
@@ -110,40 +114,6 @@ class ChatOutcome:
     @property
     def usable(self) -> bool:
         return self.content is not None and not self.problems and self.error is None
-
-
-@dataclass
-class ModelUsage:
-    """Counters of one model over the runner's life."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    damaged: int = 0
-    requests: int = 0
-    retries: int = 0
-    reasks: int = 0
-    failures: int = 0
-    unusable: int = 0
-    budget_stopped: int = 0
-    prompt_tokens: float = 0.0
-    completion_tokens: float = 0.0
-    spent_usd: float = 0.0
-    call_cost_usd: float = 0.0
-    costed_calls: int = 0
-    cost_known: bool = True
-
-    def to_dict(self) -> dict[str, Any]:
-        per_1000 = (self.call_cost_usd / self.costed_calls * 1000
-                    if self.cost_known and self.costed_calls else None)
-        return {
-            "calls": self.calls, "cache_hits": self.cache_hits, "damaged": self.damaged,
-            "requests": self.requests,
-            "retries": self.retries, "reasks": self.reasks, "failures": self.failures,
-            "unusable": self.unusable, "budget_stopped": self.budget_stopped,
-            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-            "spent_usd": self.spent_usd if self.cost_known else None,
-            "cost_per_1000_calls": per_1000,
-        }
 
 
 @dataclass
@@ -292,16 +262,6 @@ class ChatRunner:
             "budget_stopped": sum(u.budget_stopped for u in every),
         }
 
-    def _usage_dict(self, model: str, prompt: float | None,
-                    completion: float | None) -> dict[str, float]:
-        usage: dict[str, float] = {}
-        if prompt is not None and completion is not None:
-            usage = {"prompt_tokens": prompt, "completion_tokens": completion}
-            cost = self.prices.cost(model, prompt, completion)
-            if cost is not None:
-                usage["cost_usd"] = cost
-        return usage
-
     # --- calls ----------------------------------------------------------------------------
 
     async def call(self, endpoint: Endpoint, request: ChatRequest,
@@ -338,13 +298,25 @@ class ChatRunner:
         future.set_result(outcome)
         if outcome.usable:
             self._memo[key] = outcome
-        stats.calls += 1
-        if outcome.usage.get("cost_usd") is not None:
-            stats.call_cost_usd += outcome.usage["cost_usd"]
-            stats.costed_calls += 1
-        elif outcome.usage:
-            stats.cost_known = False
+        stats.add_call(outcome.usage)
         return outcome
+
+    def cached(self, endpoint: Endpoint, request: ChatRequest,
+               check: Check | None = None) -> ChatOutcome | None:
+        """The reply in memory or the disk cache, counted as :meth:`call` counts a hit (None:
+        a miss). No session (no event loop), no key lock: entries are moved into place whole."""
+        key = request.key(endpoint)
+        known = self._memo.get(key)
+        if known is not None:
+            return _shared(known)
+        # Counted on a hit only (never a damaged entry): call() counts a miss, looking again.
+        hit = self._lookup(endpoint, key, check, ModelUsage())
+        if hit is not None:
+            self._memo[key] = hit
+            stats = self.usage(endpoint.model, request.kind)
+            stats.cache_hits += 1
+            stats.add_call(hit.usage)
+        return hit
 
     async def _call(self, session: _Session, endpoint: Endpoint, request: ChatRequest,
                     key: str, check: Check | None, stats: ModelUsage) -> ChatOutcome:
@@ -387,7 +359,7 @@ class ChatRunner:
         prompt = stored.get("prompt_tokens")
         completion = stored.get("completion_tokens")
         tokens_ok = all(isinstance(v, (int, float)) for v in (prompt, completion))
-        usage = self._usage_dict(endpoint.model, prompt if tokens_ok else None,
+        usage = _usage_dict(self.prices, endpoint.model, prompt if tokens_ok else None,
                                  completion if tokens_ok else None)
         usage["cached"] = 1.0
         stats.cache_hits += 1
@@ -413,7 +385,7 @@ class ChatRunner:
             reply, error, budget = await self._send(session, endpoint, messages, params,
                                                     bound, stats)
             if reply is None:
-                usage = self._usage_dict(endpoint.model, prompt_total, completion_total)
+                usage = _usage_dict(self.prices, endpoint.model, prompt_total, completion_total)
                 if budget:
                     stats.budget_stopped += 1
                 else:
@@ -439,7 +411,7 @@ class ChatRunner:
             ]
         if problems:
             stats.unusable += 1
-        usage = self._usage_dict(endpoint.model, prompt_total, completion_total)
+        usage = _usage_dict(self.prices, endpoint.model, prompt_total, completion_total)
         return ChatOutcome(content=content, problems=problems, usage=usage, asks=ask + 1,
                            truncated=truncated)
 
@@ -556,10 +528,29 @@ class ChatRunner:
             raise CallError(no_price_message(model))
 
 
+def _usage_dict(prices: PriceTable, model: str, prompt: float | None,
+                completion: float | None) -> dict[str, float]:
+    """The usage of a call: its token counts and, when the model has a price, its cost;
+    nothing when the counts are not both known."""
+    usage: dict[str, float] = {}
+    if prompt is not None and completion is not None:
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+        cost = prices.cost(model, prompt, completion)
+        if cost is not None:
+            usage["cost_usd"] = cost
+    return usage
+
+
 def _shared(outcome: ChatOutcome) -> ChatOutcome:
-    """A second consumer of one reply: same content, no usage (it was paid for once)."""
+    """A second consumer of one reply. A usable reply is shared as another process sees it
+    — a cache hit, with the tokens and cost of the call that got it — so which of two
+    identical calls is charged the request does not depend on which process asked (with or
+    without xdist, cold or warm). A failure is not cached, so no other process could share
+    it: it is shared without usage (it was paid for once)."""
+    usage = {**outcome.usage, "cached": 1.0} if outcome.usable and outcome.usage else {}
     return ChatOutcome(content=outcome.content, problems=list(outcome.problems),
-                       error=outcome.error, usage={}, cached=outcome.cached,
+                       error=outcome.error, usage=usage,
+                       cached=outcome.cached or outcome.usable,
                        budget_stopped=outcome.budget_stopped, asks=0)
 
 

@@ -1,0 +1,121 @@
+"""The up-front batch of the LLM judge: under xdist each worker sends the calls of its share
+of the cases only (the shares together cover every pair once), and a warm re-run answers
+everything from the cache without starting the batch at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_callqa.run.shard import shard_of
+
+from .conftest import LLMProject
+
+SUITE = """
+def test_judged(callqa_result):
+    assert callqa_result.valid is not None
+
+def test_output(callqa_output):
+    assert callqa_output is not None
+"""
+
+# Notes, per process, the pairs whose outputs were asked for before its first test (the
+# up-front batch) and then falls back to the recorded outputs.
+RECORDING_CONFTEST = """
+from pathlib import Path
+
+STARTED = []
+
+def pytest_runtest_setup(item):
+    STARTED.append(item.nodeid)
+
+def pytest_callqa_generate(model, case, config):
+    if not STARTED:
+        worker = getattr(config, "workerinput", {}).get("workerid", "main")
+        with open(Path(str(config.rootpath)) / f"up-front-{worker}.txt", "a") as log:
+            log.write(f"{model} {case.id}\\n")
+    return None
+"""
+
+# Records whether the process started an event loop or loaded the openai client.
+WATCHING_CONFTEST = """
+import asyncio
+import sys
+from pathlib import Path
+
+_run = asyncio.run
+
+def _watched(*args, **kwargs):
+    Path("event-loop-started").touch()
+    return _run(*args, **kwargs)
+
+asyncio.run = _watched
+
+def pytest_sessionfinish(session):
+    if "openai" in sys.modules:
+        Path("openai-loaded").touch()
+"""
+
+
+def up_front(root: Path, worker: str) -> set[tuple[str, str]]:
+    log = root / f"up-front-{worker}.txt"
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return {(model, case_id) for model, case_id in (line.split() for line in lines)}
+
+
+def test_under_xdist_each_worker_sends_the_calls_of_its_share_of_the_cases_only(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    project, server = llm.project, llm.server
+    pytester.makeconftest(RECORDING_CONFTEST)
+    project.write_tests(SUITE)
+    result = pytester.runpytest("-n", "2", "--callqa-concurrency=3",
+                                "--callqa-judge-mode=per-metric", "--no-callqa-benchmarks")
+    result.assert_outcomes(passed=16)
+    pairs = {(model, case_id) for model in ("alpha", "beta") for case_id in project.cases}
+    shares = {worker: {(m, c) for m, c in pairs if shard_of(None, c, 2) == number}
+              for worker, number in (("gw0", 1), ("gw1", 2))}
+    # The mini project's four cases fall in both shares (1 and 3 cases).
+    assert len(shares["gw0"]) == 2 and len(shares["gw1"]) == 6
+    assert up_front(pytester.path, "gw0") == shares["gw0"]
+    assert up_front(pytester.path, "gw1") == shares["gw1"]
+    # Each unique request went out once, within the one limit of both workers.
+    assert server.requests == server.unique_requests > 0
+    assert server.peak_in_flight <= 3
+
+
+def test_a_single_process_sends_every_pair_up_front(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    pytester.makeconftest(RECORDING_CONFTEST)
+    llm.project.write_tests(SUITE)
+    pytester.runpytest("-p", "no:xdist", "--no-callqa-benchmarks").assert_outcomes(passed=16)
+    assert up_front(pytester.path, "main") == {
+        (model, case_id) for model in ("alpha", "beta") for case_id in llm.project.cases}
+
+
+@pytest.mark.parametrize("xdist", [["-p", "no:xdist"], ["-n", "2"]], ids=["one-process", "n2"])
+def test_a_warm_rerun_starts_no_event_loop_and_never_loads_openai(
+    llm: LLMProject, pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    project, server = llm.project, llm.server
+    project.write_tests(SUITE)
+    args = [*xdist, "--no-callqa-benchmarks", "--callqa-judge-mode=per-metric"]
+    pytester.runpytest_subprocess(*args).assert_outcomes(passed=16)
+    sent = server.requests
+    assert sent > 0
+    pytester.makeconftest(WATCHING_CONFTEST)
+    # Without xdist the judge is stopped: a run that needs no call does not check the
+    # endpoint either (the xdist controller, which collects nothing, still does: it cannot
+    # know what its workers will find cached).
+    if xdist[0] == "-p":
+        server.stop()
+    warm = pytester.runpytest_subprocess(*args, "--callqa-report=warm.json")
+    warm.assert_outcomes(passed=16)
+    assert server.requests == sent
+    assert not (pytester.path / "event-loop-started").exists()
+    assert not (pytester.path / "openai-loaded").exists()
+    usage = project.report("warm.json")["run"]["judge_usage"]
+    assert usage["requests"] == 0
+    assert usage["per_process"]["calls"] == usage["per_process"]["cache_hits"] > 0

@@ -111,6 +111,7 @@ _ANCHOR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 _PRIORITY = {name: rank for rank, (name, _) in enumerate(_ANCHOR_PATTERNS)}
+_DIGIT = re.compile("[0-9]")
 
 
 def _decimal_value(number: str) -> str:
@@ -199,6 +200,10 @@ def extract_anchors(text: str) -> list[Anchor]:
 def _anchors(text: str) -> tuple[Anchor, ...]:
     """The anchors of ``text``; one text is checked against many statements in a batch."""
     ascii_text = text.translate(ASCII_DIGITS)
+    if _DIGIT.search(ascii_text) is None:
+        # Every pattern needs a digit; most statements have none, and scanning them with
+        # all the patterns is the bulk of the work.
+        return ()
     candidates: list[tuple[int, int, int, Anchor]] = []
     for name, pattern in _ANCHOR_PATTERNS:
         for m in pattern.finditer(ascii_text):

@@ -123,7 +123,13 @@ STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 
 def content_tokens(s: str) -> list[str]:
     """Tokens that carry meaning: no stopwords and no single letters (single digits stay)."""
-    return [t for t in tokens(s) if t not in STOPWORDS and (len(t) > 1 or t.isdecimal())]
+    return list(_content_tokens(s))
+
+
+@batch_memoised
+def _content_tokens(s: str) -> tuple[str, ...]:
+    # A claim's content words are read by several metrics of its output.
+    return tuple(t for t in _tokens(s) if t not in STOPWORDS and (len(t) > 1 or t.isdecimal()))
 
 
 def token_jaccard(a: str, b: str) -> float:
@@ -191,6 +197,13 @@ def extract_quotes(text: str) -> list[str]:
 
     A quotation nested inside another is part of the outer one and is not listed again.
     """
+    return list(_quotes(text))
+
+
+@batch_memoised
+def _quotes(text: str) -> tuple[str, ...]:
+    # An output's statements are searched for quotes by several metrics, a case's truth by
+    # every model's.
     spans: list[tuple[int, int, str]] = []
     for pattern in _QUOTE_RES:
         spans.extend((m.start(), m.end(), m[1]) for m in pattern.finditer(text))
@@ -208,7 +221,7 @@ def extract_quotes(text: str) -> list[str]:
         stripped = _strip_span(body)
         if len(stripped) >= 2:
             quotes.append(stripped)
-    return quotes
+    return tuple(quotes)
 
 
 _TIMESTAMP_RE = re.compile(

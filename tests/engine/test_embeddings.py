@@ -546,15 +546,22 @@ EXACT_TEXTS = [
     "a b c a b c d e f g — ok ok ok",
     "",
     "Straße İstanbul ǅemal 日本語 テキスト",
+    "refund 🙂 in 5 days 💸💸",
 ]
+# A long text: thousands of n-grams, many repeated, over several rows.
+LONG_TEXT = " ".join(f"{EXACT_TEXTS[i % 4]} call {i} agent said 'noted' at 0{i % 10}:1{i % 6}"
+                     for i in range(40))
 
 
 def test_tfidf_vectors_equal_scikit_learns_bit_for_bit() -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    for ngrams in ((2, 4), (1, 3), (3, 6)):
-        for start in range(len(EXACT_TEXTS)):
-            texts = EXACT_TEXTS[start:] + EXACT_TEXTS[:start]
+    # (4, 5): a one-letter word, padded, is shorter than every n-gram and counts whole.
+    # (1, 12): with 64 distinct characters or more in a call, twelve of them fill two sort
+    # keys.
+    for ngrams in ((2, 4), (1, 3), (3, 6), (4, 5), (1, 12)):
+        for start in range(len(EXACT_TEXTS) + 1):
+            texts = [*EXACT_TEXTS[start:], LONG_TEXT, *EXACT_TEXTS[:start]]
             reference = TfidfVectorizer(analyzer="char_wb", ngram_range=ngrams,
                                         lowercase=True, sublinear_tf=True)
             expected = embeddings._normalise_rows(np.asarray(

@@ -11,6 +11,7 @@ from pytest_callqa.engine.anchors import (
     extract_anchors,
     unsupported_anchors,
 )
+from pytest_callqa.engine.core.memo import batch_memo
 from pytest_callqa.engine.text import (
     STOPWORDS,
     contains_phrase,
@@ -454,3 +455,13 @@ def test_content_coverage() -> None:
     assert content_coverage("the and of", "anything") == 1.0
     assert content_coverage("customer refund", "customer", "refund") == 1.0
     assert content_coverage("customer customer refund", "customer") == 0.5
+
+
+def test_memoised_quotes_and_content_words_are_fresh_lists_in_a_batch() -> None:
+    with batch_memo():
+        quotes = extract_quotes('she said "no refund" twice')
+        quotes.append("changed")
+        words = content_tokens("the refund arrived")
+        words.append("changed")
+        assert extract_quotes('she said "no refund" twice') == ["no refund"]
+        assert content_tokens("the refund arrived") == ["refund", "arrived"]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..anchors import Anchor, anchor_supported, extract_anchors
 from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.memo import batch_memoised
 from ..text import (
     best_fuzzy_match,
     content_coverage,
@@ -78,14 +79,21 @@ def _normalized_turns(turns: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(normalize_loose(t) for t in turns)
 
 
+@batch_memoised
+def _support_context(contexts: tuple[str, ...]) -> tuple[tuple[Anchor, ...], frozenset[str]]:
+    """The anchors and the tokens of ``contexts`` together: every statement of every output
+    of a case is checked against the same ones."""
+    profiles = [_profile(c) for c in contexts]
+    known = tuple(a for anchors, _ in profiles for a in anchors)
+    return known, frozenset().union(*(words for _, words in profiles))
+
+
 def statement_support(statement: str, contexts: Sequence[str]) -> tuple[bool, str]:
     """Whether a statement is supported by ``contexts`` and, if not, why not."""
-    profiles = [_profile(c) for c in contexts]
-    known = [a for anchors, _ in profiles for a in anchors]
+    known, vocabulary = _support_context(tuple(contexts))
     missing = [a for a in extract_anchors(statement) if not anchor_supported(a, known)]
     if missing:
         return False, "unsupported " + ", ".join(f"{a.kind} {a.text!r}" for a in missing)
-    vocabulary = frozenset().union(*(words for _, words in profiles))
     coverage = content_coverage(statement, vocabulary=vocabulary)
     if coverage < SUPPORT_COVERAGE:
         return False, f"only {coverage:.0%} of its content words occur in the call or the truth"
@@ -303,12 +311,21 @@ class HeuristicJudge:
                             details={"used": sorted(used), "needed": sorted(needed)})
 
     @staticmethod
-    def _cited_turns(statements: Sequence[Any], turns: Sequence[str]) -> set[int]:
+    def _cited_turns(statements: Sequence[Any], turns: tuple[str, ...]) -> set[int]:
         """Indices of the (normalised) turns that the statements quote."""
         cited: set[int] = set()
         for statement in statements:
-            for quote in extract_quotes(str(statement)):
-                score, index = best_fuzzy_match(quote, turns, normalized=True)
-                if score >= QUOTE_MATCH:
-                    cited.add(index)
+            cited |= _quoted_turns(str(statement), turns)
         return cited
+
+
+@batch_memoised
+def _quoted_turns(statement: str, turns: tuple[str, ...]) -> frozenset[int]:
+    """Indices of the (normalised) turns that ``statement`` quotes: an output's claims are
+    looked up by its contextual precision and recall, a case's truth by every model's."""
+    cited: set[int] = set()
+    for quote in extract_quotes(statement):
+        score, index = best_fuzzy_match(quote, turns, normalized=True)
+        if score >= QUOTE_MATCH:
+            cited.add(index)
+    return frozenset(cited)

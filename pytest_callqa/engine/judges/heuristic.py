@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..anchors import Anchor, anchor_supported, extract_anchors
+from ..core.cases import GoldenCase
 from ..core.judging import JudgeRequest, JudgeVerdict
-from ..core.memo import batch_memoised
+from ..core.memo import ByIdentity, batch_memoised
 from ..text import (
     best_fuzzy_match,
     content_coverage,
@@ -65,7 +66,13 @@ def _flatten(value: Any) -> Iterator[str]:
 
 def truth_text(request: JudgeRequest) -> str:
     """The expected outcome as plain text, for support checks."""
-    return "\n".join(_flatten(request.case.expected_outcome))
+    return _truth_text(ByIdentity(request.case))
+
+
+@batch_memoised
+def _truth_text(case: ByIdentity[GoldenCase]) -> str:
+    # Every output of a case has its statements checked against the same truth.
+    return "\n".join(_flatten(case.value.expected_outcome))
 
 
 @functools.lru_cache(maxsize=512)

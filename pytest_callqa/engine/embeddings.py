@@ -191,12 +191,15 @@ def _tfidf_matrix(docs: Sequence[str], ngram_range: tuple[int, int]) -> FloatArr
         list(chain.from_iterable(split)), low, high)
     if not len(sizes):
         raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
-    order, term, first_sightings = _sorted_texts(code_points, starts, sizes, positions, high)
+    by_text, term, first_sightings = _sorted_texts(code_points, starts, sizes, positions,
+                                                   high)
     terms = len(first_sightings)
-    doc = np.repeat(np.arange(len(docs)), [len(words) for words in split])[word]
-    found = np.bincount(doc[order] * terms + term, minlength=len(docs) * terms)
+    # The document of each position: the analyzer lists the documents one after the other.
+    doc_of_word = np.repeat(np.arange(len(docs)), [len(words) for words in split])
+    doc = np.repeat(np.arange(len(docs)), np.bincount(doc_of_word[word], minlength=len(docs)))
+    found = np.bincount(doc[by_text] * terms + term, minlength=len(docs) * terms)
     found = found.reshape(len(docs), terms)
-    df = (found > 0).sum(axis=0).astype(np.float64)
+    df = np.count_nonzero(found, axis=0).astype(np.float64)
     df += 1.0
     idf = np.full_like(df, fill_value=len(docs) + 1, dtype=np.float64)
     idf /= df
@@ -225,49 +228,56 @@ def _tfidf_matrix(docs: Sequence[str], ngram_range: tuple[int, int]) -> FloatArr
 
 def _sorted_texts(code_points: IntArray, starts: IntArray, sizes: IntArray,
                   positions: IntArray, longest: int) -> tuple[IntArray, IntArray, IntArray]:
-    """The n-grams (``sizes[i]`` code points from ``starts[i]``) sorted by their text in
-    Python's string order: their indices in that order, the number of each one's text among
-    the distinct texts in that order (the dense column scikit-learn gives the term, as it
-    sorts its vocabulary alphabetically), and the smallest of ``positions`` each distinct
-    text has (where the analyzer first lists it)."""
-    alphabet = _distinct(code_points)
+    """The n-grams (``sizes[i]`` code points from ``starts[i]``, listed by the analyzer at
+    ``positions[i]``, a permutation of 0..n-1) sorted by their text in Python's string
+    order: their positions in that order, the number of each one's text among the distinct
+    texts in that order (the dense column scikit-learn gives the term, as it sorts its
+    vocabulary alphabetically), and each distinct text's first position."""
+    # The distinct characters, sorted: np.unique's answer, several times faster here.
+    alphabet = np.sort(code_points)
+    alphabet = alphabet[np.concatenate(([True], alphabet[1:] != alphabet[:-1]))]
     # Each character becomes its rank in the alphabet, from 1; 0 stands for "no character"
     # (past the end of the run), so an n-gram sorts before the longer ones it begins, as in
     # string order. As many characters as fit are packed into one 64-bit key, the first in
-    # the highest bits; keys[j][k][p] holds the characters from p up to the (k+1)-th of key j.
+    # the highest bits; packed[k][p] holds the key's characters from p up to its (k+1)-th.
     rank_of = np.zeros(int(alphabet[-1]) + 1, dtype=np.uint64)
     rank_of[alphabet] = np.arange(1, len(alphabet) + 1, dtype=np.uint64)
     ranks = np.concatenate([rank_of[code_points], np.zeros(longest, dtype=np.uint64)])
     bits = len(alphabet).bit_length()
-    per_key = 64 // bits
+    per_key = min(64 // bits, longest)
+    shifts = (bits * np.arange(per_key - 1, -1, -1)).astype(np.uint64)
     run = len(code_points)
     keys = []
     for first in range(0, longest, per_key):
-        packed = [np.zeros(run, dtype=np.uint64)]
-        for k in range(first, min(first + per_key, longest)):
-            shift = np.uint64(bits * (per_key - 1 - (k - first)))
-            packed.append(packed[-1] | ranks[k:k + run] << shift)
+        chars = min(per_key, longest - first)
+        packed = np.zeros((chars + 1, run), dtype=np.uint64)
+        for k in range(chars):
+            np.bitwise_or(packed[k], ranks[first + k:first + k + run] << shifts[k],
+                          out=packed[k + 1])
         # An n-gram shorter than the key's characters keeps only its own.
-        keys.append(np.stack(packed)[np.clip(sizes - first, 0, per_key), starts])
-    # lexsort takes its primary key last; one key sorts several times faster through the
-    # default argsort, which is not stable: equal n-grams end up in any order.
+        keys.append(packed[np.clip(sizes - first, 0, chars), starts])
+    position_bits = (len(positions) - 1).bit_length()
+    if len(keys) == 1 and bits * per_key + position_bits <= 64:
+        # Text and position in one number: a plain sort, several times faster than an
+        # argsort, orders by text and, within a text, by position.
+        both = np.sort(keys[0] << np.uint64(position_bits)
+                       | positions.astype(np.uint64))
+        ordered = both >> np.uint64(position_bits)
+        by_text = (both & np.uint64((1 << position_bits) - 1)).astype(np.intp)
+        new_text = np.ones(len(both), dtype=bool)
+        new_text[1:] = ordered[1:] != ordered[:-1]
+        return by_text, np.cumsum(new_text) - 1, by_text[new_text]
+    # lexsort takes its primary key last; one key sorts faster through the default
+    # argsort, which is not stable: equal n-grams end up in any order.
     order = np.argsort(keys[0]) if len(keys) == 1 else np.lexsort(keys[::-1])
     new_text = np.zeros(len(starts), dtype=bool)
     new_text[0] = True
     for key in keys:
         ordered = key[order]
         new_text[1:] |= ordered[1:] != ordered[:-1]
-    term = np.cumsum(new_text) - 1
-    return order, term, np.minimum.reduceat(positions[order], np.flatnonzero(new_text))
-
-
-def _distinct(values: IntArray) -> IntArray:
-    """The distinct values, sorted (``np.unique``'s answer, several times faster on these
-    small arrays)."""
-    ordered = np.sort(values)
-    keep = np.ones(len(ordered), dtype=bool)
-    keep[1:] = ordered[1:] != ordered[:-1]
-    return ordered[keep]
+    by_text = positions[order]
+    return by_text, np.cumsum(new_text) - 1, np.minimum.reduceat(by_text,
+                                                                  np.flatnonzero(new_text))
 
 
 def word_tfidf_cosine(a: str, b: str) -> float:

@@ -499,3 +499,10 @@ def test_ascii_digits_rewrites_other_scripts_digits_only() -> None:
 def test_anchor_patterns_are_skipped_only_where_they_cannot_match(
         raw: str, found: list[tuple[str, str]]) -> None:
     assert _kv(raw) == found
+
+
+def test_tokens_of_ascii_and_other_texts() -> None:
+    assert tokens("Didn't_GET 3.5 refunds, 1,200 items") == [
+        "didn", "t", "get", "3.5", "refunds", "1,200", "items"]
+    # Full-width letters fold to ASCII, ß casefolds to ss, Devanagari keeps its marks.
+    assert tokens("ＳＴＲＡßＥ  रिफंड 3.5") == ["strasse", "रिफंड", "3.5"]

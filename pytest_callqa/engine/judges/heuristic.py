@@ -75,6 +75,12 @@ def _truth_text(case: ByIdentity[GoldenCase]) -> str:
     return "\n".join(_flatten(case.value.expected_outcome))
 
 
+@batch_memoised
+def _transcript_plain(case: ByIdentity[GoldenCase]) -> str:
+    # The same for every statement of every output of a case.
+    return case.value.transcript_plain
+
+
 @functools.lru_cache(maxsize=512)
 def _profile(context: str) -> tuple[tuple[Anchor, ...], frozenset[str]]:
     """Anchors and tokens of a context; one transcript is checked against many statements."""
@@ -169,7 +175,7 @@ class HeuristicJudge:
             for stamp in stamps if starts else []:
                 if min(abs(stamp - s) for s in starts) > TIMESTAMP_TOLERANCE_S:
                     problems.append(f"no turn starts near {stamp:g}s")
-            known = [a for c in (request.case.transcript_plain,
+            known = [a for c in (_transcript_plain(ByIdentity(request.case)),
                                  str(item.get("expected_reason", ""))) for a in _profile(c)[0]]
             for anchor in extract_anchors(reason):
                 if not anchor_supported(anchor, known):
@@ -224,7 +230,7 @@ class HeuristicJudge:
         highlights = [str(h) for h in request.focus.get("highlights", [])]
         if not highlights:
             return JudgeVerdict(request.metric, None, "not scored: no highlight returned")
-        contexts = [request.case.transcript_plain, truth_text(request)]
+        contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
         verdicts = [(h, *statement_support(h, contexts)) for h in highlights]
         wrong = [f"{h!r} ({why})" for h, ok, why in verdicts if not ok]
         accurate = len(highlights) - len(wrong)
@@ -240,7 +246,7 @@ class HeuristicJudge:
         facts = [str(f) for f in request.focus.get("facts", []) if str(f).strip()]
         if not facts:
             return JudgeVerdict(request.metric, None, "not scored: the output states no fact")
-        contexts = [request.case.transcript_plain, truth_text(request)]
+        contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
         fabricated = []
         for fact in facts:
             ok, why = statement_support(fact, contexts)

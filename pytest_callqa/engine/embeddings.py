@@ -167,12 +167,13 @@ def _char_wb_grams(words: Sequence[str], low: int,
     totals = per_word.sum(axis=0)
     listed = (np.cumsum(totals) - totals) + (np.cumsum(per_word, axis=0) - per_word)
     groups = per_word.ravel()
-    word = np.repeat(np.tile(np.arange(len(words)), len(sizes)), groups)
-    within = np.arange(len(word)) - np.repeat(np.cumsum(groups) - groups, groups)
+    group = np.repeat(np.arange(groups.size), groups)
+    word = group % len(words)
+    within = np.arange(len(group)) - (np.cumsum(groups) - groups)[group]
     return (code_points,
             (np.cumsum(lengths) - lengths)[word] + within,
-            np.minimum(lengths[word], np.repeat(np.repeat(sizes[:, 0], len(words)), groups)),
-            np.repeat(listed.ravel(), groups) + within,
+            np.minimum(lengths[word], low + group // len(words)),
+            listed.ravel()[group] + within,
             word)
 
 

@@ -326,19 +326,17 @@ class HeuristicJudge:
     @staticmethod
     def _cited_turns(statements: Sequence[Any], turns: tuple[str, ...]) -> set[int]:
         """Indices of the (normalised) turns that the statements quote."""
-        cited: set[int] = set()
-        for statement in statements:
-            cited |= _quoted_turns(str(statement), turns)
-        return cited
+        return set(_quoted_turns(tuple(map(str, statements)), turns))
 
 
 @batch_memoised
-def _quoted_turns(statement: str, turns: tuple[str, ...]) -> frozenset[int]:
-    """Indices of the (normalised) turns that ``statement`` quotes: an output's claims are
+def _quoted_turns(statements: tuple[str, ...], turns: tuple[str, ...]) -> frozenset[int]:
+    """Indices of the (normalised) turns that ``statements`` quote: an output's claims are
     looked up by its contextual precision and recall, a case's truth by every model's."""
     cited: set[int] = set()
-    for quote in extract_quotes(statement):
-        score, index = best_fuzzy_match(quote, turns, normalized=True)
-        if score >= QUOTE_MATCH:
-            cited.add(index)
+    for statement in statements:
+        for quote in extract_quotes(statement):
+            score, index = best_fuzzy_match(quote, turns, normalized=True)
+            if score >= QUOTE_MATCH:
+                cited.add(index)
     return frozenset(cited)

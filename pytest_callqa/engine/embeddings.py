@@ -108,12 +108,11 @@ def _word_counts(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
 
 
 class _TfidfRows:
-    """The rows of ``TfidfVectorizer(...).fit_transform(docs)`` as scikit-learn stores them:
-    each row's feature numbers (in order of first sighting in the call) and L2-normalised
-    weights."""
+    """The rows of ``TfidfVectorizer().fit_transform(docs)`` (raw term counts) as
+    scikit-learn stores them: each row's feature numbers (in order of first sighting in the
+    call) and L2-normalised weights."""
 
-    def __init__(self, counted: Sequence[tuple[tuple[str, ...], tuple[int, ...]]],
-                 sublinear: bool) -> None:
+    def __init__(self, counted: Sequence[tuple[tuple[str, ...], tuple[int, ...]]]) -> None:
         first_seen = dict.fromkeys(chain.from_iterable(grams for grams, _ in counted))
         vocabulary = {term: i for i, term in enumerate(first_seen)}
         rows = [np.fromiter(map(vocabulary.__getitem__, grams), dtype=np.intp,
@@ -132,9 +131,6 @@ class _TfidfRows:
         idf /= df
         np.log(idf, out=idf)
         idf += 1.0
-        if sublinear:
-            np.log(data, out=data)
-            data += 1.0
         data *= idf[indices]
         self.rows: list[tuple[npt.NDArray[np.intp], FloatArray]] = []
         for i in range(len(counted)):
@@ -289,7 +285,7 @@ def word_tfidf_cosine(a: str, b: str) -> float:
     counted = [_word_counts(a), _word_counts(b)]
     if not any(words for words, _ in counted):
         return 0.0
-    (features_a, weights_a), (features_b, weights_b) = _TfidfRows(counted, sublinear=False).rows
+    (features_a, weights_a), (features_b, weights_b) = _TfidfRows(counted).rows
     other = dict(zip(features_b.tolist(), weights_b.tolist(), strict=True))
     total = 0.0
     for feature, weight in zip(features_a.tolist(), weights_a.tolist(), strict=True):

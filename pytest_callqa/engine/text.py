@@ -62,9 +62,15 @@ NOT_AFTER_WORD = r"(?<![^\W_])"
 NOT_BEFORE_WORD = r"(?![^\W_])"
 
 # Every Unicode decimal digit maps to one ASCII digit, so translating keeps string offsets.
-ASCII_DIGITS = {
+_ASCII_DIGITS = {
     cp: str(unicodedata.digit(chr(cp))) for cp in _CATEGORIES["Nd"] if not 0x30 <= cp <= 0x39
 }
+
+
+def ascii_digits(text: str) -> str:
+    """``text`` with every decimal digit written as an ASCII one."""
+    # An ASCII text has none other; translating looks up every character.
+    return text if text.isascii() else text.translate(_ASCII_DIGITS)
 
 _DASHES = "_-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 _DASH_TO_SPACE = str.maketrans(dict.fromkeys(_DASHES, " "))
@@ -73,8 +79,14 @@ _DASH_TO_SPACE = str.maketrans(dict.fromkeys(_DASHES, " "))
 _INVISIBLE = str.maketrans(dict.fromkeys(["\u00ad", "\u200c", "\u200d", "\u2060"]))
 _APOSTROPHES_RE = re.compile("['\u2019\u02bc]")
 # Punctuation is dropped unless it sits between two digits, which keeps "3.5" and "1,200".
-_LOOSE_PUNCT_RE = re.compile(rf"(?<!\d)[{_PUNCT}]|[{_PUNCT}](?!\d)")
+# The class comes first so the regex engine skips quickly to the candidates, and an ASCII
+# text is scanned with the class's ASCII part, far smaller.
+_NOT_BETWEEN_DIGITS = r"(?:(?<!\d.)|(?!\d))"
+_LOOSE_PUNCT_RE = re.compile(rf"[{_PUNCT}]{_NOT_BETWEEN_DIGITS}")
+_ASCII_LOOSE_PUNCT_RE = re.compile(
+    rf"[{_char_class(cp for cp in _CATEGORIES['P'] if cp < 0x80)}]{_NOT_BETWEEN_DIGITS}")
 _TOKEN_RE = re.compile(rf"\d+(?:[.,]\d+)+|{_WORD_CHAR}+")
+_ASCII_TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")
 
 
 @batch_memoised
@@ -89,7 +101,8 @@ def normalize_loose(s: str) -> str:
     """``normalize`` without punctuation, keeping separators inside numbers."""
     # Apostrophes vanish rather than become spaces so "didn't" stays one word.
     without_apostrophes = _APOSTROPHES_RE.sub("", normalize(s))
-    return " ".join(_LOOSE_PUNCT_RE.sub(" ", without_apostrophes).split())
+    punctuation = _ASCII_LOOSE_PUNCT_RE if without_apostrophes.isascii() else _LOOSE_PUNCT_RE
+    return " ".join(punctuation.sub(" ", without_apostrophes).split())
 
 
 def tokens(s: str) -> list[str]:
@@ -99,6 +112,10 @@ def tokens(s: str) -> list[str]:
 
 @batch_memoised
 def _tokens(s: str) -> tuple[str, ...]:
+    if s.isascii():
+        # NFKC leaves ASCII as it is and casefolds it to lower case, and no combining mark or
+        # invisible joiner can occur: the short pattern finds the same tokens, much faster.
+        return tuple(_ASCII_TOKEN_RE.findall(s.lower()))
     text = unicodedata.normalize("NFKC", s).translate(_INVISIBLE).casefold()
     return tuple(_TOKEN_RE.findall(text))
 
@@ -123,7 +140,13 @@ STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 
 def content_tokens(s: str) -> list[str]:
     """Tokens that carry meaning: no stopwords and no single letters (single digits stay)."""
-    return [t for t in tokens(s) if t not in STOPWORDS and (len(t) > 1 or t.isdecimal())]
+    return list(_content_tokens(s))
+
+
+@batch_memoised
+def _content_tokens(s: str) -> tuple[str, ...]:
+    # A claim's content words are read by several metrics of its output.
+    return tuple(t for t in _tokens(s) if t not in STOPWORDS and (len(t) > 1 or t.isdecimal()))
 
 
 def token_jaccard(a: str, b: str) -> float:
@@ -191,6 +214,13 @@ def extract_quotes(text: str) -> list[str]:
 
     A quotation nested inside another is part of the outer one and is not listed again.
     """
+    return list(_quotes(text))
+
+
+@batch_memoised
+def _quotes(text: str) -> tuple[str, ...]:
+    # An output's statements are searched for quotes by several metrics, a case's truth by
+    # every model's.
     spans: list[tuple[int, int, str]] = []
     for pattern in _QUOTE_RES:
         spans.extend((m.start(), m.end(), m[1]) for m in pattern.finditer(text))
@@ -208,7 +238,7 @@ def extract_quotes(text: str) -> list[str]:
         stripped = _strip_span(body)
         if len(stripped) >= 2:
             quotes.append(stripped)
-    return quotes
+    return tuple(quotes)
 
 
 _TIMESTAMP_RE = re.compile(
@@ -224,7 +254,10 @@ def extract_timestamps(text: str) -> list[float]:
     Clock times marked am/pm are not offsets; an unmarked "15:30" reads as 15 min 30 s.
     """
     found: list[float] = []
-    for m in _TIMESTAMP_RE.finditer(text.translate(ASCII_DIGITS)):
+    if ":" not in text:
+        # Every offset has one; most statements have none.
+        return found
+    for m in _TIMESTAMP_RE.finditer(ascii_digits(text)):
         seconds = int(m["h"] or 0) * 3600 + int(m["m"]) * 60 + int(m["s"])
         found.append(seconds + (float(f"0.{m['f']}") if m["f"] else 0.0))
     return found
@@ -300,7 +333,8 @@ def _vocabulary(contexts: tuple[str, ...]) -> frozenset[str]:
 def _without_digits(vocabulary: frozenset[str]) -> tuple[str, ...]:
     """The words of a context that a claim's token may fuzzily match; many claims are
     checked against one context."""
-    return tuple(t for t in vocabulary if not any(ch.isdigit() for ch in t))
+    # isalpha first: a word of letters only, most of them, has no digit to look for.
+    return tuple(t for t in vocabulary if t.isalpha() or not any(ch.isdigit() for ch in t))
 
 
 def content_coverage(

@@ -546,15 +546,22 @@ EXACT_TEXTS = [
     "a b c a b c d e f g — ok ok ok",
     "",
     "Straße İstanbul ǅemal 日本語 テキスト",
+    "refund 🙂 in 5 days 💸💸",
 ]
+# A long text: thousands of n-grams, many repeated, over several rows.
+LONG_TEXT = " ".join(f"{EXACT_TEXTS[i % 4]} call {i} agent said 'noted' at 0{i % 10}:1{i % 6}"
+                     for i in range(40))
 
 
 def test_tfidf_vectors_equal_scikit_learns_bit_for_bit() -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    for ngrams in ((2, 4), (1, 3), (3, 6)):
-        for start in range(len(EXACT_TEXTS)):
-            texts = EXACT_TEXTS[start:] + EXACT_TEXTS[:start]
+    # (4, 5): a one-letter word, padded, is shorter than every n-gram and counts whole.
+    # With 64 to 127 distinct characters in a call (7 bits each), nine fill a sort key:
+    # (1, 9) leaves no room for the position beside them, (1, 12) needs two keys.
+    for ngrams in ((2, 4), (1, 3), (3, 6), (4, 5), (1, 9), (1, 12)):
+        for start in range(len(EXACT_TEXTS) + 1):
+            texts = [*EXACT_TEXTS[start:], LONG_TEXT, *EXACT_TEXTS[:start]]
             reference = TfidfVectorizer(analyzer="char_wb", ngram_range=ngrams,
                                         lowercase=True, sublinear_tf=True)
             expected = embeddings._normalise_rows(np.asarray(
@@ -577,3 +584,18 @@ def test_word_tfidf_cosine_equals_scikit_learns_sparse_product_bit_for_bit() -> 
         assert embeddings.word_tfidf_cosine(a, b) == expected, (a, b)
     assert embeddings.word_tfidf_cosine("a b", "c d") == 0.0
     assert embeddings.word_tfidf_cosine(REFUND_EN, REFUND_EN) == pytest.approx(1.0)
+
+
+def test_tfidf_vectors_equal_scikit_learns_at_the_edge_of_one_sort_number() -> None:
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    # 71 distinct characters (7 bits each) by seven per (1, 7) n-gram: 49 bits, and beside
+    # them the position of one of 28,566 n-grams (15 bits) fills 64 exactly; 42,356 n-grams
+    # (16 bits) no longer fit.
+    for copies in (2, 3):
+        texts = [*EXACT_TEXTS, *[LONG_TEXT] * copies]
+        reference = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 7), lowercase=True,
+                                    sublinear_tf=True)
+        expected = embeddings._normalise_rows(np.asarray(
+            reference.fit_transform(texts).toarray(), dtype=np.float64))
+        assert np.array_equal(TfidfEmbedder(ngram_range=(1, 7)).embed(texts), expected)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_callqa.engine.core.memo import batch_memo, batch_memoised, in_batch_memo, memo_sizes
+from pytest_callqa.engine.core.memo import (
+    ByIdentity,
+    batch_memo,
+    batch_memoised,
+    in_batch_memo,
+    memo_sizes,
+)
 
 CALLS: list[str] = []
 
@@ -74,3 +80,21 @@ def test_keyword_arguments_bypass_the_memo() -> None:
 def test_a_limit_below_one_is_refused_with_its_value() -> None:
     with pytest.raises(ValueError, match="at least 1 entry, got 0"), batch_memo(limit=0):
         pass
+
+
+@batch_memoised
+def _length(items: ByIdentity[list[str]]) -> int:
+    CALLS.append("length")
+    return len(items.value)
+
+
+def test_an_unhashable_argument_is_remembered_by_identity() -> None:
+    first, equal = ["a", "b"], ["a", "b"]
+    with batch_memo():
+        assert [_length(ByIdentity(first)), _length(ByIdentity(first))] == [2, 2]
+        assert _length(ByIdentity(equal)) == 2
+    # The same list once, an equal but distinct one again.
+    assert CALLS == ["length", "length"]
+    assert ByIdentity(first) == ByIdentity(first)
+    assert ByIdentity(first) != ByIdentity(equal)
+    assert ByIdentity(first) != first

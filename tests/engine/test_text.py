@@ -11,8 +11,10 @@ from pytest_callqa.engine.anchors import (
     extract_anchors,
     unsupported_anchors,
 )
+from pytest_callqa.engine.core.memo import batch_memo
 from pytest_callqa.engine.text import (
     STOPWORDS,
+    ascii_digits,
     contains_phrase,
     content_coverage,
     content_tokens,
@@ -454,3 +456,53 @@ def test_content_coverage() -> None:
     assert content_coverage("the and of", "anything") == 1.0
     assert content_coverage("customer refund", "customer", "refund") == 1.0
     assert content_coverage("customer customer refund", "customer") == 0.5
+
+
+def test_memoised_quotes_and_content_words_are_fresh_lists_in_a_batch() -> None:
+    with batch_memo():
+        quotes = extract_quotes('she said "no refund" twice')
+        quotes.append("changed")
+        words = content_tokens("the refund arrived")
+        words.append("changed")
+        assert extract_quotes('she said "no refund" twice') == ["no refund"]
+        assert content_tokens("the refund arrived") == ["refund", "arrived"]
+
+
+@pytest.mark.parametrize(("raw", "loose"), [
+    ("Refund: 3.5 days, $1,200. Ok!", "refund 3.5 days $1,200 ok"),
+    ("रिफंड: 3.5 दिन, ₹1,200. ठीक!", "रिफंड 3.5 दिन ₹1,200 ठीक"),
+    ("(1.5)-(2)", "1.5 2"),
+])
+def test_loose_normalisation_keeps_punctuation_between_digits_in_any_script(
+        raw: str, loose: str) -> None:
+    assert normalize_loose(raw) == loose
+
+
+def test_ascii_digits_rewrites_other_scripts_digits_only() -> None:
+    assert ascii_digits("₹४९ on ٣/٤") == "₹49 on 3/4"
+    assert ascii_digits("$49 on 3/4") == "$49 on 3/4"
+
+
+@pytest.mark.parametrize(("raw", "found"), [
+    # Upper case, in an ASCII text: the literal checks that skip patterns ignore case.
+    ("PAID RS 500 AT 3 PM ON MARCH 5, 2024, 12 EUROS, 5 PERCENT",
+     [("amount", "500"), ("time", "15:00"), ("date", "2024-03-05"), ("amount", "12"),
+      ("percent", "5")]),
+    # Enough digits for phone numbers and ids, each kind once.
+    ("Call 98765 43210 or +1 415-555-0100, ref 1234567, 2024-03-05 at 10:30",
+     [("id", "9876543210"), ("id", "14155550100"), ("id", "1234567"),
+      ("date", "2024-03-05"), ("time", "10:30")]),
+    # Not ASCII: every pattern runs.
+    ("paid ₹500 at 3 pm on ५ March", [("amount", "500"), ("time", "15:00"),
+                                      ("date", "m03-d05")]),
+])
+def test_anchor_patterns_are_skipped_only_where_they_cannot_match(
+        raw: str, found: list[tuple[str, str]]) -> None:
+    assert _kv(raw) == found
+
+
+def test_tokens_of_ascii_and_other_texts() -> None:
+    assert tokens("Didn't_GET 3.5 refunds, 1,200 items") == [
+        "didn", "t", "get", "3.5", "refunds", "1,200", "items"]
+    # Full-width letters fold to ASCII, ß casefolds to ss, Devanagari keeps its marks.
+    assert tokens("ＳＴＲＡßＥ  रिफंड 3.5") == ["strasse", "रिफंड", "3.5"]

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_callqa.engine.evaluate import evaluate
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+from pytest_callqa.engine.judges.heuristic_families import delivery_issues, told_anchors_by_reply
 from pytest_callqa.engine.loading import CaseFileError, load_case_file
 from pytest_callqa.engine.registry import default_registry
 from pytest_callqa.engine.tasks.agent_calls import (
@@ -531,3 +532,33 @@ def test_bad_outputs_are_invalid_results(output: Any, reason: str) -> None:
     result = _eval(output, judge=FixedJudge(ALL_FIVE))
     assert not result.valid and result.score is None
     assert reason in (result.metrics["response_structure_compliance"].reason or "")
+
+
+def test_what_the_agent_was_told_is_gathered_once_per_reply() -> None:
+    view = [
+        {"turn": 0, "speaker": "customer", "text": "My order 4471 is late"},
+        {"turn": 1, "speaker": "tool_call", "name": "Track", "text": "Track(order='4471')"},
+        {"turn": 1, "speaker": "tool_result", "name": "Track", "text": "arrives 12 June",
+         "recorded": True},
+        {"turn": 1, "speaker": "agent", "text": "It arrives on 12 June."},
+        {"turn": 2, "speaker": "customer", "text": "Refund $20 then"},
+        {"turn": 3, "speaker": "tool_call", "name": "Refund", "text": "Refund(amount=20)"},
+        {"turn": 3, "speaker": "tool_result", "name": "Refund", "text": NO_RESULT,
+         "recorded": False},
+        {"turn": 3, "speaker": "agent", "text": "Done, $20 refunded by 15 June."},
+        {"turn": 4, "speaker": "agent", "text": "  "},
+    ]
+    told = told_anchors_by_reply(view, ["Refunds above $500 need approval."])
+    # The reply at turn 1 has heard turn 0 and the result recorded at its own turn; the one
+    # at turn 3 also turn 2, not the unrecorded result; the blank turn 4 is no reply.
+    assert {turn: [(a.kind, a.value) for a in anchors] for turn, anchors in told.items()} == {
+        1: [("amount", "500"), ("number", "4471"), ("date", "m06-d12")],
+        3: [("amount", "500"), ("number", "4471"), ("date", "m06-d12"), ("amount", "20")],
+    }
+
+
+def test_replies_without_symbols_have_no_emoji() -> None:
+    issues = delivery_issues(["Your refund is on its way.", "Your refund is on its way 🙂",
+                              "Arrives in 3\u20135 days."])
+    assert [i["meaningful"] for i in issues] == [
+        [], ["formatting a voice would read out (Markdown, URL or emoji)"], []]

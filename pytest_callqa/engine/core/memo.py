@@ -9,8 +9,9 @@ bounded: past ``limit`` entries the oldest answer is dropped. Outside a scope th
 simply compute.
 
 Only pure functions of hashable arguments may be memoised, and their answers must be
-immutable (tuples, frozensets, strings, frozen dataclasses): the same object is handed to
-every caller.
+immutable (tuples, frozensets, strings, frozen dataclasses and pydantic models): the same
+object is handed to every caller. An immutable argument that cannot be hashed (a frozen
+pydantic model holding lists, such as a golden case) is passed as :class:`ByIdentity`.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 # Entries per memoised function: enough for the distinct texts of a large batch (a
 # transcript's turns, its outputs' sentences), small enough that a scope stays a few MB.
@@ -97,3 +99,20 @@ def batch_memoised(fn: Callable[P, R]) -> Callable[P, R]:
         return value
 
     return wrapper
+
+
+class ByIdentity(Generic[T]):
+    """``value`` as the argument of a memoised function, equal only to a key of the very
+    same object. The key keeps the object alive, so its ``id`` cannot pass to another
+    object while the memo holds the entry."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: T) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ByIdentity) and other.value is self.value

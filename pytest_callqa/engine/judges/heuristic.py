@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..anchors import Anchor, anchor_supported, extract_anchors
+from ..core.cases import GoldenCase
 from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.memo import ByIdentity, batch_memoised
 from ..text import (
     best_fuzzy_match,
     content_coverage,
@@ -64,7 +66,19 @@ def _flatten(value: Any) -> Iterator[str]:
 
 def truth_text(request: JudgeRequest) -> str:
     """The expected outcome as plain text, for support checks."""
-    return "\n".join(_flatten(request.case.expected_outcome))
+    return _truth_text(ByIdentity(request.case))
+
+
+@batch_memoised
+def _truth_text(case: ByIdentity[GoldenCase]) -> str:
+    # Every output of a case has its statements checked against the same truth.
+    return "\n".join(_flatten(case.value.expected_outcome))
+
+
+@batch_memoised
+def _transcript_plain(case: ByIdentity[GoldenCase]) -> str:
+    # The same for every statement of every output of a case.
+    return case.value.transcript_plain
 
 
 @functools.lru_cache(maxsize=512)
@@ -78,14 +92,21 @@ def _normalized_turns(turns: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(normalize_loose(t) for t in turns)
 
 
+@batch_memoised
+def _support_context(contexts: tuple[str, ...]) -> tuple[tuple[Anchor, ...], frozenset[str]]:
+    """The anchors and the tokens of ``contexts`` together: every statement of every output
+    of a case is checked against the same ones."""
+    profiles = [_profile(c) for c in contexts]
+    known = tuple(a for anchors, _ in profiles for a in anchors)
+    return known, frozenset().union(*(words for _, words in profiles))
+
+
 def statement_support(statement: str, contexts: Sequence[str]) -> tuple[bool, str]:
     """Whether a statement is supported by ``contexts`` and, if not, why not."""
-    profiles = [_profile(c) for c in contexts]
-    known = [a for anchors, _ in profiles for a in anchors]
+    known, vocabulary = _support_context(tuple(contexts))
     missing = [a for a in extract_anchors(statement) if not anchor_supported(a, known)]
     if missing:
         return False, "unsupported " + ", ".join(f"{a.kind} {a.text!r}" for a in missing)
-    vocabulary = frozenset().union(*(words for _, words in profiles))
     coverage = content_coverage(statement, vocabulary=vocabulary)
     if coverage < SUPPORT_COVERAGE:
         return False, f"only {coverage:.0%} of its content words occur in the call or the truth"
@@ -154,7 +175,7 @@ class HeuristicJudge:
             for stamp in stamps if starts else []:
                 if min(abs(stamp - s) for s in starts) > TIMESTAMP_TOLERANCE_S:
                     problems.append(f"no turn starts near {stamp:g}s")
-            known = [a for c in (request.case.transcript_plain,
+            known = [a for c in (_transcript_plain(ByIdentity(request.case)),
                                  str(item.get("expected_reason", ""))) for a in _profile(c)[0]]
             for anchor in extract_anchors(reason):
                 if not anchor_supported(anchor, known):
@@ -209,7 +230,7 @@ class HeuristicJudge:
         highlights = [str(h) for h in request.focus.get("highlights", [])]
         if not highlights:
             return JudgeVerdict(request.metric, None, "not scored: no highlight returned")
-        contexts = [request.case.transcript_plain, truth_text(request)]
+        contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
         verdicts = [(h, *statement_support(h, contexts)) for h in highlights]
         wrong = [f"{h!r} ({why})" for h, ok, why in verdicts if not ok]
         accurate = len(highlights) - len(wrong)
@@ -225,7 +246,7 @@ class HeuristicJudge:
         facts = [str(f) for f in request.focus.get("facts", []) if str(f).strip()]
         if not facts:
             return JudgeVerdict(request.metric, None, "not scored: the output states no fact")
-        contexts = [request.case.transcript_plain, truth_text(request)]
+        contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
         fabricated = []
         for fact in facts:
             ok, why = statement_support(fact, contexts)
@@ -303,12 +324,19 @@ class HeuristicJudge:
                             details={"used": sorted(used), "needed": sorted(needed)})
 
     @staticmethod
-    def _cited_turns(statements: Sequence[Any], turns: Sequence[str]) -> set[int]:
+    def _cited_turns(statements: Sequence[Any], turns: tuple[str, ...]) -> set[int]:
         """Indices of the (normalised) turns that the statements quote."""
-        cited: set[int] = set()
-        for statement in statements:
-            for quote in extract_quotes(str(statement)):
-                score, index = best_fuzzy_match(quote, turns, normalized=True)
-                if score >= QUOTE_MATCH:
-                    cited.add(index)
-        return cited
+        return set(_quoted_turns(tuple(map(str, statements)), turns))
+
+
+@batch_memoised
+def _quoted_turns(statements: tuple[str, ...], turns: tuple[str, ...]) -> frozenset[int]:
+    """Indices of the (normalised) turns that ``statements`` quote: an output's claims are
+    looked up by its contextual precision and recall, a case's truth by every model's."""
+    cited: set[int] = set()
+    for statement in statements:
+        for quote in extract_quotes(statement):
+            score, index = best_fuzzy_match(quote, turns, normalized=True)
+            if score >= QUOTE_MATCH:
+                cited.add(index)
+    return frozenset(cited)

@@ -23,10 +23,10 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..anchors import anchor_supported, extract_anchors
+from ..anchors import Anchor, anchor_supported, extract_anchors
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..tasks.agent_calls import align_calls, contexts_before, value_grounded, values_equal
-from ..tasks.agent_schemas import AgentToolCall, ToolCall
+from ..tasks.agent_schemas import TOOL_RESULT, AgentToolCall, ToolCall
 from ..tasks.conversation import segmentation_proxy
 from ..text import normalize
 
@@ -92,14 +92,36 @@ def _replies(view: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             if e["speaker"] == "agent" and str(e.get("text", "")).strip()]
 
 
+def told_anchors_by_reply(view: Sequence[Mapping[str, Any]],
+                          config: Sequence[str]) -> dict[int, list[Anchor]]:
+    """For each turn the agent replied at, the anchors of what it had been told by then:
+    the texts ``_told_before(view, turn, config, reply=True)`` lists, read once through the
+    conversation instead of again for every reply."""
+    # A customer (or other) turn is heard by the replies after it; a recorded tool result
+    # already by the reply at its own turn, which comes right after the call.
+    heard = sorted(
+        (int(e["turn"]) + (e["speaker"] != TOOL_RESULT), str(e["text"])) for e in view
+        if e["speaker"] in ("customer", "other")
+        or (e["speaker"] == TOOL_RESULT and e.get("recorded")))
+    told = [a for c in config for a in extract_anchors(c)]
+    by_turn: dict[int, list[Anchor]] = {}
+    taken = 0
+    for turn in sorted({int(r["turn"]) for r in _replies(view)}):
+        while taken < len(heard) and heard[taken][0] <= turn:
+            told.extend(extract_anchors(heard[taken][1]))
+            taken += 1
+        by_turn[turn] = list(told)
+    return by_turn
+
+
 def _grounding(request: JudgeRequest) -> JudgeVerdict:
     view, config = _agent_parts(request)
     checked = unsupported = 0
     problems: list[str] = []
     turns: list[int] = []
+    told_by_reply = told_anchors_by_reply(view, config)
     for reply in _replies(view):
-        told = [a for c in _told_before(view, reply["turn"], config, reply=True)
-                for a in extract_anchors(c)]
+        told = told_by_reply[int(reply["turn"])]
         for anchor in extract_anchors(str(reply["text"])):
             checked += 1
             if not anchor_supported(anchor, told):
@@ -142,9 +164,9 @@ def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
                           for r in replies if r["turn"] >= turn)]
     misreported: list[str] = []
     turns: list[int] = []
+    told_by_reply = told_anchors_by_reply(view, config)
     for reply in replies:
-        told = [a for c in _told_before(view, reply["turn"], config, reply=True)
-                for a in extract_anchors(c)]
+        told = told_by_reply[int(reply["turn"])]
         for anchor in extract_anchors(str(reply["text"])):
             if anchor.kind in _USER_FACING and not anchor_supported(anchor, told):
                 misreported.append(f"turn {reply['turn']}: {anchor.text!r}")
@@ -224,6 +246,9 @@ LONG_WORDS = 35
 
 
 def _has_emoji(text: str) -> bool:
+    if text.isascii():
+        # Most replies; every symbol looked for is far outside ASCII.
+        return False
     return any(unicodedata.category(ch) == "So" and ord(ch) >= 0x2190 for ch in text)
 
 

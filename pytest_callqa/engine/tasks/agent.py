@@ -39,6 +39,7 @@ from .agent_calls import (
     mock_results,
     ordered_calls,
     replay,
+    replay_calls,
     scenario_problems,
     score_parameters,
     score_tool_routing,
@@ -127,9 +128,9 @@ class AgentTask(FamilyTask):
         out: AgentOutput = ctx.parsed  # type: ignore[assignment]
         exp: AgentExpected = ctx.expected  # type: ignore[assignment]
         config: AgentConfig = ctx.config  # type: ignore[assignment]
-        view = replay(ctx.case, out)
         calls = ordered_calls(out)
         results = mock_results(ctx.case, calls)
+        view = replay_calls(ctx.case, out, calls, results)
         return {
             "conversation": view,
             "system_prompt": config.system_prompt,

@@ -5,6 +5,7 @@ parameter extraction)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,8 @@ from .family_base import RUBRIC_GOOD
 # --- the scenario and its replay -----------------------------------------------------------
 
 
+# A suite has a handful of speaker labels, and every turn of every replay asks about one.
+@functools.lru_cache(maxsize=256)
 def speaker_kind(speaker: str) -> str:
     """``customer``, ``agent``, ``tool_call``, ``tool_result`` or ``other``."""
     who = normalize(speaker).replace(" ", "_")
@@ -119,19 +122,26 @@ def replay(case: GoldenCase, output: AgentOutput) -> list[dict[str, Any]]:
     """The conversation the agent under test lived: scripted customer turns, its own replies
     at the agent turns, its own calls with the results the scenario gives them."""
     calls = ordered_calls(output)
-    results = mock_results(case, calls)
+    return replay_calls(case, output, calls, mock_results(case, calls))
+
+
+def replay_calls(case: GoldenCase, output: AgentOutput, calls: Sequence[AgentToolCall],
+                 results: Sequence[str | None]) -> list[dict[str, Any]]:
+    """:func:`replay` with the model's calls in order and their results already known."""
     responses = {r.turn: r.text for r in output.responses}
+    at_turn: dict[int, list[tuple[AgentToolCall, str | None]]] = {}
+    for call, result in zip(calls, results, strict=True):
+        at_turn.setdefault(call.turn, []).append((call, result))
     view: list[dict[str, Any]] = []
     n = len(case.transcript)
     for position in range(n + 1):
-        for call, result in zip(calls, results, strict=True):
-            if call.turn == position:
-                view.append({"turn": position, "speaker": TOOL_CALL, "name": call.name,
-                             "arguments": dict(call.arguments),
-                             "text": f"{call.name}({_render_args(call.arguments)})"})
-                view.append({"turn": position, "speaker": TOOL_RESULT, "name": call.name,
-                             "text": result if result is not None else NO_RESULT,
-                             "recorded": result is not None})
+        for call, result in at_turn.get(position, ()):
+            view.append({"turn": position, "speaker": TOOL_CALL, "name": call.name,
+                         "arguments": dict(call.arguments),
+                         "text": f"{call.name}({_render_args(call.arguments)})"})
+            view.append({"turn": position, "speaker": TOOL_RESULT, "name": call.name,
+                         "text": result if result is not None else NO_RESULT,
+                         "recorded": result is not None})
         if position == n:
             break
         turn = case.transcript[position]

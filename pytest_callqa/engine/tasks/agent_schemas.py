@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..core.memo import batch_memoised
 from .agent_metrics import AGENT_METRIC_IDS, TASK_COMPLETION
 from .call_schemas import LooseConfig, StrictModel, _duplicates
 
@@ -136,8 +137,10 @@ class AgentConfig(LooseConfig):
         return None
 
 
+@batch_memoised
 def parse_tool_call_text(text: str) -> tuple[ToolCall | None, str | None]:
-    """A transcript ``tool_call`` turn: JSON ``{"name": ..., "arguments": {...}}``."""
+    """A transcript ``tool_call`` turn: JSON ``{"name": ..., "arguments": {...}}``; the
+    scenario's calls are read again for every output of the case."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -1,0 +1,54 @@
+"""The offline judge's QA and Layer 2 checks: quotes traced to turns, statements checked
+against the call and the truth, with the per-batch memo open or not."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+
+from pytest_callqa.engine.core.cases import GoldenCase
+from pytest_callqa.engine.core.judging import JudgeRequest
+from pytest_callqa.engine.core.memo import batch_memo
+from pytest_callqa.engine.judges.heuristic import HeuristicJudge, statement_support
+
+TRANSCRIPT = ("agent: Thank you for calling, how can I help?\n"
+              "customer: My refund of $49 has not arrived.\n"
+              "agent: I can see the refund, it will arrive in 3 to 5 business days.")
+
+
+def _contextual(metric: str, claims: list[str], expected_claims: list[str]) -> JudgeRequest:
+    case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": TRANSCRIPT})
+    return JudgeRequest(case=case, task="qa", metric=metric, scale="unit", instructions="",
+                        model_output={}, focus={"claims": claims,
+                                                "expected_claims": expected_claims})
+
+
+def test_contextual_precision_and_recall_trace_quotes_to_turns() -> None:
+    claims = ['The agent said "it will arrive in 3 to 5 business days".',
+              'The customer said "my refund of $49 has not arrived".',
+              'Nobody said "we will call you back tomorrow".']
+    expected = ['Customer: "My refund of $49 has not arrived."', "No quote here."]
+    for scope in _with_and_without_memo():
+        with scope:
+            precision, recall = [HeuristicJudge().judge_one(_contextual(m, claims, expected))
+                                 for m in ("contextual_precision", "contextual_recall")]
+        # Turns 2 and 1 are cited, turn 1 is needed: 1 of 2 used is needed, 1 of 1 needed
+        # is used.
+        assert (precision.score, precision.details) == (0.5, {"used": [1, 2], "needed": [1]})
+        assert (recall.score, recall.details) == (1.0, {"used": [1, 2], "needed": [1]})
+
+
+def test_statements_are_checked_against_the_call_and_the_truth() -> None:
+    contexts = [TRANSCRIPT, "Refund of $49 confirmed, 3-5 days."]
+    for scope in _with_and_without_memo():
+        with scope:
+            assert statement_support("The refund of $49 arrives in 3 to 5 days.",
+                                     contexts) == (True, "supported")
+            assert statement_support("The refund of $59 arrives soon.", contexts) == (
+                False, "unsupported amount '$59'")
+            assert statement_support("A voucher was offered for the inconvenience.",
+                                     contexts) == (
+                False, "only 0% of its content words occur in the call or the truth")
+
+
+def _with_and_without_memo() -> list[AbstractContextManager[None]]:
+    return [nullcontext(), batch_memo()]

@@ -372,3 +372,167 @@ def test_an_error_detail_is_the_servers_message_redacted_then_cut() -> None:
     # The key straddles the cut: redacted first, so no half of it survives the cut.
     assert detail(ValueError("b" * 290 + SECRET), where) == "b" * 290 + "<redacted>"
     assert json.dumps(detail(ValueError("c" * 295 + SECRET), where)).count(SECRET[:5]) == 0
+
+
+# --- asks, re-asks and failures, counted ----------------------------------------------------
+
+
+def good_on_reask(body: dict[str, Any]) -> str:
+    """'bad' to a first ask and 'good' to a re-ask (which carries the bad reply back)."""
+    return "good" if len(body["messages"]) > 1 else "bad"
+
+
+def is_good(text: str) -> list[str]:
+    return [] if text == "good" else ["not good"]
+
+
+def test_a_reask_adds_its_tokens_and_is_counted(fake: Any) -> None:
+    server = fake(reply=good_on_reask)
+    runner = make_runner(prices=PRICES, reasks=1)
+    [outcome] = calls(runner, (endpoint(server), SHORT), check=is_good)
+    assert outcome.usable and outcome.content == "good" and outcome.asks == 2
+    # First ask: 40 characters in, "bad" out (10 + 1 tokens). The re-ask sends the 40
+    # characters, "bad" and the 151-character re-ask message (194 characters: 49 tokens)
+    # and gets "good" (1 token).
+    assert outcome.usage == {"prompt_tokens": 59.0, "completion_tokens": 2.0,
+                             "cost_usd": 63.0}
+    assert runner.usage("priced", "chat").to_dict() == {
+        **NOTHING_YET, "calls": 1, "requests": 2, "reasks": 1, "prompt_tokens": 59.0,
+        "completion_tokens": 2.0, "spent_usd": 63.0, "cost_per_1000_calls": 63_000.0}
+
+
+def test_every_unusable_failed_and_budget_stopped_call_is_counted(fake: Any) -> None:
+    server = fake(reply=lambda body: "bad",
+                  fault_for=lambda index, body: "400" if "f" in str(body["messages"]) else None)
+    runner = make_runner(prices=PRICES, reasks=1)
+    where = endpoint(server)
+    bad_once, bad_twice, failing, failing_too = (
+        ChatRequest(messages=[{"role": "user", "content": text}])
+        for text in ("a", "b", "f1", "f2"))
+    outcomes = calls(runner, (where, bad_once), (where, bad_twice), (where, failing),
+                     (where, failing_too), check=is_good)
+    assert [o.problems for o in outcomes] == [["not good"], ["not good"], [], []]
+    counters = runner.usage("priced", "chat")
+    assert (counters.unusable, counters.reasks, counters.failures) == (2, 2, 2)
+    # A budget that cannot cover the bound a request gets (2048 tokens at $2): both stopped.
+    broke = make_runner(prices=PRICES, budget_usd=100.0)
+    stopped = calls(broke, (where, bad_once), (where, bad_twice))
+    assert all(o.budget_stopped for o in stopped)
+    assert broke.usage("priced", "chat").budget_stopped == 2
+
+
+def test_a_failure_after_an_unusable_reply_keeps_the_reply_its_problems_and_asks(
+    fake: Any
+) -> None:
+    server = fake(reply=lambda body: "bad", fault_for=lambda index, body: "400" if index else None)
+    runner = make_runner(prices=PRICES, reasks=2)
+    [outcome] = calls(runner, (endpoint(server), SHORT), check=is_good)
+    assert (outcome.content, outcome.problems, outcome.asks) == ("bad", ["not good"], 1)
+    assert outcome.error is not None and outcome.error.startswith("HTTP 400")
+    assert outcome.usage == {"prompt_tokens": 10.0, "completion_tokens": 1.0, "cost_usd": 12.0}
+
+
+def test_a_reply_without_a_completion_count_leaves_the_usage_empty(
+    fake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read = transport._read_completion
+
+    def completion_count_missing(completion: Any) -> _Reply:
+        reply = read(completion)
+        reply.completion_tokens = None
+        return reply
+
+    monkeypatch.setattr(transport, "_read_completion", completion_count_missing)
+    server = fake(reply=good_on_reask)
+    runner = make_runner(prices=PRICES, reasks=1)
+    [outcome] = calls(runner, (endpoint(server), SHORT), check=is_good)
+    assert outcome.usable and outcome.asks == 2 and outcome.usage == {}
+
+
+# --- what a failed attempt says and costs ---------------------------------------------------
+
+
+def test_retries_stop_after_the_last_attempt_naming_the_last_error(fake: Any) -> None:
+    server = fake(fault_for=lambda index, body: "500")
+    runner = make_runner(max_retries=2)
+    [outcome] = calls(runner, (endpoint(server), SHORT))
+    assert server.requests == 3
+    assert outcome.error is not None
+    assert outcome.error.startswith("gave up after 3 attempts: HTTP 500: ")
+
+
+def test_a_timeout_is_named_with_the_time_waited(fake: Any) -> None:
+    server = fake(fault_for=lambda index, body: "timeout", hang_s=2.0)
+    runner = make_runner(max_retries=0, timeout=0.2)
+    [outcome] = calls(runner, (endpoint(server), SHORT))
+    assert outcome.error == "gave up after 1 attempts: timed out after 0.2s"
+
+
+def test_a_refused_connection_is_named_by_its_cause() -> None:
+    runner = make_runner(max_retries=0)
+    # Port 9 (discard) has no listener on the loopback: the connection is refused at once.
+    closed = Endpoint("priced", "http://127.0.0.1:9/v1", SECRET)
+    [outcome] = calls(runner, (closed, SHORT))
+    assert outcome.error == "gave up after 1 attempts: connection failed: ConnectError"
+    assert runner.usage("priced", "chat").failures == 1
+
+
+def test_a_refused_response_format_is_a_failure_quoting_the_server(fake: Any) -> None:
+    message = ("1 validation error for Request\nbody -> response_format -> type: "
+               "unexpected value")
+    server = fake(refuses=("json_schema",), refusal=(500, {"error": {"message": message}}))
+    runner = make_runner(max_retries=3)
+    request = ChatRequest(messages=SHORT.messages, params={"response_format": {
+        "type": "json_schema", "json_schema": {"name": "v", "schema": {"type": "object"}}}})
+    [outcome] = calls(runner, (endpoint(server), request))
+    assert server.requests == 1  # not retried: the same body would be refused again
+    assert outcome.error == f"HTTP 500: response_format refused: Error code: 500 - {message}"
+    assert not outcome.budget_stopped
+    counters = runner.usage("priced", "chat")
+    assert (counters.failures, counters.budget_stopped, counters.retries) == (1, 0, 0)
+
+
+def test_an_error_status_is_not_charged_but_a_timeout_is_charged_its_worst_case(
+    fake: Any
+) -> None:
+    # Both then answered: the answered attempt costs 20 (10 tokens in, 5 out).
+    errored = fake(reply=lambda body: REPLY, schedule=["500"])
+    runner = make_runner(prices=PRICES, budget_usd=10_000_000.0)
+    calls(runner, (endpoint(errored), SHORT))
+    assert runner.budget.spent() == 20.0
+    timed_out = fake(reply=lambda body: REPLY, schedule=["timeout"], hang_s=2.0)
+    runner = make_runner(prices=PRICES, budget_usd=10_000_000.0, timeout=0.2)
+    calls(runner, (endpoint(timed_out), SHORT))
+    # A request that timed out may still be billed: it is charged what it could have cost.
+    assert runner.budget.spent() > 20.0 + 2048 * 2
+
+
+# --- answers without an event loop ---------------------------------------------------------
+
+
+def test_cached_answers_from_memory_then_disk_and_counts_a_hit_once(
+    fake: Any, cache_dir: Path
+) -> None:
+    server = fake(reply=lambda body: REPLY)
+    where = endpoint(server)
+    warm = make_runner(JudgeCache(cache_dir), prices=PRICES)
+    assert warm.cached(where, SHORT) is None  # nothing yet
+    calls(make_runner(JudgeCache(cache_dir), prices=PRICES), (where, SHORT))
+    first, again = warm.cached(where, SHORT), warm.cached(where, SHORT)
+    assert first is not None and again is not None
+    assert first.cached and again.cached and again.content == REPLY
+    assert warm.usage("priced", "chat").cache_hits == 1
+    # In memory already: a runner without a cache answers what it fetched itself.
+    runner = make_runner(prices=PRICES)
+    calls(runner, (where, LONG))
+    remembered = runner.cached(where, LONG)
+    assert remembered is not None and remembered.content == REPLY and remembered.cached
+
+
+def test_cached_passes_an_entry_only_if_the_check_accepts_it(cache_dir: Path) -> None:
+    where = Endpoint("priced", "http://127.0.0.1:9/v1", SECRET)
+    JudgeCache(cache_dir).put(SHORT.key(where), {"content": "stale", "usage": {}})
+    runner = make_runner(JudgeCache(cache_dir), prices=PRICES)
+    assert runner.cached(where, SHORT, check=lambda text: ["stale"]) is None
+    hit = runner.cached(where, SHORT, check=lambda text: [])
+    assert hit is not None and hit.content == "stale"

@@ -10,7 +10,10 @@ prompt token cost $1 and a completion token $2, so every cost here is a whole nu
 from __future__ import annotations
 
 import asyncio
+import http.server
 import json
+import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -248,15 +251,17 @@ def test_the_entry_holds_the_reply_and_a_hit_costs_its_price_but_spends_nothing(
         "kind": "chat", "model": "priced", "prompt_version": "1", "content": REPLY,
         "usage": {"prompt_tokens": 10.0, "completion_tokens": 5.0}, "asks": 1,
     }
+    calls(cold, (where, LONG))
     warm = make_runner(JudgeCache(cache_dir), prices=PRICES)
-    [hit] = calls(warm, (where, SHORT))
-    assert server.requests == 1
+    hit, other = calls(warm, (where, SHORT), (where, LONG))
+    assert server.requests == 2
     assert hit.content == REPLY and hit.cached is True and hit.asks == 0
     assert hit.usage == {"prompt_tokens": 10.0, "completion_tokens": 5.0, "cost_usd": 20.0,
                          "cached": 1.0}
+    assert other.cached and other.usage["cost_usd"] == 30.0
     # What a call costs is known from its entry; nothing was spent on it this time.
     assert warm.usage("priced", "chat").to_dict() == {
-        **NOTHING_YET, "calls": 1, "cache_hits": 1, "cost_per_1000_calls": 20_000.0}
+        **NOTHING_YET, "calls": 2, "cache_hits": 2, "cost_per_1000_calls": 25_000.0}
 
 
 def test_a_hit_whose_token_counts_are_not_numbers_has_no_cost(
@@ -536,3 +541,61 @@ def test_cached_passes_an_entry_only_if_the_check_accepts_it(cache_dir: Path) ->
     assert runner.cached(where, SHORT, check=lambda text: ["stale"]) is None
     hit = runner.cached(where, SHORT, check=lambda text: [])
     assert hit is not None and hit.content == "stale"
+
+
+class _NotJSON(http.server.BaseHTTPRequestHandler):
+    """Answers every request with status 200 and a body that is not JSON."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        body = b"<html>upstream error</html>"
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_reply_that_is_not_json_fails_the_call_without_a_retry() -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotJSON)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        runner = make_runner(max_retries=3)
+        where = Endpoint("priced", f"http://127.0.0.1:{server.server_address[1]}/v1", SECRET)
+        [outcome] = calls(runner, (where, SHORT))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert outcome.error == ("unreadable response: Expecting value: line 1 column 1 (char 0)")
+    assert not outcome.budget_stopped
+    counters = runner.usage("priced", "chat")
+    assert (counters.requests, counters.retries, counters.failures) == (1, 0, 1)
+
+
+def test_a_retry_after_longer_than_the_run_waits_gives_up_saying_so(fake: Any) -> None:
+    server = fake(schedule=["429"], retry_after="30")
+    runner = make_runner(max_retries=3, max_retry_after_s=1.0)
+    [outcome] = calls(runner, (endpoint(server), SHORT))
+    assert server.requests == 1 and not outcome.budget_stopped
+    assert outcome.error is not None and outcome.error.startswith("HTTP 429: ")
+    assert outcome.error.endswith("; the server asked to retry after 30s, longer than the 1s "
+                                  "this run waits")
+
+
+def test_a_retry_after_of_exactly_the_longest_wait_is_waited_for(fake: Any) -> None:
+    server = fake(reply=lambda body: REPLY, schedule=["429"], retry_after="1")
+    runner = make_runner(max_retries=3, max_retry_after_s=1.0)
+    [outcome] = calls(runner, (endpoint(server), SHORT))
+    assert outcome.usable and server.requests == 2
+
+
+def test_without_retry_after_a_retry_waits_the_backoff_alone(fake: Any) -> None:
+    server = fake(reply=lambda body: REPLY, schedule=["500"])
+    runner = make_runner(max_retries=3)  # backoff of 5–20 ms
+    began = time.monotonic()
+    [outcome] = calls(runner, (endpoint(server), SHORT))
+    assert outcome.usable and server.requests == 2
+    assert time.monotonic() - began < 0.5

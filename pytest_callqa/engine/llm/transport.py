@@ -478,7 +478,9 @@ class ChatRunner:
             except openai.APIConnectionError as exc:
                 cause = exc.__cause__
                 last_error = f"connection failed: {type(cause).__name__ if cause else exc}"
-            except openai.APIError as exc:
+            except (openai.APIError, ValueError) as exc:
+                # ValueError: a body that is not JSON at all (a proxy's error page served
+                # with status 200), which the client does not wrap in an APIError.
                 return (None, endpoint.redact(f"unreadable response: {_detail(exc, endpoint)}"),
                         False)
             else:

@@ -10,8 +10,12 @@ prompt token cost $1 and a completion token $2, so every cost here is a whole nu
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import http.server
 import json
+import math
+import random
+import re
 import threading
 import time
 from pathlib import Path
@@ -21,9 +25,11 @@ from typing import Any
 import pytest
 
 from pytest_callqa.engine.llm import transport
+from pytest_callqa.engine.llm.budget import SETTLE_GRACE_S
 from pytest_callqa.engine.llm.cache import JudgeCache
 from pytest_callqa.engine.llm.counters import ModelUsage
 from pytest_callqa.engine.llm.endpoint import CallError, Endpoint
+from pytest_callqa.engine.llm.limits import Backoff
 from pytest_callqa.engine.llm.transport import (
     ChatOutcome,
     ChatRequest,
@@ -599,3 +605,55 @@ def test_without_retry_after_a_retry_waits_the_backoff_alone(fake: Any) -> None:
     [outcome] = calls(runner, (endpoint(server), SHORT))
     assert outcome.usable and server.requests == 2
     assert time.monotonic() - began < 0.5
+
+
+# --- the runner and the request key ---------------------------------------------------------
+
+
+def test_a_runners_defaults_are_the_documented_ones() -> None:
+    runner = ChatRunner()
+    assert (runner.concurrency, runner.rpm, runner.rpm_window_s, runner.timeout,
+            runner.max_retries, runner.reasks, runner.max_retry_after_s, runner.run_id) == (
+        16, None, 60.0, 60.0, 4, 2, 120.0, None)
+    assert (runner.cache.mode, runner.cache.directory) == ("off", None)
+    assert runner.backoff == Backoff(base_s=0.5, cap_s=20.0)
+    assert runner.budget.limit_usd is None
+
+
+def test_a_runner_keeps_what_it_was_given() -> None:
+    runner = ChatRunner(timeout=7.5, run_id="ci-7", budget_usd=0.0, rpm=1)
+    assert (runner.timeout, runner.run_id, runner.rpm, runner.budget.limit_usd) == (
+        7.5, "ci-7", 1, 0.0)
+    # A budget reservation is held at most one attempt, which the timeout bounds.
+    assert runner.budget.patience_s == 7.5 + SETTLE_GRACE_S
+    # The backoff's jitter is drawn from the seed given: one seed, one sequence of waits.
+    assert ChatRunner(seed=3)._rng.random() == random.Random(3).random()
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"concurrency": 0}, "concurrency must be at least 1, got 0"),
+    ({"rpm": 0}, "rpm must be at least 1, got 0"),
+    ({"budget_usd": -0.01}, "budget must be a non-negative number of dollars, got -0.01"),
+    ({"budget_usd": math.inf}, "budget must be a non-negative number of dollars, got inf"),
+    ({"budget_usd": math.nan}, "budget must be a non-negative number of dollars, got nan"),
+    ({"max_retries": -1}, "max_retries and reasks must be >= 0"),
+    ({"reasks": -1}, "max_retries and reasks must be >= 0"),
+])
+def test_a_runner_refuses_impossible_limits_naming_them(options: dict[str, Any],
+                                                        message: str) -> None:
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        ChatRunner(**options)
+
+
+def test_the_request_key_is_the_digest_of_what_the_request_is() -> None:
+    # Pinned: a change to what the key covers invalidates every team's cache, so it must be
+    # deliberate (and come with a new entry format or prompt version).
+    request = ChatRequest(messages=[{"role": "user", "content": "hi"}],
+                          params={"temperature": 0}, kind="judge", version="3",
+                          variant={"run": 2})
+    canonical = ('{"backend":"openai-chat","base_url":"http://127.0.0.1:9/v1","kind":"judge",'
+                 '"messages":[{"content":"hi","role":"user"}],"model":"gpt-4o-mini",'
+                 '"params":{"temperature":0},"variant":{"run":2},"version":"3"}')
+    expected = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    for url in ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1/"):
+        assert request.key(Endpoint("gpt-4o-mini", url, SECRET)) == expected

@@ -135,3 +135,34 @@ def test_an_entry_that_cannot_be_read_is_unreadable(tmp_path: Path) -> None:
     cache.entry_path(key).mkdir(parents=True)
     assert cache.lookup(key).status == "unreadable"
     assert (cache.stats.unreadable, cache.stats.misses, cache.stats.damaged) == (1, 0, 0)
+
+
+def test_every_lookup_and_write_is_counted(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path)
+    keys = [content_key({"n": n}) for n in range(6)]
+    for key in keys[:2]:
+        assert cache.put(key, {"content": key})
+        assert cache.lookup(key).status == "hit"
+    for key in keys[2:4]:
+        assert cache.lookup(key).status == "miss"
+        assert cache.put(key, {"score": float("inf")}) is False
+    for key in keys[4:]:
+        cache.entry_path(key).mkdir(parents=True)
+        assert cache.lookup(key).status == "unreadable"
+    stats = cache.stats
+    assert (stats.hits, stats.writes, stats.misses, stats.write_errors, stats.unreadable) == (
+        2, 2, 2, 2, 2)
+
+
+def test_a_write_that_fails_at_the_move_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full_disk(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    cache = JudgeCache(tmp_path)
+    key = content_key({"d": 1})
+    assert cache.put(key, {"content": "x"}) is False
+    assert cache.stats.write_errors == 1
+    assert list(cache.entry_path(key).parent.iterdir()) == []

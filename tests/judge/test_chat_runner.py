@@ -657,3 +657,24 @@ def test_the_request_key_is_the_digest_of_what_the_request_is() -> None:
     expected = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
     for url in ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1/"):
         assert request.key(Endpoint("gpt-4o-mini", url, SECRET)) == expected
+
+
+def test_a_shared_outcome_carries_the_failure_and_the_budget_stop() -> None:
+    stopped = ChatOutcome(content=None, problems=["p"], error="over budget",
+                          usage={"prompt_tokens": 1.0}, budget_stopped=True, asks=1)
+    shared = transport._shared(stopped)
+    assert (shared.content, shared.problems, shared.error, shared.budget_stopped) == (
+        None, ["p"], "over budget", True)
+    assert (shared.usage, shared.cached, shared.asks) == ({}, False, 0)
+    assert shared.problems is not stopped.problems
+
+
+def test_a_failed_attempts_reservation_is_released_for_the_retry(fake: Any) -> None:
+    # Each attempt reserves its worst case, 8,310 here (the prompt's bound and 4,096
+    # completion tokens at $2); the budget holds two at once, not three. Released after
+    # each error, the reservations never pile up and the third attempt goes out.
+    server = fake(reply=lambda body: REPLY, schedule=["500", "500"])
+    runner = make_runner(prices=PRICES, budget_usd=20_000.0, max_retries=3)
+    [outcome] = calls(runner, (endpoint(server), SHORT))
+    assert outcome.usable and server.requests == 3
+    assert runner.budget.spent() == 20.0

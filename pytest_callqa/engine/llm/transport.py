@@ -518,9 +518,9 @@ class ChatRunner:
         stats.completion_tokens += reply.completion_tokens
         reply.cost = self.prices.cost(endpoint.model, reply.prompt_tokens,
                                       reply.completion_tokens)
-        if reply.cost is None:
-            stats.cost_known = False
-        else:
+        # Without a price the call's usage has tokens but no cost, which is what marks the
+        # model's spend unknown when the call is counted (ModelUsage.add_call).
+        if reply.cost is not None:
             stats.spent_usd += reply.cost
         return reply
 

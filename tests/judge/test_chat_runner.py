@@ -657,6 +657,9 @@ def test_the_request_key_is_the_digest_of_what_the_request_is() -> None:
     expected = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
     for url in ("http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1/"):
         assert request.key(Endpoint("gpt-4o-mini", url, SECRET)) == expected
+    # Only the trailing slash is dropped from the URL, never a letter of it.
+    assert request.key(Endpoint("gpt-4o-mini", "http://127.0.0.1:9/vX", SECRET)) != \
+        request.key(Endpoint("gpt-4o-mini", "http://127.0.0.1:9/v", SECRET))
 
 
 def test_a_shared_outcome_carries_the_failure_and_the_budget_stop() -> None:

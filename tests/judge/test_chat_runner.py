@@ -107,17 +107,22 @@ def test_a_model_without_a_price_has_tokens_but_no_spend(fake: Any) -> None:
     assert summary["calls"] == 2
 
 
+def without_count(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Replies read as if the server had left out the token count ``name``."""
+    read = transport._read_completion
+
+    def missing(completion: Any) -> _Reply:
+        reply = read(completion)
+        setattr(reply, name, None)
+        return reply
+
+    monkeypatch.setattr(transport, "_read_completion", missing)
+
+
 def test_a_reply_without_token_counts_leaves_the_cost_unknown(
     fake: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    read = transport._read_completion
-
-    def prompt_count_missing(completion: Any) -> _Reply:
-        reply = read(completion)
-        reply.prompt_tokens = None
-        return reply
-
-    monkeypatch.setattr(transport, "_read_completion", prompt_count_missing)
+    without_count(monkeypatch, "prompt_tokens")
     server = fake(reply=lambda body: REPLY)
     runner = make_runner(prices=PRICES)
     [outcome] = calls(runner, (endpoint(server), SHORT))
@@ -446,14 +451,7 @@ def test_a_failure_after_an_unusable_reply_keeps_the_reply_its_problems_and_asks
 def test_a_reply_without_a_completion_count_leaves_the_usage_empty(
     fake: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    read = transport._read_completion
-
-    def completion_count_missing(completion: Any) -> _Reply:
-        reply = read(completion)
-        reply.completion_tokens = None
-        return reply
-
-    monkeypatch.setattr(transport, "_read_completion", completion_count_missing)
+    without_count(monkeypatch, "completion_tokens")
     server = fake(reply=good_on_reask)
     runner = make_runner(prices=PRICES, reasks=1)
     [outcome] = calls(runner, (endpoint(server), SHORT), check=is_good)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .core.cases import GoldenCase
 from .core.context import EvalContext, check_structure, parse_output
@@ -20,11 +20,12 @@ from .core.memo import in_batch_memo
 from .core.metrics import TaskSpec
 from .core.results import MetricResult, TaskResult
 from .embeddings import Embedder, get_embedder
-from .judges.heuristic import HeuristicJudge
 from .registry import Registry, default_registry
 from .tasks.base import BaseTask
 from .tasks.benchmarks import plan_benchmarks, score_benchmarks
-from .tasks.extraction_corpus import CorpusReport, aggregate_corpus
+
+if TYPE_CHECKING:
+    from .tasks.extraction_corpus import CorpusReport
 
 
 @dataclass
@@ -246,7 +247,11 @@ def evaluate_many(
 ) -> list[TaskResult]:
     """Evaluate ``(case, output, model)`` triples, sending all judge requests as one batch."""
     embedder = embedder or get_embedder("auto")
-    judge = judge or HeuristicJudge(embedder=embedder)
+    if judge is None:
+        # The heuristic judge reads every family's outputs: imported only when it judges.
+        from .judges.heuristic import HeuristicJudge
+
+        judge = HeuristicJudge(embedder=embedder)
     prepared = [
         prepare(case, output, embedder=embedder, model=model, registry=registry,
                 benchmarks=benchmarks)
@@ -282,6 +287,9 @@ def evaluate_corpus(
     *, judge: Judge | None = None, embedder: Embedder | None = None,
 ) -> CorpusReport:
     """Evaluate ``(case, output[, model])`` extraction pairs and aggregate the corpus."""
+    # The corpus aggregation (and the extraction family) loads only for a corpus.
+    from .tasks.extraction_corpus import aggregate_corpus
+
     triples = [(item[0], item[1], item[2] if len(item) > 2 else None) for item in items]
     return aggregate_corpus(evaluate_many(triples, judge=judge, embedder=embedder,
                                           benchmarks=False))

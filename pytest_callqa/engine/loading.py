@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from .calibration import label_problems
@@ -38,7 +37,13 @@ def _read_documents(path: Path) -> list[Any]:
     if path.suffix == ".json":
         data = json.loads(text)
         return data if isinstance(data, list) else [data]
-    documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    # PyYAML is imported with the first YAML file: a suite of JSON cases never needs it.
+    import yaml
+
+    try:
+        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    except yaml.YAMLError as exc:
+        raise CaseFileError(path, [f"(file) cannot be parsed: {exc}"]) from None
     if len(documents) == 1 and isinstance(documents[0], list):
         return list(documents[0])
     return documents
@@ -54,7 +59,7 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
     path = Path(path)
     try:
         documents = _read_documents(path)
-    except (yaml.YAMLError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CaseFileError(path, [f"(file) cannot be parsed: {exc}"]) from None
     except OSError as exc:
         raise CaseFileError(path, [f"(file) cannot be read: {exc.strerror}"]) from None

@@ -5,23 +5,67 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Iterable
+import importlib
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .core.metrics import CustomMetric, CustomMetricFn, MetricSpec, TaskSpec
-from .tasks.agent import AgentTask
-from .tasks.conversation import ConversationTask
-from .tasks.entity import EntityTask
-from .tasks.extraction import ExtractionTask
-from .tasks.grounding import GroundingTask
-from .tasks.qa import QATask
-from .tasks.text_analysis import TextTask
-from .tasks.translation import TranslationTask
+
+# The built-in families by task name, in the scorecard's order: the module below ``tasks``
+# and the class. A family is imported when a run first needs it, so a suite of QA cases
+# never loads the agent family's schemas or the text tools and numpy behind them.
+BUILTIN_FAMILIES: dict[str, tuple[str, str]] = {
+    "qa": ("qa", "QATask"),
+    "entity": ("entity", "EntityTask"),
+    "text": ("text_analysis", "TextTask"),
+    "translation": ("translation", "TranslationTask"),
+    "agent": ("agent", "AgentTask"),
+    "conversation": ("conversation", "ConversationTask"),
+    "extraction": ("extraction", "ExtractionTask"),
+    "grounding": ("grounding", "GroundingTask"),
+}
+
+
+@functools.cache
+def builtin_task(name: str) -> TaskSpec:
+    """The built-in family ``name``, imported on the first call and shared after it."""
+    module, cls = BUILTIN_FAMILIES[name]
+    spec: TaskSpec = getattr(importlib.import_module(f"{__package__}.tasks.{module}"), cls)()
+    return spec
+
+
+class TaskTable(Mapping[str, TaskSpec]):
+    """Task name -> family, in registration order; a built-in family is held by name until
+    it is first looked up."""
+
+    def __init__(self, entries: Mapping[str, TaskSpec | None] | None = None) -> None:
+        self._entries: dict[str, TaskSpec | None] = dict(entries or {})
+
+    def __getitem__(self, name: str) -> TaskSpec:
+        spec = self._entries[name]
+        if spec is None:
+            spec = self._entries[name] = builtin_task(name)
+        return spec
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+    def add(self, spec: TaskSpec) -> None:
+        self._entries[spec.name] = spec
+
+    def copy(self) -> TaskTable:
+        return TaskTable(self._entries)
 
 
 @dataclass
 class Registry:
-    tasks: dict[str, TaskSpec] = field(default_factory=dict)
+    tasks: TaskTable = field(default_factory=TaskTable)
     custom: dict[str, list[CustomMetric]] = field(default_factory=dict)
     # A team's own definition of a metric (its policy), by (task, metric id), and where each
     # came from: what every rating, blocker and listing of the run uses instead.
@@ -35,7 +79,7 @@ class Registry:
     def register_task(self, spec: TaskSpec) -> None:
         if spec.name in self.tasks:
             raise ValueError(f"task {spec.name!r} is already registered")
-        self.tasks[spec.name] = spec
+        self.tasks.add(spec)
 
     def register_metric(self, spec: MetricSpec, compute: CustomMetricFn) -> None:
         if spec.task not in self.tasks:
@@ -78,23 +122,19 @@ class Registry:
 
     def copy(self) -> Registry:
         """An independent registry (custom metrics of one session must not leak into another)."""
-        return Registry(tasks=dict(self.tasks), custom=copy.deepcopy(self.custom),
+        return Registry(tasks=self.tasks.copy(), custom=copy.deepcopy(self.custom),
                         overrides=dict(self.overrides), origins=dict(self.origins),
                         pass_bars=dict(self.pass_bars), tolerances=dict(self.tolerances))
 
 
 def builtin_tasks() -> list[TaskSpec]:
-    """The built-in task families, in the scorecard's order."""
-    return [QATask(), EntityTask(), TextTask(), TranslationTask(), AgentTask(),
-            ConversationTask(), ExtractionTask(), GroundingTask()]
+    """The built-in task families, in the scorecard's order (every one imported)."""
+    return [builtin_task(name) for name in BUILTIN_FAMILIES]
 
 
 @functools.cache
 def _builtin_registry() -> Registry:
-    registry = Registry()
-    for spec in builtin_tasks():
-        registry.register_task(spec)
-    return registry
+    return Registry(tasks=TaskTable(dict.fromkeys(BUILTIN_FAMILIES)))
 
 
 def default_registry() -> Registry:

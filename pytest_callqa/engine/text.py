@@ -18,6 +18,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from .core.memo import batch_memoised
+from .unicode_ranges import RANGES, UNIDATA_VERSION
 
 # Combining marks, punctuation and decimal digits only occur in planes 0, 1 and 14 (planes
 # 2-3 hold CJK ideographs, 15-16 private use); scanning those three keeps the import cheap
@@ -25,7 +26,7 @@ from .core.memo import batch_memoised
 _SCANNED_PLANES: tuple[range, ...] = (range(0x0, 0x20000), range(0xE0000, 0xE1000))
 
 
-def _scan_categories() -> dict[str, list[int]]:
+def scan_categories() -> dict[str, list[int]]:
     """Code points of the categories this module needs, from one pass over the planes."""
     wanted: dict[str, list[int]] = {"M": [], "P": [], "Nd": []}
     for plane in _SCANNED_PLANES:
@@ -53,7 +54,16 @@ def _char_class(code_points: Iterable[int]) -> str:
     return "".join(parts)
 
 
-_CATEGORIES = _scan_categories()
+def _categories() -> dict[str, list[int]]:
+    """The categories from the generated table of this Unicode version (a scan costs ~15 ms
+    at every import), or scanned under another version."""
+    if unicodedata.unidata_version != UNIDATA_VERSION:
+        return scan_categories()
+    return {category: [cp for lo, hi in spans for cp in range(lo, hi + 1)]
+            for category, spans in RANGES.items()}
+
+
+_CATEGORIES = _categories()
 _MARKS = _char_class(_CATEGORIES["M"])
 _PUNCT = _char_class(_CATEGORIES["P"])
 # Letters, digits and combining marks; "_" is excluded because it separates entity names.

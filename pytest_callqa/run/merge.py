@@ -71,7 +71,7 @@ class RecordedRegistry(Registry):
 
     def __init__(self, recorded: Mapping[str, list[MetricSpec]]) -> None:
         base = default_registry()
-        super().__init__(tasks=dict(base.tasks))
+        super().__init__(tasks=base.tasks.copy())
         self.recorded: dict[str, list[MetricSpec]] = {}
         # A project's own metrics are registered as a run registers them; nothing computes
         # them here (the merge never evaluates an output: every value comes from a shard),

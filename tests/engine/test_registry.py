@@ -4,6 +4,8 @@ overrides, and the errors that name what was wrong."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 
 import pytest
 
@@ -126,3 +128,24 @@ def test_a_copy_is_independent_of_its_original() -> None:
 class _FakeTask:
     name: str = "fake"
     metrics: tuple = ()
+
+
+def test_a_family_is_imported_when_first_looked_up() -> None:
+    # A fresh interpreter: what a QA-only run loads, and that a lookup loads the family.
+    script = (
+        "import sys\n"
+        "from pytest_callqa.engine.registry import default_registry\n"
+        "registry = default_registry()\n"
+        f"assert list(registry.tasks) == {ORDER!r}\n"
+        "assert 'pytest_callqa.engine.tasks.agent' not in sys.modules\n"
+        "assert registry.task('qa').name == 'qa'\n"
+        "assert 'pytest_callqa.engine.tasks.agent' not in sys.modules\n"
+        "copy = registry.copy()\n"
+        "assert copy.task('agent') is registry.task('agent')\n"
+        "assert 'pytest_callqa.engine.tasks.agent' in sys.modules\n"
+        "print('checked')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "checked"

@@ -506,3 +506,12 @@ def test_tokens_of_ascii_and_other_texts() -> None:
         "didn", "t", "get", "3.5", "refunds", "1,200", "items"]
     # Full-width letters fold to ASCII, ß casefolds to ss, Devanagari keeps its marks.
     assert tokens("ＳＴＲＡßＥ  रिफंड 3.5") == ["strasse", "रिफंड", "3.5"]
+
+
+def test_the_generated_unicode_ranges_are_a_scan_of_this_pythons_database() -> None:
+    # An import reads the generated table rather than scanning 135,000 code points; a Python
+    # with another Unicode database scans, and the stale table must be regenerated.
+    assert unicodedata.unidata_version == text.UNIDATA_VERSION, \
+        "regenerate it: python tools/unicode_ranges.py"
+    assert text._categories() == text.scan_categories()
+    assert sum(len(v) for v in text._categories().values()) > 3000

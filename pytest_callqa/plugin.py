@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from .engine.loading import CaseFileError
     from .engine.registry import Registry
     from .engine.scorecard import Scorecard
+    from .run.catalog import CaseRef
 
 EVAL_MARKER = "eval"
 EVAL_FIXTURES = frozenset({CASE_FIXTURE, MODEL_FIXTURE, "callqa_output", "callqa_result"})
@@ -216,7 +217,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     state = _state(metafunc.config)
     try:
         models = state.catalog.models() if wants_model else []
-        cases: list[GoldenCase] = []
+        cases: list[CaseRef] = []
         if wants_case:
             tasks, tags = marker_filter(metafunc, state.services.registry())
             cases = state.catalog.select(tasks, tags)
@@ -438,7 +439,7 @@ def _param(request: pytest.FixtureRequest, name: str) -> Any:
     return request.param
 
 
-def _call(produce: Callable[[str, GoldenCase], T], model: str, case: GoldenCase) -> T:
+def _call(produce: Callable[[str, CaseRef], T], model: str, case: Any) -> T:
     """``produce(model, case)``; a failed judge or generation call fails the test with the
     engine's (redacted) message alone: there is no traceback worth reading."""
     try:
@@ -452,7 +453,12 @@ def _call(produce: Callable[[str, GoldenCase], T], model: str, case: GoldenCase)
 def callqa_case(request: pytest.FixtureRequest) -> GoldenCase:
     """The golden case of this test; the test runs once per case that matches its
     ``@pytest.mark.callqa(task=..., tags=[...])`` marker (every case without one)."""
-    return cast("GoldenCase", _param(request, CASE_FIXTURE))
+    ref = cast("CaseRef", _param(request, CASE_FIXTURE))
+    try:
+        return _state(request.config).catalog.case(ref)
+    except CallqaUsageError as exc:
+        message = str(exc)
+    pytest.fail(message, pytrace=False)
 
 
 @pytest.fixture
@@ -469,7 +475,8 @@ def callqa_output(request: pytest.FixtureRequest, callqa_model: str,
     JSON. Produced by ``pytest_callqa_generate``, or read from the outputs directory; a missing
     output skips the test (``--callqa-missing error`` makes it an error)."""
     state = _state(request.config)
-    produced = _call(state.resolver.output, callqa_model, callqa_case)
+    # The case as collected: the resolver reads its body when it produces the pair.
+    produced = _call(state.resolver.output, callqa_model, item_pair(request.node)[1])
     if isinstance(produced, Missing):
         request.node.stash[PAYLOAD_KEY] = {"missing": produced.to_dict()}
         if state.settings.missing == "error":
@@ -487,7 +494,8 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
     # Loaded with the engine already: a result exists.
     from .engine.core.results import plain
 
-    result = _call(_state(request.config).resolver.result, callqa_model, callqa_case)
+    result = _call(_state(request.config).resolver.result, callqa_model,
+                   item_pair(request.node)[1])
     request.node.stash[PAYLOAD_KEY] = {"result": result.to_dict(),
                                        "output": plain(callqa_output)}
     if getattr(request.config.option, "xmlpath", None):

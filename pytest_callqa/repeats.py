@@ -75,7 +75,8 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     if runs == 1 or not RUN_FIXTURES & set(funcargs) \
             or inspect.iscoroutinefunction(item.obj):
         return None
-    model, case = funcargs["callqa_model"], funcargs["callqa_case"]
+    # The case as collected (the resolver reads its body when it produces a run).
+    model, case = item.callspec.params["callqa_model"], item.callspec.params["callqa_case"]
     resolver = state.resolver
     results: list[TaskResult] = []
     if "callqa_result" in funcargs:

@@ -120,29 +120,41 @@ def iter_case_files(root: Path | str) -> Iterator[Path]:
             yield path
 
 
-def scan_cases(
+def scan_case_files(
     root: Path | str, *, show: Callable[[Path], str] = str, registry: Registry | None = None,
-) -> tuple[list[GoldenCase], list[CaseFileError]]:
-    """Every good case below ``root`` and one error per bad file, so one bad file does not
-    hide the others. A file reusing a case id of an earlier file is bad as a whole; ``show``
-    renders the earlier file's path in that message."""
-    cases: list[GoldenCase] = []
-    errors: list[CaseFileError] = []
+) -> Iterator[list[GoldenCase] | CaseFileError]:
+    """File by file below ``root``: its good cases, or the error that makes it bad, so one
+    bad file does not hide the others and no more than one file's cases need be in memory.
+    A file reusing a case id of an earlier file is bad as a whole; ``show`` renders the
+    earlier file's path in that message."""
     owners: dict[str, Path] = {}
     for file in iter_case_files(root):
         try:
             loaded = load_case_file(file, registry)
         except CaseFileError as exc:
-            errors.append(exc)
+            yield exc
             continue
         clashes = [c.id for c in loaded if c.id in owners]
         if clashes:
-            errors.append(CaseFileError(file, [
+            yield CaseFileError(file, [
                 f"id: {cid!r} is already used by a case in {show(owners[cid])}"
-                for cid in clashes]))
+                for cid in clashes])
             continue
         owners.update((case.id, file) for case in loaded)
-        cases.extend(loaded)
+        yield loaded
+
+
+def scan_cases(
+    root: Path | str, *, show: Callable[[Path], str] = str, registry: Registry | None = None,
+) -> tuple[list[GoldenCase], list[CaseFileError]]:
+    """Every good case below ``root`` and one error per bad file (:func:`scan_case_files`)."""
+    cases: list[GoldenCase] = []
+    errors: list[CaseFileError] = []
+    for found in scan_case_files(root, show=show, registry=registry):
+        if isinstance(found, CaseFileError):
+            errors.append(found)
+        else:
+            cases.extend(found)
     return cases, errors
 
 

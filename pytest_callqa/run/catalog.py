@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..outputs import discover_models
@@ -15,10 +16,28 @@ if TYPE_CHECKING:
     from ..engine.loading import CaseFileError
     from .host import Host
 
+# Case files whose cases are kept once read again: the tests of a case's models and runs,
+# and a batch of pairs, read the same few files one after the other.
+RECENT_FILES = 16
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRef:
+    """A golden case as collection knows it: what selects and names its tests, and the file
+    its body is read from when a test or a batch needs it. Every process holding the tests
+    keeps one per case for the whole run, so the body (the transcript, the truth, the
+    config: ~17 KB of objects for the example's cases, 34,000 cases at 100,000 outputs) is
+    not kept with it."""
+
+    id: str
+    task: str
+    tags: tuple[str, ...]
+    path: str
+
 
 @dataclass
 class CaseFiles:
-    cases: list[GoldenCase]
+    cases: list[CaseRef]
     errors: list[CaseFileError]
 
 
@@ -29,6 +48,7 @@ class Catalog:
         self.settings = settings
         self.host = host
         self._files: CaseFiles | None = None
+        self._recent: dict[str, dict[str, GoldenCase]] = {}
         self._specs: dict[str, ModelSpec | None] | None = None
 
     def files(self) -> CaseFiles:
@@ -38,9 +58,6 @@ class Catalog:
         return self._files
 
     def _load(self) -> CaseFiles:
-        # The engine (pydantic, the task families) loads with the first golden case.
-        from ..engine.loading import scan_cases
-
         root = self.settings.cases
         if root is None:
             raise CallqaUsageError(
@@ -49,35 +66,57 @@ class Catalog:
             )
         if not root.exists():
             raise CallqaUsageError(f"callqa: the golden cases directory {root} does not exist")
-        cases, errors = scan_cases(
+        found = CaseFiles(cases=[], errors=[])
+        for loaded in self._scan(root):
+            if isinstance(loaded, list):
+                found.cases.extend(CaseRef(case.id, case.task, tuple(case.tags), case.path or "")
+                                   for case in loaded)
+            else:
+                found.errors.append(loaded)
+        return found
+
+    def _scan(self, root: Path) -> Iterator[list[GoldenCase] | CaseFileError]:
+        # The engine (pydantic, the task families) loads with the first golden case.
+        from ..engine.loading import scan_case_files
+
+        yield from scan_case_files(
             root, show=lambda path: display_path(path, self.host.rootpath))
-        return CaseFiles(cases=cases, errors=errors)
 
     def each_case(self) -> Iterator[GoldenCase]:
-        """Every good case, as :meth:`files` has them; read one file at a time and kept by
-        nobody when they are not loaded yet (the xdist controller, which collects nothing,
-        reads the cases only for the report: 30,000 cases must not all sit in memory)."""
-        if self._files is not None:
-            yield from self._files.cases
+        """Every good case, as :meth:`files` has them, read one file at a time and kept by
+        nobody (the report's golden cases, the calibration: 34,000 cases must not all sit in
+        memory; the xdist controller, which collects nothing, reads them only here)."""
+        root = self.settings.cases
+        if root is None or not root.exists():
             return
-        # The engine's loader loads with the first golden case.
-        from ..engine.loading import CaseFileError, iter_case_files, load_case_file
+        for loaded in self._scan(root):
+            if isinstance(loaded, list):
+                yield from loaded
 
-        if self.settings.cases is None or not self.settings.cases.exists():
-            return
-        owners: set[str] = set()
-        for file in iter_case_files(self.settings.cases):
+    def case(self, ref: CaseRef) -> GoldenCase:
+        """The body of a collected case, read again from its file (the last
+        :data:`RECENT_FILES` files read are kept)."""
+        cases = self._recent.pop(ref.path, None)
+        if cases is None:
+            # Loaded by the collection's scan already; named here for reading a file again.
+            from ..engine.loading import CaseFileError, load_case_file
+
             try:
-                loaded = load_case_file(file)
-            except CaseFileError:
-                continue
-            # A file reusing an earlier file's case id is bad as a whole (scan_cases).
-            if any(c.id in owners for c in loaded):
-                continue
-            owners.update(c.id for c in loaded)
-            yield from loaded
+                cases = {case.id: case for case in load_case_file(ref.path)}
+            except CaseFileError as exc:
+                raise CallqaUsageError(f"callqa: the golden case file changed during the "
+                                       f"run: {exc}") from None
+            if len(self._recent) >= RECENT_FILES:
+                del self._recent[next(iter(self._recent))]
+        # Most recently used last: the oldest is the first dropped.
+        self._recent[ref.path] = cases
+        found = cases.get(ref.id)
+        if found is None or found.task != ref.task:
+            raise CallqaUsageError(f"callqa: golden case {ref.id!r} ({ref.task}) is no longer "
+                                   f"in {ref.path}: the file changed during the run")
+        return found
 
-    def select(self, tasks: Sequence[str] = (), tags: Sequence[str] = ()) -> list[GoldenCase]:
+    def select(self, tasks: Sequence[str] = (), tags: Sequence[str] = ()) -> list[CaseRef]:
         """Cases of one of ``tasks`` (all when empty) carrying every tag in ``tags``."""
         return [
             c for c in self.files().cases

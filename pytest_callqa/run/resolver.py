@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from ..engine.core.results import TaskResult
     from ..engine.evaluate import Prepared
     from ..engine.generate import Generation
-    from .catalog import Catalog
+    from .catalog import CaseRef, Catalog
     from .host import Host, Progress
     from .services import Services
 
@@ -89,8 +89,8 @@ class Resolver:
         self.share = worker_share(host.worker_value("workerid"), host.worker_value("workercount"))
         # Pairs the collected tests need: outputs (callqa_output, callqa_result) and scored
         # results (callqa_result), in run order.
-        self.pending_outputs: dict[RunKey, GoldenCase] = {}
-        self.pending: dict[RunKey, GoldenCase] = {}
+        self.pending_outputs: dict[RunKey, CaseRef] = {}
+        self.pending: dict[RunKey, CaseRef] = {}
         self.timings: dict[str, float] = {"generate_s": 0.0, "judge_s": 0.0}
         self._usage: dict[str, dict[str, dict[str, float]]] = {}
         self._outputs: dict[RunKey, ModelOutput | Missing | BaseException] = {}
@@ -101,7 +101,7 @@ class Resolver:
         # forgetting a pair look there rather than through every pair.
         self._case_keys: dict[str, dict[RunKey, None]] = {}
 
-    def need(self, model: str, case: GoldenCase, *, scored: bool, runs: int = 1) -> None:
+    def need(self, model: str, case: CaseRef, *, scored: bool, runs: int = 1) -> None:
         """Remember that a collected test needs the pair's output (and its result) in each
         of ``runs`` runs."""
         keys = self._case_keys.setdefault(case.id, {})
@@ -128,7 +128,7 @@ class Resolver:
         """Whether the case is in this process's share (see the module docstring)."""
         return self.share is None or shard_of(None, case_id, self.share[1]) == self.share[0]
 
-    def _with(self, key: RunKey, pairs: Mapping[RunKey, GoldenCase]) -> dict[RunKey, GoldenCase]:
+    def _with(self, key: RunKey, pairs: Mapping[RunKey, CaseRef]) -> dict[RunKey, CaseRef]:
         """Of ``pairs``, those batched with ``key``: this process's share, or key's case."""
         if self._ours(key[1]):
             return {k: c for k, c in pairs.items() if self._ours(k[1])}
@@ -175,7 +175,7 @@ class Resolver:
         recorded.usage = dict(self._usage[model].get(case.id, {}))
         return recorded
 
-    def _missing(self, model: str, case: GoldenCase) -> Missing:
+    def _missing(self, model: str, case: CaseRef) -> Missing:
         if self.settings.outputs is None:
             where = "no --callqa-outputs directory is configured"
         else:
@@ -185,7 +185,7 @@ class Resolver:
                        f"no output of model {model!r} for case {case.id!r} ({where}, and no "
                        "pytest_callqa_generate implementation returned one)")
 
-    def output(self, model: str, case: GoldenCase, run: int = 0) -> ModelOutput | Missing:
+    def output(self, model: str, case: CaseRef, run: int = 0) -> ModelOutput | Missing:
         """``model``'s output for ``case`` in ``run`` (generated or recorded), produced once
         per pair and run."""
         key = self._output_key(model, case.id, run)
@@ -206,7 +206,7 @@ class Resolver:
             raise found
         return found
 
-    def _produce(self, batch: Mapping[RunKey, GoldenCase]) -> None:
+    def _produce(self, batch: Mapping[RunKey, CaseRef]) -> None:
         """Outputs of ``batch``: each pair through ``pytest_callqa_generate``; pairs the
         plugin's own implementation answers for a live model are generated in one batch."""
         live: dict[RunKey, GoldenCase] = {}
@@ -215,9 +215,10 @@ class Resolver:
             if key in self._outputs:
                 continue
             try:
-                answer = self.host.generate(model, case)
+                body = self.catalog.case(case)
+                answer = self.host.generate(model, body)
                 if answer is LIVE:
-                    live[key] = case
+                    live[key] = body
                     continue
                 self._outputs[key] = self._wrap(model, case, answer)
             except Exception as exc:
@@ -226,7 +227,7 @@ class Resolver:
         if live:
             self._generate(live)
 
-    def _wrap(self, model: str, case: GoldenCase, answer: Any) -> ModelOutput | Missing:
+    def _wrap(self, model: str, case: CaseRef, answer: Any) -> ModelOutput | Missing:
         if answer is None:
             return self._missing(model, case)
         produced = answer if isinstance(answer, ModelOutput) else ModelOutput(value=answer)
@@ -286,8 +287,7 @@ class Resolver:
                     raise answer
                 error = CallqaCallError(f"callqa: generating outputs of model {name!r} "
                                         f"failed: {answer}")
-                for key, _case in pairs:
-                    self._outputs[key] = error
+                self._outputs.update((key, error) for key, _case in pairs)
                 continue
             for (key, case), generation in zip(pairs, answer, strict=True):
                 self._outputs[key] = self._generated(name, case, generation)
@@ -332,14 +332,14 @@ class Resolver:
                 {k: c for k, c in outputs.items()
                  if self.catalog.live_spec(k[0]) is not None}, self._outputs))
 
-    def _todo(self, pairs: Mapping[RunKey, GoldenCase],
-              done: Mapping[RunKey, Any]) -> dict[RunKey, GoldenCase]:
+    def _todo(self, pairs: Mapping[RunKey, CaseRef],
+              done: Mapping[RunKey, Any]) -> dict[RunKey, CaseRef]:
         """The pairs not resolved yet, in collection order: every process batches a case's
         pairs in the same order, so of two identical judgements the same one is charged the
         call with and without xdist."""
         return {k: c for k, c in pairs.items() if k not in done and k not in self._judged}
 
-    def result(self, model: str, case: GoldenCase, run: int = 0) -> TaskResult:
+    def result(self, model: str, case: CaseRef, run: int = 0) -> TaskResult:
         """The scored result of the pair in ``run``; the first request scores every pending
         pair."""
         key = self._result_key(model, case.id, run)
@@ -366,7 +366,7 @@ class Resolver:
         copied.run = run
         return copied
 
-    def _prepare(self, batch: Mapping[RunKey, GoldenCase]) -> dict[RunKey, Prepared]:
+    def _prepare(self, batch: Mapping[RunKey, CaseRef]) -> dict[RunKey, Prepared]:
         """The first evaluation phase of every pair of ``batch`` that has an output; a pair
         whose output or preparation fails keeps its error as its result."""
         # The engine's evaluation loads with the first result a test asks for.
@@ -384,15 +384,15 @@ class Resolver:
             if isinstance(produced, Missing):
                 continue
             try:
-                prepared[key] = prepare(case, produced.value, embedder=self.services.embedder(),
-                                        model=key[0], run=key[2],
-                                        registry=self.services.registry(),
-                                        benchmarks=self.settings.benchmarks)
+                prepared[key] = prepare(
+                    self.catalog.case(case), produced.value, embedder=self.services.embedder(),
+                    model=key[0], run=key[2], registry=self.services.registry(),
+                    benchmarks=self.settings.benchmarks)
             except Exception as exc:
                 self._results[key] = exc
         return prepared
 
-    def _score(self, batch: Mapping[RunKey, GoldenCase]) -> None:
+    def _score(self, batch: Mapping[RunKey, CaseRef]) -> None:
         """Judge every pair of ``batch`` in one judge batch; each result is finished when a
         test asks for it (an xdist worker needs only some of them)."""
         # Loaded by _prepare already; named here for the judge phase.

@@ -380,7 +380,7 @@ class Summary:
         from ..engine.calibration import calibrate, verdict
 
         registry = self.services.registry()
-        found = calibrate(card.results, self.catalog.files().cases,
+        found = calibrate(card.results, list(self.catalog.each_case()),
                           {task: registry.metrics_for(task) for task in registry.tasks},
                           self.settings.calibration_model)
         problems = verdict(found, self.settings.min_kappa)

@@ -43,3 +43,38 @@ def test_results_are_dropped_after_the_last_test_of_their_pair_and_still_reporte
     assert sorted((c["model"], c["case_id"]) for c in report["cases"]) == sorted(
         (m, cid) for m in ("alpha", "beta") for cid in project.cases)
     assert all(c["output"] is not None for c in report["cases"])
+
+
+CHANGED_SUITE = """
+import json
+from pathlib import Path
+
+from pytest_callqa.plugin import SESSION_KEY
+
+
+def test_a_the_catalogue_holds_references_only(request):
+    refs = request.config.stash[SESSION_KEY].catalog.files().cases
+    assert sorted(r.id for r in refs) == %r
+    assert {type(r).__name__ for r in refs} == {"CaseRef"}
+    # The run's case files change under it: qa-refund's file no longer holds a case.
+    Path(next(r.path for r in refs if r.id == "qa-refund")).write_text(json.dumps([]))
+
+
+def test_b_each_case(callqa_case):
+    assert callqa_case.transcript
+"""
+
+
+def test_a_case_is_read_when_its_test_runs_and_a_changed_file_fails_only_its_tests(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests(CHANGED_SUITE % sorted(project.cases))
+    result = pytester.runpytest("-p", "no:randomly")
+    # An error of the run's inputs, not a failure of any model; the other cases still run.
+    result.assert_outcomes(passed=len(project.cases), errors=1)
+    result.stdout.fnmatch_lines([
+        "*ERROR at setup of test_b_each_case[[]qa-refund[]]*",
+        "callqa: the golden case file changed during the run: invalid golden case file "
+        "*qa-refund.json:",
+        "  - (file) contains no case"])
+    assert "During handling of the above exception" not in result.stdout.str()

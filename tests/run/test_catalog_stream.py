@@ -3,14 +3,18 @@ see exactly the cases the catalogue would have loaded."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 import yaml
 
-from pytest_callqa.run.catalog import Catalog
-from pytest_callqa.run.settings import Settings
+from pytest_callqa.engine.core.cases import GoldenCase
+from pytest_callqa.engine.loading import load_case_file
+from pytest_callqa.run.catalog import RECENT_FILES, Catalog
+from pytest_callqa.run.settings import CallqaUsageError, Settings
 
 EXAMPLE_CASE = (Path(__file__).resolve().parents[2] / "example_project" / "cases" / "entity"
                 / "entity-abcd-5798-shipping-address.yaml")
@@ -42,3 +46,57 @@ def test_no_cases_directory_streams_nothing(tmp_path: Path) -> None:
     host = SimpleNamespace(rootpath=tmp_path)
     assert list(Catalog(Settings(cases=tmp_path / "absent"), host).each_case()) == []  # type: ignore[arg-type]
     assert list(Catalog(Settings(), host).each_case()) == []  # type: ignore[arg-type]
+
+
+def _catalog(root: Path) -> Catalog:
+    return Catalog(Settings(cases=root), SimpleNamespace(rootpath=root))  # type: ignore[arg-type]
+
+
+def test_the_catalogue_keeps_references_and_reads_a_body_when_asked(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps([case("one"), case("two")]), encoding="utf-8")
+    catalog = _catalog(tmp_path)
+    refs = catalog.files().cases
+    assert [(r.id, r.task, r.path) for r in refs] == [
+        ("one", "entity", str(tmp_path / "a.json")), ("two", "entity", str(tmp_path / "a.json"))]
+    # Collection holds no case body: every GoldenCase read to make the references is gone.
+    gc.collect()
+    assert not [o for o in gc.get_objects()
+                if isinstance(o, GoldenCase) and str(o.path).startswith(str(tmp_path))]
+    body = catalog.case(refs[1])
+    assert isinstance(body, GoldenCase)
+    assert body == load_case_file(tmp_path / "a.json")[1]
+    assert catalog.case(refs[1]) is body  # the file is among the recent ones
+
+
+def test_recent_case_files_are_bounded(tmp_path: Path) -> None:
+    for i in range(RECENT_FILES + 2):
+        (tmp_path / f"c{i:02d}.json").write_text(json.dumps(case(f"case-{i}")),
+                                                 encoding="utf-8")
+    catalog = _catalog(tmp_path)
+    refs = catalog.files().cases
+    first = catalog.case(refs[0])
+    for ref in refs[1:]:
+        catalog.case(ref)
+    assert len(catalog._recent) == RECENT_FILES
+    assert str(tmp_path / "c00.json") not in catalog._recent
+    again = catalog.case(refs[0])
+    assert again == first and again is not first  # read again, and the same case
+
+
+def test_a_case_file_changed_during_the_run_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps([case("one"), case("two")]), encoding="utf-8")
+    catalog = _catalog(tmp_path)
+    one, two = catalog.files().cases
+    path.write_text(json.dumps(case("one")), encoding="utf-8")
+    with pytest.raises(CallqaUsageError,
+                       match=r"golden case 'two' \(entity\) is no longer in .*a\.json"):
+        catalog.case(two)
+    assert catalog.case(one).id == "one"
+    (tmp_path / "b.json").write_text(json.dumps(case("three")), encoding="utf-8")
+    three = _catalog(tmp_path).files().cases[-1]
+    (tmp_path / "b.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(CallqaUsageError,
+                       match=r"the golden case file changed during the run: invalid golden "
+                             r"case file .*b\.json"):
+        catalog.case(three)

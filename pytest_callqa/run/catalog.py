@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,9 @@ class CaseRef:
     task: str
     tags: tuple[str, ...]
     path: str
+    # The file's (modification time in ns, size) when collection checked it: unchanged, its
+    # cases are built again without the families' checks.
+    stamp: tuple[int, int]
 
 
 @dataclass
@@ -69,7 +73,9 @@ class Catalog:
         found = CaseFiles(cases=[], errors=[])
         for loaded in self._scan(root):
             if isinstance(loaded, list):
-                found.cases.extend(CaseRef(case.id, case.task, tuple(case.tags), case.path or "")
+                path = loaded[0].path or ""
+                stamp = _stamp(path)
+                found.cases.extend(CaseRef(case.id, case.task, tuple(case.tags), path, stamp)
                                    for case in loaded)
             else:
                 found.errors.append(loaded)
@@ -99,10 +105,12 @@ class Catalog:
         cases = self._recent.pop(ref.path, None)
         if cases is None:
             # Loaded by the collection's scan already; named here for reading a file again.
-            from ..engine.loading import CaseFileError, load_case_file
+            from ..engine.loading import CaseFileError, load_case_file, reread_case_file
 
             try:
-                cases = {case.id: case for case in load_case_file(ref.path)}
+                unchanged = _stamp(ref.path) == ref.stamp
+                cases = {case.id: case for case in (
+                    reread_case_file(ref.path) if unchanged else load_case_file(ref.path))}
             except CaseFileError as exc:
                 raise CallqaUsageError(f"callqa: the golden case file changed during the "
                                        f"run: {exc}") from None
@@ -166,3 +174,12 @@ class Catalog:
         if not self.settings.models:
             return {}
         return {name: spec for name, spec in self.model_specs().items() if spec is not None}
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    """The file's (modification time in ns, size); (-1, -1) when it cannot be read."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (found.st_mtime_ns, found.st_size)

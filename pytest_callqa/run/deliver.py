@@ -9,10 +9,10 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .settings import Settings, display_path
-from .summary import CASES_MARK
+from .summary import CASES_MARK, GOLDEN_MARK
 
 if TYPE_CHECKING:
     from .summary import Summary
@@ -62,30 +62,45 @@ def read_baseline(path: Path) -> dict[str, Any]:
     return data
 
 
-def write_report(path: Path, data: dict[str, Any], entries: Iterable[dict[str, Any]]) -> None:
-    """The JSON report at ``path``, its case entries streamed in one line each (one entry
-    in memory at a time) where ``data`` has the cases mark; the rest indented."""
+def write_report(path: Path, data: dict[str, Any], entries: Iterable[dict[str, Any]],
+                 golden: Iterable[tuple[str, Any]] = ()) -> None:
+    """The JSON report at ``path``: its case entries and golden cases streamed in, one line
+    each (one in memory at a time), where ``data`` has their marks; the rest indented."""
     text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    head, mark, tail = text.partition(json.dumps(CASES_MARK, ensure_ascii=False))
+    head, golden_mark, rest = text.partition(json.dumps(GOLDEN_MARK, ensure_ascii=False))
+    if not golden_mark:
+        head, rest = "", text
+    middle, cases_mark, tail = rest.partition(json.dumps(CASES_MARK, ensure_ascii=False))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with tmp.open("w", encoding="utf-8") as out:
             out.write(head)
-            if mark:
-                out.write("[")
-                separator = "\n    "
-                for entry in entries:
-                    out.write(separator)
-                    out.write(json.dumps(entry, ensure_ascii=False, allow_nan=False))
-                    separator = ",\n    "
-                out.write("\n  ]" if separator != "\n    " else "]")
+            if golden_mark:
+                _stream(out, "{}", (f"{json.dumps(key, ensure_ascii=False)}: "
+                                    f"{json.dumps(value, ensure_ascii=False, allow_nan=False)}"
+                                    for key, value in golden))
+            out.write(middle)
+            if cases_mark:
+                _stream(out, "[]", (json.dumps(entry, ensure_ascii=False, allow_nan=False)
+                                    for entry in entries))
             out.write(tail)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     # Replacing atomically: a run killed mid-write must not leave half a file behind.
     tmp.replace(path)
+
+
+def _stream(out: IO[str], brackets: str, items: Iterable[str]) -> None:
+    """``items`` as a JSON array or object (``brackets``), one per line."""
+    out.write(brackets[0])
+    separator = "\n    "
+    for item in items:
+        out.write(separator)
+        out.write(item)
+        separator = ",\n    "
+    out.write(f"\n  {brackets[1]}" if separator != "\n    " else brackets[1])
 
 
 def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
@@ -128,9 +143,11 @@ def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
             write_report(settings.report, data, cases)
             data["cases"] = cases
         else:
-            write_report(settings.report, data, summary.case_entries(summary.scorecard()))
+            card = summary.scorecard()
+            write_report(settings.report, data, summary.case_entries(card),
+                         summary.golden_case_entries(card))
     if not whole:
-        del data["cases"]
+        del data["cases"], data["golden_cases"]
     if settings.html is not None:
         # The HTML renderer loads only when an HTML report is asked for.
         from .html import render_html

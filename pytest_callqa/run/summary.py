@@ -35,8 +35,10 @@ EXCERPT_TURNS = 12
 EXCERPT_CHARS = 300
 # The details of a metric the scorecard reads (pooled rates); the rest stay in the report.
 _POOLED_DETAILS = ("numerator", "denominator")
-# Where the JSON report's case entries go in its text while the rest is serialised.
+# Where the JSON report's case entries and golden cases go in its text while the rest is
+# serialised (deliver.write_report streams them in, one at a time).
 CASES_MARK = "\x00callqa-cases\x00"
+GOLDEN_MARK = "\x00callqa-golden-cases\x00"
 
 
 class Summary:
@@ -150,22 +152,20 @@ class Summary:
         return [m for m in configured if m in card.models] + [
             m for m in card.models if m not in configured]
 
-    def golden_cases(self, card: Scorecard) -> dict[str, Any]:
-        """The golden cases behind the results, for a reader of the report: the expected
-        outcome and the first turns of the transcript, numbered."""
+    def golden_case_entries(self, card: Scorecard) -> Iterator[tuple[str, dict[str, Any]]]:
+        """The golden cases behind the results, for a reader of the report, one at a time:
+        the expected outcome and the first turns of the transcript, numbered."""
         wanted = {r.case_id for r in card.results}
         if not wanted:
-            return {}
-        found = {}
+            return
         for case in self.catalog.each_case():
             if case.id in wanted:
                 turns = [f"turn {i}: {t.speaker + ': ' if t.speaker else ''}"
                          f"{t.text[:EXCERPT_CHARS]}"
                          for i, t in enumerate(case.transcript[:EXCERPT_TURNS])]
-                found[case.id] = {"task": case.task, "transcript_excerpt": turns,
-                                  "turns": len(case.transcript),
-                                  "expected_outcome": case.expected_outcome}
-        return found
+                yield case.id, {"task": case.task, "transcript_excerpt": turns,
+                                "turns": len(case.transcript),
+                                "expected_outcome": case.expected_outcome}
 
     def not_evaluated(self) -> list[dict[str, Any]]:
         entries: dict[tuple[str, ...], dict[str, Any]] = {}
@@ -316,8 +316,9 @@ class Summary:
 
     def report_data(self, *, with_cases: bool = True) -> dict[str, Any]:
         """The JSON report (schema ``callqa-report/1``): builtins only, no NaN. Without
-        ``with_cases`` its ``cases`` is a mark for :func:`deliver.write_report` to stream
-        :meth:`case_entries` in, rather than a list holding every result at once."""
+        ``with_cases`` its ``cases`` and ``golden_cases`` are marks for
+        :func:`deliver.write_report` to stream :meth:`case_entries` and
+        :meth:`golden_case_entries` in, rather than holding every result and case at once."""
         # Written only at the end of a run that evaluated something.
         from ..engine.core.results import plain
 
@@ -352,7 +353,8 @@ class Summary:
                 task: [spec.describe() for spec in card.specs(task)]
                 for task in card.task_order if task in card.registry.tasks
             },
-            "golden_cases": self.golden_cases(card),
+            "golden_cases": (dict(self.golden_case_entries(card)) if with_cases
+                             else GOLDEN_MARK),
             "cases": cases,
             "not_evaluated": self.not_evaluated(),
             "notes": list(card.notes),

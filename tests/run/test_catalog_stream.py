@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import yaml
 
+from pytest_callqa.engine import loading
 from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.loading import load_case_file
 from pytest_callqa.run.catalog import RECENT_FILES, Catalog
@@ -100,3 +102,23 @@ def test_a_case_file_changed_during_the_run_is_a_clear_error(tmp_path: Path) -> 
                        match=r"the golden case file changed during the run: invalid golden "
                              r"case file .*b\.json"):
         catalog.case(three)
+
+
+def test_an_unchanged_file_is_read_again_without_the_families_checks(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps({"$schema": "case.schema.json", **case("one")}),
+                    encoding="utf-8")
+    expected = load_case_file(path)[0]
+    ref = _catalog(tmp_path).files().cases[0]
+    assert ref.stamp == (path.stat().st_mtime_ns, path.stat().st_size)
+
+    def checked(*args: object) -> object:
+        raise AssertionError("read with the families' checks")
+
+    monkeypatch.setattr(loading, "load_case_file", checked)
+    assert _catalog(tmp_path).case(ref) == expected
+    # Touched since collection: read with the checks again.
+    os.utime(path, ns=(ref.stamp[0] + 1_000_000_000, ref.stamp[0] + 1_000_000_000))
+    with pytest.raises(AssertionError, match="read with the families' checks"):
+        _catalog(tmp_path).case(ref)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_callqa.run.deliver import write_report
-from pytest_callqa.run.summary import CASES_MARK
+from pytest_callqa.run.summary import CASES_MARK, GOLDEN_MARK
 
 ENTRIES = [
     {"model": "alpha", "case_id": "qa-1", "score": 0.75, "output": {"text": "Grüße, ₹1,200"}},
@@ -56,3 +56,26 @@ def test_an_entry_that_is_not_json_leaves_no_file_behind(tmp_path: Path) -> None
     # The previous report stays whole, and no temporary file is left.
     assert json.loads(path.read_text(encoding="utf-8")) == {"previous": "report"}
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+GOLDEN = [("qa-1", {"task": "qa", "turns": 3, "expected_outcome": {"answer": "Grüße"}}),
+          ("qa-2", {"task": "qa", "turns": 0, "expected_outcome": None})]
+
+
+def test_golden_cases_stream_in_as_an_object_before_the_entries(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    data = {**data_with_mark(), "golden_cases": GOLDEN_MARK}
+    write_report(path, data, iter(ENTRIES), iter(GOLDEN))
+    text = path.read_text(encoding="utf-8")
+    assert json.loads(text) == {**data, "golden_cases": dict(GOLDEN), "cases": ENTRIES}
+    lines = text.splitlines()
+    assert lines[lines.index('  "golden_cases": {') + 1].startswith('    "qa-1": {"task": "qa"')
+    assert list(json.loads(text)) == list(data)  # the keys keep their order
+
+
+def test_no_golden_case_writes_an_empty_object(tmp_path: Path) -> None:
+    path = tmp_path / "report.json"
+    write_report(path, {**data_with_mark(), "golden_cases": GOLDEN_MARK}, iter(ENTRIES),
+                 iter([]))
+    assert '"golden_cases": {},' in path.read_text(encoding="utf-8")
+    assert json.loads(path.read_text(encoding="utf-8"))["golden_cases"] == {}

@@ -12,7 +12,7 @@ with a fixed seed, so the same results always give the same interval.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from math import comb
 
 import numpy as np
@@ -24,6 +24,10 @@ SEED = 20261123
 EXACT_MAX_CASES = 8
 # Sums equal to this many decimals are one point of the exact distribution.
 _DECIMALS = 12
+# Resamples drawn and reduced this many at a time: all 2,000 at once over 33,000 cases would
+# hold two 2,000 x 33,000 arrays (1 GB). The generator's stream is the same however its
+# draws are split, and each resample is reduced on its own, so the figures are too.
+_ROWS = 100
 
 Interval = tuple[float, float]
 
@@ -69,9 +73,15 @@ def bootstrap_mean(values: Sequence[float], *, level: float = LEVEL,
         return _quantile(points, tail), _quantile(points, 1.0 - tail)
     data = np.asarray(clean)
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(data), size=(RESAMPLES, len(data)))
-    means = data[picks].mean(axis=1)
+    means = np.concatenate([data[picks].mean(axis=1) for picks in _resamples(rng, len(data))])
     return _sample_interval(means, tail)
+
+
+def _resamples(rng: np.random.Generator, n: int) -> Iterator[np.ndarray]:
+    """:data:`RESAMPLES` draws of n case indices with replacement, a block of rows at a
+    time (one block in memory)."""
+    for start in range(0, RESAMPLES, _ROWS):
+        yield rng.integers(0, n, size=(min(_ROWS, RESAMPLES - start), n))
 
 
 def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], *,
@@ -82,10 +92,13 @@ def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], 
         return None
     num, den = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(num), size=(RESAMPLES, len(num)))
-    sums = den[picks].sum(axis=1)
+    den_sums, num_sums = [], []
+    for picks in _resamples(rng, len(num)):
+        den_sums.append(den[picks].sum(axis=1))
+        num_sums.append(num[picks].sum(axis=1))
+    sums = np.concatenate(den_sums)
     kept = sums > 0
-    rates = num[picks].sum(axis=1)[kept] / sums[kept]
+    rates = np.concatenate(num_sums)[kept] / sums[kept]
     return _sample_interval(rates, (1.0 - level) / 2)
 
 
@@ -102,8 +115,8 @@ def bootstrap_weighted(groups: Sequence[tuple[Sequence[float], float]], *,
     total_weight = sum(w for _, w in kept) + sum(w for _, w in fixed)
     combined = np.full(RESAMPLES, float(sum(v * w for v, w in fixed)))
     for data, weight in kept:
-        picks = rng.integers(0, len(data), size=(RESAMPLES, len(data)))
-        combined += data[picks].mean(axis=1) * weight
+        means = np.concatenate([data[picks].mean(axis=1) for picks in _resamples(rng, len(data))])
+        combined += means * weight
     return _sample_interval(combined / total_weight, (1.0 - level) / 2)
 
 

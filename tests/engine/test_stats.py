@@ -3,8 +3,12 @@ the mean of runs, against figures worked out by hand."""
 
 from __future__ import annotations
 
+import tracemalloc
+
+import numpy as np
 import pytest
 
+from pytest_callqa.engine import stats
 from pytest_callqa.engine.core.results import MetricResult, TaskResult
 from pytest_callqa.engine.registry import default_registry
 from pytest_callqa.engine.runs import mean_result, metric_specs, rule_passes, run_stats
@@ -200,3 +204,38 @@ def test_scorecard_run_statistics() -> None:
     single = build_scorecard(_scored("m", [0.9]))
     assert single.models["m"].runs_summary() is None
     assert "runs" not in single.to_dict()["models"]["m"]
+
+
+def _whole_draw(values: list[float], reduce: str) -> np.ndarray:
+    """Every resample drawn at once and reduced at once: what the blocks must equal."""
+    data = np.asarray(values)
+    picks = np.random.default_rng(stats.SEED).integers(
+        0, len(data), size=(stats.RESAMPLES, len(data)))
+    return getattr(data[picks], reduce)(axis=1)
+
+
+def test_resamples_in_blocks_give_the_figures_of_one_whole_draw() -> None:
+    assert stats._ROWS < stats.RESAMPLES  # the blocks are really exercised
+    values = np.random.default_rng(7).random(1001).tolist()
+    weights = np.random.default_rng(8).integers(0, 3, 1001).astype(float).tolist()
+    tail = (1.0 - stats.LEVEL) / 2
+    assert stats.bootstrap_mean(values) == stats._sample_interval(
+        _whole_draw(values, "mean"), tail)
+    sums = _whole_draw(weights, "sum")
+    kept = sums > 0
+    assert stats.bootstrap_ratio(values, weights) == stats._sample_interval(
+        _whole_draw(values, "sum")[kept] / sums[kept], tail)
+    assert stats.bootstrap_weighted([(values, 1.0)]) == stats._sample_interval(
+        _whole_draw(values, "mean"), tail)
+
+
+def test_a_large_case_set_is_resampled_in_bounded_memory() -> None:
+    # 20,000 cases: the whole draw held 2,000 x 20,000 indices and values (640 MB).
+    values = np.random.default_rng(9).random(20_000).tolist()
+    tracemalloc.start()
+    try:
+        assert stats.bootstrap_mean(values) is not None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 80 * 2**20

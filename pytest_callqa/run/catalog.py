@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 # Case files whose cases are kept once read again: the tests of a case's models and runs,
 # and a batch of pairs, read the same few files one after the other.
 RECENT_FILES = 16
+# Up to this many cases, the bodies collection read are kept (~35 MB for the example's
+# cases) and no test reads a file again; a larger catalogue keeps references only.
+KEPT_CASES = 2000
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,7 @@ class Catalog:
         self.host = host
         self._files: CaseFiles | None = None
         self._recent: dict[str, dict[str, GoldenCase]] = {}
+        self._kept: dict[str, GoldenCase] = {}
         self._specs: dict[str, ModelSpec | None] | None = None
 
     def files(self) -> CaseFiles:
@@ -71,14 +75,19 @@ class Catalog:
         if not root.exists():
             raise CallqaUsageError(f"callqa: the golden cases directory {root} does not exist")
         found = CaseFiles(cases=[], errors=[])
+        kept: dict[str, GoldenCase] | None = {}
         for loaded in self._scan(root):
             if isinstance(loaded, list):
                 path = loaded[0].path or ""
                 stamp = _stamp(path)
                 found.cases.extend(CaseRef(case.id, case.task, tuple(case.tags), path, stamp)
                                    for case in loaded)
+                if kept is not None:
+                    kept.update((case.id, case) for case in loaded)
+                    kept = kept if len(kept) <= KEPT_CASES else None
             else:
                 found.errors.append(loaded)
+        self._kept = kept or {}
         return found
 
     def _scan(self, root: Path) -> Iterator[list[GoldenCase] | CaseFileError]:
@@ -100,8 +109,12 @@ class Catalog:
                 yield from loaded
 
     def case(self, ref: CaseRef) -> GoldenCase:
-        """The body of a collected case, read again from its file (the last
+        """The body of a collected case: kept since collection in a small catalogue
+        (:data:`KEPT_CASES`), otherwise read again from its file (the last
         :data:`RECENT_FILES` files read are kept)."""
+        kept = self._kept.get(ref.id)
+        if kept is not None:
+            return kept
         cases = self._recent.pop(ref.path, None)
         if cases is None:
             # Loaded by the collection's scan already; named here for reading a file again.

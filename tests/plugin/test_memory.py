@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_callqa.run import catalog as catalog_module
+
 from .conftest import MiniProject
 
 SUITE = """
@@ -66,8 +68,10 @@ def test_b_each_case(callqa_case):
 
 
 def test_a_case_is_read_when_its_test_runs_and_a_changed_file_fails_only_its_tests(
-    project: MiniProject, pytester: pytest.Pytester
+    project: MiniProject, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A catalogue over the size whose bodies are kept (pytester runs in this process).
+    monkeypatch.setattr(catalog_module, "KEPT_CASES", 0)
     project.write_tests(CHANGED_SUITE % sorted(project.cases))
     result = pytester.runpytest("-p", "no:randomly")
     # An error of the run's inputs, not a failure of any model; the other cases still run.

@@ -15,6 +15,7 @@ import yaml
 from pytest_callqa.engine import loading
 from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.loading import load_case_file
+from pytest_callqa.run import catalog as catalog_module
 from pytest_callqa.run.catalog import RECENT_FILES, Catalog
 from pytest_callqa.run.settings import CallqaUsageError, Settings
 
@@ -54,6 +55,32 @@ def _catalog(root: Path) -> Catalog:
     return Catalog(Settings(cases=root), SimpleNamespace(rootpath=root))  # type: ignore[arg-type]
 
 
+@pytest.fixture
+def by_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A catalogue over the size whose bodies are kept: every body is read again."""
+    monkeypatch.setattr(catalog_module, "KEPT_CASES", 0)
+
+
+def test_a_small_catalogue_keeps_the_bodies_it_read(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(catalog_module, "KEPT_CASES", 2)
+    (tmp_path / "a.json").write_text(json.dumps([case("one"), case("two")]), encoding="utf-8")
+    small = _catalog(tmp_path)
+    one, two = small.files().cases
+    (tmp_path / "a.json").unlink()  # nothing is read again
+    assert small.case(two).id == "two" and small.case(two) is small.case(two)
+    assert small.case(one).id == "one"
+    (tmp_path / "a.json").write_text(json.dumps([case("one"), case("two")]), encoding="utf-8")
+    (tmp_path / "b.json").write_text(json.dumps(case("three")), encoding="utf-8")
+    large = _catalog(tmp_path)  # three cases: over the size, references only
+    refs = large.files().cases
+    assert large._kept == {}
+    (tmp_path / "b.json").unlink()
+    with pytest.raises(CallqaUsageError, match="changed during the run"):
+        large.case(refs[-1])
+
+
+@pytest.mark.usefixtures("by_reference")
 def test_the_catalogue_keeps_references_and_reads_a_body_when_asked(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text(json.dumps([case("one"), case("two")]), encoding="utf-8")
     catalog = _catalog(tmp_path)
@@ -70,6 +97,7 @@ def test_the_catalogue_keeps_references_and_reads_a_body_when_asked(tmp_path: Pa
     assert catalog.case(refs[1]) is body  # the file is among the recent ones
 
 
+@pytest.mark.usefixtures("by_reference")
 def test_recent_case_files_are_bounded(tmp_path: Path) -> None:
     for i in range(RECENT_FILES + 2):
         (tmp_path / f"c{i:02d}.json").write_text(json.dumps(case(f"case-{i}")),
@@ -85,6 +113,7 @@ def test_recent_case_files_are_bounded(tmp_path: Path) -> None:
     assert again == first and again is not first  # read again, and the same case
 
 
+@pytest.mark.usefixtures("by_reference")
 def test_a_case_file_changed_during_the_run_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "a.json"
     path.write_text(json.dumps([case("one"), case("two")]), encoding="utf-8")
@@ -104,6 +133,7 @@ def test_a_case_file_changed_during_the_run_is_a_clear_error(tmp_path: Path) -> 
         catalog.case(three)
 
 
+@pytest.mark.usefixtures("by_reference")
 def test_an_unchanged_file_is_read_again_without_the_families_checks(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "a.json"

@@ -24,10 +24,11 @@ SEED = 20261123
 EXACT_MAX_CASES = 8
 # Sums equal to this many decimals are one point of the exact distribution.
 _DECIMALS = 12
-# Resamples drawn and reduced this many at a time: all 2,000 at once over 33,000 cases would
-# hold two 2,000 x 33,000 arrays (1 GB). The generator's stream is the same however its
-# draws are split, and each resample is reduced on its own, so the figures are too.
-_ROWS = 100
+# Resample indices drawn and reduced at most this many at a time: all 2,000 resamples at once
+# over 33,000 cases would hold two 2,000 x 33,000 arrays (1 GB). The generator's stream is the
+# same however its draws are split, and each resample is reduced on its own, so the figures
+# are too.
+_BLOCK = 2_000_000
 
 Interval = tuple[float, float]
 
@@ -79,9 +80,10 @@ def bootstrap_mean(values: Sequence[float], *, level: float = LEVEL,
 
 def _resamples(rng: np.random.Generator, n: int) -> Iterator[np.ndarray]:
     """:data:`RESAMPLES` draws of n case indices with replacement, a block of rows at a
-    time (one block in memory)."""
-    for start in range(0, RESAMPLES, _ROWS):
-        yield rng.integers(0, n, size=(min(_ROWS, RESAMPLES - start), n))
+    time (one block in memory; a small case set is one block)."""
+    rows = max(1, _BLOCK // n)
+    for start in range(0, RESAMPLES, rows):
+        yield rng.integers(0, n, size=(min(rows, RESAMPLES - start), n))
 
 
 def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], *,

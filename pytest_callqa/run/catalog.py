@@ -98,9 +98,17 @@ class Catalog:
             root, show=lambda path: display_path(path, self.host.rootpath))
 
     def each_case(self) -> Iterator[GoldenCase]:
-        """Every good case, as :meth:`files` has them, read one file at a time and kept by
-        nobody (the report's golden cases, the calibration: 34,000 cases must not all sit in
-        memory; the xdist controller, which collects nothing, reads them only here)."""
+        """Every good case, as :meth:`files` has them, one at a time and kept by nobody once
+        given (the report's golden cases, the calibration: 34,000 cases must not all sit in
+        memory). After collection they come from :meth:`case` (a case whose file changed
+        since is left out); the xdist controller, which collects nothing, scans the files."""
+        if self._files is not None:
+            for ref in self._files.cases:
+                try:
+                    yield self.case(ref)
+                except CallqaUsageError:
+                    continue
+            return
         root = self.settings.cases
         if root is None or not root.exists():
             return

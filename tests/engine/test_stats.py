@@ -214,8 +214,9 @@ def _whole_draw(values: list[float], reduce: str) -> np.ndarray:
     return getattr(data[picks], reduce)(axis=1)
 
 
-def test_resamples_in_blocks_give_the_figures_of_one_whole_draw() -> None:
-    assert stats._ROWS < stats.RESAMPLES  # the blocks are really exercised
+def test_resamples_in_blocks_give_the_figures_of_one_whole_draw(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stats, "_BLOCK", 1001 * 7)  # blocks of 7 rows, the last one short
     values = np.random.default_rng(7).random(1001).tolist()
     weights = np.random.default_rng(8).integers(0, 3, 1001).astype(float).tolist()
     tail = (1.0 - stats.LEVEL) / 2

@@ -70,6 +70,7 @@ def test_a_small_catalogue_keeps_the_bodies_it_read(tmp_path: Path,
     (tmp_path / "a.json").unlink()  # nothing is read again
     assert small.case(two).id == "two" and small.case(two) is small.case(two)
     assert small.case(one).id == "one"
+    assert [c.id for c in small.each_case()] == ["one", "two"]  # the kept bodies
     (tmp_path / "a.json").write_text(json.dumps([case("one"), case("two")]), encoding="utf-8")
     (tmp_path / "b.json").write_text(json.dumps(case("three")), encoding="utf-8")
     large = _catalog(tmp_path)  # three cases: over the size, references only
@@ -124,6 +125,8 @@ def test_a_case_file_changed_during_the_run_is_a_clear_error(tmp_path: Path) -> 
                        match=r"golden case 'two' \(entity\) is no longer in .*a\.json"):
         catalog.case(two)
     assert catalog.case(one).id == "one"
+    # The report's golden cases leave out what is no longer there.
+    assert [c.id for c in catalog.each_case()] == ["one"]
     (tmp_path / "b.json").write_text(json.dumps(case("three")), encoding="utf-8")
     three = _catalog(tmp_path).files().cases[-1]
     (tmp_path / "b.json").write_text("{not json", encoding="utf-8")

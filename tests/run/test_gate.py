@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import copy
 import json
+import tracemalloc
 from typing import Any
 
+import numpy as np
 import pytest
 
-from pytest_callqa.run.gate import compare_reports, gate_lines, scale_factor
+from pytest_callqa.run.gate import _Bootstrap, compare_reports, gate_lines, scale_factor
 
 from .conftest import case_entries, refresh, worsen
 
@@ -249,3 +251,32 @@ def test_the_gate_records_its_bootstrap_and_labels_the_interval_by_it(
                                  "min_cases": 5}
     text = "\n".join(gate_lines(gate))
     assert "90 % interval" in text and "95 %" not in text
+
+
+def test_the_paired_bootstrap_in_blocks_gives_the_intervals_of_one_whole_draw(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(3)
+    old, new = rng.random(401), rng.random(401)
+    pairs_old = np.column_stack([rng.integers(0, 5, 401), rng.integers(1, 5, 401)]).astype(float)
+    pairs_new = np.column_stack([rng.integers(0, 5, 401), rng.integers(1, 5, 401)]).astype(float)
+    # One draw of every resample at once: what the blocks must reproduce.
+    whole = np.random.default_rng(20261123).integers(0, 401, size=(2000, 401))
+    boot = _Bootstrap(2000, 20261123, 0.95)
+    monkeypatch.setattr(_Bootstrap, "BLOCK", 401 * 7)  # blocks of 7 rows, the last one short
+    assert boot.mean_diff(old.tolist(), new.tolist()) == boot._interval(
+        (new - old)[whole].mean(axis=1))
+    expected = (pairs_new[:, 0][whole].sum(axis=1) / pairs_new[:, 1][whole].sum(axis=1)
+                - pairs_old[:, 0][whole].sum(axis=1) / pairs_old[:, 1][whole].sum(axis=1))
+    assert boot.pooled_diff([tuple(p) for p in pairs_old.tolist()],
+                            [tuple(p) for p in pairs_new.tolist()]) == boot._interval(expected)
+
+
+def test_the_paired_bootstrap_of_many_cases_holds_no_whole_draw() -> None:
+    values = np.random.default_rng(4).random(20_000).tolist()
+    tracemalloc.start()
+    try:
+        assert _Bootstrap(2000, 20261123, 0.95).mean_diff(values, values[::-1]) is not None
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 80 * 2**20  # one whole draw of indices alone is 320 MB

@@ -439,7 +439,7 @@ def _param(request: pytest.FixtureRequest, name: str) -> Any:
     return request.param
 
 
-def _call(produce: Callable[[str, CaseRef], T], model: str, case: Any) -> T:
+def _call(produce: Callable[[str, CaseRef], T], model: str, case: CaseRef) -> T:
     """``produce(model, case)``; a failed judge or generation call fails the test with the
     engine's (redacted) message alone: there is no traceback worth reading."""
     try:

@@ -74,16 +74,23 @@ def bootstrap_mean(values: Sequence[float], *, level: float = LEVEL,
         return _quantile(points, tail), _quantile(points, 1.0 - tail)
     data = np.asarray(clean)
     rng = np.random.default_rng(seed)
-    means = np.concatenate([data[picks].mean(axis=1) for picks in _resamples(rng, len(data))])
-    return _sample_interval(means, tail)
+    return _sample_interval(resampled_means(rng, data), tail)
 
 
-def _resamples(rng: np.random.Generator, n: int) -> Iterator[np.ndarray]:
-    """:data:`RESAMPLES` draws of n case indices with replacement, a block of rows at a
-    time (one block in memory; a small case set is one block)."""
+def resample_blocks(rng: np.random.Generator, n: int,
+                    resamples: int = RESAMPLES) -> Iterator[np.ndarray]:
+    """``resamples`` draws of n case indices with replacement, a block of rows at a time
+    (one block in memory; a small case set is one block)."""
     rows = max(1, _BLOCK // n)
-    for start in range(0, RESAMPLES, rows):
-        yield rng.integers(0, n, size=(min(rows, RESAMPLES - start), n))
+    for start in range(0, resamples, rows):
+        yield rng.integers(0, n, size=(min(rows, resamples - start), n))
+
+
+def resampled_means(rng: np.random.Generator, data: np.ndarray,
+                    resamples: int = RESAMPLES) -> np.ndarray:
+    """The mean of ``data`` in each of ``resamples`` draws (:func:`resample_blocks`)."""
+    return np.concatenate([data[picks].mean(axis=1)
+                           for picks in resample_blocks(rng, len(data), resamples)])
 
 
 def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], *,
@@ -95,7 +102,7 @@ def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], 
     num, den = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
     rng = np.random.default_rng(seed)
     den_sums, num_sums = [], []
-    for picks in _resamples(rng, len(num)):
+    for picks in resample_blocks(rng, len(num)):
         den_sums.append(den[picks].sum(axis=1))
         num_sums.append(num[picks].sum(axis=1))
     sums = np.concatenate(den_sums)
@@ -117,8 +124,7 @@ def bootstrap_weighted(groups: Sequence[tuple[Sequence[float], float]], *,
     total_weight = sum(w for _, w in kept) + sum(w for _, w in fixed)
     combined = np.full(RESAMPLES, float(sum(v * w for v, w in fixed)))
     for data, weight in kept:
-        means = np.concatenate([data[picks].mean(axis=1) for picks in _resamples(rng, len(data))])
-        combined += means * weight
+        combined += resampled_means(rng, data) * weight
     return _sample_interval(combined / total_weight, (1.0 - level) / 2)
 
 

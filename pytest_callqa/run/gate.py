@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -197,26 +197,19 @@ def _check_tolerances(tolerance: float, tolerances: Mapping[str, Any]) -> None:
 class _Bootstrap:
     """Paired bootstrap intervals. Every check with the same number of cases resamples them
     the same way, whatever order the checks run in: each draws its indices again from the
-    seed, a block of rows at a time (the same stream as one 2,000 x n draw, without holding
-    it: 0.5 GB at 33,000 cases)."""
-
-    # Case indices drawn at most this many at a time.
-    BLOCK = 2_000_000
+    seed, a block of rows at a time (``engine.stats.resample_blocks``: the same stream as one
+    2,000 x n draw, without holding it: 0.5 GB at 33,000 cases)."""
 
     def __init__(self, resamples: int, seed: int, confidence: float) -> None:
         self.resamples = resamples
         self.seed = seed
         self.confidence = confidence
 
-    def indices(self, n: int) -> Iterator[npt.NDArray[np.int64]]:
-        """The resamples' case indices for ``n`` cases, in blocks of rows."""
+    def _rng(self) -> np.random.Generator:
         # numpy loads only when a gate actually compares something.
         import numpy as np
 
-        rng = np.random.default_rng(self.seed)
-        rows = max(1, self.BLOCK // n)
-        for start in range(0, self.resamples, rows):
-            yield rng.integers(0, n, size=(min(rows, self.resamples - start), n))
+        return np.random.default_rng(self.seed)
 
     def _interval(self, stats: npt.NDArray[np.float64]) -> list[float] | None:
         # numpy loads only when a gate actually compares something.
@@ -233,19 +226,24 @@ class _Bootstrap:
         # numpy loads only when a gate actually compares something.
         import numpy as np
 
+        # The engine's statistics load with numpy, when a gate compares something.
+        from ..engine.stats import resampled_means
+
         diff = np.asarray(new, dtype=float) - np.asarray(old, dtype=float)
-        return self._interval(np.concatenate([diff[idx].mean(axis=1)
-                                              for idx in self.indices(len(diff))]))
+        return self._interval(resampled_means(self._rng(), diff, self.resamples))
 
     def pooled_diff(self, old: list[tuple[float, float]],
                     new: list[tuple[float, float]]) -> list[float] | None:
         # numpy loads only when a gate actually compares something.
         import numpy as np
 
+        # The engine's statistics load with numpy, when a gate compares something.
+        from ..engine.stats import resample_blocks
+
         o, n = np.asarray(old, dtype=float), np.asarray(new, dtype=float)
         blocks = []
         with np.errstate(divide="ignore", invalid="ignore"):
-            for idx in self.indices(len(o)):
+            for idx in resample_blocks(self._rng(), len(o), self.resamples):
                 blocks.append(n[:, 0][idx].sum(axis=1) / n[:, 1][idx].sum(axis=1)
                               - o[:, 0][idx].sum(axis=1) / o[:, 1][idx].sum(axis=1))
         return self._interval(np.concatenate(blocks))

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from pytest_callqa.engine import stats
 from pytest_callqa.run.gate import _Bootstrap, compare_reports, gate_lines, scale_factor
 
 from .conftest import case_entries, refresh, worsen
@@ -262,7 +263,7 @@ def test_the_paired_bootstrap_in_blocks_gives_the_intervals_of_one_whole_draw(
     # One draw of every resample at once: what the blocks must reproduce.
     whole = np.random.default_rng(20261123).integers(0, 401, size=(2000, 401))
     boot = _Bootstrap(2000, 20261123, 0.95)
-    monkeypatch.setattr(_Bootstrap, "BLOCK", 401 * 7)  # blocks of 7 rows, the last one short
+    monkeypatch.setattr(stats, "_BLOCK", 401 * 7)  # blocks of 7 rows, the last one short
     assert boot.mean_diff(old.tolist(), new.tolist()) == boot._interval(
         (new - old)[whole].mean(axis=1))
     expected = (pairs_new[:, 0][whole].sum(axis=1) / pairs_new[:, 1][whole].sum(axis=1)

@@ -85,6 +85,31 @@ def test_the_llama_cpp_refusal_steps_down_once_without_retries(fake: Any) -> Non
     assert formats_sent(server)[-1] == "json_object_schema" and server.requests == 5
 
 
+def test_the_first_calls_go_out_together_before_the_format_is_settled(fake: Any) -> None:
+    # One call sent alone first would cost every session a round trip: the fourth request
+    # would find at most three others in flight.
+    server = fake(latency=0.2)
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="per-metric",
+                        runner=make_runner(concurrency=4))
+    verdicts = judge.judge(requests_for(4))
+    assert server.requests == 4 and server.peak_in_flight == 4
+    assert formats_sent(server) == ["json_schema"] * 4
+    assert not any(v.judge_error for v in verdicts)
+
+
+def test_a_refusal_costs_at_most_one_request_per_slot(fake: Any) -> None:
+    # Four slots, nine calls: the four sent first are refused together and step down once;
+    # the five queued behind them wait for that answer instead of repeating the refusal.
+    server = fake(refuses=("json_schema",), refusal=recorded_refusal(), latency=0.05)
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="per-metric",
+                        runner=make_runner(concurrency=4))
+    verdicts = judge.judge(requests_for(9))
+    sent = formats_sent(server)
+    assert sent.count("json_schema") == 4
+    assert sent.count("json_object_schema") == 9 and server.requests == 13
+    assert all(v.score == 0.5 and not v.judge_error for v in verdicts)
+
+
 def test_a_plain_server_error_is_still_retried(fake: Any) -> None:
     server = fake(schedule=["500", "500"])
     judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="per-metric",

@@ -8,7 +8,7 @@ it — with HTTP 500 and a validation error naming ``response_format``, not a 40
 into a grammar, so every reply parses. Other servers know only ``json_object`` (any JSON
 object), or nothing. In ``auto`` mode a refusal steps that endpoint down this ladder —
 ``json_schema``, ``json_object_schema``, ``json_object``, ``none`` (the prompt alone) — and the
-step is remembered for the rest of the session, so only the first call pays for it. Replies
+step is remembered for the rest of the session, so only the first calls pay for it. Replies
 are validated by their callers whatever the format.
 
 Every call carries ``max_tokens`` (:func:`schema_tokens`): what the reply schema can need,
@@ -178,10 +178,11 @@ class FormatLadder:
                              f"got {choice!r}")
         self.choice = choice
         self._current: dict[tuple[str, str], str] = {}
-        # Endpoints whose format a first call has settled; until then their calls go one at a
-        # time, so a refusal is met once rather than by every call already queued.
+        # Endpoints whose format a first reply has settled; until then at most one call per
+        # concurrency slot is out, so a refusal is met by the calls already sent, not by every
+        # call queued behind them with the refused format in its request.
         self._confirmed: set[tuple[str, str]] = set()
-        self._probes: dict[tuple[str, str], asyncio.Lock] = {}
+        self._gates: dict[tuple[str, str], asyncio.Semaphore] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         # Endpoints that refused a ``seed`` parameter: it is left out of their requests.
         self._seedless: set[tuple[str, str]] = set()
@@ -215,13 +216,14 @@ class FormatLadder:
     def confirm(self, endpoint: Endpoint) -> None:
         self._confirmed.add((endpoint.base_url, endpoint.model))
 
-    def probe(self, endpoint: Endpoint) -> asyncio.Lock:
-        """The lock the calls of an unconfirmed endpoint take in turn (one per event loop:
-        each batch runs on a loop of its own)."""
+    def gate(self, endpoint: Endpoint, width: int) -> asyncio.Semaphore:
+        """What the calls of an unconfirmed endpoint pass ``width`` at a time (one per event
+        loop: each batch runs on a loop of its own)."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
-            self._loop, self._probes = loop, {}
-        return self._probes.setdefault((endpoint.base_url, endpoint.model), asyncio.Lock())
+            self._loop, self._gates = loop, {}
+        return self._gates.setdefault((endpoint.base_url, endpoint.model),
+                                      asyncio.Semaphore(width))
 
     def formats(self) -> dict[str, str]:
         """The format each endpoint ended on (``auto`` mode), for the report."""
@@ -233,10 +235,15 @@ async def call_structured(
     build: Callable[[str], ChatRequest], check: Check | None = None,
 ) -> ChatOutcome:
     """One call, its request built for the endpoint's current format; a refusal of that
-    format steps down and asks again. Until a first call has settled an endpoint's format its
-    calls go one at a time (a single round trip, once per session)."""
+    format steps down and asks again.
+
+    Until a first reply has settled an endpoint's format, as many of its calls go out as the
+    runner has concurrency slots, and the rest wait for that reply. The first wave goes at
+    once: a server that takes the schema (OpenAI, vLLM, Ollama, llama.cpp) costs no round
+    trip of its own, which one call sent alone first would cost every session; a server that
+    refuses it does so at once, and costs at most one refused request per slot."""
     if not ladder.confirmed(endpoint):
-        async with ladder.probe(endpoint):
+        async with ladder.gate(endpoint, runner.concurrency):
             if not ladder.confirmed(endpoint):
                 return await _call_stepping_down(runner, endpoint, ladder, build, check)
     return await _call_stepping_down(runner, endpoint, ladder, build, check)

@@ -8,9 +8,6 @@ a test first asks for a golden case, never by a run that evaluates nothing.
 
 from __future__ import annotations
 
-import atexit
-import gc
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
@@ -39,6 +36,7 @@ from .selection import (
     pair_of,
 )
 from .session import CallqaSession
+from .shutdown import skip_exit_collection
 
 if TYPE_CHECKING:
     from .engine.core.cases import GoldenCase
@@ -61,8 +59,6 @@ SESSION_KEY = pytest.StashKey[CallqaSession]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
 # How many collected tests of this process need each (model, case id) pair's result.
 USERS_KEY = pytest.StashKey[dict[tuple[str, str], int]]()
-# The xdist controller's import of the engine while its workers run.
-PRELOAD_KEY = pytest.StashKey[threading.Thread]()
 
 
 # --- registration ---------------------------------------------------------------------------
@@ -287,7 +283,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if fixtures & EVAL_FIXTURES:
             item.add_marker(EVAL_MARKER)
             uses_cases = uses_cases or CASE_FIXTURE in fixtures
-            _skip_exit_collection()
+            skip_exit_collection()
     deselect_other_shards(config, items, _state(config).settings.shard)
     if not uses_cases:
         return
@@ -387,11 +383,7 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     """Fires in the xdist controller as each worker has collected: the first time, the
     engine the scorecard needs is imported in a daemon thread (an interrupted run must not
     wait for it) while the workers judge and test, rather than after the last test."""
-    if PRELOAD_KEY not in node.config.stash:
-        thread = threading.Thread(target=_state(node.config).summary.preload,
-                                  name="callqa-preload", daemon=True)
-        node.config.stash[PRELOAD_KEY] = thread
-        thread.start()
+    _state(node.config).preload_in_background()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -411,24 +403,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if state is not None:
         state.services.close()
         if state.summary.has_evaluations:
-            _skip_exit_collection()
-
-
-_exit_collection_skipped = False
-
-
-def _skip_exit_collection() -> None:
-    """In a process that ran evaluations: freeze the garbage collector once the interpreter
-    is exiting (an exit handler, so a host that goes on after ``pytest.main`` — an IDE, an
-    inline pytester run — keeps collecting as before). Python's shutdown otherwise walks
-    every tracked object of pytest, pydantic, numpy and openai's thousands of types once
-    more before the process ends: about 0.1 s of every run, for memory the system reclaims
-    anyway. Exit handlers still run, and objects are still released as the modules are torn
-    down; only garbage in reference cycles is left to the system."""
-    global _exit_collection_skipped
-    if not _exit_collection_skipped:
-        atexit.register(gc.freeze)
-        _exit_collection_skipped = True
+            skip_exit_collection()
 
 
 def _controller_preflight(state: CallqaSession) -> None:

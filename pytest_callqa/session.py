@@ -7,6 +7,7 @@ the engine proper (pydantic, numpy, openai...) is loaded when a run first needs 
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from .run.catalog import Catalog
@@ -34,6 +35,8 @@ class CallqaSession:
         self.resolver = Resolver(settings, host, self.catalog, self.services)
         self.usage = Usage(settings, self.catalog, self.services, self.resolver.timings)
         self.summary = Summary(settings, host, self.catalog, self.services, self.usage)
+        self._sending = False
+        self._preload: threading.Thread | None = None
 
     @property
     def is_worker(self) -> bool:
@@ -47,11 +50,25 @@ class CallqaSession:
     def progress(self, progress: Progress | None) -> None:
         self.resolver.progress = progress
 
+    def preload_in_background(self) -> None:
+        """Import what the end of the run needs (:meth:`Summary.preload`) in a daemon thread
+        (an interrupted run must not wait for it), once per process."""
+        if self._preload is None:
+            self._preload = threading.Thread(target=self.summary.preload,
+                                             name="callqa-preload", daemon=True)
+            self._preload.start()
+
     def _on_progress(self, done: int, total: int) -> None:
         self.resolver.on_progress(done, total)
+        if self._sending and not self.is_worker:
+            # The first reply is in and the rest of the batch is mostly waiting on the
+            # server: the scorecard's imports fit in that wait instead of following the
+            # last test. Not before: they would delay the first requests as much.
+            self.preload_in_background()
 
     def _before_send(self) -> None:
         self.resolver.check_endpoints()
+        self._sending = True
 
 
 __all__ = ["CallqaSession"]

@@ -14,17 +14,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .core.cases import GoldenCase
-from .core.context import EvalContext, check_structure, parse_output
+from .core.context import Deferred, EvalContext, check_structure, parse_output
 from .core.judging import Judge, JudgeRequest, JudgeVerdict
 from .core.memo import in_batch_memo
 from .core.metrics import TaskSpec
 from .core.results import MetricResult, TaskResult
-from .embeddings import Embedder, get_embedder
 from .registry import Registry, default_registry
 from .tasks.base import BaseTask
-from .tasks.benchmarks import plan_benchmarks, score_benchmarks
 
 if TYPE_CHECKING:
+    from .embeddings import Embedder
     from .tasks.extraction_corpus import CorpusReport
 
 
@@ -35,17 +34,26 @@ class Prepared:
     registry: Registry
 
 
+def _auto_embedder() -> Embedder:
+    # numpy and the embedding model load with the first metric that compares texts.
+    from .embeddings import get_embedder
+
+    return get_embedder("auto")
+
+
 @in_batch_memo
 def prepare(
     case: GoldenCase,
     output: Any,
     *,
-    embedder: Embedder | None = None,
+    embedder: Embedder | Deferred[Embedder] | None = None,
     model: str | None = None,
     run: int = 0,
     registry: Registry | None = None,
     benchmarks: bool = True,
 ) -> Prepared:
+    """The first phase of an evaluation (module docstring). ``embedder`` may be deferred:
+    it is built when a metric first needs it, which many runs never do."""
     registry = registry or default_registry()
     spec = registry.task(case.task)
     expected, config = spec.case_models(case)
@@ -57,7 +65,8 @@ def prepare(
         parsed, structure = check_structure(spec.output_model, value)
     ctx = EvalContext(
         case=case, raw_output=output, output=value, parsed=parsed, expected=expected,
-        config=config, structure=structure, embedder=embedder or get_embedder("auto"),
+        config=config, structure=structure,
+        embedder_source=embedder if embedder is not None else Deferred(_auto_embedder),
         model=model, run=run, benchmarks=benchmarks, notes=notes,
     )
     if ctx.parsed is not None:
@@ -70,6 +79,9 @@ def prepare(
             )
     requests = spec.plan(ctx)
     if _benchmarked(spec, ctx):
+        # The benchmarks' text matching and similarity load only in a run that has them.
+        from .tasks.benchmarks import plan_benchmarks
+
         requests += plan_benchmarks(spec.name, ctx)
     if run:
         # A later run asks every judgement again, as a request of its own.
@@ -91,6 +103,9 @@ def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str
     spec = registry.task(ctx.case.task)
     result = spec.score(ctx, by_metric)
     if _benchmarked(spec, ctx):
+        # Loaded by prepare already, when it planned them.
+        from .tasks.benchmarks import score_benchmarks
+
         benchmarks = score_benchmarks(spec.name, ctx, by_metric)
         if benchmarks:
             _add_metrics(result, benchmarks)
@@ -246,7 +261,7 @@ def evaluate_many(
     benchmarks: bool = True,
 ) -> list[TaskResult]:
     """Evaluate ``(case, output, model)`` triples, sending all judge requests as one batch."""
-    embedder = embedder or get_embedder("auto")
+    embedder = embedder or _auto_embedder()
     if judge is None:
         # The heuristic judge reads every family's outputs: imported only when it judges.
         from .judges.heuristic import HeuristicJudge

@@ -385,8 +385,8 @@ class Resolver:
                 continue
             try:
                 prepared[key] = prepare(
-                    self.catalog.case(case), produced.value, embedder=self.services.embedder(),
-                    model=key[0], run=key[2], registry=self.services.registry(),
+                    self.catalog.case(case), produced.value, model=key[0], run=key[2],
+                    embedder=self.services.deferred_embedder(), registry=self.services.registry(),
                     benchmarks=self.settings.benchmarks)
             except Exception as exc:
                 self._results[key] = exc

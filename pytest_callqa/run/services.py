@@ -17,6 +17,7 @@ from ..engine.core.defaults import DEFAULT_BASE_URL
 from .settings import CallqaUsageError, Settings, display_path
 
 if TYPE_CHECKING:
+    from ..engine.core.context import Deferred
     from ..engine.core.judging import Judge
     from ..engine.embeddings import Embedder
     from ..engine.llm.endpoint import ModelSpec
@@ -88,6 +89,14 @@ class Services:
                 embedder.threads = 1
             self._embedder = embedder
         return self._embedder
+
+    def deferred_embedder(self) -> Deferred[Embedder]:
+        """:meth:`embedder` as the engine takes it, built when a metric first compares texts:
+        a run whose metrics never do loads neither numpy nor a model for it."""
+        # Loaded with the engine's evaluation, which is what asks for it.
+        from ..engine.core.context import Deferred
+
+        return Deferred(self.embedder)
 
     def runner(self) -> ChatRunner:
         """One runner for every judge and generation call of this process: one concurrency

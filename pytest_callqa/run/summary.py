@@ -26,8 +26,10 @@ if TYPE_CHECKING:
     from .usage import Usage
 
 # What the scorecard and the report load at the end of a run (see Summary.preload).
+# numpy loads its random generators on first use: the bootstrap's intervals are that use.
 ENGINE_AT_THE_END = ("pytest_callqa.engine.scorecard", "pytest_callqa.engine.report",
-                     "pytest_callqa.engine.loading", "pytest_callqa.engine.embeddings")
+                     "pytest_callqa.engine.loading", "pytest_callqa.engine.embeddings",
+                     "numpy.random")
 
 REPORT_SCHEMA = "callqa-report/1"
 # How much of each transcript the report carries for a reader (the HTML drill-down).
@@ -185,9 +187,10 @@ class Summary:
     @staticmethod
     def preload() -> None:
         """Import the engine modules the end of the run needs (the scorecard, its table, the
-        case loader), without building anything. The xdist controller, which scores nothing
-        itself, calls this in a thread while its workers run: otherwise the imports (about
-        half a second) come after the last test, on the run's critical path."""
+        case loader), without building anything, in a thread while the run waits on
+        something else: the xdist controller while its workers run, the only process while
+        its judge batch waits on the server (:meth:`CallqaSession.preload_in_background`).
+        Otherwise the imports come after the last test, on the run's critical path."""
         for name in ENGINE_AT_THE_END:
             importlib.import_module(name)
 

@@ -12,11 +12,11 @@ import pytest
 from pydantic import BaseModel
 
 from pytest_callqa.engine.core.cases import GoldenCase
-from pytest_callqa.engine.core.context import EvalContext
+from pytest_callqa.engine.core.context import Deferred, EvalContext
 from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict
 from pytest_callqa.engine.core.metrics import MetricSpec
 from pytest_callqa.engine.core.results import JudgeUnavailable, MetricResult, TaskResult
-from pytest_callqa.engine.evaluate import evaluate, evaluate_many
+from pytest_callqa.engine.evaluate import evaluate, evaluate_many, finish, judge_batch, prepare
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
 from pytest_callqa.engine.loading import load_case_file
 from pytest_callqa.engine.registry import Registry
@@ -152,3 +152,43 @@ def test_a_task_the_judge_could_not_score_at_all_is_unknown_not_invalid() -> Non
     assert result.valid and result.score is None and result.incomplete
     assert "garbled_turn_rate" in result.judge_errors
     assert not any("no metric of this task" in note for note in result.notes)
+
+
+# --- the embedder, built when a metric first compares texts ---------------------------------
+
+
+def _counted() -> tuple[Deferred[Any], list[int]]:
+    built: list[int] = []
+
+    def make() -> Any:
+        built.append(1)
+        return TFIDF
+
+    return Deferred(make), built
+
+
+def _scored(case_id: str, embedder: Any, *, benchmarks: bool,
+            models: Sequence[str] = ("northwind-large", "budget-7b")) -> list[dict[str, Any]]:
+    judge = HeuristicJudge(embedder=TFIDF)
+    prepared = []
+    for model in models:
+        case, output = example(case_id, model)
+        prepared.append(prepare(case, output, embedder=embedder, model=model,
+                                benchmarks=benchmarks))
+    return [finish(p, v, judge.name).to_dict()
+            for p, v in zip(prepared, judge_batch(judge, prepared), strict=True)]
+
+
+def test_a_family_that_compares_no_texts_never_builds_the_embedder() -> None:
+    deferred, built = _counted()
+    results = _scored("qa-abcd-9489-refund-status", deferred, benchmarks=False)
+    assert built == []
+    assert results == _scored("qa-abcd-9489-refund-status", TFIDF, benchmarks=False)
+
+
+def test_a_deferred_embedder_is_built_once_and_scores_as_the_embedder_itself() -> None:
+    deferred, built = _counted()
+    results = _scored("translation-tico-es-fever-102", deferred, benchmarks=True)
+    assert built == [1]
+    assert results == _scored("translation-tico-es-fever-102", TFIDF, benchmarks=True)
+    assert all(r["metrics"]["sentence_meaning_accuracy"]["scored"] for r in results)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -16,13 +17,29 @@ from .results import MetricResult
 if TYPE_CHECKING:
     from ..embeddings import Embedder
 
+T = TypeVar("T")
+
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(?P<body>.*?)\n?```$", re.DOTALL)
 STRUCTURE = "response_structure_compliance"
 
 
+class Deferred(Generic[T]):
+    """A value built by ``make`` when it is first asked for, then kept."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make: Callable[[], T] | None = make
+        self._value: T | None = None
+
+    def get(self) -> T:
+        if self._make is not None:
+            self._value, self._make = self._make(), None
+        return self._value  # type: ignore[return-value]
+
+
 @dataclass
 class EvalContext:
-    """Everything a task needs to plan and score one output."""
+    """Everything a task needs to plan and score one output. The embedder may be deferred
+    (:class:`Deferred`): a family that compares no texts never loads it."""
 
     case: GoldenCase
     raw_output: Any
@@ -31,11 +48,16 @@ class EvalContext:
     expected: BaseModel
     config: BaseModel
     structure: MetricResult
-    embedder: Embedder
+    embedder_source: Embedder | Deferred[Embedder]
     model: str | None = None
     run: int = 0
     benchmarks: bool = True
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def embedder(self) -> Embedder:
+        source = self.embedder_source
+        return source.get() if isinstance(source, Deferred) else source
 
 
 def parse_output(raw: Any) -> tuple[Any, str | None, list[str]]:

@@ -1,0 +1,59 @@
+"""What the end of a run imports, the only process loads while its judge batch waits on the
+server: after the first reply, never before the first request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_callqa.run.settings import Settings
+from pytest_callqa.session import CallqaSession
+
+
+def _session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *,
+             worker: bool = False) -> tuple[CallqaSession, list[int]]:
+    host = SimpleNamespace(rootpath=tmp_path, is_worker=worker, run_uid=None,
+                           worker_value=lambda key: None)
+    session = CallqaSession(host, Settings())  # type: ignore[arg-type]
+    loaded: list[int] = []
+    monkeypatch.setattr(session.summary, "preload", lambda: loaded.append(1))
+    # The endpoints' check is the resolver's business; here the batch is about to send.
+    monkeypatch.setattr(session.resolver, "check_endpoints", lambda: None)
+    return session, loaded
+
+
+def _settle(session: CallqaSession) -> None:
+    if session._preload is not None:
+        session._preload.join(timeout=10)
+
+
+def test_the_imports_start_with_the_first_reply_of_a_batch_that_sends(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session, loaded = _session(tmp_path, monkeypatch)
+    # Verdicts the cache holds are counted before anything is sent: the CPU is busy then.
+    session.services.on_progress(1, 3)
+    _settle(session)
+    assert loaded == [] and session._preload is None
+    assert session.services.before_send is not None
+    session.services.before_send()
+    session.services.on_progress(2, 3)
+    session.services.on_progress(3, 3)
+    _settle(session)
+    assert loaded == [1]
+
+
+def test_a_worker_leaves_the_imports_to_the_controller(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session, loaded = _session(tmp_path, monkeypatch, worker=True)
+    assert session.services.before_send is not None
+    session.services.before_send()
+    session.services.on_progress(1, 1)
+    _settle(session)
+    assert loaded == [] and session._preload is None
+    # The xdist controller starts them itself, once, as its workers have collected.
+    session.preload_in_background()
+    session.preload_in_background()
+    _settle(session)
+    assert loaded == [1]

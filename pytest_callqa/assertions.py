@@ -41,7 +41,7 @@ def _spec(result: TaskResult, metric_id: str) -> MetricSpec | None:
     """The built-in definition of a metric (custom metrics have none here)."""
     # Test modules import the helpers at collection; the task families load on first use.
     from .engine.registry import default_registry
-    from .engine.tasks.benchmarks import BENCHMARK_SPECS
+    from .engine.tasks.benchmark_specs import BENCHMARK_SPECS
 
     registry = default_registry()
     if result.task in registry.tasks:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .engine.tasks.benchmarks import BENCHMARK_METRICS
+from .engine.tasks.benchmark_specs import BENCHMARK_METRICS
 
 if TYPE_CHECKING:
     from .engine.core.metrics import MetricSpec

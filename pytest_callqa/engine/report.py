@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from .core.metrics import MetricSpec
 from .scorecard import ModelCard, Scorecard
-from .tasks.benchmarks import BENCHMARK_METRICS
+from .tasks.benchmark_specs import BENCHMARK_METRICS
 
 # Text marks keep ratings readable without colour (CI logs, NO_COLOR).
 MARKS = {"good": "", "acceptable": " ~", "fail": " x", "blocker": " !!", None: ""}

@@ -23,7 +23,7 @@ from .core.metrics import MetricSpec
 from .core.results import MetricResult, TaskResult
 from .registry import Registry
 from .stats import mean_sd, pass_at_k, pass_hat_k
-from .tasks.benchmarks import BENCHMARK_SPECS
+from .tasks.benchmark_specs import BENCHMARK_SPECS
 
 PASS_RULES: tuple[str, ...] = ("all", "majority", "mean")
 DEFAULT_PASS_RULE = "all"

@@ -20,7 +20,7 @@ from .stats import (
     bootstrap_weighted,
     overlaps,
 )
-from .tasks.benchmarks import BENCHMARK_IDS, BENCHMARK_SPECS
+from .tasks.benchmark_specs import BENCHMARK_IDS, BENCHMARK_SPECS
 
 FINAL_WEIGHTS_A = {"qa": 0.25, "entity": 0.20, "text": 0.15, "translation": 0.10,
                    "benchmarks": 0.30}

@@ -392,7 +392,7 @@ class _Page:
             return []
         # The benchmark definitions live with the scoring code; they load only when a page
         # with benchmarks is rendered, never at plugin start-up.
-        from ..engine.tasks.benchmarks import BENCHMARK_SPECS
+        from ..engine.tasks.benchmark_specs import BENCHMARK_SPECS
 
         out = [f'<tr class="section"><th colspan="{len(self.models) + 2}">standard benchmarks '
                "(0 or 1)</th></tr>"]

@@ -240,7 +240,7 @@ class Summary:
             if names:
                 unscored.append(f"{task}: {', '.join(names)}")
         # The benchmark definitions load with the task families they read.
-        from ..engine.tasks.benchmarks import BENCHMARK_METRICS
+        from ..engine.tasks.benchmark_specs import BENCHMARK_METRICS
 
         dropped = [
             spec.name for spec in BENCHMARK_METRICS

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_callqa.engine.registry import default_registry
-from pytest_callqa.engine.tasks.benchmarks import BENCHMARK_SPECS
+from pytest_callqa.engine.tasks.benchmark_specs import BENCHMARK_SPECS
 
 # (task, metric, value, expected rating) — each band edge and the value just past it.
 CASES = [

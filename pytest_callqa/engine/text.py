@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -64,45 +64,85 @@ def _categories() -> dict[str, list[int]]:
 
 
 _CATEGORIES = _categories()
-_MARKS = _char_class(_CATEGORIES["M"])
-_PUNCT = _char_class(_CATEGORIES["P"])
-# Letters, digits and combining marks; "_" is excluded because it separates entity names.
-_WORD_CHAR = rf"(?:[^\W_]|[{_MARKS}])"
+_PLANE_END = 0xFFFF
+# Python's regex engine tests a character against a class's ranges beyond the Basic
+# Multilingual Plane one by one, and against the rest of the class at a glance: a text with
+# no character beyond the plane (nearly every text) is searched with the classes cut to
+# it, for the same matches many times faster.
+_BEYOND_PLANE_RE = re.compile(f"[{chr(_PLANE_END + 1)}-{chr(0x10FFFF)}]")
+
+
+class _PlanePattern:
+    """A regex made of character classes, compiled as it is for a text with characters
+    beyond the Basic Multilingual Plane and with its classes cut to the plane for any other,
+    each when first needed."""
+
+    def __init__(self, pattern: Callable[[Callable[[Iterable[int]], str]], str]) -> None:
+        """``pattern`` writes the regex given how to write a class of code points."""
+        self._pattern = pattern
+        self._compiled: dict[bool, re.Pattern[str]] = {}
+
+    def for_text(self, text: str) -> re.Pattern[str]:
+        beyond = _BEYOND_PLANE_RE.search(text) is not None
+        compiled = self._compiled.get(beyond)
+        if compiled is None:
+            compiled = self._compiled[beyond] = re.compile(self._pattern(
+                _char_class if beyond
+                else lambda code_points: _char_class(cp for cp in code_points
+                                                     if cp <= _PLANE_END)))
+        return compiled
+
+
+def _word_char(marks: str) -> str:
+    # Letters, digits and combining marks; "_" is excluded because it separates entity names.
+    return rf"(?:[^\W_]|[{marks}])"
+
+
+_WORD_CHAR = _word_char(_char_class(_CATEGORIES["M"]))
 NOT_AFTER_WORD = r"(?<![^\W_])"
 NOT_BEFORE_WORD = r"(?![^\W_])"
 
-# Every Unicode decimal digit maps to one ASCII digit, so translating keeps string offsets.
+# Every Unicode decimal digit maps to one ASCII digit, so rewriting keeps string offsets.
+# Characters are replaced through a regex of the few to replace rather than str.translate,
+# which looks up every character of a non-ASCII text in its table: tens of times slower.
 _ASCII_DIGITS = {
     cp: str(unicodedata.digit(chr(cp))) for cp in _CATEGORIES["Nd"] if not 0x30 <= cp <= 0x39
 }
+_OTHER_DIGITS = _PlanePattern(lambda char_class: f"[{char_class(_ASCII_DIGITS)}]")
+
+
+def _ascii_digit(match: re.Match[str]) -> str:
+    return _ASCII_DIGITS[ord(match[0])]
 
 
 def ascii_digits(text: str) -> str:
     """``text`` with every decimal digit written as an ASCII one."""
-    # An ASCII text has none other; translating looks up every character.
-    return text if text.isascii() else text.translate(_ASCII_DIGITS)
+    # An ASCII text has none other.
+    return text if text.isascii() else _OTHER_DIGITS.for_text(text).sub(_ascii_digit, text)
 
 _DASHES = "_-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
-_DASH_TO_SPACE = str.maketrans(dict.fromkeys(_DASHES, " "))
+_DASHES_RE = re.compile(f"[{_char_class(map(ord, _DASHES))}]")
 # Joiners and soft hyphens sit inside words without changing them; dropping them lets
 # the same Indic word compare equal whether or not an editor inserted one.
-_INVISIBLE = str.maketrans(dict.fromkeys(["\u00ad", "\u200c", "\u200d", "\u2060"]))
+_INVISIBLE_RE = re.compile("[\u00ad\u200c\u200d\u2060]")
 _APOSTROPHES_RE = re.compile("['\u2019\u02bc]")
 # Punctuation is dropped unless it sits between two digits, which keeps "3.5" and "1,200".
 # The class comes first so the regex engine skips quickly to the candidates, and an ASCII
 # text is scanned with the class's ASCII part, far smaller.
 _NOT_BETWEEN_DIGITS = r"(?:(?<!\d.)|(?!\d))"
-_LOOSE_PUNCT_RE = re.compile(rf"[{_PUNCT}]{_NOT_BETWEEN_DIGITS}")
+_LOOSE_PUNCT = _PlanePattern(
+    lambda char_class: rf"[{char_class(_CATEGORIES['P'])}]{_NOT_BETWEEN_DIGITS}")
 _ASCII_LOOSE_PUNCT_RE = re.compile(
     rf"[{_char_class(cp for cp in _CATEGORIES['P'] if cp < 0x80)}]{_NOT_BETWEEN_DIGITS}")
-_TOKEN_RE = re.compile(rf"\d+(?:[.,]\d+)+|{_WORD_CHAR}+")
+_TOKEN = _PlanePattern(
+    lambda char_class: rf"\d+(?:[.,]\d+)+|{_word_char(char_class(_CATEGORIES['M']))}+")
 _ASCII_TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")
 
 
 @batch_memoised
 def normalize(s: str) -> str:
     """NFKC, casefolded, with underscores and dashes as spaces and whitespace collapsed."""
-    folded = unicodedata.normalize("NFKC", s).casefold().translate(_DASH_TO_SPACE)
+    folded = _DASHES_RE.sub(" ", unicodedata.normalize("NFKC", s).casefold())
     return " ".join(folded.split())
 
 
@@ -111,7 +151,8 @@ def normalize_loose(s: str) -> str:
     """``normalize`` without punctuation, keeping separators inside numbers."""
     # Apostrophes vanish rather than become spaces so "didn't" stays one word.
     without_apostrophes = _APOSTROPHES_RE.sub("", normalize(s))
-    punctuation = _ASCII_LOOSE_PUNCT_RE if without_apostrophes.isascii() else _LOOSE_PUNCT_RE
+    punctuation = (_ASCII_LOOSE_PUNCT_RE if without_apostrophes.isascii()
+                   else _LOOSE_PUNCT.for_text(without_apostrophes))
     return " ".join(punctuation.sub(" ", without_apostrophes).split())
 
 
@@ -126,8 +167,8 @@ def _tokens(s: str) -> tuple[str, ...]:
         # NFKC leaves ASCII as it is and casefolds it to lower case, and no combining mark or
         # invisible joiner can occur: the short pattern finds the same tokens, much faster.
         return tuple(_ASCII_TOKEN_RE.findall(s.lower()))
-    text = unicodedata.normalize("NFKC", s).translate(_INVISIBLE).casefold()
-    return tuple(_TOKEN_RE.findall(text))
+    text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", s)).casefold()
+    return tuple(_TOKEN.for_text(text).findall(text))
 
 
 _STOPWORD_TEXT = """

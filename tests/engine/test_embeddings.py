@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pytest_callqa.engine import embeddings
+from pytest_callqa.engine import embeddings, tfidf
 from pytest_callqa.engine.embeddings import (
     Embedder,
     EmbeddingError,
@@ -564,7 +564,7 @@ def test_tfidf_vectors_equal_scikit_learns_bit_for_bit() -> None:
             texts = [*EXACT_TEXTS[start:], LONG_TEXT, *EXACT_TEXTS[:start]]
             reference = TfidfVectorizer(analyzer="char_wb", ngram_range=ngrams,
                                         lowercase=True, sublinear_tf=True)
-            expected = embeddings._normalise_rows(np.asarray(
+            expected = tfidf.normalise_rows(np.asarray(
                 reference.fit_transform(texts).toarray(), dtype=np.float64))
             got = TfidfEmbedder(ngram_range=ngrams).embed(texts)
             assert got.shape == expected.shape
@@ -581,21 +581,75 @@ def test_word_tfidf_cosine_equals_scikit_learns_sparse_product_bit_for_bit() -> 
             expected = float((matrix[0] @ matrix[1].T).toarray()[0, 0])
         except ValueError:  # no word of two letters in either text
             expected = 0.0
-        assert embeddings.word_tfidf_cosine(a, b) == expected, (a, b)
-    assert embeddings.word_tfidf_cosine("a b", "c d") == 0.0
-    assert embeddings.word_tfidf_cosine(REFUND_EN, REFUND_EN) == pytest.approx(1.0)
+        assert tfidf.word_tfidf_cosine(a, b) == expected, (a, b)
+    assert tfidf.word_tfidf_cosine("a b", "c d") == 0.0
+    assert tfidf.word_tfidf_cosine(REFUND_EN, REFUND_EN) == pytest.approx(1.0)
 
 
-def test_tfidf_vectors_equal_scikit_learns_at_the_edge_of_one_sort_number() -> None:
+def _scikit_learn_rows(texts: list[str], ngrams: tuple[int, int]) -> np.ndarray:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    # 71 distinct characters (7 bits each) by seven per (1, 7) n-gram: 49 bits, and beside
-    # them the position of one of 28,566 n-grams (15 bits) fills 64 exactly; 42,356 n-grams
-    # (16 bits) no longer fit.
-    for copies in (2, 3):
-        texts = [*EXACT_TEXTS, *[LONG_TEXT] * copies]
-        reference = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 7), lowercase=True,
-                                    sublinear_tf=True)
-        expected = embeddings._normalise_rows(np.asarray(
-            reference.fit_transform(texts).toarray(), dtype=np.float64))
-        assert np.array_equal(TfidfEmbedder(ngram_range=(1, 7)).embed(texts), expected)
+    reference = TfidfVectorizer(analyzer="char_wb", ngram_range=ngrams, lowercase=True,
+                                sublinear_tf=True)
+    return tfidf.normalise_rows(np.asarray(reference.fit_transform(texts).toarray(),
+                                                 dtype=np.float64))
+
+
+# A call's n-grams are sorted by their code points when those fit one 64-bit number with
+# the n-grams' places (Latin and Devanagari calls), by their ranks in the call's alphabet
+# otherwise (with the Japanese text, as with EXACT_TEXTS' emoji).
+PLANE_TEXTS = [
+    "The refund of $49.99 will arrive in 3 to 5 business days.",
+    "the REFUND  of $49.99\twill arrive\n\nin 3-5 days",
+    "",
+    "a b c a b c d e f g — ok ok ok",
+    REFUND_HI,
+    "Straße İstanbul ǅemal 日本語 テキスト",
+]
+
+
+def test_tfidf_vectors_of_plane_texts_equal_scikit_learns_bit_for_bit() -> None:
+    pytest.importorskip("sklearn")
+    # (4, 5): padded one-letter words are shorter than every n-gram and count whole.
+    for ngrams in ((2, 4), (1, 3), (4, 5), (2, 2)):
+        for texts in (PLANE_TEXTS, PLANE_TEXTS[::-1], PLANE_TEXTS[:5], PLANE_TEXTS[3:4],
+                      [REFUND_HI, REFUND_EN, ""], ["ok", "ok ok"]):
+            expected = _scikit_learn_rows(texts, ngrams)
+            got = TfidfEmbedder(ngram_range=ngrams).embed(texts)
+            assert got.shape == expected.shape
+            assert np.array_equal(got, expected), (ngrams, texts)
+
+
+def test_tfidf_vectors_equal_scikit_learns_at_the_edges_of_one_sort_number() -> None:
+    pytest.importorskip("sklearn")
+    # An n-gram's place in the analyzer's list is numbered (word, length, start): below
+    # words x 7 lengths x 8 (the longest padded word, "abcdef" with its spaces) for (1, 7).
+    # ASCII letters up to "z" take 7 bits each as code points, seven of them 49: with 585
+    # words the places fit the remaining 15 bits (32,760 < 2**15), with 586 they do not and
+    # the 27 characters are ranked instead (5 bits each).
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = [letters[i % 21:i % 21 + 6] for i in range(586)]
+    for count in (585, 586):
+        texts = [" ".join(words[:count // 2]), " ".join(words[count // 2:count])]
+        assert np.array_equal(TfidfEmbedder(ngram_range=(1, 7)).embed(texts),
+                              _scikit_learn_rows(texts, (1, 7)))
+    # Devanagari code points take 12 bits: 71 distinct characters are ranked, 7 bits each,
+    # and the places fit one number beside seven of them up to 585 such words, not 586,
+    # which are sorted by several keys.
+    alphabet = letters + "".join(chr(cp) for cp in range(0x915, 0x915 + 45))
+    words = [alphabet[i % 66:i % 66 + 6] for i in range(586)]
+    assert len(set("".join(words))) == 71
+    for count in (585, 586):
+        texts = [" ".join(words[:count // 2]), " ".join(words[count // 2:count])]
+        assert np.array_equal(TfidfEmbedder(ngram_range=(1, 7)).embed(texts),
+                              _scikit_learn_rows(texts, (1, 7)))
+
+
+def test_normalise_rows_equals_numpys_norm_bit_for_bit() -> None:
+    rng = np.random.default_rng(7)
+    for shape in ((1, 1), (3, 5), (4, 129), (2, 1000)):
+        matrix = rng.random(shape) * (rng.random(shape) < 0.3)
+        matrix[0] = 0.0
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        expected = matrix / np.where(norms > 0.0, norms, 1.0)
+        assert np.array_equal(tfidf.normalise_rows(matrix), expected)

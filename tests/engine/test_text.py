@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import pytest
@@ -481,6 +482,35 @@ def test_loose_normalisation_keeps_punctuation_between_digits_in_any_script(
 def test_ascii_digits_rewrites_other_scripts_digits_only() -> None:
     assert ascii_digits("₹४९ on ٣/٤") == "₹49 on 3/4"
     assert ascii_digits("$49 on 3/4") == "$49 on 3/4"
+
+
+def test_character_rewrites_equal_translation_tables_over_every_code_point() -> None:
+    # The regexes that rewrite digits, dashes and invisible joiners stand for these tables.
+    every = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF)
+    digits = {cp: str(unicodedata.digit(chr(cp))) for cp in range(0x110000)
+              if not 0xD800 <= cp <= 0xDFFF and unicodedata.category(chr(cp)) == "Nd"}
+    dashes = dict.fromkeys(
+        map(ord, "_-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"), " ")
+    invisible = dict.fromkeys(map(ord, "\u00ad\u200c\u200d\u2060"))
+    assert ascii_digits(every) == every.translate(digits)
+    assert text._DASHES_RE.sub(" ", every) == every.translate(dashes)
+    assert text._INVISIBLE_RE.sub("", every) == every.translate(invisible)
+    assert normalize("a\u2013b_c\uff0dd") == "a b c d"
+    assert tokens("सं\u200cवाद") == ["संवाद"]
+
+
+def test_patterns_cut_to_the_plane_match_as_their_full_classes() -> None:
+    plane = "".join(chr(cp) for cp in range(0x10000) if not 0xD800 <= cp <= 0xDFFF)
+    both = plane + "".join(chr(cp) for cp in range(0x10000, 0x110000))
+    for pattern in (text._TOKEN, text._LOOSE_PUNCT, text._OTHER_DIGITS):
+        full = re.compile(pattern._pattern(text._char_class))
+        assert pattern.for_text(plane) is not pattern.for_text(both)
+        assert pattern.for_text(plane).findall(plane) == full.findall(plane)
+        assert pattern.for_text(both).findall(both) == full.findall(both)
+    # Marks, punctuation and digits beyond the plane (Brahmi, mathematical digits).
+    assert tokens("\U00011013\U00011038 \U0001D7D7") == ["\U00011013\U00011038", "9"]
+    assert normalize_loose("ok\U00011047 ok") == "ok ok"
+    assert ascii_digits("४ and \U0001D7D7") == "4 and 9"
 
 
 @pytest.mark.parametrize(("raw", "found"), [

@@ -33,8 +33,8 @@ from ..anchors import anchor_supported, extract_anchors
 from ..core.judging import JudgeVerdict
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
-from ..embeddings import word_tfidf_cosine
 from ..text import content_tokens, token_jaccard, tokens
+from ..tfidf import word_tfidf_cosine
 from .base import structure_spec
 from .call_schemas import LooseConfig, StrictModel
 from .family_base import FamilyTask

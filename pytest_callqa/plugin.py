@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import pytest
 
 from . import hookspecs
-from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer
+from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer, SharedReportValues
 from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, read_settings
 from .outcomes import failed_in_helper, judge_unavailable
 from .outputs import ModelOutput
@@ -59,6 +59,7 @@ SESSION_KEY = pytest.StashKey[CallqaSession]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
 # How many collected tests of this process need each (model, case id) pair's result.
 USERS_KEY = pytest.StashKey[dict[tuple[str, str], int]]()
+_SHARED = SharedReportValues()
 
 
 # --- registration ---------------------------------------------------------------------------
@@ -567,6 +568,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     every report until the end of the run, and the payload must not stay with it."""
     if hasattr(report, REPORT_ATTR):
         delattr(report, REPORT_ATTR)
+    _SHARED.share(report, EVAL_MARKER)
 
 
 @pytest.hookimpl(wrapper=True)

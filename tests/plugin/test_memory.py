@@ -82,3 +82,43 @@ def test_a_case_is_read_when_its_test_runs_and_a_changed_file_fails_only_its_tes
         "*qa-refund.json:",
         "  - (file) contains no case"])
     assert "During handling of the above exception" not in result.stdout.str()
+
+
+# Checks, in the controller at the end of the run, what its terminal reporter kept.
+KEPT_REPORTS = """
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_terminal_summary(terminalreporter):
+    reports = {}
+    for kept in terminalreporter.stats.values():
+        for report in kept:
+            if getattr(report, "when", None) in ("setup", "call", "teardown"):
+                reports.setdefault(report.nodeid, []).append(report)
+    shared, apart = 0, 0
+    for nodeid, three in reports.items():
+        assert len(three) == 3, nodeid
+        assert len({r.nodeid for r in three}) == 1 and three[0].keywords == three[2].keywords
+        if "eval" in three[0].keywords:
+            assert len({id(r.nodeid) for r in three}) == 1
+            assert len({id(r.keywords) for r in three}) == 1
+            assert len({id(r.location[0]) for r in three}) == 1
+            shared += 1
+        else:
+            assert len({id(r.keywords) for r in three}) == 3
+            apart += 1
+    terminalreporter.write_line(f"kept reports: {shared} shared, {apart} apart")
+"""
+
+
+def test_the_controller_keeps_one_copy_of_an_evaluation_tests_report_values(
+        project: MiniProject) -> None:
+    # Under xdist every report is decoded on its own: three copies of each value per test,
+    # about 3 KB a test that pytest's terminal reporter keeps to the end of the run.
+    project.write_tests("def test_scored(callqa_result):\n    assert callqa_result\n\n\n"
+                        "def test_plain():\n    assert True\n")
+    project.pytester.makeconftest(KEPT_REPORTS)
+    result = project.pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=9)
+    result.stdout.fnmatch_lines(["kept reports: 8 shared, 1 apart"])

@@ -58,7 +58,6 @@ class ResultsGatherer:
         tryfirst): gates the run against its baseline, writes the report files and the JUnit
         suite properties, and drops the run's budget ledgers."""
         state = self.state
-        state.wait_for_preload()
         if state.summary.has_evaluations:
             try:
                 self.delivered = deliver(state.summary, state.settings,

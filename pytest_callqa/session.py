@@ -7,14 +7,13 @@ the engine proper (pydantic, numpy, openai...) is loaded when a run first needs 
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from typing import TYPE_CHECKING
 
 from .run.catalog import Catalog
 from .run.resolver import Resolver
 from .run.services import Services
-from .run.settings import CallqaUsageError, Settings
+from .run.settings import Settings
 from .run.summary import Summary
 from .run.usage import Usage
 
@@ -52,26 +51,12 @@ class CallqaSession:
         self.resolver.progress = progress
 
     def preload_in_background(self) -> None:
-        """Prepare what the end of the run needs in a daemon thread (an interrupted run must
-        not wait for it), once per process: the modules (:meth:`Summary.preload`) and, in
-        the xdist controller, which collects nothing, the case catalogue the report's golden
-        cases are read from (bodies read again by reference then cost a sixth of a first
-        read with every check, and the task families come with it)."""
+        """Import what the end of the run needs (:meth:`Summary.preload`) in a daemon thread
+        (an interrupted run must not wait for it), once per process."""
         if self._preload is None:
-            self._preload = threading.Thread(target=self._prepare_the_end,
+            self._preload = threading.Thread(target=self.summary.preload,
                                              name="callqa-preload", daemon=True)
             self._preload.start()
-
-    def wait_for_preload(self) -> None:
-        """Called before the end of the run reads what the preload prepares."""
-        if self._preload is not None:
-            self._preload.join()
-
-    def _prepare_the_end(self) -> None:
-        self.summary.preload()
-        # No cases to read: the run says so where it needs them.
-        with contextlib.suppress(CallqaUsageError):
-            self.catalog.files()
 
     def _on_progress(self, done: int, total: int) -> None:
         self.resolver.on_progress(done, total)

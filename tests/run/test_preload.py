@@ -57,34 +57,3 @@ def test_a_worker_leaves_the_imports_to_the_controller(
     session.preload_in_background()
     _settle(session)
     assert loaded == [1]
-
-
-def test_the_controller_reads_the_catalogue_while_its_workers_run(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # The xdist controller collects nothing; its report still lists the golden cases. It
-    # reads them in the background, so the end of the run reads them again by reference.
-    example = (Path(__file__).resolve().parents[2] / "example_project" / "cases" / "qa"
-               / "qa-abcd-9489-refund-status.yaml")
-    (tmp_path / "cases").mkdir()
-    (tmp_path / "cases" / example.name).write_text(example.read_text(encoding="utf-8"),
-                                                    encoding="utf-8")
-    host = SimpleNamespace(rootpath=tmp_path, is_worker=False, run_uid=None,
-                           worker_value=lambda key: None)
-    session = CallqaSession(host, Settings(cases=tmp_path / "cases"))  # type: ignore[arg-type]
-    monkeypatch.setattr(session.summary, "preload", lambda: None)
-    session.preload_in_background()
-    session.wait_for_preload()
-
-    def rescan(root: Path) -> None:
-        raise AssertionError("the catalogue was scanned again at the end of the run")
-
-    monkeypatch.setattr(session.catalog, "_scan", rescan)
-    assert [case.id for case in session.catalog.each_case()] == ["qa-abcd-9489-refund-status"]
-
-
-def test_a_run_without_cases_preloads_the_modules_alone(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    session, loaded = _session(tmp_path, monkeypatch)
-    session.preload_in_background()
-    session.wait_for_preload()
-    assert loaded == [1] and session.catalog._files is None

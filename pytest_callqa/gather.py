@@ -4,7 +4,6 @@ is gathered here, and the run ends with the scorecard and the JSON report."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -116,35 +115,47 @@ class ResultsGatherer:
         return result
 
 
+# What a test's three reports have alike: its id (a string, or pytest 9's parsed ``NodeId``
+# with it), location and keywords.
+_SAME_PER_TEST = ("_id", "nodeid", "location", "keywords")
+# Strings that repeat across every test of a run (or of a module).
+_REPEATED = ("when", "outcome", "testrun_uid", "worker_id", "$report_type")
+
+
 class SharedReportValues:
     """Equal values of an evaluation test's reports, kept once.
 
     pytest's terminal reporter keeps every report of the run, three per test. Those the
     xdist controller receives are decoded one by one, so each carries its own copy of the
-    test's id, location, keywords and the run's id: about 3 KB a test that a 100,000-test
-    run holds to its end. After every other plugin has seen a report, equal strings are
-    interned and the keywords of a test's three reports become one dict (the last test of
-    each worker is remembered, as its reports arrive in turn). Values are unchanged; only
+    test's id, location and keywords and of the run's id: about 4 KB a test that a
+    100,000-test run holds to its end. After every other plugin has seen a report, the
+    test's second and third reports take the first one's id, location and keywords (the
+    first report of each worker's current test is remembered, as its reports arrive in
+    turn), and strings that repeat across tests are interned. Values are unchanged (all
+    are equal, and immutable but the keywords, which nothing changes once reported); only
     copies go.
     """
 
     def __init__(self) -> None:
-        self._last: dict[object, tuple[str, Mapping[str, Any]]] = {}
+        self._first: dict[object, pytest.TestReport] = {}
 
     def share(self, report: pytest.TestReport, marker: str) -> None:
-        keywords = report.keywords
-        if marker not in keywords:
+        if marker not in report.keywords:
             return  # not an evaluation test's: left as pytest made it
-        report.nodeid = sys.intern(report.nodeid)
+        values = report.__dict__
+        for name in _REPEATED:
+            if isinstance(values.get(name), str):
+                values[name] = sys.intern(values[name])
+        source = values.get("worker_id")
+        first = self._first.get(source)
+        if first is not None and first.nodeid == report.nodeid:
+            for name in _SAME_PER_TEST:
+                kept = first.__dict__.get(name)
+                if name in values and kept is not None and kept == values[name]:
+                    values[name] = kept
+            return
         path, line, domain = report.location
-        report.location = (sys.intern(path), line, sys.intern(domain))
-        for name in ("when", "outcome", "testrun_uid", "worker_id", "$report_type"):
-            value = report.__dict__.get(name)
-            if isinstance(value, str):
-                report.__dict__[name] = sys.intern(value)
-        source = getattr(report, "worker_id", None)
-        last = self._last.get(source)
-        if last is not None and last[0] == report.nodeid and last[1] == keywords:
-            report.keywords = last[1]
-        else:
-            self._last[source] = (report.nodeid, keywords)
+        report.location = (sys.intern(path), line, domain)
+        # The module's name, its directory's, the marker's: the same in many tests.
+        report.keywords = {sys.intern(k): v for k, v in report.keywords.items()}
+        self._first[source] = report

@@ -103,7 +103,9 @@ def pytest_terminal_summary(terminalreporter):
         if "eval" in three[0].keywords:
             assert len({id(r.nodeid) for r in three}) == 1
             assert len({id(r.keywords) for r in three}) == 1
-            assert len({id(r.location[0]) for r in three}) == 1
+            assert len({id(r.location) for r in three}) == 1
+            # pytest 9 keeps the id parsed too: one object for the three.
+            assert len({id(r.__dict__.get("_id")) for r in three}) == 1
             shared += 1
         else:
             assert len({id(r.keywords) for r in three}) == 3

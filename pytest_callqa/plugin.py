@@ -59,8 +59,7 @@ SESSION_KEY = pytest.StashKey[CallqaSession]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
 # How many collected tests of this process need each (model, case id) pair's result.
 USERS_KEY = pytest.StashKey[dict[tuple[str, str], int]]()
-# pytest keeps every report to the end of the run: an evaluation test's keep one copy of
-# what they have alike.
+# pytest keeps every report to the end: an evaluation test's keep one copy of their values.
 _SHARED = SharedReportValues()
 
 

@@ -51,6 +51,7 @@ class Services:
         self.before_send = before_send
         self._registry: Registry | None = None
         self._embedder: Embedder | None = None
+        self._deferred_embedder: Deferred[Embedder] | None = None
         self._judge: Judge | None = None
         self.built_runner: ChatRunner | None = None
         self.local_server: LocalServer | None = None
@@ -93,10 +94,12 @@ class Services:
     def deferred_embedder(self) -> Deferred[Embedder]:
         """:meth:`embedder` as the engine takes it, built when a metric first compares texts:
         a run whose metrics never do loads neither numpy nor a model for it."""
-        # Loaded with the engine's evaluation, which is what asks for it.
-        from ..engine.core.context import Deferred
+        if self._deferred_embedder is None:
+            # Loaded with the engine's evaluation, which is what asks for it.
+            from ..engine.core.context import Deferred
 
-        return Deferred(self.embedder)
+            self._deferred_embedder = Deferred(self.embedder)
+        return self._deferred_embedder
 
     def runner(self) -> ChatRunner:
         """One runner for every judge and generation call of this process: one concurrency

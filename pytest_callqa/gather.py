@@ -35,7 +35,9 @@ class ResultsGatherer:
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Fires for every report (from xdist workers too): one payload per test id."""
+        """Fires for every report (from xdist workers too): one payload per test id. A
+        worker that runs tests is past its up-front batch: the preload need not wait."""
+        self.state.preload_now()
         payload = getattr(report, REPORT_ATTR, None)
         if report.when == "teardown" and isinstance(payload, dict):
             self.state.summary.record(report.nodeid, payload)

@@ -383,9 +383,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
     """Fires in the xdist controller as each worker has collected: the first time, the
-    engine the scorecard needs is imported in a daemon thread (an interrupted run must not
-    wait for it) while the workers judge and test, rather than after the last test."""
-    _state(node.config).preload_in_background()
+    engine the scorecard needs is set to load in a daemon thread while the workers judge and
+    test, once they are past loading the judge's client (session.py), not after the last test."""
+    _state(node.config).preload_once_workers_send()
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -20,6 +20,10 @@ from .run.usage import Usage
 if TYPE_CHECKING:
     from .run.host import Host, Progress
 
+# How long xdist workers take, once collected, to load the judge's client and send their
+# first requests: ~0.4 s on a 2-core machine (benchmarks/judge_throughput.py).
+WORKERS_PREPARE_S = 0.5
+
 
 class CallqaSession:
     """One run in one process: which cases and models (``catalog``), the engine objects
@@ -37,6 +41,7 @@ class CallqaSession:
         self.summary = Summary(settings, host, self.catalog, self.services, self.usage)
         self._sending = False
         self._preload: threading.Thread | None = None
+        self._preload_now = threading.Event()
 
     @property
     def is_worker(self) -> bool:
@@ -50,13 +55,31 @@ class CallqaSession:
     def progress(self, progress: Progress | None) -> None:
         self.resolver.progress = progress
 
-    def preload_in_background(self) -> None:
+    def preload_in_background(self, *, after_s: float = 0.0) -> None:
         """Import what the end of the run needs (:meth:`Summary.preload`) in a daemon thread
-        (an interrupted run must not wait for it), once per process."""
+        (an interrupted run must not wait for it), once per process: ``after_s`` seconds
+        from now, or sooner if :meth:`preload_now` comes first."""
+        if after_s <= 0:
+            self._preload_now.set()
         if self._preload is None:
-            self._preload = threading.Thread(target=self.summary.preload,
+            self._preload = threading.Thread(target=self._preload_after, args=(after_s,),
                                              name="callqa-preload", daemon=True)
             self._preload.start()
+
+    def preload_once_workers_send(self) -> None:
+        """The xdist controller's preload, when its first worker has collected: not at once,
+        as the workers are still loading the judge's client and preparing their first
+        requests on every core (the imports would delay those requests as much). It waits
+        :data:`WORKERS_PREPARE_S`, or until a first test ends."""
+        self.preload_in_background(after_s=WORKERS_PREPARE_S)
+
+    def preload_now(self) -> None:
+        """Cut short the wait of a preload started with a delay (nothing without one)."""
+        self._preload_now.set()
+
+    def _preload_after(self, after_s: float) -> None:
+        self._preload_now.wait(after_s)
+        self.summary.preload()
 
     def _on_progress(self, done: int, total: int) -> None:
         self.resolver.on_progress(done, total)

@@ -57,3 +57,40 @@ def test_a_worker_leaves_the_imports_to_the_controller(
     session.preload_in_background()
     _settle(session)
     assert loaded == [1]
+
+
+def test_the_controllers_preload_waits_for_its_workers_first_requests(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session, loaded = _session(tmp_path, monkeypatch)
+    monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 30.0)
+    # A worker has collected: its judge client and first requests are still to come.
+    session.preload_once_workers_send()
+    assert session._preload is not None
+    session._preload.join(timeout=0.3)
+    assert loaded == [] and session._preload.is_alive()
+    # A first test ended: the workers are past their up-front batch.
+    session.preload_now()
+    _settle(session)
+    assert loaded == [1]
+
+
+def test_the_controllers_preload_starts_by_itself_after_the_wait(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session, loaded = _session(tmp_path, monkeypatch)
+    monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 0.05)
+    session.preload_once_workers_send()
+    _settle(session)
+    assert loaded == [1]
+
+
+def test_a_test_report_cuts_the_controllers_wait_short(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_callqa.gather import ResultsGatherer
+
+    session, loaded = _session(tmp_path, monkeypatch)
+    monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 30.0)
+    session.preload_once_workers_send()
+    report = SimpleNamespace(when="setup", nodeid="t.py::test[m-c]")
+    ResultsGatherer(session).pytest_runtest_logreport(report)  # type: ignore[arg-type]
+    _settle(session)
+    assert loaded == [1]

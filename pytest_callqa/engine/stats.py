@@ -7,15 +7,27 @@ recomputed for every draw, and the interval holds the middle 95 % of what came o
 case sets (up to :data:`EXACT_MAX_CASES`) get the exact bootstrap distribution, every
 resample weighted by how likely it is; larger ones :data:`RESAMPLES` draws from a generator
 with a fixed seed, so the same results always give the same interval.
+
+An interval is a function of its figures alone, so within :func:`remembered` an
+:class:`IntervalMemo` answers the ones it holds: a scorecard built again from the same
+results (a re-run answered from the judge cache) gets its intervals without resampling, and
+without loading numpy, which loads only when an interval is drawn.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from math import comb
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    # numpy loads only to draw an interval (the memo answers the others).
+    import numpy as np
 
 LEVEL = 0.95
 RESAMPLES = 2000
@@ -31,6 +43,57 @@ _DECIMALS = 12
 _BLOCK = 2_000_000
 
 Interval = tuple[float, float]
+
+
+class IntervalMemo:
+    """Bootstrap intervals by a digest of everything they are computed from: the kind of
+    interval, its figures in order, the level, the seed and the resampling constants.
+    ``found`` holds what an earlier build stored; ``kept`` every interval this build used,
+    looked up or drawn, which is what the next build will want."""
+
+    def __init__(self, found: Mapping[str, Interval | None] | None = None) -> None:
+        self.found: dict[str, Interval | None] = dict(found or {})
+        self.kept: dict[str, Interval | None] = {}
+        self.drawn = 0
+
+    def interval(self, kind: str, data: object,
+                 draw: Callable[[], Interval | None]) -> Interval | None:
+        key = _digest(kind, data)
+        if key in self.kept:
+            return self.kept[key]
+        if key in self.found:
+            found = self.found[key]
+        else:
+            found = draw()
+            self.drawn += 1
+        self.kept[key] = found
+        return found
+
+
+_MEMO: ContextVar[IntervalMemo | None] = ContextVar("callqa_interval_memo", default=None)
+
+
+@contextlib.contextmanager
+def remembered(memo: IntervalMemo | None) -> Iterator[IntervalMemo | None]:
+    """Within the block, the bootstrap functions answer from (and add to) ``memo``."""
+    token = _MEMO.set(memo)
+    try:
+        yield memo
+    finally:
+        _MEMO.reset(token)
+
+
+def _digest(kind: str, data: object) -> str:
+    # Floats are written as their shortest round-tripping text: equal figures, equal key.
+    text = json.dumps([kind, data, RESAMPLES, EXACT_MAX_CASES, _DECIMALS],
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _through_memo(kind: str, data: object,
+                  draw: Callable[[], Interval | None]) -> Interval | None:
+    memo = _MEMO.get()
+    return draw() if memo is None else memo.interval(kind, data, draw)
 
 
 def _quantile(points: Sequence[tuple[float, float]], q: float) -> float:
@@ -68,10 +131,18 @@ def bootstrap_mean(values: Sequence[float], *, level: float = LEVEL,
     clean = [float(v) for v in values if v is not None and math.isfinite(v)]
     if not clean:
         return None
+    return _through_memo("mean", [clean, level, seed],
+                         lambda: _bootstrap_mean(clean, level, seed))
+
+
+def _bootstrap_mean(clean: list[float], level: float, seed: int) -> Interval | None:
     tail = (1.0 - level) / 2
     if len(clean) <= EXACT_MAX_CASES:
         points = _exact_mean_distribution(clean)
         return _quantile(points, tail), _quantile(points, 1.0 - tail)
+    # numpy loads only to draw an interval (the memo answers the others).
+    import numpy as np
+
     data = np.asarray(clean)
     rng = np.random.default_rng(seed)
     return _sample_interval(resampled_means(rng, data), tail)
@@ -89,6 +160,9 @@ def resample_blocks(rng: np.random.Generator, n: int,
 def resampled_means(rng: np.random.Generator, data: np.ndarray,
                     resamples: int = RESAMPLES) -> np.ndarray:
     """The mean of ``data`` in each of ``resamples`` draws (:func:`resample_blocks`)."""
+    # numpy loads only to draw an interval (the memo answers the others).
+    import numpy as np
+
     return np.concatenate([data[picks].mean(axis=1)
                            for picks in resample_blocks(rng, len(data), resamples)])
 
@@ -99,6 +173,16 @@ def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], 
     rate); a resample whose denominators sum to 0 has no rate and is left out."""
     if not numerators or len(numerators) != len(denominators) or not sum(denominators):
         return None
+    nums, dens = [float(v) for v in numerators], [float(v) for v in denominators]
+    return _through_memo("ratio", [nums, dens, level, seed],
+                         lambda: _bootstrap_ratio(nums, dens, level, seed))
+
+
+def _bootstrap_ratio(numerators: list[float], denominators: list[float], level: float,
+                     seed: int) -> Interval | None:
+    # numpy loads only to draw an interval (the memo answers the others).
+    import numpy as np
+
     num, den = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
     rng = np.random.default_rng(seed)
     den_sums, num_sums = [], []
@@ -117,18 +201,32 @@ def bootstrap_weighted(groups: Sequence[tuple[Sequence[float], float]], *,
     """The interval of a weighted mean of group means (a final score over task scores): each
     group's cases are resampled on their own; ``fixed`` (value, weight) parts are held
     constant. Groups without a value are left out, as the point estimate leaves them."""
-    kept = [(np.asarray([float(v) for v in values]), float(w)) for values, w in groups if values]
+    kept = [([float(v) for v in values], float(w)) for values, w in groups if values]
     if not kept:
         return None
+    held = [(float(v), float(w)) for v, w in fixed]
+    return _through_memo("weighted", [kept, held, level, seed],
+                         lambda: _bootstrap_weighted(kept, held, level, seed))
+
+
+def _bootstrap_weighted(kept: list[tuple[list[float], float]],
+                        fixed: list[tuple[float, float]], level: float,
+                        seed: int) -> Interval | None:
+    # numpy loads only to draw an interval (the memo answers the others).
+    import numpy as np
+
     rng = np.random.default_rng(seed)
     total_weight = sum(w for _, w in kept) + sum(w for _, w in fixed)
     combined = np.full(RESAMPLES, float(sum(v * w for v, w in fixed)))
-    for data, weight in kept:
-        combined += resampled_means(rng, data) * weight
+    for values, weight in kept:
+        combined += resampled_means(rng, np.asarray(values)) * weight
     return _sample_interval(combined / total_weight, (1.0 - level) / 2)
 
 
 def _sample_interval(samples: np.ndarray, tail: float) -> Interval | None:
+    # numpy loads only to draw an interval (the memo answers the others).
+    import numpy as np
+
     if samples.size == 0:
         return None
     low = float(np.quantile(samples, tail, method="inverted_cdf"))

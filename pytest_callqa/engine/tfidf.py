@@ -15,6 +15,7 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
+from .core.embedder_names import TFIDF_NGRAM_RANGE, tfidf_description
 from .core.memo import batch_memoised
 
 FloatArray = npt.NDArray[np.float64]
@@ -47,12 +48,12 @@ class TfidfEmbedder:
 
     name: str = "tfidf"
 
-    def __init__(self, ngram_range: tuple[int, int] = (2, 4)) -> None:
+    def __init__(self, ngram_range: tuple[int, int] = TFIDF_NGRAM_RANGE) -> None:
         low, high = ngram_range
         if low < 1 or high < low:
             raise ValueError(f"ngram_range must satisfy 1 <= low <= high, got {ngram_range!r}")
         self.ngram_range = (low, high)
-        self.description = f"tfidf (character {low}-{high} n-gram TF-IDF; lexical, not semantic)"
+        self.description = tfidf_description(low, high)
 
     def embed(self, texts: Sequence[str]) -> FloatArray:
         cleaned = ["" if is_blank(text) else text for text in texts]

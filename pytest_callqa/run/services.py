@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..engine.core.defaults import DEFAULT_BASE_URL
+from ..engine.core.embedder_names import identity_by_name
 from .settings import CallqaUsageError, Settings, display_path
 
 if TYPE_CHECKING:
@@ -90,6 +91,16 @@ class Services:
                 embedder.threads = 1
             self._embedder = embedder
         return self._embedder
+
+    def embedder_identity(self) -> tuple[str, str]:
+        """The embedder's name and description for the report and the scorecard's header,
+        without building it (numpy, a model) when the run never did and its name says all."""
+        if self._embedder is None:
+            named = identity_by_name(self.settings.embeddings)
+            if named is not None:
+                return named
+        built = self.embedder()
+        return built.name, built.description
 
     def deferred_embedder(self) -> Deferred[Embedder]:
         """:meth:`embedder` as the engine takes it, built when a metric first compares texts:

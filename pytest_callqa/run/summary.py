@@ -199,9 +199,15 @@ class Summary:
         if self._scorecard is None:
             # The scorecard loads only in a run that evaluated something.
             from ..engine.scorecard import build_scorecard
+            from ..engine.stats import remembered
+            from .intervals import load_memo, save_memo
 
-            card = build_scorecard(self.results(), registry=self.services.registry(),
-                                   disqualify_tolerance=self.settings.disqualify_tolerance)
+            memo = load_memo(self.settings)
+            with remembered(memo):
+                card = build_scorecard(self.results(), registry=self.services.registry(),
+                                       disqualify_tolerance=self.settings.disqualify_tolerance)
+            if memo is not None:
+                save_memo(memo, self.settings)
             self.host.post_process(card)
             self._scorecard = card
         return self._scorecard
@@ -213,7 +219,7 @@ class Summary:
         lines = [
             f"judge: {self.services.judge_description()}",
             *self.usage.lines(card),
-            f"embeddings: {self.services.embedder().description}",
+            f"embeddings: {self.services.embedder_identity()[1]}",
             f"results: {count(len(results), 'output')} scored "
             f"({count(len(card.models), 'model')}, {count(len(cases), 'case')})",
         ]
@@ -328,7 +334,7 @@ class Summary:
         card = self.scorecard()
         models = models_section(card)
         cases: Any = list(self.case_entries(card)) if with_cases else CASES_MARK
-        embedder = self.services.embedder()
+        embedder_name, embedder_description = self.services.embedder_identity()
         data: dict[str, Any] = {
             "schema": REPORT_SCHEMA,
             "run": {
@@ -338,7 +344,7 @@ class Summary:
                           "description": self.services.judge_description()},
                 "judge_usage": self.usage.judge(card),
                 "generation_usage": self.usage.generation(),
-                "embeddings": {"name": embedder.name, "description": embedder.description},
+                "embeddings": {"name": embedder_name, "description": embedder_description},
                 "benchmarks": self.settings.benchmarks,
                 "disqualify_tolerance": self.settings.disqualify_tolerance,
                 "rank_basis": card.rank_basis,

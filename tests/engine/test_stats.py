@@ -240,3 +240,58 @@ def test_a_large_case_set_is_resampled_in_bounded_memory() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 80 * 2**20
+
+
+def _many_models() -> list[TaskResult]:
+    # Twenty cases a model: intervals are resampled (numpy), not worked out exactly.
+    return (_scored("a", [(i % 7) / 6 for i in range(20)])
+            + _scored("b", [(i % 3) / 2 for i in range(20)]))
+
+
+def test_a_memo_gives_a_rebuilt_scorecard_the_same_intervals_without_drawing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_callqa.engine.scorecard import build_scorecard
+
+    plain = build_scorecard(_many_models()).to_dict()
+    first = stats.IntervalMemo()
+    with stats.remembered(first):
+        drawn = build_scorecard(_many_models()).to_dict()
+    assert drawn == plain
+    assert first.drawn == len(first.kept) > 0 and first.found == {}
+
+    def no_draw(*args: object) -> None:
+        raise AssertionError("an interval the memo holds was drawn again")
+
+    for name in ("_bootstrap_mean", "_bootstrap_ratio", "_bootstrap_weighted"):
+        monkeypatch.setattr(stats, name, no_draw)
+    again = stats.IntervalMemo(first.kept)
+    with stats.remembered(again):
+        assert build_scorecard(_many_models()).to_dict() == plain
+    assert again.drawn == 0 and again.kept == first.kept
+    # Outside the block, nothing is remembered.
+    with pytest.raises(AssertionError, match="drawn again"):
+        bootstrap_mean([0.1, 0.2, 0.3])
+
+
+def test_a_memo_keys_an_interval_by_its_figures_in_order_and_its_parameters() -> None:
+    memo = stats.IntervalMemo()
+    values = [(i % 5) / 4 for i in range(12)]
+    with stats.remembered(memo):
+        first = bootstrap_mean(values)
+        assert bootstrap_mean(values) == first and memo.drawn == 1
+        # Resampling picks positions: the same figures in another order are another draw.
+        bootstrap_mean(list(reversed(values)))
+        bootstrap_mean(values, level=0.9)
+        bootstrap_mean(values, seed=1)
+        bootstrap_ratio(values, [1.0] * 12)
+        bootstrap_weighted([(values, 1.0)])
+    assert memo.drawn == 6 and len(memo.kept) == 6
+    assert memo.kept[next(iter(memo.kept))] == first == bootstrap_mean(values)
+
+
+def test_no_value_needs_no_memo_entry() -> None:
+    memo = stats.IntervalMemo()
+    with stats.remembered(memo):
+        assert bootstrap_mean([]) is None and bootstrap_ratio([], []) is None
+        assert bootstrap_weighted([([], 1.0)]) is None
+    assert memo.kept == {} and memo.drawn == 0

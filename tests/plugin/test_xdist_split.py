@@ -4,6 +4,7 @@ everything from the cache without starting the batch at all."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,63 @@ def test_a_warm_rerun_starts_no_event_loop_and_never_loads_openai(
     usage = project.report("warm.json")["run"]["judge_usage"]
     assert usage["requests"] == 0
     assert usage["per_process"]["calls"] == usage["per_process"]["cache_hits"] > 0
+
+
+QA_SUITE = """
+import pytest
+
+@pytest.mark.callqa(task="qa")
+def test_judged(callqa_result):
+    assert callqa_result.valid is not None
+"""
+
+# Whether numpy was loaded when the run began to end, and whether it was by its very end.
+NUMPY_CONFTEST = """
+import sys
+from pathlib import Path
+
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    if "numpy" in sys.modules:
+        Path("numpy-before-the-end").touch()
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    if "numpy" in sys.modules:
+        Path("numpy-at-the-end").touch()
+"""
+
+
+def test_a_warm_rerun_takes_its_intervals_from_the_cache_directory_without_numpy(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    project = llm.project
+    # Only the QA case: checking the other families' cases loads numpy (text matching).
+    for path in (project.root / "cases").rglob("*.json"):
+        if json.loads(path.read_text(encoding="utf-8"))["task"] != "qa":
+            path.unlink()
+    project.write_tests(QA_SUITE)
+    pytester.makeconftest(NUMPY_CONFTEST)
+    args = ["-p", "no:xdist", "--no-callqa-benchmarks", "--callqa-judge-mode=per-metric"]
+    pytester.runpytest_subprocess(*args, "--callqa-report=cold.json").assert_outcomes(
+        passed=2)
+    # The cold run draws its scorecard's intervals (numpy) and stores them.
+    assert (pytester.path / "numpy-at-the-end").exists()
+    assert (project.root / ".callqa_cache" / "intervals.json").is_file()
+    for mark in ("numpy-before-the-end", "numpy-at-the-end"):
+        (pytester.path / mark).unlink(missing_ok=True)
+    pytester.runpytest_subprocess(*args, "--callqa-report=warm.json").assert_outcomes(
+        passed=2)
+    # The QA family with the LLM judge compares no texts, and the intervals are stored.
+    assert not (pytester.path / "numpy-at-the-end").exists()
+    cold, warm = project.report("cold.json"), project.report("warm.json")
+    # The same figures and intervals; only the usage differs (the warm calls were cached).
+    for report in (cold, warm):
+        for card in report["models"].values():
+            card.pop("usage")
+    assert warm["models"] == cold["models"]
+    assert warm["run"]["embeddings"] == cold["run"]["embeddings"] == {
+        "name": "tfidf",
+        "description": "tfidf (character 2-4 n-gram TF-IDF; lexical, not semantic)"}

@@ -37,6 +37,7 @@ def load_openai() -> ModuleType:
     enabled = gc.isenabled()
     gc.disable()
     try:
+        # The reason for this function (see above): loaded with the first client.
         import openai
     finally:
         if enabled:
@@ -109,6 +110,7 @@ class Endpoint:
     def client(self, timeout: float) -> openai.AsyncOpenAI:
         # openai loads when a client is built, not when a model entry is parsed.
         load_openai()
+        # Imported by load_openai just above; named here for the client.
         import openai
 
         return openai.AsyncOpenAI(

@@ -429,6 +429,7 @@ class ChatRunner:
         budget, ``bound`` caps the completion tokens (the request carries it)."""
         # openai loads with the first request, not with the runner (load_openai: quickly).
         load_openai()
+        # Imported by load_openai just above; named here for its errors.
         import openai
         from openai.types.chat import ChatCompletion
 

@@ -18,13 +18,12 @@ import contextlib
 import hashlib
 import json
 import math
-import os
-import tempfile
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from ..engine import stats
+from ..engine.llm.cache import write_whole
 from ..engine.stats import Interval, IntervalMemo
 from .settings import Settings
 
@@ -98,12 +97,4 @@ def save_memo(memo: IntervalMemo, settings: Settings) -> None:
     # A store that fails (a full disk, a read-only directory) costs the next run its
     # speed-up, never this run its report.
     with contextlib.suppress(OSError):
-        fd, tmp = tempfile.mkstemp(prefix=".intervals-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(tmp, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        write_whole(path, text, prefix=".intervals.")

@@ -126,7 +126,7 @@ def test_a_failed_store_costs_the_run_nothing(tmp_path: Path,
     def full_disk(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(intervals.os, "replace", full_disk)
+    monkeypatch.setattr("pytest_callqa.engine.llm.cache.os.replace", full_disk)
     save_memo(memo, settings)
     assert not (tmp_path / MEMO_FILE).exists()
     assert list(tmp_path.iterdir()) == []

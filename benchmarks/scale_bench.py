@@ -194,7 +194,10 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the generated projects")
     parser.add_argument("--no-bare", action="store_true",
                         help="skip the bare pytest run of as many trivial tests")
+    parser.add_argument("--json", type=Path, metavar="PATH",
+                        help="also write the figures as JSON (benchmarks/speed.py reads them)")
     args = parser.parse_args()
+    figures: dict[str, Any] = {"workers": args.workers, "sizes": {}}
     print(f"cores: {os.cpu_count()}; workers: {args.workers or 'none (one process)'}; "
           f"load average at start: {load()}")
     previous: dict[str, float] | None = None
@@ -219,6 +222,11 @@ def main() -> None:
         for who, probe in measured["probes"].items():
             print(f"  peak memory {who:<10} {probe['maxrss_mib']:8.1f} MiB")
         print(f"  JSON report {measured['report_mib']:.1f} MiB; load average now {load()}")
+        figures["sizes"][str(size)] = {
+            "phases_s": took,
+            "step": None if previous is None else took["whole"] / previous["whole"],
+            "peak_mib": {who: probe["maxrss_mib"] for who, probe in measured["probes"].items()},
+        }
         previous = took
         if not args.no_bare:
             bare_root = Path(tempfile.mkdtemp(prefix=f"callqa-bare-{size}-"))
@@ -231,6 +239,8 @@ def main() -> None:
             print(f"  bare pytest, {size:,} trivial tests: {bare['wall']:.2f} s whole "
                   f"(callqa run {took['whole'] / bare['wall']:.2f} x that), peak memory "
                   f"{peak:.1f} MiB in its largest process")
+    if args.json is not None:
+        args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":

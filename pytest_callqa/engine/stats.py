@@ -131,7 +131,7 @@ def bootstrap_mean(values: Sequence[float], *, level: float = LEVEL,
     clean = [float(v) for v in values if v is not None and math.isfinite(v)]
     if not clean:
         return None
-    return _through_memo("mean", [clean, level, seed],
+    return _through_memo("mean", [clean, float(level), int(seed)],
                          lambda: _bootstrap_mean(clean, level, seed))
 
 
@@ -174,7 +174,7 @@ def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], 
     if not numerators or len(numerators) != len(denominators) or not sum(denominators):
         return None
     nums, dens = [float(v) for v in numerators], [float(v) for v in denominators]
-    return _through_memo("ratio", [nums, dens, level, seed],
+    return _through_memo("ratio", [nums, dens, float(level), int(seed)],
                          lambda: _bootstrap_ratio(nums, dens, level, seed))
 
 
@@ -205,7 +205,7 @@ def bootstrap_weighted(groups: Sequence[tuple[Sequence[float], float]], *,
     if not kept:
         return None
     held = [(float(v), float(w)) for v, w in fixed]
-    return _through_memo("weighted", [kept, held, level, seed],
+    return _through_memo("weighted", [kept, held, float(level), int(seed)],
                          lambda: _bootstrap_weighted(kept, held, level, seed))
 
 

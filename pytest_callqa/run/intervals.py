@@ -58,7 +58,8 @@ def load_memo(settings: Settings) -> IntervalMemo | None:
     stamp = _stamp()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
+        # Unreadable, not JSON, or nested past the parser's depth: drawn again.
         return IntervalMemo()
     if not isinstance(data, dict) or stamp is None or data.get("format") != MEMO_FORMAT \
             or data.get("stamp") != stamp or not isinstance(data.get("intervals"), dict):
@@ -73,10 +74,16 @@ def _stored(entries: dict[str, Any]) -> dict[str, Interval | None]:
     for key, value in entries.items():
         if value is None:
             found[key] = None
-        elif (isinstance(value, list) and len(value) == 2
-              and all(isinstance(v, float | int) and not isinstance(v, bool)
-                      and math.isfinite(v) for v in value) and value[0] <= value[1]):
-            found[key] = (float(value[0]), float(value[1]))
+            continue
+        if not (isinstance(value, list) and len(value) == 2 and all(
+                isinstance(v, float | int) and not isinstance(v, bool) for v in value)):
+            continue
+        try:
+            low, high = float(value[0]), float(value[1])
+        except OverflowError:
+            continue  # an integer too large for a float
+        if math.isfinite(low) and math.isfinite(high) and low <= high:
+            found[key] = (low, high)
     return found
 
 

@@ -295,3 +295,13 @@ def test_no_value_needs_no_memo_entry() -> None:
         assert bootstrap_mean([]) is None and bootstrap_ratio([], []) is None
         assert bootstrap_weighted([([], 1.0)]) is None
     assert memo.kept == {} and memo.drawn == 0
+
+
+def test_a_memo_takes_numpy_numbers_for_the_level_and_the_seed() -> None:
+    values = [(i % 5) / 4 for i in range(12)]
+    plain = bootstrap_mean(values, level=0.9, seed=5)
+    memo = stats.IntervalMemo()
+    with stats.remembered(memo):
+        assert bootstrap_mean(values, level=np.float64(0.9), seed=np.int64(5)) == plain
+        assert bootstrap_mean(values, level=0.9, seed=5) == plain
+    assert memo.drawn == 1

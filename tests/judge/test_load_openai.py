@@ -43,7 +43,10 @@ class _Finder(importlib.abc.MetaPathFinder):
 @pytest.fixture
 def stand_in(monkeypatch: pytest.MonkeyPatch) -> Iterator[_RecordingLoader]:
     loader = _RecordingLoader()
-    monkeypatch.delitem(sys.modules, "openai", raising=False)
+    # Set, then removed: the undo puts back the real package, or removes the stand-in when
+    # openai was not imported yet (a bare delitem would record nothing to undo).
+    monkeypatch.setitem(sys.modules, "openai", None)
+    monkeypatch.delitem(sys.modules, "openai")
     monkeypatch.setattr(sys, "meta_path", [_Finder(loader), *sys.meta_path])
     enabled = gc.isenabled()
     yield loader
@@ -69,6 +72,14 @@ def test_a_collector_the_host_turned_off_stays_off(stand_in: _RecordingLoader) -
     assert not gc.isenabled()
 
 
+def test_the_stand_in_is_gone_after_the_tests_that_used_it() -> None:
+    # Runs after the tests above (file order): a later test importing openai gets the real
+    # package, never the stand-in.
+    import openai
+
+    assert hasattr(openai, "types") and openai.AsyncOpenAI is not object
+
+
 def test_an_imported_openai_is_returned_as_it_is(stand_in: _RecordingLoader) -> None:
     first = load_openai()
     assert load_openai() is first
@@ -76,7 +87,6 @@ def test_an_imported_openai_is_returned_as_it_is(stand_in: _RecordingLoader) -> 
 
 
 def test_a_failed_import_restarts_the_collector(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delitem(sys.modules, "openai", raising=False)
     # None in sys.modules makes the import raise, as a missing package would.
     monkeypatch.setitem(sys.modules, "openai", None)
     enabled = gc.isenabled()

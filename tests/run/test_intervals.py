@@ -41,11 +41,12 @@ def test_the_file_keeps_the_last_runs_intervals_only(tmp_path: Path) -> None:
     settings = _settings(tmp_path)
     memo, _ = _drawn_memo(settings)
     save_memo(memo, settings)
-    stored = (tmp_path / MEMO_FILE).stat().st_mtime_ns
-    # Nothing drawn and nothing dropped: the file is left as it is.
+    stored = (tmp_path / MEMO_FILE).stat()
+    # Nothing drawn and nothing dropped: the file is left as it is (a rewrite moves a new
+    # file into place, with an inode of its own).
     unchanged, _ = _drawn_memo(settings)
     save_memo(unchanged, settings)
-    assert (tmp_path / MEMO_FILE).stat().st_mtime_ns == stored
+    assert (tmp_path / MEMO_FILE).stat().st_ino == stored.st_ino
     # A run that used none of them leaves a file without them.
     unused = load_memo(settings)
     assert unused is not None and unused.found
@@ -71,7 +72,7 @@ def test_intervals_of_other_code_are_ignored_and_replaced(
 
 @pytest.mark.parametrize("text", [
     "{not json", '"a string"', '{"format": 99}', "",
-    '{"format": 1, "stamp": null, "intervals": {}}',
+    '{"format": 1, "stamp": null, "intervals": {}}', "[" * 100_000,
 ])
 def test_an_unreadable_or_foreign_file_is_an_empty_memo(tmp_path: Path, text: str) -> None:
     (tmp_path / MEMO_FILE).write_text(text, encoding="utf-8")
@@ -87,7 +88,7 @@ def test_malformed_entries_are_drawn_again(tmp_path: Path) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     (key,) = data["intervals"]
     bad = {"inverted": [0.9, 0.1], "short": [0.5], "text": ["a", "b"], "bool": [True, True],
-           "none": None, "good": [0.25, 0.75]}
+           "huge": [0, 10 ** 400], "none": None, "good": [0.25, 0.75]}
     data["intervals"] = {key: [0.9, 0.1], **bad}
     path.write_text(json.dumps(data), encoding="utf-8")
     found = load_memo(settings)

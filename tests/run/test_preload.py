@@ -3,6 +3,7 @@ server: after the first reply, never before the first request."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -59,8 +60,18 @@ def test_a_worker_leaves_the_imports_to_the_controller(
     assert loaded == [1]
 
 
+def _cut_by_a_test_report(session: CallqaSession) -> None:
+    from pytest_callqa.gather import ResultsGatherer
+
+    report = SimpleNamespace(when="setup", nodeid="t.py::test[m-c]")
+    ResultsGatherer(session).pytest_runtest_logreport(report)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("cut", [CallqaSession.preload_now, _cut_by_a_test_report],
+                         ids=["preload_now", "a-test-report"])
 def test_the_controllers_preload_waits_for_its_workers_first_requests(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        cut: Callable[[CallqaSession], None]) -> None:
     session, loaded = _session(tmp_path, monkeypatch)
     monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 30.0)
     # A worker has collected: its judge client and first requests are still to come.
@@ -69,7 +80,7 @@ def test_the_controllers_preload_waits_for_its_workers_first_requests(
     session._preload.join(timeout=0.3)
     assert loaded == [] and session._preload.is_alive()
     # A first test ended: the workers are past their up-front batch.
-    session.preload_now()
+    cut(session)
     _settle(session)
     assert loaded == [1]
 
@@ -79,18 +90,5 @@ def test_the_controllers_preload_starts_by_itself_after_the_wait(
     session, loaded = _session(tmp_path, monkeypatch)
     monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 0.05)
     session.preload_once_workers_send()
-    _settle(session)
-    assert loaded == [1]
-
-
-def test_a_test_report_cuts_the_controllers_wait_short(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_callqa.gather import ResultsGatherer
-
-    session, loaded = _session(tmp_path, monkeypatch)
-    monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 30.0)
-    session.preload_once_workers_send()
-    report = SimpleNamespace(when="setup", nodeid="t.py::test[m-c]")
-    ResultsGatherer(session).pytest_runtest_logreport(report)  # type: ignore[arg-type]
     _settle(session)
     assert loaded == [1]

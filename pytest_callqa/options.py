@@ -5,6 +5,7 @@ default, every default from :mod:`pytest_callqa.engine.core.defaults`)."""
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import os
 import tomllib
@@ -59,6 +60,13 @@ SHARD_OPTION = "--callqa-shard"
 POLICY_OPTION = "--callqa-policy"
 BASELINE_MODES = ("fail", "report")
 DISQUALIFY_TOLERANCE_OPTION = "--callqa-disqualify-tolerance"
+# The options given a value (add_options fills it): ``--option VALUE`` as two words is what
+# pytest can take for a test path while it chooses the rootdir (_check_rootdir).
+TAKES_VALUE: set[str] = set()
+# pytest's configuration files, and what marks one as pytest's (None: any content).
+INI_FILES: dict[str, str | None] = {
+    "pytest.ini": None, ".pytest.ini": None, "pyproject.toml": "[tool.pytest",
+    "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
 JUDGE_MODE_OPTION = "--callqa-judge-mode"
 RESPONSE_FORMAT_OPTION = "--callqa-judge-response-format"
 MAX_INPUT_OPTION = "--callqa-judge-max-input-tokens"
@@ -111,6 +119,8 @@ def add_options(parser: pytest.Parser) -> None:
             ini: bool = True, **kwargs: Any) -> None:
         text = help + (f" (ini: {ini_name(option)})" if ini else "")
         group.addoption(option, dest=ini_name(option), help=text, **kwargs)
+        if kwargs.get("action") in (None, "store", "append"):
+            TAKES_VALUE.add(option)
         if ini:
             parser.addini(ini_name(option), help, type=ini_type,  # type: ignore[arg-type]
                           default=ini_default)
@@ -321,9 +331,44 @@ def _policies(config: pytest.Config) -> tuple[tuple[str, dict[str, Any]], ...]:
     return tuple(found)
 
 
+def _check_rootdir(config: pytest.Config) -> None:
+    """pytest chooses the rootdir, and so the ini file it reads, before plugins' options are
+    known: the value of ``--callqa-cache-dir /elsewhere`` (a separate word) is taken for a
+    test path, and one outside the current directory moves the rootdir above it, where the
+    project's ini file is not found. The run would go on without the project's settings;
+    it stops instead, naming the option and the fix (``--callqa-cache-dir=/elsewhere``)."""
+    if config.inipath is not None:
+        return
+    here = Path(config.invocation_params.dir)
+    ini = next((name for name in INI_FILES if _pytest_ini(here / name)), None)
+    if ini is None:
+        return
+    args = list(config.invocation_params.args)
+    for option, value in itertools.pairwise(args):
+        if option not in TAKES_VALUE or value.startswith("-"):
+            continue
+        path = (here / value).resolve()
+        if path.exists() and not path.is_relative_to(here.resolve()):
+            raise pytest.UsageError(
+                f"callqa: pytest did not read {ini}: it chose the rootdir {config.rootpath} "
+                f"before it knew callqa's options, and took the value of '{option} {value}' "
+                f"for a test path; write '{option}={value}' (with '=') and it reads {ini}")
+
+
+def _pytest_ini(path: Path) -> bool:
+    """Whether ``path`` is a file pytest would take its configuration from."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    marker = INI_FILES[path.name]
+    return marker is None or marker in text
+
+
 def read_settings(config: pytest.Config) -> Settings:
     """Resolve every option: the command line wins over the ini file, which wins over the
     default. Raises :class:`pytest.UsageError` naming the bad value."""
+    _check_rootdir(config)
     cli_models = config.getoption(ini_name(MODELS_OPTION))
     models = _split_models([cli_models] if cli_models is not None
                            else config.getini(ini_name(MODELS_OPTION)) or [])

@@ -223,3 +223,37 @@ def test_judge_model_and_base_url_are_read(project: MiniProject, pytester: pytes
     result.assert_outcomes(passed=1)
     assert project.report()["run"]["judge"]["model"] == "judge-cli"
     result.stdout.fnmatch_lines(["judge: heuristic (*), model judge-cli"])
+
+
+def test_a_path_value_pytest_took_for_a_test_path_stops_the_run_with_the_fix(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # A cache directory shared with other projects, outside this one: as two words, pytest
+    # takes the value for a test path while it chooses the rootdir, before it knows callqa's
+    # options, and would not read the project's pyproject.toml.
+    shared = pytester.path.parent / f"{pytester.path.name}-shared-cache"
+    shared.mkdir()
+    project.write_tests(MODEL_TEST)
+    result = pytester.runpytest("--callqa-cache-dir", str(shared))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        f"*pytest did not read pyproject.toml*'--callqa-cache-dir {shared}' for a test path*"
+        f"write '--callqa-cache-dir={shared}' (with '=')*"])
+    # Written with '=', the same run reads the project's settings.
+    pytester.runpytest(f"--callqa-cache-dir={shared}").assert_outcomes(passed=2)
+    # A value inside the project cannot move the rootdir above it.
+    (pytester.path / "cache-here").mkdir()
+    pytester.runpytest("--callqa-cache-dir", "cache-here").assert_outcomes(passed=2)
+
+
+def test_a_project_configured_on_the_command_line_alone_is_left_alone(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    shared = pytester.path.parent / f"{pytester.path.name}-shared-cache"
+    shared.mkdir()
+    project.write_tests(MODEL_TEST)
+    (project.root / "pyproject.toml").unlink()
+    result = pytester.runpytest(f"{OUTPUTS_OPTION}=outputs", f"{CASES_OPTION}=cases",
+                                "--callqa-cache-dir", str(shared), "-p", "no:cacheprovider")
+    # No ini file to miss: the rootdir moved, but nothing was left unread.
+    result.assert_outcomes(passed=2)

@@ -27,8 +27,8 @@ for callqa and for bare pytest: one noisy run decides nothing), and where the ti
 median run of each scenario goes: a conftest in
 the project marks the phases of every process (start-up, collection and the case catalogue,
 the up-front batch, the tests, the scorecard and report, exit). The measured processes use
-bytecode caches, after one untimed run that writes them (``--as-is`` keeps this shell's
-environment, ``PYTHONDONTWRITEBYTECODE`` included).
+bytecode caches, after untimed runs (one process, then ``-n 2``) that write them
+(``--as-is`` keeps this shell's environment, ``PYTHONDONTWRITEBYTECODE`` included).
 
 **engine scenarios** (``evaluate_many`` with no pytest): one process, cold then warm; two
 processes sharing one cache directory, each with half of the cases, cold then warm (what
@@ -371,10 +371,12 @@ def pytest_scenarios(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
         write_project(root, args.cases)
         bare = Path(tmp) / "bare"
         write_bare_project(bare, args.cases)
-        # Untimed: the bytecode caches (and pytest's rewritten plugin modules) are written.
-        timed_run(args, pytest_command(args, base_url, Path(tmp) / "cache-warm-up",
-                                       ["-p", "no:xdist"]), root)
-        take_marks(root)
+        # Untimed, with and without xdist: the bytecode caches (and pytest's rewritten
+        # plugin modules) are written, those only xdist's processes import included.
+        for warm_up in (["-p", "no:xdist"], ["-n", "2"]):
+            timed_run(args, pytest_command(args, base_url, Path(tmp) / f"warm-up{warm_up[-1]}",
+                                           warm_up), root)
+            take_marks(root)
         # Each repetition runs every scenario once, so a drift of the machine's speed
         # reaches them all alike; each cold run starts from a cache directory of its own.
         for repetition in range(args.runs):

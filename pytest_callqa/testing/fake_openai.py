@@ -62,7 +62,8 @@ FAULTS: tuple[str, ...] = ("429", "500", "503", "timeout", "garbage", "out_of_ra
                            *STATUS_FAULTS)
 GARBAGE_CONTENT = "Sure! Here is my assessment: the score is 0.9 {not json"
 OUT_OF_RANGE_SCORE = 7.5
-# Counters of a server in another process: GET <root>/_callqa/stats, POST <root>/_callqa/reset.
+# Counters of a server in another process: GET <root>/_callqa/stats, POST <root>/_callqa/reset,
+# GET <root>/_callqa/arrivals (when each request of the log arrived).
 # These requests are not counted.
 CONTROL_PREFIX = "/_callqa/"
 
@@ -313,6 +314,12 @@ class FakeOpenAIServer:
             handler.send_json(200, self.stats())
         elif action == "stats":
             handler.send_json(200, self.stats())
+        elif action == "arrivals":
+            # time.monotonic() of each request's arrival: on Linux one clock for every
+            # process, so a benchmark can place them against its own.
+            with self._lock:
+                arrived = [info.received for info in self.log]
+            handler.send_json(200, {"monotonic": arrived})
         else:
             handler.send_json(404, {"error": {"message": f"no control action {action!r}"}})
 

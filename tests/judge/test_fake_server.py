@@ -119,6 +119,24 @@ def test_control_endpoints_are_not_counted(fake: Any) -> None:
     assert server.requests == 0
 
 
+def test_the_arrivals_endpoint_gives_each_request_its_arrival_time(fake: Any) -> None:
+    import time
+
+    server = fake()
+    root = server.base_url.removesuffix("/v1")
+    before = time.monotonic()
+    post(server, chat("a"))
+    post(server, chat("b"))
+    after = time.monotonic()
+    with urllib.request.urlopen(f"{root}/_callqa/arrivals", timeout=5) as response:
+        arrived = json.loads(response.read())["monotonic"]
+    assert len(arrived) == 2 and before <= arrived[0] <= arrived[1] <= after
+    reset = urllib.request.Request(f"{root}/_callqa/reset", data=b"", method="POST")
+    urllib.request.urlopen(reset, timeout=5).close()
+    with urllib.request.urlopen(f"{root}/_callqa/arrivals", timeout=5) as response:
+        assert json.loads(response.read())["monotonic"] == []
+
+
 def test_request_cap_answers_503(fake: Any) -> None:
     server = fake(max_requests=2)
     assert [post(server, chat(str(i)))[0] for i in range(3)] == [200, 200, 503]

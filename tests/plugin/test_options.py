@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -225,15 +226,20 @@ def test_judge_model_and_base_url_are_read(project: MiniProject, pytester: pytes
     result.stdout.fnmatch_lines(["judge: heuristic (*), model judge-cli"])
 
 
-def test_a_path_value_pytest_took_for_a_test_path_stops_the_run_with_the_fix(
-    project: MiniProject, pytester: pytest.Pytester
-) -> None:
-    # A cache directory shared with other projects, outside this one: as two words, pytest
-    # takes the value for a test path while it chooses the rootdir, before it knows callqa's
-    # options, and would not read the project's pyproject.toml.
+def _shared_cache_outside(project: MiniProject, pytester: pytest.Pytester) -> Path:
+    """A cache directory shared with other projects, outside this one."""
     shared = pytester.path.parent / f"{pytester.path.name}-shared-cache"
     shared.mkdir()
     project.write_tests(MODEL_TEST)
+    return shared
+
+
+def test_a_path_value_pytest_took_for_a_test_path_stops_the_run_with_the_fix(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # As two words, pytest takes the value for a test path while it chooses the rootdir,
+    # before it knows callqa's options, and would not read the project's pyproject.toml.
+    shared = _shared_cache_outside(project, pytester)
     result = pytester.runpytest("--callqa-cache-dir", str(shared))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([
@@ -249,9 +255,7 @@ def test_a_path_value_pytest_took_for_a_test_path_stops_the_run_with_the_fix(
 def test_a_project_configured_on_the_command_line_alone_is_left_alone(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:
-    shared = pytester.path.parent / f"{pytester.path.name}-shared-cache"
-    shared.mkdir()
-    project.write_tests(MODEL_TEST)
+    shared = _shared_cache_outside(project, pytester)
     (project.root / "pyproject.toml").unlink()
     result = pytester.runpytest(f"{OUTPUTS_OPTION}=outputs", f"{CASES_OPTION}=cases",
                                 "--callqa-cache-dir", str(shared), "-p", "no:cacheprovider")

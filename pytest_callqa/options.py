@@ -340,19 +340,21 @@ def _check_rootdir(config: pytest.Config) -> None:
     if config.inipath is not None:
         return
     here = Path(config.invocation_params.dir)
-    ini = next((name for name in INI_FILES if _pytest_ini(here / name)), None)
-    if ini is None:
+    # Arguments first: a session without such an option reads no file here.
+    taken = next(((option, value) for option, value
+                  in itertools.pairwise(config.invocation_params.args)
+                  if option in TAKES_VALUE and not value.startswith("-")
+                  and (path := (here / value).resolve()).exists()
+                  and not path.is_relative_to(here.resolve())), None)
+    if taken is None:
         return
-    args = list(config.invocation_params.args)
-    for option, value in itertools.pairwise(args):
-        if option not in TAKES_VALUE or value.startswith("-"):
-            continue
-        path = (here / value).resolve()
-        if path.exists() and not path.is_relative_to(here.resolve()):
-            raise pytest.UsageError(
-                f"callqa: pytest did not read {ini}: it chose the rootdir {config.rootpath} "
-                f"before it knew callqa's options, and took the value of '{option} {value}' "
-                f"for a test path; write '{option}={value}' (with '=') and it reads {ini}")
+    ini = next((name for name in INI_FILES if _pytest_ini(here / name)), None)
+    if ini is not None:
+        option, value = taken
+        raise pytest.UsageError(
+            f"callqa: pytest did not read {ini}: it chose the rootdir {config.rootpath} "
+            f"before it knew callqa's options, and took the value of '{option} {value}' "
+            f"for a test path; write '{option}={value}' (with '=') and it reads {ini}")
 
 
 def _pytest_ini(path: Path) -> bool:

@@ -15,6 +15,7 @@ create one for it).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -31,8 +32,10 @@ MEMO_FILE = "intervals.json"
 MEMO_FORMAT = 1
 
 
+@functools.cache
 def _stamp() -> dict[str, str] | None:
-    """What the stored intervals depend on besides their figures; None when unknown."""
+    """What the stored intervals depend on besides their figures; None when unknown. Read
+    once per process: the run's load and store see the same code and numpy."""
     try:
         code = Path(stats.__file__).read_bytes()
         numpy = metadata.version("numpy")

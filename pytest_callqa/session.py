@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .run.catalog import Catalog
 from .run.resolver import Resolver
 from .run.services import Services
-from .run.settings import Settings
+from .run.settings import CallqaUsageError, Settings
 from .run.summary import Summary
 from .run.usage import Usage
 
@@ -42,6 +42,7 @@ class CallqaSession:
         self._sending = False
         self._preload: threading.Thread | None = None
         self._preload_now = threading.Event()
+        self._preload_cases = False
 
     @property
     def is_worker(self) -> bool:
@@ -70,8 +71,20 @@ class CallqaSession:
         """The xdist controller's preload, when its first worker has collected: not at once,
         as the workers are still loading the judge's client and preparing their first
         requests on every core (the imports would delay those requests as much). It waits
-        :data:`WORKERS_PREPARE_S`, or until a first test ends."""
+        :data:`WORKERS_PREPARE_S`, or until a first test ends. In a run whose workers wait
+        on a model server, it reads the golden cases too (:meth:`Summary.preload`); not in
+        one whose workers keep both cores busy judging offline, where it would gain nothing
+        and, at 100,000 outputs, hold every case's reference for the whole run."""
+        self._preload_cases = self._workers_wait_on_servers()
         self.preload_in_background(after_s=WORKERS_PREPARE_S)
+
+    def _workers_wait_on_servers(self) -> bool:
+        if self.settings.llm_judge:
+            return True
+        try:
+            return bool(self.catalog.live_models())
+        except CallqaUsageError:
+            return False  # the workers report the bad models table
 
     def preload_now(self) -> None:
         """Cut short the wait of a preload started with a delay (nothing without one)."""
@@ -79,7 +92,7 @@ class CallqaSession:
 
     def _preload_after(self, after_s: float) -> None:
         self._preload_now.wait(after_s)
-        self.summary.preload()
+        self.summary.preload(cases=self._preload_cases)
 
     def _on_progress(self, done: int, total: int) -> None:
         self.resolver.on_progress(done, total)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,9 @@ class Catalog:
         self.settings = settings
         self.host = host
         self._files: CaseFiles | None = None
+        # The xdist controller may read the files in its preload thread (Summary.preload)
+        # while its main thread reaches the end of the run: one of them reads them.
+        self._loading = threading.Lock()
         self._recent: dict[str, dict[str, GoldenCase]] = {}
         self._kept: dict[str, GoldenCase] = {}
         self._specs: dict[str, ModelSpec | None] | None = None
@@ -62,7 +66,9 @@ class Catalog:
     def files(self) -> CaseFiles:
         """Every golden case below the cases directory; bad files are kept as errors."""
         if self._files is None:
-            self._files = self._load()
+            with self._loading:
+                if self._files is None:
+                    self._files = self._load()
         return self._files
 
     def _load(self) -> CaseFiles:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # numpy loads its random generators on first use: the bootstrap's intervals are that use.
 ENGINE_AT_THE_END = ("pytest_callqa.engine.scorecard", "pytest_callqa.engine.report",
                      "pytest_callqa.engine.loading", "pytest_callqa.engine.embeddings",
-                     "numpy.random")
+                     "numpy.random", "pytest_callqa.run.intervals")
 
 REPORT_SCHEMA = "callqa-report/1"
 # How much of each transcript the report carries for a reader (the HTML drill-down).
@@ -184,15 +184,30 @@ class Summary:
     def has_evaluations(self) -> bool:
         return bool(self.collected)
 
-    @staticmethod
-    def preload() -> None:
+    def preload(self, *, cases: bool = False) -> None:
         """Import the engine modules the end of the run needs (the scorecard, its table, the
-        case loader), without building anything, in a thread while the run waits on
-        something else: the xdist controller while its workers run, the only process while
-        its judge batch waits on the server (:meth:`CallqaSession.preload_in_background`).
-        Otherwise the imports come after the last test, on the run's critical path."""
+        case loader, the intervals kept for the next run), in a thread while the run waits
+        on something else: the xdist controller while its workers run, the only process
+        while its judge batch waits on the server
+        (:meth:`CallqaSession.preload_in_background`). Otherwise the imports come after the
+        last test, on the run's critical path. With ``cases``, also read the golden cases
+        (which the report quotes) and build their built-in task families (which the
+        scorecard reads): what the xdist controller, which collects nothing, would
+        otherwise do after its last worker's last test, while the workers' own ends share
+        the cores with it."""
         for name in ENGINE_AT_THE_END:
             importlib.import_module(name)
+        if not cases:
+            return
+        # The engine's registry was imported with the scorecard above.
+        from ..engine.registry import BUILTIN_FAMILIES, builtin_task
+
+        try:
+            refs = self.catalog.files().cases
+        except CallqaUsageError:
+            return  # no cases to read: the end of the run says so, as without a preload
+        for task in sorted({ref.task for ref in refs} & BUILTIN_FAMILIES.keys()):
+            builtin_task(task)
 
     def scorecard(self) -> Scorecard:
         """The run's scorecard, post-processed by ``pytest_callqa_scorecard`` (built once)."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import gc
 import json
 import os
+import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,8 +18,9 @@ from pytest_callqa.engine import loading
 from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.loading import load_case_file
 from pytest_callqa.run import catalog as catalog_module
-from pytest_callqa.run.catalog import RECENT_FILES, Catalog
+from pytest_callqa.run.catalog import RECENT_FILES, CaseFiles, Catalog
 from pytest_callqa.run.settings import CallqaUsageError, Settings
+from pytest_callqa.session import CallqaSession
 
 EXAMPLE_CASE = (Path(__file__).resolve().parents[2] / "example_project" / "cases" / "entity"
                 / "entity-abcd-5798-shipping-address.yaml")
@@ -155,3 +158,61 @@ def test_an_unchanged_file_is_read_again_without_the_families_checks(
     os.utime(path, ns=(ref.stamp[0] + 1_000_000_000, ref.stamp[0] + 1_000_000_000))
     with pytest.raises(AssertionError, match="read with the families' checks"):
         _catalog(tmp_path).case(ref)
+
+
+def _controller(root: Path | None) -> CallqaSession:
+    host = SimpleNamespace(rootpath=root or Path.cwd(), is_worker=False, run_uid=None,
+                           worker_value=lambda key: None)
+    return CallqaSession(host, Settings(cases=root, judge="openai"))  # type: ignore[arg-type]
+
+
+def test_the_controllers_preload_reads_the_cases_and_builds_their_families(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.json").write_text(json.dumps([case("one"), case("two")]),
+                                     encoding="utf-8")
+    built: list[str] = []
+    monkeypatch.setattr("pytest_callqa.engine.registry.builtin_task", built.append)
+    session = _controller(tmp_path)
+    session.summary.preload(cases=True)
+    assert built == ["entity"]
+    # The report's golden cases now come from what the preload read: no file is read again.
+    monkeypatch.setattr(session.catalog, "_scan", _no_reading)
+    assert [c.id for c in session.catalog.each_case()] == ["one", "two"]
+
+
+def _no_reading(root: Path) -> None:
+    raise AssertionError(f"{root} read again")
+
+
+def test_the_preload_of_a_run_without_cases_reads_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[str] = []
+    monkeypatch.setattr("pytest_callqa.engine.registry.builtin_task", built.append)
+    session = _controller(None)
+    session.summary.preload(cases=True)
+    assert built == [] and session.catalog._files is None
+
+
+def test_the_files_are_read_once_when_two_threads_ask_together(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(case("one")), encoding="utf-8")
+    catalog = _catalog(tmp_path)
+    loads: list[int] = []
+    real_load = catalog._load
+
+    def slow_load() -> CaseFiles:
+        loads.append(1)
+        time.sleep(0.2)  # long enough for the other thread to ask meanwhile
+        return real_load()
+
+    monkeypatch.setattr(catalog, "_load", slow_load)
+    found: list[CaseFiles] = []
+    threads = [threading.Thread(target=lambda: found.append(catalog.files()))
+               for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert loads == [1]
+    assert len(found) == 2 and found[0] is found[1]
+    assert [c.id for c in found[0].cases] == ["one"]

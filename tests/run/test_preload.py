@@ -1,5 +1,6 @@
 """What the end of a run imports, the only process loads while its judge batch waits on the
-server: after the first reply, never before the first request."""
+server: after the first reply, never before the first request. The xdist controller loads it
+while its workers run, and, when they wait on a model server, reads the golden cases too."""
 
 from __future__ import annotations
 
@@ -9,17 +10,23 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_callqa.run.settings import Settings
+from pytest_callqa.run.settings import CallqaUsageError, Settings
 from pytest_callqa.session import CallqaSession
 
 
-def _session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *,
-             worker: bool = False) -> tuple[CallqaSession, list[int]]:
+def _session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, worker: bool = False,
+             settings: Settings | None = None) -> tuple[CallqaSession, list[bool]]:
+    """A session whose preloads are recorded: one entry per preload, whether it read the
+    golden cases."""
     host = SimpleNamespace(rootpath=tmp_path, is_worker=worker, run_uid=None,
                            worker_value=lambda key: None)
-    session = CallqaSession(host, Settings())  # type: ignore[arg-type]
-    loaded: list[int] = []
-    monkeypatch.setattr(session.summary, "preload", lambda: loaded.append(1))
+    session = CallqaSession(host, settings or Settings())  # type: ignore[arg-type]
+    loaded: list[bool] = []
+
+    def preload(*, cases: bool = False) -> None:
+        loaded.append(cases)
+
+    monkeypatch.setattr(session.summary, "preload", preload)
     # The endpoints' check is the resolver's business; here the batch is about to send.
     monkeypatch.setattr(session.resolver, "check_endpoints", lambda: None)
     return session, loaded
@@ -42,7 +49,7 @@ def test_the_imports_start_with_the_first_reply_of_a_batch_that_sends(
     session.services.on_progress(2, 3)
     session.services.on_progress(3, 3)
     _settle(session)
-    assert loaded == [1]
+    assert loaded == [False]
 
 
 def test_a_worker_leaves_the_imports_to_the_controller(
@@ -57,7 +64,7 @@ def test_a_worker_leaves_the_imports_to_the_controller(
     session.preload_in_background()
     session.preload_in_background()
     _settle(session)
-    assert loaded == [1]
+    assert loaded == [False]
 
 
 def _cut_by_a_test_report(session: CallqaSession) -> None:
@@ -82,7 +89,7 @@ def test_the_controllers_preload_waits_for_its_workers_first_requests(
     # A first test ended: the workers are past their up-front batch.
     cut(session)
     _settle(session)
-    assert loaded == [1]
+    assert loaded == [False]
 
 
 def test_the_controllers_preload_starts_by_itself_after_the_wait(
@@ -91,4 +98,43 @@ def test_the_controllers_preload_starts_by_itself_after_the_wait(
     monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 0.05)
     session.preload_once_workers_send()
     _settle(session)
-    assert loaded == [1]
+    assert loaded == [False]
+
+
+@pytest.mark.parametrize(("settings", "cases"), [
+    (Settings(judge="openai"), True),
+    (Settings(judge="local"), True),
+    (Settings(), False),
+], ids=["openai-judge", "local-judge", "offline-judge"])
+def test_the_controller_reads_the_cases_only_while_its_workers_wait_on_a_server(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: Settings,
+        cases: bool) -> None:
+    session, loaded = _session(tmp_path, monkeypatch, settings=settings)
+    monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 0.0)
+    session.preload_once_workers_send()
+    _settle(session)
+    assert loaded == [cases]
+
+
+def test_live_models_make_the_controller_read_the_cases(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session, loaded = _session(tmp_path, monkeypatch)
+    monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 0.0)
+    monkeypatch.setattr(session.catalog, "live_models", lambda: {"live": object()})
+    session.preload_once_workers_send()
+    _settle(session)
+    assert loaded == [True]
+
+
+def test_a_bad_models_table_leaves_the_cases_to_the_end_of_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session, loaded = _session(tmp_path, monkeypatch)
+    monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 0.0)
+
+    def bad() -> dict[str, object]:
+        raise CallqaUsageError("callqa: bad models table")
+
+    monkeypatch.setattr(session.catalog, "live_models", bad)
+    session.preload_once_workers_send()
+    _settle(session)
+    assert loaded == [False]

@@ -116,25 +116,23 @@ def test_the_controller_reads_the_cases_only_while_its_workers_wait_on_a_server(
     assert loaded == [cases]
 
 
-def test_live_models_make_the_controller_read_the_cases(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _live_model() -> dict[str, object]:
+    return {"live": object()}
+
+
+def _bad_models_table() -> dict[str, object]:
+    raise CallqaUsageError("callqa: bad models table")  # the workers report it
+
+
+@pytest.mark.parametrize(("live_models", "cases"), [(_live_model, True),
+                                                    (_bad_models_table, False)],
+                         ids=["a-live-model", "a-bad-models-table"])
+def test_the_controller_reads_the_cases_for_live_models_it_can_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        live_models: Callable[[], dict[str, object]], cases: bool) -> None:
     session, loaded = _session(tmp_path, monkeypatch)
     monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 0.0)
-    monkeypatch.setattr(session.catalog, "live_models", lambda: {"live": object()})
+    monkeypatch.setattr(session.catalog, "live_models", live_models)
     session.preload_once_workers_send()
     _settle(session)
-    assert loaded == [True]
-
-
-def test_a_bad_models_table_leaves_the_cases_to_the_end_of_the_run(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    session, loaded = _session(tmp_path, monkeypatch)
-    monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 0.0)
-
-    def bad() -> dict[str, object]:
-        raise CallqaUsageError("callqa: bad models table")
-
-    monkeypatch.setattr(session.catalog, "live_models", bad)
-    session.preload_once_workers_send()
-    _settle(session)
-    assert loaded == [False]
+    assert loaded == [cases]

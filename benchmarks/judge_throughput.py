@@ -26,7 +26,9 @@ medians of every scenario and the issue's targets checked against them (the same
 for callqa and for bare pytest: one noisy run decides nothing), and where the time of the
 median run of each scenario goes: a conftest in
 the project marks the phases of every process (start-up, collection and the case catalogue,
-the up-front batch, the tests, the scorecard and report, exit). The measured processes use
+the up-front batch, the tests, the scorecard and report, exit, and when each process began
+to exit). An xdist scenario whose slowest run is over 1.1 x its median has that run's
+timeline printed too: the first ``-n 2`` cold run is sometimes ~0.7 s slower. The measured processes use
 bytecode caches, after untimed runs (one process, then ``-n 2``) that write them
 (``--as-is`` keeps this shell's environment, ``PYTHONDONTWRITEBYTECODE`` included).
 
@@ -188,6 +190,7 @@ def test_judged(callqa_result):
 # benchmark's own clock), one file per process. Its hooks run last, or around every other
 # implementation, so each phase includes the plugin's own work in it.
 TIMING_CONFTEST = '''
+import atexit
 import json
 import os
 import time
@@ -262,7 +265,16 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_unconfigure(config):
     MARKS["end"] = time.time()
     name = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    Path(config.rootpath, f"timing-{name}.json").write_text(json.dumps(MARKS))
+    path = Path(config.rootpath, f"timing-{name}.json")
+    path.write_text(json.dumps(MARKS))
+
+    def exiting():
+        # Registered after the plugin's exit handler, so run before it: the moment this
+        # process starts to exit (an xdist worker: once its controller has told it to).
+        MARKS["exiting"] = time.time()
+        path.write_text(json.dumps(MARKS))
+
+    atexit.register(exiting)
 '''
 
 
@@ -357,6 +369,26 @@ def breakdown(marks: dict[str, float], started: float, wall: float,
     return phases
 
 
+# A run this much slower than its scenario's median has its timeline printed too.
+OUTLIER = 1.1
+
+
+def print_timeline(title: str, processes: dict[str, dict[str, float]],
+                   started: float) -> None:
+    """When each process of an xdist run reached each phase, from the start of the
+    command; ``exiting`` is when it began to exit (a worker: once the controller let it)."""
+    print(f"\n{title}: seconds from the start of the command")
+    print(f"  {'process':<10} {'imported':>9} {'collected':>10} {'first test':>11} "
+          f"{'tests done':>11} {'ended':>7} {'exiting':>8}")
+    for process, got in sorted(processes.items()):
+        # The controller collects nothing and runs no test itself.
+        cells = [got.get(m) for m in ("configured", "collected", "first_test",
+                                      "tests_done", "end", "exiting")]
+        text = " ".join(f"{'—' if v is None else f'{v - started:.3f}':>{w}}"
+                        for v, w in zip(cells, (9, 10, 11, 11, 7, 8), strict=True))
+        print(f"  {'controller' if process == 'main' else process:<10} {text}")
+
+
 def pytest_scenarios(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
     print(f"\npytest runs ({args.cases} tests; ratio of the whole run, and of the judge "
           f"phase the plugin measured), {args.runs} of each, in turn")
@@ -434,16 +466,11 @@ def pytest_scenarios(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
             per_test = dict(phases)[f"{args.cases} tests"] / args.cases * 1000
             print(f"  {'per test':<56} {per_test:6.2f} ms")
             continue
-        print(f"\n{name}, wall {wall:.3f} s: seconds from the start of the command")
-        print(f"  {'process':<10} {'imported':>9} {'collected':>10} {'first test':>11} "
-              f"{'tests done':>11} {'ended':>7}")
-        for process, got in sorted(processes.items()):
-            # The controller collects nothing and runs no test itself.
-            cells = [got.get(m) for m in ("configured", "collected", "first_test",
-                                          "tests_done", "end")]
-            text = " ".join(f"{'—' if v is None else f'{v - started:.3f}':>{w}}"
-                            for v, w in zip(cells, (9, 10, 11, 11, 7), strict=True))
-            print(f"  {'controller' if process == 'main' else process:<10} {text}")
+        print_timeline(f"{name}, wall {wall:.3f} s", processes, started)
+        slowest = max(seen_runs, key=lambda r: r[2])
+        if slowest[2] > OUTLIER * walls[name]:
+            print_timeline(f"{name}, its slowest run ({slowest[2]:.3f} s, over {OUTLIER} x "
+                           "the median)", slowest[0], slowest[1])
     return {"medians_s": walls, "targets": targets, "served": served}
 
 

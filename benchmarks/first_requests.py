@@ -51,7 +51,7 @@ def main() -> None:
             # Untimed: bytecode caches written, with and without xdist.
             for mode in args.modes:
                 subprocess.run(pytest_command(args, base_url, Path(tmp) / f"warm-{mode}",
-                                              MODES[mode]), cwd=root, env=child_env(args),
+                                              MODES[mode]), cwd=root, env=child_env(args, root),
                                capture_output=True, check=True)
             take_marks(root)
             print(f"{'mode':<5} {'wall':>6} {'first':>6} {'16th':>6} {'last':>6} "
@@ -62,7 +62,7 @@ def main() -> None:
                     cache = Path(tmp) / f"cache-{mode}-{repetition}"
                     started, clock = time.time(), time.monotonic()
                     done = subprocess.run(pytest_command(args, base_url, cache, MODES[mode]),
-                                          cwd=root, env=child_env(args), capture_output=True,
+                                          cwd=root, env=child_env(args, root), capture_output=True,
                                           text=True)
                     wall = time.time() - started
                     if done.returncode != 0:

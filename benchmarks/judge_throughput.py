@@ -28,9 +28,10 @@ median run of each scenario goes: a conftest in
 the project marks the phases of every process (start-up, collection and the case catalogue,
 the up-front batch, the tests, the scorecard and report, exit, and when each process began
 to exit). An xdist scenario whose slowest run is over 1.1 x its median has that run's
-timeline printed too: the first ``-n 2`` cold run is sometimes ~0.7 s slower. The measured processes use
-bytecode caches, after untimed runs (one process, then ``-n 2``) that write them
-(``--as-is`` keeps this shell's environment, ``PYTHONDONTWRITEBYTECODE`` included).
+timeline printed too. pytest's temporary directories go to a folder of the benchmark's own
+(see ``child_env``). The measured processes use bytecode caches, after untimed runs (one
+process, then ``-n 2``) that write them (``--as-is`` keeps this shell's environment,
+``PYTHONDONTWRITEBYTECODE`` included).
 
 **engine scenarios** (``evaluate_many`` with no pytest): one process, cold then warm; two
 processes sharing one cache directory, each with half of the cases, cold then warm (what
@@ -305,14 +306,24 @@ def write_bare_project(root: Path, count: int) -> None:
         "def test_trivial(i):\n    assert i >= 0\n", encoding="utf-8")
 
 
-def child_env(args: argparse.Namespace) -> dict[str, str]:
+def child_env(args: argparse.Namespace, project: Path) -> dict[str, str]:
     """The environment of the measured processes: bytecode caches on, as an installed
     package has them (pip compiles its modules; an editable tree writes ``__pycache__`` on
     first import), unless ``--as-is``. A ``PYTHONDONTWRITEBYTECODE`` in this shell would
-    have every process compile the plugin again, and pytest rewrite it again."""
+    have every process compile the plugin again, and pytest rewrite it again.
+
+    pytest's temporary directories go under a folder beside ``project`` (pytest's
+    ``PYTEST_DEBUG_TEMPROOT``). An xdist controller makes a numbered base directory for its
+    workers and, at the end of its session, deletes all but the last three of the machine's
+    (``/tmp/pytest-of-<user>/pytest-<n>``): right after a test suite that left a large one,
+    a ``-n 2`` run spent 0.7 s of its end deleting it (found with the marks below), which
+    measures what ran before, not this run."""
     env = {**os.environ, "OPENAI_API_KEY": API_KEY}
     if not args.as_is:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+    temproot = project.parent / "pytest-temproot"
+    temproot.mkdir(exist_ok=True)
+    env["PYTEST_DEBUG_TEMPROOT"] = str(temproot)
     return env
 
 
@@ -331,7 +342,7 @@ def timed_run(args: argparse.Namespace, command: list[str],
     """One process: (wall seconds, its start on the epoch clock, its summary line)."""
     started = time.time()
     begin = time.perf_counter()
-    done = subprocess.run(command, cwd=root, env=child_env(args), capture_output=True,
+    done = subprocess.run(command, cwd=root, env=child_env(args, root), capture_output=True,
                           text=True, timeout=600)
     wall = time.perf_counter() - begin
     if done.returncode != 0:

@@ -204,8 +204,10 @@ class Summary:
 
         try:
             refs = self.catalog.files().cases
-        except CallqaUsageError:
-            return  # no cases to read: the end of the run says so, as without a preload
+        except Exception:
+            # Nothing is lost: the end of the run, which reads the cases again when this did
+            # not, reports the problem in the main thread as it would without a preload.
+            return
         for task in sorted({ref.task for ref in refs} & BUILTIN_FAMILIES.keys()):
             builtin_task(task)
 

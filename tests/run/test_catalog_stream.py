@@ -216,3 +216,18 @@ def test_the_files_are_read_once_when_two_threads_ask_together(
     assert loads == [1]
     assert len(found) == 2 and found[0] is found[1]
     assert [c.id for c in found[0].cases] == ["one"]
+
+
+def test_a_preload_that_cannot_read_the_cases_leaves_them_to_the_end_of_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(case("one")), encoding="utf-8")
+    session = _controller(tmp_path)
+
+    def unreadable(root: Path) -> None:
+        raise PermissionError(f"{root}: permission denied")
+
+    monkeypatch.setattr(session.catalog, "_scan", unreadable)
+    session.summary.preload(cases=True)
+    assert session.catalog._files is None
+    monkeypatch.undo()
+    assert [c.id for c in session.catalog.each_case()] == ["one"]

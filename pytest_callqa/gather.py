@@ -36,11 +36,13 @@ class ResultsGatherer:
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Fires for every report (from xdist workers too): one payload per test id. A
-        worker that runs tests is past its up-front batch: the preload need not wait."""
+        worker that runs tests is past its up-front batch: the preload need not wait. An
+        evaluation has reported: the controller may read the golden cases ahead."""
         self.state.preload_now()
         payload = getattr(report, REPORT_ATTR, None)
         if report.when == "teardown" and isinstance(payload, dict):
             self.state.summary.record(report.nodeid, payload)
+            self.state.read_cases_ahead()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:

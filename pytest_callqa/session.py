@@ -7,6 +7,7 @@ the engine proper (pydantic, numpy, openai...) is loaded when a run first needs 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import TYPE_CHECKING
 
@@ -42,7 +43,7 @@ class CallqaSession:
         self._sending = False
         self._preload: threading.Thread | None = None
         self._preload_now = threading.Event()
-        self._preload_cases = False
+        self._reading_cases: threading.Thread | None = None
 
     @property
     def is_worker(self) -> bool:
@@ -71,12 +72,31 @@ class CallqaSession:
         """The xdist controller's preload, when its first worker has collected: not at once,
         as the workers are still loading the judge's client and preparing their first
         requests on every core (the imports would delay those requests as much). It waits
-        :data:`WORKERS_PREPARE_S`, or until a first test ends. In a run whose workers wait
-        on a model server, it reads the golden cases too (:meth:`Summary.preload`); not in
-        one whose workers keep both cores busy judging offline, where it would gain nothing
-        and, at 100,000 outputs, hold every case's reference for the whole run."""
-        self._preload_cases = self._workers_wait_on_servers()
+        :data:`WORKERS_PREPARE_S`, or until a first test ends."""
         self.preload_in_background(after_s=WORKERS_PREPARE_S)
+
+    def read_cases_ahead(self) -> None:
+        """Fires on the xdist controller with each evaluation test's report: the first time,
+        in a run whose workers wait on a model server, read the golden cases in a daemon
+        thread (the report quotes them; reading them builds their task families, which the
+        scorecard reads). Otherwise the controller, which collects nothing, reads them after
+        the last test, while its workers' own ends share the cores with it. Not in a run
+        judged offline, whose workers keep both cores busy and where, at 100,000 outputs,
+        the controller would hold every case's reference for the whole run; not before an
+        evaluation has reported (a run of other tests reads no case file); once only."""
+        if self._reading_cases is not None or self.catalog.loaded:
+            return
+        if not self._workers_wait_on_servers():
+            return
+        self._reading_cases = threading.Thread(target=self._read_cases,
+                                               name="callqa-read-cases", daemon=True)
+        self._reading_cases.start()
+
+    def _read_cases(self) -> None:
+        # Nothing is lost when this fails: the end of the run reads the cases itself, and
+        # deals with a bad catalogue in the main thread as it would have.
+        with contextlib.suppress(Exception):
+            self.catalog.files()
 
     def _workers_wait_on_servers(self) -> bool:
         if self.settings.llm_judge:
@@ -92,7 +112,7 @@ class CallqaSession:
 
     def _preload_after(self, after_s: float) -> None:
         self._preload_now.wait(after_s)
-        self.summary.preload(cases=self._preload_cases)
+        self.summary.preload()
 
     def _on_progress(self, done: int, total: int) -> None:
         self.resolver.on_progress(done, total)

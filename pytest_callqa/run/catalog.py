@@ -56,12 +56,18 @@ class Catalog:
         self.settings = settings
         self.host = host
         self._files: CaseFiles | None = None
-        # The xdist controller may read the files in its preload thread (Summary.preload)
-        # while its main thread reaches the end of the run: one of them reads them.
+        # The xdist controller may read the files in a thread of its own
+        # (CallqaSession.read_cases_ahead) while its main thread reaches the end of the run:
+        # the main thread then waits for that reading rather than scanning the files again.
         self._loading = threading.Lock()
         self._recent: dict[str, dict[str, GoldenCase]] = {}
         self._kept: dict[str, GoldenCase] = {}
         self._specs: dict[str, ModelSpec | None] | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the files have been read (by collection, or read ahead)."""
+        return self._files is not None
 
     def files(self) -> CaseFiles:
         """Every golden case below the cases directory; bad files are kept as errors."""
@@ -106,10 +112,13 @@ class Catalog:
     def each_case(self) -> Iterator[GoldenCase]:
         """Every good case, as :meth:`files` has them, one at a time and kept by nobody once
         given (the report's golden cases, the calibration: 34,000 cases must not all sit in
-        memory). After collection they come from :meth:`case` (a case whose file changed
-        since is left out); the xdist controller, which collects nothing, scans the files."""
-        if self._files is not None:
-            for ref in self._files.cases:
+        memory). After collection, or once the xdist controller has read them ahead
+        (:meth:`files`), they come from :meth:`case` (a case whose file changed since is left
+        out); otherwise, as in a controller that has not, the files are scanned."""
+        with self._loading:
+            files = self._files
+        if files is not None:
+            for ref in files.cases:
                 try:
                     yield self.case(ref)
                 except CallqaUsageError:

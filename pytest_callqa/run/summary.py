@@ -184,32 +184,16 @@ class Summary:
     def has_evaluations(self) -> bool:
         return bool(self.collected)
 
-    def preload(self, *, cases: bool = False) -> None:
+    @staticmethod
+    def preload() -> None:
         """Import the engine modules the end of the run needs (the scorecard, its table, the
-        case loader, the intervals kept for the next run), in a thread while the run waits
-        on something else: the xdist controller while its workers run, the only process
-        while its judge batch waits on the server
+        case loader, the intervals kept for the next run), without building anything, in a
+        thread while the run waits on something else: the xdist controller while its workers
+        run, the only process while its judge batch waits on the server
         (:meth:`CallqaSession.preload_in_background`). Otherwise the imports come after the
-        last test, on the run's critical path. With ``cases``, also read the golden cases
-        (which the report quotes) and build their built-in task families (which the
-        scorecard reads): what the xdist controller, which collects nothing, would
-        otherwise do after its last worker's last test, while the workers' own ends share
-        the cores with it."""
+        last test, on the run's critical path."""
         for name in ENGINE_AT_THE_END:
             importlib.import_module(name)
-        if not cases:
-            return
-        # The engine's registry was imported with the scorecard above.
-        from ..engine.registry import BUILTIN_FAMILIES, builtin_task
-
-        try:
-            refs = self.catalog.files().cases
-        except Exception:
-            # Nothing is lost: the end of the run, which reads the cases again when this did
-            # not, reports the problem in the main thread as it would without a preload.
-            return
-        for task in sorted({ref.task for ref in refs} & BUILTIN_FAMILIES.keys()):
-            builtin_task(task)
 
     def scorecard(self) -> Scorecard:
         """The run's scorecard, post-processed by ``pytest_callqa_scorecard`` (built once)."""

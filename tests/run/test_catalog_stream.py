@@ -8,6 +8,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -18,7 +19,7 @@ from pytest_callqa.engine import loading
 from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.loading import load_case_file
 from pytest_callqa.run import catalog as catalog_module
-from pytest_callqa.run.catalog import RECENT_FILES, CaseFiles, Catalog
+from pytest_callqa.run.catalog import RECENT_FILES, Catalog
 from pytest_callqa.run.settings import CallqaUsageError, Settings
 from pytest_callqa.session import CallqaSession
 
@@ -160,22 +161,26 @@ def test_an_unchanged_file_is_read_again_without_the_families_checks(
         _catalog(tmp_path).case(ref)
 
 
-def _controller(root: Path | None) -> CallqaSession:
-    host = SimpleNamespace(rootpath=root or Path.cwd(), is_worker=False, run_uid=None,
+
+def _controller(root: Path) -> CallqaSession:
+    host = SimpleNamespace(rootpath=root, is_worker=False, run_uid=None,
                            worker_value=lambda key: None)
     return CallqaSession(host, Settings(cases=root, judge="openai"))  # type: ignore[arg-type]
 
 
-def test_the_controllers_preload_reads_the_cases_and_builds_their_families(
+def _read_ahead(session: CallqaSession) -> None:
+    session.read_cases_ahead()
+    assert session._reading_cases is not None
+    session._reading_cases.join(timeout=10)
+
+
+def test_cases_read_ahead_are_not_read_again_at_the_end(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "a.json").write_text(json.dumps([case("one"), case("two")]),
                                      encoding="utf-8")
-    built: list[str] = []
-    monkeypatch.setattr("pytest_callqa.engine.registry.builtin_task", built.append)
     session = _controller(tmp_path)
-    session.summary.preload(cases=True)
-    assert built == ["entity"]
-    # The report's golden cases now come from what the preload read: no file is read again.
+    _read_ahead(session)
+    assert session.catalog.loaded
     monkeypatch.setattr(session.catalog, "_scan", _no_reading)
     assert [c.id for c in session.catalog.each_case()] == ["one", "two"]
 
@@ -184,41 +189,7 @@ def _no_reading(root: Path) -> None:
     raise AssertionError(f"{root} read again")
 
 
-def test_the_preload_of_a_run_without_cases_reads_nothing(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    built: list[str] = []
-    monkeypatch.setattr("pytest_callqa.engine.registry.builtin_task", built.append)
-    session = _controller(None)
-    session.summary.preload(cases=True)
-    assert built == [] and session.catalog._files is None
-
-
-def test_the_files_are_read_once_when_two_threads_ask_together(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "a.json").write_text(json.dumps(case("one")), encoding="utf-8")
-    catalog = _catalog(tmp_path)
-    loads: list[int] = []
-    real_load = catalog._load
-
-    def slow_load() -> CaseFiles:
-        loads.append(1)
-        time.sleep(0.2)  # long enough for the other thread to ask meanwhile
-        return real_load()
-
-    monkeypatch.setattr(catalog, "_load", slow_load)
-    found: list[CaseFiles] = []
-    threads = [threading.Thread(target=lambda: found.append(catalog.files()))
-               for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=10)
-    assert loads == [1]
-    assert len(found) == 2 and found[0] is found[1]
-    assert [c.id for c in found[0].cases] == ["one"]
-
-
-def test_a_preload_that_cannot_read_the_cases_leaves_them_to_the_end_of_the_run(
+def test_a_reading_ahead_that_fails_leaves_the_cases_to_the_end(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "a.json").write_text(json.dumps(case("one")), encoding="utf-8")
     session = _controller(tmp_path)
@@ -227,7 +198,30 @@ def test_a_preload_that_cannot_read_the_cases_leaves_them_to_the_end_of_the_run(
         raise PermissionError(f"{root}: permission denied")
 
     monkeypatch.setattr(session.catalog, "_scan", unreadable)
-    session.summary.preload(cases=True)
-    assert session.catalog._files is None
+    _read_ahead(session)
+    assert not session.catalog.loaded
     monkeypatch.undo()
     assert [c.id for c in session.catalog.each_case()] == ["one"]
+
+
+def test_the_end_waits_for_a_reading_in_progress_instead_of_reading_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(case("one")), encoding="utf-8")
+    catalog = _catalog(tmp_path)
+    real_scan = catalog._scan
+    scanned_by: list[str] = []
+    started = threading.Event()
+
+    def slow_scan(root: Path) -> Iterator[list[GoldenCase] | loading.CaseFileError]:
+        scanned_by.append(threading.current_thread().name)
+        started.set()
+        time.sleep(0.2)  # the end of the run arrives meanwhile
+        return real_scan(root)
+
+    monkeypatch.setattr(catalog, "_scan", slow_scan)
+    reader = threading.Thread(target=catalog.files, name="reader")
+    reader.start()
+    assert started.wait(timeout=10)
+    assert [c.id for c in catalog.each_case()] == ["one"]
+    reader.join(timeout=10)
+    assert scanned_by == ["reader"]

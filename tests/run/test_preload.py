@@ -1,9 +1,11 @@
 """What the end of a run imports, the only process loads while its judge batch waits on the
 server: after the first reply, never before the first request. The xdist controller loads it
-while its workers run, and, when they wait on a model server, reads the golden cases too."""
+while its workers run and, when they wait on a model server, reads the golden cases ahead
+once an evaluation has reported."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,19 +16,13 @@ from pytest_callqa.run.settings import CallqaUsageError, Settings
 from pytest_callqa.session import CallqaSession
 
 
-def _session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, worker: bool = False,
-             settings: Settings | None = None) -> tuple[CallqaSession, list[bool]]:
-    """A session whose preloads are recorded: one entry per preload, whether it read the
-    golden cases."""
+def _session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *,
+             worker: bool = False) -> tuple[CallqaSession, list[int]]:
     host = SimpleNamespace(rootpath=tmp_path, is_worker=worker, run_uid=None,
                            worker_value=lambda key: None)
-    session = CallqaSession(host, settings or Settings())  # type: ignore[arg-type]
-    loaded: list[bool] = []
-
-    def preload(*, cases: bool = False) -> None:
-        loaded.append(cases)
-
-    monkeypatch.setattr(session.summary, "preload", preload)
+    session = CallqaSession(host, Settings())  # type: ignore[arg-type]
+    loaded: list[int] = []
+    monkeypatch.setattr(session.summary, "preload", lambda: loaded.append(1))
     # The endpoints' check is the resolver's business; here the batch is about to send.
     monkeypatch.setattr(session.resolver, "check_endpoints", lambda: None)
     return session, loaded
@@ -49,7 +45,7 @@ def test_the_imports_start_with_the_first_reply_of_a_batch_that_sends(
     session.services.on_progress(2, 3)
     session.services.on_progress(3, 3)
     _settle(session)
-    assert loaded == [False]
+    assert loaded == [1]
 
 
 def test_a_worker_leaves_the_imports_to_the_controller(
@@ -64,7 +60,7 @@ def test_a_worker_leaves_the_imports_to_the_controller(
     session.preload_in_background()
     session.preload_in_background()
     _settle(session)
-    assert loaded == [False]
+    assert loaded == [1]
 
 
 def _cut_by_a_test_report(session: CallqaSession) -> None:
@@ -89,7 +85,7 @@ def test_the_controllers_preload_waits_for_its_workers_first_requests(
     # A first test ended: the workers are past their up-front batch.
     cut(session)
     _settle(session)
-    assert loaded == [False]
+    assert loaded == [1]
 
 
 def test_the_controllers_preload_starts_by_itself_after_the_wait(
@@ -98,22 +94,57 @@ def test_the_controllers_preload_starts_by_itself_after_the_wait(
     monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 0.05)
     session.preload_once_workers_send()
     _settle(session)
-    assert loaded == [False]
+    assert loaded == [1]
 
 
-@pytest.mark.parametrize(("settings", "cases"), [
+def _evaluation_report(session: CallqaSession, *, when: str = "teardown",
+                       payload: dict[str, object] | None = None) -> None:
+    """A worker's report reaching the controller's gatherer (an evaluation test's teardown
+    report carries the test's payload)."""
+    from pytest_callqa.gather import REPORT_ATTR, ResultsGatherer
+
+    report = SimpleNamespace(when=when, nodeid=f"t.py::test[m-c-{when}]")
+    if payload is not None:
+        setattr(report, REPORT_ATTR, payload)
+    ResultsGatherer(session).pytest_runtest_logreport(report)  # type: ignore[arg-type]
+
+
+def _controller_with_cases(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                           settings: Settings) -> tuple[CallqaSession, list[str]]:
+    """A controller whose catalogue records each reading of the files."""
+    host = SimpleNamespace(rootpath=tmp_path, is_worker=False, run_uid=None,
+                           worker_value=lambda key: None)
+    session = CallqaSession(host, settings)  # type: ignore[arg-type]
+    read: list[str] = []
+    monkeypatch.setattr(session.catalog, "_load",
+                        lambda: read.append(threading.current_thread().name))
+    return session, read
+
+
+def _settle_reading(session: CallqaSession) -> None:
+    if session._reading_cases is not None:
+        session._reading_cases.join(timeout=10)
+
+
+@pytest.mark.parametrize(("settings", "reads"), [
     (Settings(judge="openai"), True),
     (Settings(judge="local"), True),
     (Settings(), False),
 ], ids=["openai-judge", "local-judge", "offline-judge"])
-def test_the_controller_reads_the_cases_only_while_its_workers_wait_on_a_server(
+def test_the_controller_reads_the_cases_ahead_once_an_evaluation_has_reported(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: Settings,
-        cases: bool) -> None:
-    session, loaded = _session(tmp_path, monkeypatch, settings=settings)
-    monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 0.0)
-    session.preload_once_workers_send()
-    _settle(session)
-    assert loaded == [cases]
+        reads: bool) -> None:
+    session, read = _controller_with_cases(tmp_path, monkeypatch, settings)
+    # Reports of other tests, and an evaluation's setup and call reports, read nothing.
+    _evaluation_report(session, when="call")
+    _evaluation_report(session, when="teardown")
+    _evaluation_report(session, when="call", payload={"case_id": "c"})
+    _settle_reading(session)
+    assert read == [] and session._reading_cases is None
+    _evaluation_report(session, payload={"case_id": "c"})
+    _evaluation_report(session, payload={"case_id": "d"})
+    _settle_reading(session)
+    assert read == (["callqa-read-cases"] if reads else [])
 
 
 def _live_model() -> dict[str, object]:
@@ -124,15 +155,22 @@ def _bad_models_table() -> dict[str, object]:
     raise CallqaUsageError("callqa: bad models table")  # the workers report it
 
 
-@pytest.mark.parametrize(("live_models", "cases"), [(_live_model, True),
+@pytest.mark.parametrize(("live_models", "reads"), [(_live_model, True),
                                                     (_bad_models_table, False)],
                          ids=["a-live-model", "a-bad-models-table"])
-def test_the_controller_reads_the_cases_for_live_models_it_can_read(
+def test_live_models_have_the_controller_read_the_cases_ahead(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        live_models: Callable[[], dict[str, object]], cases: bool) -> None:
-    session, loaded = _session(tmp_path, monkeypatch)
-    monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 0.0)
+        live_models: Callable[[], dict[str, object]], reads: bool) -> None:
+    session, read = _controller_with_cases(tmp_path, monkeypatch, Settings())
     monkeypatch.setattr(session.catalog, "live_models", live_models)
-    session.preload_once_workers_send()
-    _settle(session)
-    assert loaded == [cases]
+    _evaluation_report(session, payload={"case_id": "c"})
+    _settle_reading(session)
+    assert read == (["callqa-read-cases"] if reads else [])
+
+
+def test_a_process_that_collected_its_cases_does_not_read_them_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session, read = _controller_with_cases(tmp_path, monkeypatch, Settings(judge="openai"))
+    monkeypatch.setattr(type(session.catalog), "loaded", property(lambda self: True))
+    _evaluation_report(session, payload={"case_id": "c"})
+    assert session._reading_cases is None and read == []

@@ -43,6 +43,7 @@ class CallqaSession:
         self._sending = False
         self._preload: threading.Thread | None = None
         self._preload_now = threading.Event()
+        self._read_ahead_asked = False
         self._reading_cases: threading.Thread | None = None
 
     @property
@@ -84,9 +85,11 @@ class CallqaSession:
         judged offline, whose workers keep both cores busy and where, at 100,000 outputs,
         the controller would hold every case's reference for the whole run; not before an
         evaluation has reported (a run of other tests reads no case file); once only."""
-        if self._reading_cases is not None or self.catalog.loaded:
+        if self._read_ahead_asked:
             return
-        if not self._workers_wait_on_servers():
+        # Decided once: the controller of a 100,000-test run gets as many reports.
+        self._read_ahead_asked = True
+        if self.catalog.loaded or not self._workers_wait_on_servers():
             return
         self._reading_cases = threading.Thread(target=self._read_cases,
                                                name="callqa-read-cases", daemon=True)

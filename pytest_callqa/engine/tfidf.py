@@ -56,10 +56,43 @@ class TfidfEmbedder:
         self.description = tfidf_description(low, high)
 
     def embed(self, texts: Sequence[str]) -> FloatArray:
-        cleaned = ["" if is_blank(text) else text for text in texts]
-        if not any(cleaned):
-            return np.zeros((len(cleaned), 1), dtype=np.float64)
-        return normalise_rows(_tfidf_matrix(cleaned, self.ngram_range))
+        return self.embed_groups([texts])[0]
+
+    def embed_groups(self, groups: Sequence[Sequence[str]]) -> list[FloatArray]:
+        """``[self.embed(texts) for texts in groups]``, bit for bit, in one pass over all
+        the texts: each group is fitted on its own texts, but the n-grams of every group
+        are listed, sorted and counted together, which saves the per-call cost of the
+        array work when a batch compares many small sets of texts."""
+        cleaned = [["" if is_blank(text) else text for text in texts] for texts in groups]
+        worded = [i for i, texts in enumerate(cleaned) if any(texts)]
+        matrices: dict[int, FloatArray] = {}
+        for run in _runs(worded, [sum(map(len, texts)) for texts in cleaned]):
+            matrices.update(zip(run, _tfidf_matrices([cleaned[i] for i in run],
+                                                     self.ngram_range), strict=True))
+        return [normalise_rows(matrices[i]) if i in matrices
+                else np.zeros((len(texts), 1), dtype=np.float64)
+                for i, texts in enumerate(cleaned)]
+
+
+# Characters whose n-grams are sorted in one pass. The pass saves a call's fixed cost per
+# group, but its sort grows faster than its length and, past ~64,000 places, the
+# characters no longer fit a sort number as code points: on the example project's
+# comparisons, 8,000 to 16,000 characters a pass were the fastest.
+RUN_CHARACTERS = 12_000
+
+
+def _runs(indices: list[int], sizes: list[int]) -> list[list[int]]:
+    """``indices`` cut into consecutive runs of at most ``RUN_CHARACTERS`` characters
+    (``sizes[i]`` each), a larger group alone."""
+    runs: list[list[int]] = []
+    total = RUN_CHARACTERS
+    for i in indices:
+        if total + sizes[i] > RUN_CHARACTERS:
+            runs.append([])
+            total = 0
+        runs[-1].append(i)
+        total += sizes[i]
+    return runs
 
 
 _WORD_TOKEN = re.compile(r"(?u)\b\w\w+\b")
@@ -109,25 +142,32 @@ class _TfidfRows:
             self.rows.append((indices[start:stop], row))
 
 
-def _tfidf_matrix(docs: Sequence[str], ngram_range: tuple[int, int]) -> FloatArray:
-    """Exactly what ``TfidfVectorizer(analyzer="char_wb", ngram_range=ngram_range,
-    sublinear_tf=True).fit_transform(docs).toarray()`` returns, bit for bit, without its
-    per-call overhead: the n-grams are numbered with numpy instead of a Python vocabulary,
-    and the IDF and L2 norms are computed in scikit-learn's order with the same float
-    operations (``tests/engine/test_embeddings.py`` compares the two)."""
+def _tfidf_matrices(groups: Sequence[Sequence[str]],
+                    ngram_range: tuple[int, int]) -> list[FloatArray]:
+    """For each group of documents, exactly what ``TfidfVectorizer(analyzer="char_wb",
+    ngram_range=ngram_range, sublinear_tf=True).fit_transform(docs).toarray()`` returns,
+    bit for bit, without its per-call overhead: the n-grams are numbered with numpy instead
+    of a Python vocabulary, and the IDF and L2 norms are computed in scikit-learn's order
+    with the same float operations (``tests/engine/test_embeddings.py`` compares the two).
+    Every group must have a word."""
+    if not groups:
+        return []
     low, high = ngram_range
     # The analyzer collapses runs of whitespace (``\s\s+``) before it splits on whitespace;
     # ``str.split()`` skips such runs itself, and ``\s`` and ``str.isspace`` are the same
     # characters, so splitting alone gives the same words.
-    split = [doc.lower().split() for doc in docs]
+    split = [doc.lower().split() for docs in groups for doc in docs]
     words = list(chain.from_iterable(split))
     if not words:
         raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
-    new_text, word, first_sightings = _sorted_grams(words, low, high)
-    doc = np.repeat(np.arange(len(docs)), [len(words) for words in split])[word]
-    # The n-grams come sorted by text and then by place in the analyzer's list, which
-    # lists the documents one after the other: those of a (term, document) pair are
-    # adjacent, and every term begins a pair.
+    group_of_doc = np.repeat(np.arange(len(groups)), [len(docs) for docs in groups])
+    doc_of_word = np.repeat(np.arange(len(split)), [len(words) for words in split])
+    new_text, word, first_sightings = _sorted_grams(
+        words, low, high, group_of_doc[doc_of_word] if len(groups) > 1 else None)
+    doc = doc_of_word[word]
+    # The n-grams come sorted by group, then by text, then by place in the analyzer's list,
+    # which lists the documents one after the other: those of a (term, document) pair are
+    # adjacent, and every term (of a group) begins a pair.
     new_pair = new_text.copy()
     new_pair[1:] |= doc[1:] != doc[:-1]
     starts = np.flatnonzero(new_pair)
@@ -138,8 +178,22 @@ def _tfidf_matrix(docs: Sequence[str], ngram_range: tuple[int, int]) -> FloatArr
     np.log(tf, out=tf)
     tf += 1.0
     features = new_text[starts].cumsum() - 1
-    return _tfidf_rows(doc[starts], features, tf, np.bincount(features), first_sightings,
-                       len(docs))
+    in_doc = doc[starts]
+    df = np.bincount(features)
+    if len(groups) == 1:
+        return [_tfidf_rows(in_doc, features, tf, df, first_sightings, len(split))]
+    # Each group's pairs, and its terms, are a run of their own.
+    first_doc = np.cumsum([0, *(len(docs) for docs in groups)])
+    pair_bounds = np.searchsorted(group_of_doc[in_doc], np.arange(len(groups) + 1)).tolist()
+    term_bounds = [*features[pair_bounds[:-1]].tolist(), len(df)]
+    matrices = []
+    for g in range(len(groups)):
+        pairs = slice(pair_bounds[g], pair_bounds[g + 1])
+        terms = slice(term_bounds[g], term_bounds[g + 1])
+        matrices.append(_tfidf_rows(in_doc[pairs] - first_doc[g],
+                                    features[pairs] - term_bounds[g], tf[pairs], df[terms],
+                                    first_sightings[terms], len(groups[g])))
+    return matrices
 
 
 def _tfidf_rows(in_doc: IntArray, features: IntArray, tf: FloatArray, df: IntArray,
@@ -171,17 +225,19 @@ def _tfidf_rows(in_doc: IntArray, features: IntArray, tf: FloatArray, df: IntArr
     return matrix
 
 
-def _sorted_grams(words: Sequence[str], low: int,
-                  high: int) -> tuple[BoolArray, IntArray, IntArray]:
+def _sorted_grams(words: Sequence[str], low: int, high: int,
+                  word_group: IntArray | None = None) -> tuple[BoolArray, IntArray, IntArray]:
     """The character n-grams of ``words`` as scikit-learn's "char_wb" analyzer lists them
     (word by word, each padded with a space on either side, shorter n-grams first, left to
     right; a padded word shorter than ``low`` counts once, whole), sorted by their text in
-    Python's string order and, within a text, by their place in that list.
+    Python's string order and, within a text, by their place in that list. With
+    ``word_group`` (each word's group, never decreasing along ``words``), sorted by group
+    first: a text in two groups is two terms.
 
-    Returns for each n-gram in that order whether its text is new (the distinct texts in
+    Returns for each n-gram in that order whether its term is new (the distinct texts in
     that order are the dense columns scikit-learn gives the terms, as it sorts its
-    vocabulary alphabetically) and its word, and for each distinct text a number that
-    orders the texts as their first places in the analyzer's list do."""
+    vocabulary alphabetically) and its word, and for each term a number that orders the
+    terms as their first places in the analyzer's list do."""
     lengths = np.fromiter(map(len, words), dtype=np.intp, count=len(words)) + 2
     code_points = np.frombuffer(f" {'  '.join(words)} ".encode("utf-32-le"), dtype=np.uint32)
     run = len(code_points)
@@ -195,18 +251,20 @@ def _sorted_grams(words: Sequence[str], low: int,
     place = np.arange(run) - word_starts[word]
     place += word * per_word
     # An n-gram of n characters from p lies in one padded word: the word of p and of p+n-1.
+    # A run shorter than n has no such p.
     sizes = range(low, high + 1)
-    inside = [word[:run - n + 1] == word[n - 1:] for n in sizes]
+    inside = [word[:max(run - n + 1, 0)] == word[n - 1:] for n in sizes]
     short = np.flatnonzero(lengths < low)
     # Each character becomes a number from 1 that orders as the characters do; 0 stands for
     # "no character" (past the end of the run), so an n-gram sorts before the longer ones
-    # it begins, as in string order. The code point plus one serves when whole n-grams and
-    # their places fit one 64-bit number so, the character's rank in the call's alphabet
-    # (fewer bits) otherwise.
+    # it begins, as in string order. The code point plus one serves when whole n-grams,
+    # their places and their groups fit one 64-bit number so, the character's rank in the
+    # call's alphabet (fewer bits) otherwise.
     top = int(code_points.max())
     bits = (top + 1).bit_length()
+    group_bits = 0 if word_group is None else int(word_group[-1]).bit_length()
     numbers = np.zeros(run + high, dtype=np.uint64)
-    if bits * high + place_bits <= 64:
+    if group_bits + bits * high + place_bits <= 64:
         numbers[:run] = code_points
         numbers[:run] += 1
     else:
@@ -217,13 +275,16 @@ def _sorted_grams(words: Sequence[str], low: int,
         rank_of[alphabet] = np.arange(1, len(alphabet) + 1, dtype=np.uint64)
         numbers[:run] = rank_of[code_points]
         bits = len(alphabet).bit_length()
-    if bits * high + place_bits <= 64:
-        # Text and place in one number: a plain sort, several times faster than an
-        # argsort, orders by text and, within a text, by place.
+    if group_bits + bits * high + place_bits <= 64:
+        # Group, text and place in one number: a plain sort, several times faster than an
+        # argsort, orders by group, by text and, within a text, by place.
         numbered = _prefixes(numbers, run, bits, 0, high, high)
         numbered <<= np.uint64(place_bits)
         numbered |= place.astype(np.uint64)
-        parts = [numbered[n, :run - n + 1][within] + np.uint64((n - low) * width)
+        if word_group is not None:
+            numbered |= (word_group[word].astype(np.uint64)
+                         << np.uint64(bits * high + place_bits))
+        parts = [numbered[n, :len(within)][within] + np.uint64((n - low) * width)
                  for n, within in zip(sizes, inside, strict=True)]
         parts.append(numbered[lengths[short], word_starts[short]])
         both = np.sort(np.concatenate(parts))
@@ -240,18 +301,21 @@ def _sorted_grams(words: Sequence[str], low: int,
             chars = min(per_key, high - first)
             packed = _prefixes(numbers, run, bits, first, chars, per_key)
             texts.append(np.concatenate(
-                [packed[min(max(n - first, 0), chars), :run - n + 1][within]
+                [packed[min(max(n - first, 0), chars), :len(within)][within]
                  for n, within in zip(sizes, inside, strict=True)]
                 + [packed[np.clip(lengths[short] - first, 0, chars), word_starts[short]]]))
-        listed = np.concatenate([place[:run - n + 1][within] + (n - low) * width
+        listed = np.concatenate([place[:len(within)][within] + (n - low) * width
                                  for n, within in zip(sizes, inside, strict=True)]
                                 + [place[word_starts[short]]])
-        order = np.lexsort((listed, *texts[::-1]))
+        keys = [*texts[::-1]]
+        if word_group is not None:
+            keys.append(word_group[listed // per_word])
+        order = np.lexsort((listed, *keys))
         listed = listed[order]
         new_text = np.zeros(len(listed), dtype=bool)
         new_text[0] = True
-        for text in texts:
-            ordered = text[order]
+        for key in keys:
+            ordered = key[order]
             new_text[1:] |= ordered[1:] != ordered[:-1]
     return new_text, listed // per_word, listed[new_text]
 

@@ -653,3 +653,128 @@ def test_normalise_rows_equals_numpys_norm_bit_for_bit() -> None:
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         expected = matrix / np.where(norms > 0.0, norms, 1.0)
         assert np.array_equal(tfidf.normalise_rows(matrix), expected)
+
+
+# --- many groups of texts in one pass, and comparisons worked out ahead -----------------------
+
+
+def _groups() -> list[list[str]]:
+    """Groups in every shape a batch gives: one text, a pair, several, a blank one, all
+    blank, none, mixed scripts, and a long text."""
+    return [[REFUND_EN], [REFUND_EN, REFUND_HI], EXACT_TEXTS, ["", "  "], [],
+            PLANE_TEXTS[::-1], [LONG_TEXT, EXACT_TEXTS[0]], ["ok", "ok ok"], [" ", "x"]]
+
+
+def test_embed_groups_equals_one_embed_per_group_bit_for_bit() -> None:
+    pytest.importorskip("sklearn")
+    groups = _groups()
+    # (1, 9) and (1, 12) with the emoji need more than one sort key: the lexsort path.
+    for ngrams in ((2, 4), (1, 3), (4, 5), (1, 9), (1, 12)):
+        embedder = TfidfEmbedder(ngram_range=ngrams)
+        got = embedder.embed_groups(groups)
+        assert len(got) == len(groups)
+        for texts, rows in zip(groups, got, strict=True):
+            alone = embedder.embed(texts)
+            assert rows.shape == alone.shape
+            assert rows.tobytes() == alone.tobytes(), (ngrams, texts)
+            if any(t.strip() for t in texts):
+                assert np.array_equal(rows, _scikit_learn_rows(texts, ngrams)), (ngrams, texts)
+            else:
+                assert not rows.any()
+
+
+def test_embed_groups_of_many_groups_equal_scikit_learns() -> None:
+    pytest.importorskip("sklearn")
+    # 300 groups take nine bits of each sort number beside the places of ~1,200 words: the
+    # ASCII characters of (1, 7) n-grams are ranked (five bits each), as a big batch's are.
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    groups = [[" ".join(letters[(i + k) % 21:(i + k) % 21 + 6] for k in range((i + 7) % 5 + 1)),
+               letters[i % 26] * (i % 4 + 1)] for i in range(300)]
+    got = TfidfEmbedder(ngram_range=(1, 7)).embed_groups(groups)
+    for texts, rows in zip(groups, got, strict=True):
+        assert np.array_equal(rows, _scikit_learn_rows(texts, (1, 7))), texts
+
+
+def test_a_call_shorter_than_its_longest_ngram_equals_scikit_learns() -> None:
+    pytest.importorskip("sklearn")
+    # " a " is three characters: no n-gram of 4 to 9 starts in it, and the word counts whole.
+    for texts in (["a"], ["a", "b"], ["ab", "a"]):
+        assert np.array_equal(TfidfEmbedder(ngram_range=(2, 9)).embed(texts),
+                              _scikit_learn_rows(texts, (2, 9))), texts
+
+
+class CountingTfidf(TfidfEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedded: list[list[str]] = []
+        self.grouped: list[list[list[str]]] = []
+
+    def embed(self, texts: Any) -> Any:
+        self.embedded.append(list(texts))
+        return super().embed(texts)
+
+    def embed_groups(self, groups: Any) -> Any:
+        self.grouped.append([list(g) for g in groups])
+        return super().embed_groups(groups)
+
+
+PAIRS = [([REFUND_EN], [REFUND_HI]), ([REFUND_EN, "", UPGRADE_EN], ["refund", "x", ""]),
+         (EXACT_TEXTS[:3], EXACT_TEXTS[3:6]), ([REFUND_EN], [REFUND_HI])]
+
+
+def test_comparisons_worked_out_ahead_answer_pair_similarity_bit_for_bit() -> None:
+    from pytest_callqa.engine.core.memo import batch_memo
+
+    alone = [pair_similarity(TfidfEmbedder(), a, b) for a, b in PAIRS]
+    embedder = CountingTfidf()
+    with batch_memo():
+        embeddings.prefetch_pair_similarity(embedder, PAIRS)
+        # One pass for the three distinct pairs; the repeated one is worked out once.
+        assert [len(groups) for groups in embedder.grouped] == [3]
+        got = [pair_similarity(embedder, a, b) for a, b in PAIRS]
+    assert embedder.embedded == []
+    for scores, expected in zip(got, alone, strict=True):
+        assert scores.tobytes() == expected.tobytes()
+    assert got[0] is got[3]
+
+
+def test_an_answer_from_the_memo_cannot_be_changed_by_its_caller() -> None:
+    from pytest_callqa.engine.core.memo import batch_memo
+
+    with batch_memo():
+        scores = pair_similarity(TfidfEmbedder(), [REFUND_EN], [REFUND_EN])
+        with pytest.raises(ValueError, match="read-only"):
+            scores[0] = 0.0
+        assert pair_similarity(TfidfEmbedder(), [REFUND_EN], [REFUND_EN])[0] == scores[0]
+
+
+def test_nothing_is_worked_out_ahead_outside_a_batch_or_for_other_embedders() -> None:
+    from pytest_callqa.engine.core.memo import batch_memo
+
+    embedder = CountingTfidf()
+    embeddings.prefetch_pair_similarity(embedder, PAIRS)
+    assert embedder.grouped == [] and embedder.embedded == []
+
+    class Plain:
+        name = description = "plain"
+        calls = 0
+
+        def embed(self, texts: Any) -> np.ndarray:
+            Plain.calls += 1
+            return np.ones((len(texts), 2))
+
+    with batch_memo():
+        embeddings.prefetch_pair_similarity(Plain(), PAIRS)
+    assert Plain.calls == 0
+
+
+def test_pairs_that_cannot_be_compared_are_left_to_pair_similarity() -> None:
+    from pytest_callqa.engine.core.memo import batch_memo
+
+    embedder = CountingTfidf()
+    with batch_memo():
+        embeddings.prefetch_pair_similarity(embedder, [([REFUND_EN], []), ([], [])])
+        assert embedder.grouped == []
+        with pytest.raises(ValueError, match="equal-length inputs, got 1 and 0"):
+            pair_similarity(embedder, [REFUND_EN], [])
+        assert pair_similarity(embedder, [], []).shape == (0,)

@@ -192,3 +192,32 @@ def test_a_deferred_embedder_is_built_once_and_scores_as_the_embedder_itself() -
     assert built == [1]
     assert results == _scored("translation-tico-es-fever-102", TFIDF, benchmarks=True)
     assert all(r["metrics"]["sentence_meaning_accuracy"]["scored"] for r in results)
+
+
+def test_a_batch_compares_its_texts_ahead_and_scores_each_output_as_alone() -> None:
+    import pytest_callqa.engine.evaluate as evaluate_module
+    from pytest_callqa.engine.tfidf import TfidfEmbedder
+
+    class Counting(TfidfEmbedder):
+        embedded = 0
+
+        def embed(self, texts: Sequence[str]) -> Any:
+            Counting.embedded += 1
+            return super().embed(texts)
+
+    ids = ["translation-tico-hi-fever-two-days", "translation-tico-es-fever-102",
+           "qa-abcd-9489-refund-status", "text-abcd-3695-promo-code-expiry",
+           "entity-abcd-5798-shipping-address"]
+    items = [(*example(case_id, model), model) for case_id in ids
+             for model in ("northwind-large", "northwind-mini", "budget-7b")]
+    # More outputs than one chunk of comparisons worked out together.
+    batch = items * (evaluate_module.SIMILARITY_CHUNK // len(items) + 2)
+    embedder = Counting()
+    together = evaluate_many(batch, judge=HeuristicJudge(embedder=embedder), embedder=embedder)
+    # Every comparison the outputs' scoring made had been worked out ahead.
+    assert Counting.embedded == 0
+    alone = [evaluate(case, output, model=model, embedder=TFIDF,
+                      judge=HeuristicJudge(embedder=TFIDF)) for case, output, model in items]
+    assert len(together) == len(batch) > evaluate_module.SIMILARITY_CHUNK
+    for i, result in enumerate(together):
+        assert result.to_dict() == alone[i % len(items)].to_dict()

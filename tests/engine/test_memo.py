@@ -9,7 +9,9 @@ from pytest_callqa.engine.core.memo import (
     batch_memo,
     batch_memoised,
     in_batch_memo,
+    memo_active,
     memo_sizes,
+    remember,
 )
 
 CALLS: list[str] = []
@@ -98,3 +100,31 @@ def test_an_unhashable_argument_is_remembered_by_identity() -> None:
     assert ByIdentity(first) == ByIdentity(first)
     assert ByIdentity(first) != ByIdentity(equal)
     assert ByIdentity(first) != first
+
+
+def test_an_answer_remembered_ahead_is_given_without_computing() -> None:
+    with batch_memo():
+        assert memo_active()
+        remember(shout, ("a",), "worked out ahead")
+        assert shout("a") == "worked out ahead"
+        assert shout("b") == "B"
+    assert CALLS == ["b"]
+    assert not memo_active()
+
+
+def test_outside_a_scope_nothing_is_remembered() -> None:
+    remember(shout, ("a",), "lost")
+    assert shout("a") == "A"
+    assert CALLS == ["a"]
+
+
+def test_answers_remembered_ahead_keep_to_the_limit() -> None:
+    with batch_memo(limit=2):
+        remember(shout, ("a",), "1")
+        remember(shout, ("b",), "2")
+        remember(shout, ("a",), "3")  # replaces, drops nothing, and is now the newest
+        assert memo_sizes() == {"shout": 2}
+        remember(shout, ("c",), "4")  # drops the oldest, "b"
+        assert memo_sizes() == {"shout": 2}
+        assert [shout("a"), shout("c"), shout("b")] == ["3", "4", "B"]
+    assert CALLS == ["b"]

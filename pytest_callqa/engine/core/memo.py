@@ -67,6 +67,11 @@ def in_batch_memo(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def memo_active() -> bool:
+    """Whether a :func:`batch_memo` scope is open."""
+    return _ACTIVE.get() is not None
+
+
 def memo_sizes() -> dict[str, int]:
     """Entries held per memoised function in the open scope (empty outside one)."""
     memo = _ACTIVE.get()
@@ -92,13 +97,33 @@ def batch_memoised(fn: Callable[P, R]) -> Callable[P, R]:
         except KeyError:
             pass
         value = fn(*args, **kwargs)
-        if len(table) >= memo.limit:
-            # Oldest first: dicts keep insertion order, so this is a bounded FIFO.
-            del table[next(iter(table))]
+        _make_room(memo, table)
         table[args] = value
         return value
 
     return wrapper
+
+
+def remember(memoised: Callable[..., R], args: tuple[Any, ...], value: R) -> None:
+    """Make ``value`` the answer of the :func:`batch_memoised` function ``memoised`` to
+    ``args`` until the open scope closes (nothing outside a scope): for answers worked out
+    ahead, many at once, more cheaply than one call at a time would."""
+    memo = _ACTIVE.get()
+    if memo is None:
+        return
+    table = memo.tables.setdefault(memoised.__wrapped__, {})  # type: ignore[attr-defined]
+    # An answer given again is the newest.
+    table.pop(args, None)
+    _make_room(memo, table)
+    table[args] = value
+
+
+def _make_room(memo: _Memo, table: dict[Any, Any]) -> None:
+    """Room for one more answer: a memoised function's arguments are hashed again for
+    every lookup (a tuple's hash is not kept), so callers ask this only of a new one."""
+    if len(table) >= memo.limit:
+        # Oldest first: dicts keep insertion order, so this is a bounded FIFO.
+        del table[next(iter(table))]
 
 
 class ByIdentity(Generic[T]):

@@ -161,6 +161,11 @@ class BaseTask(ABC):
     def _plan(self, ctx: EvalContext) -> list[JudgeRequest]:
         return []
 
+    def similarity_pairs(self, ctx: EvalContext) -> list[tuple[list[str], list[str]]]:
+        """The ``(a, b)`` arguments of the ``pair_similarity`` calls scoring ``ctx`` will
+        make, for a batch to work them out ahead all at once (a parsed output only)."""
+        return []
+
     def score(self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]) -> TaskResult:
         if ctx.parsed is None:
             return self.invalid(ctx)

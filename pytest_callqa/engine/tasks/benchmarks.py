@@ -179,6 +179,16 @@ def plan_benchmarks(task: str, ctx: EvalContext) -> list[JudgeRequest]:
     return requests
 
 
+def similarity_pairs(task: str, ctx: EvalContext) -> list[tuple[list[str], list[str]]]:
+    """The ``pair_similarity`` arguments of :func:`score_benchmarks` for ``ctx`` (answer
+    relevancy)."""
+    view_fn = VIEWS.get(task)
+    if view_fn is None:
+        return []
+    views = view_fn(ctx)
+    return [([views.answer], [views.expected_answer])]
+
+
 def _spec_result(
     metric_id: str, value: float | None, reason: str, **details: object
 ) -> MetricResult:

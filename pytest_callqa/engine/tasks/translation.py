@@ -115,6 +115,14 @@ class TranslationTask(BaseTask):
                 "pairs": pairs, "critical_facts": list(config.critical_facts)}),
         ]
 
+    def similarity_pairs(self, ctx: EvalContext) -> list[tuple[list[str], list[str]]]:
+        return [self._similarity_pair(self._pairs(ctx))]
+
+    @staticmethod
+    def _similarity_pair(pairs: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+        """Each model sentence beside its expected translation."""
+        return [p["model"] for p in pairs], [p["expected"] for p in pairs]
+
     def _score(
         self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
     ) -> tuple[dict[str, MetricResult], float | None, list[str]]:
@@ -130,8 +138,7 @@ class TranslationTask(BaseTask):
             + (f"; missing: {', '.join(map(str, skipped))}" if skipped else ""),
             missing_source_ids=skipped,
         )
-        sims = pair_similarity(ctx.embedder, [p["model"] for p in pairs],
-                               [p["expected"] for p in pairs])
+        sims = pair_similarity(ctx.embedder, *self._similarity_pair(pairs))
         per_sentence = {str(p["source_id"]): round(float(s), 4)
                         for p, s in zip(pairs, sims, strict=True)}
         worst = min(per_sentence, key=lambda k: per_sentence[k])

@@ -157,6 +157,7 @@ class HeuristicJudge:
         starts = [t.start for t in turns if t.start is not None]
         with_evidence = factual = 0
         checks = []
+        call_anchors = _profile(_transcript_plain(ByIdentity(request.case)))[0]
         for item in reasons:
             reason = str(item.get("reason", ""))
             quotes = extract_quotes(reason)
@@ -175,11 +176,12 @@ class HeuristicJudge:
             for stamp in stamps if starts else []:
                 if min(abs(stamp - s) for s in starts) > TIMESTAMP_TOLERANCE_S:
                     problems.append(f"no turn starts near {stamp:g}s")
-            known = [a for c in (_transcript_plain(ByIdentity(request.case)),
-                                 str(item.get("expected_reason", ""))) for a in _profile(c)[0]]
-            for anchor in extract_anchors(reason):
-                if not anchor_supported(anchor, known):
-                    problems.append(f"{anchor.kind} {anchor.text!r} is not in the call")
+            anchors = extract_anchors(reason)
+            if anchors:
+                known = [*call_anchors, *_profile(str(item.get("expected_reason", "")))[0]]
+                for anchor in anchors:
+                    if not anchor_supported(anchor, known):
+                        problems.append(f"{anchor.kind} {anchor.text!r} is not in the call")
             is_factual = evidence and not problems
             with_evidence += evidence
             factual += is_factual

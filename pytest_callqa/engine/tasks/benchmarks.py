@@ -157,6 +157,11 @@ def _request(task: str, ctx: EvalContext, metric_id: str,
     )
 
 
+# What the model was asked, per task: the built-in prompt's instructions.
+_RULES = COMMON_RULES.format(structure="(the task's output structure)")
+_INSTRUCTIONS_GIVEN = {task: f"{TASK_INSTRUCTIONS.get(task, '')}\n\n{_RULES}" for task in VIEWS}
+
+
 def plan_benchmarks(task: str, ctx: EvalContext) -> list[JudgeRequest]:
     """The judge requests of the benchmarks for an output of ``task`` (none for a task
     without a benchmark view)."""
@@ -172,9 +177,7 @@ def plan_benchmarks(task: str, ctx: EvalContext) -> list[JudgeRequest]:
     for metric_id in _JUDGED:
         focus: dict[str, object] = dict(shared)
         if metric_id == "instruction_following":
-            # What the model was asked: the built-in prompt's instructions for the task.
-            rules = COMMON_RULES.format(structure="(the task's output structure)")
-            focus["instructions_given"] = f"{TASK_INSTRUCTIONS.get(task, '')}\n\n{rules}"
+            focus["instructions_given"] = _INSTRUCTIONS_GIVEN[task]
         requests.append(_request(task, ctx, metric_id, focus))
     return requests
 

@@ -338,9 +338,14 @@ def _best_fuzzy_match(needle: str, haystacks: tuple[str, ...],
     n = normalize_loose(needle)
     if not n:
         return 0.0, -1
+    texts = haystacks if normalized else tuple(map(normalize_loose, haystacks))
+    # A quote found word for word scores 100 in the first haystack that holds it and below
+    # 100 in every one before: the answer the scan below gives, without aligning.
+    for index, h in enumerate(texts):
+        if n in h:
+            return 1.0, index
     best, where = 0.0, -1
-    for index, haystack in enumerate(haystacks):
-        h = haystack if normalized else normalize_loose(haystack)
+    for index, h in enumerate(texts):
         scorer = fuzz.partial_ratio if len(h) >= len(n) else fuzz.ratio
         score = scorer(n, h, score_cutoff=best)
         if score > best:

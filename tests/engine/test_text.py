@@ -545,3 +545,37 @@ def test_the_generated_unicode_ranges_are_a_scan_of_this_pythons_database() -> N
         "regenerate it: python tools/unicode_ranges.py"
     assert text._categories() == text.scan_categories()
     assert sum(len(v) for v in text._categories().values()) > 3000
+
+
+def _scan(needle: str, haystacks: list[str]) -> tuple[float, int]:
+    """Every haystack aligned with rapidfuzz, the best kept (the first on a tie)."""
+    from rapidfuzz import fuzz
+
+    n = text.normalize_loose(needle)
+    if not n:
+        return 0.0, -1
+    best, where = 0.0, -1
+    for index, haystack in enumerate(haystacks):
+        h = text.normalize_loose(haystack)
+        score = (fuzz.partial_ratio if len(h) >= len(n) else fuzz.ratio)(n, h)
+        if score > best:
+            best, where = score, index
+    return best / 100.0, where
+
+
+def test_a_quote_found_word_for_word_scores_as_the_full_alignment_does() -> None:
+    import random
+
+    rng = random.Random(13)
+    words = ["refund", "the", "card", "was", "charged", "twice", "£49.99", "on", "Monday",
+             "I'll", "check", "it", "—", "ok", "ok"]
+    turns = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))) for _ in range(8)]
+    turns += ["", "THE CARD WAS CHARGED", turns[2]]
+    needles = [t[a:b] for t in turns for a, b in ((0, 5), (2, 30), (0, 200))]
+    needles += ["card was charged", "charged twice on Monday ok", "nothing like it", "  ",
+                "the card was charged twice on monday and more"]
+    for needle in needles:
+        expected = _scan(needle, turns)
+        assert text.best_fuzzy_match(needle, turns) == expected, needle
+        normalised = [text.normalize_loose(t) for t in turns]
+        assert text.best_fuzzy_match(needle, normalised, normalized=True) == expected, needle

@@ -4,7 +4,10 @@ Evaluation runs in two phases so judge calls can be batched across many outputs:
 ``prepare`` parses the output, checks its structure and lists the judge requests (the task's
 own and the Layer 2 benchmarks'); ``finish`` turns the judge's verdicts into a
 :class:`TaskResult`. :func:`judge_batch` sends the requests of many prepared outputs as one
-batch; ``evaluate``, ``evaluate_many`` and ``evaluate_corpus`` run all three.
+batch; ``evaluate``, ``evaluate_many`` and ``evaluate_corpus`` run all three. Between the
+last two, ``evaluate_many`` works out the text comparisons of many outputs together
+(:func:`prefetch_similarities`): a TF-IDF fit per comparison, but one pass of array work
+for 64 outputs.
 """
 
 from __future__ import annotations

@@ -363,7 +363,10 @@ def prefetch_pair_similarity(embedder: Embedder,
     if not distinct:
         return
     key = ByIdentity(embedder)
-    groups = embed_groups([[*a, *b] for a, b in distinct])
+    groups = list(embed_groups([[*a, *b] for a, b in distinct]))
+    if len(groups) != len(distinct):
+        raise EmbeddingError(f"{embedder.name} returned {len(groups)} groups of vectors for "
+                             f"{len(distinct)} groups of texts")
     for (a, b), rows in zip(distinct, groups, strict=True):
         vectors = _checked_rows(embedder, rows, len(a) + len(b))
         remember(_pair_similarity, (key, a, b), _pair_scores(a, b, vectors))

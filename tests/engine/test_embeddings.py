@@ -778,3 +778,28 @@ def test_pairs_that_cannot_be_compared_are_left_to_pair_similarity() -> None:
         with pytest.raises(ValueError, match="equal-length inputs, got 1 and 0"):
             pair_similarity(embedder, [REFUND_EN], [])
         assert pair_similarity(embedder, [], []).shape == (0,)
+
+
+def test_an_embedder_that_loses_a_group_is_named_in_the_error() -> None:
+    from pytest_callqa.engine.core.memo import batch_memo
+
+    class Lossy(TfidfEmbedder):
+        name = "lossy"
+
+        def embed_groups(self, groups: Any) -> Any:
+            return super().embed_groups(groups)[:-1]
+
+    with batch_memo(), pytest.raises(EmbeddingError,
+                                     match="lossy returned 2 groups of vectors for 3 groups"):
+        embeddings.prefetch_pair_similarity(Lossy(), PAIRS)
+
+    class Misshapen(TfidfEmbedder):
+        name = "misshapen"
+
+        def embed_groups(self, groups: Any) -> Any:
+            return [rows[:1] for rows in super().embed_groups(groups)]
+
+    with batch_memo(), pytest.raises(EmbeddingError,
+                                     match=r"misshapen returned an array of shape \(1, \d+\) "
+                                           "for 2 texts"):
+        embeddings.prefetch_pair_similarity(Misshapen(), PAIRS)

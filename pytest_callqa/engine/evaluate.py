@@ -13,7 +13,7 @@ for 64 outputs.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .core.cases import GoldenCase
@@ -26,8 +26,11 @@ from .registry import Registry, default_registry
 from .tasks.base import BaseTask
 
 if TYPE_CHECKING:
-    from .embeddings import Embedder
+    from .embeddings import Embedder, FloatArray, PairKey
     from .tasks.extraction_corpus import CorpusReport
+
+# The two sides of one pair_similarity call.
+Pair = tuple[list[str], list[str]]
 
 
 @dataclass
@@ -35,6 +38,8 @@ class Prepared:
     ctx: EvalContext
     requests: list[JudgeRequest]
     registry: Registry
+    # Text comparisons scoring will ask for, worked out ahead (prefetch_similarities).
+    compared: dict[PairKey, FloatArray] = field(default_factory=dict)
 
 
 def _auto_embedder() -> Embedder:
@@ -95,6 +100,11 @@ def prepare(
 @in_batch_memo
 def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str) -> TaskResult:
     ctx, registry = prepared.ctx, prepared.registry
+    if prepared.compared:
+        # Loaded by prefetch_similarities, which worked these out.
+        from .embeddings import remember_pair_similarity
+
+        remember_pair_similarity(ctx.embedder, prepared.compared)
     by_metric: dict[str, JudgeVerdict] = {}
     records = []
     usage: dict[str, float] = {}
@@ -276,27 +286,28 @@ def evaluate_many(
         for case, output, model in items
     ]
     verdicts = judge_batch(judge, prepared)
-    results = []
-    for start in range(0, len(prepared), SIMILARITY_CHUNK):
-        chunk = slice(start, start + SIMILARITY_CHUNK)
-        prefetch_similarities(prepared[chunk])
-        results += [finish(p, answered, judge.name)
-                    for p, answered in zip(prepared[chunk], verdicts[chunk], strict=True)]
-    return results
+    prefetch_similarities(prepared)
+    return [finish(p, answered, judge.name)
+            for p, answered in zip(prepared, verdicts, strict=True)]
 
 
-# Outputs whose text comparisons are worked out together: enough to spread the array
-# work's per-call cost, few enough that their vectors stay a few MB and their answers
-# stay well inside the batch memo's bound until the outputs are finished.
+# Outputs whose text comparisons are worked out in one pass: enough to spread the array
+# work's per-call cost, few enough that the pass's vectors stay a few MB.
 SIMILARITY_CHUNK = 64
 
 
 def prefetch_similarities(prepared: Sequence[Prepared]) -> None:
-    """Work out ahead, in one pass per embedder, the text comparisons that finishing
-    ``prepared`` will ask for (``embeddings.prefetch_pair_similarity``); ``finish`` then
-    finds them in the batch memo. An output whose task is not a built-in family compares
-    its texts as it scores."""
-    wanted: dict[int, tuple[Embedder, list[tuple[list[str], list[str]]]]] = {}
+    """Work out ahead the text comparisons that finishing ``prepared`` will ask for, in one
+    pass per embedder and ``SIMILARITY_CHUNK`` outputs (``embeddings.compare_pairs``), and
+    keep each output's beside it (``Prepared.compared``) for ``finish`` to hand to
+    ``pair_similarity``. An output whose task is not a built-in family, or whose embedder
+    gains nothing from it, compares its texts as it scores."""
+    for start in range(0, len(prepared), SIMILARITY_CHUNK):
+        _prefetch_chunk(prepared[start:start + SIMILARITY_CHUNK])
+
+
+def _prefetch_chunk(prepared: Sequence[Prepared]) -> None:
+    wanted: dict[int, tuple[Embedder, list[tuple[Prepared, list[Pair]]]]] = {}
     for p in prepared:
         ctx = p.ctx
         spec = p.registry.task(ctx.case.task)
@@ -310,13 +321,17 @@ def prefetch_similarities(prepared: Sequence[Prepared]) -> None:
             pairs += similarity_pairs(spec.name, ctx)
         if pairs:
             embedder = ctx.embedder
-            wanted.setdefault(id(embedder), (embedder, []))[1].extend(pairs)
-    if wanted:
-        # Loaded already, by the task modules that listed the comparisons.
-        from .embeddings import prefetch_pair_similarity
+            wanted.setdefault(id(embedder), (embedder, []))[1].append((p, pairs))
+    if not wanted:
+        return
+    # Loaded already, by the task modules that listed the comparisons.
+    from .embeddings import compare_pairs
 
-        for embedder, pairs in wanted.values():
-            prefetch_pair_similarity(embedder, pairs)
+    for embedder, outputs in wanted.values():
+        answers = compare_pairs(embedder, [pair for _, pairs in outputs for pair in pairs])
+        for p, pairs in outputs:
+            p.compared = {key: answers[key] for key in
+                          ((tuple(a), tuple(b)) for a, b in pairs) if key in answers}
 
 
 def evaluate(

@@ -30,6 +30,7 @@ so runs after the first are copies of the first, scored once.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -445,9 +446,9 @@ class Resolver:
             self.timings["judge_s"] += elapsed
             self._finish(f"judged {count(len(prepared), 'output')} in {elapsed:.2f} s: "
                          f"{call_delta(before, kind_totals(runner, 'judge'))}")
-        for (key, one), answered in zip(prepared.items(), verdicts, strict=True):
-            if key not in self._results:
-                self._judged[key] = (one, answered)
+        self._judged.update({key: (one, answered) for (key, one), answered in zip(
+            prepared.items(), verdicts, strict=True) if key not in self._results})
+        _compare_ahead([self._judged[key][0] for key in prepared if key in self._judged])
 
     def forget(self, model: str, case_id: str) -> None:
         """Drop the pair's outputs and results, every run of them, once no test of this
@@ -476,3 +477,16 @@ class Resolver:
         if isinstance(produced, ModelOutput):
             result.usage.update(produced.usage)
         self._results[key] = result
+
+
+def _compare_ahead(judged: list[Prepared]) -> None:
+    """A judged batch's text comparisons in a few passes rather than one per test (see
+    ``prefetch_similarities``). One that fails here fails again when its pair is finished,
+    and is reported there, for that pair's tests alone: the batch only loses the head
+    start."""
+    if len(judged) > 1:
+        # Loaded by _prepare already.
+        from ..engine.evaluate import prefetch_similarities
+
+        with contextlib.suppress(Exception):
+            prefetch_similarities(judged)

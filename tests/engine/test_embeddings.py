@@ -727,10 +727,12 @@ def test_comparisons_worked_out_ahead_answer_pair_similarity_bit_for_bit() -> No
 
     alone = [pair_similarity(TfidfEmbedder(), a, b) for a, b in PAIRS]
     embedder = CountingTfidf()
+    answers = embeddings.compare_pairs(embedder, PAIRS)
+    # One pass for the three distinct pairs; the repeated one is worked out once.
+    assert [len(groups) for groups in embedder.grouped] == [3]
+    assert len(answers) == 3
     with batch_memo():
-        embeddings.prefetch_pair_similarity(embedder, PAIRS)
-        # One pass for the three distinct pairs; the repeated one is worked out once.
-        assert [len(groups) for groups in embedder.grouped] == [3]
+        embeddings.remember_pair_similarity(embedder, answers)
         got = [pair_similarity(embedder, a, b) for a, b in PAIRS]
     assert embedder.embedded == []
     for scores, expected in zip(got, alone, strict=True):
@@ -746,15 +748,21 @@ def test_an_answer_from_the_memo_cannot_be_changed_by_its_caller() -> None:
         with pytest.raises(ValueError, match="read-only"):
             scores[0] = 0.0
         assert pair_similarity(TfidfEmbedder(), [REFUND_EN], [REFUND_EN])[0] == scores[0]
+    answers = embeddings.compare_pairs(TfidfEmbedder(), PAIRS)
+    with pytest.raises(ValueError, match="read-only"):
+        next(iter(answers.values()))[0] = 0.0
 
 
-def test_nothing_is_worked_out_ahead_outside_a_batch_or_for_other_embedders() -> None:
-    from pytest_callqa.engine.core.memo import batch_memo
-
+def test_answers_worked_out_ahead_are_used_only_inside_a_batch() -> None:
     embedder = CountingTfidf()
-    embeddings.prefetch_pair_similarity(embedder, PAIRS)
-    assert embedder.grouped == [] and embedder.embedded == []
+    answers = embeddings.compare_pairs(embedder, PAIRS[:1])
+    embeddings.remember_pair_similarity(embedder, answers)
+    scores = pair_similarity(embedder, *PAIRS[0])
+    assert embedder.embedded == [[*PAIRS[0][0], *PAIRS[0][1]]]
+    assert scores.tobytes() == next(iter(answers.values())).tobytes()
 
+
+def test_an_embedder_without_groups_gets_nothing_ahead() -> None:
     class Plain:
         name = description = "plain"
         calls = 0
@@ -763,35 +771,28 @@ def test_nothing_is_worked_out_ahead_outside_a_batch_or_for_other_embedders() ->
             Plain.calls += 1
             return np.ones((len(texts), 2))
 
-    with batch_memo():
-        embeddings.prefetch_pair_similarity(Plain(), PAIRS)
+    assert embeddings.compare_pairs(Plain(), PAIRS) == {}
     assert Plain.calls == 0
 
 
 def test_pairs_that_cannot_be_compared_are_left_to_pair_similarity() -> None:
-    from pytest_callqa.engine.core.memo import batch_memo
-
     embedder = CountingTfidf()
-    with batch_memo():
-        embeddings.prefetch_pair_similarity(embedder, [([REFUND_EN], []), ([], [])])
-        assert embedder.grouped == []
-        with pytest.raises(ValueError, match="equal-length inputs, got 1 and 0"):
-            pair_similarity(embedder, [REFUND_EN], [])
-        assert pair_similarity(embedder, [], []).shape == (0,)
+    assert embeddings.compare_pairs(embedder, [([REFUND_EN], []), ([], [])]) == {}
+    assert embedder.grouped == []
+    with pytest.raises(ValueError, match="equal-length inputs, got 1 and 0"):
+        pair_similarity(embedder, [REFUND_EN], [])
+    assert pair_similarity(embedder, [], []).shape == (0,)
 
 
 def test_an_embedder_that_loses_a_group_is_named_in_the_error() -> None:
-    from pytest_callqa.engine.core.memo import batch_memo
-
     class Lossy(TfidfEmbedder):
         name = "lossy"
 
         def embed_groups(self, groups: Any) -> Any:
             return super().embed_groups(groups)[:-1]
 
-    with batch_memo(), pytest.raises(EmbeddingError,
-                                     match="lossy returned 2 groups of vectors for 3 groups"):
-        embeddings.prefetch_pair_similarity(Lossy(), PAIRS)
+    with pytest.raises(EmbeddingError, match="lossy returned 2 groups of vectors for 3 groups"):
+        embeddings.compare_pairs(Lossy(), PAIRS)
 
     class Misshapen(TfidfEmbedder):
         name = "misshapen"
@@ -799,7 +800,6 @@ def test_an_embedder_that_loses_a_group_is_named_in_the_error() -> None:
         def embed_groups(self, groups: Any) -> Any:
             return [rows[:1] for rows in super().embed_groups(groups)]
 
-    with batch_memo(), pytest.raises(EmbeddingError,
-                                     match=r"misshapen returned an array of shape \(1, \d+\) "
-                                           "for 2 texts"):
-        embeddings.prefetch_pair_similarity(Misshapen(), PAIRS)
+    with pytest.raises(EmbeddingError,
+                       match=r"misshapen returned an array of shape \(1, \d+\) for 2 texts"):
+        embeddings.compare_pairs(Misshapen(), PAIRS)

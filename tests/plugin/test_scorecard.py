@@ -222,3 +222,41 @@ def test_openai_judge_under_xdist_sends_each_request_once_and_reports_the_same(
     assert reports["n2"] == reports["none"]
     assert reports["none"]["run"]["judge_usage"]["requests"] == 0
     assert SECRET not in tree_text(pytester.path)
+
+
+COUNTING_CONFTEST = """
+import json
+
+from pytest_callqa.engine.tfidf import TfidfEmbedder
+
+CALLS = {"embed": 0}
+_embed = TfidfEmbedder.embed
+
+
+def embed(self, texts):
+    CALLS["embed"] += 1
+    return _embed(self, texts)
+
+
+TfidfEmbedder.embed = embed
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):
+        (config.rootpath / "calls.json").write_text(json.dumps(CALLS))
+"""
+
+
+def test_a_run_compares_the_texts_of_its_judged_batch_ahead(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    pytester.makeconftest(COUNTING_CONFTEST)
+    project.write_tests(SUITE)
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "--callqa-report=report.json")
+    result.assert_outcomes(passed=9, failed=2)
+    # Every output's comparisons (answer relevancy, translated sentences) were worked out
+    # with the batch, none when a test finished its pair.
+    assert json.loads((project.root / "calls.json").read_text()) == {"embed": 0}
+    relevancy = [c["metrics"]["answer_relevancy"]["value"] for c in project.report()["cases"]
+                 if "answer_relevancy" in c["metrics"]]
+    assert len(relevancy) == 8 and all(isinstance(value, float) for value in relevancy)

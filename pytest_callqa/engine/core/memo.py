@@ -67,11 +67,6 @@ def in_batch_memo(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def memo_active() -> bool:
-    """Whether a :func:`batch_memo` scope is open."""
-    return _ACTIVE.get() is not None
-
-
 def memo_sizes() -> dict[str, int]:
     """Entries held per memoised function in the open scope (empty outside one)."""
     memo = _ACTIVE.get()

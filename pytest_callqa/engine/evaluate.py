@@ -5,9 +5,9 @@ Evaluation runs in two phases so judge calls can be batched across many outputs:
 own and the Layer 2 benchmarks'); ``finish`` turns the judge's verdicts into a
 :class:`TaskResult`. :func:`judge_batch` sends the requests of many prepared outputs as one
 batch; ``evaluate``, ``evaluate_many`` and ``evaluate_corpus`` run all three. Between the
-last two, ``evaluate_many`` works out the text comparisons of many outputs together
-(:func:`prefetch_similarities`): a TF-IDF fit per comparison, but one pass of array work
-for 64 outputs.
+last two, :func:`prefetch_similarities` works out the text comparisons of many outputs
+together (a TF-IDF fit per comparison, but one pass of array work for 64 outputs) and keeps
+each output's beside it for ``finish``.
 """
 
 from __future__ import annotations

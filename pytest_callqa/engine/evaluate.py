@@ -29,9 +29,6 @@ if TYPE_CHECKING:
     from .embeddings import Embedder, FloatArray, PairKey
     from .tasks.extraction_corpus import CorpusReport
 
-# The two sides of one pair_similarity call.
-Pair = tuple[list[str], list[str]]
-
 
 @dataclass
 class Prepared:
@@ -307,7 +304,7 @@ def prefetch_similarities(prepared: Sequence[Prepared]) -> None:
 
 
 def _prefetch_chunk(prepared: Sequence[Prepared]) -> None:
-    wanted: dict[int, tuple[Embedder, list[tuple[Prepared, list[Pair]]]]] = {}
+    wanted: dict[int, tuple[Embedder, list[tuple[Prepared, list[PairKey]]]]] = {}
     for p in prepared:
         ctx = p.ctx
         spec = p.registry.task(ctx.case.task)
@@ -321,17 +318,17 @@ def _prefetch_chunk(prepared: Sequence[Prepared]) -> None:
             pairs += similarity_pairs(spec.name, ctx)
         if pairs:
             embedder = ctx.embedder
-            wanted.setdefault(id(embedder), (embedder, []))[1].append((p, pairs))
+            keys = [(tuple(a), tuple(b)) for a, b in pairs]
+            wanted.setdefault(id(embedder), (embedder, []))[1].append((p, keys))
     if not wanted:
         return
     # Loaded already, by the task modules that listed the comparisons.
     from .embeddings import compare_pairs
 
     for embedder, outputs in wanted.values():
-        answers = compare_pairs(embedder, [pair for _, pairs in outputs for pair in pairs])
-        for p, pairs in outputs:
-            p.compared = {key: answers[key] for key in
-                          ((tuple(a), tuple(b)) for a, b in pairs) if key in answers}
+        answers = compare_pairs(embedder, [key for _, keys in outputs for key in keys])
+        for p, keys in outputs:
+            p.compared = {key: answers[key] for key in keys if key in answers}
 
 
 def evaluate(

@@ -180,8 +180,6 @@ def _tfidf_matrices(groups: Sequence[Sequence[str]],
     features = new_text[starts].cumsum() - 1
     in_doc = doc[starts]
     df = np.bincount(features)
-    if len(groups) == 1:
-        return [_tfidf_rows(in_doc, features, tf, df, first_sightings, len(split))]
     # Each group's pairs, and its terms, are a run of their own.
     first_doc = np.cumsum([0, *(len(docs) for docs in groups)])
     pair_bounds = np.searchsorted(group_of_doc[in_doc], np.arange(len(groups) + 1)).tolist()
@@ -307,7 +305,7 @@ def _sorted_grams(words: Sequence[str], low: int, high: int,
         listed = np.concatenate([place[:len(within)][within] + (n - low) * width
                                  for n, within in zip(sizes, inside, strict=True)]
                                 + [place[word_starts[short]]])
-        keys = [*texts[::-1]]
+        keys = texts[::-1]
         if word_group is not None:
             keys.append(word_group[listed // per_word])
         order = np.lexsort((listed, *keys))

@@ -19,7 +19,6 @@ import re
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -337,26 +336,30 @@ def parts(reply: _Reply) -> tuple[Any, ...]:
 
 
 def test_a_complete_reply_is_read_whole() -> None:
-    completion = SimpleNamespace(
-        usage=SimpleNamespace(prompt_tokens=12, completion_tokens=3),
-        choices=[SimpleNamespace(message=SimpleNamespace(content="hi"), finish_reason="length"),
-                 SimpleNamespace(message=SimpleNamespace(content="second"),
-                                 finish_reason="stop")],
-    )
+    completion = {
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3},
+        "choices": [{"message": {"content": "hi"}, "finish_reason": "length"},
+                    {"message": {"content": "second"}, "finish_reason": "stop"}],
+    }
     reply = _read_completion(completion)
     assert parts(reply) == ("hi", 12.0, 3.0, None, "length")
     assert type(reply.prompt_tokens) is float and type(reply.completion_tokens) is float
 
 
 @pytest.mark.parametrize("completion", [
-    SimpleNamespace(),
-    SimpleNamespace(usage=None, choices=None),
-    SimpleNamespace(usage=SimpleNamespace(), choices=[]),
-    SimpleNamespace(usage=SimpleNamespace(), choices=[SimpleNamespace()]),
-    SimpleNamespace(usage=SimpleNamespace(prompt_tokens="12", completion_tokens=None),
-                    choices=[SimpleNamespace(message=SimpleNamespace(content=None),
-                                             finish_reason=7)]),
-], ids=["no-fields", "null-fields", "empty", "bare-choice", "wrong-types"])
+    {},
+    {"usage": None, "choices": None},
+    {"usage": {}, "choices": []},
+    {"usage": {}, "choices": [{}]},
+    {"usage": {"prompt_tokens": "12", "completion_tokens": None},
+     "choices": [{"message": {"content": None}, "finish_reason": 7}]},
+    {"usage": [12, 3], "choices": {"0": {"message": {"content": "hi"}}}},
+    {"usage": {}, "choices": ["hi", {"message": "hi"}]},
+    [{"choices": [{"message": {"content": "hi"}}]}],
+    "hi",
+    None,
+], ids=["no-fields", "null-fields", "empty", "bare-choice", "wrong-types", "wrong-containers",
+        "choice-not-an-object", "a-list", "a-string", "null"])
 def test_a_reply_missing_parts_reads_as_empty_and_unknown(completion: Any) -> None:
     assert parts(_read_completion(completion)) == ("", None, None, None, None)
 
@@ -495,7 +498,7 @@ def test_a_refused_response_format_is_a_failure_quoting_the_server(fake: Any) ->
         "type": "json_schema", "json_schema": {"name": "v", "schema": {"type": "object"}}}})
     [outcome] = calls(runner, (endpoint(server), request))
     assert server.requests == 1  # not retried: the same body would be refused again
-    assert outcome.error == f"HTTP 500: response_format refused: Error code: 500 - {message}"
+    assert outcome.error == f"HTTP 500: response_format refused: {message}"
     assert not outcome.budget_stopped
     counters = runner.usage("priced", "chat")
     assert (counters.failures, counters.budget_stopped, counters.retries) == (1, 0, 0)

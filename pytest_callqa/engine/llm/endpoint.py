@@ -1,48 +1,23 @@
 """Where a chat call goes: a model on an OpenAI-compatible server and the key to reach it,
 and a model under test as ``name=model@base_url``.
 
-Standard library only (the ``openai`` client is imported when a client is built), so the
-plugin can parse model entries while it reads its options.
+Standard library only (the HTTP library loads when a client is built), so the plugin can
+parse model entries while it reads its options.
 """
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
-import sys
 import urllib.parse
 from dataclasses import dataclass
-from types import ModuleType
-from typing import TYPE_CHECKING
 
 from ..core.defaults import DEFAULT_BASE_URL
+from .wire import ChatClient
 
-if TYPE_CHECKING:
-    import openai
-
-# Keyless OpenAI-compatible servers (vLLM, Ollama) ignore the header, but the client refuses
-# to start without some key.
+# Keyless OpenAI-compatible servers (vLLM, Ollama) ignore the header; a fixed stand-in keeps
+# the request the same shape whether or not a key was given.
 _DUMMY_KEY = "not-set"
-
-
-def load_openai() -> ModuleType:
-    """The ``openai`` package, imported with the cyclic garbage collector paused: the import
-    builds a few hundred thousand objects (its typed models) that live as long as the
-    process, so the collections it would trigger only walk them (~15 % of the import, which
-    stands before a run's first request)."""
-    loaded = sys.modules.get("openai")
-    if loaded is not None:
-        return loaded
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        # The reason for this function (see above): loaded with the first client.
-        import openai
-    finally:
-        if enabled:
-            gc.enable()
-    return openai
 
 
 class CallError(RuntimeError):
@@ -107,16 +82,8 @@ class Endpoint:
             text = text.replace(password, "<redacted>")
         return text
 
-    def client(self, timeout: float) -> openai.AsyncOpenAI:
-        # openai loads when a client is built, not when a model entry is parsed.
-        load_openai()
-        # Imported by load_openai just above; named here for the client.
-        import openai
-
-        return openai.AsyncOpenAI(
-            api_key=self.api_key_or_placeholder, base_url=self.base_url, timeout=timeout,
-            max_retries=0,
-        )
+    def client(self, timeout: float) -> ChatClient:
+        return ChatClient(self.base_url, self.api_key_or_placeholder, timeout)
 
     @property
     def client_key(self) -> tuple[str, str]:

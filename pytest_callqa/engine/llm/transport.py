@@ -12,13 +12,13 @@ both under the same limits). For every call it:
    the attempt's worst-case cost against the budget (settled with the real cost once the
    reply is in), so the spend can never pass the budget;
 4. retries 429, 408, 409, 5xx, timeouts and connection errors with exponential backoff and
-   jitter, never sooner than the server's ``Retry-After``; the ``openai`` client's own
-   retries are off so these rules are the only ones (and are what the tests check);
+   jitter, never sooner than the server's ``Retry-After``; these rules are the only retries
+   (wire.py's client has none of its own), and are what the tests check;
 5. checks the reply with the caller's ``check`` and, while it reports problems, re-asks with
    the problems spelled out (bounded), then stores a usable reply in the cache.
 
 :meth:`ChatRunner.cached` answers from memory and the disk cache alone, without a session:
-a batch answered wholly from the cache starts no event loop and never loads openai.
+a batch answered wholly from the cache starts no event loop and never loads the HTTP library.
 
 The API key is held by :class:`Endpoint` alone: it is never part of a cache key, an entry, a
 repr or a message; text that comes back from a server is redacted before it is kept. The
@@ -35,14 +35,14 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ..core.defaults import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from ..pricing import PriceTable
 from .budget import Budget, SpendLedger, completion_bound, no_price_message, worst_case
 from .cache import FileRateWindow, FileSlots, JudgeCache, content_key
 from .counters import ModelUsage
-from .endpoint import CallError, Endpoint, load_openai
+from .endpoint import CallError, Endpoint
 from .limits import (
     Backoff,
     LocalRateWindow,
@@ -50,9 +50,7 @@ from .limits import (
     refused_as_invalid,
     retry_after_seconds,
 )
-
-if TYPE_CHECKING:
-    import openai
+from .wire import ChatClient, ConnectionFailed, RequestTimeout, StatusError
 
 T = TypeVar("T")
 Check = Callable[[str], Sequence[str]]
@@ -122,7 +120,7 @@ class _Session:
     slots: FileSlots | LocalSlots
     rate: FileRateWindow | LocalRateWindow | None
     active: asyncio.Semaphore
-    clients: dict[tuple[str, str], openai.AsyncOpenAI] = field(default_factory=dict)
+    clients: dict[tuple[str, str], ChatClient] = field(default_factory=dict)
     inflight: dict[str, asyncio.Future[ChatOutcome]] = field(default_factory=dict)
 
 
@@ -415,7 +413,7 @@ class ChatRunner:
         return ChatOutcome(content=content, problems=problems, usage=usage, asks=ask + 1,
                            truncated=truncated)
 
-    def _client(self, session: _Session, endpoint: Endpoint) -> openai.AsyncOpenAI:
+    def _client(self, session: _Session, endpoint: Endpoint) -> ChatClient:
         client = session.clients.get(endpoint.client_key)
         if client is None:
             client = session.clients[endpoint.client_key] = endpoint.client(self.timeout)
@@ -427,12 +425,6 @@ class ChatRunner:
     ) -> tuple[_Reply | None, str | None, bool]:
         """One ask with transport retries: ``(reply, error, budget_stopped)``. With a
         budget, ``bound`` caps the completion tokens (the request carries it)."""
-        # openai loads with the first request, not with the runner (load_openai: quickly).
-        load_openai()
-        # Imported by load_openai just above; named here for its errors.
-        import openai
-        from openai.types.chat import ChatCompletion
-
         client = self._client(session, endpoint)
         body = {"model": endpoint.model, "messages": messages, **params}
         worst = (worst_case(self.prices, endpoint.model, body, bound)
@@ -455,34 +447,28 @@ class ChatRunner:
             billed = worst
             try:
                 stats.requests += 1
-                # The client's generic POST rather than ``chat.completions.create``: same
-                # HTTP stack, auth and error types, without re-walking every message through
-                # the typed-params transform, which costs more CPU than the rest of a call
-                # and at high concurrency delays the next request.
-                completion = await client.post("/chat/completions", cast_to=ChatCompletion,
-                                               body=body)
-            except openai.APIStatusError as exc:
+                completion = await client.complete(body)
+            except StatusError as exc:
                 billed = 0.0  # an error status: nothing was generated
-                status = exc.status_code
+                status = exc.status
                 last_error = f"HTTP {status}: {_detail(exc, endpoint)}"
                 if status in _FATAL_STATUS:
                     raise CallError(endpoint.redact(
                         f"{endpoint.model} at {endpoint.display_url}: {last_error}"
                     )) from None
-                if refused_as_invalid(status, str(getattr(exc, "message", exc))):
+                if refused_as_invalid(status, exc.message):
                     return None, f"HTTP {status}: response_format refused: " \
                                  f"{_detail(exc, endpoint)}", False
                 if status not in _RETRYABLE_STATUS and status < 500:
                     return None, endpoint.redact(last_error), False
-                retry_after = retry_after_seconds(exc.response.headers)
-            except openai.APITimeoutError:
+                retry_after = retry_after_seconds(exc.headers)
+            except RequestTimeout:
                 last_error = f"timed out after {self.timeout:g}s"
-            except openai.APIConnectionError as exc:
-                cause = exc.__cause__
-                last_error = f"connection failed: {type(cause).__name__ if cause else exc}"
-            except (openai.APIError, ValueError) as exc:
-                # ValueError: a body that is not JSON at all (a proxy's error page served
-                # with status 200), which the client does not wrap in an APIError.
+            except ConnectionFailed as exc:
+                last_error = f"connection failed: {exc.cause}"
+            except ValueError as exc:
+                # A body that is not JSON at all (a proxy's error page served with status
+                # 200).
                 return (None, endpoint.redact(f"unreadable response: {_detail(exc, endpoint)}"),
                         False)
             else:
@@ -559,18 +545,23 @@ def _shared(outcome: ChatOutcome) -> ChatOutcome:
 
 
 def _read_completion(completion: Any) -> _Reply:
-    """Content, token counts and finish reason of a completion, whatever the server left out."""
-    usage = getattr(completion, "usage", None)
-    prompt = getattr(usage, "prompt_tokens", None)
-    done = getattr(usage, "completion_tokens", None)
-    choices = getattr(completion, "choices", None) or []
-    first = choices[0] if choices else None
-    content = getattr(getattr(first, "message", None), "content", None)
-    finish = getattr(first, "finish_reason", None)
+    """Content, token counts and finish reason of a completion's JSON, whatever the server
+    left out or sent in the wrong shape."""
+    usage = _field(completion, "usage")
+    prompt = _field(usage, "prompt_tokens")
+    done = _field(usage, "completion_tokens")
+    choices = _field(completion, "choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    content = _field(_field(first, "message"), "content")
+    finish = _field(first, "finish_reason")
     return _Reply(content=content if isinstance(content, str) else "",
                   prompt_tokens=float(prompt) if isinstance(prompt, (int, float)) else None,
                   completion_tokens=float(done) if isinstance(done, (int, float)) else None,
                   cost=None, finish_reason=finish if isinstance(finish, str) else None)
+
+
+def _field(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else None
 
 
 def _detail(exc: Exception, endpoint: Endpoint) -> str:

@@ -1,0 +1,114 @@
+"""One chat completion over HTTP: a POST of a JSON body to an OpenAI-compatible
+``/chat/completions``, answered by the parsed JSON reply or by one of three errors.
+
+The calls go through ``httpx2``, the HTTP library the ``openai`` package itself sends with,
+rather than through the ``openai`` client: importing that package builds a typed model of
+every part of OpenAI's API (0.7-0.8 s of CPU on the 2-core machine of docs/performance.md,
+~0.1 s for httpx2 alone), and that import stood between every cold run's start, in one
+process and in each xdist worker, and its first request. The judge and the generator need
+one endpoint and a JSON reply. What the ``openai`` client did that matters to them is kept:
+the key as a bearer token, ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID`` as its headers, the
+environment's proxies, redirects followed, a pool far larger than any concurrency limit,
+one timeout for each phase of a request, and no retries of its own (transport.py has them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..._version import __version__
+
+if TYPE_CHECKING:
+    import httpx2
+
+_PATH = "chat/completions"
+
+
+class StatusError(Exception):
+    """The server answered with an error status; ``message`` is what it said."""
+
+    def __init__(self, status: int, message: str, headers: Mapping[str, str]) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+        self.message = message
+        self.headers = headers
+
+
+class RequestTimeout(Exception):
+    """No complete reply within the timeout."""
+
+
+class ConnectionFailed(Exception):
+    """The request could not be sent or its reply not received; ``cause`` names how (the
+    HTTP library's exception class, e.g. ``ConnectError``)."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+class ChatClient:
+    """The HTTP connections to one endpoint with one key. Close it in the event loop that
+    used it."""
+
+    def __init__(self, base_url: str, api_key: str, timeout: float) -> None:
+        # Loaded with the first client, so a run answered from the cache never loads it.
+        import httpx2
+
+        headers = {"Authorization": f"Bearer {api_key}",
+                   "User-Agent": f"pytest-callqa/{__version__}"}
+        for variable, header in (("OPENAI_ORG_ID", "OpenAI-Organization"),
+                                 ("OPENAI_PROJECT_ID", "OpenAI-Project")):
+            value = os.environ.get(variable)
+            if value:
+                headers[header] = value
+        # The trailing slash makes the request path relative to the whole base URL
+        # (``.../v1`` + ``chat/completions``), as the openai client joins them.
+        self._http: httpx2.AsyncClient = httpx2.AsyncClient(
+            base_url=base_url.rstrip("/") + "/", headers=headers, timeout=timeout,
+            follow_redirects=True,
+            limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
+        )
+        self._timeout_error = httpx2.TimeoutException
+        self._transport_error = httpx2.TransportError
+
+    async def complete(self, body: Mapping[str, Any]) -> Any:
+        """The reply's parsed JSON. Raises :class:`StatusError`, :class:`RequestTimeout`,
+        :class:`ConnectionFailed`, or :class:`ValueError` for a reply that is not JSON (a
+        proxy's error page served with status 200)."""
+        try:
+            response = await self._http.post(_PATH, json=body)
+        except self._timeout_error:
+            raise RequestTimeout() from None
+        except self._transport_error as exc:
+            raise ConnectionFailed(type(exc).__name__) from None
+        if response.status_code >= 400:
+            raise StatusError(response.status_code, error_message(response.text,
+                                                                   response.reason_phrase),
+                              response.headers)
+        return json.loads(response.text)
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+
+def error_message(text: str, reason: str) -> str:
+    """What an error reply says: its ``error.message`` (OpenAI's shape, which vLLM, Ollama
+    and llama.cpp follow), else its ``error`` or ``detail`` when that is text, else the whole
+    body, else the status's reason phrase."""
+    body = text.strip()
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return body or reason
+    if isinstance(parsed, dict):
+        error = parsed.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return str(error["message"])
+        for key in ("error", "detail"):
+            if isinstance(parsed.get(key), str):
+                return str(parsed[key])
+    return body

@@ -1,0 +1,165 @@
+"""The chat request on the wire (engine/llm/wire.py): what it sends, how it reads a reply
+and each kind of failure. Every server here is on 127.0.0.1 and stops with its test."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pytest_callqa.engine.llm.wire import (
+    ChatClient,
+    ConnectionFailed,
+    RequestTimeout,
+    StatusError,
+    error_message,
+)
+
+from .helpers import MODEL, SECRET
+
+BODY = {"model": MODEL, "messages": [{"role": "user", "content": "Say ok."}],
+        "temperature": 0}
+
+
+def complete(base_url: str, body: Any = BODY, timeout: float = 2.0,
+             api_key: str = SECRET) -> Any:
+    async def once() -> Any:
+        client = ChatClient(base_url, api_key, timeout)
+        try:
+            return await client.complete(body)
+        finally:
+            await client.close()
+
+    return asyncio.run(once())
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    """Answers every POST with a fixed completion and keeps its path and headers."""
+
+    seen: list[tuple[str, dict[str, str], Any]]
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.seen.append((self.path, dict(self.headers.items()), json.loads(raw)))
+        body = json.dumps({"choices": [{"message": {"content": "ok"}}]}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def recorder() -> Iterator[tuple[str, list[tuple[str, dict[str, str], Any]]]]:
+    seen: list[tuple[str, dict[str, str], Any]] = []
+    handler = type("Handler", (_Recorder,), {"seen": seen})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_real_openai_client_and_this_one_send_the_same_request_and_read_one_reply(
+        fake: Any) -> None:
+    # The fake server stands in for OpenAI in every judge test; the openai package's own
+    # client is the reference for what such a server is sent and answers.
+    import openai
+
+    server = fake()
+    schema = {"type": "object", "properties": {"verdict": {"type": "string"}},
+              "required": ["verdict"], "additionalProperties": False}
+    body = {**BODY, "response_format": {"type": "json_schema", "json_schema": {
+        "name": "verdict", "strict": True, "schema": schema}}}
+    reference = openai.OpenAI(api_key=SECRET, base_url=server.base_url, max_retries=0)
+    expected = reference.chat.completions.create(**body).model_dump()
+    reference.close()
+    got = complete(server.base_url, body)
+    assert server.requests == 2
+    first, second = server.log
+    assert first.path == second.path == "/v1/chat/completions"
+    assert first.body == second.body == body
+    assert first.authorization == second.authorization == f"Bearer {SECRET}"
+    assert got["choices"][0]["message"]["content"] == \
+        expected["choices"][0]["message"]["content"]
+    assert json.loads(got["choices"][0]["message"]["content"])["verdict"]
+    assert got["usage"]["prompt_tokens"] == expected["usage"]["prompt_tokens"] > 0
+
+
+@pytest.mark.parametrize("suffix", ["/v1", "/v1/"])
+def test_the_request_path_extends_the_base_url_with_or_without_its_slash(
+        recorder: Any, suffix: str) -> None:
+    base, seen = recorder
+    assert complete(base + suffix) == {"choices": [{"message": {"content": "ok"}}]}
+    [(path, _, body)] = seen
+    assert path == "/v1/chat/completions" and body == BODY
+
+
+def test_the_key_and_the_organisation_and_project_of_the_environment_are_sent(
+        recorder: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    base, seen = recorder
+    monkeypatch.delenv("OPENAI_ORG_ID", raising=False)
+    monkeypatch.delenv("OPENAI_PROJECT_ID", raising=False)
+    complete(base)
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-123")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-456")
+    complete(base)
+    (_, bare, _), (_, scoped, _) = seen
+    bare = {k.lower(): v for k, v in bare.items()}
+    scoped = {k.lower(): v for k, v in scoped.items()}
+    assert bare["authorization"] == scoped["authorization"] == f"Bearer {SECRET}"
+    assert bare["content-type"] == "application/json"
+    assert bare["user-agent"].startswith("pytest-callqa/")
+    assert "openai-organization" not in bare and "openai-project" not in bare
+    assert scoped["openai-organization"] == "org-123"
+    assert scoped["openai-project"] == "proj-456"
+
+
+def test_an_error_status_carries_the_servers_message_and_headers(fake: Any) -> None:
+    server = fake(schedule=["429"], retry_after="7")
+    with pytest.raises(StatusError) as info:
+        complete(server.base_url)
+    assert info.value.status == 429
+    assert info.value.message == "Rate limit reached (fake)"
+    assert info.value.headers["retry-after"] == "7"
+    assert str(info.value) == "HTTP 429: Rate limit reached (fake)"
+
+
+def test_a_reply_later_than_the_timeout_is_a_timeout(fake: Any) -> None:
+    server = fake(schedule=["timeout"], hang_s=2.0)
+    with pytest.raises(RequestTimeout):
+        complete(server.base_url, timeout=0.2)
+
+
+def test_a_refused_connection_is_named_by_the_http_librarys_error() -> None:
+    # Port 9 (discard) has no listener on the loopback: the connection is refused at once.
+    with pytest.raises(ConnectionFailed) as info:
+        complete("http://127.0.0.1:9/v1")
+    assert info.value.cause == "ConnectError"
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('{"error": {"message": "model not found", "type": "invalid_request_error"}}',
+     "model not found"),
+    ('{"error": "model not found"}', "model not found"),
+    ('{"detail": "Not Found"}', "Not Found"),
+    ('{"error": {"code": 404}}', '{"error": {"code": 404}}'),
+    ('{"error": {"message": 404}}', '{"error": {"message": 404}}'),
+    ("[1, 2]", "[1, 2]"),
+    ("  <html>Bad Gateway</html>\n", "<html>Bad Gateway</html>"),
+    ("", "Service Unavailable"),
+    ("   ", "Service Unavailable"),
+], ids=["openai-shape", "error-text", "detail-text", "error-without-message",
+        "message-not-text", "json-not-an-object", "not-json", "empty", "blank"])
+def test_an_error_reply_is_read_for_what_the_server_said(text: str, said: str) -> None:
+    assert error_message(text, "Service Unavailable") == said

@@ -256,7 +256,7 @@ def fake(fake: Callable[..., Any]) -> Callable[..., Any]:
 
 @pytest.fixture(scope="session")
 def _openai_imported() -> None:
-    """One real call through the judge before any inner run: the openai client imports much
+    """One real call through the judge before any inner run: the HTTP client imports parts
     of itself lazily, and pytester drops what an inner run imported (numpy-style C
     extensions cannot be imported twice)."""
     from pytest_callqa.engine.core.cases import GoldenCase

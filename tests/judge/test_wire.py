@@ -4,9 +4,7 @@ and each kind of failure. Every server here is on 127.0.0.1 and stops with its t
 from __future__ import annotations
 
 import asyncio
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +18,7 @@ from pytest_callqa.engine.llm.wire import (
     error_message,
 )
 
-from .helpers import MODEL, SECRET
+from .helpers import MODEL, SECRET, fixed_reply
 
 BODY = {"model": MODEL, "messages": [{"role": "user", "content": "Say ok."}],
         "temperature": 0}
@@ -38,36 +36,13 @@ def complete(base_url: str, body: Any = BODY, timeout: float = 2.0,
     return asyncio.run(once())
 
 
-class _Recorder(http.server.BaseHTTPRequestHandler):
-    """Answers every POST with a fixed completion and keeps its path and headers."""
-
-    seen: list[tuple[str, dict[str, str], Any]]
-
-    def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-        self.seen.append((self.path, dict(self.headers.items()), json.loads(raw)))
-        body = json.dumps({"choices": [{"message": {"content": "ok"}}]}).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
+REPLY = {"choices": [{"message": {"content": "ok"}}]}
 
 
 @pytest.fixture
-def recorder() -> Iterator[tuple[str, list[tuple[str, dict[str, str], Any]]]]:
-    seen: list[tuple[str, dict[str, str], Any]] = []
-    handler = type("Handler", (_Recorder,), {"seen": seen})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+def recorder() -> Iterator[tuple[str, list[tuple[str, dict[str, str], bytes]]]]:
+    with fixed_reply(json.dumps(REPLY).encode()) as served:
+        yield served
 
 
 def test_the_real_openai_client_and_this_one_send_the_same_request_and_read_one_reply(
@@ -100,9 +75,9 @@ def test_the_real_openai_client_and_this_one_send_the_same_request_and_read_one_
 def test_the_request_path_extends_the_base_url_with_or_without_its_slash(
         recorder: Any, suffix: str) -> None:
     base, seen = recorder
-    assert complete(base + suffix) == {"choices": [{"message": {"content": "ok"}}]}
+    assert complete(base + suffix) == REPLY
     [(path, _, body)] = seen
-    assert path == "/v1/chat/completions" and body == BODY
+    assert path == "/v1/chat/completions" and json.loads(body) == BODY
 
 
 def test_the_key_and_the_organisation_and_project_of_the_environment_are_sent(

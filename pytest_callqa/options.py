@@ -27,6 +27,7 @@ from .engine.core.defaults import (
     DEFAULT_TIMEOUT_S,
     RESPONSE_FORMATS,
 )
+from .engine.llm.endpoint import url_problem
 from .engine.pricing import PriceError, PriceTable
 from .run.settings import (
     DEFAULT_REGRESSION_TOLERANCE,
@@ -403,6 +404,9 @@ def read_settings(config: pytest.Config) -> Settings:
                    or config.getini(ini_name(JUDGE_MODEL_OPTION)) or None)
     base_url = (config.getoption(ini_name(JUDGE_BASE_URL_OPTION))
                 or config.getini(ini_name(JUDGE_BASE_URL_OPTION)) or None)
+    problem = url_problem(str(base_url)) if base_url is not None else None
+    if problem is not None:
+        raise pytest.UsageError(f"{JUDGE_BASE_URL_OPTION}: the URL is not usable: {problem}")
     concurrency = _number(config, CONCURRENCY_OPTION, int, minimum=1)
     max_input = _number(config, MAX_INPUT_OPTION, int, minimum=1)
     rpm = _number(config, RPM_OPTION, int, minimum=1)

@@ -243,7 +243,7 @@ class Resolver:
         # Only a run with live models needs asyncio here,
         import asyncio
 
-        # and the generator (with the openai client).
+        # and the generator.
         from ..engine.generate import OpenAIGenerator
 
         self.check_endpoints()

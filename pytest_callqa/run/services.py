@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.core.defaults import DEFAULT_BASE_URL
 from ..engine.core.embedder_names import identity_by_name
-from .settings import CallqaUsageError, Settings, display_path
+from .settings import CallqaCallError, CallqaUsageError, Settings, display_path
 
 if TYPE_CHECKING:
     from ..engine.core.context import Deferred
@@ -141,17 +141,22 @@ class Services:
                 from ..engine.judges.llm import OpenAIJudge
 
                 local = self.local_info() if self.settings.local_judge else None
-                self._judge = OpenAIJudge(
-                    self.settings.judge_model_name, base_url=self.judge_base_url(),
-                    api_key=self.judge_api_key(), mode=self.settings.judge_mode,
-                    runner=self.runner(),
-                    response_format=self.settings.judge_response_format,
-                    max_input_tokens=self.settings.judge_max_input_tokens,
-                    context_window=local.n_ctx if local is not None else None,
-                    backend=self.settings.judge,
-                    on_progress=self.on_progress,
-                    before_send=self.before_send,
-                )
+                try:
+                    self._judge = OpenAIJudge(
+                        self.settings.judge_model_name, base_url=self.judge_base_url(),
+                        api_key=self.judge_api_key(), mode=self.settings.judge_mode,
+                        runner=self.runner(),
+                        response_format=self.settings.judge_response_format,
+                        max_input_tokens=self.settings.judge_max_input_tokens,
+                        context_window=local.n_ctx if local is not None else None,
+                        backend=self.settings.judge,
+                        on_progress=self.on_progress,
+                        before_send=self.before_send,
+                    )
+                except ValueError as exc:
+                    # A setting the options could not check (OPENAI_BASE_URL): every call
+                    # would fail, so every test that needs the judge reports this error.
+                    raise CallqaCallError(f"callqa: the judge cannot be used: {exc}") from None
                 if self.settings.judge_repeats > 1:
                     # Loaded only when the judge is asked more than once per verdict.
                     from ..engine.judges.repeats import RepeatedJudge
@@ -168,20 +173,26 @@ class Services:
     def preflight(self, live: Mapping[str, ModelSpec]) -> list[str]:
         """What stops the run before its first call: one problem per endpoint (the judge's,
         each live model's) that cannot be used, each naming what to set."""
-        # The check builds an openai client; only a run that calls a server gets here.
+        # Stdlib only, but kept out of start-up: only a run that calls a server checks one.
         from ..engine.llm.endpoint import Endpoint
         from ..engine.llm.preflight import check_endpoint
 
-        endpoints: dict[tuple[str, str], tuple[Endpoint, str]] = {}
+        wanted: list[tuple[str, str, str | None, str | None]] = []
         if self.settings.llm_judge:
-            judge = Endpoint(self.settings.judge_model_name, self.judge_base_url(),
-                             self.judge_api_key())
-            endpoints[(judge.base_url, judge.model)] = (judge, "judge")
-        for name, spec in live.items():
-            endpoint = Endpoint(spec.model, spec.base_url)
-            endpoints.setdefault((endpoint.base_url, endpoint.model),
-                                 (endpoint, f"live model {name!r}"))
+            wanted.append(("judge", self.settings.judge_model_name, self.judge_base_url(),
+                           self.judge_api_key()))
+        wanted += [(f"live model {name!r}", spec.model, spec.base_url, None)
+                   for name, spec in live.items()]
+        endpoints: dict[tuple[str, str], tuple[Endpoint, str]] = {}
         problems = []
+        for what, model, base_url, key in wanted:
+            try:
+                endpoint = Endpoint(model, base_url, key)
+            except ValueError as exc:
+                # OPENAI_BASE_URL, the one source the options could not check.
+                problems.append(f"the {what}: {exc}")
+                continue
+            endpoints.setdefault((endpoint.base_url, endpoint.model), (endpoint, what))
         for endpoint, what in endpoints.values():
             problem = check_endpoint(endpoint, timeout=min(self.settings.timeout, 10.0),
                                      what=what)

@@ -82,16 +82,24 @@ def tree_text(root: Path) -> str:
 
 
 class _FixedReply(http.server.BaseHTTPRequestHandler):
-    """Answers every POST with status 200 and ``body``, served as JSON whatever it holds, and
-    keeps each request's path, headers and raw body in ``seen``."""
+    """Answers every POST with ``status`` and ``body``, served as JSON whatever it holds, and
+    keeps each request's path, headers and raw body in ``seen``. A path under ``/moved`` is
+    redirected (307, which keeps the method and body) to the same path without it."""
 
     body: bytes
+    status: int
     seen: list[tuple[str, dict[str, str], bytes]]
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length", 0)))
         self.seen.append((self.path, dict(self.headers.items()), raw))
-        self.send_response(200)
+        if self.path.startswith("/moved/"):
+            self.send_response(307)
+            self.send_header("location", self.path.removeprefix("/moved"))
+            self.send_header("content-length", "0")
+            self.end_headers()
+            return
+        self.send_response(self.status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(self.body)))
         self.end_headers()
@@ -102,11 +110,12 @@ class _FixedReply(http.server.BaseHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def fixed_reply(body: bytes) -> Iterator[tuple[str, list[tuple[str, dict[str, str], bytes]]]]:
-    """A server on 127.0.0.1 that answers every POST with ``body``: its base URL (no path)
-    and the requests it saw. Stopped on leaving the block."""
+def fixed_reply(body: bytes, status: int = 200,
+                ) -> Iterator[tuple[str, list[tuple[str, dict[str, str], bytes]]]]:
+    """A server on 127.0.0.1 that answers every POST with ``status`` and ``body``: its base
+    URL (no path) and the requests it saw. Stopped on leaving the block."""
     seen: list[tuple[str, dict[str, str], bytes]] = []
-    handler = type("Handler", (_FixedReply,), {"body": body, "seen": seen})
+    handler = type("Handler", (_FixedReply,), {"body": body, "status": status, "seen": seen})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:

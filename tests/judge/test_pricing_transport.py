@@ -16,7 +16,7 @@ from pytest_callqa.engine.llm.budget import (
     prompt_bound,
     worst_case,
 )
-from pytest_callqa.engine.llm.endpoint import CallError, Endpoint, safe_url
+from pytest_callqa.engine.llm.endpoint import CallError, Endpoint, ModelSpec, safe_url, url_problem
 from pytest_callqa.engine.llm.limits import Backoff, retry_after_seconds
 from pytest_callqa.engine.llm.transport import ChatRequest
 from pytest_callqa.engine.pricing import (
@@ -115,6 +115,41 @@ def test_backoff_grows_with_jitter_and_a_cap() -> None:
 def test_credentials_are_stripped_from_urls() -> None:
     assert safe_url("https://u:p@host:8443/v1") == "https://host:8443/v1"
     assert safe_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+
+
+@pytest.mark.parametrize(("url", "problem"), [
+    ("https://api.openai.com/v1", None),
+    ("http://user:pw@127.0.0.1:8000/v1/", None),
+    ("http://[::1]:8000/v1", None),
+    ("http://[::1/v1", "it cannot be parsed (Invalid IPv6 URL)"),
+    ("http://127.0.0.1:80a0/v1", "it cannot be parsed (Port could not be cast to integer "
+                                 "value as '80a0')"),
+    ("http://127.0.0.1:99999/v1", "it cannot be parsed (Port out of range 0-65535)"),
+    ("ftp://127.0.0.1/v1", "it is not an http:// or https:// URL"),
+    ("127.0.0.1:8000/v1", "it is not an http:// or https:// URL"),
+    ("http:///v1", "it names no host"),
+    ("http://", "it names no host"),
+])
+def test_a_base_url_that_cannot_reach_a_server_is_named_without_repeating_it(
+        url: str, problem: str | None) -> None:
+    assert url_problem(url) == problem
+
+
+def test_an_unusable_base_url_is_refused_saying_where_it_came_from(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://user:{SECRET}@[::1/v1")
+    with pytest.raises(ValueError) as from_env:
+        Endpoint("gpt-4o-mini")
+    with pytest.raises(ValueError) as given:
+        Endpoint("gpt-4o-mini", "ftp://127.0.0.1/v1")
+    with pytest.raises(ValueError) as listed:
+        ModelSpec.parse("candidate=m@http://[::1/v1")
+    assert str(from_env.value) == ("OPENAI_BASE_URL of model 'gpt-4o-mini' is not usable: "
+                                   "it cannot be parsed (Invalid IPv6 URL)")
+    assert str(given.value) == ("the base URL of model 'gpt-4o-mini' is not usable: it is "
+                                "not an http:// or https:// URL")
+    assert str(listed.value) == ("the base URL of model 'm' is not usable: it cannot be "
+                                 "parsed (Invalid IPv6 URL)")
 
 
 def test_the_key_is_not_part_of_cache_keys_or_reprs() -> None:

@@ -120,7 +120,48 @@ def test_a_refused_connection_is_named_by_the_http_librarys_error() -> None:
     # Port 9 (discard) has no listener on the loopback: the connection is refused at once.
     with pytest.raises(ConnectionFailed) as info:
         complete("http://127.0.0.1:9/v1")
-    assert info.value.cause == "ConnectError"
+    assert info.value.cause == str(info.value) == "ConnectError"
+
+
+def test_a_redirect_loop_is_a_failed_connection_named_by_its_error(recorder: Any) -> None:
+    # Each hop drops one "/moved"; 25 of them are more hops than the client follows (20).
+    base, seen = recorder
+    with pytest.raises(ConnectionFailed) as info:
+        complete(base + "/moved" * 25 + "/v1")
+    assert info.value.cause == "TooManyRedirects"
+    assert len(seen) == 21
+
+
+def test_an_error_status_with_an_empty_body_is_named_by_its_reason_phrase() -> None:
+    with fixed_reply(b"", status=503) as (base, _), pytest.raises(StatusError) as info:
+        complete(base + "/v1")
+    assert (info.value.status, info.value.message) == (503, "Service Unavailable")
+
+
+def test_a_redirect_is_followed_with_the_same_request(recorder: Any) -> None:
+    base, seen = recorder
+    assert complete(base + "/moved/v1") == REPLY
+    assert [path for path, _, _ in seen] == ["/moved/v1/chat/completions",
+                                             "/v1/chat/completions"]
+    assert json.loads(seen[0][2]) == json.loads(seen[1][2]) == BODY
+
+
+def test_the_pool_holds_more_connections_than_any_usual_concurrency(fake: Any) -> None:
+    # httpx2's own default pool stops at 100 connections, which would hold back a run
+    # configured for more concurrent requests than that: all 120 must be in flight at once.
+    server = fake(latency=0.3)
+
+    async def together() -> None:
+        client = ChatClient(server.base_url, SECRET, 5.0)
+        try:
+            await asyncio.gather(*(client.complete(
+                {**BODY, "messages": [{"role": "user", "content": f"call {i}"}]})
+                for i in range(120)))
+        finally:
+            await client.close()
+
+    asyncio.run(together())
+    assert server.requests == server.peak_in_flight == 120
 
 
 @pytest.mark.parametrize(("text", "said"), [

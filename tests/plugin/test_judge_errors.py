@@ -79,6 +79,46 @@ def test_openai_without_a_key_stops_the_run_naming_the_variable(
         "'gpt-4o-mini') needs an API key and none is set: export OPENAI_API_KEY*")
 
 
+def test_an_unusable_judge_base_url_is_a_usage_error_naming_the_option(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    judge_at(llm, "http://127.0.0.1:80a0/v1")
+    llm.project.write_tests(SUITE)
+    assert_stopped(pytester, "*--callqa-judge-base-url: the URL is not usable: it cannot be "
+                             "parsed (Port could not be cast to integer value as '80a0')*")
+
+
+def test_an_unusable_openai_base_url_makes_every_judged_test_an_error_saying_so(
+    llm: LLMProject, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://[::1/v1")
+    judge_at(llm, None)
+    llm.project.write_tests(SUITE)
+    result = pytester.runpytest("--no-callqa-benchmarks")
+    # A failure of the tool: errors, never failures of the model under test.
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*callqa: the judge cannot be used: OPENAI_BASE_URL of model "
+                                 "'gpt-4o-mini' is not usable: it cannot be parsed (Invalid "
+                                 "IPv6 URL)*"])
+
+
+def test_an_unusable_openai_base_url_of_the_judge_stops_a_run_with_live_models(
+    llm: LLMProject, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The live model's outputs are generated before anything is judged, so the preflight of
+    # every endpoint (the judge's included) comes first.
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://[::1/v1")
+    judge_at(llm, None)
+    llm.project.write_tests(SUITE)
+    result = pytester.runpytest("--no-callqa-benchmarks",
+                                f"--callqa-models=live=gpt-4o-mini@{llm.server.base_url}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*callqa: preflight: the judge: OPENAI_BASE_URL of model "
+                                 "'gpt-4o-mini' is not usable: it cannot be parsed (Invalid "
+                                 "IPv6 URL)*"])
+    assert llm.server.requests == 0
+
+
 def test_a_model_the_server_does_not_serve_is_named(
     llm: LLMProject, pytester: pytest.Pytester
 ) -> None:

@@ -31,6 +31,22 @@ def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return first_error(first) if isinstance(first, BaseExceptionGroup) else first
 
 
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a server's base URL (not http or https, no host, not parsable),
+    in words that do not repeat it (it may hold credentials); None when it can."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        # The port is parsed when it is read: one that is not a number raises here.
+        host, _ = parts.hostname, parts.port
+    except ValueError as exc:
+        return f"it cannot be parsed ({exc})"
+    if parts.scheme not in ("http", "https"):
+        return "it is not an http:// or https:// URL"
+    if not host:
+        return "it names no host"
+    return None
+
+
 def safe_url(url: str) -> str:
     """``url`` without credentials in its authority part (``https://user:pw@host``)."""
     parts = urllib.parse.urlsplit(url)
@@ -55,6 +71,10 @@ class Endpoint:
             raise ValueError("a model name is required")
         self.model = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        problem = url_problem(self.base_url)
+        if problem is not None:
+            source = "the base URL" if base_url else "OPENAI_BASE_URL"
+            raise ValueError(f"{source} of model {model!r} is not usable: {problem}")
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or ""
 
     def __repr__(self) -> str:
@@ -121,4 +141,7 @@ class ModelSpec:
         if not model:
             raise ValueError(f"model spec {text!r} names no model; expected "
                              "'name=model@base_url' (name and @base_url optional)")
+        problem = url_problem(base_url) if base_url is not None else None
+        if problem is not None:
+            raise ValueError(f"the base URL of model {model!r} is not usable: {problem}")
         return cls(name=name or model, model=model, base_url=base_url)

@@ -42,8 +42,8 @@ class RequestTimeout(Exception):
 
 
 class ConnectionFailed(Exception):
-    """The request could not be sent or its reply not received; ``cause`` names how (the
-    HTTP library's exception class, e.g. ``ConnectError``)."""
+    """The request could not be sent or its reply not received whole; ``cause`` names how
+    (the HTTP library's exception class: ``ConnectError``, ``TooManyRedirects``...)."""
 
     def __init__(self, cause: str) -> None:
         super().__init__(cause)
@@ -73,7 +73,9 @@ class ChatClient:
             limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
         )
         self._timeout_error = httpx2.TimeoutException
-        self._transport_error = httpx2.TransportError
+        # Every failure of the request itself, not only the transport's: a redirect loop or
+        # a body that cannot be decoded is as much a failed call as a refused connection.
+        self._request_error = httpx2.RequestError
 
     async def complete(self, body: Mapping[str, Any]) -> Any:
         """The reply's parsed JSON. Raises :class:`StatusError`, :class:`RequestTimeout`,
@@ -83,7 +85,7 @@ class ChatClient:
             response = await self._http.post(_PATH, json=body)
         except self._timeout_error:
             raise RequestTimeout() from None
-        except self._transport_error as exc:
+        except self._request_error as exc:
             raise ConnectionFailed(type(exc).__name__) from None
         if response.status_code >= 400:
             raise StatusError(response.status_code, error_message(response.text,

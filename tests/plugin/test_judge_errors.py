@@ -88,34 +88,38 @@ def test_an_unusable_judge_base_url_is_a_usage_error_naming_the_option(
                              "parsed (Port could not be cast to integer value as '80a0')*")
 
 
-def test_an_unusable_openai_base_url_makes_every_judged_test_an_error_saying_so(
-    llm: LLMProject, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
+UNUSABLE_ENV_URL = ("OPENAI_BASE_URL of model 'gpt-4o-mini' is not usable: it cannot be "
+                    "parsed (Invalid IPv6 URL)")
+
+
+@pytest.fixture
+def judge_from_a_bad_environment(llm: LLMProject, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite with the LLM judge at an ``OPENAI_BASE_URL`` that cannot be parsed."""
     monkeypatch.setenv("OPENAI_BASE_URL", "http://[::1/v1")
     judge_at(llm, None)
     llm.project.write_tests(SUITE)
+
+
+@pytest.mark.usefixtures("judge_from_a_bad_environment")
+def test_an_unusable_openai_base_url_makes_every_judged_test_an_error_saying_so(
+    pytester: pytest.Pytester
+) -> None:
     result = pytester.runpytest("--no-callqa-benchmarks")
     # A failure of the tool: errors, never failures of the model under test.
     result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(["*callqa: the judge cannot be used: OPENAI_BASE_URL of model "
-                                 "'gpt-4o-mini' is not usable: it cannot be parsed (Invalid "
-                                 "IPv6 URL)*"])
+    result.stdout.fnmatch_lines([f"*callqa: the judge cannot be used: {UNUSABLE_ENV_URL}*"])
 
 
+@pytest.mark.usefixtures("judge_from_a_bad_environment")
 def test_an_unusable_openai_base_url_of_the_judge_stops_a_run_with_live_models(
-    llm: LLMProject, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    llm: LLMProject, pytester: pytest.Pytester
 ) -> None:
     # The live model's outputs are generated before anything is judged, so the preflight of
     # every endpoint (the judge's included) comes first.
-    monkeypatch.setenv("OPENAI_BASE_URL", "http://[::1/v1")
-    judge_at(llm, None)
-    llm.project.write_tests(SUITE)
     result = pytester.runpytest("--no-callqa-benchmarks",
                                 f"--callqa-models=live=gpt-4o-mini@{llm.server.base_url}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*callqa: preflight: the judge: OPENAI_BASE_URL of model "
-                                 "'gpt-4o-mini' is not usable: it cannot be parsed (Invalid "
-                                 "IPv6 URL)*"])
+    result.stderr.fnmatch_lines([f"*callqa: preflight: the judge: {UNUSABLE_ENV_URL}*"])
     assert llm.server.requests == 0
 
 

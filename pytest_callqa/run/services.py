@@ -177,22 +177,22 @@ class Services:
         from ..engine.llm.endpoint import Endpoint
         from ..engine.llm.preflight import check_endpoint
 
-        wanted: list[tuple[str, str, str | None, str | None]] = []
-        if self.settings.llm_judge:
-            wanted.append(("judge", self.settings.judge_model_name, self.judge_base_url(),
-                           self.judge_api_key()))
-        wanted += [(f"live model {name!r}", spec.model, spec.base_url, None)
-                   for name, spec in live.items()]
         endpoints: dict[tuple[str, str], tuple[Endpoint, str]] = {}
         problems = []
-        for what, model, base_url, key in wanted:
+        if self.settings.llm_judge:
             try:
-                endpoint = Endpoint(model, base_url, key)
+                judge = Endpoint(self.settings.judge_model_name, self.judge_base_url(),
+                                 self.judge_api_key())
             except ValueError as exc:
-                # OPENAI_BASE_URL, the one source the options could not check.
-                problems.append(f"the {what}: {exc}")
-                continue
-            endpoints.setdefault((endpoint.base_url, endpoint.model), (endpoint, what))
+                # OPENAI_BASE_URL, the one source the options could not check (a live
+                # model's entry always names its base URL, checked when it was read).
+                problems.append(f"the judge: {exc}")
+            else:
+                endpoints[(judge.base_url, judge.model)] = (judge, "judge")
+        for name, spec in live.items():
+            endpoint = Endpoint(spec.model, spec.base_url)
+            endpoints.setdefault((endpoint.base_url, endpoint.model),
+                                 (endpoint, f"live model {name!r}"))
         for endpoint, what in endpoints.values():
             problem = check_endpoint(endpoint, timeout=min(self.settings.timeout, 10.0),
                                      what=what)

@@ -91,7 +91,7 @@ class ChatClient:
             raise StatusError(response.status_code, error_message(response.text,
                                                                    response.reason_phrase),
                               response.headers)
-        return json.loads(response.text)
+        return response.json()
 
     async def close(self) -> None:
         await self._http.aclose()

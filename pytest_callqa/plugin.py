@@ -8,7 +8,7 @@ a test first asks for a golden case, never by a run that evaluates nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -23,9 +23,9 @@ from .progress import TerminalProgress
 from .repeats import RECORD_KEY, RUNS_ATTR, call_runs, describe, item_runs, status_word
 from .run.deliver import BaselineError, read_baseline
 from .run.junit import result_properties
-from .run.resolver import PreflightFailed
 from .run.services import LOCAL_SERVER_KEY
 from .run.settings import LIVE, CallqaCallError, CallqaUsageError, Missing, display_path
+from .run.verdicts import PreflightFailed
 from .selection import (
     CASE_FIXTURE,
     CASE_MARKER,
@@ -335,30 +335,39 @@ def _release(item: pytest.Item) -> None:
         _state(item.config).resolver.forget(*key)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session: pytest.Session) -> None:
-    """Fires once, before the first test: the only process, or each xdist worker, sends the
-    judge and generation calls of its share of the pairs concurrently, with a progress
-    indication (the xdist controller, which runs no test, checks the endpoints). A run
-    without such calls, or answered wholly from the cache, sends nothing here."""
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
+    """Wraps the test loop. Before the first test, the only process, or each xdist worker,
+    sends the judge and generation calls of its share of the pairs concurrently, with a
+    progress indication (the xdist controller, which runs no test, checks the endpoints); a
+    run answered wholly from the cache sends nothing. A single process's judge batch goes on
+    beside its tests; after the last test it has ended, and a run that stops early (``-x``,
+    Ctrl-C: pytest raises out of its loop) cancels the rest, which no test will read."""
     config = session.config
-    if config.option.collectonly or (
+    if not config.option.collectonly and not (
             session.testsfailed and not config.option.continue_on_collection_errors):
-        return  # pytest's own runtestloop stops the run
+        _resolve_up_front(config)  # else pytest's own runtestloop stops the run
+    try:
+        outcome = yield
+    except BaseException:
+        _state(config).resolver.close(interrupted=True)
+        raise
+    _state(config).resolver.close()
+    return outcome
+
+
+def _resolve_up_front(config: pytest.Config) -> None:
     state = _state(config)
-    if state.settings.local_judge and not state.is_worker and state.resolver.pending:
-        _start_local_server(state)
-    if config.pluginmanager.hasplugin("dsession"):
-        _controller_preflight(state)
-        return
-    if not state.is_worker:
+    controller = config.pluginmanager.hasplugin("dsession")
+    if not state.is_worker and not controller:
         state.progress = TerminalProgress.of(config)
     try:
-        state.resolver.resolve_up_front()
+        state.resolve_up_front(controller=controller)
     except PreflightFailed as exc:
-        if state.is_worker:
-            return  # the controller has stopped the run with the reason
-        raise _preflight_error(exc.problems) from None
+        if not state.is_worker:  # a worker's controller has stopped the run with the reason
+            raise _preflight_error(exc.problems) from None
+    except CallqaUsageError as exc:  # e.g. the local judge's server did not start
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _start_local_server(state: CallqaSession) -> None:
@@ -406,17 +415,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         state.services.close()
         if state.summary.has_evaluations:
             skip_exit_collection()
-
-
-def _controller_preflight(state: CallqaSession) -> None:
-    """The xdist controller checks every endpoint the run may call, before its workers send
-    anything, by the configuration alone (it collects nothing)."""
-    settings = state.settings
-    if not settings.preflight or not (settings.llm_judge or state.catalog.live_models()):
-        return
-    problems = state.services.preflight(state.catalog.live_models())
-    if problems:
-        raise _preflight_error(problems)
 
 
 def _preflight_error(problems: list[str]) -> pytest.UsageError:

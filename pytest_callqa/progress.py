@@ -74,5 +74,11 @@ class TerminalProgress:
             self.quarter, self.shown = quarter, now
             self._write(line, final=False)
 
+    def detach(self) -> None:
+        """The calls go on while the tests run: the line rewritten in place is ended, and no
+        count is shown until :meth:`finish` (between tests' results, it would break them)."""
+        if self.tty:
+            self._write(self._fit(f"callqa: {self.text}..."), final=True)
+
     def finish(self, text: str) -> None:
         self._write(f"callqa: {text}", final=True)

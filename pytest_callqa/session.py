@@ -17,6 +17,7 @@ from .run.services import Services
 from .run.settings import CallqaUsageError, Settings
 from .run.summary import Summary
 from .run.usage import Usage
+from .run.verdicts import PreflightFailed
 
 if TYPE_CHECKING:
     from .run.host import Host, Progress
@@ -116,6 +117,24 @@ class CallqaSession:
     def _preload_after(self, after_s: float) -> None:
         self._preload_now.wait(after_s)
         self.summary.preload()
+
+    def resolve_up_front(self, *, controller: bool) -> None:
+        """Before the first test: the local judge's server is started (by the only process
+        or the xdist controller), then the controller checks every endpoint the run may call
+        before its workers send anything, by the configuration alone (it collects nothing),
+        or this process sends its share of the calls (:meth:`Resolver.resolve_up_front`).
+        Raises :class:`PreflightFailed`, or :class:`CallqaUsageError` for a server that
+        did not start."""
+        if self.settings.local_judge and not self.is_worker and self.resolver.pending:
+            self.services.local_info()
+        if not controller:
+            self.resolver.resolve_up_front()
+            return
+        settings = self.settings
+        if settings.preflight and (settings.llm_judge or self.catalog.live_models()):
+            problems = self.services.preflight(self.catalog.live_models())
+            if problems:
+                raise PreflightFailed(problems)
 
     def _on_progress(self, done: int, total: int) -> None:
         self.resolver.on_progress(done, total)

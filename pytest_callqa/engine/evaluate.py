@@ -12,13 +12,13 @@ each output's beside it for ``finish``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .core.cases import GoldenCase
 from .core.context import Deferred, EvalContext, check_structure, parse_output
-from .core.judging import Judge, JudgeRequest, JudgeVerdict
+from .core.judging import Judge, JudgeRequest, JudgeVerdict, StreamingJudge
 from .core.memo import in_batch_memo
 from .core.metrics import TaskSpec
 from .core.results import MetricResult, TaskResult
@@ -251,6 +251,52 @@ def judge_batch(judge: Judge, prepared: Sequence[Prepared]) -> list[list[JudgeVe
     per prepared output."""
     requests = [r for p in prepared for r in p.requests]
     verdicts = judge.judge(requests) if requests else []
+    return _split(judge, prepared, requests, verdicts)
+
+
+def judge_batch_as_ready(judge: StreamingJudge, prepared: Sequence[Prepared],
+                         on_ready: Callable[[int, list[JudgeVerdict]], None],
+                         ) -> list[list[JudgeVerdict]]:
+    """:func:`judge_batch`, also handing ``on_ready(index, verdicts)`` each prepared output's
+    verdicts as soon as the last of them is in (on the thread that runs the batch), once
+    per output and exactly as the batch returns them: a judgement asked twice in the batch
+    is charged to its first asker, as :meth:`Judge.judge` does."""
+    requests = [r for p in prepared for r in p.requests]
+    # Which outputs each request key completes, and where each key is first asked.
+    waiting: dict[str, list[int]] = {}
+    missing: list[set[str]] = []
+    first: dict[str, tuple[int, int]] = {}
+    for index, p in enumerate(prepared):
+        keys = {r.key for r in p.requests}
+        missing.append(keys)
+        for key in keys:
+            waiting.setdefault(key, []).append(index)
+        for position, r in enumerate(p.requests):
+            first.setdefault(r.key, (index, position))
+    known: dict[str, JudgeVerdict] = {}
+
+    def ready(index: int) -> None:
+        on_ready(index, [known[r.key] if first[r.key] == (index, position)
+                         else replace(known[r.key], usage={})
+                         for position, r in enumerate(prepared[index].requests)])
+
+    def arrived(new: Mapping[str, JudgeVerdict]) -> None:
+        known.update(new)
+        for key in new:
+            for index in waiting.pop(key, ()):
+                missing[index].discard(key)
+                if not missing[index]:
+                    ready(index)
+
+    for index, keys in enumerate(missing):
+        if not keys:
+            ready(index)
+    verdicts = judge.judge_as_ready(requests, arrived) if requests else []
+    return _split(judge, prepared, requests, verdicts)
+
+
+def _split(judge: Judge, prepared: Sequence[Prepared], requests: list[JudgeRequest],
+           verdicts: list[JudgeVerdict]) -> list[list[JudgeVerdict]]:
     if len(verdicts) != len(requests):
         raise RuntimeError(
             f"judge {judge.name!r} answered {len(verdicts)} of {len(requests)} requests")

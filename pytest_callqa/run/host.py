@@ -56,4 +56,7 @@ class Progress(Protocol):
 
     def update(self, done: int, total: int) -> None: ...
 
+    def detach(self) -> None:
+        """The calls go on while the tests run: leave the terminal to them until finish."""
+
     def finish(self, text: str) -> None: ...

@@ -6,6 +6,13 @@ concurrently under one chat runner (one concurrency limit, rate, cache and budge
 cache already holds is answered first without an event loop, so a warm re-run starts none,
 and the endpoints are checked (the preflight) only before a first request goes out.
 
+In a single process the LLM judge's batch then goes on beside the tests (verdicts.py): the
+first test runs once its own pair's verdicts are in, not once the last pair's are, so the
+tests' own work fits in the wait on the server. Not in an xdist worker: about half of the
+tests it is handed belong to the other worker's share (below), and the first of them would
+have to wait for its own batch to end anyway (one chat runner serves one event loop at a
+time), so it judges up front as before.
+
 A single process's share is every pair. Under xdist each worker collects the whole suite but
 xdist hands it tests a few at a time, in an order decided as the run goes, so no worker
 knows up front which tests it will run. The pairs are therefore split by a stable digest of
@@ -30,7 +37,6 @@ so runs after the first are copies of the first, scored once.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -46,7 +52,6 @@ from ..outputs import (
 from .settings import (
     LIVE,
     CallqaCallError,
-    CallqaUsageError,
     Missing,
     Settings,
     count,
@@ -54,27 +59,16 @@ from .settings import (
 )
 from .shard import shard_of, worker_share
 from .usage import call_delta, kind_totals
+from .verdicts import PreflightFailed, RunKey, Verdicts
 
 if TYPE_CHECKING:
     from ..engine.core.cases import GoldenCase
-    from ..engine.core.judging import JudgeVerdict
     from ..engine.core.results import TaskResult
     from ..engine.evaluate import Prepared
     from ..engine.generate import Generation
     from .catalog import CaseRef, Catalog
     from .host import Host, Progress
     from .services import Services
-
-# (model, case id, run): run 0 is the only run of a single-run session.
-RunKey = tuple[str, str, int]
-
-
-class PreflightFailed(CallqaUsageError):
-    """An endpoint this process was about to call cannot be used; one problem each."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 class Resolver:
@@ -86,7 +80,6 @@ class Resolver:
         self.host = host
         self.catalog = catalog
         self.services = services
-        self.progress: Progress | None = None
         self.share = worker_share(host.worker_value("workerid"), host.worker_value("workercount"))
         # Pairs the collected tests need: outputs (callqa_output, callqa_result) and scored
         # results (callqa_result), in run order.
@@ -95,8 +88,8 @@ class Resolver:
         self.timings: dict[str, float] = {"generate_s": 0.0, "judge_s": 0.0}
         self._usage: dict[str, dict[str, dict[str, float]]] = {}
         self._outputs: dict[RunKey, ModelOutput | Missing | BaseException] = {}
-        self._judged: dict[RunKey, tuple[Prepared, list[JudgeVerdict]]] = {}
         self._results: dict[RunKey, TaskResult | BaseException] = {}
+        self.verdicts = Verdicts(settings, services, self.timings, self._results)
         self._problems: list[str] | None = None  # what the preflight found, once checked
         # Every key of a case (outputs', results'), in collection order: a case's batch and
         # forgetting a pair look there rather than through every pair.
@@ -143,6 +136,7 @@ class Resolver:
             self._problems = self.services.preflight(live) if self.settings.preflight else []
         if self._problems:
             raise PreflightFailed(self._problems)
+        self.verdicts.sending()
 
     @property
     def makes_calls(self) -> bool:
@@ -150,17 +144,22 @@ class Resolver:
         return (self.settings.llm_judge and bool(self.pending)) or any(
             self.catalog.live_spec(model) is not None for model, _, _ in self.pending_outputs)
 
+    @property
+    def progress(self) -> Progress | None:
+        return self.verdicts.progress
+
+    @progress.setter
+    def progress(self, progress: Progress | None) -> None:
+        self.verdicts.progress = progress
+
     def on_progress(self, done: int, total: int) -> None:
-        if self.progress is not None:
-            self.progress.update(done, total)
+        self.verdicts.update(done, total)
 
     def _start(self, text: str) -> None:
-        if self.progress is not None:
-            self.progress.start(text)
+        self.verdicts.start(text)
 
     def _finish(self, text: str) -> None:
-        if self.progress is not None:
-            self.progress.finish(text)
+        self.verdicts.finish(text)
 
     # --- outputs ------------------------------------------------------------------------
 
@@ -246,6 +245,7 @@ class Resolver:
         # and the generator.
         from ..engine.generate import OpenAIGenerator
 
+        self.verdicts.end_stream()  # one chat runner serves one event loop at a time
         self.check_endpoints()
         runner = self.services.runner()
         by_model: dict[tuple[str, int], list[tuple[RunKey, GoldenCase]]] = {}
@@ -327,7 +327,7 @@ class Resolver:
         if self.settings.llm_judge:
             self._produce(self._todo(outputs, self._outputs))
             self._score(self._todo({k: c for k, c in self.pending.items()
-                                    if self._ours(k[1])}, self._results))
+                                    if self._ours(k[1])}, self._results), beside_tests=True)
         else:
             self._produce(self._todo(
                 {k: c for k, c in outputs.items()
@@ -338,7 +338,7 @@ class Resolver:
         """The pairs not resolved yet, in collection order: every process batches a case's
         pairs in the same order, so of two identical judgements the same one is charged the
         call with and without xdist."""
-        return {k: c for k, c in pairs.items() if k not in done and k not in self._judged}
+        return {k: c for k, c in pairs.items() if k not in done and k not in self.verdicts.judged}
 
     def result(self, model: str, case: CaseRef, run: int = 0) -> TaskResult:
         """The scored result of the pair in ``run``; the first request scores every pending
@@ -346,14 +346,17 @@ class Resolver:
         key = self._result_key(model, case.id, run)
         if key[2] != run:
             return self._copy(self.result(model, case, key[2]), run)
-        if key not in self._results and key not in self._judged:
+        judged = self.verdicts.judged
+        if self.verdicts.streaming:
+            self.verdicts.wait_for(key)
+        if key not in self._results and key not in judged:
             batch = {key: case}
             if self.scores_up_front:
                 # In collection order, whichever pair a test asked for first (see _todo).
                 batch = self._todo(self._with(key, self.pending), self._results)
                 batch.setdefault(key, case)
             self._score(batch)
-        if key in self._judged:
+        if key in judged:
             self._finish_pair(key)
         found = self._results[key]
         if isinstance(found, BaseException):
@@ -375,7 +378,7 @@ class Resolver:
 
         prepared: dict[RunKey, Prepared] = {}
         for key, case in batch.items():
-            if key in self._results or key in self._judged:
+            if key in self._results or key in self.verdicts.judged:
                 continue
             try:
                 produced = self.output(key[0], case, key[2])
@@ -393,62 +396,18 @@ class Resolver:
                 self._results[key] = exc
         return prepared
 
-    def _score(self, batch: Mapping[RunKey, CaseRef]) -> None:
+    def _score(self, batch: Mapping[RunKey, CaseRef], *, beside_tests: bool = False) -> None:
         """Judge every pair of ``batch`` in one judge batch; each result is finished when a
-        test asks for it (an xdist worker needs only some of them)."""
-        # Loaded by _prepare already; named here for the judge phase.
-        from ..engine.evaluate import judge_batch
-        from ..engine.llm.endpoint import CallError
-
+        test asks for it (an xdist worker needs only some of them). ``beside_tests``: the
+        up-front batch, which a single process runs on beside its tests (verdicts.py)."""
+        self.verdicts.end_stream()  # one chat runner serves one event loop at a time
         prepared = self._prepare(batch)
-        if not prepared:
-            return
-        try:
-            judge = self.services.judge()
-        except Exception as exc:
-            for key in prepared:
-                self._results[key] = exc
-            return
-        runner = self.services.built_runner if self.settings.llm_judge else None
-        before = kind_totals(runner, "judge") if runner is not None else None
-        if runner is not None:
-            self._start(f"judging {count(len(prepared), 'output')} with "
-                        f"{self.settings.judge_model_name} ({self.settings.judge_mode} mode, "
-                        f"{self.services.limits_text()})")
-        started = time.monotonic()
-        try:
-            verdicts = judge_batch(judge, list(prepared.values()))
-        except PreflightFailed:
-            raise  # nothing was sent; the run stops (or, in a worker, skips its batch)
-        except CallError as exc:
-            # A rejected key or an unknown model: every call would fail the same way.
-            error = CallqaCallError(f"callqa: the judge cannot be used: {exc}")
-            for key in prepared:
-                self._results[key] = error
-            if runner is not None:
-                self._finish(f"judge calls stopped: {exc}")
-            return
-        except Exception as exc:
-            if len(prepared) == 1:
-                self._results[next(iter(prepared))] = exc
-                return
-            # One output the judge chokes on must not take its whole batch down: judge the
-            # pairs one by one so only that pair's tests report the error.
-            verdicts = []
-            for key, one in prepared.items():
-                try:
-                    verdicts.append(judge_batch(judge, [one])[0])
-                except Exception as exc:
-                    self._results[key] = exc
-                    verdicts.append([])
-        elapsed = time.monotonic() - started
-        if runner is not None and before is not None:
-            self.timings["judge_s"] += elapsed
-            self._finish(f"judged {count(len(prepared), 'output')} in {elapsed:.2f} s: "
-                         f"{call_delta(before, kind_totals(runner, 'judge'))}")
-        self._judged.update({key: (one, answered) for (key, one), answered in zip(
-            prepared.items(), verdicts, strict=True) if key not in self._results})
-        _compare_ahead([self._judged[key][0] for key in prepared if key in self._judged])
+        if prepared:
+            self.verdicts.judge(prepared, beside_tests=beside_tests and not self.host.is_worker)
+
+    def close(self, *, interrupted: bool = False) -> None:
+        """After the last test (see :meth:`Verdicts.close`)."""
+        self.verdicts.close(interrupted=interrupted)
 
     def forget(self, model: str, case_id: str) -> None:
         """Drop the pair's outputs and results, every run of them, once no test of this
@@ -457,7 +416,7 @@ class Resolver:
         keys = self._case_keys.get(case_id, {})
         for key in [k for k in keys if k[0] == model]:
             del keys[key]
-            for store in (self._outputs, self._results, self._judged, self.pending,
+            for store in (self._outputs, self._results, self.verdicts.judged, self.pending,
                           self.pending_outputs):
                 store.pop(key, None)
         if not keys:
@@ -467,7 +426,7 @@ class Resolver:
         # Loaded by _prepare already; named here for the last phase.
         from ..engine.evaluate import finish
 
-        prepared, verdicts = self._judged.pop(key)
+        prepared, verdicts = self.verdicts.judged.pop(key)
         try:
             result = finish(prepared, verdicts, self.services.judge().name)
         except Exception as exc:
@@ -477,16 +436,3 @@ class Resolver:
         if isinstance(produced, ModelOutput):
             result.usage.update(produced.usage)
         self._results[key] = result
-
-
-def _compare_ahead(judged: list[Prepared]) -> None:
-    """A judged batch's text comparisons in a few passes rather than one per test (see
-    ``prefetch_similarities``). One that fails here fails again when its pair is finished,
-    and is reported there, for that pair's tests alone: the batch only loses the head
-    start."""
-    if len(judged) > 1:
-        # Loaded by _prepare already.
-        from ..engine.evaluate import prefetch_similarities
-
-        with contextlib.suppress(Exception):
-            prefetch_similarities(judged)

@@ -11,7 +11,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -187,3 +187,12 @@ class Judge(Protocol):
     name: str
 
     def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]: ...
+
+
+@runtime_checkable
+class StreamingJudge(Judge, Protocol):
+    """A judge that can hand on each call's verdicts, by request key, as they come in."""
+
+    def judge_as_ready(self, requests: Sequence[JudgeRequest],
+                       on_verdicts: Callable[[Mapping[str, JudgeVerdict]], None] | None,
+                       ) -> list[JudgeVerdict]: ...

@@ -114,6 +114,21 @@ class _Progress:
             self.on_progress(self.done, self.total)
 
 
+class _Verdicts:
+    """A batch's verdicts by request key, each call's handed on as soon as they are in."""
+
+    def __init__(self, on_verdicts: Callable[[Mapping[str, JudgeVerdict]], None] | None
+                 ) -> None:
+        self.on_verdicts = on_verdicts
+        self.known: dict[str, JudgeVerdict] = {}
+
+    def add(self, answered: list[tuple[str, JudgeVerdict]]) -> None:
+        new = dict(answered)
+        self.known.update(new)
+        if self.on_verdicts is not None:
+            self.on_verdicts(new)
+
+
 @dataclass
 class _GroupCall:
     """One judge call: the (key, item) pairs it asks about, how its request is built for a
@@ -228,37 +243,45 @@ class OpenAIJudge:
     def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
         """All verdicts of a batch: what the cache holds first, synchronously, then the
         rest concurrently on a private event loop — which a warm re-run, answered wholly
-        from the cache, never starts (nor loads the openai client for)."""
+        from the cache, never starts."""
+        return self.judge_as_ready(requests, None)
+
+    def judge_as_ready(self, requests: Sequence[JudgeRequest],
+                       on_verdicts: Callable[[Mapping[str, JudgeVerdict]], None] | None,
+                       ) -> list[JudgeVerdict]:
+        """:meth:`judge`, handing ``on_verdicts`` each call's verdicts (by request key) as
+        soon as they are in, so a caller can use the first while the last are on their
+        way. It is called on the thread that runs the batch."""
         if not requests:
             return []
         keys, groups = self._plan(requests)
-        verdicts: dict[str, JudgeVerdict] = {}
+        verdicts = _Verdicts(on_verdicts)
         progress = _Progress(self.on_progress, len(groups))
         missing = []
         for group in groups:
             call = self._group_call(group)
             if call.refusal is not None:
-                verdicts.update(self._refused(call))
+                verdicts.add(self._refused(call))
             else:
                 outcome = cached_structured(self.runner, self.endpoint, self.formats,
                                             call.build, call.check)
                 if outcome is None:
                     missing.append(call)  # sent as built: its prompt is not built twice
                     continue
-                verdicts.update(call.verdicts(self, outcome))
+                verdicts.add(call.verdicts(self, outcome))
             progress.advance()
         if missing:
             if self.before_send is not None:
                 self.before_send()
             self.runner.run_sync(lambda: self._send(missing, verdicts, progress))
-        return self._in_order(keys, verdicts)
+        return self._in_order(keys, verdicts.known)
 
     async def ajudge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
         keys, groups = self._plan(requests)
-        verdicts: dict[str, JudgeVerdict] = {}
+        verdicts = _Verdicts(None)
         await self._send([self._group_call(group) for group in groups], verdicts,
                          _Progress(self.on_progress, len(groups)))
-        return self._in_order(keys, verdicts)
+        return self._in_order(keys, verdicts.known)
 
     def _plan(self, requests: Sequence[JudgeRequest]
               ) -> tuple[list[str], list[list[tuple[str, Item]]]]:
@@ -269,13 +292,12 @@ class OpenAIJudge:
             unique.setdefault(key, request)
         return keys, self._groups(list(unique.items()))
 
-    async def _send(self, calls: list[_GroupCall], verdicts: dict[str, JudgeVerdict],
+    async def _send(self, calls: list[_GroupCall], verdicts: _Verdicts,
                     progress: _Progress) -> None:
         """Every one of ``calls`` at once, under the runner's limits."""
 
         async def run(call: _GroupCall) -> None:
-            for key, verdict in await self._judge_group(call):
-                verdicts[key] = verdict
+            verdicts.add(await self._judge_group(call))
             progress.advance()
 
         try:

@@ -15,10 +15,10 @@ results' judge records.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..core.judging import SCALE_RANGES, Judge, JudgeRequest, JudgeVerdict
+from ..core.judging import SCALE_RANGES, Judge, JudgeRequest, JudgeVerdict, StreamingJudge
 from ..core.results import TaskResult
 
 REPEATS_KEY = "judge_repeats"
@@ -42,11 +42,55 @@ class RepeatedJudge:
         return getattr(self.inner, name)
 
     def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
+        return self.judge_as_ready(requests, None)
+
+    def judge_as_ready(self, requests: Sequence[JudgeRequest],
+                       on_verdicts: Callable[[Mapping[str, JudgeVerdict]], None] | None,
+                       ) -> list[JudgeVerdict]:
+        """:meth:`judge`, handing ``on_verdicts`` each request's combined verdict as soon
+        as its last repeat is in (all at the end, when the inner judge cannot say sooner)."""
         k = self.repeats
         asked = [dataclasses.replace(r, repeat=j) for r in requests for j in range(k)]
-        answers = self.inner.judge(asked) if asked else []
-        return [combine(request, answers[i * k:(i + 1) * k], self.tolerance)
-                for i, request in enumerate(requests)]
+        if not asked:
+            return []
+        if on_verdicts is not None and isinstance(self.inner, StreamingJudge):
+            answers = self.inner.judge_as_ready(asked, self._as_ready(requests, asked,
+                                                                      on_verdicts))
+        else:
+            answers = self.inner.judge(asked)
+        combined = [combine(request, answers[i * k:(i + 1) * k], self.tolerance)
+                    for i, request in enumerate(requests)]
+        if on_verdicts is not None and not isinstance(self.inner, StreamingJudge):
+            on_verdicts({r.key: v for r, v in zip(requests, combined, strict=True)})
+        return combined
+
+    def _as_ready(self, requests: Sequence[JudgeRequest], asked: list[JudgeRequest],
+                  on_verdicts: Callable[[Mapping[str, JudgeVerdict]], None],
+                  ) -> Callable[[Mapping[str, JudgeVerdict]], None]:
+        """The inner judge's callback: a request's verdict, combined once all its repeats
+        are in. The inner judge hands on each distinct key once, so the first asker of a
+        request asked twice is combined from the verdicts as :meth:`judge` gets them."""
+        k = self.repeats
+        owner: dict[str, JudgeRequest] = {}
+        for i, request in enumerate(requests):
+            for repeat in asked[i * k:(i + 1) * k]:
+                owner.setdefault(repeat.key, request)
+        repeats_of = {request.key: [a.key for a in asked[i * k:(i + 1) * k]]
+                      for i, request in reversed(list(enumerate(requests)))}
+        known: dict[str, JudgeVerdict] = {}
+        done: set[str] = set()
+
+        def arrived(new: Mapping[str, JudgeVerdict]) -> None:
+            known.update(new)
+            for key in new:
+                request = owner[key]
+                keys = repeats_of[request.key]
+                if request.key not in done and all(one in known for one in keys):
+                    done.add(request.key)
+                    on_verdicts({request.key: combine(
+                        request, [known[one] for one in keys], self.tolerance)})
+
+        return arrived
 
 
 def _median(scores: list[float], scale: str) -> float:

@@ -120,8 +120,14 @@ class _Session:
     slots: FileSlots | LocalSlots
     rate: FileRateWindow | LocalRateWindow | None
     active: asyncio.Semaphore
+    # The task that opened the session: cancelled to interrupt the batch (interrupt()).
+    task: asyncio.Task[Any] | None
     clients: dict[tuple[str, str], ChatClient] = field(default_factory=dict)
     inflight: dict[str, asyncio.Future[ChatOutcome]] = field(default_factory=dict)
+
+    def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
 
 
 @dataclass
@@ -189,6 +195,7 @@ class ChatRunner:
         self._memo: dict[str, ChatOutcome] = {}
         self._session: _Session | None = None
         self._depth = 0
+        self._interrupted = False
 
     # --- sessions -------------------------------------------------------------------------
 
@@ -207,7 +214,10 @@ class ChatRunner:
             # Bounds the calls past the memo at once: each may hold a key lock (an open
             # file) while it waits for a slot, and a batch can hold thousands of calls.
             active = asyncio.Semaphore(max(64, 4 * self.concurrency))
-            self._session = _Session(loop=loop, slots=slots, rate=rate, active=active)
+            self._session = _Session(loop=loop, slots=slots, rate=rate, active=active,
+                                     task=asyncio.current_task())
+            if self._interrupted:
+                self._session.cancel()
         session = self._session
         self._depth += 1
         try:
@@ -234,6 +244,15 @@ class ChatRunner:
             return asyncio.run(main())
         with ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(asyncio.run, main()).result()
+
+    def interrupt(self) -> None:
+        """From another thread: cancel the batch this runner serves (its calls in flight
+        are abandoned, none is sent after), and any batch it opens from then on."""
+        self._interrupted = True
+        if (session := self._session) is not None:
+            # The batch may have ended, and its loop closed, since it was read.
+            with contextlib.suppress(RuntimeError):
+                session.loop.call_soon_threadsafe(session.cancel)
 
     # --- accounting -----------------------------------------------------------------------
 

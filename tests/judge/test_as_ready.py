@@ -19,9 +19,11 @@ from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict, Stream
 from pytest_callqa.engine.evaluate import Prepared, judge_batch, judge_batch_as_ready, prepare
 from pytest_callqa.engine.judges.repeats import RepeatedJudge
 from pytest_callqa.engine.llm.cache import JudgeCache
+from pytest_callqa.engine.llm.limits import LocalSlots
+from pytest_callqa.engine.llm.transport import _Session
 from pytest_callqa.run.stream import VerdictStream
 
-from .conftest import make_judge
+from .conftest import make_judge, make_runner
 from .helpers import qa_case, qa_items, qa_output, text_case
 
 Ready = list[tuple[int, list[JudgeVerdict]]]
@@ -326,3 +328,16 @@ def test_a_runner_interrupted_before_its_batch_opens_cancels_it_at_once(fake: An
     with pytest.raises(asyncio.CancelledError):
         judge.judge(requests)
     assert server.requests == 0
+
+
+def test_interrupting_a_batch_whose_loop_has_just_closed_is_harmless() -> None:
+    # The batch ended, and asyncio.run closed its loop, between interrupt() reading the
+    # session and scheduling the cancellation on it.
+    runner = make_runner()
+    closed = asyncio.new_event_loop()
+    closed.close()
+    runner._session = _Session(loop=closed, slots=LocalSlots(1), rate=None,
+                               active=asyncio.Semaphore(1), task=None)
+    runner.interrupt()
+    with pytest.raises(RuntimeError, match="closed"):
+        closed.call_soon_threadsafe(lambda: None)

@@ -26,7 +26,7 @@ medians of every scenario and the issue's targets checked against them (the same
 for callqa and for bare pytest: one noisy run decides nothing), and where the time of the
 median run of each scenario goes: a conftest in
 the project marks the phases of every process (start-up, collection and the case catalogue,
-the up-front batch, the tests, the scorecard and report, exit, and when each process began
+the time to the first test, the tests, the scorecard and report, exit, and when each process began
 to exit). An xdist scenario whose slowest run is over 1.1 x its median has that run's
 timeline printed too. pytest's temporary directories go to a folder of the benchmark's own
 (see ``child_env``). The measured processes use bytecode caches, after untimed runs (one
@@ -231,8 +231,9 @@ def pytest_collection(session):
         MARKS["collected"] = time.time()
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtestloop(session):
+    # Around the plugin's own wrapper, which sends the judge batch before the first test.
     MARKS["loop"] = time.time()
     try:
         return (yield)
@@ -369,8 +370,8 @@ def breakdown(marks: dict[str, float], started: float, wall: float,
         ("collection: engine import, case catalogue, parametrize",
          marks["collected"] - marks["configured"]),
         ("  of which the case catalogue (read and validated)", marks.get("catalogue_s", 0.0)),
-        ("up-front judge batch (outputs, prepare, calls)", first - marks["loop"]),
-        (f"{tests} tests", marks["tests_done"] - first),
+        ("before the first test: outputs, prepare, judge start", first - marks["loop"]),
+        (f"{tests} tests (the judge batch goes on beside them)", marks["tests_done"] - first),
         ("scorecard and JSON report (sessionfinish)", marks["finished"] - marks["finishing"]),
         ("terminal summary (the rendered scorecard)", marks["summarised"] - marks["summary"]),
         ("exit: unconfigure, interpreter shutdown", started + wall - marks["end"]),

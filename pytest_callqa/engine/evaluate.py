@@ -262,23 +262,24 @@ def judge_batch_as_ready(judge: StreamingJudge, prepared: Sequence[Prepared],
     per output and exactly as the batch returns them: a judgement asked twice in the batch
     is charged to its first asker, as :meth:`Judge.judge` does."""
     requests = [r for p in prepared for r in p.requests]
-    # Which outputs each request key completes, and where each key is first asked.
+    # Each request's key (a content hash, worked out once here), which outputs each key
+    # completes, and where each key is first asked.
+    keys = [[r.key for r in p.requests] for p in prepared]
     waiting: dict[str, list[int]] = {}
     missing: list[set[str]] = []
     first: dict[str, tuple[int, int]] = {}
-    for index, p in enumerate(prepared):
-        keys = {r.key for r in p.requests}
-        missing.append(keys)
-        for key in keys:
+    for index, own in enumerate(keys):
+        missing.append(set(own))
+        for key in missing[-1]:
             waiting.setdefault(key, []).append(index)
-        for position, r in enumerate(p.requests):
-            first.setdefault(r.key, (index, position))
+        for position, key in enumerate(own):
+            first.setdefault(key, (index, position))
     known: dict[str, JudgeVerdict] = {}
 
     def ready(index: int) -> None:
-        on_ready(index, [known[r.key] if first[r.key] == (index, position)
-                         else replace(known[r.key], usage={})
-                         for position, r in enumerate(prepared[index].requests)])
+        on_ready(index, [known[key] if first[key] == (index, position)
+                         else replace(known[key], usage={})
+                         for position, key in enumerate(keys[index])])
 
     def arrived(new: Mapping[str, JudgeVerdict]) -> None:
         known.update(new)
@@ -288,8 +289,8 @@ def judge_batch_as_ready(judge: StreamingJudge, prepared: Sequence[Prepared],
                 if not missing[index]:
                     ready(index)
 
-    for index, keys in enumerate(missing):
-        if not keys:
+    for index, left in enumerate(missing):
+        if not left:
             ready(index)
     verdicts = judge.judge_as_ready(requests, arrived) if requests else []
     return _split(judge, prepared, requests, verdicts)

@@ -33,8 +33,12 @@ class VerdictStream(Generic[K]):
         self.ended = False
         self._handed: set[K] = set()
         self._ready: dict[K, list[JudgeVerdict]] = {}
-        self._sending = False
-        self._changed = threading.Condition()
+        # The main thread is woken only for the key it waits for (or the batch's end), not
+        # for every hand-over: each wake-up takes the interpreter from the batch's thread.
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._wanted: K | None = None
+        self._sending = threading.Event()
         self._thread = threading.Thread(target=self._run, args=(batch,), name="callqa-judge",
                                         daemon=True)
 
@@ -47,43 +51,46 @@ class VerdictStream(Generic[K]):
         except BaseException as exc:  # the main thread deals with it, as with a reply's
             self.failure = exc
         finally:
-            with self._changed:
+            with self._lock:
                 self.ended = True
-                self._changed.notify_all()
+                self._wake.notify_all()
+            self._sending.set()
 
     def _hand_on(self, index: int, verdicts: list[JudgeVerdict]) -> None:
         key = self.keys[index]
-        with self._changed:
+        with self._lock:
             self._handed.add(key)
             self._ready[key] = verdicts
-            self._changed.notify_all()
+            if key == self._wanted:
+                self._wake.notify_all()
 
     def sending(self) -> None:
         """The batch is past its cache and its endpoint checks: what is left is calls."""
-        with self._changed:
-            self._sending = True
-            self._changed.notify_all()
+        self._sending.set()
 
     def wait_sending(self) -> None:
         """Until the batch sends its first call, or ends (answered by the cache, or
         stopped before any call: see ``failure``)."""
-        with self._changed:
-            self._changed.wait_for(lambda: self._sending or self.ended)
+        self._sending.wait()
 
     def wait_for(self, key: K) -> None:
         """Until ``key``'s verdicts are handed on, or the batch ends without them."""
-        with self._changed:
-            self._changed.wait_for(lambda: key in self._handed or self.ended)
+        with self._lock:
+            self._wanted = key
+            try:
+                self._wake.wait_for(lambda: key in self._handed or self.ended)
+            finally:
+                self._wanted = None
 
     def take(self) -> dict[K, list[JudgeVerdict]]:
         """The verdicts handed on since the last call, by key."""
-        with self._changed:
+        with self._lock:
             ready, self._ready = self._ready, {}
         return ready
 
     def unhanded(self) -> list[K]:
         """The batch's keys whose verdicts were never handed on, in batch order."""
-        with self._changed:
+        with self._lock:
             return [key for key in self.keys if key not in self._handed]
 
     def join(self, timeout: float | None = None) -> None:

@@ -71,23 +71,27 @@ class RepeatedJudge:
         are in. The inner judge hands on each distinct key once, so the first asker of a
         request asked twice is combined from the verdicts as :meth:`judge` gets them."""
         k = self.repeats
-        owner: dict[str, JudgeRequest] = {}
+        # Keys are content hashes: each is worked out once here.
+        asked_keys = [a.key for a in asked]
+        owner: dict[str, tuple[str, JudgeRequest]] = {}
+        repeats_of: dict[str, list[str]] = {}
         for i, request in enumerate(requests):
-            for repeat in asked[i * k:(i + 1) * k]:
-                owner.setdefault(repeat.key, request)
-        repeats_of = {request.key: [a.key for a in asked[i * k:(i + 1) * k]]
-                      for i, request in reversed(list(enumerate(requests)))}
+            own = asked_keys[i * k:(i + 1) * k]
+            request_key = request.key
+            repeats_of.setdefault(request_key, own)
+            for key in own:
+                owner.setdefault(key, (request_key, request))
         known: dict[str, JudgeVerdict] = {}
         done: set[str] = set()
 
         def arrived(new: Mapping[str, JudgeVerdict]) -> None:
             known.update(new)
             for key in new:
-                request = owner[key]
-                keys = repeats_of[request.key]
-                if request.key not in done and all(one in known for one in keys):
-                    done.add(request.key)
-                    on_verdicts({request.key: combine(
+                request_key, request = owner[key]
+                keys = repeats_of[request_key]
+                if request_key not in done and all(one in known for one in keys):
+                    done.add(request_key)
+                    on_verdicts({request_key: combine(
                         request, [known[one] for one in keys], self.tolerance)})
 
         return arrived

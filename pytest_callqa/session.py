@@ -53,11 +53,11 @@ class CallqaSession:
 
     @property
     def progress(self) -> Progress | None:
-        return self.resolver.progress
+        return self.resolver.verdicts.progress
 
     @progress.setter
     def progress(self, progress: Progress | None) -> None:
-        self.resolver.progress = progress
+        self.resolver.verdicts.progress = progress
 
     def preload_in_background(self, *, after_s: float = 0.0) -> None:
         """Import what the end of the run needs (:meth:`Summary.preload`) in a daemon thread

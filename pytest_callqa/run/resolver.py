@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from ..engine.evaluate import Prepared
     from ..engine.generate import Generation
     from .catalog import CaseRef, Catalog
-    from .host import Host, Progress
+    from .host import Host
     from .services import Services
 
 
@@ -143,14 +143,6 @@ class Resolver:
         """Whether this run sends requests to a model server (LLM judge or live models)."""
         return (self.settings.llm_judge and bool(self.pending)) or any(
             self.catalog.live_spec(model) is not None for model, _, _ in self.pending_outputs)
-
-    @property
-    def progress(self) -> Progress | None:
-        return self.verdicts.progress
-
-    @progress.setter
-    def progress(self, progress: Progress | None) -> None:
-        self.verdicts.progress = progress
 
     def on_progress(self, done: int, total: int) -> None:
         self.verdicts.update(done, total)

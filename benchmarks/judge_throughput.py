@@ -361,6 +361,9 @@ def take_marks(root: Path) -> dict[str, dict[str, float]]:
     return found
 
 
+TESTS_PHASE = "{tests} tests (the judge batch goes on beside them)"
+
+
 def breakdown(marks: dict[str, float], started: float, wall: float,
               tests: int) -> list[tuple[str, float]]:
     """Where the wall time of a run in one process went, phase by phase, in seconds."""
@@ -371,7 +374,7 @@ def breakdown(marks: dict[str, float], started: float, wall: float,
          marks["collected"] - marks["configured"]),
         ("  of which the case catalogue (read and validated)", marks.get("catalogue_s", 0.0)),
         ("before the first test: outputs, prepare, judge start", first - marks["loop"]),
-        (f"{tests} tests (the judge batch goes on beside them)", marks["tests_done"] - first),
+        (TESTS_PHASE.format(tests=tests), marks["tests_done"] - first),
         ("scorecard and JSON report (sessionfinish)", marks["finished"] - marks["finishing"]),
         ("terminal summary (the rendered scorecard)", marks["summarised"] - marks["summary"]),
         ("exit: unconfigure, interpreter shutdown", started + wall - marks["end"]),
@@ -475,7 +478,7 @@ def pytest_scenarios(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
             phases = breakdown(processes["main"], started, wall, args.cases)
             for phase, seconds in phases:
                 print(f"  {phase:<56} {seconds:6.3f} s")
-            per_test = dict(phases)[f"{args.cases} tests"] / args.cases * 1000
+            per_test = dict(phases)[TESTS_PHASE.format(tests=args.cases)] / args.cases * 1000
             print(f"  {'per test':<56} {per_test:6.2f} ms")
             continue
         print_timeline(f"{name}, wall {wall:.3f} s", processes, started)

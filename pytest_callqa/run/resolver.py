@@ -339,7 +339,8 @@ class Resolver:
         if key[2] != run:
             return self._copy(self.result(model, case, key[2]), run)
         judged = self.verdicts.judged
-        if self.verdicts.streaming:
+        if self.verdicts.streaming and key not in self._results:
+            # (A pair whose output or preparation failed has its error already.)
             self.verdicts.wait_for(key)
         if key not in self._results and key not in judged:
             batch = {key: case}

@@ -20,7 +20,7 @@ from .stream import VerdictStream
 from .usage import call_delta, kind_totals
 
 if TYPE_CHECKING:
-    from ..engine.core.judging import Judge, JudgeVerdict
+    from ..engine.core.judging import Judge, JudgeVerdict, StreamingJudge
     from ..engine.core.results import TaskResult
     from ..engine.evaluate import Prepared
     from ..engine.llm.transport import ChatRunner
@@ -234,13 +234,11 @@ class Verdicts:
 class _Beside:
     """The up-front judge batch of ``prepared`` running beside the tests (stream.py)."""
 
-    def __init__(self, judge: Judge, prepared: Mapping[RunKey, Prepared], runner: ChatRunner,
-                 started: float) -> None:
+    def __init__(self, judge: StreamingJudge, prepared: Mapping[RunKey, Prepared],
+                 runner: ChatRunner, started: float) -> None:
         # Loaded with the prepared pairs.
-        from ..engine.core.judging import StreamingJudge
         from ..engine.evaluate import judge_batch_as_ready
 
-        assert isinstance(judge, StreamingJudge)
         self.judge = judge
         self.prepared = dict(prepared)
         self.runner = runner

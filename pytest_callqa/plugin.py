@@ -25,6 +25,7 @@ from .run.deliver import BaselineError, read_baseline
 from .run.junit import result_properties
 from .run.services import LOCAL_SERVER_KEY
 from .run.settings import LIVE, CallqaCallError, CallqaUsageError, Missing, display_path
+from .run.summary import packed
 from .run.verdicts import PreflightFailed
 from .selection import (
     CASE_FIXTURE,
@@ -589,7 +590,7 @@ def pytest_runtest_makereport(item: pytest.Item,
     if call.when == "teardown":
         payload = item.stash.get(PAYLOAD_KEY, None)
         if payload is not None:
-            setattr(report, REPORT_ATTR, payload)
+            setattr(report, REPORT_ATTR, packed(payload))
             # The item lives as long as the session: it must not keep every result.
             del item.stash[PAYLOAD_KEY]
         _release(item)

@@ -41,6 +41,26 @@ _POOLED_DETAILS = ("numerator", "denominator")
 # serialised (deliver.write_report streams them in, one at a time).
 CASES_MARK = "\x00callqa-cases\x00"
 GOLDEN_MARK = "\x00callqa-golden-cases\x00"
+# The key of a packed payload (see packed) that holds its result entry as JSON text.
+ENTRY = "entry"
+
+
+def packed(payload: dict[str, Any]) -> dict[str, Any]:
+    """A test's payload as its report carries it: the result, the output and the later
+    runs' results as one JSON text (the spooled entry :meth:`Summary.record` keeps), the
+    rest as it is.
+
+    An xdist worker ships every report to the controller through execnet, whose serialiser
+    walks a nested structure one value at a time in Python: for an entry of ~7 KB that took
+    ~0.7 ms to write in the worker and ~1 ms to read in the controller, on top of the
+    controller's own JSON encoding for the spool. One string crosses in one step, and the
+    controller writes it to the spool as it came."""
+    if "result" not in payload:
+        return payload
+    entry = json.dumps({"result": payload["result"], "output": payload.get("output"),
+                        "runs": payload.get("runs", [])}, ensure_ascii=False)
+    rest = {k: v for k, v in payload.items() if k not in ("result", "output", "runs")}
+    return {**rest, ENTRY: entry}
 
 
 class Summary:
@@ -67,18 +87,17 @@ class Summary:
         self._scorecard: Scorecard | None = None
 
     def record(self, nodeid: str, payload: dict[str, Any]) -> None:
-        if "result" in payload:
+        """Keep what a test attached to its report, as :func:`packed` made it: the result
+        entry's JSON text goes to the spool unread."""
+        if ENTRY in payload:
             if self._spool is None:
                 # Open for the whole run, closed by close() at its end (no single block).
                 self._spool = tempfile.TemporaryFile(prefix="callqa-results-")  # noqa: SIM115
-            line = json.dumps({"result": payload["result"], "output": payload.get("output"),
-                               "runs": payload.get("runs", [])},
-                              ensure_ascii=False).encode("utf-8") + b"\n"
+            line = payload[ENTRY].encode("utf-8") + b"\n"
             self._spool.seek(0, 2)
             self._spooled[nodeid] = (self._spool.tell(), len(line))
             self._spool.write(line)
-            payload = {k: v for k, v in payload.items()
-                       if k not in ("result", "output", "runs")}
+            payload = {k: v for k, v in payload.items() if k != ENTRY}
         self.collected[nodeid] = payload
 
     def close(self) -> None:

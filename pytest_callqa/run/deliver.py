@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .settings import Settings, display_path
-from .summary import CASES_MARK, GOLDEN_MARK
+from .summary import CASES_MARK, GOLDEN_MARK, entry_text
 
 if TYPE_CHECKING:
     from .summary import Summary
@@ -62,10 +62,11 @@ def read_baseline(path: Path) -> dict[str, Any]:
     return data
 
 
-def write_report(path: Path, data: dict[str, Any], entries: Iterable[dict[str, Any]],
+def write_report(path: Path, data: dict[str, Any], entries: Iterable[str],
                  golden: Iterable[tuple[str, Any]] = ()) -> None:
-    """The JSON report at ``path``: its case entries and golden cases streamed in, one line
-    each (one in memory at a time), where ``data`` has their marks; the rest indented."""
+    """The JSON report at ``path``: its case entries (JSON texts, :func:`entry_text`) and
+    golden cases streamed in, one line each (one in memory at a time), where ``data`` has
+    their marks; the rest indented."""
     text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     head, golden_mark, rest = text.partition(json.dumps(GOLDEN_MARK, ensure_ascii=False))
     if not golden_mark:
@@ -82,8 +83,7 @@ def write_report(path: Path, data: dict[str, Any], entries: Iterable[dict[str, A
                                     for key, value in golden))
             out.write(middle)
             if cases_mark:
-                _stream(out, "[]", (json.dumps(entry, ensure_ascii=False, allow_nan=False)
-                                    for entry in entries))
+                _stream(out, "[]", entries)
             out.write(tail)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -140,11 +140,11 @@ def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
     if settings.report is not None:
         if whole:
             cases, data["cases"] = data["cases"], CASES_MARK
-            write_report(settings.report, data, cases)
+            write_report(settings.report, data, (entry_text(e) for e in cases))
             data["cases"] = cases
         else:
             card = summary.scorecard()
-            write_report(settings.report, data, summary.case_entries(card),
+            write_report(settings.report, data, summary.case_entry_texts(card),
                          summary.golden_case_entries(card))
     if not whole:
         del data["cases"], data["golden_cases"]

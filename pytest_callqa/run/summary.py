@@ -41,26 +41,37 @@ _POOLED_DETAILS = ("numerator", "denominator")
 # serialised (deliver.write_report streams them in, one at a time).
 CASES_MARK = "\x00callqa-cases\x00"
 GOLDEN_MARK = "\x00callqa-golden-cases\x00"
-# The key of a packed payload (see packed) that holds its result entry as JSON text.
+# The keys of a packed payload (see packed) that hold its case entry and its later runs'
+# results as JSON text.
 ENTRY = "entry"
+RUNS = "later_runs"
+# How a JSON text written without ``allow_nan=False`` spells what the report may not hold.
+_NOT_JSON = (b"NaN", b"Infinity")
 
 
 def packed(payload: dict[str, Any]) -> dict[str, Any]:
-    """A test's payload as its report carries it: the result, the output and the later
-    runs' results as one JSON text (the spooled entry :meth:`Summary.record` keeps), the
-    rest as it is.
+    """A test's payload as its report carries it: its result and output as one JSON text,
+    the report's case entry as it would be written (:meth:`Summary.record` spools it
+    unread), the later runs' results, if any, as another; the rest as it is.
 
     An xdist worker ships every report to the controller through execnet, whose serialiser
     walks a nested structure one value at a time in Python: for an entry of ~7 KB that took
     ~0.7 ms to write in the worker and ~1 ms to read in the controller, on top of the
     controller's own JSON encoding for the spool. One string crosses in one step, and the
-    controller writes it to the spool as it came."""
+    controller writes it to the spool, and most entries to the report, as it came."""
     if "result" not in payload:
         return payload
-    entry = json.dumps({"result": payload["result"], "output": payload.get("output"),
-                        "runs": payload.get("runs", [])}, ensure_ascii=False)
     rest = {k: v for k, v in payload.items() if k not in ("result", "output", "runs")}
-    return {**rest, ENTRY: entry}
+    rest[ENTRY] = json.dumps({**payload["result"], "output": payload.get("output")},
+                             ensure_ascii=False)
+    if payload.get("runs"):
+        rest[RUNS] = json.dumps(payload["runs"], ensure_ascii=False)
+    return rest
+
+
+def entry_text(entry: dict[str, Any]) -> str:
+    """A case entry as the JSON report writes it: one line, no NaN."""
+    return json.dumps(entry, ensure_ascii=False, allow_nan=False)
 
 
 class Summary:
@@ -80,24 +91,25 @@ class Summary:
         # memory a run needs does not grow with what every output's result says.
         self.collected: dict[str, dict[str, Any]] = {}
         self._spool: IO[bytes] | None = None
-        self._spooled: dict[str, tuple[int, int]] = {}
+        self._spooled: dict[str, tuple[int, int, int]] = {}
         # Where each (model, case, run) result is spooled: the test and which of its runs.
         self._entry_of: dict[tuple[str | None, str, int], tuple[str, int]] = {}
         self._output_of: dict[tuple[str | None, str], str] = {}
         self._scorecard: Scorecard | None = None
 
     def record(self, nodeid: str, payload: dict[str, Any]) -> None:
-        """Keep what a test attached to its report, as :func:`packed` made it: the result
-        entry's JSON text goes to the spool unread."""
+        """Keep what a test attached to its report, as :func:`packed` made it: its case
+        entry and later runs go to the spool unread, one line each."""
         if ENTRY in payload:
             if self._spool is None:
                 # Open for the whole run, closed by close() at its end (no single block).
                 self._spool = tempfile.TemporaryFile(prefix="callqa-results-")  # noqa: SIM115
-            line = payload[ENTRY].encode("utf-8") + b"\n"
+            entry = payload[ENTRY].encode("utf-8")
+            runs = payload.get(RUNS, "").encode("utf-8")
             self._spool.seek(0, 2)
-            self._spooled[nodeid] = (self._spool.tell(), len(line))
-            self._spool.write(line)
-            payload = {k: v for k, v in payload.items() if k != ENTRY}
+            self._spooled[nodeid] = (self._spool.tell(), len(entry), len(runs))
+            self._spool.write(entry + b"\n" + runs + b"\n")
+            payload = {k: v for k, v in payload.items() if k not in (ENTRY, RUNS)}
         self.collected[nodeid] = payload
 
     def close(self) -> None:
@@ -107,12 +119,20 @@ class Summary:
             self._spool = None
             self._spooled.clear()
 
-    def _entry(self, nodeid: str) -> dict[str, Any]:
+    def _texts(self, nodeid: str) -> tuple[bytes, bytes]:
+        """A test's spooled case entry and later runs (empty when it has none)."""
         assert self._spool is not None
-        offset, size = self._spooled[nodeid]
+        offset, entry_size, runs_size = self._spooled[nodeid]
         self._spool.seek(offset)
-        entry: dict[str, Any] = json.loads(self._spool.read(size))
-        return entry
+        text = self._spool.read(entry_size + 1 + runs_size)
+        return text[:entry_size], text[entry_size + 1:]
+
+    def _entry(self, nodeid: str) -> dict[str, Any]:
+        """A test's result, output and later runs' results, read back."""
+        entry, runs = self._texts(nodeid)
+        result: dict[str, Any] = json.loads(entry)
+        output = result.pop("output")
+        return {"result": result, "output": output, "runs": json.loads(runs) if runs else []}
 
     def results(self) -> list[TaskResult]:
         """One result per (model, case, run), whichever tests and workers scored it, as
@@ -147,22 +167,44 @@ class Summary:
         more than once its run fields (:func:`run_fields`)."""
         groups = run_groups(card)
         for r in card.results:
+            yield self._case_entry(r, groups)
+
+    def case_entry_texts(self, card: Scorecard) -> Iterator[str]:
+        """:meth:`case_entries` as the report writes them. The entry of a pair run once,
+        whose output its own test recorded, is what that test sent (:func:`packed`), so it
+        is written as it came, unless its text holds what may be a NaN (then it is read
+        and written again, which refuses a real one)."""
+        groups = run_groups(card)
+        for r in card.results:
             found = self._entry_of.get((r.model, r.case_id, r.run))
-            if found is None:
-                # A result the scorecard hook added: all there is of it is in memory.
-                record = {**r.to_dict(), "output": None}
-            else:
-                nodeid, index = found
-                entry = self._entry(nodeid)
-                result = [entry["result"], *entry.get("runs", [])][index]
-                # Every run of a pair reports the output its first test recorded.
-                first = self._output_of.get((r.model, r.case_id), nodeid)
-                output = entry["output"] if first == nodeid else self._entry(first)["output"]
-                record = {**result, "output": output}
-                if r.passed is not None:
-                    record["passed"] = r.passed
-            run_fields(record, groups)
-            yield record
+            if (found is not None and found[1] == 0 and r.passed is None
+                    and self._output_of.get((r.model, r.case_id)) == found[0]
+                    and len(groups.get((r.model, r.task, r.case_id), [])) < 2):
+                text = self._texts(found[0])[0]
+                if not any(word in text for word in _NOT_JSON):
+                    yield text.decode("utf-8")
+                    continue
+            yield entry_text(self._case_entry(r, groups))
+
+    def _case_entry(self, r: TaskResult,
+                    groups: dict[tuple[str | None, str, str], list[TaskResult]]
+                    ) -> dict[str, Any]:
+        found = self._entry_of.get((r.model, r.case_id, r.run))
+        if found is None:
+            # A result the scorecard hook added: all there is of it is in memory.
+            record = {**r.to_dict(), "output": None}
+        else:
+            nodeid, index = found
+            entry = self._entry(nodeid)
+            result = [entry["result"], *entry["runs"]][index]
+            # Every run of a pair reports the output its first test recorded.
+            first = self._output_of.get((r.model, r.case_id), nodeid)
+            output = entry["output"] if first == nodeid else self._entry(first)["output"]
+            record = {**result, "output": output}
+            if r.passed is not None:
+                record["passed"] = r.passed
+        run_fields(record, groups)
+        return record
 
     def model_order(self, card: Scorecard) -> list[str]:
         """The scorecard's models in the configured order (models the hook added last)."""

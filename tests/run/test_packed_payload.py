@@ -7,9 +7,10 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from execnet.gateway_base import dumps_internal, loads_internal
 
-from pytest_callqa.run.summary import ENTRY, Summary, packed
+from pytest_callqa.run.summary import ENTRY, RUNS, Summary, entry_text, packed
 
 
 def result(case_id: str, run: int = 0, score: float = 0.8) -> dict[str, Any]:
@@ -25,14 +26,15 @@ def summary() -> Summary:
     return Summary(nothing, nothing, nothing, nothing, nothing)  # type: ignore[arg-type]
 
 
-def test_the_result_output_and_runs_become_one_json_text_and_the_rest_stays() -> None:
+def test_the_entry_and_later_runs_become_json_texts_and_the_rest_stays() -> None:
     payload = {"result": result("qa-1"), "output": {"answer": "Grüße, ₹1,200"},
                "runs": [result("qa-1", run=1, score=0.4)], "passed": [True, False]}
     sent = packed(payload)
-    assert sent.keys() == {ENTRY, "passed"}
+    assert sent.keys() == {ENTRY, RUNS, "passed"}
     assert sent["passed"] == [True, False]
-    assert json.loads(sent[ENTRY]) == {"result": payload["result"],
-                                       "output": payload["output"], "runs": payload["runs"]}
+    # The case entry as the report writes it: the result, then what the model answered.
+    assert sent[ENTRY] == entry_text({**result("qa-1"), "output": payload["output"]})
+    assert json.loads(sent[RUNS]) == payload["runs"]
     # Not escaped: the spool and the report keep the text as the model wrote it.
     assert "Grüße, ₹1,200" in sent[ENTRY]
     # What execnet carries to the controller reads back equal.
@@ -45,9 +47,10 @@ def test_a_payload_without_a_result_is_sent_as_it_is() -> None:
         assert packed(payload) is payload
 
 
-def test_a_result_without_output_or_runs_packs_them_empty() -> None:
-    assert json.loads(packed({"result": result("qa-1")})[ENTRY]) == {
-        "result": result("qa-1"), "output": None, "runs": []}
+def test_a_result_without_output_or_runs_packs_no_output_and_no_runs() -> None:
+    sent = packed({"result": result("qa-1"), "runs": []})
+    assert sent.keys() == {ENTRY}
+    assert json.loads(sent[ENTRY]) == {**result("qa-1"), "output": None}
 
 
 def test_the_controller_spools_the_text_and_reads_each_run_back() -> None:
@@ -75,5 +78,54 @@ def test_the_controller_spools_the_text_and_reads_each_run_back() -> None:
         entry = gathered._entry("t.py::test[alpha-qa-2]")
         assert entry == {"result": result("qa-2", score=0.5), "output": {"n": 2},
                          "runs": []}
+    finally:
+        gathered.close()
+
+
+def scorecard_of(results: list[Any]) -> Any:
+    return SimpleNamespace(results=results)
+
+
+def test_an_entry_run_once_is_written_as_its_test_sent_it_and_the_rest_rebuilt(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    gathered = summary()
+    once = packed({"result": result("qa-1"), "output": {"answer": "yes"}})
+    gathered.record("t.py::test[alpha-qa-1]", once)
+    gathered.record("t.py::test[alpha-qa-2]",
+                    packed({"result": result("qa-2"), "output": "first",
+                            "runs": [result("qa-2", run=1, score=0.4)],
+                            "passed": [True, False]}))
+    # A score that is not a number: the report must refuse it, not write it.
+    gathered.record("t.py::test[alpha-qa-3]",
+                    packed({"result": result("qa-3", score=float("nan")), "output": None}))
+    # "NaN" in what the model said is not a NaN.
+    said_nan = packed({"result": result("qa-4"), "output": "NaN and Infinity"})
+    gathered.record("t.py::test[alpha-qa-4]", said_nan)
+    try:
+        results = gathered.results()
+        card = scorecard_of(results)
+        read: list[str] = []
+        monkeypatch.setattr(gathered, "_entry", lambda nodeid, read_entry=gathered._entry:
+                            read.append(nodeid) or read_entry(nodeid))
+        by_case = {r.case_id: r for r in results if r.run == 0}
+        assert list(gathered.case_entry_texts(scorecard_of([by_case["qa-1"]]))) == [
+            once[ENTRY]]
+        assert read == []
+        # Every entry reads the same as the one rebuilt from the parsed result.
+        for case_id in ("qa-1", "qa-2", "qa-4"):
+            one = scorecard_of([r for r in card.results if r.case_id == case_id])
+            assert [json.loads(t) for t in gathered.case_entry_texts(one)] == list(
+                gathered.case_entries(one))
+        # A pair run twice carries its runs and outcomes: rebuilt, not copied.
+        rebuilt = [json.loads(t) for t in gathered.case_entry_texts(
+            scorecard_of([r for r in results if r.case_id == "qa-2"]))]
+        assert [(e["run"], e["passed"], e["runs"]) for e in rebuilt] == [(0, True, 2),
+                                                                        (1, False, 2)]
+        read.clear()
+        assert list(gathered.case_entry_texts(scorecard_of([by_case["qa-4"]]))) == [
+            entry_text({**result("qa-4"), "output": "NaN and Infinity"})]
+        assert read == ["t.py::test[alpha-qa-4]"]
+        with pytest.raises(ValueError, match="Out of range float values"):
+            list(gathered.case_entry_texts(scorecard_of([by_case["qa-3"]])))
     finally:
         gathered.close()

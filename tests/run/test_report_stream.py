@@ -4,18 +4,23 @@ read back as the same data a one-piece ``json.dumps`` would have written."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_callqa.run.deliver import write_report
-from pytest_callqa.run.summary import CASES_MARK, GOLDEN_MARK
+from pytest_callqa.run.summary import CASES_MARK, GOLDEN_MARK, entry_text
 
 ENTRIES = [
     {"model": "alpha", "case_id": "qa-1", "score": 0.75, "output": {"text": "Grüße, ₹1,200"}},
     {"model": "beta", "case_id": "qa-1", "score": None, "output": "not JSON at all"},
 ]
+
+
+def texts(entries: list[dict[str, Any]]) -> Iterator[str]:
+    return (entry_text(entry) for entry in entries)
 
 
 def data_with_mark() -> dict[str, Any]:
@@ -25,7 +30,7 @@ def data_with_mark() -> dict[str, Any]:
 
 def test_streamed_entries_read_back_as_the_whole_report(tmp_path: Path) -> None:
     path = tmp_path / "build" / "report.json"
-    write_report(path, data_with_mark(), iter(ENTRIES))
+    write_report(path, data_with_mark(), texts(ENTRIES))
     text = path.read_text(encoding="utf-8")
     assert json.loads(text) == {**data_with_mark(), "cases": ENTRIES}
     # One line per entry, inside an otherwise indented document; nothing escaped.
@@ -52,7 +57,7 @@ def test_an_entry_that_is_not_json_leaves_no_file_behind(tmp_path: Path) -> None
     path = tmp_path / "report.json"
     path.write_text('{"previous": "report"}', encoding="utf-8")
     with pytest.raises(ValueError, match="Out of range float values"):
-        write_report(path, data_with_mark(), iter([ENTRIES[0], {"score": float("nan")}]))
+        write_report(path, data_with_mark(), texts([ENTRIES[0], {"score": float("nan")}]))
     # The previous report stays whole, and no temporary file is left.
     assert json.loads(path.read_text(encoding="utf-8")) == {"previous": "report"}
     assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
@@ -65,7 +70,7 @@ GOLDEN = [("qa-1", {"task": "qa", "turns": 3, "expected_outcome": {"answer": "Gr
 def test_golden_cases_stream_in_as_an_object_before_the_entries(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
     data = {**data_with_mark(), "golden_cases": GOLDEN_MARK}
-    write_report(path, data, iter(ENTRIES), iter(GOLDEN))
+    write_report(path, data, texts(ENTRIES), iter(GOLDEN))
     text = path.read_text(encoding="utf-8")
     assert json.loads(text) == {**data, "golden_cases": dict(GOLDEN), "cases": ENTRIES}
     lines = text.splitlines()
@@ -75,7 +80,7 @@ def test_golden_cases_stream_in_as_an_object_before_the_entries(tmp_path: Path) 
 
 def test_no_golden_case_writes_an_empty_object(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
-    write_report(path, {**data_with_mark(), "golden_cases": GOLDEN_MARK}, iter(ENTRIES),
+    write_report(path, {**data_with_mark(), "golden_cases": GOLDEN_MARK}, texts(ENTRIES),
                  iter([]))
     assert '"golden_cases": {},' in path.read_text(encoding="utf-8")
     assert json.loads(path.read_text(encoding="utf-8"))["golden_cases"] == {}

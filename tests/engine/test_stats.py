@@ -242,6 +242,39 @@ def test_a_large_case_set_is_resampled_in_bounded_memory() -> None:
     assert peak < 80 * 2**20
 
 
+def test_figures_over_as_many_cases_share_their_draws_and_keep_their_values(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_callqa.engine.scorecard import build_scorecard
+
+    values = np.random.default_rng(3).random(30).tolist()
+    others = np.random.default_rng(4).random(30).tolist()
+    fewer = values[:29]
+    weights = [float(i % 3) for i in range(30)]
+    alone = [bootstrap_mean(values), bootstrap_mean(others), bootstrap_mean(fewer),
+             bootstrap_ratio(values, weights), bootstrap_mean(values, seed=5)]
+    plain = build_scorecard(_many_models()).to_dict()
+    drawn: list[int] = []
+    draw = stats.resample_blocks
+    monkeypatch.setattr(stats, "resample_blocks", lambda rng, n, resamples=stats.RESAMPLES:
+                        drawn.append(n) or draw(rng, n, resamples))
+    with stats.remembered(None):
+        shared = [bootstrap_mean(values), bootstrap_mean(others), bootstrap_mean(fewer),
+                  bootstrap_ratio(values, weights), bootstrap_mean(values, seed=5)]
+        # Another number of cases, then another seed: drawn again.
+        assert drawn == [30, 29, 30, 30]
+        assert build_scorecard(_many_models()).to_dict() == plain
+    assert shared == alone
+    # Outside the block, every figure draws its own; a draw larger than a block is not kept.
+    drawn.clear()
+    bootstrap_mean(values)
+    bootstrap_mean(values)
+    monkeypatch.setattr(stats, "_BLOCK", 30 * stats.RESAMPLES - 1)
+    with stats.remembered(None):
+        bootstrap_mean(values)
+        bootstrap_mean(values)
+    assert drawn == [30] * 4
+
+
 def _many_models() -> list[TaskResult]:
     # Twenty cases a model: intervals are resampled (numpy), not worked out exactly.
     return (_scored("a", [(i % 7) / 6 for i in range(20)])

@@ -268,11 +268,26 @@ def test_figures_over_as_many_cases_share_their_draws_and_keep_their_values(
     drawn.clear()
     bootstrap_mean(values)
     bootstrap_mean(values)
-    monkeypatch.setattr(stats, "_BLOCK", 30 * stats.RESAMPLES - 1)
+    monkeypatch.setattr(stats, "_KEPT_BYTES", 30 * stats.RESAMPLES * 2 - 1)
     with stats.remembered(None):
         bootstrap_mean(values)
         bootstrap_mean(values)
     assert drawn == [30] * 4
+
+
+def test_a_kept_draw_is_the_same_indices_in_narrow_integers_and_cannot_be_changed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for n, narrow in ((3_000, np.uint16), (2**16, np.uint16), (2**16 + 1, np.uint32)):
+        monkeypatch.setattr(stats, "_BLOCK", n * 7)  # blocks of 7 rows, the last one short
+        with stats.remembered(None):
+            kept = list(stats.seeded_blocks(11, n, resamples=20))
+        drawn = list(stats.resample_blocks(np.random.default_rng(11), n, resamples=20))
+        assert [len(b) for b in kept] == [7, 7, 6]
+        assert all(b.dtype == narrow and not b.flags.writeable for b in kept)
+        assert all(np.array_equal(a, b) for a, b in zip(kept, drawn, strict=True))
+        assert max(int(b.max()) for b in kept) >= n - n // 100
+    # What is handed out unkept is the generator's own, wide draw.
+    assert next(iter(stats.seeded_blocks(11, 3_000, resamples=20))).dtype == np.int64
 
 
 def _many_models() -> list[TaskResult]:

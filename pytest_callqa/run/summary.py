@@ -45,6 +45,12 @@ GOLDEN_MARK = "\x00callqa-golden-cases\x00"
 # results as JSON text.
 ENTRY = "entry"
 RUNS = "later_runs"
+# ... and what the scorecard reads of each run's result (see scorecard_view).
+VIEWS = "scorecard_views"
+# The parts of a result, and of each of its metrics, the scorecard reads as they are.
+_VIEW_KEYS = ("task", "case_id", "model", "run", "score", "valid", "blocked", "blockers",
+              "not_scored", "renormalised", "usage", "notes", "judge_errors", "pass_bar")
+_METRIC_VIEW_KEYS = ("value", "scored", "rating", "blocker", "flagged", "judge_error")
 # How a JSON text written without ``allow_nan=False`` spells what the report may not hold.
 _NOT_JSON = (b"NaN", b"Infinity")
 
@@ -66,7 +72,27 @@ def packed(payload: dict[str, Any]) -> dict[str, Any]:
                              ensure_ascii=False)
     if payload.get("runs"):
         rest[RUNS] = json.dumps(payload["runs"], ensure_ascii=False)
+    rest[VIEWS] = json.dumps([scorecard_view(r) for r in [payload["result"],
+                                                          *payload.get("runs", [])]],
+                             ensure_ascii=False)
     return rest
+
+
+def scorecard_view(result: dict[str, Any]) -> dict[str, Any]:
+    """What the scorecard reads of a result (:func:`_for_scorecard` gives the same from
+    either): no reasons, no details but the pooled rates' counts, of the judge records only
+    the errors and what the judge repeats' agreement needs: about a third of the text (2.7 of
+    8.4 KB an output in benchmarks/scale_bench.py's suites) to read back at the end of a
+    run, where every result is read."""
+    view = {k: result[k] for k in _VIEW_KEYS if k in result}
+    metrics = {}
+    for mid, m in (result.get("metrics") or {}).items():
+        details = m.get("details") or {}
+        metrics[mid] = {**{k: m[k] for k in _METRIC_VIEW_KEYS if k in m},
+                        "details": {k: details[k] for k in _POOLED_DETAILS if k in details}}
+    view["metrics"] = metrics
+    view["judge_records"] = _kept_records(result)
+    return view
 
 
 def entry_text(entry: dict[str, Any]) -> str:
@@ -91,7 +117,7 @@ class Summary:
         # memory a run needs does not grow with what every output's result says.
         self.collected: dict[str, dict[str, Any]] = {}
         self._spool: IO[bytes] | None = None
-        self._spooled: dict[str, tuple[int, int, int]] = {}
+        self._spooled: dict[str, tuple[int, int, int, int]] = {}
         # Where each (model, case, run) result is spooled: the test and which of its runs.
         self._entry_of: dict[tuple[str | None, str, int], tuple[str, int]] = {}
         self._output_of: dict[tuple[str | None, str], str] = {}
@@ -99,17 +125,18 @@ class Summary:
 
     def record(self, nodeid: str, payload: dict[str, Any]) -> None:
         """Keep what a test attached to its report, as :func:`packed` made it: its case
-        entry and later runs go to the spool unread, one line each."""
+        entry, later runs and scorecard views go to the spool unread, one line each."""
         if ENTRY in payload:
             if self._spool is None:
                 # Open for the whole run, closed by close() at its end (no single block).
                 self._spool = tempfile.TemporaryFile(prefix="callqa-results-")  # noqa: SIM115
             entry = payload[ENTRY].encode("utf-8")
             runs = payload.get(RUNS, "").encode("utf-8")
+            views = payload[VIEWS].encode("utf-8")
             self._spool.seek(0, 2)
-            self._spooled[nodeid] = (self._spool.tell(), len(entry), len(runs))
-            self._spool.write(entry + b"\n" + runs + b"\n")
-            payload = {k: v for k, v in payload.items() if k not in (ENTRY, RUNS)}
+            self._spooled[nodeid] = (self._spool.tell(), len(entry), len(runs), len(views))
+            self._spool.write(b"\n".join((entry, runs, views, b"")))
+            payload = {k: v for k, v in payload.items() if k not in (ENTRY, RUNS, VIEWS)}
         self.collected[nodeid] = payload
 
     def close(self) -> None:
@@ -122,10 +149,18 @@ class Summary:
     def _texts(self, nodeid: str) -> tuple[bytes, bytes]:
         """A test's spooled case entry and later runs (empty when it has none)."""
         assert self._spool is not None
-        offset, entry_size, runs_size = self._spooled[nodeid]
+        offset, entry_size, runs_size, _ = self._spooled[nodeid]
         self._spool.seek(offset)
         text = self._spool.read(entry_size + 1 + runs_size)
         return text[:entry_size], text[entry_size + 1:]
+
+    def _views(self, nodeid: str) -> list[dict[str, Any]]:
+        """What the scorecard reads of each run a test spooled (:func:`scorecard_view`)."""
+        assert self._spool is not None
+        offset, entry_size, runs_size, views_size = self._spooled[nodeid]
+        self._spool.seek(offset + entry_size + runs_size + 2)
+        views: list[dict[str, Any]] = json.loads(self._spool.read(views_size))
+        return views
 
     def _entry(self, nodeid: str) -> dict[str, Any]:
         """A test's result, output and later runs' results, read back."""
@@ -142,10 +177,10 @@ class Summary:
         unique: dict[tuple[str | None, str, int], TaskResult] = {}
         shared: dict[tuple[Any, ...], MetricResult] = {}
         for nodeid in sorted(self._spooled):
-            entry = self._entry(nodeid)
+            views = self._views(nodeid)
             # A test over repeated runs carries every run and whether it passed each.
             passed = self.collected.get(nodeid, {}).get("passed") or []
-            for index, data in enumerate([entry["result"], *entry.get("runs", [])]):
+            for index, data in enumerate(views):
                 key = (data.get("model"), data["case_id"], int(data.get("run", 0)))
                 ran = bool(passed[index]) if index < len(passed) else None
                 kept = unique.get(key)
@@ -156,8 +191,7 @@ class Summary:
                 elif ran is not None:
                     # A run passes when every test of the pair passed it.
                     kept.passed = ran if kept.passed is None else kept.passed and ran
-            self._output_of.setdefault((entry["result"].get("model"),
-                                        entry["result"]["case_id"]), nodeid)
+            self._output_of.setdefault((views[0].get("model"), views[0]["case_id"]), nodeid)
         return list(unique.values())
 
     def case_entries(self, card: Scorecard) -> Iterator[dict[str, Any]]:
@@ -494,14 +528,19 @@ def _for_scorecard(data: dict[str, Any],
         blocked=bool(data["blocked"]), blockers=[intern(b) for b in data.get("blockers", [])],
         metrics=metrics, not_scored=[intern(n) for n in data.get("not_scored", [])],
         renormalised=bool(data.get("renormalised", False)),
-        # The judge errors, and what the judge repeats' agreement is computed from.
-        judge_records=[_slim_record(r) for r in data.get("judge_records", [])
-                       if r.get("judge_error") or isinstance(r.get("repeats"), list)],
+        judge_records=_kept_records(data),
         usage=dict(data.get("usage", {})), notes=list(data.get("notes", [])),
         judge_errors=list(data.get("judge_errors", [])), pass_bar=data.get("pass_bar"))
 
 
 _REPEAT_KEYS = ("metric", "judge_error", "repeats", "repeat_spread", "repeats_disagree")
+
+
+def _kept_records(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Of a result's judge records, the errors and what the judge repeats' agreement is
+    computed from."""
+    return [_slim_record(r) for r in data.get("judge_records", [])
+            if r.get("judge_error") or isinstance(r.get("repeats"), list)]
 
 
 def _slim_record(record: dict[str, Any]) -> dict[str, Any]:

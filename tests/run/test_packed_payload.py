@@ -10,7 +10,16 @@ from typing import Any
 import pytest
 from execnet.gateway_base import dumps_internal, loads_internal
 
-from pytest_callqa.run.summary import ENTRY, RUNS, Summary, entry_text, packed
+from pytest_callqa.run.summary import (
+    ENTRY,
+    RUNS,
+    VIEWS,
+    Summary,
+    _for_scorecard,
+    entry_text,
+    packed,
+    scorecard_view,
+)
 
 
 def result(case_id: str, run: int = 0, score: float = 0.8) -> dict[str, Any]:
@@ -30,7 +39,7 @@ def test_the_entry_and_later_runs_become_json_texts_and_the_rest_stays() -> None
     payload = {"result": result("qa-1"), "output": {"answer": "Grüße, ₹1,200"},
                "runs": [result("qa-1", run=1, score=0.4)], "passed": [True, False]}
     sent = packed(payload)
-    assert sent.keys() == {ENTRY, RUNS, "passed"}
+    assert sent.keys() == {ENTRY, RUNS, VIEWS, "passed"}
     assert sent["passed"] == [True, False]
     # The case entry as the report writes it: the result, then what the model answered.
     assert sent[ENTRY] == entry_text({**result("qa-1"), "output": payload["output"]})
@@ -49,7 +58,7 @@ def test_a_payload_without_a_result_is_sent_as_it_is() -> None:
 
 def test_a_result_without_output_or_runs_packs_no_output_and_no_runs() -> None:
     sent = packed({"result": result("qa-1"), "runs": []})
-    assert sent.keys() == {ENTRY}
+    assert sent.keys() == {ENTRY, VIEWS}
     assert json.loads(sent[ENTRY]) == {**result("qa-1"), "output": None}
 
 
@@ -127,5 +136,55 @@ def test_an_entry_run_once_is_written_as_its_test_sent_it_and_the_rest_rebuilt(
         assert read == ["t.py::test[alpha-qa-4]"]
         with pytest.raises(ValueError, match="Out of range float values"):
             list(gathered.case_entry_texts(scorecard_of([by_case["qa-3"]])))
+    finally:
+        gathered.close()
+
+
+def rich_result() -> dict[str, Any]:
+    """A result with everything the scorecard leaves out, and everything it reads."""
+    return {**result("qa-9", score=0.6),
+            "blockers": ["pii_leak"], "not_scored": ["tone"], "renormalised": True,
+            "usage": {"prompt_tokens": 120, "cost_usd": 0.0004}, "notes": ["judge retried"],
+            "judge_errors": ["faithfulness: timed out"], "pass_bar": 0.5, "passed": True,
+            "metrics": {
+                "accuracy": {"value": 0.8, "scored": True, "rating": "good",
+                             "reason": "long text " * 50, "blocker": False, "flagged": True,
+                             "judge_error": False,
+                             "details": {"numerator": 4, "denominator": 5, "claims": [1, 2]}},
+                "tone": {"value": None, "scored": False, "rating": None,
+                         "reason": "not scored: no judge", "details": {}},
+                "pii": {"value": 0.0, "scored": True, "rating": "blocker", "blocker": True,
+                        "judge_error": True, "details": {"spans": ["555-0100"]}}},
+            "judge_records": [
+                {"metric": "accuracy", "score": 4, "reason": "cited turn 3", "flagged": False},
+                {"metric": "faithfulness", "judge_error": True, "reason": "timed out"},
+                {"metric": "tone", "score": 3, "reason": "r", "repeats": [3, 3, 4],
+                 "repeat_spread": 1, "repeats_disagree": False}]}
+
+
+def test_the_scorecard_reads_the_same_from_a_view_as_from_the_whole_result() -> None:
+    whole = rich_result()
+    view = json.loads(json.dumps(scorecard_view(whole)))
+    assert _for_scorecard(view, {}) == _for_scorecard(whole, {})
+    assert "reason" not in json.dumps(view["metrics"])
+    assert view["metrics"]["accuracy"]["details"] == {"numerator": 4, "denominator": 5}
+    assert [r["metric"] for r in view["judge_records"]] == ["faithfulness", "tone"]
+
+
+def test_the_controller_builds_its_results_from_the_views() -> None:
+    gathered = summary()
+    first, later = rich_result(), {**rich_result(), "run": 1, "score": 0.2}
+    gathered.record("t.py::test[alpha-qa-9]",
+                    packed({"result": first, "output": "out", "runs": [later],
+                            "passed": [True, True]}))
+    try:
+        built = gathered.results()
+        expected = [_for_scorecard(first, {}), _for_scorecard(later, {})]
+        for one in expected:
+            one.passed = True
+        assert built == expected
+        # The whole entry is still what the report reads.
+        assert gathered._entry("t.py::test[alpha-qa-9]") == {"result": first, "output": "out",
+                                                             "runs": [later]}
     finally:
         gathered.close()

@@ -25,7 +25,7 @@ from .run.deliver import BaselineError, read_baseline
 from .run.junit import result_properties
 from .run.services import LOCAL_SERVER_KEY
 from .run.settings import LIVE, CallqaCallError, CallqaUsageError, Missing, display_path
-from .run.summary import packed
+from .run.spool import GOLDEN, golden_entry, packed
 from .run.verdicts import PreflightFailed
 from .selection import (
     CASE_FIXTURE,
@@ -495,7 +495,8 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
     result = _call(_state(request.config).resolver.result, callqa_model,
                    item_pair(request.node)[1])
     request.node.stash[PAYLOAD_KEY] = {"result": result.to_dict(),
-                                       "output": plain(callqa_output)}
+                                       "output": plain(callqa_output),
+                                       GOLDEN: [callqa_case.id, golden_entry(callqa_case)]}
     if getattr(request.config.option, "xmlpath", None):
         # JUnit <property> elements: a CI dashboard shows every test's metrics. Without a
         # JUnit file nobody reads them, and every report would carry them.

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .settings import Settings, display_path
-from .summary import CASES_MARK, GOLDEN_MARK, entry_text
+from .spool import entry_text
+from .summary import CASES_MARK, GOLDEN_MARK
 
 if TYPE_CHECKING:
     from .summary import Summary

@@ -4,18 +4,17 @@ tests attached to their reports, the scorecard, the header above it and the JSON
 from __future__ import annotations
 
 import importlib
-import json
 import platform
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .._version import __version__
 from .settings import CallqaUsageError, Settings, count
+from .spool import NOT_JSON, POOLED_DETAILS, ResultSpool, entry_text, golden_entry, kept_records
 
 if TYPE_CHECKING:
     from ..engine.core.results import MetricResult, Rating, TaskResult
@@ -32,74 +31,10 @@ ENGINE_AT_THE_END = ("pytest_callqa.engine.scorecard", "pytest_callqa.engine.rep
                      "numpy.random", "pytest_callqa.run.intervals")
 
 REPORT_SCHEMA = "callqa-report/1"
-# How much of each transcript the report carries for a reader (the HTML drill-down).
-EXCERPT_TURNS = 12
-EXCERPT_CHARS = 300
-# The details of a metric the scorecard reads (pooled rates); the rest stay in the report.
-_POOLED_DETAILS = ("numerator", "denominator")
 # Where the JSON report's case entries and golden cases go in its text while the rest is
 # serialised (deliver.write_report streams them in, one at a time).
 CASES_MARK = "\x00callqa-cases\x00"
 GOLDEN_MARK = "\x00callqa-golden-cases\x00"
-# The keys of a packed payload (see packed) that hold its case entry and its later runs'
-# results as JSON text.
-ENTRY = "entry"
-RUNS = "later_runs"
-# ... and what the scorecard reads of each run's result (see scorecard_view).
-VIEWS = "scorecard_views"
-# The parts of a result, and of each of its metrics, the scorecard reads as they are.
-_VIEW_KEYS = ("task", "case_id", "model", "run", "score", "valid", "blocked", "blockers",
-              "not_scored", "renormalised", "usage", "notes", "judge_errors", "pass_bar")
-_METRIC_VIEW_KEYS = ("value", "scored", "rating", "blocker", "flagged", "judge_error")
-# How a JSON text written without ``allow_nan=False`` spells what the report may not hold.
-_NOT_JSON = (b"NaN", b"Infinity")
-
-
-def packed(payload: dict[str, Any]) -> dict[str, Any]:
-    """A test's payload as its report carries it: its result and output as one JSON text,
-    the report's case entry as it would be written (:meth:`Summary.record` spools it
-    unread), the later runs' results, if any, as another; the rest as it is.
-
-    An xdist worker ships every report to the controller through execnet, whose serialiser
-    walks a nested structure one value at a time in Python: for an entry of ~7 KB that took
-    ~0.7 ms to write in the worker and ~1 ms to read in the controller, on top of the
-    controller's own JSON encoding for the spool. One string crosses in one step, and the
-    controller writes it to the spool, and most entries to the report, as it came."""
-    if "result" not in payload:
-        return payload
-    rest = {k: v for k, v in payload.items() if k not in ("result", "output", "runs")}
-    rest[ENTRY] = json.dumps({**payload["result"], "output": payload.get("output")},
-                             ensure_ascii=False)
-    if payload.get("runs"):
-        rest[RUNS] = json.dumps(payload["runs"], ensure_ascii=False)
-    rest[VIEWS] = json.dumps([scorecard_view(r) for r in [payload["result"],
-                                                          *payload.get("runs", [])]],
-                             ensure_ascii=False)
-    return rest
-
-
-def scorecard_view(result: dict[str, Any]) -> dict[str, Any]:
-    """What the scorecard reads of a result (:func:`_for_scorecard` gives the same from
-    either): no reasons, no details but the pooled rates' counts, of the judge records only
-    the errors and what the judge repeats' agreement needs: about a third of the text (2.7 of
-    8.4 KB an output in benchmarks/scale_bench.py's suites) to read back at the end of a
-    run, where every result is read."""
-    view = {k: result[k] for k in _VIEW_KEYS if k in result}
-    metrics = {}
-    for mid, m in (result.get("metrics") or {}).items():
-        details = m.get("details") or {}
-        metrics[mid] = {**{k: m[k] for k in _METRIC_VIEW_KEYS if k in m},
-                        "details": {k: details[k] for k in _POOLED_DETAILS if k in details}}
-    view["metrics"] = metrics
-    view["judge_records"] = _kept_records(result)
-    return view
-
-
-def entry_text(entry: dict[str, Any]) -> str:
-    """A case entry as the JSON report writes it: one line, no NaN."""
-    return json.dumps(entry, ensure_ascii=False, allow_nan=False)
-
-
 class Summary:
     """Gathers one payload per test id and turns them into the scorecard and the report."""
 
@@ -112,62 +47,24 @@ class Summary:
         self.usage = usage
         self.started_at = datetime.now(UTC)
         self._started = time.monotonic()
-        # What each test attached to its report, without its result and output: those are
-        # spooled to a temporary file as they arrive (``_spooled`` says where), so the
-        # memory a run needs does not grow with what every output's result says.
+        # What each test attached to its report, without its result, output and golden
+        # case: those are spooled to a temporary file as they arrive, so the memory a run
+        # needs does not grow with what every output's result says.
         self.collected: dict[str, dict[str, Any]] = {}
-        self._spool: IO[bytes] | None = None
-        self._spooled: dict[str, tuple[int, int, int, int]] = {}
+        self.spool = ResultSpool()
         # Where each (model, case, run) result is spooled: the test and which of its runs.
         self._entry_of: dict[tuple[str | None, str, int], tuple[str, int]] = {}
         self._output_of: dict[tuple[str | None, str], str] = {}
         self._scorecard: Scorecard | None = None
 
     def record(self, nodeid: str, payload: dict[str, Any]) -> None:
-        """Keep what a test attached to its report, as :func:`packed` made it: its case
-        entry, later runs and scorecard views go to the spool unread, one line each."""
-        if ENTRY in payload:
-            if self._spool is None:
-                # Open for the whole run, closed by close() at its end (no single block).
-                self._spool = tempfile.TemporaryFile(prefix="callqa-results-")  # noqa: SIM115
-            entry = payload[ENTRY].encode("utf-8")
-            runs = payload.get(RUNS, "").encode("utf-8")
-            views = payload[VIEWS].encode("utf-8")
-            self._spool.seek(0, 2)
-            self._spooled[nodeid] = (self._spool.tell(), len(entry), len(runs), len(views))
-            self._spool.write(b"\n".join((entry, runs, views, b"")))
-            payload = {k: v for k, v in payload.items() if k not in (ENTRY, RUNS, VIEWS)}
-        self.collected[nodeid] = payload
+        """Keep what a test attached to its report (:func:`spool.packed`): its result,
+        output and golden case go to the spool, the rest stays in :attr:`collected`."""
+        self.collected[nodeid] = self.spool.keep(nodeid, payload)
 
     def close(self) -> None:
         """Drop the spooled results (the end of the run)."""
-        if self._spool is not None:
-            self._spool.close()
-            self._spool = None
-            self._spooled.clear()
-
-    def _texts(self, nodeid: str) -> tuple[bytes, bytes]:
-        """A test's spooled case entry and later runs (empty when it has none)."""
-        assert self._spool is not None
-        offset, entry_size, runs_size, _ = self._spooled[nodeid]
-        self._spool.seek(offset)
-        text = self._spool.read(entry_size + 1 + runs_size)
-        return text[:entry_size], text[entry_size + 1:]
-
-    def _views(self, nodeid: str) -> list[dict[str, Any]]:
-        """What the scorecard reads of each run a test spooled (:func:`scorecard_view`)."""
-        assert self._spool is not None
-        offset, entry_size, runs_size, views_size = self._spooled[nodeid]
-        self._spool.seek(offset + entry_size + runs_size + 2)
-        views: list[dict[str, Any]] = json.loads(self._spool.read(views_size))
-        return views
-
-    def _entry(self, nodeid: str) -> dict[str, Any]:
-        """A test's result, output and later runs' results, read back."""
-        entry, runs = self._texts(nodeid)
-        result: dict[str, Any] = json.loads(entry)
-        output = result.pop("output")
-        return {"result": result, "output": output, "runs": json.loads(runs) if runs else []}
+        self.spool.close()
 
     def results(self) -> list[TaskResult]:
         """One result per (model, case, run), whichever tests and workers scored it, as
@@ -176,8 +73,8 @@ class Summary:
         entries, which the JSON report carries whole."""
         unique: dict[tuple[str | None, str, int], TaskResult] = {}
         shared: dict[tuple[Any, ...], MetricResult] = {}
-        for nodeid in sorted(self._spooled):
-            views = self._views(nodeid)
+        for nodeid in self.spool.tests():
+            views = self.spool.views(nodeid)
             # A test over repeated runs carries every run and whether it passed each.
             passed = self.collected.get(nodeid, {}).get("passed") or []
             for index, data in enumerate(views):
@@ -214,8 +111,8 @@ class Summary:
             if (found is not None and found[1] == 0 and r.passed is None
                     and self._output_of.get((r.model, r.case_id)) == found[0]
                     and len(groups.get((r.model, r.task, r.case_id), [])) < 2):
-                text = self._texts(found[0])[0]
-                if not any(word in text for word in _NOT_JSON):
+                text = self.spool.texts(found[0])[0]
+                if not any(word in text for word in NOT_JSON):
                     yield text.decode("utf-8")
                     continue
             yield entry_text(self._case_entry(r, groups))
@@ -229,11 +126,11 @@ class Summary:
             record = {**r.to_dict(), "output": None}
         else:
             nodeid, index = found
-            entry = self._entry(nodeid)
+            entry = self.spool.entry(nodeid)
             result = [entry["result"], *entry["runs"]][index]
             # Every run of a pair reports the output its first test recorded.
             first = self._output_of.get((r.model, r.case_id), nodeid)
-            output = entry["output"] if first == nodeid else self._entry(first)["output"]
+            output = entry["output"] if first == nodeid else self.spool.entry(first)["output"]
             record = {**result, "output": output}
             if r.passed is not None:
                 record["passed"] = r.passed
@@ -250,19 +147,31 @@ class Summary:
             m for m in card.models if m not in configured]
 
     def golden_case_entries(self, card: Scorecard) -> Iterator[tuple[str, dict[str, Any]]]:
-        """The golden cases behind the results, for a reader of the report, one at a time:
-        the expected outcome and the first turns of the transcript, numbered."""
+        """The golden cases behind the results, for a reader of the report, one at a time
+        (:func:`golden_entry`), in the catalogue's order. Each is what the first test of the
+        case sent (the case as it was evaluated), so the end of a run reads no case file
+        again; only a case no test sent (a result a scorecard hook added) is read from its
+        file."""
         wanted = {r.case_id for r in card.results}
         if not wanted:
             return
-        for case in self.catalog.each_case():
-            if case.id in wanted:
-                turns = [f"turn {i}: {t.speaker + ': ' if t.speaker else ''}"
-                         f"{t.text[:EXCERPT_CHARS]}"
-                         for i, t in enumerate(case.transcript[:EXCERPT_TURNS])]
-                yield case.id, {"task": case.task, "transcript_excerpt": turns,
-                                "turns": len(case.transcript),
-                                "expected_outcome": case.expected_outcome}
+        if not self.catalog.loaded:
+            for case in self.catalog.each_case():
+                if case.id in wanted:
+                    yield case.id, golden_entry(case)
+            return
+        for ref in self.catalog.files().cases:
+            if ref.id not in wanted:
+                continue
+            sent = self.spool.golden(ref.id)
+            if sent is not None:
+                yield ref.id, sent
+                continue
+            try:
+                case = self.catalog.case(ref)
+            except CallqaUsageError:
+                continue  # its file changed or went since collection
+            yield case.id, golden_entry(case)
 
     def not_evaluated(self) -> list[dict[str, Any]]:
         entries: dict[tuple[str, ...], dict[str, Any]] = {}
@@ -508,7 +417,7 @@ def _for_scorecard(data: dict[str, Any],
     metrics: dict[str, MetricResult] = {}
     for mid, m in (data.get("metrics") or {}).items():
         details = m.get("details") or {}
-        kept = tuple((k, details[k]) for k in _POOLED_DETAILS if k in details)
+        kept = tuple((k, details[k]) for k in POOLED_DETAILS if k in details)
         rating = m.get("rating")
         key = (m.get("value"), bool(m.get("scored", True)), rating,
                bool(m.get("blocker", False)), bool(m.get("flagged", False)),
@@ -528,27 +437,9 @@ def _for_scorecard(data: dict[str, Any],
         blocked=bool(data["blocked"]), blockers=[intern(b) for b in data.get("blockers", [])],
         metrics=metrics, not_scored=[intern(n) for n in data.get("not_scored", [])],
         renormalised=bool(data.get("renormalised", False)),
-        judge_records=_kept_records(data),
+        judge_records=kept_records(data),
         usage=dict(data.get("usage", {})), notes=list(data.get("notes", [])),
         judge_errors=list(data.get("judge_errors", [])), pass_bar=data.get("pass_bar"))
-
-
-_REPEAT_KEYS = ("metric", "judge_error", "repeats", "repeat_spread", "repeats_disagree")
-
-
-def _kept_records(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Of a result's judge records, the errors and what the judge repeats' agreement is
-    computed from."""
-    return [_slim_record(r) for r in data.get("judge_records", [])
-            if r.get("judge_error") or isinstance(r.get("repeats"), list)]
-
-
-def _slim_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A judge error whole (the run's counts read its reason); otherwise only what the
-    judge repeats' agreement needs."""
-    if record.get("judge_error"):
-        return record
-    return {k: record[k] for k in _REPEAT_KEYS if k in record}
 
 
 def _has_metric(agg: Any, metric_id: str) -> bool:

@@ -30,7 +30,7 @@ def test_zz_nothing_is_held_after_the_last_tests(request):
     assert state.resolver._results == {} and state.resolver._outputs == {}
     assert not any(PAYLOAD_KEY in item.stash for item in request.session.items)
     # Every scored test's result went to the spool, not to the summary's memory.
-    assert len(state.summary._spooled) == 16
+    assert len(state.summary.spool.tests()) == 16
     assert all("result" not in p for p in state.summary.collected.values())
 """
 

@@ -10,16 +10,19 @@ from typing import Any
 import pytest
 from execnet.gateway_base import dumps_internal, loads_internal
 
-from pytest_callqa.run.summary import (
+from pytest_callqa.engine.core.cases import GoldenCase
+from pytest_callqa.run.settings import CallqaUsageError
+from pytest_callqa.run.spool import (
     ENTRY,
+    GOLDEN,
     RUNS,
     VIEWS,
-    Summary,
-    _for_scorecard,
     entry_text,
+    golden_entry,
     packed,
     scorecard_view,
 )
+from pytest_callqa.run.summary import Summary, _for_scorecard
 
 
 def result(case_id: str, run: int = 0, score: float = 0.8) -> dict[str, Any]:
@@ -84,7 +87,7 @@ def test_the_controller_spools_the_text_and_reads_each_run_back() -> None:
         assert [results[k].passed for k in sorted(results)] == [True, False, None]
         assert results[("qa-1", 0)].metrics["accuracy"].details == {"numerator": 4,
                                                                     "denominator": 5}
-        entry = gathered._entry("t.py::test[alpha-qa-2]")
+        entry = gathered.spool.entry("t.py::test[alpha-qa-2]")
         assert entry == {"result": result("qa-2", score=0.5), "output": {"n": 2},
                          "runs": []}
     finally:
@@ -114,7 +117,7 @@ def test_an_entry_run_once_is_written_as_its_test_sent_it_and_the_rest_rebuilt(
         results = gathered.results()
         card = scorecard_of(results)
         read: list[str] = []
-        monkeypatch.setattr(gathered, "_entry", lambda nodeid, read_entry=gathered._entry:
+        monkeypatch.setattr(gathered.spool, "entry", lambda nodeid, read_entry=gathered.spool.entry:
                             read.append(nodeid) or read_entry(nodeid))
         by_case = {r.case_id: r for r in results if r.run == 0}
         assert list(gathered.case_entry_texts(scorecard_of([by_case["qa-1"]]))) == [
@@ -184,7 +187,66 @@ def test_the_controller_builds_its_results_from_the_views() -> None:
             one.passed = True
         assert built == expected
         # The whole entry is still what the report reads.
-        assert gathered._entry("t.py::test[alpha-qa-9]") == {"result": first, "output": "out",
+        assert gathered.spool.entry("t.py::test[alpha-qa-9]") == {"result": first, "output": "out",
                                                              "runs": [later]}
+    finally:
+        gathered.close()
+
+
+def golden_case(case_id: str, text: str = "Hello, how can I help?") -> GoldenCase:
+    return GoldenCase.model_validate({
+        "id": case_id, "task": "qa",
+        "transcript": [{"speaker": "agent", "text": text},
+                       {"speaker": "customer", "text": "x" * 400}],
+        "expected_outcome": {"answer": "help"}})
+
+
+def test_a_tests_golden_case_crosses_as_its_id_and_entry_text() -> None:
+    case = golden_case("qa-1")
+    sent = packed({"result": result("qa-1"), "output": "o",
+                   GOLDEN: [case.id, golden_entry(case)]})
+    assert sent[GOLDEN][0] == "qa-1"
+    assert json.loads(sent[GOLDEN][1]) == golden_entry(case) == {
+        "task": "qa", "turns": 2, "expected_outcome": {"answer": "help"},
+        "transcript_excerpt": ["turn 0: agent: Hello, how can I help?",
+                               "turn 1: customer: " + "x" * 300]}
+    assert loads_internal(dumps_internal(sent)) == sent
+
+
+def catalogue_of(cases: list[GoldenCase], read: list[str]) -> Any:
+    refs = [SimpleNamespace(id=c.id) for c in cases]
+    by_id = {c.id: c for c in cases}
+
+    def case(ref: Any) -> GoldenCase:
+        read.append(ref.id)
+        if ref.id == "qa-gone":
+            raise CallqaUsageError("its file changed since collection")
+        return by_id[ref.id]
+
+    return SimpleNamespace(loaded=True, files=lambda: SimpleNamespace(cases=refs), case=case)
+
+
+def test_the_report_shows_each_case_as_its_first_test_sent_it_in_the_catalogues_order() -> None:
+    gathered = summary()
+    sent = golden_case("qa-2", "as the test saw it")
+    for nodeid, model in (("t.py::test[alpha-qa-2]", "alpha"), ("t.py::test[beta-qa-2]", "beta")):
+        text = "as the test saw it" if model == "alpha" else "sent second: not kept"
+        gathered.record(nodeid, packed({"result": {**result("qa-2"), "model": model},
+                                        "output": "o",
+                                        GOLDEN: ["qa-2", golden_entry(golden_case("qa-2",
+                                                                                  text))]}))
+    # A result with no golden case sent (as a scorecard hook adds one), and one whose file
+    # is gone: read from the catalogue, and left out.
+    for case_id in ("qa-1", "qa-gone"):
+        gathered.record(f"t.py::test[alpha-{case_id}]",
+                        packed({"result": result(case_id), "output": "o"}))
+    read: list[str] = []
+    cases = [golden_case("qa-1"), golden_case("qa-unused"), sent, golden_case("qa-gone")]
+    gathered.catalog = catalogue_of(cases, read)
+    try:
+        entries = list(gathered.golden_case_entries(scorecard_of(gathered.results())))
+        assert entries == [("qa-1", golden_entry(cases[0])), ("qa-2", golden_entry(sent))]
+        assert read == ["qa-1", "qa-gone"]
+        assert gathered.collected["t.py::test[beta-qa-2]"] == {}
     finally:
         gathered.close()

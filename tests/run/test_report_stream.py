@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from pytest_callqa.run.deliver import write_report
-from pytest_callqa.run.summary import CASES_MARK, GOLDEN_MARK, entry_text
+from pytest_callqa.run.spool import entry_text
+from pytest_callqa.run.summary import CASES_MARK, GOLDEN_MARK
 
 ENTRIES = [
     {"model": "alpha", "case_id": "qa-1", "score": 0.75, "output": {"text": "Grüße, ₹1,200"}},

@@ -162,9 +162,7 @@ def _bootstrap_mean(clean: list[float], level: float, seed: int) -> Interval | N
     import numpy as np
 
     data = np.asarray(clean)
-    return _sample_interval(np.concatenate([data[picks].mean(axis=1)
-                                            for picks in seeded_blocks(seed, len(data))]),
-                            tail)
+    return _sample_interval(block_means(data, seeded_blocks(seed, len(data))), tail)
 
 
 def resample_blocks(rng: np.random.Generator, n: int,
@@ -205,11 +203,15 @@ def seeded_blocks(seed: int, n: int, resamples: int = RESAMPLES) -> Iterable[np.
 def resampled_means(rng: np.random.Generator, data: np.ndarray,
                     resamples: int = RESAMPLES) -> np.ndarray:
     """The mean of ``data`` in each of ``resamples`` draws (:func:`resample_blocks`)."""
+    return block_means(data, resample_blocks(rng, len(data), resamples))
+
+
+def block_means(data: np.ndarray, blocks: Iterable[np.ndarray]) -> np.ndarray:
+    """The mean of ``data`` over each row of case indices in ``blocks``, in order."""
     # numpy loads only to draw an interval (the memo answers the others).
     import numpy as np
 
-    return np.concatenate([data[picks].mean(axis=1)
-                           for picks in resample_blocks(rng, len(data), resamples)])
+    return np.concatenate([data[picks].mean(axis=1) for picks in blocks])
 
 
 def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], *,

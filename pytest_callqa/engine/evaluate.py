@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .core.cases import GoldenCase
 from .core.context import Deferred, EvalContext, check_structure, parse_output
 from .core.judging import Judge, JudgeRequest, JudgeVerdict, StreamingJudge
-from .core.memo import in_batch_memo
+from .core.memo import ByIdentity, batch_memoised, in_batch_memo
 from .core.metrics import TaskSpec
 from .core.results import MetricResult, TaskResult
 from .registry import Registry, default_registry
@@ -61,7 +61,7 @@ def prepare(
     it is built when a metric first needs it, which many runs never do."""
     registry = registry or default_registry()
     spec = registry.task(case.task)
-    expected, config = spec.case_models(case)
+    expected, config = _case_models(spec, case)
     value, problem, notes = parse_output(output)
     if problem is not None:
         parsed = None
@@ -92,6 +92,21 @@ def prepare(
         # A later run asks every judgement again, as a request of its own.
         requests = [replace(r, run=run) for r in requests]
     return Prepared(ctx=ctx, requests=requests, registry=registry)
+
+
+def _case_models(spec: TaskSpec, case: GoldenCase) -> tuple[Any, Any]:
+    """The case's truth and configuration as ``spec`` reads them. A built-in family's are
+    frozen models, validated once per case in a batch however many models answered it; a
+    project's own task spec is asked every time (its answers may not be immutable)."""
+    if isinstance(spec, BaseTask):
+        return _builtin_case_models(ByIdentity(spec), ByIdentity(case))
+    return spec.case_models(case)
+
+
+@batch_memoised
+def _builtin_case_models(spec: ByIdentity[BaseTask],
+                         case: ByIdentity[GoldenCase]) -> tuple[Any, Any]:
+    return spec.value.case_models(case.value)
 
 
 @in_batch_memo

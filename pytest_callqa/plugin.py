@@ -492,11 +492,12 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
     # Loaded with the engine already: a result exists.
     from .engine.core.results import plain
 
-    result = _call(_state(request.config).resolver.result, callqa_model,
-                   item_pair(request.node)[1])
+    state = _state(request.config)
+    result = _call(state.resolver.result, callqa_model, item_pair(request.node)[1])
     request.node.stash[PAYLOAD_KEY] = {"result": result.to_dict(),
                                        "output": plain(callqa_output),
-                                       GOLDEN: [callqa_case.id, golden_entry(callqa_case)]}
+                                       GOLDEN: [callqa_case.id, golden_entry(callqa_case),
+                                                state.catalog.position(callqa_case.id)]}
     if getattr(request.config.option, "xmlpath", None):
         # JUnit <property> elements: a CI dashboard shows every test's metrics. Without a
         # JUnit file nobody reads them, and every report would carry them.

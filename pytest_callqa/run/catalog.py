@@ -62,6 +62,7 @@ class Catalog:
         self._loading = threading.Lock()
         self._recent: dict[str, dict[str, GoldenCase]] = {}
         self._kept: dict[str, GoldenCase] = {}
+        self._positions: dict[str, int] | None = None
         self._specs: dict[str, ModelSpec | None] | None = None
 
     @property
@@ -76,6 +77,15 @@ class Catalog:
                 if self._files is None:
                     self._files = self._load()
         return self._files
+
+    def position(self, case_id: str) -> int:
+        """Where a collected case stands in the catalogue's order (its files sorted, each
+        file's cases as written): every process that collected the same cases numbers them
+        alike, so the xdist controller, which collects nothing, can put the cases its
+        workers sent in order without reading a file."""
+        if self._positions is None:
+            self._positions = {ref.id: i for i, ref in enumerate(self.files().cases)}
+        return self._positions[case_id]
 
     def _load(self) -> CaseFiles:
         root = self.settings.cases

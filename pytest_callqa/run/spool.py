@@ -23,7 +23,8 @@ RUNS = "later_runs"
 # ... and what the scorecard reads of each run's result (see scorecard_view).
 VIEWS = "scorecard_views"
 # The key of a payload that holds the test's golden case as the report shows it
-# (golden_entry): its id, and once packed, the entry as JSON text.
+# (golden_entry): its id, the entry (once packed, as JSON text) and its place in the
+# catalogue's order (Catalog.position).
 GOLDEN = "golden_case"
 # How a JSON text written without ``allow_nan=False`` spells what the report may not hold.
 NOT_JSON = (b"NaN", b"Infinity")
@@ -53,8 +54,8 @@ def packed(payload: dict[str, Any]) -> dict[str, Any]:
     if payload.get("runs"):
         rest[RUNS] = json.dumps(payload["runs"], ensure_ascii=False)
     if GOLDEN in rest:
-        case_id, golden = rest[GOLDEN]
-        rest[GOLDEN] = [case_id, json.dumps(golden, ensure_ascii=False)]
+        case_id, golden, position = rest[GOLDEN]
+        rest[GOLDEN] = [case_id, json.dumps(golden, ensure_ascii=False), position]
     rest[VIEWS] = json.dumps([scorecard_view(r) for r in [payload["result"],
                                                           *payload.get("runs", [])]],
                              ensure_ascii=False)
@@ -109,7 +110,8 @@ class ResultSpool:
         self._file: IO[bytes] | None = None
         # Per test: where its lines start, and the length of each.
         self._spooled: dict[str, tuple[int, int, int, int]] = {}
-        self._golden: dict[str, tuple[int, int]] = {}
+        # Per case: where its golden entry is, its length, and the case's catalogue place.
+        self._golden: dict[str, tuple[int, int, int]] = {}
 
     def keep(self, nodeid: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Spool what :func:`packed` made text; the rest of ``payload`` is returned."""
@@ -121,10 +123,10 @@ class ResultSpool:
                                      len(views))
             payload = {k: v for k, v in payload.items() if k not in (ENTRY, RUNS, VIEWS)}
         if GOLDEN in payload:
-            case_id, golden = payload[GOLDEN]
+            case_id, golden, position = payload[GOLDEN]
             if case_id not in self._golden:
                 text = golden.encode("utf-8")
-                self._golden[case_id] = (self._append(text), len(text))
+                self._golden[case_id] = (self._append(text), len(text), position)
             payload = {k: v for k, v in payload.items() if k != GOLDEN}
         return payload
 
@@ -168,11 +170,20 @@ class ResultSpool:
 
     def golden(self, case_id: str) -> dict[str, Any] | None:
         """The golden entry the first test of the case sent, if one did."""
-        found = self._golden.get(case_id)
-        if found is None:
-            return None
-        entry: dict[str, Any] = json.loads(self._read(*found))
+        return self.sent_golden(case_id) if case_id in self._golden else None
+
+    def sent_golden(self, case_id: str) -> dict[str, Any]:
+        """The golden entry a test sent for ``case_id`` (KeyError when none did)."""
+        offset, size, _ = self._golden[case_id]
+        entry: dict[str, Any] = json.loads(self._read(offset, size))
         return entry
+
+    def golden_order(self, case_ids: set[str]) -> list[str] | None:
+        """``case_ids`` in the catalogue's order, as the tests that sent their golden cases
+        placed them; None when a test sent none for one of them."""
+        if not case_ids <= self._golden.keys():
+            return None
+        return sorted(case_ids, key=lambda case_id: self._golden[case_id][2])
 
     def close(self) -> None:
         if self._file is not None:

@@ -151,11 +151,17 @@ class Summary:
         (:func:`golden_entry`), in the catalogue's order. Each is what the first test of the
         case sent (the case as it was evaluated), so the end of a run reads no case file
         again; only a case no test sent (a result a scorecard hook added) is read from its
-        file."""
+        file. The xdist controller, which collects nothing, orders them by the catalogue
+        places the tests sent; it scans the case files only when one was not sent."""
         wanted = {r.case_id for r in card.results}
         if not wanted:
             return
         if not self.catalog.loaded:
+            ordered = self.spool.golden_order(wanted)
+            if ordered is not None:
+                for case_id in ordered:
+                    yield case_id, self.spool.sent_golden(case_id)
+                return
             for case in self.catalog.each_case():
                 if case.id in wanted:
                     yield case.id, golden_entry(case)

@@ -171,6 +171,9 @@ def pytest_callqa_scorecard(scorecard, config):
     assert cards["n2"] == cards["none"]
     assert reports["n0"] == reports["none"]
     assert reports["n2"] == reports["none"]
+    # In the same order too: the controller places the golden cases its workers sent by
+    # their catalogue places, without reading the case files.
+    assert list(reports["n2"]["golden_cases"]) == list(reports["none"]["golden_cases"])
     assert len(reports["none"]["cases"]) == 7
 
 

@@ -204,8 +204,9 @@ def golden_case(case_id: str, text: str = "Hello, how can I help?") -> GoldenCas
 def test_a_tests_golden_case_crosses_as_its_id_and_entry_text() -> None:
     case = golden_case("qa-1")
     sent = packed({"result": result("qa-1"), "output": "o",
-                   GOLDEN: [case.id, golden_entry(case)]})
+                   GOLDEN: [case.id, golden_entry(case), 7]})
     assert sent[GOLDEN][0] == "qa-1"
+    assert sent[GOLDEN][2] == 7
     assert json.loads(sent[GOLDEN][1]) == golden_entry(case) == {
         "task": "qa", "turns": 2, "expected_outcome": {"answer": "help"},
         "transcript_excerpt": ["turn 0: agent: Hello, how can I help?",
@@ -234,7 +235,7 @@ def test_the_report_shows_each_case_as_its_first_test_sent_it_in_the_catalogues_
         gathered.record(nodeid, packed({"result": {**result("qa-2"), "model": model},
                                         "output": "o",
                                         GOLDEN: ["qa-2", golden_entry(golden_case("qa-2",
-                                                                                  text))]}))
+                                                                                  text)), 2]}))
     # A result with no golden case sent (as a scorecard hook adds one), and one whose file
     # is gone: read from the catalogue, and left out.
     for case_id in ("qa-1", "qa-gone"):
@@ -248,5 +249,45 @@ def test_the_report_shows_each_case_as_its_first_test_sent_it_in_the_catalogues_
         assert entries == [("qa-1", golden_entry(cases[0])), ("qa-2", golden_entry(sent))]
         assert read == ["qa-1", "qa-gone"]
         assert gathered.collected["t.py::test[beta-qa-2]"] == {}
+    finally:
+        gathered.close()
+
+
+def test_a_controller_orders_the_sent_golden_cases_by_their_catalogue_places_unread() -> None:
+    # The xdist controller collects nothing: its catalogue is not loaded, and reading it
+    # would scan and check every case file again.
+    gathered = summary()
+    places = {"qa-b": 0, "qa-c": 1, "qa-a": 2}
+    for case_id in ("qa-a", "qa-b", "qa-c"):
+        for model in ("alpha", "beta"):
+            gathered.record(f"t.py::test[{model}-{case_id}]", packed({
+                "result": {**result(case_id), "model": model}, "output": "o",
+                GOLDEN: [case_id, golden_entry(golden_case(case_id, f"{case_id} by {model}")),
+                         places[case_id]]}))
+
+    def scan() -> Any:
+        raise AssertionError("the case files were read")
+
+    gathered.catalog = SimpleNamespace(loaded=False, each_case=scan)
+    try:
+        entries = list(gathered.golden_case_entries(scorecard_of(gathered.results())))
+        assert [case_id for case_id, _ in entries] == ["qa-b", "qa-c", "qa-a"]
+        assert entries[0][1] == golden_entry(golden_case("qa-b", "qa-b by alpha"))
+    finally:
+        gathered.close()
+
+
+def test_a_controller_scans_the_case_files_when_a_case_was_not_sent() -> None:
+    gathered = summary()
+    gathered.record("t.py::test[alpha-qa-a]", packed({
+        "result": result("qa-a"), "output": "o",
+        GOLDEN: ["qa-a", golden_entry(golden_case("qa-a")), 1]}))
+    # A result a scorecard hook added: no test sent its case.
+    gathered.record("t.py::test[alpha-qa-z]", packed({"result": result("qa-z"), "output": "o"}))
+    on_disk = [golden_case("qa-z", "from its file"), golden_case("qa-a", "from its file")]
+    gathered.catalog = SimpleNamespace(loaded=False, each_case=lambda: iter(on_disk))
+    try:
+        entries = list(gathered.golden_case_entries(scorecard_of(gathered.results())))
+        assert entries == [("qa-z", golden_entry(on_disk[0])), ("qa-a", golden_entry(on_disk[1]))]
     finally:
         gathered.close()

@@ -26,6 +26,8 @@ VIEWS = "scorecard_views"
 # (golden_entry): its id, the entry (once packed, as JSON text) and its place in the
 # catalogue's order (Catalog.position).
 GOLDEN = "golden_case"
+# Bytes the spool gathers before writing them to its file.
+SPOOL_BUFFER = 1 << 20
 # How a JSON text written without ``allow_nan=False`` spells what the report may not hold.
 NOT_JSON = (b"NaN", b"Infinity")
 # The parts of a result, and of each of its metrics, the scorecard reads as they are.
@@ -108,6 +110,10 @@ class ResultSpool:
 
     def __init__(self) -> None:
         self._file: IO[bytes] | None = None
+        # Where the next line goes, and whether a read has moved the file's position since:
+        # appends then need no seek, which would flush the write buffer every test.
+        self._end = 0
+        self._moved = False
         # Per test: where its lines start, and the length of each.
         self._spooled: dict[str, tuple[int, int, int, int]] = {}
         # Per case: where its golden entry is, its length, and the case's catalogue place.
@@ -132,16 +138,24 @@ class ResultSpool:
 
     def _append(self, *lines: bytes) -> int:
         if self._file is None:
-            # Open for the whole run, closed by close() at its end (no single block).
-            self._file = tempfile.TemporaryFile(prefix="callqa-results-")  # noqa: SIM115
-        self._file.seek(0, 2)
-        offset = self._file.tell()
-        self._file.write(b"".join(line + b"\n" for line in lines))
+            # Open for the whole run, closed by close() at its end (no single block). The
+            # buffer holds a hundred tests' lines: one system call writes them all.
+            self._file = tempfile.TemporaryFile(  # noqa: SIM115
+                prefix="callqa-results-", buffering=SPOOL_BUFFER)
+        elif self._moved:
+            self._file.seek(self._end)
+            self._moved = False
+        offset = self._end
+        text = b"\n".join(lines) + b"\n"
+        self._file.write(text)
+        self._end += len(text)
         return offset
 
     def _read(self, offset: int, size: int) -> bytes:
         assert self._file is not None
+        # Seeking writes out what the buffer holds first.
         self._file.seek(offset)
+        self._moved = True
         return self._file.read(size)
 
     def tests(self) -> list[str]:
@@ -189,5 +203,6 @@ class ResultSpool:
         if self._file is not None:
             self._file.close()
             self._file = None
+        self._end, self._moved = 0, False
         self._spooled.clear()
         self._golden.clear()

@@ -17,6 +17,7 @@ from pytest_callqa.run.spool import (
     GOLDEN,
     RUNS,
     VIEWS,
+    ResultSpool,
     entry_text,
     golden_entry,
     packed,
@@ -291,3 +292,24 @@ def test_a_controller_scans_the_case_files_when_a_case_was_not_sent() -> None:
         assert entries == [("qa-z", golden_entry(on_disk[0])), ("qa-a", golden_entry(on_disk[1]))]
     finally:
         gathered.close()
+
+
+def test_the_spool_appends_after_a_read_where_its_last_line_ended() -> None:
+    # Appends do not seek (a seek writes out the buffer); a read moves the file's position,
+    # and the next append must still land after the last line, not where the read stopped.
+    spool = ResultSpool()
+    try:
+        texts = {}
+        for i in range(3):
+            texts[f"t{i}"] = json.dumps({**result(f"qa-{i}"), "output": "é" * (i + 1)})
+            spool.keep(f"t{i}", {ENTRY: texts[f"t{i}"], VIEWS: json.dumps([{"n": i}])})
+            if i == 1:
+                assert spool.texts("t0") == (texts["t0"].encode(), b"")
+        spool.keep("t3", {ENTRY: "{}", VIEWS: "[]", GOLDEN: ["qa-3", '{"task": "qa"}', 0]})
+        assert [spool.texts(f"t{i}")[0] for i in range(3)] == [texts[f"t{i}"].encode()
+                                                              for i in range(3)]
+        assert [spool.views(f"t{i}") for i in range(3)] == [[{"n": i}] for i in range(3)]
+        assert spool.sent_golden("qa-3") == {"task": "qa"}
+        assert spool.views("t3") == []
+    finally:
+        spool.close()

@@ -494,10 +494,9 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
 
     state = _state(request.config)
     result = _call(state.resolver.result, callqa_model, item_pair(request.node)[1])
+    golden = [callqa_case.id, golden_entry(callqa_case), state.catalog.position(callqa_case.id)]
     request.node.stash[PAYLOAD_KEY] = {"result": result.to_dict(),
-                                       "output": plain(callqa_output),
-                                       GOLDEN: [callqa_case.id, golden_entry(callqa_case),
-                                                state.catalog.position(callqa_case.id)]}
+                                       "output": plain(callqa_output), GOLDEN: golden}
     if getattr(request.config.option, "xmlpath", None):
         # JUnit <property> elements: a CI dashboard shows every test's metrics. Without a
         # JUnit file nobody reads them, and every report would carry them.

@@ -38,7 +38,8 @@ so runs after the first are copies of the first, scored once.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..outputs import (
@@ -63,6 +64,7 @@ from .verdicts import PreflightFailed, RunKey, Verdicts
 
 if TYPE_CHECKING:
     from ..engine.core.cases import GoldenCase
+    from ..engine.core.memo import Memo
     from ..engine.core.results import TaskResult
     from ..engine.evaluate import Prepared
     from ..engine.generate import Generation
@@ -94,6 +96,10 @@ class Resolver:
         # Every key of a case (outputs', results'), in collection order: a case's batch and
         # forgetting a pair look there rather than through every pair.
         self._case_keys: dict[str, dict[RunKey, None]] = {}
+        # What the engine worked out about the run's texts, kept from one evaluation to the
+        # next (bounded as a batch's memo is): a case's pairs share its transcript and truth,
+        # and a pair's scoring reads the texts its judging read.
+        self._memo: Memo | None = None
 
     def need(self, model: str, case: CaseRef, *, scored: bool, runs: int = 1) -> None:
         """Remember that a collected test needs the pair's output (and its result) in each
@@ -318,8 +324,10 @@ class Resolver:
         outputs = {k: c for k, c in self.pending_outputs.items() if self._ours(k[1])}
         if self.settings.llm_judge:
             self._produce(self._todo(outputs, self._outputs))
-            self._score(self._todo({k: c for k, c in self.pending.items()
-                                    if self._ours(k[1])}, self._results), beside_tests=True)
+            with self._kept_memo():
+                self._score(self._todo({k: c for k, c in self.pending.items()
+                                        if self._ours(k[1])}, self._results),
+                            beside_tests=True)
         else:
             self._produce(self._todo(
                 {k: c for k, c in outputs.items()
@@ -332,9 +340,25 @@ class Resolver:
         call with and without xdist."""
         return {k: c for k, c in pairs.items() if k not in done and k not in self.verdicts.judged}
 
+    @contextmanager
+    def _kept_memo(self) -> Iterator[None]:
+        """The engine's batch memo, kept across this process's evaluations (the tests' own
+        thread only: the judge's thread opens scopes of its own)."""
+        # Loaded with the engine, which an evaluation loads anyway.
+        from ..engine.core.memo import Memo, batch_memo
+
+        if self._memo is None:
+            self._memo = Memo()
+        with batch_memo(keep=self._memo):
+            yield
+
     def result(self, model: str, case: CaseRef, run: int = 0) -> TaskResult:
         """The scored result of the pair in ``run``; the first request scores every pending
         pair."""
+        with self._kept_memo():
+            return self._result(model, case, run)
+
+    def _result(self, model: str, case: CaseRef, run: int) -> TaskResult:
         key = self._result_key(model, case.id, run)
         if key[2] != run:
             return self._copy(self.result(model, case, key[2]), run)
@@ -401,6 +425,7 @@ class Resolver:
     def close(self, *, interrupted: bool = False) -> None:
         """After the last test (see :meth:`Verdicts.close`)."""
         self.verdicts.close(interrupted=interrupted)
+        self._memo = None
 
     def forget(self, model: str, case_id: str) -> None:
         """Drop the pair's outputs and results, every run of them, once no test of this

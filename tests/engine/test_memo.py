@@ -6,6 +6,7 @@ import pytest
 
 from pytest_callqa.engine.core.memo import (
     ByIdentity,
+    Memo,
     batch_memo,
     batch_memoised,
     in_batch_memo,
@@ -47,6 +48,34 @@ def test_the_memo_is_forgotten_when_its_scope_closes() -> None:
     with batch_memo():
         shout("a")
     assert CALLS == ["a", "a"]
+
+
+def test_a_kept_memo_answers_again_in_the_next_scope_opened_with_it() -> None:
+    kept = Memo(limit=2)
+    with batch_memo(keep=kept):
+        shout("a")
+    assert memo_sizes() == {}
+    with batch_memo(keep=kept):
+        shout("a")
+        shout("b")
+        shout("c")  # past its limit too: drops "a"
+        assert memo_sizes() == {"shout": 2}
+    with batch_memo():
+        shout("b")  # a scope of its own starts empty
+    with batch_memo(keep=kept):
+        shout("b")
+        shout("a")
+    assert CALLS == ["a", "b", "c", "b", "a"]
+
+
+def test_a_scope_opened_inside_another_joins_it_rather_than_the_kept_memo() -> None:
+    kept = Memo()
+    with batch_memo():
+        shout("a")
+        with batch_memo(keep=kept):
+            shout("a")
+    assert kept.tables == {}
+    assert CALLS == ["a"]
 
 
 def test_past_its_limit_the_oldest_answer_is_dropped() -> None:

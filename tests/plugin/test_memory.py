@@ -124,3 +124,42 @@ def test_the_controller_keeps_one_copy_of_an_evaluation_tests_report_values(
     result = project.pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=9)
     result.stdout.fnmatch_lines(["kept reports: 8 shared, 1 apart"])
+
+
+KEPT_MEMO_SUITE = """
+from collections import Counter
+
+from pytest_callqa.engine.tasks.base import BaseTask
+
+VALIDATED = Counter()
+_case_models = BaseTask.case_models
+
+
+def counted(self, case):
+    VALIDATED[case.id] += 1
+    return _case_models(self, case)
+
+
+BaseTask.case_models = counted
+
+
+def test_pair(callqa_result):
+    assert callqa_result.score is not None or callqa_result.not_scored
+
+
+def test_zz_each_case_was_read_once_for_both_models(request):
+    from pytest_callqa.plugin import SESSION_KEY
+
+    cases = request.config.stash[SESSION_KEY].catalog.select()
+    assert VALIDATED == {case.id: 1 for case in cases}
+"""
+
+
+def test_the_engine_keeps_what_it_worked_out_about_a_case_from_one_test_to_the_next(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # Each (model, case) pair is evaluated when its test asks; the engine's memo is kept
+    # between them, so the case's truth and config are validated once for both models.
+    project.write_tests(KEPT_MEMO_SUITE)
+    result = pytester.runpytest("-p", "no:randomly", "-p", "no:xdist")
+    result.assert_outcomes(passed=9)

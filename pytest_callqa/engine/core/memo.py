@@ -31,25 +31,31 @@ T = TypeVar("T")
 DEFAULT_LIMIT = 4096
 
 
-class _Memo:
-    def __init__(self, limit: int) -> None:
+class Memo:
+    """The answers of a scope: a fresh one per :func:`batch_memo` block, or one a caller
+    keeps and opens again (``batch_memo(keep=...)``), each function's table bounded by
+    ``limit`` either way."""
+
+    def __init__(self, limit: int = DEFAULT_LIMIT) -> None:
         if limit < 1:
             raise ValueError(f"a batch memo needs a limit of at least 1 entry, got {limit}")
         self.limit = limit
         self.tables: dict[Callable[..., Any], dict[Any, Any]] = {}
 
 
-_ACTIVE: ContextVar[_Memo | None] = ContextVar("callqa_batch_memo", default=None)
+_ACTIVE: ContextVar[Memo | None] = ContextVar("callqa_batch_memo", default=None)
 
 
 @contextmanager
-def batch_memo(limit: int = DEFAULT_LIMIT) -> Iterator[None]:
-    """Remember memoised answers until the block ends. A scope opened inside another one
+def batch_memo(limit: int = DEFAULT_LIMIT, *, keep: Memo | None = None) -> Iterator[None]:
+    """Remember memoised answers until the block ends; with ``keep``, in that memo, whose
+    answers the next block opened with it finds again (one test's evaluation reuses what
+    an earlier one worked out about the same case). A scope opened inside another one
     joins it (the outer batch is the longer one)."""
     if _ACTIVE.get() is not None:
         yield
         return
-    token = _ACTIVE.set(_Memo(limit))
+    token = _ACTIVE.set(keep if keep is not None else Memo(limit))
     try:
         yield
     finally:
@@ -113,7 +119,7 @@ def remember(memoised: Callable[..., R], args: tuple[Any, ...], value: R) -> Non
     table[args] = value
 
 
-def _make_room(memo: _Memo, table: dict[Any, Any]) -> None:
+def _make_room(memo: Memo, table: dict[Any, Any]) -> None:
     """Room for one more answer: a memoised function's arguments are hashed again for
     every lookup (a tuple's hash is not kept), so callers ask this only of a new one."""
     if len(table) >= memo.limit:

@@ -73,6 +73,12 @@ if TYPE_CHECKING:
     from .services import Services
 
 
+# Entries per memoised function the resolver keeps across its evaluations: a pair's own
+# texts and its neighbours'. Full tables of the engine's default 4,096 kept cases and their
+# transcripts alive and cost an xdist worker ~550 MiB at 100,000 outputs.
+KEPT_MEMO_LIMIT = 1024
+
+
 class Resolver:
     """The output/judge pipeline of this process; see the module docstring."""
 
@@ -348,7 +354,7 @@ class Resolver:
         from ..engine.core.memo import Memo, batch_memo
 
         if self._memo is None:
-            self._memo = Memo()
+            self._memo = Memo(KEPT_MEMO_LIMIT)
         with batch_memo(keep=self._memo):
             yield
 

@@ -4,9 +4,10 @@ Scoring a batch re-reads the same texts many times: every model's output for a c
 checked against the same transcript and truth, and an agent's every reply against the whole
 conversation before it. Functions decorated with :func:`batch_memoised` keep their answers
 while a :func:`batch_memo` scope is open — the engine opens one around each evaluation batch
-— and forget them when it closes, so nothing outlives the batch. Each function's table is
-bounded: past ``limit`` entries the oldest answer is dropped. Outside a scope the functions
-simply compute.
+— and forget them when it closes, so nothing outlives the batch, unless the caller keeps the
+memo to open again (``batch_memo(keep=...)``: the pytest plugin keeps one per process across
+its tests' evaluations). Each function's table is bounded: past ``limit`` entries the oldest
+answer is dropped. Outside a scope the functions simply compute.
 
 Only pure functions of hashable arguments may be memoised, and their answers must be
 immutable (tuples, frozensets, strings, frozen dataclasses and pydantic models): the same

@@ -103,8 +103,8 @@ class Resolver:
         # forgetting a pair look there rather than through every pair.
         self._case_keys: dict[str, dict[RunKey, None]] = {}
         # What the engine worked out about the run's texts, kept from one evaluation to the
-        # next (bounded as a batch's memo is): a case's pairs share its transcript and truth,
-        # and a pair's scoring reads the texts its judging read.
+        # next (KEPT_MEMO_LIMIT entries per function): a pair's scoring reads the texts its
+        # judging read, and a case's pairs share its transcript and truth.
         self._memo: Memo | None = None
 
     def need(self, model: str, case: CaseRef, *, scored: bool, runs: int = 1) -> None:

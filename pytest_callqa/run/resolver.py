@@ -367,7 +367,7 @@ class Resolver:
     def _result(self, model: str, case: CaseRef, run: int) -> TaskResult:
         key = self._result_key(model, case.id, run)
         if key[2] != run:
-            return self._copy(self.result(model, case, key[2]), run)
+            return self._copy(self._result(model, case, key[2]), run)
         judged = self.verdicts.judged
         if self.verdicts.streaming and key not in self._results:
             # (A pair whose output or preparation failed has its error already.)

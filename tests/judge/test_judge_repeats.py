@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -94,3 +95,13 @@ def test_agreement_per_metric_from_judge_records() -> None:
     assert repeat_agreement([result]) == {
         "m": {"n": 2, "exact": 0.5, "mean_spread": 0.5, "disagree": 1}}
     assert "repeats" not in single
+
+
+def test_a_requests_key_is_worked_out_once_and_a_repeat_gets_its_own() -> None:
+    # A batch asks each request's key several times (to group it, to hand its verdicts on);
+    # the hash covers the whole case, so it is kept rather than worked out at every asking.
+    asked = request("likert5")
+    assert asked.key is asked.key
+    repeated = dataclasses.replace(asked, repeat=1)
+    assert repeated.key != asked.key
+    assert dataclasses.replace(repeated, repeat=0).key == asked.key

@@ -8,6 +8,7 @@ and run calls concurrently; the heuristic judge just loops.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -110,9 +111,11 @@ class JudgeRequest:
         """The key the task reads this request's verdict under: ``metric`` or ``metric[item]``."""
         return self.metric if self.item is None else f"{self.metric}[{self.item}]"
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
-        """A stable content hash; equal requests are judged once."""
+        """A stable content hash; equal requests are judged once. Worked out on first use
+        and kept (a request is frozen): a batch asks each request's key several times, and
+        each asking hashed the whole case again."""
         content: dict[str, Any] = {
             "case": self.case.model_dump(mode="json"),
             "task": self.task,

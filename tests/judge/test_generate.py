@@ -24,6 +24,10 @@ from .helpers import SECRET, qa_case, text_case
      ModelSpec("local", "llama3:8b", "http://127.0.0.1:11434/v1")),
     ("qwen@https://vllm.internal/v1", ModelSpec("qwen", "qwen", "https://vllm.internal/v1")),
     ("vertex=claude@2024-10", ModelSpec("vertex", "claude@2024-10", None)),
+    ("claude@2024-10@https://h/v1", ModelSpec("claude@2024-10", "claude@2024-10",
+                                              "https://h/v1")),
+    ("cand=gpt-4o@http://u:pw@127.0.0.1:8000/v1",
+     ModelSpec("cand", "gpt-4o", "http://u:pw@127.0.0.1:8000/v1")),
 ])
 def test_model_specs(text: str, spec: ModelSpec) -> None:
     assert ModelSpec.parse(text) == spec

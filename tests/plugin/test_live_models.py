@@ -62,6 +62,24 @@ def test_live_models_are_generated_up_front_costed_and_cached(
     assert "generation calls: 4, 4 answered from the cache" in scorecard_of(warm.stdout.str())
 
 
+def test_a_live_models_url_with_credentials_is_generated_from_and_never_shown(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    # The spec splits at the first '@' before a URL: the credentials' '@' stays in the URL.
+    heuristic_judge(llm)
+    llm.project.write_tests(RESULT_TEST)
+    url = llm.server.base_url
+    with_credentials = url.replace("http://", f"http://user:{SECRET}@")
+    result = pytester.runpytest(f"--callqa-models=fast=gpt-4o-mini@{with_credentials}",
+                                "--callqa-report=r.json")
+    result.assert_outcomes(passed=4)
+    assert llm.server.requests == 4
+    assert f"live models: fast = gpt-4o-mini at {url} (" in scorecard_of(result.stdout.str())
+    assert {c["model"] for c in llm.project.report("r.json")["cases"]} == {"fast"}
+    assert SECRET not in result.stdout.str() + result.stderr.str()
+    assert SECRET not in tree_text(llm.root)
+
+
 def test_a_users_generate_hook_wins_over_the_built_in_generator(
     llm: LLMProject, pytester: pytest.Pytester
 ) -> None:

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import urllib.parse
 from dataclasses import dataclass
 
 from ..core.defaults import DEFAULT_BASE_URL
 from .wire import ChatClient
+
+# Where a model spec's base URL starts: an ``@`` followed by an http(s) URL.
+_URL_AFTER_AT = re.compile(r"@(?=https?://)")
 
 # Keyless OpenAI-compatible servers (vLLM, Ollama) ignore the header; a fixed stand-in keeps
 # the request the same shape whether or not a key was given.
@@ -127,16 +131,17 @@ class ModelSpec:
         """``name=model@base_url``; ``name=`` and ``@base_url`` are optional.
 
         ``@`` starts the base URL only when an ``http://`` or ``https://`` URL follows, so
-        model ids that contain ``@`` stay whole.
+        model ids that contain ``@`` stay whole; the first such ``@`` does, so a URL with
+        credentials (``https://user:key@host/v1``) stays whole too.
         """
         spec = text.strip()
         name, sep, rest = spec.partition("=")
         if not sep:
             name, rest = "", spec
         model, base_url = rest, None
-        at = rest.rfind("@")
-        if at != -1 and rest[at + 1:].startswith(("http://", "https://")):
-            model, base_url = rest[:at], rest[at + 1:]
+        at = _URL_AFTER_AT.search(rest)
+        if at is not None:
+            model, base_url = rest[:at.start()], rest[at.start() + 1:]
         model, name = model.strip(), name.strip()
         if not model:
             raise ValueError(f"model spec {text!r} names no model; expected "

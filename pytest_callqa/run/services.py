@@ -258,7 +258,7 @@ class Services:
     def base_url(self, url: str | None) -> str:
         """Where requests go, without credentials (the engine's display form)."""
         # Described only by a run that calls out.
-        from ..engine.llm.endpoint import safe_url
+        from ..engine.core.urls import safe_url
 
         return safe_url(url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL)
 

@@ -31,7 +31,7 @@ DEFAULT_REGRESSION_TOLERANCE = 0.02
 # How far (a share of the metric's scale) a verdict's judge repeats may spread unflagged.
 DEFAULT_REPEAT_TOLERANCE = 0.25
 # ``name=model@base_url`` or ``model@base_url``: a model generated live, not read from files.
-_LIVE = re.compile(r"=|@https?://")
+_LIVE = re.compile(r"(?i)=|@https?://")
 
 Pair = tuple[str, str]
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import base64
 import json
 import socket
 import subprocess
@@ -803,3 +804,24 @@ def test_an_embedder_that_loses_a_group_is_named_in_the_error() -> None:
     with pytest.raises(EmbeddingError,
                        match=r"misshapen returned an array of shape \(1, \d+\) for 2 texts"):
         embeddings.compare_pairs(Misshapen(), PAIRS)
+
+
+def test_openai_credentials_in_the_url_are_sent_as_basic_auth_and_never_shown(
+    fake_server: FakeServerState,
+) -> None:
+    # The credentials reach the server as httpx sends a URL's own (Basic authentication);
+    # the URL is shown without them, and an error that echoes the header is redacted.
+    password = "pw-LEAKCHECK"
+    url = fake_server.base_url.replace("http://", f"http://user:{password}@")
+    token = base64.b64encode(f"user:{password}".encode()).decode()
+    embedder = _client(fake_server, base_url=url)
+    embedder.embed(["hello"])
+    assert fake_server.requests[0]["auth"] == f"Basic {token}"
+    fake_server.fail_status = 401
+    fake_server.echo_auth_in_error = True
+    with pytest.raises(EmbeddingError) as info:
+        embedder.embed(["another text"])
+    shown = " ".join([str(info.value), repr(embedder), embedder.description])
+    assert "rejected Basic <redacted>" in str(info.value)
+    assert fake_server.base_url in shown
+    assert password not in shown and token not in shown

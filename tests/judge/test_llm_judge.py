@@ -273,6 +273,31 @@ def test_a_rejected_key_stops_the_run_without_repeating_it(fake: Any) -> None:
     assert SECRET not in "".join(traceback.format_exception(caught.value))
 
 
+def test_credentials_in_the_judge_url_are_never_repeated_in_any_form(
+        fake: Any, caplog: pytest.LogCaptureFixture) -> None:
+    # A URL's credentials go as HTTP Basic authentication: a server that echoes the header
+    # echoes base64("user:password"), which the error must not repeat either; and httpx2
+    # logs each request's URL, which must come without them.
+    import base64
+    import logging
+    import traceback
+
+    server = fake(fault_for=lambda index, body: "401")
+    password = "pw%2FLEAK"  # percent-encoded in the URL, sent decoded
+    url = server.base_url.replace("http://", f"http://user:{password}@")
+    token = base64.b64encode(b"user:pw/LEAK").decode()
+    judge = OpenAIJudge(MODEL, base_url=url, api_key=SECRET, mode="per-metric",
+                        runner=make_runner(None))
+    with caplog.at_level(logging.DEBUG), pytest.raises(CallError) as caught:
+        judge.judge(requests_for(1))
+    assert server.log[0].authorization == f"Basic {token}"  # really sent...
+    shown = "".join(traceback.format_exception(caught.value)) + caplog.text
+    assert "Incorrect API key provided: Basic <redacted>" in str(caught.value)
+    assert server.base_url in caplog.text  # ...and httpx2 logged the request
+    for secret in (token, password, "pw/LEAK", SECRET):
+        assert secret not in shown
+
+
 # Each status the transport sorts: a key, permission or model the endpoint rejects stops the
 # run (every later call would fail the same way); a transient status is retried; any other
 # client error fails the one call without a retry.

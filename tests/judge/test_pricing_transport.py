@@ -3,12 +3,19 @@ worst case a budget reserves."""
 
 from __future__ import annotations
 
+import base64
 import random
 import time
 from email.utils import formatdate
 
 import pytest
 
+from pytest_callqa.engine.core.urls import (
+    safe_url,
+    url_credentials,
+    url_secrets,
+    without_credentials,
+)
 from pytest_callqa.engine.llm.budget import (
     GENERATION_MAX_TOKENS,
     JUDGE_MAX_TOKENS,
@@ -16,7 +23,7 @@ from pytest_callqa.engine.llm.budget import (
     prompt_bound,
     worst_case,
 )
-from pytest_callqa.engine.llm.endpoint import CallError, Endpoint, ModelSpec, safe_url, url_problem
+from pytest_callqa.engine.llm.endpoint import CallError, Endpoint, ModelSpec, url_problem
 from pytest_callqa.engine.llm.limits import Backoff, retry_after_seconds
 from pytest_callqa.engine.llm.transport import ChatRequest
 from pytest_callqa.engine.pricing import (
@@ -129,6 +136,16 @@ def test_credentials_are_stripped_from_urls() -> None:
     ("127.0.0.1:8000/v1", "it is not an http:// or https:// URL"),
     ("http:///v1", "it names no host"),
     ("http://", "it names no host"),
+    # urlsplit drops these without a word; the HTTP library refuses them.
+    ("http://127.0.0.1:8000/v1\n", "it holds a space, a line break or another unprintable "
+                                   "character"),
+    ("http://u:p\tw@127.0.0.1:8000/v1", "it holds a space, a line break or another "
+                                        "unprintable character"),
+    ("http://1.2.3.999/v1", "its host is not a valid IPv4 address"),
+    ("http://10.0.0.1/v1", None),
+    # urlsplit's own message would quote the part after the password's '/': not repeated.
+    ("http://user:pw/LEAK@127.0.0.1:8000/v1", "it cannot be parsed (check its user:password@ "
+                                              "part, host and port)"),
 ])
 def test_a_base_url_that_cannot_reach_a_server_is_named_without_repeating_it(
         url: str, problem: str | None) -> None:
@@ -144,12 +161,43 @@ def test_an_unusable_base_url_is_refused_saying_where_it_came_from(
         Endpoint("gpt-4o-mini", "ftp://127.0.0.1/v1")
     with pytest.raises(ValueError) as listed:
         ModelSpec.parse("candidate=m@http://[::1/v1")
+    # With credentials in it, urlsplit's reason is not repeated (it may quote them).
     assert str(from_env.value) == ("OPENAI_BASE_URL of model 'gpt-4o-mini' is not usable: "
-                                   "it cannot be parsed (Invalid IPv6 URL)")
+                                   "it cannot be parsed (check its user:password@ part, host "
+                                   "and port)")
     assert str(given.value) == ("the base URL of model 'gpt-4o-mini' is not usable: it is "
                                 "not an http:// or https:// URL")
     assert str(listed.value) == ("the base URL of model 'm' is not usable: it cannot be "
                                  "parsed (Invalid IPv6 URL)")
+
+
+def test_a_urls_credentials_are_redacted_in_every_form_a_server_could_echo() -> None:
+    url = "https://user:p%40ss@proxy.example/v1"
+    token = base64.b64encode(b"user:p@ss").decode()
+    assert url_credentials(url) == ("user", "p@ss")
+    assert url_secrets(url) == sorted([token, "p%40ss", "p@ss"], key=len, reverse=True)
+    # A user alone (a token in the user part) is the secret.
+    assert url_secrets("https://sk-tok@proxy.example/v1")[-1] == "sk-tok"
+    assert url_credentials("https://proxy.example/v1") is None
+    assert url_secrets("https://proxy.example/v1") == []
+    endpoint = Endpoint("gpt-4o-mini", url, SECRET)
+    echoed = f"bad auth: Basic {token} for p%40ss (p@ss) with {SECRET}"
+    assert endpoint.redact(echoed) == "bad auth: Basic <redacted> for <redacted> " \
+                                      "(<redacted>) with <redacted>"
+    assert "p%40ss" not in repr(endpoint.client_key)
+    assert endpoint.client_key != Endpoint("gpt-4o-mini", "https://user:other@proxy.example/v1",
+                                           SECRET).client_key
+
+
+def test_a_model_spec_never_shows_its_urls_credentials() -> None:
+    spec = ModelSpec.parse("fast=gpt-4o@HTTPS://user:pw-LEAK@proxy.example/v1")
+    assert (spec.model, spec.base_url) == ("gpt-4o", "HTTPS://user:pw-LEAK@proxy.example/v1")
+    assert "pw-LEAK" not in repr(spec)
+    with pytest.raises(ValueError) as nameless:
+        ModelSpec.parse("fast=@http://user:pw/LEAK@127.0.0.1:8000/v1")
+    assert "LEAK" not in str(nameless.value) and "names no model" in str(nameless.value)
+    assert without_credentials("a http://u:p@h/v1 b HTTPS://x@y c") == \
+        "a http://<redacted>@h/v1 b HTTPS://<redacted>@y c"
 
 
 def test_the_key_is_not_part_of_cache_keys_or_reprs() -> None:

@@ -8,16 +8,20 @@ parse model entries while it reads its options.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import re
 import urllib.parse
 from dataclasses import dataclass
 
 from ..core.defaults import DEFAULT_BASE_URL
+from ..core.urls import safe_url, url_secrets, without_credentials
 from .wire import ChatClient
 
-# Where a model spec's base URL starts: an ``@`` followed by an http(s) URL.
-_URL_AFTER_AT = re.compile(r"@(?=https?://)")
+# Where a model spec's base URL starts: an ``@`` followed by an http(s) URL, in any case.
+_URL_AFTER_AT = re.compile(r"(?i)@(?=https?://)")
+# A host the HTTP library reads as an IPv4 address (and refuses when it is not one).
+_DIGITS_AND_DOTS = re.compile(r"[0-9.]+")
 
 # Keyless OpenAI-compatible servers (vLLM, Ollama) ignore the header; a fixed stand-in keeps
 # the request the same shape whether or not a key was given.
@@ -38,28 +42,28 @@ def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
 def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a server's base URL (not http or https, no host, not parsable),
     in words that do not repeat it (it may hold credentials); None when it can."""
+    if any(ch.isspace() or not ch.isprintable() for ch in url):
+        # urlsplit drops tabs and line breaks without a word; the HTTP library refuses them.
+        return "it holds a space, a line break or another unprintable character"
     try:
         parts = urllib.parse.urlsplit(url)
         # The port is parsed when it is read: one that is not a number raises here.
         host, _ = parts.hostname, parts.port
     except ValueError as exc:
+        if "@" in url:
+            # urlsplit's message quotes the part it failed on, which may be a password.
+            return "it cannot be parsed (check its user:password@ part, host and port)"
         return f"it cannot be parsed ({exc})"
     if parts.scheme not in ("http", "https"):
         return "it is not an http:// or https:// URL"
     if not host:
         return "it names no host"
+    if _DIGITS_AND_DOTS.fullmatch(host):
+        try:
+            ipaddress.IPv4Address(host)
+        except ValueError:
+            return "its host is not a valid IPv4 address"
     return None
-
-
-def safe_url(url: str) -> str:
-    """``url`` without credentials in its authority part (``https://user:pw@host``)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit(parts._replace(netloc=host))
 
 
 class Endpoint:
@@ -98,12 +102,10 @@ class Endpoint:
         return self._api_key or _DUMMY_KEY
 
     def redact(self, text: str) -> str:
-        """``text`` with the key, and any credentials in the base URL, blanked out."""
-        if self._api_key:
-            text = text.replace(self._api_key, "<redacted>")
-        password = urllib.parse.urlsplit(self.base_url).password
-        if password:
-            text = text.replace(password, "<redacted>")
+        """``text`` with the key, and any credentials in the base URL (in every form a
+        server could echo them, see ``core/urls.py``), blanked out."""
+        for secret in ([self._api_key] if self._api_key else []) + url_secrets(self.base_url):
+            text = text.replace(secret, "<redacted>")
         return text
 
     def client(self, timeout: float) -> ChatClient:
@@ -111,10 +113,10 @@ class Endpoint:
 
     @property
     def client_key(self) -> tuple[str, str]:
-        """Identifies the HTTP client to use: base URL and a digest of the key (never the key
-        itself, so the tuple is safe to log)."""
-        digest = hashlib.sha256(self._api_key.encode("utf-8")).hexdigest()[:16]
-        return (self.base_url, digest)
+        """Identifies the HTTP client to use: the base URL without credentials and a digest
+        of the key and the URL (never either itself, so the tuple is safe to log)."""
+        secret = f"{self._api_key}\n{self.base_url}".encode()
+        return (self.display_url, hashlib.sha256(secret).hexdigest()[:16])
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,10 @@ class ModelSpec:
     name: str
     model: str
     base_url: str | None = None
+
+    def __repr__(self) -> str:
+        shown = None if self.base_url is None else safe_url(self.base_url)
+        return f"ModelSpec(name={self.name!r}, model={self.model!r}, base_url={shown!r})"
 
     @classmethod
     def parse(cls, text: str) -> ModelSpec:
@@ -144,7 +150,8 @@ class ModelSpec:
             model, base_url = rest[:at.start()], rest[at.start() + 1:]
         model, name = model.strip(), name.strip()
         if not model:
-            raise ValueError(f"model spec {text!r} names no model; expected "
+            shown = without_credentials(text)
+            raise ValueError(f"model spec {shown!r} names no model; expected "
                              "'name=model@base_url' (name and @base_url optional)")
         problem = url_problem(base_url) if base_url is not None else None
         if problem is not None:

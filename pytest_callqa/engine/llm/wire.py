@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..._version import __version__
+from ..core.urls import safe_url, url_credentials
 
 if TYPE_CHECKING:
     import httpx2
@@ -65,11 +66,16 @@ class ChatClient:
             value = os.environ.get(variable)
             if value:
                 headers[header] = value
+        # Credentials in the URL go as HTTP Basic authentication, as httpx2 would send them
+        # from the URL itself, but the client is given the URL without them: httpx2 logs
+        # each request's URL.
+        credentials = url_credentials(base_url)
+        auth = None if credentials is None else httpx2.BasicAuth(*credentials)
         # The trailing slash makes the request path relative to the whole base URL
         # (``.../v1`` + ``chat/completions``), as the openai client joins them.
         self._http: httpx2.AsyncClient = httpx2.AsyncClient(
-            base_url=base_url.rstrip("/") + "/", headers=headers, timeout=timeout,
-            follow_redirects=True,
+            base_url=safe_url(base_url).rstrip("/") + "/", headers=headers, timeout=timeout,
+            auth=auth, follow_redirects=True,
             limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
         )
         self._timeout_error = httpx2.TimeoutException

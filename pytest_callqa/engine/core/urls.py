@@ -1,0 +1,60 @@
+"""Base URLs that may carry credentials (``https://user:password@host/v1``): the form that
+may be shown, the credentials apart from the URL, and every form in which they could come
+back in a server's or a library's text (standard library only).
+
+A URL's credentials reach the server as HTTP Basic authentication, ``base64(user:password)``
+in the ``Authorization`` header, as the openai client and httpx2 send them: a server that
+echoes its request headers in an error puts that token, not the password, into the text.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import urllib.parse
+
+# The credentials of an http(s) URL written inside some other text (a model spec), up to the
+# last ``@`` before a space: a password may hold ``/`` or ``#`` that urlsplit would cut at.
+_CREDENTIALS_IN_TEXT = re.compile(r"(?i)(https?://)\S*@")
+
+
+def safe_url(url: str) -> str:
+    """``url`` without credentials in its authority part (``https://user:pw@host``)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit(parts._replace(netloc=host))
+
+
+def url_credentials(url: str) -> tuple[str, str] | None:
+    """The user and password of ``url``, percent-decoded as they are sent; None without."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return None
+    return (urllib.parse.unquote(parts.username or ""),
+            urllib.parse.unquote(parts.password or ""))
+
+
+def url_secrets(url: str) -> list[str]:
+    """Every form of ``url``'s password (its user, when it has no password) that a reply or
+    an error could repeat: as written, percent-decoded, and inside the Basic authentication
+    token. Longest first, so a text redacted in this order never keeps part of a longer
+    one."""
+    credentials = url_credentials(url)
+    if credentials is None:
+        return []
+    user, password = credentials
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    parts = urllib.parse.urlsplit(url)
+    # A URL with a user alone (``https://TOKEN@host``) carries its secret there.
+    raw = parts.password if parts.password is not None else parts.username
+    forms = (raw, password or user, token)
+    return sorted({form for form in forms if form}, key=len, reverse=True)
+
+
+def without_credentials(text: str) -> str:
+    """``text`` with the credentials of any http(s) URL in it blanked out."""
+    return _CREDENTIALS_IN_TEXT.sub(r"\1<redacted>@", text)

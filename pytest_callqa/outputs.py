@@ -13,6 +13,7 @@ This module imports only the standard library: the plugin reads settings with it
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,10 +46,12 @@ class ModelOutput:
 
 
 def parse_output_text(text: str) -> Any:
-    """The JSON value of ``text`` when it is JSON, else ``text`` unchanged."""
+    """The JSON value of ``text`` when it is JSON, else ``text`` unchanged: also when it is
+    JSON that Python will not read (a number of over 4,300 digits, nesting deeper than the
+    recursion limit), which the engine then scores as the unreadable reply it is."""
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return text
 
 
@@ -65,6 +68,9 @@ def read_output(path: Path) -> ModelOutput | None:
     except UnicodeDecodeError:
         # Undecodable bytes are a broken reply, which the engine scores as such.
         return ModelOutput(value=path.read_bytes(), source=str(path))
+    except OSError as exc:
+        # A directory, or a file this process may not read: not an output to score.
+        raise OutputsError(f"{path}: cannot be read as an output ({exc.strerror})") from None
     return ModelOutput(value=parse_output_text(text), source=str(path))
 
 
@@ -89,9 +95,10 @@ def read_usage(model_dir: Path) -> dict[str, dict[str, float]]:
             value = counts.get(key)
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise OutputsError(f"{path}: {case_id}.{key}: must be a non-negative number, "
-                                   f"got {value!r}")
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not math.isfinite(value) or value < 0):
+                raise OutputsError(f"{path}: {case_id}.{key}: must be a finite, non-negative "
+                                   f"number, got {value!r}")
             entry[key] = float(value)
         usage[case_id] = entry
     return usage
@@ -112,6 +119,7 @@ def with_cost(usage: Mapping[str, float], prices: PriceTable, model: str) -> dic
     result = dict(usage)
     if "cost_usd" not in result and all(key in result for key in TOKEN_KEYS):
         cost = prices.cost(model, result["prompt_tokens"], result["completion_tokens"])
-        if cost is not None:
+        # A price times a count can overflow: a cost that is not a number is not known.
+        if cost is not None and math.isfinite(cost):
             result["cost_usd"] = cost
     return result

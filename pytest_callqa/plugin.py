@@ -18,7 +18,7 @@ from . import hookspecs
 from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer, SharedReportValues
 from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, read_settings
 from .outcomes import failed_in_helper, judge_unavailable
-from .outputs import ModelOutput
+from .outputs import ModelOutput, OutputsError
 from .progress import TerminalProgress
 from .repeats import RECORD_KEY, RUNS_ATTR, call_runs, describe, item_runs, status_word
 from .run.deliver import BaselineError, read_baseline
@@ -438,11 +438,11 @@ def _param(request: pytest.FixtureRequest, name: str) -> Any:
 
 
 def _call(produce: Callable[[str, CaseRef], T], model: str, case: CaseRef) -> T:
-    """``produce(model, case)``; a failed judge or generation call fails the test with the
-    engine's (redacted) message alone: there is no traceback worth reading."""
+    """``produce(model, case)``; a failed judge or generation call, or an outputs file that
+    cannot be used, fails the test with its (redacted) message alone: no traceback helps."""
     try:
         return produce(model, case)
-    except CallqaCallError as exc:
+    except (CallqaCallError, OutputsError) as exc:
         message = str(exc)
     pytest.fail(message, pytrace=False)
 

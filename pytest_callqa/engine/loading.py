@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from .calibration import label_problems
 from .core.cases import GoldenCase, validation_problems
+from .core.context import unreadable_json
 from .registry import Registry, default_registry
 
 CASE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -59,7 +60,10 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
     path = Path(path)
     try:
         documents = _read_documents(path)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except RecursionError as exc:
+        raise CaseFileError(path, [f"(file) cannot be parsed: {unreadable_json(exc)}"]) from None
+    except ValueError as exc:
+        # Bad JSON, bytes that are not UTF-8, a number of over 4,300 digits.
         raise CaseFileError(path, [f"(file) cannot be parsed: {exc}"]) from None
     except OSError as exc:
         raise CaseFileError(path, [f"(file) cannot be read: {exc.strerror}"]) from None

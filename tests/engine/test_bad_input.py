@@ -153,6 +153,20 @@ def test_parse_output_reports_position() -> None:
     assert problem is not None and "at char" in problem
 
 
+@pytest.mark.parametrize(("text", "reason"), [
+    ("[" * 100_000 + "]" * 100_000, "it is nested deeper than Python reads"),
+    ('{"questions": ' + "7" * 5000 + "}", "Exceeds the limit (4300 digits)"),
+])
+def test_json_past_pythons_limits_is_an_invalid_output_not_an_exception(
+        text: str, reason: str) -> None:
+    value, problem, _ = parse_output(text)
+    assert value is None and problem is not None
+    assert problem.startswith("output cannot be read as JSON (") and reason in problem
+    result = _qa(text)
+    assert not result.valid
+    assert result.metrics["response_structure_compliance"].value == 0.0
+
+
 def test_empty_question_list_is_valid_but_scores_every_question_missing() -> None:
     result = _qa({"questions": []})
     assert result.metrics["response_structure_compliance"].value == 1.0

@@ -81,6 +81,10 @@ def test_json_file_with_a_list_of_cases(tmp_path: Path) -> None:
                   "max_score: 5, type: PASS_FAIL, reason: \"greeted\"}\n", ""),
      "expected_outcome: missing"),
     (GOOD + "colour: blue\n", "colour: Extra inputs are not permitted"),
+    # YAML that Python will not read: a number of over 4,300 digits, nesting past the
+    # recursion limit. Before, either ended the whole collection with a traceback.
+    (GOOD + "tags: [" + "9" * 5000 + "]\n", "cannot be parsed: Exceeds the limit (4300"),
+    ("[" * 20_000 + "]" * 20_000 + "\n", "cannot be parsed: it is nested deeper than Python"),
 ])
 def test_malformed_case_names_file_and_field(tmp_path: Path, text: str, needle: str) -> None:
     path = write(tmp_path, "bad.yaml", text)
@@ -88,6 +92,15 @@ def test_malformed_case_names_file_and_field(tmp_path: Path, text: str, needle: 
         load_case_file(path)
     assert str(path) in str(info.value)
     assert needle in str(info.value)
+
+
+def test_json_past_pythons_limits_names_the_file(tmp_path: Path) -> None:
+    for name, text in (("deep.json", "[" * 100_000 + "]" * 100_000),
+                       ("long.json", '{"id": ' + "1" * 5000 + "}")):
+        path = write(tmp_path, name, text)
+        with pytest.raises(CaseFileError, match="cannot be parsed") as info:
+            load_case_file(path)
+        assert info.value.path == path
 
 
 def problems_of(tmp_path: Path, case: Any) -> list[str]:

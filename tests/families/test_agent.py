@@ -490,6 +490,10 @@ transcript:
      "transcript[0].text: a tool_call turn must be JSON"),
     ('  - {speaker: customer, text: "Hi"}\n  - {speaker: agent, text: "   "}\n',
      "transcript[1].text: empty turn"),
+    ('  - {speaker: tool_call, text: \'{"name": "lookup", "arguments": {"n": '
+     + "1" * 5000 + '}}\'}\n  - {speaker: tool_result, text: "ok"}\n'
+     '  - {speaker: agent, text: "Hello"}\n',
+     "transcript[0].text: a tool_call turn cannot be read: Exceeds the limit (4300"),
     ('  - {speaker: customer, text: "Hi"}\n', "transcript: no agent turn"),
     ('  []\n', "transcript: no turn (every agent case needs one)"),
 ])

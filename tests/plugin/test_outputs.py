@@ -44,6 +44,28 @@ def test_non_json_output_scores_structure_zero_without_crashing(
     assert "1/1 invalid" in result.stdout.str()
 
 
+def test_an_output_past_pythons_json_limits_is_scored_and_a_directory_is_a_clear_error(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # Before, both raised inside the test with a traceback, and the pair fell out of the
+    # scorecard: beta's QA was then left out of its final score instead of counting 0.
+    project.write_output("beta", "qa-refund", "[" * 100_000 + "]" * 100_000)
+    path = project.write_output("beta", "entity-transfer", {})
+    path.unlink()
+    path.mkdir()
+    project.write_tests(RECORD)
+    result = pytester.runpytest("-k", "beta-qa or beta-entity", "--callqa-report=report.json")
+    result.assert_outcomes(failed=1, errors=1)
+    result.stdout.fnmatch_lines(["*entity-transfer.json: cannot be read as an output (Is a "
+                                 "directory)*"])
+    assert "Traceback" not in result.stdout.str() and "IsADirectoryError" not in \
+        result.stdout.str()
+    qa = next(c for c in project.report()["cases"] if c["case_id"] == "qa-refund")
+    assert qa["valid"] is False
+    assert "nested deeper than Python reads" in \
+        qa["metrics"]["response_structure_compliance"]["reason"]
+
+
 def test_undecodable_output_file_is_scored_not_a_crash(tmp_path: Path) -> None:
     path = tmp_path / "out.json"
     path.write_bytes(b"\xff\xfe\x00garbage")
@@ -148,7 +170,13 @@ def test_model_names_with_colons_keep_them_in_prices() -> None:
     [
         ("not json", "not valid JSON"),
         ("[1, 2]", "must map case ids to token counts"),
-        ('{"c1": {"prompt_tokens": -3}}', "c1.prompt_tokens: must be a non-negative number"),
+        ('{"c1": {"prompt_tokens": -3}}',
+         "c1.prompt_tokens: must be a finite, non-negative number, got -3"),
+        # Python's json reads NaN and Infinity: a cost made of them ended the run in a crash.
+        ('{"c1": {"prompt_tokens": NaN}}',
+         "c1.prompt_tokens: must be a finite, non-negative number, got nan"),
+        ('{"c1": {"completion_tokens": Infinity}}',
+         "c1.completion_tokens: must be a finite, non-negative number, got inf"),
     ],
 )
 def test_bad_usage_file_names_the_file(tmp_path: Path, content: str, message: str) -> None:
@@ -156,6 +184,26 @@ def test_bad_usage_file_names_the_file(tmp_path: Path, content: str, message: st
     with pytest.raises(OutputsError, match=message) as info:
         read_usage(tmp_path)
     assert "_usage.json" in str(info.value)
+
+
+def test_a_cost_that_overflows_is_unknown_not_infinite() -> None:
+    prices = PriceTable.parse(["m: 1e308 1e308"])
+    assert "cost_usd" not in with_cost({"prompt_tokens": 1e6, "completion_tokens": 1e6},
+                                       prices, "m")
+
+
+def test_json_python_will_not_read_is_an_unreadable_reply_and_a_directory_no_output(
+        tmp_path: Path) -> None:
+    # Valid JSON, but past Python's limits: scored as the unreadable reply it is (structure
+    # 0), never an error that drops the pair from the scorecard.
+    deep, long_number = "[" * 100_000 + "]" * 100_000, '{"questions": ' + "1" * 5000 + "}"
+    for name, text in (("deep", deep), ("long", long_number)):
+        (tmp_path / f"{name}.json").write_text(text)
+        output = read_output(tmp_path / f"{name}.json")
+        assert output is not None and output.value == text
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(OutputsError, match=r"dir\.json: cannot be read as an output"):
+        read_output(tmp_path / "dir.json")
 
 
 def test_model_output_defaults() -> None:

@@ -89,6 +89,16 @@ def parse_output(raw: Any) -> tuple[Any, str | None, list[str]]:
     except json.JSONDecodeError as exc:
         preview = text[:60].replace("\n", " ")
         return None, f"output is not valid JSON ({exc.msg} at char {exc.pos}): {preview!r}", notes
+    except (ValueError, RecursionError) as exc:
+        return None, f"output cannot be read as JSON ({unreadable_json(exc)})", notes
+
+
+def unreadable_json(exc: ValueError | RecursionError) -> str:
+    """Why JSON (or YAML) text that parses in principle could not be read: a number of over
+    4,300 digits (Python's limit on converting them) or nesting deeper than its recursion
+    limit."""
+    return "it is nested deeper than Python reads" if isinstance(exc, RecursionError) \
+        else str(exc)
 
 
 def check_structure(

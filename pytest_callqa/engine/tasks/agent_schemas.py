@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..core.context import unreadable_json
 from ..core.memo import batch_memoised
 from .agent_metrics import AGENT_METRIC_IDS, TASK_COMPLETION
 from .call_schemas import LooseConfig, StrictModel, _duplicates
@@ -145,6 +146,10 @@ def parse_tool_call_text(text: str) -> tuple[ToolCall | None, str | None]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return None, f"a tool_call turn must be JSON {{\"name\", \"arguments\"}} ({exc.msg})"
+    except (ValueError, RecursionError) as exc:
+        # Valid JSON that Python will not read: a number of over 4,300 digits, or nesting
+        # deeper than the interpreter's recursion limit.
+        return None, f"a tool_call turn cannot be read: {unreadable_json(exc)}"
     if not isinstance(data, dict):
         return None, "a tool_call turn must be a JSON object {\"name\", \"arguments\"}"
     try:

@@ -71,6 +71,8 @@ class ResultsGatherer:
             else:
                 if self.delivered.failed or self.delivered.calibration_failed:
                     session.exitstatus = pytest.ExitCode.TESTS_FAILED
+                if self.delivered.unwritten and session.exitstatus == pytest.ExitCode.OK:
+                    session.exitstatus = pytest.ExitCode.USAGE_ERROR
                 # pytest's JUnit plugin is needed only here, at the end of a run that
                 # evaluated something.
                 from _pytest.junitxml import xml_key
@@ -115,7 +117,9 @@ class ResultsGatherer:
                            ("HTML report", self.state.settings.html),
                            ("markdown summary", self.state.settings.markdown)):
             if path is not None and self.delivered is not None:
-                terminalreporter.write_line(f"callqa {what}: {path}")
+                problem = self.delivered.unwritten.get(path)
+                terminalreporter.write_line(problem or f"callqa {what}: {path}",
+                                            red=problem is not None)
         return result
 
 

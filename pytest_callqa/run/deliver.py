@@ -4,9 +4,10 @@ markdown summary for a pull-request comment."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -33,6 +34,9 @@ class Delivered:
     # A calibrating run's table and verdict (--callqa-calibrate).
     calibration_lines: list[str] = field(default_factory=list)
     calibration_failed: bool = False
+    # The report files that could not be written, each with why: the run still ends with its
+    # scorecard, and exits non-zero rather than green without them.
+    unwritten: dict[Path, str] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -44,9 +48,24 @@ class Delivered:
 def write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    # Replacing atomically: a run killed mid-write must not leave half a file behind.
-    tmp.replace(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        # Replacing atomically: a run killed mid-write must not leave half a file behind.
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _writing(delivered: Delivered, what: str, path: Path) -> Iterator[None]:
+    """Notes in ``delivered`` why ``what`` could not be written to ``path`` (a directory
+    there, a parent that is a file, no permission), instead of ending the run in a
+    traceback before its scorecard."""
+    try:
+        yield
+    except OSError as exc:
+        delivered.unwritten[path] = (f"callqa: cannot write the {what} to {path}: "
+                                     f"{exc.strerror or exc}")
 
 
 def read_baseline(path: Path) -> dict[str, Any]:
@@ -86,11 +105,10 @@ def write_report(path: Path, data: dict[str, Any], entries: Iterable[str],
             if cases_mark:
                 _stream(out, "[]", entries)
             out.write(tail)
-    except BaseException:
+        # Replacing atomically: a run killed mid-write must not leave half a file behind.
+        tmp.replace(path)
+    finally:
         tmp.unlink(missing_ok=True)
-        raise
-    # Replacing atomically: a run killed mid-write must not leave half a file behind.
-    tmp.replace(path)
 
 
 def _stream(out: IO[str], brackets: str, items: Iterable[str]) -> None:
@@ -139,24 +157,29 @@ def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
         delivered.gate = gate
         delivered.lines = gate_lines(gate)
     if settings.report is not None:
-        if whole:
-            cases, data["cases"] = data["cases"], CASES_MARK
-            write_report(settings.report, data, (entry_text(e) for e in cases))
-            data["cases"] = cases
-        else:
-            card = summary.scorecard()
-            write_report(settings.report, data, summary.case_entry_texts(card),
-                         summary.golden_case_entries(card))
+        with _writing(delivered, "JSON report", settings.report):
+            if whole:
+                cases, data["cases"] = data["cases"], CASES_MARK
+                try:
+                    write_report(settings.report, data, (entry_text(e) for e in cases))
+                finally:
+                    data["cases"] = cases
+            else:
+                card = summary.scorecard()
+                write_report(settings.report, data, summary.case_entry_texts(card),
+                             summary.golden_case_entries(card))
     if not whole:
         del data["cases"], data["golden_cases"]
     if settings.html is not None:
         # The HTML renderer loads only when an HTML report is asked for.
         from .html import render_html
 
-        write_atomically(settings.html, render_html(data, delivered.gate))
+        with _writing(delivered, "HTML report", settings.html):
+            write_atomically(settings.html, render_html(data, delivered.gate))
     if settings.markdown is not None:
         # The markdown renderer loads only when a summary is asked for.
         from .markdown import render_markdown
 
-        write_atomically(settings.markdown, render_markdown(data, delivered.gate))
+        with _writing(delivered, "markdown summary", settings.markdown):
+            write_atomically(settings.markdown, render_markdown(data, delivered.gate))
     return delivered

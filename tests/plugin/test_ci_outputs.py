@@ -105,3 +105,28 @@ def test_shards_split_the_pairs_without_overlap(
     bad = pytester.runpytest("--callqa-shard=3/2")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*--callqa-shard*3/2*"])
+
+
+def test_a_report_that_cannot_be_written_is_named_and_the_run_still_ends_with_its_card(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # Before, each raised in the end of the run: a traceback, and no scorecard.
+    project.write_tests("def test_ok(callqa_result):\n    assert callqa_result.case_id\n")
+    (project.root / "taken").mkdir()
+    (project.root / "afile").write_text("x")
+    result = pytester.runpytest("--callqa-report=taken", "--callqa-html=afile/r.html",
+                                "--callqa-markdown=summary.md")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.assert_outcomes(passed=8)
+    output = result.stdout.str()
+    assert f"callqa: cannot write the JSON report to {project.root / 'taken'}: Is a " \
+           "directory" in output
+    # A parent that is a file: mkdir's own words for it.
+    assert f"callqa: cannot write the HTML report to {project.root / 'afile' / 'r.html'}: " \
+           "File exists" in output
+    assert f"callqa markdown summary: {project.root / 'summary.md'}" in output
+    assert "callqa report: " not in output and "callqa HTML report: " not in output
+    assert "callqa scorecard" in output and "Traceback" not in output
+    # What could be written was: the summary, and no temporary file left beside any.
+    assert (project.root / "summary.md").is_file()
+    assert sorted(p.name for p in project.root.iterdir() if p.name.startswith(".")) == []

@@ -12,6 +12,7 @@ reports that test as an error (the tool failed), never as a failure of the model
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from .engine.core.results import JudgeUnavailable
@@ -119,6 +120,20 @@ def _fail(headline: str, lines: list[str]) -> AssertionError:
     return AssertionError("\n".join([headline, *lines]))
 
 
+def _bound(helper: str, name: str, value: object, scale: tuple[float, float] | None = None
+           ) -> None:
+    """Refuse a bound no result can be held to: not a number, NaN (every comparison with
+    it is false, so the check could never fail) or infinite, or off the score's own scale
+    (a minimum below it always passes, one above it always fails)."""
+    __tracebackhide__ = True
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
+            value):
+        raise TypeError(f"{helper}: {name} must be a finite number, got {value!r}")
+    if scale is not None and not scale[0] <= value <= scale[1]:
+        raise ValueError(f"{helper}: {name} must lie on the score's scale, {scale[0]:g} to "
+                         f"{scale[1]:g}, got {value!r}")
+
+
 def _assert_task_score(
     result: TaskResult, task: str, helper: str, min_score: float | None, allow_blockers: bool
 ) -> None:
@@ -130,6 +145,8 @@ def _assert_task_score(
             f"{_who(result)}; use {right}"
         )
     title = _TITLES[task]
+    if min_score is not None:
+        _bound(helper, "min_score", min_score, (0.0, 1.0))
     if min_score is None:
         if result.pass_bar is None:
             raise TypeError(f"{helper} needs min_score, or a pass_bar for the {task} task in "
@@ -199,9 +216,12 @@ def assert_metric(
     A metric that was not scored fails: an estimate that does not exist cannot pass.
     """
     __tracebackhide__ = True
+    for name, bound in (("min", min), ("max", max)):
+        if bound is not None:
+            _bound("assert_metric", name, bound)
     metric = result.metric(metric_id)
     line = metric_line(result, metric_id)
-    if not metric.scored or metric.value is None:
+    if not metric.scored or metric.value is None or not math.isfinite(metric.value):
         raise _fail(f"{metric_id} was not scored {_who(result)}", [line])
     spec = _spec(result, metric_id)
     shown = _value(metric.value, spec)
@@ -253,6 +273,8 @@ def assert_agent_passes(
     case's ``pass_threshold`` (75 unless the case sets it). Each failing metric is listed with
     its failure code and the turns where the judge saw the problem."""
     __tracebackhide__ = True
+    if min_overall is not None:
+        _bound("assert_agent_passes", "min_overall", min_overall, (0.0, 100.0))
     _require_task(result, "agent", "assert_agent_passes")
     overall = result.metric("overall_score")
     threshold = min_overall if min_overall is not None else float(
@@ -282,6 +304,8 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
     """Fail when the share of garbled turns (any score <= 2 of 5) is not below ``max_rate``;
     by default the metric's own rule, passing below 10 %. Lists each garbled turn."""
     __tracebackhide__ = True
+    if max_rate is not None:
+        _bound("assert_no_garbled_turns", "max_rate", max_rate, (0.0, 1.0))
     _require_task(result, "conversation", "assert_no_garbled_turns")
     rate = result.metric("garbled_turn_rate")
     if rate.value is None:
@@ -307,6 +331,7 @@ def assert_extraction_f1(
     """Fail unless the extraction F1 — the mean over signal types, or one ``signal`` type's
     (e.g. ``"entities"``) — is at least ``min_f1``."""
     __tracebackhide__ = True
+    _bound("assert_extraction_f1", "min_f1", min_f1, (0.0, 1.0))
     _require_task(result, "extraction", "assert_extraction_f1")
     metric_id = "signal_f1" if signal is None else f"{signal}_f1"
     if metric_id not in result.metrics:

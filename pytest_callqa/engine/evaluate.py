@@ -12,6 +12,7 @@ each output's beside it for ``finish``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -243,10 +244,15 @@ def _apply_custom_metrics(ctx: EvalContext, result: TaskResult, registry: Regist
         try:
             value = custom.compute(ctx.case, ctx.output, result)
         except Exception as exc:  # a user's metric must not take the whole evaluation down
-            result.metrics[custom.spec.id] = MetricResult(
-                value=None, scored=False, flagged=True,
-                reason=f"custom metric raised {type(exc).__name__}: {exc}",
-            )
+            result.metrics[custom.spec.id] = MetricResult.not_scored(
+                f"custom metric raised {type(exc).__name__}: {exc}")
+            continue
+        number = value.value if isinstance(value, MetricResult) else value
+        if number is not None and (not isinstance(number, (int, float))
+                                   or not math.isfinite(number)):
+            # NaN compares false with every bound, so an assertion on it could never fail.
+            result.metrics[custom.spec.id] = MetricResult.not_scored(
+                f"custom metric returned {number!r}, not a finite number")
             continue
         if isinstance(value, MetricResult):
             if value.rating is None and value.value is not None:

@@ -7,8 +7,12 @@ from typing import Any
 
 import pytest
 
+from pytest_callqa.assertions import assert_metric
 from pytest_callqa.engine.core.context import parse_output
+from pytest_callqa.engine.core.metrics import Bands, MetricSpec
+from pytest_callqa.engine.core.results import MetricResult
 from pytest_callqa.engine.evaluate import evaluate
+from pytest_callqa.engine.registry import default_registry
 
 from .helpers import TFIDF, FixedJudge, asked, make_case, question
 
@@ -393,3 +397,26 @@ def test_translation_fluency_is_not_scored_offline() -> None:
     assert not fluency.scored and fluency.value is None
     assert "heuristic judge cannot" in (fluency.reason or "")
     assert result.score is not None and result.renormalised
+
+
+@pytest.mark.parametrize(("returned", "reason"), [
+    (float("nan"), "custom metric returned nan, not a finite number"),
+    (float("inf"), "custom metric returned inf, not a finite number"),
+    ("abc", "custom metric returned 'abc', not a finite number"),
+    (MetricResult(value=float("nan")), "custom metric returned nan, not a finite number"),
+])
+def test_a_custom_metric_that_returns_no_number_is_not_scored(returned: Any,
+                                                              reason: str) -> None:
+    # NaN passed every bound of assert_metric; a string crashed the evaluation.
+    registry = default_registry().copy()
+    registry.register_metric(
+        MetricSpec(id="politeness", task="qa", name="Politeness", description="d",
+                   scale="0-1", threshold=">= 0.5", bands=Bands(good=0.5)),
+        lambda case, output, result: returned)
+    result = evaluate(make_case("qa", QA_EXPECTED, config=asked(QA_EXPECTED)), GOOD_QA,
+                      embedder=TFIDF, registry=registry)
+    metric = result.metrics["politeness"]
+    assert (metric.scored, metric.value, metric.reason, metric.flagged) == (
+        False, None, reason, False)
+    with pytest.raises(AssertionError, match="politeness was not scored"):
+        assert_metric(result, "politeness", min=1.0)

@@ -125,6 +125,29 @@ def test_wrong_helper_for_the_task_is_a_type_error(perfect: dict[str, TaskResult
         assert_qa_score(perfect["entity-transfer"], 0.5)
 
 
+@pytest.mark.parametrize(("call", "error", "message"), [
+    # NaN compares false with everything: each of these passed, whatever the result.
+    (lambda r: assert_qa_score(r, float("nan")), TypeError,
+     "assert_qa_score: min_score must be a finite number, got nan"),
+    (lambda r: assert_metric(r, "question_score_accuracy", min=float("nan")), TypeError,
+     "assert_metric: min must be a finite number, got nan"),
+    (lambda r: assert_metric(r, "question_score_accuracy", max=float("inf")), TypeError,
+     "assert_metric: max must be a finite number, got inf"),
+    (lambda r: assert_metric(r, "question_score_accuracy", min="0.5"), TypeError,
+     "assert_metric: min must be a finite number, got '0.5'"),
+    # Off the 0-1 scale, a minimum always passes (below) or always fails (above).
+    (lambda r: assert_qa_score(r, -5), ValueError,
+     "assert_qa_score: min_score must lie on the score's scale, 0 to 1, got -5"),
+    (lambda r: assert_qa_score(r, 85), ValueError,
+     "assert_qa_score: min_score must lie on the score's scale, 0 to 1, got 85"),
+])
+def test_a_bound_no_result_can_be_held_to_is_an_error_never_a_pass(
+        perfect: dict[str, TaskResult], call: Any, error: type[Exception], message: str) -> None:
+    with pytest.raises(error) as info:
+        call(perfect["qa-refund"])
+    assert str(info.value) == message
+
+
 def test_assert_metric_messages(golden: dict[str, Any], beta: dict[str, Any],
                                 perfect: dict[str, TaskResult]) -> None:
     result = score(golden["entity-transfer"], beta["entity-transfer"])

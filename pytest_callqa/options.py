@@ -295,6 +295,19 @@ def _number(config: pytest.Config, option: str, kind: type[int] | type[float], *
     return value
 
 
+def _option_or_ini(config: pytest.Config, option: str) -> Any:
+    """A typed (bool or int) option: the command line's value, else the ini file's. pytest
+    converts the ini text itself, and its error (a UsageError from pytest 9 on, a
+    ValueError before) names neither the key nor the file."""
+    value = config.getoption(ini_name(option))
+    if value is not None:
+        return value
+    try:
+        return config.getini(ini_name(option))
+    except (ValueError, pytest.UsageError) as exc:
+        raise pytest.UsageError(f"{ini_name(option)} in {config.inipath}: {exc}") from None
+
+
 def _split_models(values: Iterable[str]) -> tuple[str, ...]:
     models: list[str] = []
     for value in values:
@@ -382,9 +395,7 @@ def read_settings(config: pytest.Config) -> Settings:
                                    *(config.getoption(ini_name(PRICES_OPTION)) or [])])
     except PriceError as exc:
         raise pytest.UsageError(f"{ini_name(PRICES_OPTION)}: {exc}") from None
-    benchmarks = config.getoption(ini_name(BENCHMARKS_OPTION))
-    if benchmarks is None:
-        benchmarks = config.getini(ini_name(BENCHMARKS_OPTION))
+    benchmarks = _option_or_ini(config, BENCHMARKS_OPTION)
     tolerance_delta = _number(config, TOLERANCE_OPTION, float, minimum=0)
     shard = config.getoption(ini_name(SHARD_OPTION))
     if shard is not None:
@@ -392,12 +403,8 @@ def read_settings(config: pytest.Config) -> Settings:
             shard_of = parse_shard(str(shard))
         except ValueError as exc:
             raise pytest.UsageError(f"{SHARD_OPTION}: {exc}") from None
-    preflight = config.getoption(ini_name(PREFLIGHT_OPTION))
-    if preflight is None:
-        preflight = config.getini(ini_name(PREFLIGHT_OPTION))
-    tolerance = config.getoption(ini_name(DISQUALIFY_TOLERANCE_OPTION))
-    if tolerance is None:
-        tolerance = config.getini(ini_name(DISQUALIFY_TOLERANCE_OPTION)) or 0
+    preflight = _option_or_ini(config, PREFLIGHT_OPTION)
+    tolerance = _option_or_ini(config, DISQUALIFY_TOLERANCE_OPTION) or 0
     if tolerance < 0:
         raise pytest.UsageError(f"{DISQUALIFY_TOLERANCE_OPTION} must be >= 0, got {tolerance}")
     judge_model = (config.getoption(ini_name(JUDGE_MODEL_OPTION))
@@ -412,9 +419,7 @@ def read_settings(config: pytest.Config) -> Settings:
     rpm = _number(config, RPM_OPTION, int, minimum=1)
     timeout = _number(config, TIMEOUT_OPTION, float, minimum=0, exclusive=True)
     budget = _number(config, BUDGET_OPTION, float, minimum=0)
-    calibrate = config.getoption(ini_name(CALIBRATE_OPTION))
-    if calibrate is None:
-        calibrate = config.getini(ini_name(CALIBRATE_OPTION))
+    calibrate = _option_or_ini(config, CALIBRATE_OPTION)
     min_kappa = _number(config, MIN_KAPPA_OPTION, float, minimum=-1)
     if min_kappa is not None and min_kappa > 1:
         raise pytest.UsageError(f"{ini_name(MIN_KAPPA_OPTION)}: kappa is at most 1, got "

@@ -34,12 +34,20 @@ def marker_filter(metafunc: pytest.Metafunc, registry: Registry) -> tuple[list[s
         problem = (f"unknown keyword(s) {', '.join(unknown)}; "
                    f"known: {', '.join(CASE_MARKER_KEYS)}")
 
-    def names(value: Any) -> list[str]:
+    def names(key: str) -> list[str]:
+        nonlocal problem
+        value = marker.kwargs.get(key)
         if value is None:
             return []
-        return [value] if isinstance(value, str) else [str(v) for v in value]
+        if isinstance(value, str):
+            return [value]
+        if not isinstance(value, (list, tuple, set, frozenset)):
+            problem = problem or (f"{key} must be a name or a list of names, got "
+                                  f"{type(value).__name__} {value!r}")
+            return []
+        return [str(v) for v in value]
 
-    tasks = names(marker.kwargs.get("task"))
+    tasks, tags = names("task"), names("tags")
     bad = [t for t in tasks if t not in registry.tasks]
     if bad and problem is None:
         problem = (f"unknown task(s) {', '.join(map(repr, bad))}; "
@@ -48,7 +56,7 @@ def marker_filter(metafunc: pytest.Metafunc, registry: Registry) -> tuple[list[s
         problem = marker_runs(marker.kwargs["runs"])
     if problem is not None:
         raise pytest.Collector.CollectError(f"{where}: {problem}")
-    return tasks, names(marker.kwargs.get("tags"))
+    return tasks, tags
 
 
 def deselect_other_shards(config: pytest.Config, items: list[pytest.Item],

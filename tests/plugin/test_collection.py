@@ -104,6 +104,10 @@ def test_a_marker_that_matches_no_case_skips_with_the_reason(
                                    "translation*"),
         ('callqa("qa")', "*use keywords, e.g. callqa(task='qa', tags=[[]'billing'[]])"),
         ('callqa(model="alpha")', "*unknown keyword(s) model; known: task, tags*"),
+        # Before, a raw TypeError from inside the plugin ('int' object is not iterable).
+        ("callqa(task=5)", "*callqa on test_eval.py::test_x: task must be a name or a list of "
+                           "names, got int 5"),
+        ('callqa(task="qa", tags=5)', "*tags must be a name or a list of names, got int 5"),
     ],
 )
 def test_a_wrong_marker_is_a_collection_error(

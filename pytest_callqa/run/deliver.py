@@ -74,11 +74,19 @@ def read_baseline(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BaselineError(f"baseline report {path} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
+        # Not UTF-8, not JSON, or JSON past Python's limits.
         raise BaselineError(f"baseline report {path} cannot be read: {exc}") from None
     if not isinstance(data, dict) or not str(data.get("schema", "")).startswith("callqa-report"):
         raise BaselineError(f"baseline report {path} is not a callqa JSON report (no "
                             "'schema': 'callqa-report/1')")
+    # Every key the gate reads, checked before the first test rather than after the last.
+    from .gate import check_report
+
+    try:
+        check_report(data, f"baseline report {path}")
+    except ValueError as exc:
+        raise BaselineError(str(exc)) from None
     return data
 
 

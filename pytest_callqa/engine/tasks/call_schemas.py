@@ -165,7 +165,9 @@ class TextOutput(StrictModel):
 
 
 class TextConfig(LooseConfig):
-    sentiment_labels: list[str] = Field(default_factory=lambda: ["positive", "neutral", "negative"])
+    # An empty list would leave no label an expected or produced sentiment could have.
+    sentiment_labels: list[str] = Field(
+        default_factory=lambda: ["positive", "neutral", "negative"], min_length=1)
 
 
 # --- Translation ----------------------------------------------------------------------------

@@ -122,6 +122,9 @@ def test_backoff_grows_with_jitter_and_a_cap() -> None:
 def test_credentials_are_stripped_from_urls() -> None:
     assert safe_url("https://u:p@host:8443/v1") == "https://host:8443/v1"
     assert safe_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+    # Requests go to this URL too: an IPv6 host keeps its brackets, a password its '@'.
+    assert safe_url("http://u:p@[::1]:8000/v1") == "http://[::1]:8000/v1"
+    assert safe_url("https://u:p@ss@Host.example/v1") == "https://Host.example/v1"
 
 
 @pytest.mark.parametrize(("url", "problem"), [

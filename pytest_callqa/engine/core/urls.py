@@ -23,10 +23,9 @@ def safe_url(url: str) -> str:
     parts = urllib.parse.urlsplit(url)
     if parts.username is None and parts.password is None:
         return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit(parts._replace(netloc=host))
+    # The authority after its last '@', as written: an IPv6 host keeps its brackets (the
+    # URL is also the one requests go to, not only the one shown).
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def url_credentials(url: str) -> tuple[str, str] | None:

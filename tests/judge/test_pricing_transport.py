@@ -7,6 +7,7 @@ import base64
 import random
 import time
 from email.utils import formatdate
+from typing import Any
 
 import pytest
 
@@ -190,6 +191,26 @@ def test_a_urls_credentials_are_redacted_in_every_form_a_server_could_echo() -> 
     assert "p%40ss" not in repr(endpoint.client_key)
     assert endpoint.client_key != Endpoint("gpt-4o-mini", "https://user:other@proxy.example/v1",
                                            SECRET).client_key
+
+
+def test_the_preflight_is_authorised_as_the_chat_calls_will_be(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A gateway behind Basic authentication refused the preflight's bearer key, which the
+    # chat calls never send to it: the run stopped on a check the calls would have passed.
+    from pytest_callqa.engine.llm import preflight
+
+    seen: list[tuple[str, str | None]] = []
+
+    def refuse(request: Any, timeout: float) -> Any:
+        seen.append((request.full_url, request.get_header("Authorization")))
+        raise OSError("stop here")
+
+    monkeypatch.setattr(preflight.urllib.request, "urlopen", refuse)
+    token = base64.b64encode(b"user:p@ss").decode()
+    preflight.check_endpoint(Endpoint("m", "https://user:p%40ss@gw.example/v1", SECRET))
+    preflight.check_endpoint(Endpoint("m", "https://gw.example/v1", SECRET))
+    assert seen == [("https://gw.example/v1/models", f"Basic {token}"),
+                    ("https://gw.example/v1/models", f"Bearer {SECRET}")]
 
 
 def test_a_model_spec_never_shows_its_urls_credentials() -> None:

@@ -37,6 +37,16 @@ def url_credentials(url: str) -> tuple[str, str] | None:
             urllib.parse.unquote(parts.password or ""))
 
 
+def authorization(url: str, api_key: str) -> str:
+    """The ``Authorization`` header a request to ``url`` carries: HTTP Basic with the URL's
+    credentials when it has some (what httpx2 and the openai client send then, in place of
+    the key), else the key as a bearer token."""
+    credentials = url_credentials(url)
+    if credentials is None:
+        return f"Bearer {api_key}"
+    return "Basic " + base64.b64encode(":".join(credentials).encode()).decode("ascii")
+
+
 def url_secrets(url: str) -> list[str]:
     """Every form of ``url``'s password (its user, when it has no password) that a reply or
     an error could repeat: as written, percent-decoded, and inside the Basic authentication

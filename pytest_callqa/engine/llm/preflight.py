@@ -17,6 +17,7 @@ import urllib.parse
 import urllib.request
 from pathlib import PurePosixPath
 
+from ..core.urls import authorization
 from .endpoint import Endpoint
 
 # Hosts that refuse every request without a key; keyless OpenAI-compatible servers (vLLM,
@@ -53,9 +54,11 @@ def check_endpoint(endpoint: Endpoint, *, timeout: float = PREFLIGHT_TIMEOUT_S,
         return (f"{where} needs an API key and none is set: export OPENAI_API_KEY, or point "
                 "the run at another server with --callqa-judge-base-url (or OPENAI_BASE_URL)")
     # The display URL: credentials in the authority are not a host urllib can connect to.
+    # Authorised as the chat calls will be: a URL's credentials replace the key there.
     request = urllib.request.Request(
         url.rstrip("/") + "/models",
-        headers={"Authorization": f"Bearer {endpoint.api_key_or_placeholder}"})
+        headers={"Authorization": authorization(endpoint.base_url,
+                                                endpoint.api_key_or_placeholder)})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             served = _listed(response.read())

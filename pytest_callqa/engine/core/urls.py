@@ -37,14 +37,17 @@ def url_credentials(url: str) -> tuple[str, str] | None:
             urllib.parse.unquote(parts.password or ""))
 
 
+def _basic_token(credentials: tuple[str, str]) -> str:
+    """HTTP Basic authentication's token: ``base64(user:password)``."""
+    return base64.b64encode(":".join(credentials).encode()).decode("ascii")
+
+
 def authorization(url: str, api_key: str) -> str:
     """The ``Authorization`` header a request to ``url`` carries: HTTP Basic with the URL's
     credentials when it has some (what httpx2 and the openai client send then, in place of
-    the key), else the key as a bearer token."""
+    the key), else the key as a bearer token. Every client of the package sends this."""
     credentials = url_credentials(url)
-    if credentials is None:
-        return f"Bearer {api_key}"
-    return "Basic " + base64.b64encode(":".join(credentials).encode()).decode("ascii")
+    return f"Bearer {api_key}" if credentials is None else f"Basic {_basic_token(credentials)}"
 
 
 def url_secrets(url: str) -> list[str]:
@@ -56,12 +59,18 @@ def url_secrets(url: str) -> list[str]:
     if credentials is None:
         return []
     user, password = credentials
-    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     parts = urllib.parse.urlsplit(url)
     # A URL with a user alone (``https://TOKEN@host``) carries its secret there.
     raw = parts.password if parts.password is not None else parts.username
-    forms = (raw, password or user, token)
+    forms = (raw, password or user, _basic_token(credentials))
     return sorted({form for form in forms if form}, key=len, reverse=True)
+
+
+def redact(text: str, api_key: str, url: str) -> str:
+    """``text`` with ``api_key`` and every form of ``url``'s credentials blanked out."""
+    for secret in ([api_key] if api_key else []) + url_secrets(url):
+        text = text.replace(secret, "<redacted>")
+    return text
 
 
 def without_credentials(text: str) -> str:

@@ -15,7 +15,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from ..core.defaults import DEFAULT_BASE_URL
-from ..core.urls import safe_url, url_secrets, without_credentials
+from ..core.urls import redact, safe_url, without_credentials
 from .wire import ChatClient
 
 # Where a model spec's base URL starts: an ``@`` followed by an http(s) URL, in any case.
@@ -104,9 +104,7 @@ class Endpoint:
     def redact(self, text: str) -> str:
         """``text`` with the key, and any credentials in the base URL (in every form a
         server could echo them, see ``core/urls.py``), blanked out."""
-        for secret in ([self._api_key] if self._api_key else []) + url_secrets(self.base_url):
-            text = text.replace(secret, "<redacted>")
-        return text
+        return redact(text, self._api_key, self.base_url)
 
     def client(self, timeout: float) -> ChatClient:
         return ChatClient(self.base_url, self.api_key_or_placeholder, timeout)

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..._version import __version__
-from ..core.urls import safe_url, url_credentials
+from ..core.urls import authorization, safe_url
 
 if TYPE_CHECKING:
     import httpx2
@@ -59,23 +59,21 @@ class ChatClient:
         # Loaded with the first client, so a run answered from the cache never loads it.
         import httpx2
 
-        headers = {"Authorization": f"Bearer {api_key}",
+        # A URL's credentials go as HTTP Basic authentication in place of the key, as httpx2
+        # would send them from the URL itself; the client is given the URL without them, as
+        # httpx2 logs each request's URL.
+        headers = {"Authorization": authorization(base_url, api_key),
                    "User-Agent": f"pytest-callqa/{__version__}"}
         for variable, header in (("OPENAI_ORG_ID", "OpenAI-Organization"),
                                  ("OPENAI_PROJECT_ID", "OpenAI-Project")):
             value = os.environ.get(variable)
             if value:
                 headers[header] = value
-        # Credentials in the URL go as HTTP Basic authentication, as httpx2 would send them
-        # from the URL itself, but the client is given the URL without them: httpx2 logs
-        # each request's URL.
-        credentials = url_credentials(base_url)
-        auth = None if credentials is None else httpx2.BasicAuth(*credentials)
         # The trailing slash makes the request path relative to the whole base URL
         # (``.../v1`` + ``chat/completions``), as the openai client joins them.
         self._http: httpx2.AsyncClient = httpx2.AsyncClient(
             base_url=safe_url(base_url).rstrip("/") + "/", headers=headers, timeout=timeout,
-            auth=auth, follow_redirects=True,
+            follow_redirects=True,
             limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
         )
         self._timeout_error = httpx2.TimeoutException

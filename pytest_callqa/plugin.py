@@ -17,14 +17,14 @@ import pytest
 from . import hookspecs
 from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer, SharedReportValues
 from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, read_settings
-from .outcomes import failed_in_helper, judge_unavailable
-from .outputs import ModelOutput, OutputsError
+from .outcomes import failed_in_helper, produce_or_fail, tool_failed
+from .outputs import ModelOutput
 from .progress import TerminalProgress
 from .repeats import RECORD_KEY, RUNS_ATTR, call_runs, describe, item_runs, status_word
 from .run.deliver import BaselineError, read_baseline
 from .run.junit import result_properties
 from .run.services import LOCAL_SERVER_KEY
-from .run.settings import LIVE, CallqaCallError, CallqaUsageError, Missing, display_path
+from .run.settings import LIVE, CallqaUsageError, Missing, display_path
 from .run.spool import GOLDEN, golden_entry, packed
 from .run.verdicts import PreflightFailed
 from .selection import (
@@ -53,8 +53,8 @@ EVAL_FIXTURES = frozenset({CASE_FIXTURE, MODEL_FIXTURE, "callqa_output", "callqa
 T = TypeVar("T")
 
 PREFLIGHT_HINT = "--no-callqa-preflight skips this check"
-# The attribute of a call report whose test a judge error stopped (crosses xdist too).
-JUDGE_ERROR_ATTR = "callqa_judge_error"
+# The attribute of a call report whose test the tool stopped (crosses xdist too).
+TOOL_ERROR_ATTR = "callqa_tool_error"
 
 SESSION_KEY = pytest.StashKey[CallqaSession]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
@@ -437,14 +437,10 @@ def _param(request: pytest.FixtureRequest, name: str) -> Any:
     return request.param
 
 
-def _call(produce: Callable[[str, CaseRef], T], model: str, case: CaseRef) -> T:
-    """``produce(model, case)``; a failed judge or generation call, or an outputs file that
-    cannot be used, fails the test with its (redacted) message alone: no traceback helps."""
-    try:
-        return produce(model, case)
-    except (CallqaCallError, OutputsError) as exc:
-        message = str(exc)
-    pytest.fail(message, pytrace=False)
+def _call(request: pytest.FixtureRequest, produce: Callable[[str, CaseRef], T], model: str,
+          case: CaseRef) -> T:
+    """``produce(model, case)``, a pair an error leaves unevaluated kept in the payload."""
+    return produce_or_fail(produce, model, case, keep_error=(request.node.stash, PAYLOAD_KEY))
 
 
 @pytest.fixture
@@ -474,7 +470,8 @@ def callqa_output(request: pytest.FixtureRequest, callqa_model: str,
     output skips the test (``--callqa-missing error`` makes it an error)."""
     state = _state(request.config)
     # The case as collected: the resolver reads its body when it produces the pair.
-    produced = _call(state.resolver.output, callqa_model, item_pair(request.node)[1])
+    produced = _call(request, state.resolver.output, callqa_model,
+                     item_pair(request.node)[1])
     if isinstance(produced, Missing):
         request.node.stash[PAYLOAD_KEY] = {"missing": produced.to_dict()}
         if state.settings.missing == "error":
@@ -493,7 +490,7 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
     from .engine.core.results import plain
 
     state = _state(request.config)
-    result = _call(state.resolver.result, callqa_model, item_pair(request.node)[1])
+    result = _call(request, state.resolver.result, callqa_model, item_pair(request.node)[1])
     golden = [callqa_case.id, golden_entry(callqa_case), state.catalog.position(callqa_case.id)]
     request.node.stash[PAYLOAD_KEY] = {"result": result.to_dict(),
                                        "output": plain(callqa_output), GOLDEN: golden}
@@ -552,7 +549,7 @@ def pytest_report_teststatus(report: pytest.TestReport,
                              config: pytest.Config) -> tuple[str, str, str] | None:
     """Fires for every report: a test stopped by a verdict the judge could not give is an
     error of the tool, shown and counted as an error, not as a failure of the model."""
-    if report.when == "call" and report.failed and getattr(report, JUDGE_ERROR_ATTR, False):
+    if report.when == "call" and report.failed and getattr(report, TOOL_ERROR_ATTR, False):
         return "error", "E", "ERROR"
     runs = getattr(report, RUNS_ATTR, None)
     if report.when == "call" and isinstance(runs, dict):
@@ -578,8 +575,8 @@ def pytest_runtest_makereport(item: pytest.Item,
     """Fires for each phase of each test: the teardown report carries the test's result (or
     why it was not evaluated) as builtins, which xdist ships to the controller."""
     report = yield
-    if call.when == "call" and judge_unavailable(call.excinfo):
-        setattr(report, JUDGE_ERROR_ATTR, True)
+    if call.when == "call" and tool_failed(call.excinfo):
+        setattr(report, TOOL_ERROR_ATTR, True)
     record = item.stash.get(RECORD_KEY, None)
     if call.when == "call" and record is not None:
         setattr(report, RUNS_ATTR, record.to_dict())

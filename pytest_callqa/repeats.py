@@ -3,8 +3,8 @@ function is called once per run, each time with that run's ``callqa_result`` and
 ``callqa_output``, and the pass rule (:mod:`pytest_callqa.engine.runs`) makes one outcome of
 the N. Other fixtures are set up once, for the test, as pytest always does.
 
-A judge error in any run stops the test as an error (the tool failed, not the model); a skip
-in any run skips it.
+A judge error or a failed generation call in any run stops the test as an error (the tool
+failed, not the model); a skip in any run skips it.
 """
 
 from __future__ import annotations
@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
+from .outcomes import produce_or_fail
 from .outputs import ModelOutput
-from .run.settings import CallqaCallError, Missing
+from .run.settings import Missing
 
 if TYPE_CHECKING:
     from .engine.core.results import TaskResult
+    from .run.catalog import CaseRef
     from .session import CallqaSession
 
 RUN_FIXTURES = frozenset({"callqa_result", "callqa_output"})
@@ -57,14 +59,6 @@ def item_runs(item: pytest.Item, default: int) -> int:
     return runs if isinstance(runs, int) and marker_runs(runs) is None else default
 
 
-def _get(produce: Any, *args: Any) -> Any:
-    try:
-        return produce(*args)
-    except CallqaCallError as exc:
-        message = str(exc)
-    pytest.fail(message, pytrace=False)
-
-
 def call_runs(item: pytest.Function, state: CallqaSession,
               payload_key: pytest.StashKey[dict[str, Any]]) -> bool | None:
     """The body of ``pytest_pyfunc_call``: run ``item`` over its runs, or None to leave a
@@ -76,15 +70,16 @@ def call_runs(item: pytest.Function, state: CallqaSession,
             or inspect.iscoroutinefunction(item.obj):
         return None
     # The case as collected (the resolver reads its body when it produces a run).
-    model, case = item.callspec.params["callqa_model"], item.callspec.params["callqa_case"]
+    params = item.callspec.params
+    model, case = cast(str, params["callqa_model"]), cast("CaseRef", params["callqa_case"])
     resolver = state.resolver
     results: list[TaskResult] = []
     if "callqa_result" in funcargs:
         results = [cast("TaskResult", funcargs["callqa_result"])]
-        results += [_get(resolver.result, model, case, run) for run in range(1, runs)]
+        results += [produce_or_fail(resolver.result, model, case, run) for run in range(1, runs)]
     outputs = [funcargs.get("callqa_output")]
     for run in range(1, runs):
-        produced = _get(resolver.output, model, case, run)
+        produced = produce_or_fail(resolver.output, model, case, run)
         if isinstance(produced, Missing):
             pytest.skip(f"run {run + 1} of {runs}: {produced.reason}")
         assert isinstance(produced, ModelOutput)

@@ -222,6 +222,9 @@ class _Page:
                                                   if v not in (None, "")) + "</p>"]
         for item in self.report.get("not_evaluated") or []:
             reason = item.get("reason") if isinstance(item, Mapping) else item
+            if isinstance(item, Mapping) and item.get("kind") == "test_error":
+                # Its reason is the error's alone; a missing output's names the pair.
+                reason = f"{item.get('model')}, {item.get('case_id')}: the test errored: {reason}"
             lines.append(f'<p class="meta">not evaluated: {esc(reason)}</p>')
         lines.extend(f'<p class="meta">{esc(n)}</p>' for n in self.report.get("notes") or [])
         return lines

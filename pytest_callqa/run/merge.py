@@ -23,7 +23,7 @@ from ..engine.report import render_scorecard
 from ..engine.scorecard import Scorecard, build_scorecard
 from .settings import count
 from .shard import parse_shard
-from .summary import REPORT_SCHEMA, models_section
+from .summary import REPORT_SCHEMA, models_section, not_evaluated_lines, not_evaluated_notes
 from .usage import BUDGET_REASON, money
 
 if TYPE_CHECKING:
@@ -272,6 +272,8 @@ def _not_evaluated_key(entry: Mapping[str, Any]) -> tuple[str, ...]:
         return ("missing", str(entry.get("model")), str(entry.get("case_id")))
     if entry.get("kind") == "invalid_case_file":
         return ("case_file", str(entry.get("path")))
+    if entry.get("kind") == "test_error":
+        return ("test_error", str(entry.get("model")), str(entry.get("case_id")))
     return (str(entry.get("kind")), json.dumps(entry, sort_keys=True))
 
 
@@ -420,6 +422,8 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
                          "expected a whole number")
     card = build_scorecard(results, registry=recorded_registry(specs),
                            disqualify_tolerance=tolerance)
+    not_evaluated = _pooled_not_evaluated(shards)
+    card.notes.extend(not_evaluated_notes(not_evaluated))
     merged: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "run": _run(shards, card),
@@ -428,7 +432,7 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
         "metric_specs": {task: specs[task] for task in card.task_order if task in specs},
         "golden_cases": golden,
         "cases": [entries[(r.model, r.case_id, r.run)] for r in card.results],
-        "not_evaluated": _pooled_not_evaluated(shards),
+        "not_evaluated": not_evaluated,
         "notes": list(card.notes),
         "judge_errors": {
             "verdicts": sum(1 for r in card.results for rec in r.judge_records
@@ -456,19 +460,8 @@ def merged_scorecard_text(report: Mapping[str, Any], *, width: int | None = None
         f"({count(len(card.models), 'model')}, {count(len(cases), 'case')})",
     ]
     # What was not evaluated, worded as a run's header words it.
-    missing: dict[str, list[str]] = {}
-    bad_files = []
-    for entry in report.get("not_evaluated", []):
-        if not isinstance(entry, Mapping):
-            continue
-        if entry.get("kind") == "missing_output":
-            missing.setdefault(str(entry.get("model")), []).append(str(entry.get("case_id")))
-        elif entry.get("kind") == "invalid_case_file":
-            bad_files.append(str(entry.get("path")))
-    for model, case_ids in sorted(missing.items()):
-        header.append(f"no output, not evaluated: {model}: {', '.join(sorted(case_ids))}")
-    if bad_files:
-        header.append(f"invalid case files, not evaluated: {', '.join(bad_files)}")
+    header += not_evaluated_lines(report.get("not_evaluated", []))
+    card.notes.extend(not_evaluated_notes(report.get("not_evaluated", [])))
     return render_scorecard(card, color=color, header=header,
                             title="callqa scorecard (merged report)",
                             order=[str(m) for m in report.get("model_order", [])], width=width)

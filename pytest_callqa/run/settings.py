@@ -113,6 +113,10 @@ class Settings:
         return self.judge_model or DEFAULT_JUDGE_MODEL
 
 
+# The key of a test's payload naming the pair an error left without a result.
+ERROR_PAYLOAD = "error"
+
+
 @dataclass(frozen=True)
 class Missing:
     """No output exists for a (model, case) pair; ``reason`` says where it was looked for."""

@@ -7,13 +7,13 @@ import importlib
 import platform
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, cast
 
 from .._version import __version__
-from .settings import CallqaUsageError, Settings, count
+from .settings import ERROR_PAYLOAD, CallqaUsageError, Settings, count
 from .spool import NOT_JSON, POOLED_DETAILS, ResultSpool, entry_text, golden_entry, kept_records
 
 if TYPE_CHECKING:
@@ -179,7 +179,11 @@ class Summary:
                 continue  # its file changed or went since collection
             yield case.id, golden_entry(case)
 
-    def not_evaluated(self) -> list[dict[str, Any]]:
+    def not_evaluated(self, card: Scorecard) -> list[dict[str, Any]]:
+        """The pairs with no result and why (no output, a test error), and the case files
+        that could not be read, sorted: the report's ``not_evaluated``. A pair whose test
+        errored is listed only when no other test of it gave a result."""
+        scored = {(r.model, r.case_id) for r in card.results}
         entries: dict[tuple[str, ...], dict[str, Any]] = {}
         for payload in self.collected.values():
             if "missing" in payload:
@@ -188,6 +192,11 @@ class Summary:
             if "case_file" in payload:
                 f = payload["case_file"]
                 entries[("case_file", f["path"])] = {"kind": "invalid_case_file", **f}
+            if ERROR_PAYLOAD in payload:
+                e = payload[ERROR_PAYLOAD]
+                if (e["model"], e["case_id"]) not in scored:
+                    entries[("test_error", e["model"], e["case_id"])] = {"kind": "test_error",
+                                                                         **e}
         return [entries[k] for k in sorted(entries)]
 
     @property
@@ -217,6 +226,7 @@ class Summary:
             with remembered(memo):
                 card = build_scorecard(self.results(), registry=self.services.registry(),
                                        disqualify_tolerance=self.settings.disqualify_tolerance)
+            card.notes.extend(not_evaluated_notes(self.not_evaluated(card)))
             if memo is not None:
                 save_memo(memo, self.settings)
             self.host.post_process(card)
@@ -269,18 +279,7 @@ class Summary:
             unscored.append(f"benchmarks: {', '.join(dropped)}")
         if unscored:
             lines.append("not scored for any model: " + "; ".join(unscored))
-        missing: dict[str, list[str]] = {}
-        bad_files = []
-        for entry in self.not_evaluated():
-            if entry["kind"] == "missing_output":
-                missing.setdefault(entry["model"], []).append(entry["case_id"])
-            else:
-                bad_files.append(entry["path"])
-        for model, case_ids in sorted(missing.items()):
-            lines.append(f"no output, not evaluated: {model}: {', '.join(sorted(case_ids))}")
-        if bad_files:
-            lines.append(f"invalid case files, not evaluated: {', '.join(bad_files)}")
-        return lines
+        return lines + not_evaluated_lines(self.not_evaluated(card))
 
     def judge_repeats(self, card: Scorecard) -> dict[str, Any] | None:
         """The judge's test-retest agreement per metric, when it was asked more than once."""
@@ -376,7 +375,7 @@ class Summary:
             "golden_cases": (dict(self.golden_case_entries(card)) if with_cases
                              else GOLDEN_MARK),
             "cases": cases,
-            "not_evaluated": self.not_evaluated(),
+            "not_evaluated": self.not_evaluated(card),
             "notes": list(card.notes),
             "judge_errors": {
                 "verdicts": sum(1 for r in card.results for rec in r.judge_records
@@ -446,6 +445,42 @@ def _for_scorecard(data: dict[str, Any],
         judge_records=kept_records(data),
         usage=dict(data.get("usage", {})), notes=list(data.get("notes", [])),
         judge_errors=list(data.get("judge_errors", [])), pass_bar=data.get("pass_bar"))
+
+
+def not_evaluated_lines(entries: Iterable[Any]) -> list[str]:
+    """The scorecard header's lines for a report's ``not_evaluated`` entries."""
+    by_kind: dict[str, dict[str, list[str]]] = {"missing_output": {}, "test_error": {}}
+    bad_files = []
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            continue
+        kind = entry.get("kind")
+        if kind in by_kind:
+            by_kind[kind].setdefault(str(entry.get("model")), []).append(
+                str(entry.get("case_id")))
+        elif kind == "invalid_case_file":
+            bad_files.append(str(entry.get("path")))
+    lines = []
+    for kind, words in (("missing_output", "no output"), ("test_error", "test errors")):
+        for model, case_ids in sorted(by_kind[kind].items()):
+            lines.append(f"{words}, not evaluated: {model}: {', '.join(sorted(case_ids))}")
+    if bad_files:
+        lines.append(f"invalid case files, not evaluated: {', '.join(bad_files)}")
+    return lines
+
+
+def not_evaluated_notes(entries: Iterable[Any]) -> list[str]:
+    """The scorecard's notes on pairs a test error left without a result: without them a
+    model's task score (or, when every case of a task errored, its final score, renormalised
+    without the task) would read as measured on every case."""
+    errored: dict[tuple[str, str], list[str]] = {}
+    for entry in entries:
+        if isinstance(entry, Mapping) and entry.get("kind") == "test_error":
+            errored.setdefault((str(entry.get("model")), str(entry.get("task"))), []).append(
+                str(entry.get("case_id")))
+    return [f"E {model}: {task}: {count(len(ids), 'case')} not evaluated, its test errored "
+            f"({', '.join(sorted(ids))}): left out of the task score"
+            for (model, task), ids in sorted(errored.items())]
 
 
 def _has_metric(agg: Any, metric_id: str) -> bool:

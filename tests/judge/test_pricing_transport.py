@@ -126,6 +126,10 @@ def test_credentials_are_stripped_from_urls() -> None:
     # Requests go to this URL too: an IPv6 host keeps its brackets, a password its '@'.
     assert safe_url("http://u:p@[::1]:8000/v1") == "http://[::1]:8000/v1"
     assert safe_url("https://u:p@ss@Host.example/v1") == "https://Host.example/v1"
+    # A URL urlsplit refuses is still shown (the run says it cannot be used), its
+    # credentials blanked out: it raised, and ended a run that had scored something.
+    assert safe_url("http://[::1/v1") == "http://[::1/v1"
+    assert safe_url("http://u:SECRET@[::1/v1") == "http://<redacted>@[::1/v1"
 
 
 @pytest.mark.parametrize(("url", "problem"), [

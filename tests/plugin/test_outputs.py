@@ -206,6 +206,26 @@ def test_json_python_will_not_read_is_an_unreadable_reply_and_a_directory_no_out
         read_output(tmp_path / "dir.json")
 
 
+def test_an_unusable_outputs_file_errors_its_pairs_and_lists_them_across_workers(
+        project: MiniProject, pytester: pytest.Pytester) -> None:
+    # beta's usage file is unusable: each of its pairs is an error of the input, never a
+    # failure of the model, and the report lists every one of them with the file's problem
+    # (under xdist the payload crosses from the workers).
+    (project.root / "outputs" / "beta" / "_usage.json").write_text(
+        '{"qa-refund": {"prompt_tokens": NaN}}', encoding="utf-8")
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    result = pytester.runpytest("-n", "2", "--callqa-report=report.json")
+    result.assert_outcomes(passed=4, errors=4)
+    report = project.report()
+    errors = [e for e in report["not_evaluated"] if e["kind"] == "test_error"]
+    assert sorted(e["case_id"] for e in errors) == sorted(
+        c["case_id"] for c in report["cases"] if c["model"] == "alpha")
+    assert all(e["model"] == "beta" and "_usage.json" in e["reason"]
+               and "must be a finite, non-negative number" in e["reason"] for e in errors)
+    assert "beta" not in report["models"]
+    result.stdout.fnmatch_lines(["*test errors, not evaluated: beta: entity-transfer, *"])
+
+
 def test_model_output_defaults() -> None:
     output = ModelOutput({"a": 1})
     assert output.usage == {} and output.source == "pytest_callqa_generate"
@@ -225,8 +245,23 @@ def test_an_engine_error_on_one_output_errors_only_that_pair(
 
     monkeypatch.setattr(evaluate_module, "prepare", failing_prepare)
     project.write_tests("def test_r(callqa_result):\n    assert callqa_result.valid\n")
-    result = pytester.runpytest("--callqa-report=report.json")
+    result = pytester.runpytest("--callqa-report=report.json", "--callqa-html=report.html",
+                                "--callqa-markdown=summary.md")
     result.assert_outcomes(passed=7, errors=1)
     result.stdout.fnmatch_lines(["*ERROR at setup of test_r[[]beta-qa-refund[]]*",
                                  "E * RuntimeError: engine bug on this output"])
-    assert len(project.report()["cases"]) == 7
+    report = project.report()
+    assert len(report["cases"]) == 7
+    # The pair is not silently dropped: the header, the notes and the report name it (it
+    # was absent everywhere but pytest's own error, its task score read as complete).
+    result.stdout.fnmatch_lines(["*test errors, not evaluated: beta: qa-refund*",
+                                 "*E beta: qa: 1 case not evaluated, its test errored "
+                                 "(qa-refund): left out of the task score*"])
+    assert report["not_evaluated"] == [{
+        "kind": "test_error", "model": "beta", "case_id": "qa-refund", "task": "qa",
+        "reason": "RuntimeError raised (its message is in the test's error)"}]
+    assert any("qa-refund" in note for note in report["notes"])
+    html = (project.root / "report.html").read_text(encoding="utf-8")
+    assert "not evaluated: beta, qa-refund: the test errored: RuntimeError raised" in html
+    markdown = (project.root / "summary.md").read_text(encoding="utf-8")
+    assert "1 not evaluated (missing outputs, test errors or invalid case files)." in markdown

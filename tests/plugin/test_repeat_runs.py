@@ -234,3 +234,16 @@ def test_live_models_are_generated_again_in_each_run(llm: LLMProject,
     warm = pytester.runpytest(*args)
     warm.assert_outcomes(passed=16)
     assert llm.server.requests == 8
+
+
+def test_a_generation_that_fails_in_a_later_run_is_an_error_not_a_failure(
+        llm: LLMProject, pytester: pytest.Pytester) -> None:
+    # Run 2's generations (seed 1) are refused: the tool could not produce the output the
+    # test needed, which is not the model failing the test (it was a failure before).
+    llm.serve(fault_for=lambda _i, body: "400" if body.get("seed") == 1 else None)
+    (llm.root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    url = llm.server.base_url
+    llm.project.write_tests("def test_o(callqa_output):\n    assert callqa_output\n")
+    result = pytester.runpytest(f"--callqa-models=fast=gpt-4o-mini@{url}", "--callqa-runs", "2")
+    result.assert_outcomes(errors=4)
+    result.stdout.fnmatch_lines(["*generating the output of model 'fast' for case*failed*"])

@@ -214,6 +214,22 @@ def _judge_usage(**counts: Any) -> dict[str, Any]:
             "per_process": per_process, **counts}
 
 
+def test_a_pair_whose_test_errored_stays_listed_and_noted_through_the_merge(
+        shards: list[dict[str, Any]]) -> None:
+    errored = {"kind": "test_error", "model": "northwind-mini", "case_id": "qa-gone",
+               "task": "qa", "reason": "RuntimeError raised (its message is in the test's "
+                                       "error)"}
+    shards[1]["not_evaluated"].append(errored)
+    merged = merge_reports(shards, ["shard 1", "shard 2"])
+    assert errored in merged["not_evaluated"]
+    note = ("E northwind-mini: qa: 1 case not evaluated, its test errored (qa-gone): left out "
+            "of the task score")
+    assert note in merged["notes"]
+    text = merged_scorecard_text(merged)
+    assert "test errors, not evaluated: northwind-mini: qa-gone" in text
+    assert note in text
+
+
 def test_call_counters_are_added_up_and_settings_kept(shards: list[dict[str, Any]]) -> None:
     _with_llm_judge(shards[0], _judge_usage(), calls=2.0, cost=0.002)
     _with_llm_judge(shards[1], _judge_usage(

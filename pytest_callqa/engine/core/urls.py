@@ -19,8 +19,13 @@ _CREDENTIALS_IN_TEXT = re.compile(r"(?i)(https?://)\S*@")
 
 
 def safe_url(url: str) -> str:
-    """``url`` without credentials in its authority part (``https://user:pw@host``)."""
-    parts = urllib.parse.urlsplit(url)
+    """``url`` without credentials in its authority part (``https://user:pw@host``); a URL
+    that cannot be parsed, with any credentials it seems to hold blanked out (it is shown
+    where the run says it could not be used, and must not end that run instead)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return without_credentials(url)
     if parts.username is None and parts.password is None:
         return url
     # The authority after its last '@', as written: an IPv6 host keeps its brackets (the

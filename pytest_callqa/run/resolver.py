@@ -290,8 +290,10 @@ class Resolver:
             if isinstance(answer, BaseException):
                 if not isinstance(answer, Exception):
                     raise answer
-                error = CallqaCallError(f"callqa: generating outputs of model {name!r} "
-                                        f"failed: {answer}")
+                # The call errors are redacted already; an unexpected exception's text is
+                # redacted here, since it becomes every pair's message and report reason.
+                error = CallqaCallError(generators[name].endpoint.redact(
+                    f"callqa: generating outputs of model {name!r} failed: {answer}"))
                 self._outputs.update((key, error) for key, _case in pairs)
                 continue
             for (key, case), generation in zip(pairs, answer, strict=True):

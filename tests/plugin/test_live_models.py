@@ -3,6 +3,7 @@ OpenAI-compatible endpoint (the fake server here), up front and concurrently."""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 
@@ -149,3 +150,34 @@ def test_live_models_and_the_llm_judge_share_limits_and_cache_under_xdist(
     reports = [without_timings(llm.project.report(name)) for name in ("n2.json", "none.json")]
     assert reports[0]["models"].keys() == reports[1]["models"].keys() == {"fast"}
     assert SECRET not in tree_text(pytester.path)
+
+
+def test_an_unexpected_generation_error_is_redacted_errored_and_listed(
+    llm: LLMProject, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An exception of no known kind out of a model's generation becomes every one of its
+    # pairs' message and report reason: its text is redacted like a server's reply.
+    from pytest_callqa.engine.generate import OpenAIGenerator
+
+    token = base64.b64encode(f"user:{SECRET}".encode()).decode()
+
+    async def broken(self: OpenAIGenerator, cases: object, run: int = 0) -> object:
+        raise RuntimeError(f"client bug holding {SECRET} and Basic {token}")
+
+    monkeypatch.setattr(OpenAIGenerator, "agenerate", broken)
+    heuristic_judge(llm)
+    llm.project.write_tests(RESULT_TEST)
+    url = llm.server.base_url.replace("http://", f"http://user:{SECRET}@")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    result = pytester.runpytest(f"--callqa-models=fast=gpt-4o-mini@{url}",
+                                "--callqa-report=r.json", "--no-callqa-preflight")
+    result.assert_outcomes(errors=4)
+    result.stdout.fnmatch_lines(["*callqa: generating outputs of model 'fast' failed: client "
+                                 "bug holding <redacted>*"])
+    report = llm.project.report("r.json")
+    assert [e["kind"] for e in report["not_evaluated"]] == ["test_error"] * 4
+    assert all(e["reason"].startswith("callqa: generating outputs of model 'fast' failed")
+               for e in report["not_evaluated"])
+    for secret in (SECRET, token):
+        assert secret not in result.stdout.str() + result.stderr.str()
+        assert secret not in tree_text(llm.root)

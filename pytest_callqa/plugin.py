@@ -20,6 +20,7 @@ from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, 
 from .outcomes import failed_in_helper, produce_or_fail, tool_failed
 from .outputs import ModelOutput
 from .progress import TerminalProgress
+from .pytest_host import PytestHost
 from .repeats import RECORD_KEY, RUNS_ATTR, call_runs, describe, item_runs, status_word
 from .run.deliver import BaselineError, read_baseline
 from .run.junit import result_properties
@@ -43,8 +44,6 @@ if TYPE_CHECKING:
     from .engine.core.cases import GoldenCase
     from .engine.core.results import TaskResult
     from .engine.loading import CaseFileError
-    from .engine.registry import Registry
-    from .engine.scorecard import Scorecard
     from .run.catalog import CaseRef
 
 EVAL_MARKER = "eval"
@@ -77,40 +76,6 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     """Fires once at start-up: the ``--callqa-*`` option group and its ini twins."""
     add_options(parser)
-
-
-class PytestHost:
-    """The run's host over a ``pytest.Config``: the three ``pytest_callqa_*`` hooks, the
-    rootdir, and xdist's worker input."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-
-    @property
-    def rootpath(self) -> Path:
-        return self.config.rootpath
-
-    @property
-    def is_worker(self) -> bool:
-        return hasattr(self.config, "workerinput")
-
-    @property
-    def run_uid(self) -> str | None:
-        workerinput = getattr(self.config, "workerinput", None)
-        return None if workerinput is None else str(workerinput["testrunuid"])
-
-    def worker_value(self, key: str) -> Any:
-        return (getattr(self.config, "workerinput", None) or {}).get(key)
-
-    def generate(self, model: str, case: GoldenCase) -> Any:
-        return self.config.hook.pytest_callqa_generate(model=model, case=case,
-                                                       config=self.config)
-
-    def register_metrics(self, registry: Registry) -> None:
-        self.config.hook.pytest_callqa_register_metrics(registry=registry, config=self.config)
-
-    def post_process(self, scorecard: Scorecard) -> None:
-        self.config.hook.pytest_callqa_scorecard(scorecard=scorecard, config=self.config)
 
 
 @pytest.hookimpl

@@ -198,6 +198,7 @@ class Catalog:
                     "name of its own (name=model@base_url)")
             specs[name] = spec
         if specs:
+            self._check_recorded(specs)
             return specs
         found = discover_models(self.settings.outputs) if self.settings.outputs else []
         if not found:
@@ -208,6 +209,33 @@ class Catalog:
                 "or set callqa_models in [tool.pytest.ini_options]"
             )
         return dict.fromkeys(found)
+
+    def _check_recorded(self, specs: dict[str, ModelSpec | None]) -> None:
+        """Refuse a named model that has no directory of recorded outputs and is not live,
+        unless the project's ``pytest_callqa_generate`` may answer for it: every one of its
+        tests would be skipped, and the run pass having measured nothing of it (a typo in
+        its name, or in ``--callqa-outputs``)."""
+        if self.host.generates_outputs:
+            return
+        outputs = self.settings.outputs
+        absent = [name for name, spec in specs.items()
+                  if spec is None and (outputs is None or not (outputs / name).is_dir())]
+        if not absent:
+            return
+        if outputs is None:
+            where = "no --callqa-outputs directory is configured"
+        elif not outputs.is_dir():
+            where = f"{display_path(outputs, self.host.rootpath)} is not a directory"
+        else:
+            found = discover_models(outputs)
+            where = (f"no directory {', '.join(repr(n) for n in absent)} in "
+                     f"{display_path(outputs, self.host.rootpath)}"
+                     + (f"; it has {', '.join(found)}" if found else ""))
+        raise CallqaUsageError(
+            f"callqa: no recorded outputs of model(s) {', '.join(map(repr, absent))} ({where}), "
+            "and no pytest_callqa_generate implementation: none of their tests could be "
+            "evaluated. Record the outputs, point --callqa-outputs at them, make the model "
+            "live (name=model@base_url) or leave it out of callqa_models")
 
     def models(self) -> list[str]:
         return list(self.model_specs())

@@ -40,6 +40,12 @@ class Host(Protocol):
         """The project's answer for ``model`` on ``case`` (``pytest_callqa_generate``)."""
         ...
 
+    @property
+    def generates_outputs(self) -> bool:
+        """Whether the project implements ``pytest_callqa_generate``: any model's output may
+        then come from it rather than from a recorded file."""
+        ...
+
     def register_metrics(self, registry: Registry) -> None:
         """Let the project add custom metrics (``pytest_callqa_register_metrics``)."""
         ...

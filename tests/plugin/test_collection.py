@@ -211,6 +211,47 @@ def test_no_models_is_a_collection_error(project: MiniProject, pytester: pytest.
                                  "*nowhere): pass --callqa-models a,b*"])
 
 
+@pytest.mark.parametrize(("args", "where"), [
+    (["--callqa-models=alpha,gamma"], "no directory 'gamma' in outputs; it has alpha, beta"),
+    (["--callqa-models=alpha,beta", "--callqa-outputs=nowhere"], "nowhere is not a directory"),
+])
+def test_a_named_model_with_nothing_recorded_is_a_collection_error(
+    project: MiniProject, pytester: pytest.Pytester, args: list[str], where: str
+) -> None:
+    # Every one of its tests would have been skipped and the run passed (exit 0) having
+    # measured nothing of the model: a typo in a model's name or in --callqa-outputs.
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.valid\n"
+                        "\ndef test_unit():\n    pass\n")
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([
+        "*ERROR collecting test_eval.py*",
+        f"*callqa: no recorded outputs of model(s) * ({where}), and no pytest_callqa_generate "
+        "implementation: none of their tests could be evaluated.*"])
+
+
+def test_a_model_without_a_directory_is_left_to_the_projects_generate_hook(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    pytester.makeconftest("""
+        def pytest_callqa_generate(model, case, config):
+            if model == "gamma" and case.task == "qa":
+                return case.expected_outcome
+            return None
+    """)
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    result = pytester.runpytest("--callqa-models=alpha,gamma")
+    # The hook answers gamma's qa case; the rest of gamma is missing, as any output may be.
+    result.assert_outcomes(passed=5, skipped=3)
+
+
+def test_a_run_without_evaluation_tests_never_reads_the_models(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests("def test_unit():\n    pass\n")
+    pytester.runpytest("--callqa-models=gamma").assert_outcomes(passed=1)
+
+
 def test_getfixturevalue_is_refused_with_an_explanation(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

@@ -1,0 +1,58 @@
+"""``PytestHost``: the run's :class:`~pytest_callqa.run.host.Host` over a ``pytest.Config``
+— the rootdir, xdist's worker input, and the project's ``pytest_callqa_*`` hooks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from .engine.core.cases import GoldenCase
+    from .engine.registry import Registry
+    from .engine.scorecard import Scorecard
+
+# The module whose pytest_callqa_generate answers for live models and recorded files.
+_OWN_PLUGIN = "pytest_callqa.plugin"
+
+
+class PytestHost:
+    """The run's host over a ``pytest.Config``: the three ``pytest_callqa_*`` hooks, the
+    rootdir, and xdist's worker input."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @property
+    def rootpath(self) -> Path:
+        return self.config.rootpath
+
+    @property
+    def is_worker(self) -> bool:
+        return hasattr(self.config, "workerinput")
+
+    @property
+    def run_uid(self) -> str | None:
+        workerinput = getattr(self.config, "workerinput", None)
+        return None if workerinput is None else str(workerinput["testrunuid"])
+
+    def worker_value(self, key: str) -> Any:
+        return (getattr(self.config, "workerinput", None) or {}).get(key)
+
+    def generate(self, model: str, case: GoldenCase) -> Any:
+        return self.config.hook.pytest_callqa_generate(model=model, case=case,
+                                                       config=self.config)
+
+    def register_metrics(self, registry: Registry) -> None:
+        self.config.hook.pytest_callqa_register_metrics(registry=registry, config=self.config)
+
+    def post_process(self, scorecard: Scorecard) -> None:
+        self.config.hook.pytest_callqa_scorecard(scorecard=scorecard, config=self.config)
+
+    @property
+    def generates_outputs(self) -> bool:
+        """Whether the project implements ``pytest_callqa_generate`` (beside the plugin's own),
+        so any model's output may come from it rather than from a recorded file."""
+        return any(getattr(impl.plugin, "__name__", None) != _OWN_PLUGIN
+                   for impl in self.config.hook.pytest_callqa_generate.get_hookimpls())

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .run.deliver import BaselineError, Delivered, deliver
+from .run.deliver import Delivered, deliver
 from .run.junit import suite_properties
 
 if TYPE_CHECKING:
@@ -62,26 +62,22 @@ class ResultsGatherer:
         suite properties, and drops the run's budget ledgers."""
         state = self.state
         if state.summary.has_evaluations:
-            try:
-                self.delivered = deliver(state.summary, state.settings,
-                                         session.config.rootpath)
-            except BaselineError as exc:
-                self.problem = f"callqa: {exc}"
+            self.delivered = deliver(state.summary, state.settings, session.config.rootpath)
+            self.problem = self.delivered.gate_problem
+            if self.delivered.failed or self.delivered.calibration_failed:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            if ((self.delivered.unwritten or self.problem is not None)
+                    and session.exitstatus == pytest.ExitCode.OK):
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
-            else:
-                if self.delivered.failed or self.delivered.calibration_failed:
-                    session.exitstatus = pytest.ExitCode.TESTS_FAILED
-                if self.delivered.unwritten and session.exitstatus == pytest.ExitCode.OK:
-                    session.exitstatus = pytest.ExitCode.USAGE_ERROR
-                # pytest's JUnit plugin is needed only here, at the end of a run that
-                # evaluated something.
-                from _pytest.junitxml import xml_key
+            # pytest's JUnit plugin is needed only here, at the end of a run that evaluated
+            # something.
+            from _pytest.junitxml import xml_key
 
-                xml = session.config.stash.get(xml_key, None)
-                if xml is not None:
-                    for name, value in suite_properties(self.delivered.report,
-                                                        self.delivered.gate):
-                        xml.add_global_property(name, value)
+            xml = session.config.stash.get(xml_key, None)
+            if xml is not None:
+                for name, value in suite_properties(self.delivered.report,
+                                                    self.delivered.gate):
+                    xml.add_global_property(name, value)
         state.usage.end_budget(self.run_ids)
 
     @pytest.hookimpl

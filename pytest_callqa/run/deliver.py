@@ -37,6 +37,8 @@ class Delivered:
     # The report files that could not be written, each with why: the run still ends with its
     # scorecard, and exits non-zero rather than green without them.
     unwritten: dict[Path, str] = field(default_factory=dict)
+    # Why the gate could not be run, when it could not: the run exits as on bad input.
+    gate_problem: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -152,18 +154,21 @@ def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
         # The gate (numpy's bootstrap) loads only for a run with a baseline.
         from .gate import compare_reports, gate_lines
 
-        baseline = read_baseline(settings.baseline)
         try:
+            baseline = read_baseline(settings.baseline)
             gate = compare_reports(data, baseline, tolerance=settings.regression_tolerance,
                                    tolerances=summary.services.registry().tolerances,
                                    baseline_name=display_path(settings.baseline, rootpath))
-        except ValueError as exc:
-            raise BaselineError(str(exc)) from None
-        gate = {"baseline": display_path(settings.baseline, rootpath),
-                "mode": settings.baseline_mode, **gate}
-        data["gate"] = gate
-        delivered.gate = gate
-        delivered.lines = gate_lines(gate)
+        except (BaselineError, ValueError) as exc:
+            # The gate could not be run (the baseline changed or went since the run began,
+            # a setting out of range): the run's own files are still written, without it.
+            delivered.gate_problem = f"callqa: {exc}"
+        else:
+            gate = {"baseline": display_path(settings.baseline, rootpath),
+                    "mode": settings.baseline_mode, **gate}
+            data["gate"] = gate
+            delivered.gate = gate
+            delivered.lines = gate_lines(gate)
     if settings.report is not None:
         with _writing(delivered, "JSON report", settings.report):
             if whole:

@@ -86,3 +86,20 @@ def test_the_gate_on_the_example_project(project: Path) -> None:
     assert partial.returncode == pytest.ExitCode.USAGE_ERROR
     assert f"baseline report {project / 'partial.json'}: missing key 'models'" in partial.stderr
     assert "passed" not in partial.stdout
+
+    # The baseline goes while the tests run (a checkout that moves under them): the gate
+    # cannot be run, which is said and exits as bad input, and the run's own report is still
+    # written (it was not, the run ended at the gate).
+    shutil.copy(project / "base.json", project / "going.json")
+    (project / "tests" / "test_going.py").write_text(
+        "import os\n\ndef test_removes_the_baseline(callqa_result):\n"
+        "    if os.path.exists('going.json'):\n        os.remove('going.json')\n",
+        encoding="utf-8")
+    try:
+        gone = run(project, "--callqa-baseline=going.json", "--callqa-report=gone.json")
+    finally:
+        (project / "tests" / "test_going.py").unlink()
+    assert gone.returncode == pytest.ExitCode.USAGE_ERROR, gone.stdout[-3000:]
+    assert f"callqa: baseline report {project / 'going.json'} does not exist" in gone.stdout
+    written = json.loads((project / "gone.json").read_text(encoding="utf-8"))
+    assert "gate" not in written and written["cases"]

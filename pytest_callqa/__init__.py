@@ -22,6 +22,7 @@ _EXPORTS = {
     "TaskResult": "pytest_callqa.engine.core.results",
     "MetricResult": "pytest_callqa.engine.core.results",
     "JudgeUnavailable": "pytest_callqa.engine.core.results",
+    "MetricCodeError": "pytest_callqa.engine.core.results",
     "build_scorecard": "pytest_callqa.engine.scorecard",
     "Scorecard": "pytest_callqa.engine.scorecard",
     "render_scorecard": "pytest_callqa.engine.report",
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
     from .engine.core.cases import GoldenCase, Turn
     from .engine.core.judging import Judge, JudgeRequest, JudgeVerdict
     from .engine.core.metrics import Bands, MetricSpec
-    from .engine.core.results import JudgeUnavailable, MetricResult, TaskResult
+    from .engine.core.results import JudgeUnavailable, MetricCodeError, MetricResult, TaskResult
     from .engine.embeddings import Embedder, get_embedder
     from .engine.evaluate import evaluate, evaluate_many
     from .engine.judges.heuristic import HeuristicJudge

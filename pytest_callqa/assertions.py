@@ -6,8 +6,10 @@ threshold, and the reason (the judge's own words for judge metrics), then the bl
 what could not be scored.
 
 A check that needs a verdict the judge could not give raises
-:class:`~pytest_callqa.engine.core.results.JudgeUnavailable` instead of failing: the plugin
-reports that test as an error (the tool failed), never as a failure of the model or a pass.
+:class:`~pytest_callqa.engine.core.results.JudgeUnavailable` instead of failing, and one that
+needs a custom metric whose code raised
+:class:`~pytest_callqa.engine.core.results.MetricCodeError`: the plugin reports that test as
+an error (the tool failed), never as a failure of the model or a pass.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .engine.core.results import JudgeUnavailable
+from .engine.core.results import JudgeUnavailable, MetricCodeError
 
 if TYPE_CHECKING:
     from .engine.core.metrics import MetricSpec
@@ -114,6 +116,13 @@ def _details(result: TaskResult, *, include_below_good: bool = True) -> list[str
         lines.append(f"  not scored: {', '.join(unscored)}")
     lines.extend(f"  note: {note}" for note in result.notes)
     return lines
+
+
+def _code_error(result: TaskResult, metric_ids: list[str]) -> str:
+    """Why custom metrics whose code raised cannot be asserted on."""
+    reasons = "; ".join(f"{mid}: {result.metrics[mid].reason}" for mid in metric_ids)
+    return (f"the custom metric code raised {_who(result)}, so it could not be scored (an "
+            f"error in the evaluation, not a model failure): {reasons}")
 
 
 def _fail(headline: str, lines: list[str]) -> AssertionError:
@@ -221,6 +230,8 @@ def assert_metric(
             _bound("assert_metric", name, bound)
     metric = result.metric(metric_id)
     line = metric_line(result, metric_id)
+    if metric.details.get("raised"):
+        raise MetricCodeError(_code_error(result, [metric_id]))
     if not metric.scored or metric.value is None or not math.isfinite(metric.value):
         raise _fail(f"{metric_id} was not scored {_who(result)}", [line])
     spec = _spec(result, metric_id)
@@ -247,6 +258,11 @@ def assert_no_blockers(result: TaskResult) -> None:
         if unknown:
             # A blocker the judge could not score may or may not have fired.
             raise JudgeUnavailable(result.judge_error_text(unknown))
+        broken = [mid for mid, m in result.metrics.items()
+                  if m.details.get("raised") and m.details.get("blocker_metric")]
+        if broken:
+            # Nor may one whose code raised.
+            raise MetricCodeError(_code_error(result, broken))
         return
     count = len(result.blockers)
     raise _fail(

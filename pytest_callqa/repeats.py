@@ -97,7 +97,7 @@ def call_runs(item: pytest.Function, state: CallqaSession,
         except (pytest.skip.Exception, KeyboardInterrupt):
             raise
         except (Exception, pytest.fail.Exception) as exc:
-            if _judge_unavailable(exc):
+            if _evaluation_unavailable(exc):
                 raise
             return exc
         return None
@@ -129,11 +129,11 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     return True
 
 
-def _judge_unavailable(exc: BaseException) -> bool:
+def _evaluation_unavailable(exc: BaseException) -> bool:
     # Loaded already: a result reached this test.
-    from .engine.core.results import JudgeUnavailable
+    from .engine.core.results import EvaluationUnavailable
 
-    return isinstance(exc, JudgeUnavailable)
+    return isinstance(exc, EvaluationUnavailable)
 
 
 def _attach(item: pytest.Item, payload: dict[str, Any] | None, results: list[TaskResult],

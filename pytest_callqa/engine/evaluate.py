@@ -244,8 +244,14 @@ def _apply_custom_metrics(ctx: EvalContext, result: TaskResult, registry: Regist
         try:
             value = custom.compute(ctx.case, ctx.output, result)
         except Exception as exc:  # a user's metric must not take the whole evaluation down
+            # What the assertion helpers need to report it as an error of the evaluation
+            # (they know no custom metric's definition): that it raised, and whether it
+            # could have blocked.
+            marks: dict[str, Any] = {"raised": type(exc).__name__}
+            if custom.spec.blocker:
+                marks["blocker_metric"] = True
             result.metrics[custom.spec.id] = MetricResult.not_scored(
-                f"custom metric raised {type(exc).__name__}: {exc}")
+                f"custom metric raised {type(exc).__name__}: {exc}", **marks)
             continue
         number = value.value if isinstance(value, MetricResult) else value
         if number is not None and (not isinstance(number, (int, float))

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from pytest_callqa.assertions import assert_metric
+from pytest_callqa.assertions import assert_metric, assert_no_blockers
 from pytest_callqa.engine.core.context import parse_output
 from pytest_callqa.engine.core.metrics import Bands, MetricSpec
-from pytest_callqa.engine.core.results import MetricResult
+from pytest_callqa.engine.core.results import EvaluationUnavailable, MetricCodeError, MetricResult
 from pytest_callqa.engine.evaluate import evaluate
 from pytest_callqa.engine.registry import default_registry
 
@@ -420,3 +420,31 @@ def test_a_custom_metric_that_returns_no_number_is_not_scored(returned: Any,
         False, None, reason, False)
     with pytest.raises(AssertionError, match="politeness was not scored"):
         assert_metric(result, "politeness", min=1.0)
+
+
+def test_a_custom_metric_whose_code_raises_is_an_error_of_the_evaluation() -> None:
+    # Its assertion failed as "not scored", a failure of the model; and as a blocker it let
+    # assert_no_blockers pass, though it may have fired.
+    registry = default_registry().copy()
+
+    def broken(case: Any, output: Any, result: Any) -> float:
+        raise KeyError("questions")
+
+    registry.register_metric(
+        MetricSpec(id="script_followed", task="qa", name="Script Followed", description="d",
+                   scale="0/1", threshold="= 1", bands=Bands(good=1.0), blocker=True),
+        broken)
+    result = evaluate(make_case("qa", QA_EXPECTED, config=asked(QA_EXPECTED)), GOOD_QA,
+                      embedder=TFIDF, registry=registry)
+    metric = result.metrics["script_followed"]
+    assert (metric.scored, metric.value) == (False, None)
+    assert metric.details == {"raised": "KeyError", "blocker_metric": True}
+    assert metric.reason == "custom metric raised KeyError: 'questions'"
+    message = ("the custom metric code raised for model .*, so it could not be scored \\(an "
+               "error in the evaluation, not a model failure\\): script_followed: custom "
+               "metric raised KeyError")
+    with pytest.raises(MetricCodeError, match=message):
+        assert_metric(result, "script_followed", min=1.0)
+    with pytest.raises(MetricCodeError, match=message):
+        assert_no_blockers(result)
+    assert isinstance(MetricCodeError("x"), EvaluationUnavailable)

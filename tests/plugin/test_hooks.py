@@ -94,3 +94,26 @@ def test_a_misspelt_hook_argument_is_refused(
     result = pytester.runpytest()
     assert result.ret != pytest.ExitCode.OK
     assert "golden_case" in result.stdout.str() + result.stderr.str()
+
+
+def test_a_custom_metric_whose_code_raises_makes_its_tests_errors(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    pytester.makeconftest(CUSTOM_METRIC_CONFTEST.replace(
+        'reasons = " ".join(q["reason"] for q in output["questions"])',
+        'reasons = output["no such key"]'))
+    project.write_tests("""
+        import pytest
+        from pytest_callqa import assert_metric
+
+        @pytest.mark.callqa(task="qa")
+        def test_refund_mentioned(callqa_result):
+            assert_metric(callqa_result, "mentions_refund", min=1)
+    """)
+    result = pytester.runpytest()
+    # The project's metric code is broken: an error of the evaluation, never the model's
+    # failure (it was reported as "mentions_refund was not scored", a failure).
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(["*MetricCodeError: the custom metric code raised for model "
+                                 "'alpha', case 'qa-refund'*custom metric raised KeyError: "
+                                 "'no such key'*"])

@@ -36,10 +36,21 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-class JudgeUnavailable(Exception):
+class EvaluationUnavailable(Exception):
+    """A number the evaluation could not produce for a reason of its own, not the model's: the
+    plugin reports a test that depends on it as an error, never as a failure or a pass."""
+
+
+class JudgeUnavailable(EvaluationUnavailable):
     """A verdict the judge could not give — its call failed, its reply stayed unusable, the
     budget was spent or the input was too large. A failure of the tool, never of the model
     under test: the plugin reports a test that depends on it as an error."""
+
+
+class MetricCodeError(EvaluationUnavailable):
+    """A project's custom metric raised while computing: an error in the evaluation's code,
+    never a failure of the model under test (the metric is not scored; a test that asserts
+    on it, or on the blockers when it is one, is reported as an error)."""
 
 
 @dataclass

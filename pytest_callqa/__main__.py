@@ -61,7 +61,11 @@ def _load(path: Path, what: str) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"{what} {path} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except RecursionError:
+        raise InputError(f"{what} {path} cannot be read as JSON: it is nested deeper than "
+                         "Python reads") from None
+    except (OSError, ValueError) as exc:
+        # Not UTF-8, not JSON, or a number of over 4,300 digits.
         raise InputError(f"{what} {path} cannot be read as JSON: {exc}") from None
 
 

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from .calibration import label_problems
 from .core.cases import GoldenCase, validation_problems
 from .core.context import unreadable_json
+from .core.surrogates import first_lone_surrogate
 from .registry import Registry, default_registry
 
 CASE_SUFFIXES = (".yaml", ".yml", ".json")
@@ -126,6 +127,12 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
         if reference is not None and not isinstance(reference, str):
             problems.append(f"{label}{SCHEMA_KEY}: must be the schema's URL or path (a "
                             f"string), got {type(reference).__name__}")
+        unpaired = first_lone_surrogate(document)
+        if unpaired is not None:
+            # JSON's "\ud800" escape alone: not Unicode, and no report could write it.
+            problems.append(f"{label}{unpaired}: holds an unpaired UTF-16 surrogate (a lone "
+                            "\\ud800-\\udfff escape), which is not Unicode text")
+            continue
         try:
             case = GoldenCase.model_validate({**document, "path": str(path)})
         except ValidationError as exc:

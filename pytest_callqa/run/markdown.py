@@ -29,7 +29,8 @@ def _cell(value: Any) -> str:
         text = f"{value:.3g}" if abs(value) >= 100 else f"{value:.3f}"
     else:
         text = str(value)
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    # A lone carriage return ends a table row in GitHub's markdown as a newline does.
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
     return text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + "…"
 
 

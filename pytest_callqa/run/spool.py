@@ -8,6 +8,8 @@ import json
 import tempfile
 from typing import IO, TYPE_CHECKING, Any
 
+from ..engine.core.surrogates import replace_lone_surrogates
+
 if TYPE_CHECKING:
     from ..engine.core.cases import GoldenCase
 
@@ -51,17 +53,21 @@ def packed(payload: dict[str, Any]) -> dict[str, Any]:
     if "result" not in payload:
         return payload
     rest = {k: v for k, v in payload.items() if k not in ("result", "output", "runs")}
-    rest[ENTRY] = json.dumps({**payload["result"], "output": payload.get("output")},
-                             ensure_ascii=False)
+    rest[ENTRY] = _text({**payload["result"], "output": payload.get("output")})
     if payload.get("runs"):
-        rest[RUNS] = json.dumps(payload["runs"], ensure_ascii=False)
+        rest[RUNS] = _text(payload["runs"])
     if GOLDEN in rest:
         case_id, golden, position = rest[GOLDEN]
-        rest[GOLDEN] = [case_id, json.dumps(golden, ensure_ascii=False), position]
-    rest[VIEWS] = json.dumps([scorecard_view(r) for r in [payload["result"],
-                                                          *payload.get("runs", [])]],
-                             ensure_ascii=False)
+        rest[GOLDEN] = [case_id, _text(golden), position]
+    rest[VIEWS] = _text([scorecard_view(r) for r in [payload["result"], *payload.get("runs", [])]])
     return rest
+
+
+def _text(value: Any) -> str:
+    """``value`` as JSON text the spool and the report can write as UTF-8: a judge's reply or
+    a custom metric's reason may still hold an unpaired surrogate (the engine replaced those
+    of the output), which ends any UTF-8 encoding."""
+    return replace_lone_surrogates(json.dumps(value, ensure_ascii=False))
 
 
 def golden_entry(case: GoldenCase) -> dict[str, Any]:

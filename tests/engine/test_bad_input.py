@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -448,3 +449,20 @@ def test_a_custom_metric_whose_code_raises_is_an_error_of_the_evaluation() -> No
     with pytest.raises(MetricCodeError, match=message):
         assert_no_blockers(result)
     assert isinstance(MetricCodeError("x"), EvaluationUnavailable)
+
+
+def test_unpaired_surrogates_in_an_output_are_scored_as_replacement_characters() -> None:
+    # JSON's "\\ud800" escape alone: the TF-IDF vectoriser's UTF-32 encoding, the result
+    # spool and the report all ended in a UnicodeEncodeError on it (the run in an
+    # INTERNALERROR). Each is now U+FFFD, and the result says so.
+    output = copy.deepcopy(GOOD_QA)
+    output["questions"][0]["reason"] = "greeted \ud800 the caller"
+    value, problem, notes = parse_output(json.dumps(output))
+    assert problem is None and value["questions"][0]["reason"] == "greeted \ufffd the caller"
+    assert notes == ["output held unpaired UTF-16 surrogates (not valid Unicode) in 1 "
+                     "string(s); each was replaced by U+FFFD"]
+    result = evaluate(make_case("qa", QA_EXPECTED, config=asked(QA_EXPECTED)), output,
+                      embedder=TFIDF)
+    assert result.valid and result.score is not None
+    assert any("unpaired UTF-16 surrogates" in note for note in result.notes)
+    json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8")

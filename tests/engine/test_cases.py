@@ -69,6 +69,8 @@ def test_json_file_with_a_list_of_cases(tmp_path: Path) -> None:
     ("- just a string\n", "a case must be a mapping"),
     (GOOD.replace("id: qa-1\n", ""), "id: Field required"),
     (GOOD.replace("id: qa-1", "id: 'has space'"), "id: Value error"),
+    # A final newline: "$" matched before it, so the id passed its pattern.
+    (GOOD.replace("id: qa-1", 'id: "qa-1\\n"'), "id: Value error"),
     (GOOD.replace("task: qa", "task: sentiment"), "unknown task 'sentiment'"),
     (GOOD.replace("score: 5,", "score: '5',"), "expected_outcome.questions[0].score"),
     (GOOD.replace("score: 5,", "score: -1,"), "expected_outcome.questions[0].score"),
@@ -112,6 +114,22 @@ def test_a_json_case_with_a_key_twice_names_the_file_and_the_key(tmp_path: Path)
     path = write(tmp_path, "twice.json", '{"id": "qa-1", "id": "qa-2"}')
     with pytest.raises(CaseFileError, match="key 'id' appears twice in one object"):
         load_case_file(path)
+
+
+def test_a_json_case_with_a_lone_surrogate_names_the_file_and_the_field(
+        tmp_path: Path) -> None:
+    # JSON reads "\\ud800" alone into a string no report can write: the run ended in an
+    # error deep in the TF-IDF vectoriser, or in an INTERNALERROR writing the results.
+    import yaml
+
+    case = yaml.safe_load(GOOD)
+    case["transcript"][1]["text"] = "greeted PLACEHOLDER"
+    text = json.dumps(case).replace("PLACEHOLDER", "\\ud800")
+    path = write(tmp_path, "lone.json", text)
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(path)
+    assert info.value.problems == ["transcript[1].text: holds an unpaired UTF-16 surrogate (a "
+                                   "lone \\ud800-\\udfff escape), which is not Unicode text"]
 
 
 def test_a_yaml_merge_key_may_still_be_overridden(tmp_path: Path) -> None:

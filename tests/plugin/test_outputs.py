@@ -226,6 +226,28 @@ def test_an_unusable_outputs_file_errors_its_pairs_and_lists_them_across_workers
     result.stdout.fnmatch_lines(["*test errors, not evaluated: beta: entity-transfer, *"])
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_a_lone_surrogate_in_a_recorded_output_is_scored_and_reported(
+        project: MiniProject, pytester: pytest.Pytester, workers: list[str]) -> None:
+    # A "\\ud800" escape alone in an output: the run ended in an INTERNALERROR after a few
+    # tests, its reports holding only the pairs before (and saying nothing was missing).
+    path = project.root / "outputs" / "beta" / "text-appointment.json"
+    output = json.loads(path.read_text(encoding="utf-8"))
+    output["summary"]["call_purpose"] += " \\ud800"
+    path.write_text(json.dumps(output).replace("\\\\ud800", "\\ud800"), encoding="utf-8")
+    assert "\\ud800" in path.read_text(encoding="utf-8")
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.case_id\n")
+    result = pytester.runpytest(*workers, "--callqa-report=report.json",
+                                "--callqa-html=report.html")
+    result.assert_outcomes(passed=8)
+    report = project.report()
+    entry = next(c for c in report["cases"]
+                 if (c["model"], c["case_id"]) == ("beta", "text-appointment"))
+    assert entry["output"]["summary"]["call_purpose"].endswith(" \ufffd")
+    assert any("unpaired UTF-16 surrogates" in note for note in entry["notes"])
+    assert len(report["cases"]) == 8
+
+
 def test_model_output_defaults() -> None:
     output = ModelOutput({"a": 1})
     assert output.usage == {} and output.source == "pytest_callqa_generate"

@@ -80,3 +80,14 @@ def test_a_huge_report_stays_under_the_comment_limit(report: dict[str, Any]) -> 
     assert "… truncated:" in text
     small = render_markdown(report, limit=1000)
     assert len(small) <= 1000 and "… truncated:" in small
+
+
+def test_a_carriage_return_stays_inside_its_cell(report: dict[str, Any]) -> None:
+    # GitHub ends a table row at a lone carriage return as at a newline: a model named so
+    # split its row in two (the name on one line, its scores on the next).
+    old = report["model_order"][0]
+    report["model_order"][0] = "be\rta"
+    report["models"]["be\rta"] = report["models"].pop(old)
+    text = render_markdown(report)
+    assert "\r" not in text
+    assert any(row.startswith("| be ta |") for row in _rows(text, "### Scorecard"))

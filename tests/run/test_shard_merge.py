@@ -470,7 +470,23 @@ def test_the_merge_command_refuses_bad_input_with_status_2(
     assert broken.returncode == 2 and "broken.json cannot be read as JSON" in broken.stderr
     usage = _merge_command("--report", out, cwd=tmp_path)
     assert usage.returncode == 2 and "REPORT" in usage.stderr
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    deep = _merge_command(tmp_path / "deep.json", "--report", out, cwd=tmp_path)
+    assert deep.returncode == 2 and "deep.json cannot be read as JSON: it is nested" in deep.stderr
     assert not out.exists()
+
+
+def test_a_lone_surrogate_in_a_shard_is_written_as_the_replacement_character(
+        shards: list[dict[str, Any]], tmp_path: Path) -> None:
+    # A "\ud800" escape in a report (a judge's reason, say): the merge ended in a traceback
+    # writing the merged report as UTF-8, with the status a failed gate has.
+    shards[0]["cases"][0]["metrics"][next(iter(shards[0]["cases"][0]["metrics"]))]["reason"] = (
+        "judge said \ud800 here")
+    paths = _write_shards(shards, tmp_path)
+    out = tmp_path / "report.json"
+    done = _merge_command(*paths, "--report", out, "--html", tmp_path / "r.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "judge said \ufffd here" in out.read_text(encoding="utf-8")
 
 
 def _worsen(report: dict[str, Any], model: str) -> None:

@@ -121,7 +121,8 @@ class GoldenCase(BaseModel):
     @field_validator("id")
     @classmethod
     def _check_id(cls, value: str) -> str:
-        if not _ID_PATTERN.match(value):
+        # fullmatch: "$" also matches before a final newline, which let "qa-1\n" in.
+        if not _ID_PATTERN.fullmatch(value):
             raise ValueError(
                 f"id {value!r} must start with a letter or digit and use only letters, digits "
                 "and . _ : - (it becomes part of test ids and file names)"

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from .cases import GoldenCase, validation_problems
 from .results import MetricResult
+from .surrogates import without_lone_surrogates
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -65,7 +66,18 @@ def parse_output(raw: Any) -> tuple[Any, str | None, list[str]]:
 
     Returns ``(value, problem, notes)``; ``problem`` says why the output is not JSON. A reply
     wrapped in one Markdown code fence is unwrapped (and noted), as chat models often do that.
+    Unpaired UTF-16 surrogates (a ``\ud800`` escape alone) are not Unicode any text can carry:
+    each is replaced by U+FFFD, and noted.
     """
+    value, problem, notes = _parse_output(raw)
+    value, replaced = without_lone_surrogates(value)
+    if replaced:
+        notes.append(f"output held unpaired UTF-16 surrogates (not valid Unicode) in "
+                     f"{replaced} string(s); each was replaced by U+FFFD")
+    return value, problem, notes
+
+
+def _parse_output(raw: Any) -> tuple[Any, str | None, list[str]]:
     notes: list[str] = []
     if isinstance(raw, (dict, list)):
         return raw, None, notes

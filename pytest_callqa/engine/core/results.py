@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .surrogates import replace_lone_surrogates
+
 Rating = Literal["good", "acceptable", "fail", "blocker"]
 RATINGS: tuple[Rating, ...] = ("good", "acceptable", "fail", "blocker")
 
@@ -19,21 +21,24 @@ def plain(value: Any) -> Any:
     """Convert numpy scalars, tuples and nested containers to JSON-safe builtins.
 
     Non-finite floats become ``None``: JSON has no NaN, and a NaN that reached a report
-    would read as a number.
+    would read as a number. An unpaired UTF-16 surrogate in a string, which no UTF-8 report
+    can hold, becomes U+FFFD.
     """
-    if value is None or isinstance(value, (bool, str, int)):
+    if value is None or isinstance(value, (bool, int)):
         return value
+    if isinstance(value, str):
+        return replace_lone_surrogates(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {replace_lone_surrogates(str(k)): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         items = [plain(v) for v in value]
         return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
     item = getattr(value, "item", None)
     if callable(item):
         return plain(item())
-    return str(value)
+    return replace_lone_surrogates(str(value))
 
 
 class EvaluationUnavailable(Exception):

@@ -18,6 +18,7 @@ import math
 from typing import TYPE_CHECKING
 
 from .engine.core.results import JudgeUnavailable, MetricCodeError
+from .engine.core.unicode_text import showable
 
 if TYPE_CHECKING:
     from .engine.core.metrics import MetricSpec
@@ -121,12 +122,14 @@ def _details(result: TaskResult, *, include_below_good: bool = True) -> list[str
 def _code_error(result: TaskResult, metric_ids: list[str]) -> str:
     """Why custom metrics whose code raised cannot be asserted on."""
     reasons = "; ".join(f"{mid}: {result.metrics[mid].reason}" for mid in metric_ids)
-    return (f"the custom metric code raised {_who(result)}, so it could not be scored (an "
-            f"error in the evaluation, not a model failure): {reasons}")
+    return showable(f"the custom metric code raised {_who(result)}, so it could not be scored "
+                    f"(an error in the evaluation, not a model failure): {reasons}")
 
 
 def _fail(headline: str, lines: list[str]) -> AssertionError:
-    return AssertionError("\n".join([headline, *lines]))
+    # A model's text (a keyword, a judge's reason quoting it) may hold escape sequences that
+    # would act on the terminal or CI log showing the failure: they are shown escaped.
+    return AssertionError(showable("\n".join([headline, *lines])))
 
 
 def _bound(helper: str, name: str, value: object, scale: tuple[float, float] | None = None
@@ -162,7 +165,7 @@ def _assert_task_score(
                             f"the project's policy ([tool.callqa.tasks.{task}])")
         min_score = result.pass_bar
     if result.incomplete:
-        raise JudgeUnavailable(result.judge_error_text())
+        raise JudgeUnavailable(showable(result.judge_error_text()))
     if not result.valid or result.score is None:
         raise _fail(f"{title} score invalid {_who(result)} (required >= {min_score:.3f})",
                     _details(result))
@@ -257,7 +260,7 @@ def assert_no_blockers(result: TaskResult) -> None:
                    if (spec := _spec(result, mid)) is not None and spec.blocker]
         if unknown:
             # A blocker the judge could not score may or may not have fired.
-            raise JudgeUnavailable(result.judge_error_text(unknown))
+            raise JudgeUnavailable(showable(result.judge_error_text(unknown)))
         broken = [mid for mid, m in result.metrics.items()
                   if m.details.get("raised") and m.details.get("blocker_metric")]
         if broken:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from .calibration import label_problems
 from .core.cases import GoldenCase, validation_problems
 from .core.context import unreadable_json
-from .core.surrogates import first_lone_surrogate
+from .core.unicode_text import first_lone_surrogate
 from .registry import Registry, default_registry
 
 CASE_SUFFIXES = (".yaml", ".yml", ".json")

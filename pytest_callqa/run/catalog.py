@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..engine.core.unicode_text import unshowable
 from ..outputs import discover_models
 from .settings import CallqaUsageError, Settings, display_path, live_entry
 
@@ -184,6 +185,19 @@ class Catalog:
         return self._specs
 
     def _read_models(self) -> dict[str, ModelSpec | None]:
+        specs = self._named_models()
+        for name in specs:
+            bad = unshowable(name)
+            if bad is not None:
+                # Printed as it is in the scorecard, written into JUnit property names (XML
+                # cannot hold most controls) and the reports' headings.
+                raise CallqaUsageError(
+                    f"callqa: model name {name!r} holds a control or invisible character "
+                    f"({bad!r}): the terminal and the reports would show it as it is; rename "
+                    "the callqa_models entry or the outputs directory")
+        return specs
+
+    def _named_models(self) -> dict[str, ModelSpec | None]:
         specs: dict[str, ModelSpec | None] = {}
         for entry in self.settings.models:
             try:

@@ -8,7 +8,7 @@ import json
 import tempfile
 from typing import IO, TYPE_CHECKING, Any
 
-from ..engine.core.surrogates import replace_lone_surrogates
+from ..engine.core.unicode_text import replace_lone_surrogates
 
 if TYPE_CHECKING:
     from ..engine.core.cases import GoldenCase

@@ -203,3 +203,15 @@ def test_failure_message_reaches_the_pytest_report(
     ])
     assert "_assert_task_score" not in result.stdout.str()
     assert "AssertionError" not in result.stdout.str()
+
+
+def test_escape_sequences_in_a_models_text_are_shown_escaped(
+        golden: dict[str, Any], beta: dict[str, Any]) -> None:
+    # An output's keyword holding a terminal escape (or a bidi override) reached the failure
+    # message as it was: printed, it recoloured or erased lines of the CI log.
+    output = copy.deepcopy(beta["entity-transfer"])
+    output["detected_keywords"].append("\x1b[2K\x1b[32mPASSED\u202e")
+    result = score(golden["entity-transfer"], output)
+    message = failure(assert_entity_score, result, 0.99)
+    assert "\x1b" not in message and "\u202e" not in message
+    assert "\\x1b[2K\\x1b[32mPASSED\\u202e" in message

@@ -230,6 +230,21 @@ def test_a_named_model_with_nothing_recorded_is_a_collection_error(
         "implementation: none of their tests could be evaluated.*"])
 
 
+@pytest.mark.parametrize("args", [[], ["--callqa-models=alpha,m\x1b[2J"]])
+def test_a_model_name_with_a_control_character_is_a_collection_error(
+    project: MiniProject, pytester: pytest.Pytester, args: list[str]
+) -> None:
+    # The name reached the terminal's scorecard as it was (the escape cleared the screen)
+    # and JUnit property names, which XML cannot hold: the file did not parse.
+    project.write_output("m\x1b[2J", "qa-refund", project.cases["qa-refund"]["expected_outcome"])
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    result = pytester.runpytest(*args, "--junitxml=j.xml")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*callqa: model name 'm\\x1b[[]2J' holds a control or "
+                                 "invisible character ('\\x1b')*"])
+    assert "\x1b" not in result.stdout.str()
+
+
 def test_a_model_without_a_directory_is_left_to_the_projects_generate_hook(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

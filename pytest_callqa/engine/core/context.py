@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from .cases import GoldenCase, validation_problems
 from .results import MetricResult
-from .surrogates import without_lone_surrogates
+from .unicode_text import without_lone_surrogates
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .surrogates import replace_lone_surrogates
+from .unicode_text import replace_lone_surrogates
 
 Rating = Literal["good", "acceptable", "fail", "blocker"]
 RATINGS: tuple[Rating, ...] = ("good", "acceptable", "fail", "blocker")

@@ -1,10 +1,16 @@
-"""Unpaired UTF-16 surrogates: code points a JSON ``\\ud800`` escape puts into a Python string
-but no UTF-8 text can carry — writing one ends in a ``UnicodeEncodeError``, wherever the text
-goes (a report, the result spool, the TF-IDF vectoriser's encoding). Standard library only.
+"""Text no output of the run may carry as it is (standard library only).
 
-A model's output holding one is scored with each replaced by U+FFFD (and a note saying so);
-a golden case holding one is refused; text bound for a report is written with the same
-replacement."""
+Unpaired UTF-16 surrogates: code points a JSON ``\\ud800`` escape puts into a Python string
+but no UTF-8 text can carry — writing one ends in a ``UnicodeEncodeError``, wherever the text
+goes (a report, the result spool, the TF-IDF vectoriser's encoding). A model's output holding
+one is scored with each replaced by U+FFFD (and a note saying so); a golden case holding one
+is refused; text bound for a report is written with the same replacement.
+
+Control and invisible formatting characters: an escape sequence in a model's output or name
+printed to a terminal or a CI log acts (it can erase or recolour lines), a bidi override
+reorders what a reader sees, and XML cannot hold most C0 controls at all. A model name
+holding one is refused; failure messages show them escaped.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,10 @@ import re
 from typing import Any
 
 _LONE = re.compile("[\ud800-\udfff]")
+# C0 controls but tab and newline, DEL and C1, zero-width and bidi formatting characters,
+# line and paragraph separators, the byte-order mark.
+_UNSHOWABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e"
+                         "\u2060-\u2069\ufeff]")
 REPLACEMENT = "\ufffd"
 
 
@@ -60,3 +70,15 @@ def first_lone_surrogate(value: Any, where: str = "") -> str | None:
             if found is not None:
                 return found
     return None
+
+
+def unshowable(text: str) -> str | None:
+    """The first control or invisible formatting character of ``text``, or None."""
+    found = _UNSHOWABLE.search(text)
+    return None if found is None else found.group()
+
+
+def showable(text: str) -> str:
+    """``text`` with each control or invisible formatting character written as its Python
+    escape (``\\x1b``, ``\\u202e``); tabs and newlines kept."""
+    return _UNSHOWABLE.sub(lambda m: repr(m.group())[1:-1], text)

@@ -39,6 +39,7 @@ from .selection import (
 )
 from .session import CallqaSession
 from .shutdown import skip_exit_collection
+from .snapshot_ids import SHARED_WITH_KEY, mark_shared_snapshot_files
 
 if TYPE_CHECKING:
     from .engine.core.cases import GoldenCase
@@ -252,6 +253,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             item.add_marker(EVAL_MARKER)
             uses_cases = uses_cases or CASE_FIXTURE in fixtures
             skip_exit_collection()
+    # Before a shard's selection: the other shard's tests write to the same repository.
+    mark_shared_snapshot_files(items)
     deselect_other_shards(config, items, _state(config).settings.shard)
     if not uses_cases:
         return
@@ -467,10 +470,16 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
 
 
 @pytest.fixture
-def callqa_snapshot(snapshot: Any) -> Any:
+def callqa_snapshot(request: pytest.FixtureRequest, snapshot: Any) -> Any:
     """syrupy's ``snapshot`` with :class:`pytest_callqa.snapshot.JudgeRecordExtension`:
     ``assert callqa_result.judge_record == callqa_snapshot`` fails when what the judge says
     changes, until ``pytest --snapshot-update`` accepts it."""
+    shared = request.node.stash.get(SHARED_WITH_KEY, None)
+    if shared:
+        pytest.fail(f"callqa_snapshot: this test's snapshot file would also be that of "
+                    f"{', '.join(shared)} (syrupy leaves \\ / ? * : | \" < > and control "
+                    "characters out of file names): rename the case or model so the ids "
+                    "differ in other characters", pytrace=False)
     # syrupy's JSON extension and pydantic load only for a test that takes a snapshot.
     from .snapshot import JudgeRecordExtension
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,7 +17,7 @@ from pytest_callqa.testing.fake_replies import (
 )
 
 from ..judge.helpers import tree_text
-from .conftest import SECRET, LLMProject
+from .conftest import SECRET, LLMProject, MiniProject
 
 SNAPSHOT_TEST = """
 def test_verdict(callqa_result, callqa_snapshot):
@@ -84,3 +85,28 @@ def test_a_changed_verdict_fails_until_accepted_under_xdist(
     assert all('"score": 0.25' in text for name, text in snapshot_files(pytester).items()
                if "entity" not in name)
     pytester.runpytest(*ARGS).assert_outcomes(passed=4)
+
+
+def test_ids_that_differ_only_in_characters_a_file_name_cannot_hold_are_errors(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # syrupy leaves ':' out of file names: "qa:refund" and "qarefund" shared one snapshot,
+    # and each failed against the other's verdict (or passed against its own by turns).
+    for case_id in ("qa:refund", "qarefund"):
+        case = {**copy.deepcopy(project.cases["qa-refund"]), "id": case_id}
+        project.write_case(case, f"{case_id.replace(':', '_')}.json")
+        project.write_output("alpha", case_id, case["expected_outcome"])
+    project.write_tests("""
+        import pytest
+
+        @pytest.mark.callqa(task="qa")
+        def test_snap(callqa_result, callqa_snapshot):
+            assert {"case": callqa_result.case_id} == callqa_snapshot
+    """)
+    for args in (["--snapshot-update"], ["-n", "2", "--snapshot-update"]):
+        result = pytester.runpytest("--callqa-models=alpha", *args)
+        result.assert_outcomes(passed=1, errors=2)
+        result.stdout.fnmatch_lines([
+            "*callqa_snapshot: this test's snapshot file would also be that of "
+            "test_eval.py::test_snap[[]alpha-qarefund[]]*"])
+    assert sorted(snapshot_files(pytester)) == ["test_snap[alpha-qa-refund].json"]

@@ -275,8 +275,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Fires once collection and deselection are done: remembers which (model, case) pairs
     this process's tests need an output and a scored result for, so they are produced and
-    judged in batches rather than one test at a time."""
+    judged in batches rather than one test at a time, and has the metric registry built
+    again now that every ``conftest.py`` is loaded."""
     state = _state(session.config)
+    state.services.registry_after_collection()
     users: dict[tuple[str, str], int] = {}
     for item in session.items:
         fixtures = getattr(item, "fixturenames", ())

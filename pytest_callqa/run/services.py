@@ -76,6 +76,13 @@ class Services:
             self._registry = registry
         return self._registry
 
+    def registry_after_collection(self) -> None:
+        """Build the registry again at its next use: one built while the tests were being
+        collected (the ``callqa`` marker's task names need it) may have missed the
+        ``pytest_callqa_register_metrics`` of a ``conftest.py`` pytest loaded later, with
+        the directory it sits in — its metrics would be missing from every result."""
+        self._registry = None
+
     def embedder(self) -> Embedder:
         if self._embedder is None:
             # numpy, and the embedding model's runtime, load only when a metric needs them.

@@ -227,6 +227,7 @@ class Summary:
                 card = build_scorecard(self.results(), registry=self.services.registry(),
                                        disqualify_tolerance=self.settings.disqualify_tolerance)
             card.notes.extend(not_evaluated_notes(self.not_evaluated(card)))
+            card.notes.extend(unregistered_notes(card))
             if memo is not None:
                 save_memo(memo, self.settings)
             self.host.post_process(card)
@@ -481,6 +482,30 @@ def not_evaluated_notes(entries: Iterable[Any]) -> list[str]:
     return [f"E {model}: {task}: {count(len(ids), 'case')} not evaluated, its test errored "
             f"({', '.join(sorted(ids))}): left out of the task score"
             for (model, task), ids in sorted(errored.items())]
+
+
+def unregistered_notes(card: Scorecard) -> list[str]:
+    """A note per task whose results hold metrics this process never registered: the
+    ``pytest_callqa_register_metrics`` that defines them sits in a ``conftest.py`` the xdist
+    controller does not load (only a worker collecting its directory does). Their values
+    are in the results, not in the scorecard: said here rather than dropped in silence."""
+    # Loaded with the scorecard already.
+    from ..engine.tasks.benchmark_specs import BENCHMARK_IDS
+
+    known: dict[str, set[str]] = {}
+    unknown: dict[str, set[str]] = {}
+    for result in card.results:
+        ids = known.get(result.task)
+        if ids is None:
+            registered = (card.specs(result.task) if result.task in card.registry.tasks
+                          else [])
+            ids = known[result.task] = {s.id for s in registered} | set(BENCHMARK_IDS)
+        if not ids.issuperset(result.metrics):
+            unknown.setdefault(result.task, set()).update(set(result.metrics) - ids)
+    return [f"{task}: metric(s) {', '.join(sorted(ids))} were scored but are not registered "
+            "in this process, so the scorecard leaves them out: register them in the "
+            "rootdir's conftest.py (or a plugin), which every xdist process loads"
+            for task, ids in sorted(unknown.items())]
 
 
 def _has_metric(agg: Any, metric_id: str) -> bool:

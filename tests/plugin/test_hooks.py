@@ -117,3 +117,30 @@ def test_a_custom_metric_whose_code_raises_makes_its_tests_errors(
     result.stdout.fnmatch_lines(["*MetricCodeError: the custom metric code raised for model "
                                  "'alpha', case 'qa-refund'*custom metric raised KeyError: "
                                  "'no such key'*"])
+
+
+@pytest.mark.parametrize(("directory", "workers"), [("zsub", []), ("sub", ["-n", "2"])])
+def test_a_metric_registered_in_a_nested_conftest(
+    project: MiniProject, pytester: pytest.Pytester, directory: str, workers: list[str]
+) -> None:
+    # A conftest.py pytest loads with its directory, after another module was collected:
+    # the registry built then lacked its metric, and every pair raised a KeyError (one
+    # process); the xdist controller, which never loads it, dropped the metric silently.
+    nested = pytester.path / directory
+    nested.mkdir()
+    (nested / "conftest.py").write_text(CUSTOM_METRIC_CONFTEST, encoding="utf-8")
+    (nested / "test_b.py").write_text(
+        "import pytest\nfrom pytest_callqa import assert_metric\n\n"
+        "@pytest.mark.callqa(task='qa')\ndef test_refund(callqa_result):\n"
+        "    assert_metric(callqa_result, 'mentions_refund', min=1)\n", encoding="utf-8")
+    project.write_tests("def test_a(callqa_result):\n    assert callqa_result.case_id\n",
+                        name="test_a")
+    result = pytester.runpytest(*workers, "-p", "no:randomly")
+    result.assert_outcomes(passed=10)
+    if workers:
+        result.stdout.fnmatch_lines([
+            "qa: metric(s) mentions_refund were scored but are not registered in this "
+            "process, so the scorecard leaves them out: register them in the rootdir's "
+            "conftest.py (or a plugin), which every xdist process loads"])
+    else:
+        result.stdout.fnmatch_lines(["Mentions Refund * 1.000 * 1.000 * = 1"])

@@ -203,6 +203,13 @@ class Summary:
     def has_evaluations(self) -> bool:
         return bool(self.collected)
 
+    @property
+    def delivers(self) -> bool:
+        """Whether the run ends with a scorecard and its files: it evaluated something, or
+        it is a shard — one given no pair of its own still writes its (empty) report, which
+        the merge needs to see the split whole."""
+        return self.has_evaluations or self.settings.shard is not None
+
     @staticmethod
     def preload() -> None:
         """Import the engine modules the end of the run needs (the scorecard, its table, the

@@ -5,10 +5,14 @@ the configured model order and width, short failure messages, and shards that sp
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 
 import pytest
+
+from pytest_callqa.run.shard import in_shard
 
 from .conftest import PYPROJECT, MiniProject
 from .test_scorecard import SUITE
@@ -130,3 +134,26 @@ def test_a_report_that_cannot_be_written_is_named_and_the_run_still_ends_with_it
     # What could be written was: the summary, and no temporary file left beside any.
     assert (project.root / "summary.md").is_file()
     assert sorted(p.name for p in project.root.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_shard_given_no_pair_passes_and_writes_the_report_the_merge_needs(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # One pair, two shards: one of them has nothing to run. It exited 5 ("no tests ran",
+    # failing its CI job) and wrote no report, so the merge refused the set as incomplete.
+    project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
+                        "def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    empty = 2 if in_shard("alpha", "qa-refund", 1, 2) else 1
+    for index in (1, 2):
+        for workers in ([], ["-n", "2"]):
+            result = pytester.runpytest("--callqa-models=alpha", f"--callqa-shard={index}/2",
+                                        f"--callqa-report=shard-{index}.json", *workers)
+            assert result.ret == pytest.ExitCode.OK
+            result.assert_outcomes(passed=0 if index == empty else 1)
+    assert project.report(f"shard-{empty}.json")["cases"] == []
+    merged = subprocess.run(
+        [sys.executable, "-m", "pytest_callqa", "merge", "shard-1.json", "shard-2.json",
+         "--report", "merged.json"], cwd=project.root, capture_output=True, text=True,
+        timeout=120)
+    assert merged.returncode == 0, merged.stderr
+    assert [c["case_id"] for c in project.report("merged.json")["cases"]] == ["qa-refund"]

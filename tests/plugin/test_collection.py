@@ -275,3 +275,4 @@ def test_getfixturevalue_is_refused_with_an_explanation(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*callqa_case is parametrized at collection: request it as an "
                                  "argument*"])
+

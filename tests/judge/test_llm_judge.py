@@ -428,7 +428,10 @@ def test_warm_cache_sends_nothing(fake: Any, cache_dir: Path) -> None:
     warm = evaluate_many(items, judge=judge, benchmarks=False)
     assert server.requests == 10
     assert [r.judge_record for r in warm] == [r.judge_record for r in cold]
-    assert all(r.usage["judge_cached_calls"] == 1.0 for r in warm)
+    # A result is the same whether the cache or the server answered: which one did is the
+    # run's counters' business (under xdist, which worker's result was kept decided it).
+    assert [r.usage for r in warm] == [r.usage for r in cold]
+    assert all("judge_cached_calls" not in r.usage for r in warm)
     # A cached call still has a cost per call (for cost per 1000 calls), not a spend.
     summary = judge.usage_summary()
     assert summary["cache_hits"] == 10 and summary["requests"] == 0
@@ -450,7 +453,7 @@ def test_a_batch_the_cache_answers_starts_no_event_loop(
     monkeypatch.setattr(judge.runner, "run_sync", no_loop)
     warm = judge.judge(requests[:4])
     assert [(v.score, v.reason) for v in warm] == [(v.score, v.reason) for v in cold]
-    assert all(v.usage["cached_calls"] == 1.0 for v in warm)
+    assert [v.usage for v in warm] == [v.usage for v in cold]
     summary = judge.usage_summary()
     assert (summary["calls"], summary["cache_hits"], summary["requests"]) == (4, 4, 0)
     # Two cached, two not: only those two are sent, after the check before sending.

@@ -180,3 +180,22 @@ def test_a_warm_rerun_takes_its_intervals_from_the_cache_directory_without_numpy
     assert warm["run"]["embeddings"] == cold["run"]["embeddings"] == {
         "name": "tfidf",
         "description": "tfidf (character 2-4 n-gram TF-IDF; lexical, not semantic)"}
+
+
+def test_a_cold_run_reports_the_same_results_with_and_without_xdist(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    # Under xdist a worker resolving a pair of the other's share reads the judge's reply
+    # from the shared cache: each result said so ("judge_cached_calls"), and which worker's
+    # result the report kept depended on the scheduling.
+    llm.project.write_tests(SUITE)
+    reports = []
+    for name, xdist in (("one", ["-p", "no:xdist"]), ("two", ["-n", "2"])):
+        result = pytester.runpytest_subprocess(
+            *xdist, "--no-callqa-benchmarks", "--callqa-judge-mode=per-metric",
+            f"--callqa-cache-dir=cache-{name}", f"--callqa-report={name}.json")
+        result.assert_outcomes(passed=16)
+        reports.append(llm.project.report(f"{name}.json"))
+    one, two = reports
+    assert one["cases"] == two["cases"]
+    assert one["models"] == two["models"]

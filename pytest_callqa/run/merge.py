@@ -21,9 +21,10 @@ from ..engine.core.results import TaskResult, plain
 from ..engine.registry import Registry, default_registry
 from ..engine.report import render_scorecard
 from ..engine.scorecard import Scorecard, build_scorecard
+from .gaps import not_evaluated_lines, not_evaluated_notes
 from .settings import count
 from .shard import parse_shard
-from .summary import REPORT_SCHEMA, models_section, not_evaluated_lines, not_evaluated_notes
+from .summary import REPORT_SCHEMA, models_section
 from .usage import BUDGET_REASON, money
 
 if TYPE_CHECKING:

@@ -1,0 +1,74 @@
+"""What a run could not evaluate or could not show, in the scorecard's words: the header's
+lines for the pairs and case files not evaluated, and the notes on pairs a test error left
+without a result and on metrics this process never registered. Shared by a run's summary and
+the merge of shard reports."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .settings import count
+
+if TYPE_CHECKING:
+    from ..engine.scorecard import Scorecard
+
+
+def not_evaluated_lines(entries: Iterable[Any]) -> list[str]:
+    """The scorecard header's lines for a report's ``not_evaluated`` entries."""
+    by_kind: dict[str, dict[str, list[str]]] = {"missing_output": {}, "test_error": {}}
+    bad_files = []
+    for entry in entries:
+        if not isinstance(entry, Mapping):
+            continue
+        kind = entry.get("kind")
+        if kind in by_kind:
+            by_kind[kind].setdefault(str(entry.get("model")), []).append(
+                str(entry.get("case_id")))
+        elif kind == "invalid_case_file":
+            bad_files.append(str(entry.get("path")))
+    lines = []
+    for kind, words in (("missing_output", "no output"), ("test_error", "test errors")):
+        for model, case_ids in sorted(by_kind[kind].items()):
+            lines.append(f"{words}, not evaluated: {model}: {', '.join(sorted(case_ids))}")
+    if bad_files:
+        lines.append(f"invalid case files, not evaluated: {', '.join(bad_files)}")
+    return lines
+
+
+def not_evaluated_notes(entries: Iterable[Any]) -> list[str]:
+    """The scorecard's notes on pairs a test error left without a result: without them a
+    model's task score (or, when every case of a task errored, its final score, renormalised
+    without the task) would read as measured on every case."""
+    errored: dict[tuple[str, str], list[str]] = {}
+    for entry in entries:
+        if isinstance(entry, Mapping) and entry.get("kind") == "test_error":
+            errored.setdefault((str(entry.get("model")), str(entry.get("task"))), []).append(
+                str(entry.get("case_id")))
+    return [f"E {model}: {task}: {count(len(ids), 'case')} not evaluated, its test errored "
+            f"({', '.join(sorted(ids))}): left out of the task score"
+            for (model, task), ids in sorted(errored.items())]
+
+
+def unregistered_notes(card: Scorecard) -> list[str]:
+    """A note per task whose results hold metrics this process never registered: the
+    ``pytest_callqa_register_metrics`` that defines them sits in a ``conftest.py`` the xdist
+    controller does not load (only a worker collecting its directory does). Their values
+    are in the results, not in the scorecard: said here rather than dropped in silence."""
+    # Loaded with the scorecard already.
+    from ..engine.tasks.benchmark_specs import BENCHMARK_IDS
+
+    known: dict[str, set[str]] = {}
+    unknown: dict[str, set[str]] = {}
+    for result in card.results:
+        ids = known.get(result.task)
+        if ids is None:
+            registered = (card.specs(result.task) if result.task in card.registry.tasks
+                          else [])
+            ids = known[result.task] = {s.id for s in registered} | set(BENCHMARK_IDS)
+        if not ids.issuperset(result.metrics):
+            unknown.setdefault(result.task, set()).update(set(result.metrics) - ids)
+    return [f"{task}: metric(s) {', '.join(sorted(ids))} were scored but are not registered "
+            "in this process, so the scorecard leaves them out: register them in the "
+            "rootdir's conftest.py (or a plugin), which every xdist process loads"
+            for task, ids in sorted(unknown.items())]

@@ -279,7 +279,10 @@ def calibrate(results: Iterable[TaskResult], cases: Iterable[GoldenCase],
     counted under ``left_out``. Keyed by metric id, or ``task.metric`` when two tasks share
     a labelled metric id.
     """
-    scored = {r.case_id: r for r in results if r.model == model}
+    # With --callqa-runs N, the first run's: the verdict a single-run session gives. Keyed
+    # by case alone, the last run read overwrote the others, so the order of the results
+    # decided which run was compared.
+    scored = {r.case_id: r for r in results if r.model == model and r.run == 0}
     groups: dict[tuple[str, str], _Pairs] = {}
     for case in cases:
         if not case.human_labels:
@@ -308,6 +311,11 @@ def calibrate(results: Iterable[TaskResult], cases: Iterable[GoldenCase],
             for (task, metric), pairs in sorted(groups.items())}
 
 
+# Rounding of the kappa's sums: an agreement of exactly 3/5 came out 0.5999999999999999
+# and failed a bar of 0.6 ("kappa 0.60 < 0.6").
+KAPPA_SLACK = 1e-9
+
+
 def verdict(calibration: Mapping[str, Mapping[str, Any]],
             min_kappa: float = DEFAULT_MIN_KAPPA) -> list[str]:
     """Why the calibration fails the run; empty when it passes.
@@ -325,8 +333,11 @@ def verdict(calibration: Mapping[str, Mapping[str, Any]],
             problems.append(f"{metric}: kappa undefined on {n} pairs (people and judge put "
                             "every pair in the same category): add labelled items of other "
                             "categories")
-        elif n and kappa is not None and kappa < min_kappa:
-            problems.append(f"{metric}: kappa {kappa:.2f} < {min_kappa:g} on {n} pairs")
+        elif n and kappa is not None and kappa < min_kappa - KAPPA_SLACK:
+            shown = f"{kappa:.2f}"
+            if float(shown) >= min_kappa:
+                shown = f"{kappa:.4g}"  # "0.60 < 0.6" would read as a contradiction
+            problems.append(f"{metric}: kappa {shown} < {min_kappa:g} on {n} pairs")
     if not any(entry.get("n") for entry in calibration.values()):
         problems.append("no labelled output was scored: nothing to calibrate (check the "
                         "labelled model's outputs and that the judge scores these metrics)")

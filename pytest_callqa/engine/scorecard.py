@@ -203,9 +203,12 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
 def _consistency(case_groups: Mapping[str, list[TaskResult]]) -> tuple[float | None, int]:
     values = []
     for runs in case_groups.values():
-        if len(runs) < 2:
+        # A run whose score the judge left unknown is left out, as from the task score (it
+        # counted 0, so one judge error failed the benchmark); two scorable runs are needed.
+        known = [r for r in runs if not r.incomplete]
+        if len(known) < 2:
             continue
-        scores = [r.score if r.valid and r.score is not None else 0.0 for r in runs]
+        scores = [r.score if r.valid and r.score is not None else 0.0 for r in known]
         mean = sum(scores) / len(scores)
         std = math.sqrt(sum((s - mean) ** 2 for s in scores) / len(scores))
         values.append((1.0 if std == 0 else 0.0) if mean == 0 else max(0.0, 1 - std / mean))

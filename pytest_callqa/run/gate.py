@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 REPORT_SCHEMA = "callqa-report/1"
 TASK_SCORE = "score"
 DEFAULT_TOLERANCE = 0.02
+# How far a move may pass its tolerance by the rounding of its sums alone.
+TOLERANCE_SLACK = 1e-9
 MIN_RESAMPLES = 1000
 MOVED_CASES = 3
 _RANGE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*[-–]\s*(-?\d+(?:\.\d+)?)\s*$")
@@ -302,12 +304,12 @@ class _Comparison:
         self.regressions: list[dict[str, Any]] = []
         self.warnings: list[str] = []
 
-    def shared_keys(self, model: str, task: str) -> tuple[list[CaseKey], int]:
-        """Cases of (model, task) in both reports without judge errors, and how many were
-        left out for judge errors."""
+    def shared_keys(self, model: str, task: str) -> tuple[list[CaseKey], list[CaseKey]]:
+        """Cases of (model, task) in both reports without judge errors, and all the cases
+        both reports have."""
         keys = sorted(k for k in self.now if k[0] == model and k[1] == task and k in self.then)
         usable = [k for k in keys if not self.now[k].judge_error and not self.then[k].judge_error]
-        return usable, len(keys) - len(usable)
+        return usable, keys
 
     def metric(self, model: str, task: str, metric: str, old: float, new: float,
                keys: list[CaseKey]) -> None:
@@ -355,7 +357,9 @@ class _Comparison:
         significant_better = (lo > 0) if higher else (hi < 0)
         check.update(shared_delta=shared, interval=interval,
                      significant=significant_worse or significant_better)
-        if significant_worse and worse > tol:
+        # "More than its tolerance" in exact arithmetic: the same 0.02 drop is
+        # -0.020000000000000018 from 0.50 and -0.01999999999999987 from 0.80.
+        if significant_worse and worse > tol + TOLERANCE_SLACK:
             check["status"] = "regression"
             moved = sorted(paired, key=lambda k: (new_cases.get(k, 0.0) - old_cases.get(k, 0.0))
                            * (1 if higher else -1))
@@ -366,13 +370,14 @@ class _Comparison:
                 "moved_cases": [{"case_id": k[2], "old": old_cases.get(k),
                                  "new": new_cases.get(k)} for k in moved[:MOVED_CASES]],
             })
-        elif significant_better and -worse > tol:
+        elif significant_better and -worse > tol + TOLERANCE_SLACK:
             check["status"] = "improvement"
 
     def task(self, model: str, task: str) -> None:
         agg_now = self.current["models"][model]["tasks"][task]
         agg_then = self.baseline["models"][model]["tasks"][task]
-        keys, dropped = self.shared_keys(model, task)
+        keys, shared = self.shared_keys(model, task)
+        dropped = len(shared) - len(keys)
         if dropped:
             self.warnings.append(f"{model} {task}: {dropped} shared case(s) with judge errors "
                                  "left out of the comparison")
@@ -388,7 +393,9 @@ class _Comparison:
                                          f"({_fmt(old)}), not in this run")
                 continue
             self.metric(model, task, metric, float(old), float(new), keys)
-        self.blockers(model, task, keys)
+        # Every shared case, judge errors or not: a blocker that fired is known whatever else
+        # the judge could not score (left out with the case, it passed the gate).
+        self.blockers(model, task, shared)
         if agg_now.get("disqualified") and not agg_then.get("disqualified"):
             self.regressions.append({
                 "kind": "new disqualification", "model": model, "task": task,

@@ -237,6 +237,37 @@ def test_a_metric_id_labelled_in_two_tasks_is_keyed_by_task() -> None:
         "qa.response_structure_compliance", "text.response_structure_compliance"]
 
 
+def test_with_repeated_runs_the_first_run_is_compared_whatever_the_order() -> None:
+    # Keyed by case alone, the last run read won: the same results in reverse order gave
+    # a kappa of 1.0 instead of -0.67.
+    labels = [1.0, 0.0, 0.5, 1.0, 0.0, 0.5]
+    cases = [GoldenCase.model_validate({
+        "id": f"c{i}", "task": "text", "expected_outcome": {},
+        "human_labels": {"call_intent_match": label}}) for i, label in enumerate(labels)]
+    results = []
+    for run, shift in ((0, 0.0), (1, 0.0), (2, 0.5)):
+        for i, label in enumerate(labels):
+            result = _result(f"c{i}", {"call_intent_match": MetricResult(
+                (label + shift) % 1.5)})
+            result.run = run
+            results.append(result)
+    specs = {"text": default_registry().metrics_for("text")}
+    forward = calibrate(results, cases, specs, "human")["call_intent_match"]
+    backward = calibrate(list(reversed(results)), cases, specs, "human")["call_intent_match"]
+    assert forward == backward
+    assert forward["kappa"] == pytest.approx(1.0) and forward["n"] == 6
+
+
+def test_a_kappa_exactly_at_the_bar_passes() -> None:
+    # 3/5 computes as 0.5999999999999999: it failed a bar of 0.6 as "kappa 0.60 < 0.6".
+    human, judge = [1, 0, 0, 1, 0, 1, 0, 2, 0, 2], [2, 2, 0, 1, 0, 2, 0, 2, 0, 2]
+    kappa = cohen_kappa(human, judge, 3, weighted=True)
+    assert kappa == pytest.approx(0.6) and kappa < 0.6
+    assert verdict({"m": {"kappa": kappa, "n": 10}}, 0.6) == []
+    assert verdict({"m": {"kappa": 0.599, "n": 10}}, 0.6) == [
+        "m: kappa 0.599 < 0.6 on 10 pairs"]
+
+
 def test_verdict_gates_on_kappa_and_on_an_empty_calibration() -> None:
     entries = {"a": {"n": 10, "kappa": 0.55}, "b": {"n": 8, "kappa": 0.9},
                "c": {"n": 0, "kappa": None}, "d": {"n": 3, "kappa": None}}

@@ -245,6 +245,24 @@ def test_consistency_counts_an_invalid_run_as_zero() -> None:
     assert card.models["m"].benchmarks["consistency"]["value"] == pytest.approx(0.0)
 
 
+def test_consistency_leaves_out_a_run_the_judge_could_not_score() -> None:
+    # It counted 0: runs 0.8, (judge error), 0.8 gave 0.29 — a failed benchmark for one
+    # error of the tool; and a case left with one scorable run gave 0 rather than nothing.
+    unknown = TaskResult(task="qa", case_id="a", score=None, valid=True, blocked=False, blockers=[],
+                         metrics={}, model="m", run=1,
+                         judge_errors=["evidence_backed_reasoning"])
+    card = build_scorecard([result("m", "qa", "a", 0.8, run=0), unknown,
+                            result("m", "qa", "a", 0.8, run=2)])
+    consistency = card.models["m"].benchmarks["consistency"]
+    assert (consistency["value"], consistency["scored_cases"]) == (1.0, 1)
+    alone = TaskResult(task="qa", case_id="b", score=None, valid=True, blocked=False, blockers=[],
+                       metrics={}, model="m", run=1,
+                       judge_errors=["evidence_backed_reasoning"])
+    card = build_scorecard([result("m", "qa", "b", 0.9, run=0), alone])
+    consistency = card.models["m"].benchmarks["consistency"]
+    assert (consistency["value"], consistency["scored_cases"]) == (None, 0)
+
+
 def test_no_benchmark_score_without_a_call_task() -> None:
     exact = {"exact_match": MetricResult(value=1.0)}
     card = build_scorecard([result("m", "conversation", "a", 0.9, metrics=exact)])

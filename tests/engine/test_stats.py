@@ -52,6 +52,14 @@ def test_resampled_bootstrap_of_ten_cases() -> None:
     assert bootstrap_mean(values) == bootstrap_mean(values)
 
 
+def test_a_sampled_interval_is_the_50th_and_1950th_of_2000_draws() -> None:
+    # (1 - 0.95) / 2 is 0.025000000000000022: the lower end was the 51st draw, one too high.
+    values = np.random.default_rng(7).random(9)
+    draws = np.sort(values[np.random.default_rng(stats.SEED).integers(
+        0, 9, (stats.RESAMPLES, 9))].mean(axis=1))
+    assert bootstrap_mean(list(values)) == (float(draws[49]), float(draws[1949]))
+
+
 def test_bootstrap_of_no_value_and_non_finite_values() -> None:
     assert bootstrap_mean([]) is None
     assert bootstrap_mean([float("nan")]) is None

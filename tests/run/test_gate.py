@@ -85,6 +85,25 @@ def test_a_drop_within_the_tolerance_is_not_a_regression(report: dict[str, Any])
     assert [(r["task"], r["metric"]) for r in strict["regressions"]] == [("qa", "score")]
 
 
+@pytest.mark.parametrize("start", [0.50, 0.80])
+def test_a_drop_of_exactly_the_tolerance_is_not_a_regression(report: dict[str, Any],
+                                                             start: float) -> None:
+    # Every case 0.02 down: "more than its tolerance" it is not. From 0.50 the difference
+    # came out -0.020000000000000018 and was a regression; from 0.80, -0.0199... and not.
+    entries = case_entries(report, MODEL, "qa")
+    for entry in entries:
+        entry["score"], entry["valid"], entry["judge_errors"] = start, True, []
+    refresh(report, MODEL, "qa")
+    baseline = copy.deepcopy(report)
+    for entry in entries:
+        entry["score"] = start - 0.02
+    refresh(report, MODEL, "qa")
+    check = next(c for c in compare_reports(report, baseline)["checks"]
+                 if (c["model"], c["task"], c["metric"]) == (MODEL, "qa", "score"))
+    assert check["significant"] and check["shared_delta"] == pytest.approx(-0.02)
+    assert check["status"] == "unchanged"
+
+
 def test_a_large_drop_on_one_case_is_not_significant(report: dict[str, Any]) -> None:
     baseline = copy.deepcopy(report)
     worsen(report, MODEL, "qa", 0.3, cases=1)
@@ -178,6 +197,20 @@ def test_added_and_removed_cases_and_models_are_listed(report: dict[str, Any]) -
               == (MODEL, "qa", "score"))
     assert qa["shared_cases"] == 4
     assert "1 cases added, 1 cases removed, 1 models removed" in "\n".join(gate_lines(gate))
+
+
+def test_a_new_blocker_on_a_case_with_a_judge_error_still_regresses(
+        report: dict[str, Any]) -> None:
+    # The case was left out of the gate with its judge error, the blocker that fired on
+    # another metric with it: the verdict was "pass".
+    baseline = copy.deepcopy(report)
+    entry = case_entries(report, MODEL, "entity")[0]
+    entry.update(blockers=["config_adherence"], blocked=True,
+                 judge_errors=["evidence_backed_reasoning"])
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "fail"
+    assert [(r["kind"], r["metric"]) for r in gate["regressions"]] == [
+        ("new blocker", "config_adherence")]
 
 
 def test_cases_with_judge_errors_are_left_out_with_a_warning(report: dict[str, Any]) -> None:

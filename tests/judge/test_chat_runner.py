@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import http.server
 import json
 import math
 import random
 import re
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -659,3 +661,112 @@ def test_a_failed_attempts_reservation_is_released_for_the_retry(fake: Any) -> N
     [outcome] = calls(runner, (endpoint(server), SHORT))
     assert outcome.usable and server.requests == 3
     assert runner.budget.spent() == 20.0
+
+
+# --- hostile replies (a helper's audit: each crashed, hung, leaked or overspent) -----------
+
+
+def _completion(content: str, **usage: Any) -> bytes:
+    return json.dumps({"choices": [{"message": {"content": content}}],
+                       "usage": usage}).encode()
+
+
+@pytest.mark.parametrize("status", [200, 500])
+def test_json_nested_past_pythons_limit_is_an_unreadable_reply_not_a_crash(
+        status: int) -> None:
+    # A RecursionError escaped the batch: every item of it was lost.
+    with fixed_reply(b"[" * 100_000 + b"]" * 100_000, status=status) as (base, _):
+        runner = make_runner(max_retries=0)
+        [outcome] = calls(runner, (Endpoint("priced", base + "/v1", SECRET), SHORT))
+    assert not outcome.usable and outcome.error is not None
+    if status == 200:
+        assert outcome.error == "unreadable response: JSON nested deeper than Python reads"
+
+
+@pytest.mark.parametrize("tokens", [-10_000_000, float("nan"), True])
+def test_token_counts_that_are_no_counts_leave_the_cost_unknown(tokens: float) -> None:
+    # A negative count made the spend negative ($-42 for 28 requests past a $0.001 budget);
+    # NaN made it NaN and ended the session in a TypeError before the scorecard.
+    body = _completion("ok", prompt_tokens=tokens, completion_tokens=5)
+    with fixed_reply(body) as (base, _):
+        runner = make_runner(prices=PRICES)
+        [outcome] = calls(runner, (Endpoint("priced", base + "/v1", SECRET), SHORT))
+    assert outcome.usable and "cost_usd" not in outcome.usage
+    counters = runner.usage("priced", "chat")
+    assert counters.prompt_tokens == 0 and not counters.cost_known
+    assert counters.spent_usd == 0.0
+
+
+def test_a_budget_holds_against_a_server_that_reports_negative_usage() -> None:
+    # Each call is settled at its worst case when its usage is unknown: the budget stops
+    # the calls as it would without usage at all.
+    # Honest usage (10 + 5 tokens at $1 and $2 each): $200 pays for 4 of these calls.
+    body = _completion("ok", prompt_tokens=-10_000_000, completion_tokens=5)
+    with fixed_reply(body) as (base, seen):
+        runner = make_runner(prices=PRICES, budget_usd=200.0, concurrency=1)
+        where = Endpoint("priced", base + "/v1", SECRET)
+        outcomes = calls(runner, *[(where, ChatRequest(messages=[{
+            "role": "user", "content": f"{i} " + "x" * 40}], params={"max_tokens": 10}))
+            for i in range(20)])
+    assert sum(o.budget_stopped for o in outcomes) >= 16
+    assert 1 <= len(seen) <= 4
+    assert runner.usage("priced", "chat").spent_usd >= 0.0
+
+
+def test_a_key_the_server_echoes_in_its_reply_is_redacted_before_anything_keeps_it(
+        cache_dir: Path) -> None:
+    with fixed_reply(_completion(f"{SECRET} is your key", prompt_tokens=10,
+                                 completion_tokens=5)) as (base, _):
+        runner = make_runner(JudgeCache(cache_dir))
+        [outcome] = calls(runner, (Endpoint("priced", base + "/v1", SECRET), SHORT))
+    assert outcome.content == "<redacted> is your key"
+    assert not any(SECRET in p.read_text(encoding="utf-8") for p in cache_dir.rglob("*")
+                   if p.is_file())
+
+
+def test_a_cache_entry_nested_past_pythons_limit_is_a_damaged_miss(cache_dir: Path) -> None:
+    cache = JudgeCache(cache_dir)
+    where = Endpoint("priced", "http://127.0.0.1:9/v1", SECRET)
+    key = SHORT.key(where)
+    cache.put(key, {"content": "x", "usage": {}})
+    cache.entry_path(key).write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert cache.lookup(key).status == "damaged"
+
+
+class _Trickle(http.server.BaseHTTPRequestHandler):
+    """Headers at once, then a 1,000-byte body one byte every 0.2 s, giving up after 8 s."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", "1000")
+        self.end_headers()
+        for _ in range(40):
+            try:
+                self.wfile.write(b" ")
+                self.wfile.flush()
+            except OSError:
+                return  # the client gave up
+            time.sleep(0.2)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_reply_trickled_a_byte_at_a_time_times_out_within_the_timeout() -> None:
+    # The client's timeout bounded each read: a byte every 0.2 s kept a 0.5 s call open for
+    # as long as the server kept sending.
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        runner = make_runner(timeout=0.5, max_retries=0)
+        started = time.monotonic()
+        [outcome] = calls(runner, (Endpoint(
+            "priced", f"http://127.0.0.1:{server.server_address[1]}/v1", SECRET), SHORT))
+        elapsed = time.monotonic() - started
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert outcome.error == "gave up after 1 attempts: timed out after 0.5s"
+    assert elapsed < 4.0  # the server would have kept it open for 8 s

@@ -4,7 +4,9 @@ worst case a budget reserves."""
 from __future__ import annotations
 
 import base64
+import http.server
 import random
+import threading
 import time
 from email.utils import formatdate
 from typing import Any
@@ -209,7 +211,7 @@ def test_the_preflight_is_authorised_as_the_chat_calls_will_be(
         seen.append((request.full_url, request.get_header("Authorization")))
         raise OSError("stop here")
 
-    monkeypatch.setattr(preflight.urllib.request, "urlopen", refuse)
+    monkeypatch.setattr(preflight._OPENER, "open", refuse)
     token = base64.b64encode(b"user:p@ss").decode()
     preflight.check_endpoint(Endpoint("m", "https://user:p%40ss@gw.example/v1", SECRET))
     preflight.check_endpoint(Endpoint("m", "https://gw.example/v1", SECRET))
@@ -303,3 +305,63 @@ def test_environment_supplies_url_and_key(monkeypatch: pytest.MonkeyPatch) -> No
     assert endpoint.base_url == "http://127.0.0.1:9/v1"
     assert endpoint.redact(SECRET) == "<redacted>"  # the key came from the environment
     assert SECRET not in repr(endpoint.client_key)
+
+
+def _listing_server(seen: list[tuple[int, str, str | None]],
+                    redirect_to: str | None = None) -> http.server.ThreadingHTTPServer:
+    """Answers ``GET /v1/models`` with a listing of model ``m`` — or, given ``redirect_to``
+    (a path or URL), ``GET /v1/models`` with a 302 there and anything else with the
+    listing — recording each request's port, path and Authorization header."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append((self.server.server_address[1], self.path,
+                         self.headers.get("Authorization")))
+            if redirect_to is not None and self.path == "/v1/models":
+                self.send_response(302)
+                self.send_header("location", redirect_to)
+                self.send_header("content-length", "0")
+                self.end_headers()
+                return
+            body = b'{"data": [{"id": "m"}]}'
+            self.send_response(200)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_the_preflight_keeps_the_key_from_a_redirect_to_another_origin() -> None:
+    # urllib copies every header on a redirect: a server answering /models with a redirect
+    # elsewhere was handed the key.
+    from pytest_callqa.engine.llm import preflight
+
+    seen: list[tuple[int, str, str | None]] = []
+    elsewhere = _listing_server(seen)
+    other = f"http://localhost:{elsewhere.server_address[1]}/v1/models"
+    servers = [elsewhere, _listing_server(seen, other), _listing_server(seen, "/v2/models")]
+    try:
+        for origin in servers[1:]:
+            base = f"http://127.0.0.1:{origin.server_address[1]}/v1"
+            assert preflight.check_endpoint(Endpoint("m", base, SECRET)) is None
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+    ports = [s.server_address[1] for s in servers]
+    assert seen == [(ports[1], "/v1/models", f"Bearer {SECRET}"),
+                    (ports[0], "/v1/models", None),
+                    (ports[2], "/v1/models", f"Bearer {SECRET}"),
+                    (ports[2], "/v2/models", f"Bearer {SECRET}")]
+
+
+def test_a_model_listing_nested_past_pythons_limit_is_no_listing() -> None:
+    from pytest_callqa.engine.llm import preflight
+
+    assert preflight._listed(b"[" * 100_000 + b"]" * 100_000) == []

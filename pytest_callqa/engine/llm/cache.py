@@ -191,7 +191,8 @@ class JudgeCache:
             return CacheLookup(None, "unreadable")
         try:
             data = json.loads(text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
+            # Not JSON, or JSON past Python's limits (nesting, a >4,300-digit number).
             return self._damaged()
         if not isinstance(data, dict) or not isinstance(data.get("value"), dict):
             return self._damaged()

@@ -16,6 +16,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import PurePosixPath
+from typing import Any
 
 from ..core.urls import authorization
 from .endpoint import Endpoint
@@ -25,6 +26,27 @@ from .endpoint import Endpoint
 KEYED_HOSTS = frozenset({"api.openai.com"})
 PREFLIGHT_TIMEOUT_S = 10.0
 _SHOWN_MODELS = 8
+
+
+class _KeepingCredentialsHome(urllib.request.HTTPRedirectHandler):
+    """urllib's redirects, without the ``Authorization`` header on one to another origin
+    (scheme, host or port): urllib copies every header, so a server answering ``/models``
+    with a redirect elsewhere was handed the key (the chat calls' client drops it)."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str,
+                         headers: Any, newurl: str) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and _origin(new.full_url) != _origin(req.full_url):
+            new.remove_header("Authorization")
+        return new
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme, parts.hostname, parts.port
+
+
+_OPENER = urllib.request.build_opener(_KeepingCredentialsHome)
 
 
 def _served(model: str, served: list[str]) -> bool:
@@ -37,7 +59,7 @@ def _listed(body: bytes) -> list[str]:
     """The model ids of a ``GET /models`` answer (none when it is not a model list)."""
     try:
         data = json.loads(body).get("data")
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):
         return []
     if not isinstance(data, list):
         return []
@@ -60,7 +82,7 @@ def check_endpoint(endpoint: Endpoint, *, timeout: float = PREFLIGHT_TIMEOUT_S,
         headers={"Authorization": authorization(endpoint.base_url,
                                                 endpoint.api_key_or_placeholder)})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with _OPENER.open(request, timeout=timeout) as response:
             served = _listed(response.read())
     except urllib.error.HTTPError as exc:
         if exc.code in (401, 403):

@@ -518,6 +518,9 @@ class ChatRunner:
 
     def _accept(self, endpoint: Endpoint, completion: Any, stats: ModelUsage) -> _Reply:
         reply = _read_completion(completion)
+        # A server that echoes the key (or the URL's password) into its reply would put it
+        # into the verdict's reason, the cache entry and the report.
+        reply.content = endpoint.redact(reply.content)
         if reply.prompt_tokens is None or reply.completion_tokens is None:
             stats.cost_known = False
             return reply
@@ -574,9 +577,18 @@ def _read_completion(completion: Any) -> _Reply:
     content = _field(_field(first, "message"), "content")
     finish = _field(first, "finish_reason")
     return _Reply(content=content if isinstance(content, str) else "",
-                  prompt_tokens=float(prompt) if isinstance(prompt, (int, float)) else None,
-                  completion_tokens=float(done) if isinstance(done, (int, float)) else None,
+                  prompt_tokens=_token_count(prompt), completion_tokens=_token_count(done),
                   cost=None, finish_reason=finish if isinstance(finish, str) else None)
+
+
+def _token_count(value: Any) -> float | None:
+    """A token count as the server gave it, or None (unknown, so the call is settled at its
+    worst case) when it is none: a negative or non-finite count made the spend negative or
+    NaN and let a budget be passed many times over; ``true`` is no count either."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    count = float(value)
+    return count if math.isfinite(count) and count >= 0 else None
 
 
 def _field(value: Any, name: str) -> Any:

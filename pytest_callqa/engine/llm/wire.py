@@ -9,11 +9,13 @@ process and in each xdist worker, and its first request. The judge and the gener
 one endpoint and a JSON reply. What the ``openai`` client did that matters to them is kept:
 the key as a bearer token, ``OPENAI_ORG_ID`` and ``OPENAI_PROJECT_ID`` as its headers, the
 environment's proxies, redirects followed, a pool far larger than any concurrency limit,
-one timeout for each phase of a request, and no retries of its own (transport.py has them).
+one timeout for each phase of a request and one for the whole reply, and no retries of its
+own (transport.py has them).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import Mapping
@@ -77,6 +79,7 @@ class ChatClient:
             limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
         )
         self._timeout_error = httpx2.TimeoutException
+        self._deadline = timeout
         # Every failure of the request itself, not only the transport's: a redirect loop or
         # a body that cannot be decoded is as much a failed call as a refused connection.
         self._request_error = httpx2.RequestError
@@ -86,8 +89,11 @@ class ChatClient:
         :class:`ConnectionFailed`, or :class:`ValueError` for a reply that is not JSON (a
         proxy's error page served with status 200)."""
         try:
-            response = await self._http.post(_PATH, json=body)
-        except self._timeout_error:
+            # The client's timeout bounds each read, not the whole reply: a server trickling
+            # its body a byte at a time kept the call open without end.
+            async with asyncio.timeout(self._deadline):
+                response = await self._http.post(_PATH, json=body)
+        except (self._timeout_error, TimeoutError):
             raise RequestTimeout() from None
         except self._request_error as exc:
             raise ConnectionFailed(type(exc).__name__) from None
@@ -95,7 +101,11 @@ class ChatClient:
             raise StatusError(response.status_code, error_message(response.text,
                                                                    response.reason_phrase),
                               response.headers)
-        return response.json()
+        try:
+            return response.json()
+        except RecursionError:
+            # Valid JSON nested past Python's recursion limit: as unreadable as any other.
+            raise ValueError("JSON nested deeper than Python reads") from None
 
     async def close(self) -> None:
         await self._http.aclose()
@@ -108,7 +118,7 @@ def error_message(text: str, reason: str) -> str:
     body = text.strip()
     try:
         parsed = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return body or reason
     if isinstance(parsed, dict):
         error = parsed.get("error")

@@ -74,6 +74,22 @@ def read_output(path: Path) -> ModelOutput | None:
     return ModelOutput(value=parse_output_text(text), source=str(path))
 
 
+def _is_count(value: Any) -> bool:
+    return (not isinstance(value, bool) and isinstance(value, (int, float))
+            and math.isfinite(value) and value >= 0)
+
+
+def usage_problem(usage: Any) -> str | None:
+    """Why the usage a ``pytest_callqa_generate`` gave cannot be counted (None: it can): a
+    NaN or a text there ended the run in a TypeError at the scorecard, after every test."""
+    if not isinstance(usage, Mapping):
+        return f"usage must map names to counts, got {type(usage).__name__}"
+    for key, value in usage.items():
+        if not isinstance(key, str) or not _is_count(value):
+            return f"usage[{key!r}] must be a finite, non-negative number, got {value!r}"
+    return None
+
+
 def read_usage(model_dir: Path) -> dict[str, dict[str, float]]:
     """Token usage per case id from ``<model_dir>/_usage.json`` (empty when absent)."""
     path = model_dir / USAGE_FILE
@@ -81,7 +97,11 @@ def read_usage(model_dir: Path) -> dict[str, dict[str, float]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except RecursionError:
+        raise OutputsError(f"{path}: not valid JSON (nested deeper than Python reads)") \
+            from None
+    except ValueError as exc:
+        # Not JSON, not UTF-8, or a number of over 4,300 digits.
         raise OutputsError(f"{path}: not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise OutputsError(f"{path}: must map case ids to token counts, "
@@ -95,8 +115,7 @@ def read_usage(model_dir: Path) -> dict[str, dict[str, float]]:
             value = counts.get(key)
             if value is None:
                 continue
-            if (isinstance(value, bool) or not isinstance(value, (int, float))
-                    or not math.isfinite(value) or value < 0):
+            if not _is_count(value):
                 raise OutputsError(f"{path}: {case_id}.{key}: must be a finite, non-negative "
                                    f"number, got {value!r}")
             entry[key] = float(value)

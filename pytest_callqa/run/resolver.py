@@ -44,10 +44,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..outputs import (
     ModelOutput,
+    OutputsError,
     output_path,
     parse_output_text,
     read_output,
     read_usage,
+    usage_problem,
     with_cost,
 )
 from .settings import (
@@ -235,6 +237,10 @@ class Resolver:
         if answer is None:
             return self._missing(model, case)
         produced = answer if isinstance(answer, ModelOutput) else ModelOutput(value=answer)
+        problem = usage_problem(produced.usage)
+        if problem is not None:
+            raise OutputsError(f"the output of model {model!r} for case {case.id!r} from "
+                               f"{produced.source}: {problem}")
         spec = self.catalog.live_spec(model)
         priced_as = spec.model if spec is not None else model
         produced.usage = with_cost(produced.usage, self.settings.prices, priced_as)

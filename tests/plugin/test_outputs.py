@@ -177,6 +177,9 @@ def test_model_names_with_colons_keep_them_in_prices() -> None:
          "c1.prompt_tokens: must be a finite, non-negative number, got nan"),
         ('{"c1": {"completion_tokens": Infinity}}',
          "c1.completion_tokens: must be a finite, non-negative number, got inf"),
+        # Past Python's limits: a ValueError and a RecursionError escaped as tracebacks.
+        ('{"c1": {"prompt_tokens": ' + "1" * 5000 + "}}", r"not valid JSON \(Exceeds the limit"),
+        ("[" * 100_000 + "]" * 100_000, r"not valid JSON \(nested deeper than Python reads\)"),
     ],
 )
 def test_bad_usage_file_names_the_file(tmp_path: Path, content: str, message: str) -> None:
@@ -246,6 +249,27 @@ def test_a_lone_surrogate_in_a_recorded_output_is_scored_and_reported(
     assert entry["output"]["summary"]["call_purpose"].endswith(" \ufffd")
     assert any("unpaired UTF-16 surrogates" in note for note in entry["notes"])
     assert len(report["cases"]) == 8
+
+
+def test_usage_a_generate_hook_gives_must_be_counts(
+        project: MiniProject, pytester: pytest.Pytester) -> None:
+    # A NaN or a text in a hook's usage ended the run in a TypeError at the scorecard, after
+    # every test, with no scorecard and no report.
+    pytester.makeconftest("""
+        from pytest_callqa import ModelOutput
+
+        def pytest_callqa_generate(model, case, config):
+            if model == "beta" and case.task == "qa":
+                return ModelOutput(case.expected_outcome, usage={"cost_usd": float("nan")})
+            return None
+    """)
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.case_id\n")
+    result = pytester.runpytest("--callqa-report=report.json")
+    result.assert_outcomes(passed=7, errors=1)
+    result.stdout.fnmatch_lines([
+        "*the output of model 'beta' for case 'qa-refund' from pytest_callqa_generate: "
+        "usage[[]'cost_usd'[]] must be a finite, non-negative number, got nan*"])
+    assert len(project.report()["cases"]) == 7
 
 
 def test_model_output_defaults() -> None:

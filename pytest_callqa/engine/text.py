@@ -147,6 +147,14 @@ def normalize(s: str) -> str:
 
 
 @batch_memoised
+def normalize_exact(s: str) -> str:
+    """NFKC, casefolded, whitespace collapsed, and nothing else: how a translation's domain
+    terms and proper nouns are compared (SPEC 5.1), where "KYC-AML" and "KYC_AML" are not
+    the same term handled the same way."""
+    return " ".join(unicodedata.normalize("NFKC", s).casefold().split())
+
+
+@batch_memoised
 def normalize_loose(s: str) -> str:
     """``normalize`` without punctuation, keeping separators inside numbers."""
     # Apostrophes vanish rather than become spaces so "didn't" stays one word.

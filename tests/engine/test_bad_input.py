@@ -367,6 +367,23 @@ def test_translation_domain_term_translated_is_a_voiding_blocker() -> None:
     assert not result.valid and "domain_term_preservation" in result.blockers
 
 
+@pytest.mark.parametrize(("given", "preserved"), [
+    ("KYC-AML", 1.0), ("  kyc-aml ", 1.0),  # case and whitespace normalised away (SPEC 5.1)
+    ("KYC_AML", 0.0), ("KYC AML", 0.0),     # a dash is not an underscore or a space
+])
+def test_translation_domain_terms_are_compared_after_nfkc_casefold_and_whitespace_only(
+        given: str, preserved: float) -> None:
+    # Dashes and underscores were read as spaces (the entity task's rule, not SPEC's for
+    # translation): "KYC_AML" passed for an expected "KYC-AML".
+    expected = copy.deepcopy(TRANSLATION_EXPECTED)
+    expected["domain_terms_handled"] = [{"term": "KYC-AML", "handled_as": "KYC-AML"}]
+    out = copy.deepcopy(expected)
+    out["domain_terms_handled"] = [{"term": "KYC-AML", "handled_as": given}]
+    case = make_case("translation", expected, config={"target_language": "hi"})
+    metric = evaluate(case, out, embedder=TFIDF).metrics["domain_term_preservation"]
+    assert metric.value == preserved
+
+
 def test_translation_dropped_surname_is_not_preserved() -> None:
     out = copy.deepcopy(TRANSLATION_EXPECTED)
     out["named_entities_handled"] = [{"entity": "Priya Sharma", "handled_as": "प्रिया"}]

@@ -12,7 +12,7 @@ from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from ..embeddings import pair_similarity
-from ..text import normalize, tokens
+from ..text import normalize_exact, tokens
 from .base import BaseTask, structure_spec, weighted_score
 from .call_schemas import TranslationConfig, TranslationOutput
 
@@ -159,11 +159,13 @@ class TranslationTask(BaseTask):
     def _domain_terms(self, out: TranslationOutput, exp: TranslationOutput) -> MetricResult:
         if not exp.domain_terms_handled:
             return MetricResult.not_scored("n/a: expected_outcome has no domain term")
-        given = {normalize(t.term): normalize(t.handled_as) for t in out.domain_terms_handled}
+        given = {normalize_exact(t.term): normalize_exact(t.handled_as)
+                 for t in out.domain_terms_handled}
         wrong = [
-            f"{t.term} (expected {t.handled_as!r}, got {given.get(normalize(t.term), 'nothing')!r})"
+            f"{t.term} (expected {t.handled_as!r}, got "
+            f"{given.get(normalize_exact(t.term), 'nothing')!r})"
             for t in exp.domain_terms_handled
-            if given.get(normalize(t.term)) != normalize(t.handled_as)
+            if given.get(normalize_exact(t.term)) != normalize_exact(t.handled_as)
         ]
         total = len(exp.domain_terms_handled)
         return self.spec("domain_term_preservation").result(
@@ -176,11 +178,12 @@ class TranslationTask(BaseTask):
     def _proper_nouns(self, out: TranslationOutput, exp: TranslationOutput) -> MetricResult:
         if not exp.named_entities_handled:
             return MetricResult.not_scored("n/a: expected_outcome has no proper noun")
-        given = {normalize(e.entity): normalize(e.handled_as) for e in out.named_entities_handled}
+        given = {normalize_exact(e.entity): normalize_exact(e.handled_as)
+                 for e in out.named_entities_handled}
         wrong = []
         for entity in exp.named_entities_handled:
-            want = normalize(entity.handled_as)
-            got = given.get(normalize(entity.entity), "")
+            want = normalize_exact(entity.handled_as)
+            got = given.get(normalize_exact(entity.entity), "")
             similar = fuzz.ratio(got, want) / 100 >= PROPER_NOUN_SIMILARITY
             if not (similar and len(tokens(got)) == len(tokens(want))):
                 wrong.append(f"{entity.entity} (expected {entity.handled_as!r}, got {got!r})")

@@ -384,6 +384,30 @@ def test_translation_domain_terms_are_compared_after_nfkc_casefold_and_whitespac
     assert metric.value == preserved
 
 
+def test_a_critical_fact_added_where_none_is_expected_drifts() -> None:
+    # The seed's drift, added or omitted facts over the expected ones: an amount invented
+    # where the expected translation has no fact went unscored, so it voided the score only
+    # beside some unrelated fact elsewhere in the case.
+    expected = {
+        "full_translation": "रिफंड स्वीकृत। धन्यवाद।",
+        "sentence_translations": [
+            {"source_id": 1, "source_text": "Refund approved.", "translated_text": "रिफंड स्वीकृत।"},
+            {"source_id": 2, "source_text": "Thank you.", "translated_text": "धन्यवाद।"},
+        ],
+        "domain_terms_handled": [], "named_entities_handled": [],
+    }
+    case = make_case("translation", expected, config={"target_language": "hi"})
+    plain = evaluate(case, copy.deepcopy(expected), embedder=TFIDF)
+    assert not plain.metrics["critical_fact_preservation"].scored
+    added = copy.deepcopy(expected)
+    added["sentence_translations"][1]["translated_text"] = "धन्यवाद, ₹500 वापस।"
+    result = evaluate(case, added, embedder=TFIDF)
+    metric = result.metrics["critical_fact_preservation"]
+    assert metric.value == 0.0 and "where the expected translation has none" in (metric.reason
+                                                                                  or "")
+    assert not result.valid and "critical_fact_preservation" in result.blockers
+
+
 def test_translation_dropped_surname_is_not_preserved() -> None:
     out = copy.deepcopy(TRANSLATION_EXPECTED)
     out["named_entities_handled"] = [{"entity": "Priya Sharma", "handled_as": "प्रिया"}]

@@ -292,16 +292,22 @@ class HeuristicJudge:
             if fuzzy_support(fact, [translation]) < QUOTE_MATCH:
                 drifted += 1
                 problems.append(f"critical fact {fact!r} not found")
-        if total == 0:
+        if total == 0 and not drifted:
             return JudgeVerdict(
                 request.metric, None,
                 "not scored: no number, date or amount in the expected translation and no "
                 "config.critical_facts; outcome facts need an LLM judge")
-        score = max(0.0, 1 - drifted / total)
+        # A fact added where the expected translation has none is the seed's drift over no
+        # facts: 1 - drifted / total, clipped at 0, in the limit (it went unscored, so an
+        # invented amount voided the score only beside some unrelated fact).
+        score = max(0.0, 1 - drifted / total) if total else 0.0
+        counted = (f"{drifted} of {total} critical facts drifted" if total else
+                   f"{drifted} sentence(s) add a critical fact where the expected translation "
+                   "has none")
         return JudgeVerdict(
             request.metric, score,
-            f"{drifted} of {total} critical facts drifted (facts with numbers, dates or "
-            "amounts, and config.critical_facts; other outcomes are not checked offline)"
+            f"{counted} (facts with numbers, dates or amounts, and config.critical_facts; "
+            "other outcomes are not checked offline)"
             + (f": {'; '.join(problems)}" if problems else ""),
             details={"facts": total, "drifted": drifted},
         )

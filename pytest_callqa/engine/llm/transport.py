@@ -1,29 +1,25 @@
 """Chat calls to OpenAI-compatible endpoints: concurrency, rate, retries, cache and cost.
 
-One :class:`ChatRunner` serves the LLM judge and the live generator alike (share one to put
-both under the same limits). For every call it:
+One :class:`ChatRunner` serves the LLM judge and the live generator alike (share one to put both
+under the same limits). For every call it: (1) answers from memory when it already has the
+reply; (2) takes the key's cross-process lock and answers from the disk cache when it can (a
+hit sends nothing), so of several processes wanting one reply exactly one sends the request and
+the others read its entry; (3) waits for the requests-per-minute window and a concurrency slot
+— held for one HTTP attempt only, so a request sleeping in backoff leaves room — and, slot in
+hand, reserves the attempt's worst-case cost against the budget (settled with the real cost
+once the reply is in), so the spend can never pass the budget; (4) retries 429, 408, 409, 5xx,
+timeouts and connection errors with exponential backoff and jitter, never sooner than the
+server's ``Retry-After`` — the only retries (wire.py's client has none), and what the tests
+check; (5) checks the reply with the caller's ``check`` and, while it reports problems, re-asks
+with the problems spelled out (bounded), then stores a usable reply in the cache.
 
-1. answers from memory when this runner already has the reply;
-2. takes the key's cross-process lock and answers from the disk cache when it can (a hit
-   sends nothing), so of several processes wanting one reply exactly one sends the request
-   and the others read its entry;
-3. waits for the requests-per-minute window and a concurrency slot — held for one HTTP
-   attempt only, so a request sleeping in backoff leaves room — and, slot in hand, reserves
-   the attempt's worst-case cost against the budget (settled with the real cost once the
-   reply is in), so the spend can never pass the budget;
-4. retries 429, 408, 409, 5xx, timeouts and connection errors with exponential backoff and
-   jitter, never sooner than the server's ``Retry-After``; these rules are the only retries
-   (wire.py's client has none of its own), and are what the tests check;
-5. checks the reply with the caller's ``check`` and, while it reports problems, re-asks with
-   the problems spelled out (bounded), then stores a usable reply in the cache.
+:meth:`ChatRunner.cached` answers from memory and the disk cache alone, without a session: a
+batch answered wholly from the cache starts no event loop and never loads the HTTP library.
 
-:meth:`ChatRunner.cached` answers from memory and the disk cache alone, without a session:
-a batch answered wholly from the cache starts no event loop and never loads the HTTP library.
-
-The API key is held by :class:`Endpoint` alone: it is never part of a cache key, an entry, a
-repr or a message; text that comes back from a server is redacted before it is kept. The
-cache key does cover the endpoint's base URL (without credentials): two servers of one model
-name may serve different weights, quantisations or system prompts.
+The API key is held by :class:`Endpoint` alone: never part of a cache key, an entry, a repr or
+a message; text that comes back from a server is redacted before it is kept. The cache key does
+cover the base URL (without credentials): two servers of one model name may serve different
+weights, quantisations or system prompts.
 """
 
 from __future__ import annotations
@@ -337,17 +333,15 @@ class ChatRunner:
 
     async def _call(self, session: _Session, endpoint: Endpoint, request: ChatRequest,
                     key: str, check: Check | None, stats: ModelUsage) -> ChatOutcome:
-        # Looked up under the key's lock only: the lock is one system call, and a second
-        # lookup per miss would cost more than it saves on hits.
+        # Looked up under the key's lock only: a second lookup per miss costs more than it saves.
         async with self.cache.lock(key):
             hit = self._lookup(endpoint, key, check, stats)
             if hit is not None:
                 return hit
             outcome = await self._fetch(session, endpoint, request, check, stats)
             if outcome.usable and outcome.content is not None and not outcome.truncated:
-                # In a thread: creating files can take milliseconds on a busy disk, and the
-                # event loop has requests to send meanwhile. Awaited before the key's lock
-                # is released, so a waiting process finds the entry.
+                # In a thread (files can take milliseconds on a busy disk, and the loop has
+                # requests to send), awaited under the key's lock so a waiting process finds it.
                 await asyncio.to_thread(self.cache.put, key, {
                     "kind": request.kind, "model": endpoint.model,
                     "prompt_version": request.version, "content": outcome.content,
@@ -369,8 +363,7 @@ class ChatRunner:
         if not isinstance(content, str) or not isinstance(stored, dict):
             stats.damaged += 1
             return None
-        # An entry the current checks reject (written by another version, or edited) is a
-        # miss; it is replaced by the next usable reply.
+        # An entry the checks reject (another version's, or edited) is a miss, then replaced.
         if check is not None and list(check(content)):
             return None
         prompt = stored.get("prompt_tokens")
@@ -453,8 +446,7 @@ class ChatRunner:
             if session.rate is not None:
                 await session.rate.acquire()
             slot = await session.slots.acquire()
-            # Reserved with the slot in hand: calls queued for a slot while the budget ran
-            # out must not go out once they get one.
+            # Reserved with the slot in hand: calls queued while the budget ran out stay home.
             hold = await self.budget.reserve(worst) if worst is not None else ""
             if hold is None:
                 session.slots.release(slot)
@@ -486,8 +478,7 @@ class ChatRunner:
             except ConnectionFailed as exc:
                 last_error = f"connection failed: {exc.cause}"
             except ValueError as exc:
-                # A body that is not JSON at all (a proxy's error page served with status
-                # 200).
+                # Not JSON at all (a proxy's error page served with status 200).
                 return (None, endpoint.redact(f"unreadable response: {_detail(exc, endpoint)}"),
                         False)
             else:
@@ -499,9 +490,8 @@ class ChatRunner:
                 if billed is not None:
                     self.budget.settle(hold, billed)
             if reply is not None:
-                # Let the call that just got this slot send its request before this one
-                # checks, caches and scores its reply: replies arrive in bursts, and a slot
-                # idle while the burst is processed is throughput lost.
+                # Let the call that got this slot send before this one checks, caches and
+                # scores its reply: replies come in bursts, and an idle slot is lost throughput.
                 await asyncio.sleep(0)
                 return reply, None, False
             if attempt == self.max_retries:
@@ -518,8 +508,7 @@ class ChatRunner:
 
     def _accept(self, endpoint: Endpoint, completion: Any, stats: ModelUsage) -> _Reply:
         reply = _read_completion(completion)
-        # A server that echoes the key (or the URL's password) into its reply would put it
-        # into the verdict's reason, the cache entry and the report.
+        # A key (or URL password) echoed in a reply would reach the reason, cache and report.
         reply.content = endpoint.redact(reply.content)
         if reply.prompt_tokens is None or reply.completion_tokens is None:
             stats.cost_known = False
@@ -582,9 +571,9 @@ def _read_completion(completion: Any) -> _Reply:
 
 
 def _token_count(value: Any) -> float | None:
-    """A token count as the server gave it, or None (unknown, so the call is settled at its
-    worst case) when it is none: a negative or non-finite count made the spend negative or
-    NaN and let a budget be passed many times over; ``true`` is no count either."""
+    """A token count as the server gave it, or None (unknown: the call is settled at its worst
+    case) when it is none — a negative or non-finite count made the spend negative or NaN and
+    let a budget be passed many times over; ``true`` is no count either."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     count = float(value)

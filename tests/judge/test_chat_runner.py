@@ -697,6 +697,16 @@ def test_token_counts_that_are_no_counts_leave_the_cost_unknown(tokens: float) -
     assert counters.spent_usd == 0.0
 
 
+def test_a_token_count_of_zero_is_a_count() -> None:
+    # Zero is known (an empty completion): the cost is known, not left at the worst case.
+    with fixed_reply(_completion("", prompt_tokens=10, completion_tokens=0)) as (base, _):
+        runner = make_runner(prices=PRICES)
+        [outcome] = calls(runner, (Endpoint("priced", base + "/v1", SECRET), SHORT))
+    assert outcome.usage["completion_tokens"] == 0.0
+    assert outcome.usage["cost_usd"] == pytest.approx(10.0)
+    assert runner.usage("priced", "chat").cost_known
+
+
 def test_a_budget_holds_against_a_server_that_reports_negative_usage() -> None:
     # Each call is settled at its worst case when its usage is unknown: the budget stops
     # the calls as it would without usage at all.

@@ -181,3 +181,16 @@ def test_the_pool_holds_more_connections_than_any_usual_concurrency(fake: Any) -
         "message-not-text", "json-not-an-object", "not-json", "empty", "blank"])
 def test_an_error_reply_is_read_for_what_the_server_said(text: str, said: str) -> None:
     assert error_message(text, "Service Unavailable") == said
+
+
+def test_each_phase_of_a_request_is_bounded_by_the_runs_timeout_too() -> None:
+    # The whole reply has a deadline of the run's timeout; each phase (connect, write, read,
+    # the pool) has it as well, not httpx2's default of 5 s, which would end a slow but
+    # legitimate reply (a local model generating for 20 s under a 60 s timeout) early.
+    import httpx2
+
+    client = ChatClient("http://127.0.0.1:9/v1", SECRET, 42.0)
+    try:
+        assert client._http.timeout == httpx2.Timeout(42.0)
+    finally:
+        asyncio.run(client.close())

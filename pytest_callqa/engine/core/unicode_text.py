@@ -36,19 +36,39 @@ def replace_lone_surrogates(text: str) -> str:
 def without_lone_surrogates(value: Any) -> tuple[Any, int]:
     """``value`` (a JSON value: strings, lists, dicts) with every unpaired surrogate in its
     strings and keys replaced by U+FFFD, and how many strings held one; ``value`` itself
-    when none did."""
+    when none did (found without building anything: every output is checked)."""
+    if not _holds_lone(value):
+        return value, 0
+    return _replaced(value)
+
+
+def _holds_lone(value: Any) -> bool:
+    # A loop over a stack, not a recursion: it runs over every output, most of them clean.
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() and _LONE.search(item) is not None:
+                return True
+        elif kind is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+    return False
+
+
+def _replaced(value: Any) -> tuple[Any, int]:
     if isinstance(value, str):
         clean = replace_lone_surrogates(value)
         return clean, int(clean is not value)
     if isinstance(value, dict):
-        items = [(without_lone_surrogates(k), without_lone_surrogates(v))
-                 for k, v in value.items()]
-        changed = sum(k[1] + v[1] for k, v in items)
-        return ({k[0]: v[0] for k, v in items} if changed else value), changed
+        items = [(_replaced(k), _replaced(v)) for k, v in value.items()]
+        return {k[0]: v[0] for k, v in items}, sum(k[1] + v[1] for k, v in items)
     if isinstance(value, list):
-        parts = [without_lone_surrogates(v) for v in value]
-        changed = sum(n for _, n in parts)
-        return ([v for v, _ in parts] if changed else value), changed
+        parts = [_replaced(v) for v in value]
+        return [v for v, _ in parts], sum(n for _, n in parts)
     return value, 0
 
 

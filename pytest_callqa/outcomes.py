@@ -46,15 +46,18 @@ def failed_in_helper(excinfo: pytest.ExceptionInfo[BaseException] | None) -> boo
 
 
 def tool_failed(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
-    """Whether a test was stopped by the tool: a verdict the judge could not give, a custom
-    metric whose code raised, or a :func:`tool_failure`."""
-    if excinfo is None:
-        return False
+    """Whether a test was stopped by the tool (see :func:`is_tool_failure`)."""
+    return excinfo is not None and is_tool_failure(excinfo.value)
+
+
+def is_tool_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is the tool's, not the model's: a verdict the judge could not give, a
+    custom metric whose code raised, or a :func:`tool_failure`."""
     # The engine's results module not loaded means nothing raised its exception; importing it
     # here would cost every test of every session.
     results = sys.modules.get("pytest_callqa.engine.core.results")
-    return getattr(excinfo.value, TOOL_FAILURE, False) is True or (
-        results is not None and excinfo.errisinstance(results.EvaluationUnavailable))
+    return getattr(exc, TOOL_FAILURE, False) is True or (
+        results is not None and isinstance(exc, results.EvaluationUnavailable))
 
 
 def produce_or_fail(

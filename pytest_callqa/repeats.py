@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from .outcomes import produce_or_fail
+from .outcomes import is_tool_failure, produce_or_fail
 from .outputs import ModelOutput
 from .run.settings import Missing
 
@@ -97,7 +97,7 @@ def call_runs(item: pytest.Function, state: CallqaSession,
         except (pytest.skip.Exception, KeyboardInterrupt):
             raise
         except (Exception, pytest.fail.Exception) as exc:
-            if _evaluation_unavailable(exc):
+            if is_tool_failure(exc):
                 raise
             return exc
         return None
@@ -127,13 +127,6 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     if decisive is not None:
         raise decisive
     return True
-
-
-def _evaluation_unavailable(exc: BaseException) -> bool:
-    # Loaded already: a result reached this test.
-    from .engine.core.results import EvaluationUnavailable
-
-    return isinstance(exc, EvaluationUnavailable)
 
 
 def _attach(item: pytest.Item, payload: dict[str, Any] | None, results: list[TaskResult],

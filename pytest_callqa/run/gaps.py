@@ -72,3 +72,39 @@ def unregistered_notes(card: Scorecard) -> list[str]:
             "in this process, so the scorecard leaves them out: register them in the "
             "rootdir's conftest.py (or a plugin), which every xdist process loads"
             for task, ids in sorted(unknown.items())]
+
+
+def unscored_lines(card: Scorecard, *, benchmarks: bool) -> list[str]:
+    """The header's line naming the metrics a run reached but could not score for any model
+    (the heuristic judge leaves what it cannot estimate unscored), per task, so a column of
+    dashes is read as "not measured", not overlooked. ``benchmarks`` is whether the run
+    had the Layer 2 benchmarks switched on."""
+    # The benchmark definitions load with the task families they read.
+    from ..engine.tasks.benchmark_specs import BENCHMARK_METRICS
+
+    models = card.models.values()
+    unscored = []
+    for task in card.task_order:
+        names = [
+            spec.name for spec in card.specs(task)
+            if spec.shown and any(_has_metric(m.tasks.get(task), spec.id) for m in models)
+            and all(_value(m.tasks.get(task), spec.id) is None for m in models)
+        ]
+        if names:
+            unscored.append(f"{task}: {', '.join(names)}")
+    dropped = [spec.name for spec in BENCHMARK_METRICS
+               if all(m.benchmarks.get(spec.id, {}).get("value") is None for m in models)]
+    if dropped and benchmarks and any(m.benchmarks for m in models):
+        unscored.append(f"benchmarks: {', '.join(dropped)}")
+    return ["not scored for any model: " + "; ".join(unscored)] if unscored else []
+
+
+def _has_metric(agg: Any, metric_id: str) -> bool:
+    return agg is not None and metric_id in agg.metrics
+
+
+def _value(agg: Any, metric_id: str) -> float | None:
+    if agg is None or metric_id not in agg.metrics:
+        return None
+    value: float | None = agg.metrics[metric_id].value
+    return value

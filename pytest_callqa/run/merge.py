@@ -21,7 +21,7 @@ from ..engine.core.results import TaskResult, plain
 from ..engine.registry import Registry, default_registry
 from ..engine.report import render_scorecard
 from ..engine.scorecard import Scorecard, build_scorecard
-from .gaps import not_evaluated_lines, not_evaluated_notes
+from .gaps import not_evaluated_lines, not_evaluated_notes, unscored_lines
 from .settings import count
 from .shard import parse_shard
 from .summary import REPORT_SCHEMA, models_section
@@ -460,7 +460,8 @@ def merged_scorecard_text(report: Mapping[str, Any], *, width: int | None = None
         f"results: {count(len(card.results), 'output')} scored "
         f"({count(len(card.models), 'model')}, {count(len(cases), 'case')})",
     ]
-    # What was not evaluated, worded as a run's header words it.
+    # What was not scored or not evaluated, worded as a run's header words it.
+    header += unscored_lines(card, benchmarks=_get(run, ("benchmarks",)) is not False)
     header += not_evaluated_lines(report.get("not_evaluated", []))
     card.notes.extend(not_evaluated_notes(report.get("not_evaluated", [])))
     return render_scorecard(card, color=color, header=header,

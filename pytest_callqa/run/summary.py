@@ -13,7 +13,12 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, cast
 
 from .._version import __version__
-from .gaps import not_evaluated_lines, not_evaluated_notes, unregistered_notes
+from .gaps import (
+    not_evaluated_lines,
+    not_evaluated_notes,
+    unregistered_notes,
+    unscored_lines,
+)
 from .settings import ERROR_PAYLOAD, CallqaUsageError, Settings, count
 from .spool import NOT_JSON, POOLED_DETAILS, ResultSpool, entry_text, golden_entry, kept_records
 
@@ -264,30 +269,7 @@ class Summary:
         if not self.settings.benchmarks:
             lines.append("benchmarks: Layer 2 standard benchmarks switched off "
                          "(--no-callqa-benchmarks)")
-        unscored = []
-        for task in card.task_order:
-            names = [
-                spec.name for spec in card.specs(task)
-                if spec.shown and any(_has_metric(m.tasks.get(task), spec.id)
-                                      for m in card.models.values())
-                and all(_agg_value(m.tasks.get(task), spec.id) is None
-                        for m in card.models.values())
-            ]
-            if names:
-                unscored.append(f"{task}: {', '.join(names)}")
-        # The benchmark definitions load with the task families they read.
-        from ..engine.tasks.benchmark_specs import BENCHMARK_METRICS
-
-        dropped = [
-            spec.name for spec in BENCHMARK_METRICS
-            if all(m.benchmarks.get(spec.id, {}).get("value") is None
-                   for m in card.models.values())
-        ]
-        if dropped and self.settings.benchmarks and any(m.benchmarks
-                                                         for m in card.models.values()):
-            unscored.append(f"benchmarks: {', '.join(dropped)}")
-        if unscored:
-            lines.append("not scored for any model: " + "; ".join(unscored))
+        lines += unscored_lines(card, benchmarks=self.settings.benchmarks)
         return lines + not_evaluated_lines(self.not_evaluated(card))
 
     def judge_repeats(self, card: Scorecard) -> dict[str, Any] | None:
@@ -454,17 +436,6 @@ def _for_scorecard(data: dict[str, Any],
         judge_records=kept_records(data),
         usage=dict(data.get("usage", {})), notes=list(data.get("notes", [])),
         judge_errors=list(data.get("judge_errors", [])), pass_bar=data.get("pass_bar"))
-
-
-def _has_metric(agg: Any, metric_id: str) -> bool:
-    return agg is not None and metric_id in agg.metrics
-
-
-def _agg_value(agg: Any, metric_id: str) -> float | None:
-    if agg is None or metric_id not in agg.metrics:
-        return None
-    value: float | None = agg.metrics[metric_id].value
-    return value
 
 
 def run_groups(card: Scorecard) -> dict[tuple[str | None, str, str], list[TaskResult]]:

@@ -448,6 +448,10 @@ def test_the_merge_command_writes_the_report_and_prints_the_scorecard(
     assert missing, "the example project has a pair without an output"
     assert (f"no output, not evaluated: {missing[0]['model']}: {missing[0]['case_id']}"
             in done.stdout)
+    # The metrics no model could be scored on are named as a run's own header names them.
+    unscored = [line for line in done.stdout.splitlines()
+                if line.startswith("not scored for any model: ")]
+    assert len(unscored) == 1 and "translation: Target Language Fluency Score" in unscored[0]
     assert f"merged 2 reports into {out}" in done.stdout
     # Written atomically: no temporary file is left beside the report.
     assert [p.name for p in out.parent.iterdir()] == ["report.json"]

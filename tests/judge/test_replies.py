@@ -163,6 +163,50 @@ def test_two_verdicts_for_one_metric_trust_neither() -> None:
     assert list(parsed.replies) == ["resolved"]
 
 
+REPEATED = ["the reply repeats a key of the verdict for metric 'faithfulness', so which value "
+            "it meant is unknown"]
+_OK = '"resolved": {"score": 1, "expected_outcome_reference": "", "model_output_observed": "", ' \
+      '"reason": "ok"}'
+_FIELDS = '"expected_outcome_reference": "", "model_output_observed": "", "reason": "ok"'
+
+
+@pytest.mark.parametrize("content", [
+    # a metric id twice among verdicts keyed by id (json.loads keeps the last)
+    f'{{"faithfulness": {{"score": 0.1, {_FIELDS}}}, '
+    f'"faithfulness": {{"score": 0.9, {_FIELDS}}}, {_OK}}}',
+    # the same inside "verdicts"
+    f'{{"verdicts": {{"faithfulness": {{"score": 0.1, {_FIELDS}}}, '
+    f'"faithfulness": {{"score": 0.9, {_FIELDS}}}, {_OK}}}}}',
+    # a score given twice in a verdict keyed by its id
+    f'{{"faithfulness": {{"score": 0.1, "score": 0.9, {_FIELDS}}}, {_OK}}}',
+    # ... and in a listed verdict
+    f'[{{"metric": "faithfulness", "score": 0.1, "score": 0.9, {_FIELDS}}}, '
+    f'{{"metric": "resolved", "score": 1, {_FIELDS}}}]',
+])
+def test_a_key_given_twice_leaves_its_verdict_untrusted(content: str) -> None:
+    parsed = parse_reply(content, [UNIT, BINARY])
+    assert parsed.problems == {"faithfulness": REPEATED}
+    assert list(parsed.replies) == ["resolved"]
+    assert parsed.replies["resolved"].score == 1
+
+
+def test_one_verdict_given_bare_with_a_field_twice_is_untrusted() -> None:
+    parsed = parse_reply(f'{{"score": 0.1, "score": 0.9, {_FIELDS}}}', [UNIT])
+    assert parsed.replies == {}
+    assert parsed.problems == {"faithfulness": REPEATED}
+
+
+def test_repeated_keys_elsewhere_leave_the_verdicts_alone() -> None:
+    # A list as a verdict's metric (unhashable) and a repeated key of no verdict asked for.
+    content = (f'[{{"metric": ["faithfulness"], "metric": "faithfulness", "score": 0.5, '
+               f'{_FIELDS}}}, {{"metric": "tone", "score": 1, "score": 0, {_FIELDS}}}, '
+               f'{{"metric": "resolved", "score": 1, {_FIELDS}}}]')
+    parsed = parse_reply(content, [UNIT, BINARY])
+    assert parsed.problems == {"faithfulness": REPEATED}
+    assert parsed.general == ["verdict for unknown metric 'tone'"]
+    assert list(parsed.replies) == ["resolved"]
+
+
 def test_a_verdict_for_a_metric_not_asked_is_reported() -> None:
     reply = [{"metric": "tone", **_verdict(0.5)}, {"metric": "faithfulness", **_verdict(1)},
              {"metric": "resolved", **_verdict(1)}]

@@ -61,15 +61,17 @@ class EvalContext:
         return source.get() if isinstance(source, Deferred) else source
 
 
-def parse_output(raw: Any) -> tuple[Any, str | None, list[str]]:
+def parse_output(raw: Any, pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+                 ) -> tuple[Any, str | None, list[str]]:
     """Turn what a model returned into a JSON value.
 
     Returns ``(value, problem, notes)``; ``problem`` says why the output is not JSON. A reply
     wrapped in one Markdown code fence is unwrapped (and noted), as chat models often do that.
     Unpaired UTF-16 surrogates (a ``\ud800`` escape alone) are not Unicode any text can carry:
-    each is replaced by U+FFFD, and noted.
+    each is replaced by U+FFFD, and noted. ``pairs_hook`` builds each JSON object of text
+    from its key-value pairs (``json.loads``'s ``object_pairs_hook``).
     """
-    value, problem, notes = _parse_output(raw)
+    value, problem, notes = _parse_output(raw, pairs_hook)
     value, replaced = without_lone_surrogates(value)
     if replaced:
         notes.append(f"output held unpaired UTF-16 surrogates (not valid Unicode) in "
@@ -77,7 +79,8 @@ def parse_output(raw: Any) -> tuple[Any, str | None, list[str]]:
     return value, problem, notes
 
 
-def _parse_output(raw: Any) -> tuple[Any, str | None, list[str]]:
+def _parse_output(raw: Any, pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None,
+                  ) -> tuple[Any, str | None, list[str]]:
     notes: list[str] = []
     if isinstance(raw, (dict, list)):
         return raw, None, notes
@@ -97,7 +100,7 @@ def _parse_output(raw: Any) -> tuple[Any, str | None, list[str]]:
     if not text:
         return None, "output is empty", notes
     try:
-        return json.loads(text), None, notes
+        return json.loads(text, object_pairs_hook=pairs_hook), None, notes
     except json.JSONDecodeError as exc:
         preview = text[:60].replace("\n", " ")
         return None, f"output is not valid JSON ({exc.msg} at char {exc.pos}): {preview!r}", notes

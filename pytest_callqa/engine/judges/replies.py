@@ -145,13 +145,51 @@ def _reply_objects(value: Any, items: Sequence[Item]) -> tuple[list[Any], list[s
     return [], [f"the reply must be {wanted}, got {kind}"]
 
 
+class _RepeatedKeys:
+    """Finds the verdicts a reply gives a key of more than once: a metric id twice among
+    verdicts keyed by id, or a field twice in one verdict. ``json.loads`` keeps the last value
+    in silence, and the judge's first word may have been the one it meant."""
+
+    def __init__(self, items: Sequence[Item]) -> None:
+        self._idents = {item.ident for item in items}
+        self._single = items[0].ident if len(items) == 1 else None
+        self._found: set[str] = set()
+        # The objects that repeat a key, by id (kept alive so that no id is reused).
+        self._flagged: dict[int, dict[str, Any]] = {}
+
+    def pairs_hook(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        for key, value in pairs:
+            if key in self._idents and id(value) in self._flagged:
+                self._found.add(key)  # a verdict keyed by its id, with a field twice
+        if len(obj) < len(pairs):
+            self._flagged[id(obj)] = obj
+            keys = [key for key, _ in pairs]
+            self._found.update(i for i in self._idents if keys.count(i) > 1)
+            self._found.update(v for k, v in pairs if k == "metric" and isinstance(v, str)
+                               and v in self._idents)
+        return obj
+
+    def idents(self) -> set[str]:
+        """The metric ids whose verdict, in the reply parsed with :meth:`pairs_hook`, cannot
+        be trusted. With one metric asked for, any repeated key is its verdict's (a reply may
+        name that metric differently, or give its verdict bare)."""
+        if self._single is not None and self._flagged:
+            return {self._single}
+        return self._found
+
+
 def parse_reply(content: str, items: Sequence[Item]) -> ParsedReply:
     """Validate a judge reply against the items it answers."""
     parsed = ParsedReply()
-    value, problem, _notes = parse_output(content)
+    repeated = _RepeatedKeys(items)
+    value, problem, _notes = parse_output(content, repeated.pairs_hook)
     if problem is not None:
         parsed.general.append(f"the reply is not valid JSON: {problem}")
         return parsed
+    for twice in sorted(repeated.idents()):
+        parsed.problems[twice] = [f"the reply repeats a key of the verdict for metric {twice!r}, "
+                                  "so which value it meant is unknown"]
     objects, general = _reply_objects(value, items)
     parsed.general.extend(general)
     by_ident = {item.ident: item for item in items}

@@ -734,6 +734,23 @@ def test_a_key_the_server_echoes_in_its_reply_is_redacted_before_anything_keeps_
                    if p.is_file())
 
 
+@pytest.mark.parametrize("key", ["null", "a", "1234567"])
+def test_a_placeholder_key_is_not_cut_out_of_the_reply(key: str) -> None:
+    # Keys under 8 characters are placeholders for keyless servers; blanking one out of a
+    # reply turned every null into "<redacted>" and every "a" inside a word too.
+    content = '{"score": 1, "code": null, "reason": "a match 1234567"}'
+    with fixed_reply(_completion(content, prompt_tokens=1, completion_tokens=1)) as (base, _):
+        [outcome] = calls(make_runner(), (Endpoint("priced", base + "/v1", key), SHORT))
+    assert outcome.content == content
+
+
+def test_a_key_of_eight_characters_is_cut_out_of_the_reply() -> None:
+    with fixed_reply(_completion("x 12345678 y", prompt_tokens=1, completion_tokens=1)) \
+            as (base, _):
+        [outcome] = calls(make_runner(), (Endpoint("priced", base + "/v1", "12345678"), SHORT))
+    assert outcome.content == "x <redacted> y"
+
+
 def test_a_cache_entry_nested_past_pythons_limit_is_a_damaged_miss(cache_dir: Path) -> None:
     cache = JudgeCache(cache_dir)
     where = Endpoint("priced", "http://127.0.0.1:9/v1", SECRET)

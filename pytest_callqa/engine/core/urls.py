@@ -71,10 +71,19 @@ def url_secrets(url: str) -> list[str]:
     return sorted({form for form in forms if form}, key=len, reverse=True)
 
 
-def redact(text: str, api_key: str, url: str) -> str:
-    """``text`` with ``api_key`` and every form of ``url``'s credentials blanked out."""
+# The shortest secret searched for in a server's reply. Shorter keys are placeholders for
+# keyless servers (``EMPTY``, ``none``, ``x``), no key an API issues; replacing one inside a
+# reply corrupts it (``null`` in every verdict, ``a`` in every word), so a reply keeps them.
+# Error messages are searched for secrets of any length.
+SHORTEST_REPLY_SECRET = 8
+
+
+def redact(text: str, api_key: str, url: str, *, shortest: int = 1) -> str:
+    """``text`` with ``api_key`` and every form of ``url``'s credentials of at least
+    ``shortest`` characters blanked out."""
     for secret in ([api_key] if api_key else []) + url_secrets(url):
-        text = text.replace(secret, "<redacted>")
+        if len(secret) >= shortest:
+            text = text.replace(secret, "<redacted>")
     return text
 
 

@@ -15,7 +15,7 @@ import urllib.parse
 from dataclasses import dataclass
 
 from ..core.defaults import DEFAULT_BASE_URL
-from ..core.urls import redact, safe_url, without_credentials
+from ..core.urls import SHORTEST_REPLY_SECRET, redact, safe_url, without_credentials
 from .wire import ChatClient
 
 # Where a model spec's base URL starts: an ``@`` followed by an http(s) URL, in any case.
@@ -105,6 +105,12 @@ class Endpoint:
         """``text`` with the key, and any credentials in the base URL (in every form a
         server could echo them, see ``core/urls.py``), blanked out."""
         return redact(text, self._api_key, self.base_url)
+
+    def redact_reply(self, text: str) -> str:
+        """A reply's content with the key and the URL's credentials blanked out, but for
+        secrets too short to be any (``core/urls.SHORTEST_REPLY_SECRET``), which a reply
+        keeps whole."""
+        return redact(text, self._api_key, self.base_url, shortest=SHORTEST_REPLY_SECRET)
 
     def client(self, timeout: float) -> ChatClient:
         return ChatClient(self.base_url, self.api_key_or_placeholder, timeout)

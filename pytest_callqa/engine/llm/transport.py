@@ -509,7 +509,7 @@ class ChatRunner:
     def _accept(self, endpoint: Endpoint, completion: Any, stats: ModelUsage) -> _Reply:
         reply = _read_completion(completion)
         # A key (or URL password) echoed in a reply would reach the reason, cache and report.
-        reply.content = endpoint.redact(reply.content)
+        reply.content = endpoint.redact_reply(reply.content)
         if reply.prompt_tokens is None or reply.completion_tokens is None:
             stats.cost_known = False
             return reply

@@ -159,6 +159,7 @@ class Services:
                         backend=self.settings.judge,
                         on_progress=self.on_progress,
                         before_send=self.before_send,
+                        cache_name=local.identity if local is not None else None,
                     )
                 except ValueError as exc:
                     # A setting the options could not check (OPENAI_BASE_URL): every call

@@ -16,8 +16,10 @@ import pytest
 from pytest_callqa.engine.generate import OpenAIGenerator, generation_max_tokens
 from pytest_callqa.engine.judges.llm import OpenAIJudge
 from pytest_callqa.engine.llm.budget import bound_param
+from pytest_callqa.engine.llm.cache import JudgeCache
 from pytest_callqa.engine.llm.formats import (
     MAX_REPLY_TOKENS,
+    SETTLED_FOLDER,
     TEXT_MAX_CHARS,
     reply_max_tokens,
     schema_tokens,
@@ -251,3 +253,66 @@ def test_a_call_that_does_not_fit_the_servers_window_is_a_judge_error(fake: Any)
     assert "over the 538-token input limit" in verdict.reason
     assert "context window of 1,000 tokens less 462 for the reply" in verdict.reason
     assert "--callqa-local-ctx" in verdict.reason
+
+
+# --- what an endpoint settled on, kept in the cache directory -----------------------------
+
+
+def _judge_on(base_url: str, cache: JudgeCache) -> OpenAIJudge:
+    return OpenAIJudge(MODEL, base_url=base_url, api_key=SECRET, mode="per-metric",
+                       runner=make_runner(cache, concurrency=1))
+
+
+@pytest.mark.parametrize("refuses", ["format", "seed"])
+def test_a_later_run_asks_as_the_endpoint_settled_and_finds_its_replies(
+        fake: Any, tmp_path: Path, refuses: str) -> None:
+    server = fake(refuses=("json_schema",), refusal=recorded_refusal()) \
+        if refuses == "format" else fake(refuses_params=("seed",))
+    _judge_on(server.base_url, JudgeCache(tmp_path, "rw")).judge(requests_for(3))
+    assert server.requests == 4  # one refused, three answered
+    # A later run (a new ladder, as in a new process): every reply from the cache, none of
+    # the refused requests sent again — before, the first call missed the cache, was
+    # refused, and a run against a stopped server with a complete cache failed.
+    warm = _judge_on(server.base_url, JudgeCache(tmp_path, "rw"))
+    verdicts = warm.judge(requests_for(3))
+    assert server.requests == 4
+    assert all(v.score == 0.5 and not v.judge_error for v in verdicts)
+    # A call the cache does not hold goes out as the endpoint settled, first time.
+    warm.judge(requests_for(4)[3:])
+    assert server.requests == 5
+    last = server.bodies[-1]
+    if refuses == "format":
+        assert formats_sent(server)[-1] == "json_object_schema"
+    else:
+        assert "seed" not in last and "seed" in server.bodies[0]
+    where = server.base_url
+    server.stop()
+    # Replayed read-only (a CI job) with the server gone: every verdict from the cache.
+    replayed = _judge_on(where, JudgeCache(tmp_path, "ro")).judge(requests_for(4))
+    assert all(v.score == 0.5 and not v.judge_error for v in replayed)
+
+
+def test_an_endpoint_that_takes_the_top_format_leaves_nothing_to_keep(
+        fake: Any, tmp_path: Path) -> None:
+    server = fake()
+    _judge_on(server.base_url, JudgeCache(tmp_path, "rw")).judge(requests_for(2))
+    assert server.requests == 2
+    assert not (tmp_path / SETTLED_FOLDER).exists()
+
+
+def test_a_damaged_or_read_only_record_starts_the_ladder_at_its_top(
+        fake: Any, tmp_path: Path) -> None:
+    server = fake(refuses=("json_schema",), refusal=recorded_refusal())
+    _judge_on(server.base_url, JudgeCache(tmp_path, "ro")).judge(requests_for(1))
+    # Read-only: the replies and the settled format stay unwritten.
+    assert not (tmp_path / SETTLED_FOLDER).exists()
+    _judge_on(server.base_url, JudgeCache(tmp_path, "rw")).judge(requests_for(1))
+    [record] = (tmp_path / SETTLED_FOLDER).iterdir()
+    assert json.loads(record.read_text(encoding="utf-8")) == {
+        "format": "json_object_schema", "seedless": False}
+    record.write_text('{"format": "json_schema_v9", "seedless": "yes"}', encoding="utf-8")
+    _judge_on(server.base_url, JudgeCache(tmp_path, "rw")).judge(requests_for(2)[1:])
+    assert formats_sent(server)[-2:] == ["json_schema", "json_object_schema"]
+    record.write_text("[", encoding="utf-8")
+    _judge_on(server.base_url, JudgeCache(tmp_path, "rw")).judge(requests_for(3)[2:])
+    assert formats_sent(server)[-2:] == ["json_schema", "json_object_schema"]

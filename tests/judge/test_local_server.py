@@ -5,6 +5,7 @@ start. Every server here is a subprocess on 127.0.0.1 that stops with its test."
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -21,6 +22,7 @@ from pytest_callqa.engine.llm.server import (
     ServerInfo,
     default_model,
     model_alias,
+    model_identity,
     reported_context,
 )
 
@@ -167,14 +169,38 @@ def test_reported_context_reads_what_a_server_says(
 
 
 def test_server_info_from_a_worker_input() -> None:
-    info = ServerInfo(url="http://127.0.0.1:5/v1", model="m", n_ctx=4096)
+    info = ServerInfo(url="http://127.0.0.1:5/v1", model="m", n_ctx=4096, identity="local:m")
     assert ServerInfo.from_dict(info.to_dict()) == info
+    with pytest.raises(ValueError, match="incomplete"):
+        ServerInfo.from_dict({**info.to_dict(), "identity": ""})
     with pytest.raises(ValueError, match="must be an object, got NoneType"):
         ServerInfo.from_dict(None)
     with pytest.raises(ValueError, match="incomplete"):
         ServerInfo.from_dict({"url": "http://127.0.0.1:5/v1", "model": "m", "n_ctx": 0})
     with pytest.raises(ValueError, match="incomplete"):
         ServerInfo.from_dict({"url": "http://127.0.0.1:5/v1", "n_ctx": 4096})
+
+
+def test_a_model_file_is_known_by_its_content_not_its_folder(tmp_path: Path) -> None:
+    # Two MiB and a bit: the head and the tail are read, the middle is not.
+    body = bytearray(b"GGUF" + bytes(2 * (1 << 20) + 100))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, moved = tmp_path / "a" / "m.gguf", tmp_path / "b" / "m.gguf"
+    first.write_bytes(body)
+    moved.write_bytes(body)
+    identity = model_identity(first, FAKE_MODULE)
+    assert identity == model_identity(moved, FAKE_MODULE)
+    assert re.fullmatch(rf"local:{re.escape(FAKE_MODULE)}==[^/]+/m\.gguf@[0-9a-f]{{32}}",
+                        identity)
+    for at in (10, len(body) - 10):
+        changed = bytearray(body)
+        changed[at] = 1
+        moved.write_bytes(changed)
+        assert model_identity(moved, FAKE_MODULE) != identity, at
+    moved.write_bytes(body + b"\0")
+    assert model_identity(moved, FAKE_MODULE) != identity
+    assert model_identity(first, "llama_cpp.server") != identity
 
 
 def test_the_default_model_is_the_smollm2_file(tmp_path: Path,

@@ -98,6 +98,15 @@ def test_the_local_judge_judges_through_one_server_and_stops_it(
     assert usage["prompt_tokens"] > 0 and usage["completion_tokens"] > 0
     # A model on this machine costs nothing per token.
     assert usage["spent_usd"] == 0.0 and usage["timeout_s"] == 1800.0
+    # Run again: a new server on another port, and every verdict from the cache, which
+    # names the server by its model file, not by its URL.
+    again = pytester.runpytest(f"{REPORT_OPTION}=report.json")
+    again.assert_outcomes(passed=4, failed=6)
+    first, second = local.pids()
+    assert first == pid and gone(second)
+    warm = local.project.report()["run"]["judge_usage"]
+    assert (warm["calls"], warm["requests"]) == (6, 0)
+    assert warm["per_process"]["cache_hits"] == 6
 
 
 def test_xdist_workers_share_the_controllers_server(local: Local,
@@ -243,11 +252,14 @@ def test_a_worker_judges_through_the_controllers_server_without_the_teams_key(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-team-key-never-sent-locally")
     settings = Settings(judge="local", judge_model="judge", local_model=tmp_path / "j.gguf",
                         cache="off")
-    shared = {"url": "http://127.0.0.1:5123/v1", "model": "judge", "n_ctx": 2048}
+    shared = {"url": "http://127.0.0.1:5123/v1", "model": "judge", "n_ctx": 2048,
+              "identity": "local:llama_cpp.server==0.3/judge.gguf@00ff"}
     services = Services(settings, WorkerHost(shared), on_progress=lambda done, total: None)
     judge = services.judge()
     assert isinstance(judge, OpenAIJudge)
     assert judge.endpoint.base_url == "http://127.0.0.1:5123/v1"
+    # Cache keys name the controller's model file, as the controller's own do.
+    assert judge.endpoint.cache_name == "local:llama_cpp.server==0.3/judge.gguf@00ff"
     assert judge.context_window == 2048 and judge.name == "local:judge"
     assert judge.endpoint.api_key_or_placeholder == LOCAL_API_KEY
     assert services.local_server is None  # a worker starts none

@@ -182,7 +182,8 @@ class OpenAIJudge:
     ``backend`` names the kind of server in the judge's name (``local:<model>``).
     ``on_progress(done, total)`` is called as judge calls finish. ``before_send()`` is called
     before a batch that must call the endpoint (not for one the cache answers wholly); what it
-    raises stops the batch before any request.
+    raises stops the batch before any request. ``cache_name`` names the server in cache keys
+    in place of its URL (the local judge's changes every run).
     """
 
     def __init__(
@@ -209,13 +210,14 @@ class OpenAIJudge:
         backend: str = "openai",
         on_progress: Callable[[int, int], None] | None = None,
         before_send: Callable[[], None] | None = None,
+        cache_name: str | None = None,
     ) -> None:
         if mode not in JUDGE_MODES:
             raise ValueError(f"judge mode must be one of {', '.join(JUDGE_MODES)}, got {mode!r}")
         self.model = model
         self.name = f"{backend}:{model}"
         self.mode: str = mode
-        self.endpoint = Endpoint(model, base_url, api_key)
+        self.endpoint = Endpoint(model, base_url, api_key, cache_name=cache_name)
         self.runner = runner or ChatRunner(
             concurrency=concurrency, rpm=rpm, cache=cache, budget_usd=budget_usd,
             prices=prices, timeout=timeout, max_retries=max_retries, reasks=reasks,

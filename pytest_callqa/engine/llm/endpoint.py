@@ -74,7 +74,7 @@ class Endpoint:
     """
 
     def __init__(self, model: str, base_url: str | None = None,
-                 api_key: str | None = None) -> None:
+                 api_key: str | None = None, *, cache_name: str | None = None) -> None:
         if not model:
             raise ValueError("a model name is required")
         self.model = model
@@ -84,6 +84,7 @@ class Endpoint:
             source = "the base URL" if base_url else "OPENAI_BASE_URL"
             raise ValueError(f"{source} of model {model!r} is not usable: {problem}")
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or ""
+        self._cache_name = cache_name
 
     def __repr__(self) -> str:
         return f"Endpoint(model={self.model!r}, base_url={safe_url(self.base_url)!r})"
@@ -91,6 +92,13 @@ class Endpoint:
     @property
     def display_url(self) -> str:
         return safe_url(self.base_url)
+
+    @property
+    def cache_name(self) -> str:
+        """Where replies come from, as cache keys name it: the base URL without credentials
+        or a trailing ``/``, unless a stable name was given for a server whose URL changes
+        from run to run (the local judge's loopback port)."""
+        return self._cache_name or self.display_url.rstrip("/")
 
     @property
     def has_key(self) -> bool:

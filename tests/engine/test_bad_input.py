@@ -414,6 +414,34 @@ def test_translation_dropped_surname_is_not_preserved() -> None:
     assert _translation(out).metrics["proper_noun_preservation"].value == 0.0
 
 
+
+@pytest.mark.parametrize(("field", "entries"), [
+    ("domain_terms_handled", [{"term": "KYC", "handled_as": "ग्राहक सत्यापन"},
+                              {"term": "kyc", "handled_as": "KYC"}]),
+    ("domain_terms_handled", [{"term": "KYC", "handled_as": "KYC"},
+                              {"term": "KYC", "handled_as": "ग्राहक सत्यापन"}]),
+    ("named_entities_handled", [{"entity": "Priya Sharma", "handled_as": "प्रिया"},
+                                {"entity": "Priya Sharma", "handled_as": "प्रिया शर्मा"}]),
+])
+def test_translation_a_name_handled_two_ways_is_a_structure_failure(
+        field: str, entries: list[dict[str, str]]) -> None:
+    # Before, the last entry won: listed one way round the output passed, the other way it
+    # was blocked. Which one to score is ambiguous, as with a duplicate source_id.
+    out = copy.deepcopy(TRANSLATION_EXPECTED)
+    out[field] = entries
+    result = _translation(out)
+    assert not result.valid and result.score is None
+    assert "handled in two different ways" in (
+        result.metrics["response_structure_compliance"].reason or "")
+
+
+def test_translation_a_name_repeated_the_same_way_is_no_conflict() -> None:
+    out = copy.deepcopy(TRANSLATION_EXPECTED)
+    out["domain_terms_handled"] = [{"term": "KYC", "handled_as": "KYC"},
+                                   {"term": " kyc", "handled_as": "kyc "}]
+    result = _translation(out)
+    assert result.valid and result.metrics["domain_term_preservation"].value == 1.0
+
 def test_translation_unknown_source_ids_are_not_counted() -> None:
     out = copy.deepcopy(TRANSLATION_EXPECTED)
     out["sentence_translations"] = [

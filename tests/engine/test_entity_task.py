@@ -142,3 +142,20 @@ def test_an_unexpected_detection_said_by_its_mention_is_not_fabricated() -> None
     m = evaluate(case, {"detected_keywords": ["refund", "account", "visa"],
                         "detected_topics": [], "valid_entity_set": []}, embedder=TFIDF).metrics
     assert m["fabricated_entity_count"].details == {"fabricated": ["visa"]}
+
+
+@pytest.mark.parametrize(("field", "blank"), [
+    ("detected_keywords", ""), ("detected_keywords", "  "), ("detected_topics", "-"),
+    ("valid_entity_set", "_"),
+])
+def test_a_blank_name_is_a_structure_failure(field: str, blank: str) -> None:
+    # Before, blank names were dropped in silence: a model padding its list with "" kept a
+    # precision and adherence of 1.0 while the seed divides by every name it detected.
+    case = make_case("entity", {"detected_keywords": ["refund"], "detected_topics": [],
+                                "valid_entity_set": []}, config=CONFIG, transcript=TRANSCRIPT)
+    output = {"detected_keywords": ["refund"], "detected_topics": [], "valid_entity_set": []}
+    output[field] = [*output[field], blank]
+    result = evaluate(case, output, embedder=TFIDF)
+    assert not result.valid and result.score is None
+    assert f"{blank!r} is a blank name" in (
+        result.metrics["response_structure_compliance"].reason or "")

@@ -378,6 +378,16 @@ def test_no_expected_tool_called_extracts_no_parameter() -> None:
     assert result.metrics["parameter_extraction"].value == 0
 
 
+
+def test_an_expected_call_without_arguments_never_made_extracts_no_parameter() -> None:
+    # Before, the 0 needed an expected argument: a missed EndCall() scored 5.
+    expected = {"tool_calls": [{"name": "EndCall", "arguments": {}}],
+                "task_outcome": "the call is ended"}
+    output = {"tool_calls": [], "responses": GOOD["responses"]}
+    metric = _eval(output, judge=FixedJudge(ALL_FIVE),
+                   expected=expected).metrics["parameter_extraction"]
+    assert (metric.value, metric.details["failure_code"]) == (0, "no_tool_called")
+
 # --- the replay ----------------------------------------------------------------------------
 
 
@@ -427,6 +437,55 @@ def test_heuristic_catches_misreported_results_and_delivery_problems() -> None:
     assert result.metrics["response_delivery"].value == 2
     assert result.metrics["response_delivery"].details["failure_code"] == (
         "tts_hostile_formatting")
+
+
+CANCEL = [
+    {"speaker": "customer", "text": "Please cancel my gym membership, member id 55821."},
+    tool_call("CancelMembership", member_id="55821"),
+    tool_result('{"status": "cancelled"}'),
+    {"speaker": "agent", "text": "Your membership is cancelled. Anything else?"},
+    {"speaker": "customer", "text": "No, thanks."},
+    {"speaker": "agent", "text": "Goodbye!"},
+]
+CANCEL_EXPECTED = {
+    "tool_calls": [{"name": "CancelMembership", "arguments": {"member_id": "55821"}}],
+    "task_outcome": "Membership 55821 cancelled and the customer told so."}
+
+
+def test_heuristic_fails_an_agent_that_never_speaks() -> None:
+    # The right call with a result holding no number: before, every metric that reads the
+    # replies went unscored and the silent agent passed with 100.
+    silent = {"tool_calls": [{"turn": 1, "name": "CancelMembership",
+                              "arguments": {"member_id": "55821"}}], "responses": []}
+    result = _eval(silent, judge=HeuristicJudge(), transcript=CANCEL,
+                   expected=CANCEL_EXPECTED, config={"system_prompt": "A gym's voice agent."})
+    delivery = result.metrics["response_delivery"]
+    assert delivery.value == 0 and delivery.details["failure_code"] == "no_response"
+    assert delivery.details["turns"] == [3, 5]
+    interpretation = result.metrics["result_interpretation"]
+    assert interpretation.value == 0
+    assert interpretation.details["failure_code"] == "ignored_tool_result"
+    grounding = result.metrics["grounding_fidelity"]
+    assert not grounding.scored and "said nothing" in (grounding.reason or "")
+    assert result.metrics["passed"].value == 0.0
+    assert result.metrics["overall_score"].value == pytest.approx(100 * 0.4 / 0.65)
+
+
+def test_heuristic_counts_a_silent_turn_as_a_delivery_issue() -> None:
+    output = copy.deepcopy(GOOD)
+    output["responses"] = output["responses"][1:]  # nothing said at turn 3
+    delivery = _eval(output, judge=HeuristicJudge()).metrics["response_delivery"]
+    assert delivery.value == 3 and delivery.details["failure_code"] == "no_response"
+    assert delivery.details["turns"] == [3]
+
+
+def test_results_with_numbers_and_a_late_reply_are_still_compared() -> None:
+    # The agent is silent until after the first result, then relays both results' figures.
+    output = copy.deepcopy(GOOD)
+    output["responses"] = [{"turn": 7, "text": "You have $23,509.52; $1,540 is sent and "
+                                               "takes 3 business days."}]
+    result = _eval(output, judge=HeuristicJudge())
+    assert result.metrics["result_interpretation"].value == 5
 
 
 def test_a_reply_sees_the_results_of_calls_made_at_its_own_turn() -> None:

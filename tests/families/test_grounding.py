@@ -71,6 +71,25 @@ def test_completeness_over_query_keywords() -> None:
     assert completeness("What?", "anything") == (1.0, [])
 
 
+
+@pytest.mark.parametrize(("query_word", "answer_word"), [
+    ("prices", "price"), ("price", "prices"), ("boxes", "box"), ("sizes", "size"),
+    ("fees", "fee"), ("taxes", "tax"), ("policies", "policy"), ("classes", "class"),
+    ("branches", "branch"), ("houses", "house"), ("costs", "cost"), ("shipping", "shipped"),
+])
+def test_a_keyword_counts_up_to_a_plural_ending(query_word: str, answer_word: str) -> None:
+    # Before, "prices" stemmed to "pric" and "boxes" to "boxe" while "price" and "box" kept
+    # their "e" or had none: the answer said the keyword and completeness missed it.
+    assert completeness(f"Which {query_word} apply?", f"The {answer_word} apply.") == (1.0, [])
+
+
+@pytest.mark.parametrize(("query_word", "answer_word"), [
+    ("news", "new"), ("care", "car"), ("note", "not"), ("status", "state"), ("basis", "base"),
+])
+def test_unrelated_words_do_not_meet_at_a_stem(query_word: str, answer_word: str) -> None:
+    assert completeness(f"Which {query_word} apply?", f"The {answer_word} apply.") == (
+        0.5, [query_word])
+
 def test_numeric_and_date_anchors_are_checked_against_the_context() -> None:
     check = hallucination("It costs $69.99 since 3 March 2021, not 79.99.", CONTEXT)
     kinds = [(a["kind"], a["text"], a["supported"]) for a in check.anchors]
@@ -224,6 +243,24 @@ def test_thresholds_are_configurable() -> None:
     config = {"query": QUERY, "context": [CONTEXT], "completeness_warn_below": 0.4}
     assert _eval("Overnight shipping costs 69.99.", config=config).score == 1.0
 
+
+
+@pytest.mark.parametrize(("fail_above", "answer", "decided", "blocked"), [
+    # Five anchors, four unsupported: 0.8 fails the default 0.5, not a case's 0.8.
+    (0.8, "Overnight shipping for items over 10 lbs costs 79.99 and 12.50 and ships in 2 "
+          "days.", "PASS", False),
+    # Four anchors, one unsupported: 0.25 passes the default 0.5, fails a case's 0.2.
+    (0.2, "Overnight shipping for items over 10 lbs costs 69.99 and 12.50 more.", "FAIL",
+     True),
+])
+def test_the_hallucination_blocker_follows_the_cases_threshold(
+        fail_above: float, answer: str, decided: str, blocked: bool) -> None:
+    # Before, the blocker stayed at 0.5: a PASS verdict blocked, a safety FAIL not.
+    config = {"query": QUERY, "context": [CONTEXT], "hallucination_fail_above": fail_above}
+    result = _eval(answer, config=config)
+    assert result.metrics["grounding_verdict"].details["verdict"] == decided
+    assert result.blocked is blocked
+    assert result.metrics["hallucination"].rating == ("blocker" if blocked else "acceptable")
 
 def test_the_transcript_is_the_context_when_none_is_given() -> None:
     transcript = [{"speaker": "agent", "text": CONTEXT}]

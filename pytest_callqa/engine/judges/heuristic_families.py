@@ -8,9 +8,13 @@ and say what they checked; anything that needs reading comprehension is *not sco
   what the agent was told), ``result_interpretation`` (numbers of tool results relayed or
   contradicted), ``information_gathering`` (each tool argument said before the call) and
   ``task_completion`` (expected calls made with the expected arguments) are proxies on the
-  seed's scale; ``instruction_compliance`` and ``conversation_management`` are not scored,
-  nor are ``tool_routing`` / ``parameter_extraction`` when the case gives no expected calls
-  (with expected calls the task computes them itself and asks no judge).
+  seed's scale. What is measured rather than read is scored even at the bottom of the scale:
+  an agent that said nothing at its turns gets 0 for delivery, and 0 for result
+  interpretation when it was silent after its tool results (silence makes no claim, so
+  ``grounding_fidelity`` stays not scored). ``instruction_compliance`` and
+  ``conversation_management`` are not scored, nor are ``tool_routing`` /
+  ``parameter_extraction`` when the case gives no expected calls (with expected calls the
+  task computes them itself and asks no judge).
 - conversation: ``segmentation`` from punctuation and sentence lengths; ``intelligibility``
   and ``context`` are not scored.
 - extraction: the 1–5 quality rubrics are not scored.
@@ -129,9 +133,12 @@ def _grounding(request: JudgeRequest) -> JudgeVerdict:
                 turns.append(int(reply["turn"]))
                 problems.append(f"turn {reply['turn']}: {anchor.kind} {anchor.text!r}")
     if not checked:
-        return JudgeVerdict(request.metric, None,
-                            "not scored: the replies state no number, date, amount or id to "
-                            f"trace; other claims need reading; {_LLM_HINT}")
+        # Silence is neither grounded (5 would reward it) nor fabricated (0 says every reply
+        # is invented): there is no claim to rate. Delivery and result interpretation score it.
+        said = ("the agent said nothing, so there is no claim to trace" if not _replies(view)
+                else "the replies state no number, date, amount or id to trace; other "
+                "claims need reading")
+        return JudgeVerdict(request.metric, None, f"not scored: {said}; {_LLM_HINT}")
     return _verdict(
         request, _rubric_from_count(unsupported, checked),
         f"{checked - unsupported} of {checked} numbers, dates, amounts and ids in the replies "
@@ -142,9 +149,24 @@ def _grounding(request: JudgeRequest) -> JudgeVerdict:
         checked=checked, unsupported=unsupported)
 
 
+def _silent_turns(view: Sequence[Mapping[str, Any]], since: int = 0) -> list[int]:
+    """The agent turns from ``since`` on where the script waits for a reply and got none."""
+    return [int(e["turn"]) for e in view
+            if e["speaker"] == "agent" and e.get("missing") and int(e["turn"]) >= since]
+
+
 def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
     view, config = _agent_parts(request)
     calls = [c for c in request.focus.get("tool_calls", []) if c.get("result")]
+    if calls:
+        # Checked before whether a result carries a number: silence at every turn after the
+        # results is the seed's 0 ("tool output completely ignored") whatever they held.
+        received = min(int(c["turn"]) for c in calls)
+        silent = _silent_turns(view, received)
+        if silent and not any(r["turn"] >= received for r in _replies(view)):
+            return _verdict(request, 0.0, "no reply after the tool results although the "
+                            f"agent had {len(silent)} turn(s) to speak at: their output never "
+                            "reached the user", "ignored_tool_result", silent)
     followed: list[tuple[int, Any]] = []
     for call in calls:
         for anchor in extract_anchors(str(call["result"])):
@@ -282,12 +304,21 @@ def delivery_issues(texts: Sequence[str]) -> list[dict[str, Any]]:
 def _delivery(request: JudgeRequest) -> JudgeVerdict:
     view, _ = _agent_parts(request)
     replies = _replies(view)
+    silent = _silent_turns(view)
     if not replies:
-        return JudgeVerdict(request.metric, None, "not scored: the agent said nothing")
+        if not silent:
+            return JudgeVerdict(request.metric, None,
+                                "not scored: the conversation has no agent turn to reply at")
+        # The seed's 0 ("entirely unsuitable for voice delivery"): the caller heard nothing
+        # at any turn the script waits for the agent. Measured, not guessed, so it is scored.
+        return _verdict(request, 0.0, f"the agent said nothing at any of its {len(silent)} "
+                        "turn(s): nothing reached the caller", "no_response", silent)
     issues = delivery_issues([str(r["text"]) for r in replies])
-    meaningful = sum(len(i["meaningful"]) for i in issues)
+    # A turn left silent is dead air on a call: a meaningful issue of that turn.
+    meaningful = sum(len(i["meaningful"]) for i in issues) + len(silent)
     minor = sum(len(i["minor"]) for i in issues)
-    affected = [replies[i["index"]]["turn"] for i in issues if i["meaningful"]]
+    affected = [replies[i["index"]]["turn"] for i in issues if i["meaningful"]] + silent
+    turns = len(replies) + len(silent)
     hostile = sum(1 for i in issues if any("formatting" in m for m in i["meaningful"]))
     if meaningful == 0:
         score = {0: 5.0, 1: 4.0}.get(minor, 3.0)
@@ -295,20 +326,22 @@ def _delivery(request: JudgeRequest) -> JudgeVerdict:
         score = 3.0
     elif hostile == len(replies) and len(replies) >= 2:
         score = 0.0
-    elif 2 * len(affected) > len(replies):
+    elif 2 * len(affected) > turns:
         score = 1.0
     else:
         score = 2.0
     listed = [f"turn {replies[i['index']]['turn']}: {', '.join(i['meaningful'] + i['minor'])}"
               for i in issues if i["meaningful"] or i["minor"]]
+    listed += [f"turn {t}: no reply" for t in silent]
     return _verdict(
         request, score,
         f"{meaningful} meaningful and {minor} minor delivery issue(s) in {len(replies)} "
-        "replies" + (f": {'; '.join(listed)}" if listed else "")
+        "replies" + (f" and {len(silent)} silent turn(s)" if silent else "")
+        + (f": {'; '.join(listed)}" if listed else "")
         + " (proxy: formatting, questions per turn, length and repetition; naturalness of "
         "phrasing is not judged offline)",
-        "tts_hostile_formatting" if hostile else "delivery_issue",
-        [replies[i["index"]]["turn"] for i in issues if i["meaningful"] or i["minor"]],
+        "tts_hostile_formatting" if hostile else "no_response" if silent else "delivery_issue",
+        [replies[i["index"]]["turn"] for i in issues if i["meaningful"] or i["minor"]] + silent,
         issues=listed)
 
 

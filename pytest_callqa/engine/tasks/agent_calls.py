@@ -444,8 +444,9 @@ def score_parameters(
     n_critical = sum(1 for e in errors if e["critical"])
     details: dict[str, Any] = {"arguments_checked": total, "correct": correct,
                                "errors": errors}
-    expected_args = sum(len(c.arguments) for c in expected)
-    if expected_args and not al.pairs:
+    # Calls were expected and none was made: nothing was extracted, even for a call that
+    # takes no argument — an empty list of errors would otherwise read as 5.
+    if expected and not al.pairs:
         score, reason = 0.0, "no expected tool was called, so no argument was extracted"
     elif not errors:
         score = 5.0

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..text import normalize, normalize_exact
+
 ItemId = int | str
 
 
@@ -109,6 +111,17 @@ class EntityOutput(StrictModel):
     detected_topics: list[str]
     valid_entity_set: list[str]
 
+    @model_validator(mode="after")
+    def _named(self) -> EntityOutput:
+        # A name is what an entity is, as an id is what a question is: one that normalises
+        # to nothing ("", "  ", "-") names no entity, like any other engine item with a
+        # blank name. Dropping it would hide a detection from precision and adherence.
+        for field in ("detected_keywords", "detected_topics", "valid_entity_set"):
+            for i, name in enumerate(getattr(self, field)):
+                if not normalize(name):
+                    raise ValueError(f"{field}[{i}]: {name!r} is a blank name")
+        return self
+
 
 class EntityMention(LooseConfig):
     text: str
@@ -200,7 +213,29 @@ class TranslationOutput(StrictModel):
         dups = _duplicates([s.source_id for s in self.sentence_translations])
         if dups:
             raise ValueError(f"duplicate source_id: {', '.join(dups)}")
+        for field, pairs in (
+                ("domain_terms_handled", [(t.term, t.handled_as)
+                                          for t in self.domain_terms_handled]),
+                ("named_entities_handled", [(e.entity, e.handled_as)
+                                            for e in self.named_entities_handled])):
+            conflicts = _conflicting(pairs)
+            if conflicts:
+                raise ValueError(f"{field}: {', '.join(conflicts)} handled in two different "
+                                 "ways (which one to score is ambiguous)")
         return self
+
+
+def _conflicting(pairs: list[tuple[str, str]]) -> list[str]:
+    """Names listed twice with different renderings, compared as they are scored. A repeat
+    with the same rendering says nothing new and is no conflict; one with another would let
+    the order of the list decide the score."""
+    seen: dict[str, str] = {}
+    conflicts: list[str] = []
+    for name, handled_as in pairs:
+        key, value = normalize_exact(name), normalize_exact(handled_as)
+        if seen.setdefault(key, value) != value and name not in conflicts:
+            conflicts.append(name)
+    return conflicts
 
 
 class TranslationConfig(LooseConfig):

@@ -73,11 +73,9 @@ METRICS: tuple[MetricSpec, ...] = (
 
 
 def _unique(names: list[str]) -> list[str]:
-    """Normalised names, first occurrence kept: reporting one entity twice is one detection."""
-    seen: dict[str, None] = {}
-    for name in names:
-        seen.setdefault(normalize(name), None)
-    return [n for n in seen if n]
+    """Normalised names, first occurrence kept: reporting one entity twice is one detection.
+    (A blank name is a structure failure, so every name here names something.)"""
+    return list(dict.fromkeys(normalize(name) for name in names))
 
 
 def _mention(config: EntityConfig, entity: str) -> EntityMention | None:

@@ -17,14 +17,15 @@ must occur close together inside one passage), and the drift penalty is 0.2 when
 20 % of the answer's word bigrams occur in a passage. The verdict, in
 order: FAIL if hallucination > 0.5, FAIL if relevance < 0.1, WARN if completeness < 0.6,
 PASS otherwise (SPEC 5.5: the verdict's 0.5 stands over the 0.6 of the seed's hallucination
-section). The task score maps the verdict: PASS 1.0, WARN 0.5, FAIL 0.0.
+section). The task score maps the verdict: PASS 1.0, WARN 0.5, FAIL 0.0. Hallucination over
+the case's threshold (``hallucination_fail_above``, default 0.5) is also a blocker.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
@@ -57,6 +58,11 @@ VERDICT_SCORES = {"PASS": 1.0, "WARN": 0.5, "FAIL": 0.0}
 
 Verdict = Literal["PASS", "WARN", "FAIL"]
 
+
+def hallucination_bands(fail_above: float) -> Bands:
+    """Hallucination is a blocker exactly when it fails the verdict: above ``fail_above``."""
+    return Bands(good=0.0, acceptable=fail_above, blocker=fail_above, higher_is_better=False)
+
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(id="relevance", task=TASK, name="Relevance",
                description="(TF-IDF cosine + token Jaccard) / 2 of query and answer.",
@@ -69,9 +75,7 @@ METRICS: tuple[MetricSpec, ...] = (
                description="max(unsupported anchors / anchors, drift penalty); anchors are "
                            "numbers, dates and assertive claims checked against the context.",
                scale="0-1", threshold="> 0.50 → FAIL (blocker)",
-               bands=Bands(good=0.0, acceptable=HALLUCINATION_FAIL_ABOVE,
-                           blocker=HALLUCINATION_FAIL_ABOVE, higher_is_better=False),
-               blocker=True),
+               bands=hallucination_bands(HALLUCINATION_FAIL_ABOVE), blocker=True),
     MetricSpec(id="grounding_verdict", task=TASK, name="Grounding Verdict",
                description="PASS 1.0 / WARN 0.5 / FAIL 0.0 by the seed's ordered rules.",
                scale="1/0.5/0", threshold="PASS", bands=Bands(good=1.0, acceptable=0.5),
@@ -180,11 +184,32 @@ class Claim:
     sentence: str
 
 
+# Words whose final "s" is no plural ending: cut, they would read as another word ("new").
+_NOT_PLURAL = frozenset({"news", "series", "species", "lens", "always", "perhaps", "whereas",
+                         "does"})
+# A plural takes "es" after these endings (boxes, buzzes, branches, wishes, classes); other
+# words only add "s", so "prices" is "price", "sizes" "size" and "houses" "house".
+_ES_AFTER = ("x", "zz", "ch", "sh", "ss")
+
+
+def _singular(word: str) -> str:
+    if word in _NOT_PLURAL or len(word) <= 3 or not word.endswith("s"):
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("es") and word[:-2].endswith(_ES_AFTER) and len(word) > 4:
+        return word[:-2]
+    # "ss", "us", "is" end singular words (class, status, basis).
+    return word if word.endswith(("ss", "us", "is")) else word[:-1]
+
+
 def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
+    """The word without a tense or plural ending, so that singular and plural meet
+    ("price"/"prices", "box"/"boxes", "fee"/"fees", "policy"/"policies")."""
+    for suffix in ("ing", "ed"):
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
             return word[: -len(suffix)]
-    return word
+    return _singular(word)
 
 
 def extract_claims(text: str) -> list[Claim]:
@@ -364,7 +389,10 @@ class GroundingTask(FamilyTask):
                 comp, f"{comp:.0%} of the query's keywords in the answer"
                 + (f"; missing: {', '.join(missing)}" if missing else ""),
                 keywords=query_keywords(config.query), missing=missing),
-            "hallucination": self.spec("hallucination").result(
+            # The case's threshold rates it too: a blocker fixed at the default would block a
+            # verdict the case lets pass, or let through one it fails on safety.
+            "hallucination": replace(self.spec("hallucination"), bands=hallucination_bands(
+                config.hallucination_fail_above)).result(
                 hall.score,
                 f"{len(unsupported)} of {len(hall.anchors)} anchors unsupported by the context "
                 f"(S_claims {hall.claims_score:.2f}); n-gram overlap {hall.overlap:.2f}"

@@ -291,8 +291,15 @@ class Services:
             where = (f"at {info.url}, context {info.n_ctx:,} tokens" if info is not None
                      else "server not started")
             threads = settings.local_threads or "every core's"
-            return (f"local llama.cpp {model} ({where}, {threads} threads, "
+            text = (f"local llama.cpp {model} ({where}, {threads} threads, "
                     f"{settings.judge_mode} mode, {self.limits_text()})")
+            server = self.local_server
+            ended = server.exit_status() if server is not None else None
+            if server is not None and ended is not None:
+                # Its judge errors read "connection failed"; this says why.
+                text += (f"; its server exited during the run with status {ended}, so the "
+                         f"calls after that failed: its log is kept at {server.log_path}")
+            return text
         return (f"openai {model} at {self.base_url(settings.judge_base_url)} "
                 f"({settings.judge_mode} mode, {self.limits_text()}, "
                 f"{self.price_text(model)})")

@@ -4,8 +4,10 @@ start. Every server here is a subprocess on 127.0.0.1 that stops with its test."
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -24,7 +26,9 @@ from pytest_callqa.engine.llm.server import (
     model_alias,
     model_identity,
     reported_context,
+    server_environment,
 )
+from pytest_callqa.testing import FakeOpenAIServer
 
 FAKE_MODULE = "pytest_callqa.testing.fake_llama"
 
@@ -72,6 +76,53 @@ def test_a_server_starts_serves_its_alias_and_stops(model: Path,
     assert not alive(pid) and local.pid is None and local.info is None
     assert not log.exists()  # a temporary log goes with a server that ran well
     assert local.stop() is None
+
+
+def test_a_server_that_ends_by_itself_keeps_its_log(model: Path,
+                                                    servers: list[LocalServer]) -> None:
+    # Killed mid-run (the out-of-memory killer): the judge errors said only "connection
+    # failed", and stopping it deleted the log that tells why.
+    local = LocalServer(model, n_ctx=2048, threads=1)
+    servers.append(local)
+    local.start()
+    assert local.exit_status() is None
+    pid, log = local.pid, local.log_path
+    assert pid is not None and log is not None
+    os.kill(pid, signal.SIGKILL)
+    while local.exit_status() is None:
+        time.sleep(0.02)
+    assert local.exit_status() == -signal.SIGKILL
+    assert local.stop() == -signal.SIGKILL
+    assert log.exists() and local.exit_status() is None
+    log.unlink()
+
+
+def test_another_program_on_the_servers_port_is_not_taken_for_it(
+        model: Path, servers: list[LocalServer], monkeypatch: pytest.MonkeyPatch) -> None:
+    # The port was free when chosen; another program took it before the server bound it.
+    # Its answers were taken for this server's: every verdict came from someone else's model.
+    with FakeOpenAIServer(models=["tiny-judge.Q4_0"]) as other:
+        monkeypatch.setattr(server, "_free_port", lambda: other.port)
+        local = LocalServer(model, n_ctx=2048, threads=1, startup_timeout_s=30.0)
+        servers.append(local)
+        with pytest.raises(ServerError, match="exited with status"):
+            local.start()
+    assert local.pid is None
+
+
+def test_the_servers_own_settings_are_left_out_of_its_environment() -> None:
+    environ = {"HOST": "0.0.0.0", "port": "8765", "API_KEY": "x", "CONFIG_FILE": "c.json",
+               "PATH": "/usr/bin", "OPENAI_API_KEY": "sk"}
+    # A package without a settings file: the variables its __main__ reads itself.
+    assert server_environment(FAKE_MODULE, environ) == {
+        "API_KEY": "x", "PATH": "/usr/bin", "OPENAI_API_KEY": "sk"}
+
+
+def test_llama_cpps_settings_are_read_from_its_source() -> None:
+    if importlib.util.find_spec("llama_cpp") is None:  # found without loading its library
+        pytest.skip("the local extra (llama-cpp-python) is not installed")
+    environ = {"API_KEY": "x", "chat_format": "chatml", "N_GPU_LAYERS": "9", "PATH": "/bin"}
+    assert server_environment("llama_cpp.server", environ) == {"PATH": "/bin"}
 
 
 def test_a_server_that_ignores_sigterm_is_killed_after_the_grace(

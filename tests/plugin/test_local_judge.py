@@ -267,3 +267,33 @@ def test_a_worker_judges_through_the_controllers_server_without_the_teams_key(
     with pytest.raises(CallqaUsageError, match="handed no usable local judge server to this "
                                                "worker: local server info must be an object"):
         broken.judge()
+
+
+def test_a_server_that_died_during_the_run_is_named_in_the_header(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Its judge errors read only "connection failed"; the header now says why, and where
+    # the log that tells the rest was kept.
+    monkeypatch.setattr(server, "SERVER_MODULE", FAKE_MODULE)
+    model = tmp_path / "judge.gguf"
+    model.write_bytes(b"GGUF")
+    settings = Settings(judge="local", judge_model="judge", local_model=model, cache="off")
+    host = WorkerHost(None)
+    host.is_worker = False  # the only process: it starts the server
+    services = Services(settings, host, on_progress=lambda done, total: None)
+    services.local_info()
+    local = services.local_server
+    assert local is not None and local.pid is not None
+    try:
+        assert "exited" not in services.judge_description()
+        os.kill(local.pid, signal.SIGKILL)
+        while local.exit_status() is None:
+            time.sleep(0.02)
+        assert services.judge_description().endswith(
+            "every core's threads, combined mode, concurrency 16, cache off); its server "
+            "exited during the run with status -9, so the calls after that failed: its log "
+            f"is kept at {local.log_path}")
+    finally:
+        log = local.log_path
+        services.close()
+    assert log is not None and log.exists()
+    log.unlink()

@@ -15,6 +15,7 @@ Standard library only: the plugin can read the defaults while it reads its optio
 
 from __future__ import annotations
 
+import ast
 import atexit
 import contextlib
 import ctypes
@@ -32,7 +33,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -136,6 +137,68 @@ class ServerInfo:
                 or not isinstance(identity, str) or not identity:
             raise ValueError(f"local server info is incomplete: {data!r}")
         return cls(url=url, model=model, n_ctx=n_ctx, identity=identity)
+
+
+def server_environment(module: str = SERVER_MODULE,
+                       environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment the server starts in: this process's, less what llama-cpp-python's
+    server reads as its own settings. ``HOST`` and ``PORT`` override its command line
+    (``HOST=0.0.0.0``, common in containers, put the judge on every interface; another
+    ``PORT`` left the run waiting for an answer on the port it was given), ``CONFIG_FILE``
+    replaces every setting, and each field of its settings classes fills what the command
+    line leaves out (``API_KEY`` made every call a 401)."""
+    names = {"HOST", "PORT", "CONFIG_FILE"} | _settings_fields(module)
+    source = os.environ if environ is None else environ
+    return {key: value for key, value in source.items() if key.upper() not in names}
+
+
+def _settings_fields(module: str) -> set[str]:
+    """The settings the server package declares (``server/settings.py``), upper-cased, read
+    from its source: importing the package loads llama.cpp's library."""
+    spec = importlib.util.find_spec(module.split(".")[0])
+    fields: set[str] = set()
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        path = Path(folder) / "server" / "settings.py"
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        fields.update(node.target.id.upper() for cls in ast.walk(tree)
+                      if isinstance(cls, ast.ClassDef) for node in cls.body
+                      if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name))
+    return fields
+
+
+def _listening_pids(port: int) -> set[int] | None:
+    """The processes with a socket listening on TCP ``port`` (IPv4 or IPv6), from Linux's
+    ``/proc``; None where that cannot be read."""
+    inodes = set()
+    try:
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            with contextlib.suppress(FileNotFoundError), open(table, encoding="ascii") as rows:
+                for row in list(rows)[1:]:
+                    fields = row.split()
+                    # local address "ADDR:PORT" in hex; state 0A is LISTEN.
+                    if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":
+                        inodes.add(f"socket:[{fields[9]}]")
+        return {int(pid) for pid in os.listdir("/proc")
+                if pid.isdigit() and inodes & _open_files(pid)}
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _open_files(pid: str) -> set[str]:
+    """What the file descriptors of process ``pid`` point at (nothing for one this process
+    may not look into, or that has ended)."""
+    try:
+        with os.scandir(f"/proc/{pid}/fd") as fds:
+            targets = set()
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    targets.add(os.readlink(fd.path))
+            return targets
+    except OSError:
+        return set()
 
 
 def _free_port() -> int:
@@ -277,6 +340,7 @@ class LocalServer:
             self._process = subprocess.Popen(
                 self.command(self.port), stdin=subprocess.DEVNULL, stdout=self._log,
                 stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_death_signal(),
+                env=server_environment(self.module),
             )
             atexit.register(self.stop)
             try:
@@ -300,9 +364,15 @@ class LocalServer:
                 raise ServerError(self._failure(f"exited with status {code} while starting"))
             try:
                 _get_json(f"{self.url}/models", timeout=2.0)
-                return
             except (OSError, ValueError):
                 pass
+            else:
+                # Another program may have taken the port between _free_port and the
+                # server's bind: its answers are not this model's, and would be cached as
+                # this model file's. Wait until this server listens there (or has exited).
+                listening = _listening_pids(self.port or 0)
+                if listening is None or process.pid in listening:
+                    return
             if time.monotonic() > deadline:
                 raise ServerError(self._failure(
                     f"did not answer within {self.startup_timeout_s:g} s"))
@@ -324,15 +394,23 @@ class LocalServer:
             return ""
         return "\n".join(text.splitlines()[-lines:])
 
+    def exit_status(self) -> int | None:
+        """The server's exit status if it ended by itself while it should be serving (a
+        crash, the kernel's out-of-memory killer); None while it runs or once stopped."""
+        process = self._process
+        return None if process is None else process.poll()
+
     def stop(self, *, keep_log: bool = False) -> int | None:
         """Stop the server: SIGTERM to its process group, SIGKILL after the grace period,
-        and remove the temporary log unless ``keep_log``. Returns the process's exit status
-        (None when it was not running); safe to call twice."""
+        and remove the temporary log unless ``keep_log`` or the server had ended by itself
+        (the log is what tells why). Returns the process's exit status (None when it was not
+        running); safe to call twice."""
         with self._lock:
             process, self._process = self._process, None
             self.info = None
             if process is None:
                 return None
+            keep_log = keep_log or process.poll() is not None
             atexit.unregister(self.stop)
             code = _terminate(process, self.stop_grace_s)
             if self._log is not None:

@@ -11,8 +11,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..text import normalize, normalize_exact
-
 ItemId = int | str
 
 
@@ -116,6 +114,10 @@ class EntityOutput(StrictModel):
         # A name is what an entity is, as an id is what a question is: one that normalises
         # to nothing ("", "  ", "-") names no entity, like any other engine item with a
         # blank name. Dropping it would hide a detection from precision and adherence.
+        # Imported here: text.py loads numpy, which a run answered from the caches (its
+        # outputs checked against these schemas) never needs otherwise.
+        from ..text import normalize
+
         for field in ("detected_keywords", "detected_topics", "valid_entity_set"):
             for i, name in enumerate(getattr(self, field)):
                 if not normalize(name):
@@ -229,6 +231,11 @@ def _conflicting(pairs: list[tuple[str, str]]) -> list[str]:
     """Names listed twice with different renderings, compared as they are scored. A repeat
     with the same rendering says nothing new and is no conflict; one with another would let
     the order of the list decide the score."""
+    if len(pairs) < 2:
+        return []
+    # Imported here, as in EntityOutput: text.py loads numpy.
+    from ..text import normalize_exact
+
     seen: dict[str, str] = {}
     conflicts: list[str] = []
     for name, handled_as in pairs:

@@ -254,10 +254,17 @@ class OpenAIGenerator:
 
     def _generation(self, case: GoldenCase, outcome: ChatOutcome) -> Generation:
         usage = {k: v for k, v in outcome.usage.items() if k != "cached"}
+        error = outcome.error
+        if error is None and outcome.truncated:
+            # The bound is this tool's estimate (twice the input, at most MAX_REPLY_TOKENS):
+            # a long call's translation can need more, and an output cut there is the
+            # tool's limit, not the model's answer.
+            error = ("the output stopped at the completion bound this tool set for the call "
+                     "(finish_reason: length) before it ended, so it is not scored")
         return Generation(
             case_id=case.id, model=self.name,
-            text=outcome.content if outcome.error is None else None,
-            error=None if outcome.error is None else f"{self.name}: {outcome.error}",
+            text=outcome.content if error is None else None,
+            error=None if error is None else f"{self.name}: {error}",
             usage=usage, cached=outcome.cached, budget_stopped=outcome.budget_stopped,
         )
 

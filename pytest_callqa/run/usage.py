@@ -38,11 +38,28 @@ class Usage:
         runner = self.services.built_runner
         if runner is None:
             return None
-        return {"runner": runner.usage_summary(), "timings": dict(self.timings)}
+        stats = runner.cache.stats
+        return {"runner": runner.usage_summary(),
+                "cache": {"failed_reads": stats.unreadable, "failed_writes": stats.write_errors,
+                          "error": stats.error, "lock_error": stats.lock_error},
+                "timings": dict(self.timings)}
 
     def processes(self) -> list[dict[str, Any]]:
         own = self.own()
         return [*self.worker_usage, *([own] if own is not None else [])]
+
+    def cache_problems(self) -> dict[str, Any] | None:
+        """Reads and writes of the cache that failed over the run's processes, and why
+        processes could not coordinate through it, each with the first reason given; None
+        when all worked. The judge and live models share the one cache."""
+        states = [p["cache"] for p in self.processes()]
+        problems = {
+            "failed_reads": sum(s["failed_reads"] for s in states),
+            "failed_writes": sum(s["failed_writes"] for s in states),
+            "error": next((s["error"] for s in states if s["error"]), None),
+            "lock_error": next((s["lock_error"] for s in states if s["lock_error"]), None),
+        }
+        return problems if any(problems.values()) else None
 
     def end_budget(self, run_ids: Sequence[str]) -> None:
         """Remove the spend ledgers of this run (its own and its workers'): they only
@@ -88,6 +105,7 @@ class Usage:
             "base_url": self.services.judge_url_shown(),
             "mode": settings.judge_mode,
             **self.services.limits(),
+            **self._cache_problems_entry(),
             "budget_exhausted": bool(not_scored_budget or totals["budget_stopped"]),
             "calls": round(calls, 6),
             "requests": totals["requests"],
@@ -122,11 +140,17 @@ class Usage:
         return {
             "models": models,
             **self.services.limits(),
+            **self._cache_problems_entry(),
             "budget_exhausted": bool(totals["budget_stopped"]),
             "requests": totals["requests"],
             "spent_usd": totals["spent_usd"],
             "per_process": per_process(processes, totals, "generate_s"),
         }
+
+    def _cache_problems_entry(self) -> dict[str, Any]:
+        # Beside the cache's settings, and like damaged entries only when there are some.
+        problems = self.cache_problems()
+        return {"cache_problems": problems} if problems is not None else {}
 
     def lines(self, card: Scorecard) -> list[str]:
         """Header lines on the calls the run made: spend, cache, budget, flagged replies."""
@@ -164,6 +188,9 @@ class Usage:
                 line += (f", {count(judge['not_scored_budget'], 'judgement')} not scored "
                          "(shown as —)")
             lines.append(line)
+        problems = self.cache_problems()
+        if problems is not None:
+            lines += _cache_lines(problems)
         return lines
 
 
@@ -240,6 +267,19 @@ def _calls_line(what: str, per_process: Mapping[str, Any]) -> str:
         entries = "entry" if damaged == 1 else "entries"
         line += f", {damaged} damaged cache {entries} asked again"
     return line
+
+
+def _cache_lines(problems: Mapping[str, Any]) -> list[str]:
+    """What did not work in the cache, so a run that asks for everything again says why."""
+    lines = []
+    failed = [count(problems[key], noun) for key, noun in
+              (("failed_reads", "read"), ("failed_writes", "write")) if problems[key]]
+    if failed:
+        lines.append(f"cache: {' and '.join(failed)} failed (first: {problems['error']})")
+    if problems["lock_error"]:
+        lines.append(f"cache locks not usable ({problems['lock_error']}): processes sharing "
+                     "the cache do not coordinate their requests")
+    return lines
 
 
 def _spend(spent: float | None, model: str | None) -> str:

@@ -6,6 +6,10 @@ most 2 s, and backoff waits are milliseconds unless a test measures them.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,23 @@ FAST_BACKOFF = Backoff(base_s=0.005, cap_s=0.02)
 @pytest.fixture
 def cache_dir(tmp_path: Path) -> Path:
     return tmp_path / "callqa_cache"
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """An empty directory everyone may reach and write, as a team's share is: pytest's own
+    temporary directories are private to their user, so ``bound_by_permissions`` could not
+    reach into them."""
+    folder = Path(tempfile.mkdtemp(prefix="callqa-shared-"))
+    os.chmod(folder, 0o777)
+    try:
+        yield folder
+    finally:
+        # A test may leave folders no one may write, which their owner cannot empty.
+        for path in [folder, *folder.rglob("*")]:
+            if path.is_dir() and not path.is_symlink():
+                path.chmod(0o777)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

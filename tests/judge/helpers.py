@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,38 @@ from pytest_callqa.engine.core.cases import GoldenCase
 SECRET = "sk-callqa-test-SECRET-0123"
 MODEL = "gpt-4o-mini"
 WORKER = Path(__file__).with_name("worker.py")
+# The unprivileged user and group most Unix systems have.
+NOBODY = 65534
+
+
+@contextlib.contextmanager
+def umask(mask: int) -> Iterator[None]:
+    previous = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+@contextlib.contextmanager
+def bound_by_permissions() -> Iterator[None]:
+    """Run the block where file permission bits apply. They do not bind root, so as root the
+    block runs as the user and group ``nobody``, with no other group: root's files are then
+    another user's, as on a cache directory two people share. The saved IDs stay root's, so
+    the block can end by taking them back. Anyone else is bound already and stays as is."""
+    if os.geteuid() != 0:
+        yield
+        return
+    uids, gids, groups = os.getresuid(), os.getresgid(), os.getgroups()
+    os.setgroups([])
+    os.setresgid(NOBODY, NOBODY, gids[2])
+    os.setresuid(NOBODY, NOBODY, uids[2])
+    try:
+        yield
+    finally:
+        os.setresuid(*uids)
+        os.setresgid(*gids)
+        os.setgroups(groups)
 
 
 def qa_case(i: int, *, extra_question: bool = False) -> GoldenCase:

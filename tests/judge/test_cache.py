@@ -21,7 +21,7 @@ from pytest_callqa.engine.llm.budget import SpendLedger
 from pytest_callqa.engine.llm.cache import JudgeCache, content_key
 
 from .conftest import make_judge, make_runner
-from .helpers import SECRET, WORKER, qa_items, tree_text
+from .helpers import SECRET, WORKER, bound_by_permissions, qa_items, tree_text, umask
 
 
 def entry_files(directory: Path) -> list[Path]:
@@ -47,9 +47,9 @@ def test_entries_round_trip_and_live_under_their_key(cache_dir: Path) -> None:
     lambda text: json.dumps([1, 2]),  # wrong shape
     lambda text: text.replace('"x"', '"edited by hand"'),  # value no longer matches digest
     lambda text: json.dumps({**json.loads(text), "digest": None}),  # digest removed
-    lambda text: json.dumps({**json.loads(text), "format": 99}),  # a format never written
+    lambda text: json.dumps({**json.loads(text), "format": None}),  # no format at all
 ], ids=["cut-short", "empty", "not-json", "wrong-key", "wrong-shape", "edited", "no-digest",
-        "unknown-format"])
+        "no-format"])
 def test_a_damaged_entry_is_a_miss_and_is_rewritten(cache_dir: Path, damage: Any) -> None:
     cache = JudgeCache(cache_dir)
     key = content_key({"b": 2})
@@ -108,6 +108,53 @@ def test_a_damaged_entry_is_judged_again_and_counted(fake: Any, cache_dir: Path,
     evaluate_many(items, judge=again, benchmarks=False)
     assert server.requests == 4
     assert again.usage_summary()["damaged"] == 0
+
+
+def test_entries_a_newer_version_wrote_are_asked_again_and_left_as_they_are(
+    fake: Any, cache_dir: Path
+) -> None:
+    # Two versions of the tool sharing one cache (two branches in CI) must not take turns
+    # overwriting each other's entries, nor call the other's entries damaged.
+    server = fake()
+    items = qa_items(2)
+    evaluate_many(items, judge=make_judge(server, JudgeCache(cache_dir)), benchmarks=False)
+    for path in entry_files(cache_dir):
+        path.write_text(json.dumps({**json.loads(path.read_text()), "format": 3}))
+    theirs = {path: path.read_text() for path in entry_files(cache_dir)}
+    judge = make_judge(server, JudgeCache(cache_dir))
+    evaluate_many(items, judge=judge, benchmarks=False)
+    assert server.requests == 4
+    assert judge.usage_summary()["damaged"] == 0
+    assert {path: path.read_text() for path in entry_files(cache_dir)} == theirs
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason=(
+    "acting as a second user takes root; test_cache_entries.py and test_cache_locks.py test "
+    "files this user may only read as any user"))
+@pytest.mark.parametrize("mask", [0o000, 0o022])
+def test_a_cache_another_user_made_serves_this_one(fake: Any, shared_dir: Path,
+                                                   mask: int) -> None:
+    # One user fills the cache (a team share, a CI volume), another runs on it. With umask 0
+    # the second may write too; with the default umask it reads what the first wrote and
+    # finds it may not write, which is counted and named rather than raised.
+    server = fake()
+    root = shared_dir / "cache"
+    with umask(mask):
+        evaluate_many(qa_items(2), judge=make_judge(server, JudgeCache(root)), benchmarks=False)
+    cache = JudgeCache(root)
+    with bound_by_permissions():
+        results = evaluate_many(qa_items(3), judge=make_judge(server, cache), benchmarks=False)
+    assert [r.metric("evidence_backed_reasoning").value for r in results] == [0.5] * 3
+    assert server.requests == 3
+    assert cache.stats.hits == 2
+    if mask == 0o000:
+        assert (cache.stats.writes, cache.stats.write_errors, cache.stats.error) == (1, 0, None)
+        assert cache.stats.lock_error is None
+    else:
+        assert (cache.stats.writes, cache.stats.write_errors) == (0, 1)
+        assert cache.stats.error is not None and cache.stats.error.startswith(
+            f"[Errno 13] Permission denied: '{root}/")
+        assert cache.stats.lock_error == f"{root / 'slots'} is not writable"
 
 
 def test_replies_cached_for_one_server_are_not_used_for_another(fake: Any,
@@ -341,24 +388,24 @@ def test_a_request_waits_for_reservations_in_flight_but_not_for_a_dead_holder(
     asyncio.run(main())
 
 
-def test_a_reply_cut_at_the_bound_a_budget_added_is_not_cached(
+def test_a_reply_cut_at_a_bound_is_not_cached(
     fake: Any, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Judge and generation calls carry their own bound; a caller's request that sets none
-    # gets one added by a budgeted runner.
+    # gets one added by a budgeted runner. A reply cut at either is no whole answer.
     from pytest_callqa.engine.llm import transport
     from pytest_callqa.engine.llm.endpoint import Endpoint
     from pytest_callqa.engine.llm.transport import ChatRequest
     from pytest_callqa.engine.pricing import PriceTable
 
-    read = transport._read_completion
+    read = transport.read_completion
 
     def cut_short(completion: Any) -> Any:
         reply = read(completion)
         reply.finish_reason = "length"
         return reply
 
-    monkeypatch.setattr(transport, "_read_completion", cut_short)
+    monkeypatch.setattr(transport, "read_completion", cut_short)
     server = fake()
     endpoint = Endpoint("gpt-4o-mini", server.base_url, "sk-test")
     request = ChatRequest(messages=[{"role": "user", "content": "Say hi in JSON."}],
@@ -370,11 +417,16 @@ def test_a_reply_cut_at_the_bound_a_budget_added_is_not_cached(
     # The key leaves the added bound out, so a reply it cut must not stand for a whole one.
     assert server.requests == 2 and not entry_files(cache_dir)
     assert server.bodies[0]["max_tokens"] == 2048
-    # Without a budget nothing is added: the reply is what the request asked for, and kept.
+    # Without a budget nothing is added; a reply cut all the same is not kept either, and
+    # one that ended by itself is.
     runner = make_runner(JudgeCache(cache_dir))
     runner.run_sync(lambda: runner.call(endpoint, request))
-    assert server.requests == 3 and len(entry_files(cache_dir)) == 1
+    assert server.requests == 3 and not entry_files(cache_dir)
     assert "max_tokens" not in server.bodies[2]
+    monkeypatch.setattr(transport, "read_completion", read)
+    runner = make_runner(JudgeCache(cache_dir))
+    runner.run_sync(lambda: runner.call(endpoint, request))
+    assert server.requests == 4 and len(entry_files(cache_dir)) == 1
 
 
 def test_slots_are_released_when_a_holder_is_cancelled(tmp_path: Path) -> None:
@@ -403,6 +455,8 @@ def test_an_unwritable_directory_falls_back_to_per_process_limits(
     cache = JudgeCache(cache_dir, "ro")
     assert cache.slots(4) is None and cache.rate_window(10, 60) is None
     assert cache.ledger_path("run") is None and cache.get("ab" * 32) is None
+    # The first folder found so is named, so a run can say why limits are per process.
+    assert cache.stats.lock_error == f"{cache_dir / 'slots'} is not writable"
 
 
 def test_coordination_files_get_the_gitignore_too(cache_dir: Path) -> None:

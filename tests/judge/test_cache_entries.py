@@ -1,4 +1,5 @@
-"""The reply cache's keys, modes and counters, read directly (no server, no process)."""
+"""The reply cache's keys, modes and counters, read directly (no server, no process), and
+what it does with a directory another user made."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import hashlib
 import json
 import os
 import re
+import stat
 from pathlib import Path
 
 import pytest
 
-from pytest_callqa.engine.llm.cache import ENTRY_FORMAT, JudgeCache, content_key
+from pytest_callqa.engine.llm.cache import ENTRY_FORMAT, CacheLookup, JudgeCache, content_key
+
+from .helpers import bound_by_permissions, umask
 
 
 def test_a_content_key_is_the_sha256_of_canonical_json() -> None:
@@ -86,7 +90,19 @@ def test_an_entry_is_made_as_a_hidden_temporary_file_beside_it(
     assert cache.put(key, {"content": "x"})
     [(src, dst)] = moved
     assert dst == cache.entry_path(key) and src.parent == dst.parent
-    assert re.fullmatch(rf"\.{key}\..+\.tmp", src.name)
+    assert re.fullmatch(rf"\.{key}\.[0-9a-f]{{16}}\.tmp", src.name)
+
+
+@pytest.mark.parametrize(("mask", "mode"), [(0o000, 0o666), (0o022, 0o644), (0o077, 0o600)])
+def test_an_entry_gets_the_mode_the_umask_allows(tmp_path: Path, mask: int, mode: int) -> None:
+    # As open() makes a file: a cache a team shares is as open to the others as the writer's
+    # umask says (entries used to be 0600 whatever it said: unreadable to anyone else).
+    cache = JudgeCache(tmp_path / "cache")
+    key = content_key({"m": mask})
+    with umask(mask):
+        assert cache.put(key, {"content": "x"})
+    assert stat.S_IMODE(cache.entry_path(key).stat().st_mode) == mode
+    assert stat.S_IMODE(cache.entry_path(key).parent.stat().st_mode) == 0o777 & ~mask
 
 
 def test_a_value_json_cannot_hold_is_a_counted_write_error(tmp_path: Path) -> None:
@@ -94,6 +110,8 @@ def test_a_value_json_cannot_hold_is_a_counted_write_error(tmp_path: Path) -> No
     key = content_key({"s": 1})
     assert cache.put(key, {"score": float("nan")}) is False
     assert (cache.stats.write_errors, cache.stats.writes) == (1, 0)
+    # Worded by json; newer Pythons add the value.
+    assert (cache.stats.error or "").startswith("Out of range float values are not JSON")
     assert cache.lookup(key).status == "miss"
     # No temporary file is left behind by the failed write.
     assert list(tmp_path.glob("??/.*.tmp")) == []
@@ -103,9 +121,12 @@ def test_a_value_json_cannot_hold_is_a_counted_write_error(tmp_path: Path) -> No
     ({"format": 1, "value": {"content": "old"}}, "outdated"),
     ({"format": 0, "value": {"content": "older"}}, "outdated"),
     ({"format": "2", "value": {"content": "text format"}}, "damaged"),
-    ({"format": 3, "value": {"content": "newer"}}, "damaged"),
+    ({"format": 1, "value": "format 1's business"}, "outdated"),
+    ({"format": 3, "value": {"content": "newer"}}, "newer"),
+    ({"format": 3, "reply": "any shape it likes"}, "newer"),
     ({"format": 2, "value": "not an object"}, "damaged"),
-], ids=["format-1", "format-0", "format-as-text", "format-3", "value-not-object"])
+], ids=["format-1", "format-0", "format-as-text", "format-1-any-shape", "format-3",
+        "format-3-any-shape", "value-not-object"])
 def test_entries_not_of_this_format_are_told_apart(tmp_path: Path, record: dict,
                                                     status: str) -> None:
     cache = JudgeCache(tmp_path)
@@ -113,9 +134,32 @@ def test_entries_not_of_this_format_are_told_apart(tmp_path: Path, record: dict,
     path = cache.entry_path(key)
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({**record, "key": key}), encoding="utf-8")
-    assert cache.lookup(key).status == status
-    assert (cache.stats.outdated, cache.stats.damaged, cache.stats.hits) == (
-        (1, 0, 0) if status == "outdated" else (0, 1, 0))
+    assert cache.lookup(key) == CacheLookup(None, status)  # type: ignore[arg-type]
+    stats = cache.stats
+    assert {name: getattr(stats, name) for name in ("outdated", "newer", "damaged", "hits",
+                                                     "misses") if getattr(stats, name)} == {
+        status: 1}
+
+
+def test_an_entry_of_a_newer_format_is_left_as_it_is(tmp_path: Path) -> None:
+    # Another version of the tool shares the directory (two branches in one CI cache): its
+    # entry is neither damage nor this version's to replace, or the two would overwrite each
+    # other's entries for ever.
+    key, other = content_key({"w": 1}), content_key({"w": 2})
+    path = JudgeCache(tmp_path).entry_path(key)
+    path.parent.mkdir(parents=True)
+    newer = json.dumps({"format": ENTRY_FORMAT + 1, "key": key, "reply": "theirs"})
+    path.write_text(newer, encoding="utf-8")
+    cache = JudgeCache(tmp_path)
+    assert cache.lookup(key).status == "newer"
+    assert cache.put(key, {"content": "ours"}) is False
+    assert path.read_text(encoding="utf-8") == newer
+    assert (cache.stats.writes, cache.stats.write_errors, cache.stats.error) == (0, 0, None)
+    # Only the keys found newer are left alone.
+    assert cache.put(other, {"content": "ours"}) is True
+    assert cache.get(other) == {"content": "ours"}
+    # What another cache object has not looked up it writes, as it cannot know.
+    assert JudgeCache(tmp_path).put(key, {"content": "ours"}) is True
 
 
 def test_an_entry_that_is_not_text_is_damaged(tmp_path: Path) -> None:
@@ -135,6 +179,47 @@ def test_an_entry_that_cannot_be_read_is_unreadable(tmp_path: Path) -> None:
     cache.entry_path(key).mkdir(parents=True)
     assert cache.lookup(key).status == "unreadable"
     assert (cache.stats.unreadable, cache.stats.misses, cache.stats.damaged) == (1, 0, 0)
+    assert cache.stats.error == f"[Errno 21] Is a directory: '{cache.entry_path(key)}'"
+
+
+def test_the_first_failure_is_kept_as_the_reason(tmp_path: Path) -> None:
+    # The cache directory given is a file: nothing under it can be read or written, and the
+    # run must say so rather than quietly ask for every reply again.
+    root = tmp_path / "cache"
+    root.write_text("a file", encoding="utf-8")
+    cache = JudgeCache(root)
+    first, second = content_key({"f": 1}), content_key({"f": 2})
+    assert cache.put(first, {"content": "x"}) is False
+    assert cache.stats.error == f"[Errno 17] File exists: '{root}'"
+    assert cache.lookup(second).status == "unreadable"
+    assert cache.put(second, {"score": float("nan")}) is False
+    assert (cache.stats.unreadable, cache.stats.write_errors) == (1, 2)
+    assert cache.stats.error == f"[Errno 17] File exists: '{root}'"
+    reader = JudgeCache(root)
+    assert reader.lookup(first).status == "unreadable"
+    assert reader.stats.error == f"[Errno 20] Not a directory: '{reader.entry_path(first)}'"
+
+
+def test_a_cache_this_user_may_only_read_serves_reads_and_says_why_writes_fail(
+    shared_dir: Path
+) -> None:
+    # Another user's cache, as the default umask leaves it (0644 files, 0755 folders): an
+    # entry is read; a write fails, counted, with the reason, and never raises.
+    root = shared_dir / "cache"
+    kept, new = content_key({"g": 1}), content_key({"g": 2})
+    with umask(0o022):
+        JudgeCache(root).put(kept, {"content": "kept"})
+    for path in [root, *root.rglob("*")]:
+        # The bits another user sees, for a user the owner's bits would let write.
+        path.chmod(stat.S_IMODE(path.stat().st_mode) & ~0o222)
+    with bound_by_permissions():
+        cache = JudgeCache(root)
+        assert cache.get(kept) == {"content": "kept"}
+        assert cache.put(new, {"content": "new"}) is False
+        assert cache.put(kept, {"content": "again"}) is False
+    assert (cache.stats.hits, cache.stats.writes, cache.stats.write_errors) == (1, 0, 2)
+    assert cache.stats.error == f"[Errno 13] Permission denied: '{root / new[:2]}'"
+    assert JudgeCache(root).get(kept) == {"content": "kept"}
 
 
 def test_every_lookup_and_write_is_counted(tmp_path: Path) -> None:

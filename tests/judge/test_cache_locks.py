@@ -35,6 +35,8 @@ from pytest_callqa.engine.llm.cache import (
     release_file_lock,
 )
 
+from .helpers import bound_by_permissions, umask
+
 T = TypeVar("T")
 
 
@@ -332,16 +334,102 @@ def test_a_process_opens_the_key_lock_file_once(tmp_path: Path) -> None:
     assert _record_lock_fd(tmp_path / "other.lock") != first
 
 
-def test_lock_files_are_readable_and_writable_not_executable(tmp_path: Path) -> None:
-    previous = os.umask(0o022)
-    try:
+@pytest.mark.parametrize(("mask", "mode"), [(0o000, 0o666), (0o022, 0o644), (0o077, 0o600)])
+def test_lock_files_get_the_mode_the_umask_allows(tmp_path: Path, mask: int, mode: int) -> None:
+    # Readable and writable, never executable, and as open to other users as the umask
+    # says: every user of a shared cache must be able to lock them.
+    with umask(mask):
         release_file_lock(_try_flock(tmp_path / "a.lock") or -1)
         _record_lock_fd(tmp_path / "b.lock")
         run(FileSlots(tmp_path, 1).close())
-    finally:
-        os.umask(previous)
     for name in ("a.lock", "b.lock", "0.lock"):
-        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == mode
+
+
+def test_a_lock_file_this_user_may_only_read_is_locked_all_the_same(shared_dir: Path) -> None:
+    # Another user's lock files in a folder all may write (an older version made them 0644):
+    # flock needs no write access, so they are opened read-only and still exclude.
+    for name in ("0.lock", "ledger.lock"):
+        (shared_dir / name).touch()
+        (shared_dir / name).chmod(0o444)
+    with bound_by_permissions():
+        with pytest.raises(PermissionError):
+            os.open(shared_dir / "0.lock", os.O_RDWR)
+        held = _try_flock(shared_dir / "ledger.lock")
+        assert held is not None and _try_flock(shared_dir / "ledger.lock") is None
+        release_file_lock(held)
+        first, second = FileSlots(shared_dir, 1), FileSlots(shared_dir, 1)
+        assert (first._grab(), second._grab()) == (0, None)
+        first.release(0)
+        assert second._grab() == 0
+        run(first.close())
+        run(second.close())
+
+
+def test_a_keys_file_this_user_may_only_read_leaves_keys_unlocked_and_says_why(
+    shared_dir: Path
+) -> None:
+    # A record lock for writing needs a descriptor open for writing: without one the call
+    # goes on unlocked (two processes may each ask for a reply) rather than fail.
+    keys = shared_dir / "locks" / "keys.lock"
+    keys.parent.mkdir()
+    keys.parent.chmod(0o777)
+    keys.touch()
+    keys.chmod(0o444)
+    with bound_by_permissions():
+        cache = JudgeCache(shared_dir)
+
+        async def locked() -> str:
+            async with cache.lock("ab" * 32):
+                return "entered"
+
+        assert run(locked()) == "entered"
+    assert cache.stats.lock_error == f"[Errno 13] Permission denied: '{keys}'"
+
+
+def test_lock_files_that_cannot_be_opened_leave_limits_per_process_and_say_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A folder where a lock file should be: it opens neither read-write nor read-only.
+    cache = JudgeCache(tmp_path)
+    (tmp_path / "slots" / "1.lock").mkdir(parents=True)
+    (tmp_path / "rate" / "requests.lock").mkdir(parents=True)
+    opened: list[int] = []
+    closed: list[int] = []
+    real_open, real_close = os.open, os.close
+
+    def counted_open(*args: Any, **kwargs: Any) -> int:
+        opened.append(real_open(*args, **kwargs))
+        return opened[-1]
+
+    def counted_close(fd: int) -> None:
+        closed.append(fd)
+        real_close(fd)
+
+    monkeypatch.setattr(os, "open", counted_open)
+    monkeypatch.setattr(os, "close", counted_close)
+    assert cache.slots(2) is None
+    # The slot file that did open is closed again, not leaked.
+    assert len(opened) == 1 and closed == opened
+    assert cache.stats.lock_error == f"[Errno 21] Is a directory: '{tmp_path / 'slots' / '1.lock'}'"
+    assert cache.rate_window(5, 60.0) is None
+    assert cache.stats.lock_error == f"[Errno 21] Is a directory: '{tmp_path / 'slots' / '1.lock'}'"
+    second = JudgeCache(tmp_path)
+    assert second.rate_window(5, 60.0) is None
+    assert second.stats.lock_error == (
+        f"[Errno 21] Is a directory: '{tmp_path / 'rate' / 'requests.lock'}'")
+    # What opens is used as before.
+    window = JudgeCache(tmp_path / "fine").rate_window(5, 60.0)
+    assert window is not None and (tmp_path / "fine" / "rate" / "requests.lock").is_file()
+
+
+def test_a_lock_folder_that_cannot_be_made_is_named(tmp_path: Path) -> None:
+    root = tmp_path / "cache"
+    root.write_text("a file", encoding="utf-8")
+    cache = JudgeCache(root)
+    assert (cache.slots(2), cache.rate_window(5, 60.0), cache.ledger_path("run")) == (
+        None, None, None)
+    assert cache.stats.lock_error == f"[Errno 17] File exists: '{root}'"
 
 
 def test_a_waiter_for_a_lock_file_backs_off_instead_of_spinning(

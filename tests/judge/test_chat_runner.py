@@ -33,10 +33,9 @@ from pytest_callqa.engine.llm.transport import (
     ChatOutcome,
     ChatRequest,
     ChatRunner,
-    _read_completion,
-    _Reply,
     reask_message,
 )
+from pytest_callqa.engine.llm.wire import Reply, read_completion
 from pytest_callqa.engine.pricing import PriceTable
 
 from .conftest import make_runner
@@ -108,14 +107,14 @@ def test_a_model_without_a_price_has_tokens_but_no_spend(fake: Any) -> None:
 
 def without_count(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """Replies read as if the server had left out the token count ``name``."""
-    read = transport._read_completion
+    read = transport.read_completion
 
-    def missing(completion: Any) -> _Reply:
+    def missing(completion: Any) -> Reply:
         reply = read(completion)
         setattr(reply, name, None)
         return reply
 
-    monkeypatch.setattr(transport, "_read_completion", missing)
+    monkeypatch.setattr(transport, "read_completion", missing)
 
 
 def test_a_reply_without_token_counts_leaves_the_cost_unknown(
@@ -330,7 +329,7 @@ def test_an_entry_the_check_rejects_is_replaced(fake: Any, cache_dir: Path) -> N
 # --- the parts of a reply -------------------------------------------------------------------
 
 
-def parts(reply: _Reply) -> tuple[Any, ...]:
+def parts(reply: Reply) -> tuple[Any, ...]:
     return (reply.content, reply.prompt_tokens, reply.completion_tokens, reply.cost,
             reply.finish_reason)
 
@@ -341,9 +340,21 @@ def test_a_complete_reply_is_read_whole() -> None:
         "choices": [{"message": {"content": "hi"}, "finish_reason": "length"},
                     {"message": {"content": "second"}, "finish_reason": "stop"}],
     }
-    reply = _read_completion(completion)
+    reply = read_completion(completion)
     assert parts(reply) == ("hi", 12.0, 3.0, None, "length")
     assert type(reply.prompt_tokens) is float and type(reply.completion_tokens) is float
+
+
+@pytest.mark.parametrize(("completion", "finish"), [
+    ({"usage": {"prompt_tokens": "12", "completion_tokens": None},
+      "choices": [{"message": {"content": None}, "finish_reason": 7}]}, None),
+    # OpenAI's refusal, and a content filter: the model's own empty answer.
+    ({"choices": [{"message": {"content": None, "refusal": "I cannot help with that."},
+                   "finish_reason": "stop"}]}, "stop"),
+    ({"choices": [{"message": {}, "finish_reason": "content_filter"}]}, "content_filter"),
+], ids=["wrong-types", "refusal", "content-filter"])
+def test_a_message_without_content_is_an_empty_answer(completion: Any, finish: Any) -> None:
+    assert parts(read_completion(completion)) == ("", None, None, None, finish)
 
 
 @pytest.mark.parametrize("completion", [
@@ -351,17 +362,39 @@ def test_a_complete_reply_is_read_whole() -> None:
     {"usage": None, "choices": None},
     {"usage": {}, "choices": []},
     {"usage": {}, "choices": [{}]},
-    {"usage": {"prompt_tokens": "12", "completion_tokens": None},
-     "choices": [{"message": {"content": None}, "finish_reason": 7}]},
     {"usage": [12, 3], "choices": {"0": {"message": {"content": "hi"}}}},
     {"usage": {}, "choices": ["hi", {"message": "hi"}]},
     [{"choices": [{"message": {"content": "hi"}}]}],
     "hi",
     None,
-], ids=["no-fields", "null-fields", "empty", "bare-choice", "wrong-types", "wrong-containers",
+], ids=["no-fields", "null-fields", "empty", "bare-choice", "wrong-containers",
         "choice-not-an-object", "a-list", "a-string", "null"])
-def test_a_reply_missing_parts_reads_as_empty_and_unknown(completion: Any) -> None:
-    assert parts(_read_completion(completion)) == ("", None, None, None, None)
+def test_json_without_a_message_is_no_answer(completion: Any) -> None:
+    with pytest.raises(ValueError, match=r"^the reply holds no completion$"):
+        read_completion(completion)
+
+
+def test_an_error_object_served_with_200_says_what_it_said() -> None:
+    for error in ({"message": "upstream timed out", "code": 504}, "upstream timed out"):
+        with pytest.raises(ValueError,
+                           match=r"^the reply holds no completion: upstream timed out$"):
+            read_completion({"error": error})
+
+
+@pytest.mark.parametrize("kind", ["chat", "generation"])
+def test_a_200_without_a_completion_fails_the_call_and_is_not_cached(
+        cache_dir: Path, kind: str) -> None:
+    # A gateway's error with status 200 was read as an empty answer, cached, and scored as
+    # the model's failure (a generated output of "") on every later run.
+    body = json.dumps({"error": {"message": f"upstream failed {SECRET}"}}).encode()
+    request = ChatRequest(messages=SHORT.messages, kind=kind)
+    with fixed_reply(body) as (base, seen):
+        [outcome] = calls(make_runner(JudgeCache(cache_dir), max_retries=0),
+                          (Endpoint("priced", base + "/v1", SECRET), request))
+    assert outcome.content is None and not outcome.usable and len(seen) == 1
+    assert outcome.error == \
+        "unreadable response: the reply holds no completion: upstream failed <redacted>"
+    assert list(cache_dir.glob("??/*.json")) == []
 
 
 # --- texts sent back and shown --------------------------------------------------------------

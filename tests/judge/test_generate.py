@@ -14,7 +14,7 @@ from pytest_callqa.engine.llm.cache import JudgeCache
 from pytest_callqa.engine.llm.endpoint import CallError, ModelSpec
 
 from .conftest import make_runner
-from .helpers import SECRET, qa_case, text_case
+from .helpers import SECRET, fixed_reply, qa_case, text_case
 
 
 @pytest.mark.parametrize(("text", "spec"), [
@@ -156,3 +156,20 @@ def test_a_case_too_large_for_the_model_is_not_sent(fake: Any) -> None:
     [generation] = generator.generate([huge])
     assert server.requests == 0 and generation.text is None
     assert "input too large" in (generation.error or "")
+
+
+def test_an_output_cut_at_the_tools_bound_is_an_error_and_not_cached(cache_dir: Path) -> None:
+    # A long call's translation can need more than the bound this tool sets; the cut reply
+    # was cached and scored as the model's failure (invalid JSON) on every later run.
+    cut = json.dumps({"choices": [{"message": {"content": '{"questions": [{"question_id'},
+                                   "finish_reason": "length"}]}).encode()
+    with fixed_reply(cut) as (base, seen):
+        for _ in range(2):
+            generator = OpenAIGenerator("gpt-4o-mini", base + "/v1", SECRET,
+                                        runner=make_runner(JudgeCache(cache_dir)))
+            [generation] = generator.generate([qa_case(0)])
+            assert generation.text is None and not generation.cached
+            assert generation.error == (
+                "gpt-4o-mini: the output stopped at the completion bound this tool set for "
+                "the call (finish_reason: length) before it ended, so it is not scored")
+    assert len(seen) == 2

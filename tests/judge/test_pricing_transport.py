@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import http.server
 import random
+import socket
 import threading
 import time
 from email.utils import formatdate
@@ -267,9 +268,8 @@ def test_the_cache_key_covers_endpoint_model_prompt_params_and_version() -> None
 
 
 def test_a_request_without_a_completion_bound_gets_one_for_the_budget() -> None:
-    params, bound, added = completion_bound("gpt-4o-mini", "judge", {"temperature": 0})
-    assert (params, bound, added) == ({"temperature": 0, "max_tokens": JUDGE_MAX_TOKENS},
-                                      JUDGE_MAX_TOKENS, True)
+    assert completion_bound("gpt-4o-mini", "judge", {"temperature": 0}) == (
+        {"temperature": 0, "max_tokens": JUDGE_MAX_TOKENS}, JUDGE_MAX_TOKENS)
     assert completion_bound("llama3:8b", "generate", {})[0] == {
         "max_tokens": GENERATION_MAX_TOKENS}
     # OpenAI's reasoning models only accept max_completion_tokens.
@@ -277,9 +277,8 @@ def test_a_request_without_a_completion_bound_gets_one_for_the_budget() -> None:
         "max_completion_tokens": JUDGE_MAX_TOKENS}
     # The request's own bound is kept, whichever name it uses.
     assert completion_bound("gpt-4o", "judge", {"max_tokens": 300}) == (
-        {"max_tokens": 300}, 300, False)
-    assert completion_bound("o4-mini", "judge", {"max_completion_tokens": 900})[1:] == (
-        900, False)
+        {"max_tokens": 300}, 300)
+    assert completion_bound("o4-mini", "judge", {"max_completion_tokens": 900})[1] == 900
     with pytest.raises(CallError, match="max_tokens must be a whole number >= 1, got 'many'"):
         completion_bound("gpt-4o", "judge", {"max_tokens": "many"})
 
@@ -365,3 +364,26 @@ def test_a_model_listing_nested_past_pythons_limit_is_no_listing() -> None:
     from pytest_callqa.engine.llm import preflight
 
     assert preflight._listed(b"[" * 100_000 + b"]" * 100_000) == []
+
+
+def test_a_live_models_preflight_names_where_its_url_was_set() -> None:
+    # It named the judge's option, which has nothing to do with a live model's URL.
+    from pytest_callqa.engine.llm import preflight
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    problem = preflight.check_endpoint(Endpoint("m", f"http://127.0.0.1:{port}/v1", SECRET),
+                                       what="live model 'cand'", timeout=2.0)
+    assert problem is not None and problem.startswith(
+        f"the live model 'cand' endpoint http://127.0.0.1:{port}/v1 (model 'm') cannot be "
+        "reached (URLError: ")
+    assert problem.endswith(
+        "check its callqa_models entry (name=model@URL; OPENAI_BASE_URL when it names none) "
+        "and that the server is running")
+    keyless = preflight.check_endpoint(Endpoint("m", "https://api.openai.com/v1", ""),
+                                       what="live model 'cand'")
+    assert keyless == (
+        "the live model 'cand' endpoint https://api.openai.com/v1 (model 'm') needs an API key "
+        "and none is set: export OPENAI_API_KEY, or point the run at another server with its "
+        "callqa_models entry (name=model@URL; OPENAI_BASE_URL when it names none)")

@@ -7,6 +7,7 @@ that stop by themselves. Runs are in-process unless xdist or a killed process is
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -366,6 +367,10 @@ def test_an_edited_cache_entry_is_asked_again_and_counted(
     assert header(cold.stdout.str(), scorecard_of)[2] == "judge calls: 1, 0 answered from the cache"
     assert "damaged_cache_entries" not in llm.project.report("r.json")["run"]["judge_usage"][
         "per_process"]
+    # A cache that works is not mentioned beyond the judge's line.
+    assert "cache_problems" not in llm.project.report("r.json")["run"]["judge_usage"]
+    assert not [line for line in header(cold.stdout.str(), scorecard_of)
+                if line.startswith("cache")]
     [entry] = llm.cache_entries()
     # A verdict raised by hand: still valid JSON with a valid score; only the digest tells.
     entry.write_text(entry.read_text(encoding="utf-8").replace("0.5", "1.0"), encoding="utf-8")
@@ -380,6 +385,35 @@ def test_an_edited_cache_entry_is_asked_again_and_counted(
     warm = pytester.runpytest(*args)
     assert header(warm.stdout.str(), scorecard_of)[2] == "judge calls: 1, 1 answered from the cache"
     assert llm.server.requests == 2
+
+
+def test_a_cache_that_does_not_work_is_named_in_the_header_and_the_report(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    # A cache directory that is a file: every run asks for every reply again, and must say
+    # why rather than show "cache rw" as if all were well.
+    (pytester.path / "replies").write_text("a file", encoding="utf-8")
+    llm.project.write_tests(QA_EVIDENCE)
+    args = ["--callqa-models=alpha", "--no-callqa-benchmarks", f"{REPORT_OPTION}=r.json",
+            f"{CACHE_DIR_OPTION}=replies"]
+    for run in (1, 2):
+        result = pytester.runpytest(*args)
+        result.assert_outcomes(passed=1)
+        assert llm.server.requests == run
+    root = pytester.path / "replies"
+    lines = header(result.stdout.str(), scorecard_of)
+    # Each call looks twice (answered before the batch, then under its key's lock).
+    [failed] = [line for line in lines if line.startswith("cache: ")]
+    shown = re.fullmatch(r"cache: 2 reads and 1 write failed \(first: (.+)\)", failed)
+    assert shown is not None
+    error = shown.group(1)
+    assert re.fullmatch(rf"\[Errno 20\] Not a directory: '{re.escape(str(root))}/"
+                        rf"[0-9a-f]{{2}}/[0-9a-f]{{64}}\.json'", error)
+    assert f"cache locks not usable ([Errno 17] File exists: '{root}'): processes sharing " \
+        "the cache do not coordinate their requests" in lines
+    problems = llm.project.report("r.json")["run"]["judge_usage"]["cache_problems"]
+    assert problems == {"failed_reads": 2, "failed_writes": 1, "error": error,
+                        "lock_error": f"[Errno 17] File exists: '{root}'"}
 
 
 def test_the_key_never_reaches_a_file_or_the_terminal(

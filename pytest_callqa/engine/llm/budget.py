@@ -60,9 +60,9 @@ def bound_param(model: str, reply_tokens: int) -> dict[str, int]:
 
 
 def completion_bound(model: str, kind: str,
-                     params: Mapping[str, Any]) -> tuple[dict[str, Any], int, bool]:
-    """``(params, bound, added)``: the request's own completion bound, or ``params`` with a
-    default one added (:data:`JUDGE_MAX_TOKENS` for ``kind="judge"``, else
+                     params: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    """``(params, bound)``: the request's own completion bound, or ``params`` with a default
+    one added (:data:`JUDGE_MAX_TOKENS` for ``kind="judge"``, else
     :data:`GENERATION_MAX_TOKENS`)."""
     for name in _BOUND_NAMES:
         value = params.get(name)
@@ -71,10 +71,10 @@ def completion_bound(model: str, kind: str,
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise CallError(f"request parameter {name} must be a whole number >= 1, got "
                             f"{value!r}")
-        return dict(params), value, False
+        return dict(params), value
     bound = JUDGE_MAX_TOKENS if kind == "judge" else GENERATION_MAX_TOKENS
     name = _BOUND_NAMES[0] if _REASONING_MODEL.search(model) else _BOUND_NAMES[1]
-    return {**params, name: bound}, bound, True
+    return {**params, name: bound}, bound
 
 
 def prompt_bound(body: Mapping[str, Any]) -> int:

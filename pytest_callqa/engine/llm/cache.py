@@ -6,9 +6,18 @@ either no entry or a whole one, whatever happens to the writer. Each entry carri
 SHA-256 of the canonical JSON of the value it stores; an entry that does not match it (a
 disk filled up, a file edited by hand or cut short, one filed under another key) is
 *damaged*: a miss, counted, and rewritten by the next call. Entries of an older format are
-plain misses. Entries hold the reply text, its token usage and what produced it — never the
-API key, the endpoint or any HTTP header. No ``fsync``: a killed process loses nothing the
-kernel already has, and a power cut at worst leaves a damaged entry, which is a miss.
+plain misses; entries of a newer format (a newer version of the tool sharing the directory)
+are plain misses left as they are. Entries hold the reply text, its token usage and what
+produced it — never the API key, the endpoint or any HTTP header. No ``fsync``: a killed
+process loses nothing the kernel already has, and a power cut at worst leaves a damaged
+entry, which is a miss.
+
+Entries and lock files get the mode ``open()`` would give them (0o666 less the umask), so
+a directory several users share is as open to each as the writer's umask says. What cannot
+be read, written or locked (another user's files, a directory that is a file) never raises:
+a failed read is a miss, a failed write keeps nothing, a lock file that cannot be used
+leaves coordination per process — each counted or noted in :class:`CacheStats` with the
+first reason, for the run to report.
 
 The same directory coordinates processes (pytest-xdist workers, or two runs at once):
 
@@ -38,8 +47,8 @@ import errno
 import hashlib
 import json
 import os
+import secrets
 import sys
-import tempfile
 import threading
 import time
 from collections import deque
@@ -72,22 +81,30 @@ def content_key(payload: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-LookupStatus = Literal["hit", "miss", "damaged", "outdated", "unreadable", "off"]
+LookupStatus = Literal["hit", "miss", "damaged", "outdated", "newer", "unreadable", "off"]
+# What open() asks for; the umask takes away what the user does not give others.
+_FILE_MODE = 0o666
 
 
 @dataclass
 class CacheStats:
     """``damaged``: entries present but not whole (cut short, edited, another key's);
-    ``outdated``: whole entries of an older format; ``unreadable``: files the system would
-    not read (permissions, an I/O error)."""
+    ``outdated``: entries of an older format; ``newer``: entries of a newer format, left
+    as they are; ``unreadable``: files the system would not read (permissions, an I/O
+    error); ``error``: the first failed read or write, as the system worded it (it names the
+    file); ``lock_error``: the first lock folder or file that could not be used, which left
+    processes uncoordinated."""
 
     hits: int = 0
     misses: int = 0
     damaged: int = 0
     outdated: int = 0
+    newer: int = 0
     unreadable: int = 0
     writes: int = 0
     write_errors: int = 0
+    error: str | None = None
+    lock_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -98,9 +115,18 @@ class CacheLookup:
     status: LookupStatus
 
 
+def _open_lock_file(path: Path) -> int:
+    """A descriptor of lock file ``path``, made if missing; read-only when this user may not
+    write it (another user's file): ``flock`` needs no write access. Raises OSError."""
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT, _FILE_MODE)
+    except PermissionError:
+        return os.open(path, os.O_RDONLY)
+
+
 def _try_flock(path: Path) -> int | None:
     """An fd holding an exclusive lock on ``path``, or None when another holder has it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_lock_file(path)
     if sys.platform == "win32":
         return fd
     try:
@@ -146,6 +172,8 @@ class JudgeCache:
         self.directory = Path(directory) if directory is not None else None
         self.stats = CacheStats()
         self._made_dirs: set[Path] = set()
+        # Keys whose entry a newer version wrote: put() leaves those entries to it.
+        self._newer: set[str] = set()
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.directory)!r}, mode={self.mode!r})"
@@ -186,20 +214,25 @@ class JudgeCache:
             return CacheLookup(None, "miss")
         except UnicodeDecodeError:
             return self._damaged()
-        except OSError:
+        except OSError as exc:
             self.stats.unreadable += 1
+            self._note_error(exc)
             return CacheLookup(None, "unreadable")
         try:
             data = json.loads(text)
         except (ValueError, RecursionError):
             # Not JSON, or JSON past Python's limits (nesting, a >4,300-digit number).
             return self._damaged()
-        if not isinstance(data, dict) or not isinstance(data.get("value"), dict):
+        if not isinstance(data, dict):
             return self._damaged()
-        if data.get("format") != ENTRY_FORMAT:
-            if isinstance(data.get("format"), int) and data["format"] < ENTRY_FORMAT:
-                self.stats.outdated += 1
-                return CacheLookup(None, "outdated")
+        # Another format's entry is shaped as that format says, so its shape is not checked.
+        version = data.get("format")
+        if isinstance(version, int) and version < ENTRY_FORMAT:
+            self.stats.outdated += 1
+            return CacheLookup(None, "outdated")
+        if isinstance(version, int) and version > ENTRY_FORMAT:
+            return self._newer_entry(key)
+        if version != ENTRY_FORMAT or not isinstance(data.get("value"), dict):
             return self._damaged()
         value: dict[str, Any] = data["value"]
         if data.get("key") != key or data.get("digest") != content_key(value):
@@ -211,10 +244,26 @@ class JudgeCache:
         self.stats.damaged += 1
         return CacheLookup(None, "damaged")
 
+    def _newer_entry(self, key: str) -> CacheLookup:
+        # A newer version of the tool shares the directory (two branches in one CI cache):
+        # rewriting its entry in this format would have the two overwrite each other for ever.
+        self.stats.newer += 1
+        self._newer.add(key)
+        return CacheLookup(None, "newer")
+
+    def _note_error(self, exc: Exception) -> None:
+        if self.stats.error is None:
+            self.stats.error = str(exc)
+
+    def _note_lock_error(self, reason: str) -> None:
+        if self.stats.lock_error is None:
+            self.stats.lock_error = reason
+
     def put(self, key: str, value: Mapping[str, Any]) -> bool:
-        """Store ``value`` atomically; False when the cache is not writable or the write
-        failed (a full disk must not fail an evaluation; the reply is simply not kept)."""
-        if not self.writable:
+        """Store ``value`` atomically; False when the cache is not writable, the entry is a
+        newer version's (see :meth:`lookup`), or the write failed (a full disk must not fail
+        an evaluation; the reply is simply not kept)."""
+        if not self.writable or key in self._newer:
             return False
         path = self.entry_path(key)
         try:
@@ -223,8 +272,9 @@ class JudgeCache:
             payload = json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False)
             self._ensure_dir(path.parent)
             write_whole(path, payload, prefix=f".{key}.")
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
             self.stats.write_errors += 1
+            self._note_error(exc)
             return False
         self.stats.writes += 1
         return True
@@ -259,7 +309,8 @@ class JudgeCache:
 
     def _coordination_dir(self, name: str) -> Path | None:
         """A folder for lock files, or None without a directory or when it cannot be
-        written (a read-only cache on a read-only disk): coordination is then per process."""
+        written (a read-only cache on a read-only disk, another user's folder): coordination
+        is then per process."""
         if self.directory is None:
             return None
         folder = self.directory / name
@@ -267,9 +318,11 @@ class JudgeCache:
             try:
                 self._ensure_root()
                 folder.mkdir(parents=True, exist_ok=True)
-            except OSError:
+            except OSError as exc:
+                self._note_lock_error(str(exc))
                 return None
             if not os.access(folder, os.W_OK):
+                self._note_lock_error(f"{folder} is not writable")
                 return None
             self._made_dirs.add(folder)
         return folder
@@ -279,10 +332,10 @@ class JudgeCache:
         """Hold ``key`` against other processes from lookup to write (``rw`` mode only:
         without writes a waiter could not profit from the holder's reply)."""
         folder = self._coordination_dir("locks") if self.writable else None
-        if folder is None or sys.platform == "win32":
+        fd = None if folder is None or sys.platform == "win32" else self._keys_fd(folder)
+        if fd is None:
             yield
             return
-        fd = _record_lock_fd(folder / "keys.lock")
         offset = _lock_offset(key)
         delay = _POLL_FIRST_S
         while True:
@@ -299,15 +352,36 @@ class JudgeCache:
         finally:
             fcntl.lockf(fd, fcntl.LOCK_UN, 1, offset)
 
+    def _keys_fd(self, folder: Path) -> int | None:
+        try:
+            return _record_lock_fd(folder / "keys.lock")
+        except OSError as exc:
+            # A record lock for writing needs a descriptor open for writing: without one,
+            # calls go on unlocked, and two processes may each ask for one reply.
+            self._note_lock_error(str(exc))
+            return None
+
     def slots(self, limit: int) -> FileSlots | None:
         """A concurrency limit shared by every process using this directory."""
         folder = self._coordination_dir("slots")
-        return None if folder is None else FileSlots(folder, limit)
+        if folder is None:
+            return None
+        try:
+            return FileSlots(folder, limit)
+        except OSError as exc:
+            self._note_lock_error(str(exc))
+            return None
 
     def rate_window(self, limit: int, window_s: float) -> FileRateWindow | None:
         """A requests-per-window limit shared by every process using this directory."""
         folder = self._coordination_dir("rate")
-        return None if folder is None else FileRateWindow(folder, limit, window_s)
+        if folder is None:
+            return None
+        try:
+            return FileRateWindow(folder, limit, window_s)
+        except OSError as exc:
+            self._note_lock_error(str(exc))
+            return None
 
     def ledger_path(self, run_id: str) -> Path | None:
         """Where run ``run_id`` keeps its spend ledger (see ``budget.SpendLedger``)."""
@@ -325,7 +399,7 @@ def _record_lock_fd(path: Path) -> int:
     with _RECORD_LOCK_GUARD:
         fd = _RECORD_LOCK_FDS.get(str(path))
         if fd is None:
-            fd = _RECORD_LOCK_FDS[str(path)] = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = _RECORD_LOCK_FDS[str(path)] = os.open(path, os.O_RDWR | os.O_CREAT, _FILE_MODE)
         return fd
 
 
@@ -339,9 +413,13 @@ def _lock_offset(key: str) -> int:
 
 def write_whole(path: Path, text: str, *, prefix: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory (named
-    ``prefix``…``.tmp``) moved into place: a reader sees the old file or the whole new one.
-    Raises OSError; the temporary file is removed whatever stopped the write."""
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
+    ``prefix``, 16 random hex digits, ``.tmp``) moved into place: a reader sees the old file
+    or the whole new one. The file gets the mode ``open()`` would give it (``mkstemp``'s
+    0600 would shut every other user of a shared cache out). Raises OSError; the temporary
+    file is removed whatever stopped the write."""
+    tmp = path.parent / f"{prefix}{secrets.token_hex(8)}.tmp"
+    # O_EXCL: a name already taken (one chance in 2**64) fails this write like any error.
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _FILE_MODE)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -372,8 +450,14 @@ class FileSlots:
             raise ValueError(f"concurrency limit must be at least 1, got {limit}")
         self.limit = limit
         self.poll_s = poll_s
-        self._fds = [os.open(folder / f"{i}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-                     for i in range(limit)]
+        self._fds: list[int] = []
+        try:
+            for index in range(limit):
+                self._fds.append(_open_lock_file(folder / f"{index}.lock"))
+        except OSError:
+            for fd in self._fds:
+                os.close(fd)
+            raise
         self._held: set[int] = set()
         self._waiters: deque[asyncio.Future[int]] = deque()
         self._poller: asyncio.Task[None] | None = None
@@ -455,6 +539,8 @@ class FileRateWindow:
 
     The start times live in one small JSON file, rewritten atomically under a lock file;
     an unreadable log counts as empty (a killed writer can at worst allow one extra window).
+    Raises OSError when the lock file cannot be opened at all, so that is found before the
+    first request rather than at it.
     """
 
     def __init__(self, folder: Path, limit: int, window_s: float) -> None:
@@ -465,6 +551,7 @@ class FileRateWindow:
         self.window_s = window_s
         self._lock = folder / "requests.lock"
         self._log = folder / "requests.json"
+        os.close(_open_lock_file(self._lock))
 
     def _read(self, now: float) -> list[float]:
         try:

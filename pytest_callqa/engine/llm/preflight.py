@@ -71,10 +71,13 @@ def check_endpoint(endpoint: Endpoint, *, timeout: float = PREFLIGHT_TIMEOUT_S,
     """None when ``endpoint`` can take calls; otherwise what is wrong and what to set."""
     url = endpoint.display_url
     where = f"the {what} endpoint {url} (model {endpoint.model!r})"
+    # Where that URL was set: a live model's comes from its callqa_models entry.
+    setting = ("--callqa-judge-base-url (or OPENAI_BASE_URL)" if what == "judge" else
+               "its callqa_models entry (name=model@URL; OPENAI_BASE_URL when it names none)")
     host = urllib.parse.urlsplit(endpoint.base_url).hostname or ""
     if host in KEYED_HOSTS and not endpoint.has_key:
         return (f"{where} needs an API key and none is set: export OPENAI_API_KEY, or point "
-                "the run at another server with --callqa-judge-base-url (or OPENAI_BASE_URL)")
+                f"the run at another server with {setting}")
     # The display URL: credentials in the authority are not a host urllib can connect to.
     # Authorised as the chat calls will be: a URL's credentials replace the key there.
     request = urllib.request.Request(
@@ -97,7 +100,7 @@ def check_endpoint(endpoint: Endpoint, *, timeout: float = PREFLIGHT_TIMEOUT_S,
         reason = getattr(exc, "reason", exc)
         return endpoint.redact(
             f"{where} cannot be reached ({type(exc).__name__}: {reason}): check "
-            "--callqa-judge-base-url (or OPENAI_BASE_URL) and that the server is running")
+            f"{setting} and that the server is running")
     if served and not _served(endpoint.model, served):
         shown = ", ".join(served[:_SHOWN_MODELS]) + (", …" if len(served) > _SHOWN_MODELS
                                                       else "")

@@ -46,7 +46,14 @@ from .limits import (
     refused_as_invalid,
     retry_after_seconds,
 )
-from .wire import ChatClient, ConnectionFailed, RequestTimeout, StatusError
+from .wire import (
+    ChatClient,
+    ConnectionFailed,
+    Reply,
+    RequestTimeout,
+    StatusError,
+    read_completion,
+)
 
 T = TypeVar("T")
 Check = Callable[[str], Sequence[str]]
@@ -92,8 +99,9 @@ class ChatOutcome:
     ``content`` is the last reply (None when none arrived); ``problems`` what ``check``
     still found wrong with it; ``error`` why no (usable) reply came: a transport failure, or
     the budget (``budget_stopped``). ``usage`` totals every attempt of the call.
-    ``truncated``: the reply stopped at the completion bound a budgeted run added; it is not
-    cached, since the key (which leaves that bound out) stands for an unbounded reply.
+    ``truncated``: the reply stopped at its completion bound (``finish_reason: length``), one
+    this tool set: it is not cached (the key leaves out a bound a budgeted run adds, and a
+    reply cut short is no whole answer to keep).
     """
 
     content: str | None
@@ -124,15 +132,6 @@ class _Session:
     def cancel(self) -> None:
         if self.task is not None:
             self.task.cancel()
-
-
-@dataclass
-class _Reply:
-    content: str
-    prompt_tokens: float | None
-    completion_tokens: float | None
-    cost: float | None
-    finish_reason: str | None
 
 
 class ChatRunner:
@@ -380,10 +379,9 @@ class ChatRunner:
         messages = [dict(m) for m in request.messages]
         params: Mapping[str, Any] = request.params
         bound: int | None = None
-        injected = False
         if self.budget.limit_usd is not None:
             # A worst case needs a bound on the completion: the request's own, or one added.
-            params, bound, injected = completion_bound(endpoint.model, request.kind, params)
+            params, bound = completion_bound(endpoint.model, request.kind, params)
         prompt_total: float | None = 0.0
         completion_total: float | None = 0.0
         content: str | None = None
@@ -411,7 +409,7 @@ class ChatRunner:
             else:
                 completion_total += reply.completion_tokens
             content = reply.content
-            truncated = injected and reply.finish_reason == "length"
+            truncated = reply.finish_reason == "length"
             problems = list(check(content)) if check is not None else []
             if not problems:
                 break
@@ -434,7 +432,7 @@ class ChatRunner:
     async def _send(
         self, session: _Session, endpoint: Endpoint, messages: list[dict[str, str]],
         params: Mapping[str, Any], bound: int | None, stats: ModelUsage,
-    ) -> tuple[_Reply | None, str | None, bool]:
+    ) -> tuple[Reply | None, str | None, bool]:
         """One ask with transport retries: ``(reply, error, budget_stopped)``. With a
         budget, ``bound`` caps the completion tokens (the request carries it)."""
         client = self._client(session, endpoint)
@@ -452,13 +450,13 @@ class ChatRunner:
                 session.slots.release(slot)
                 return None, self.budget.refusal(worst or 0.0), True
             retry_after: float | None = None
-            reply: _Reply | None = None
+            reply: Reply | None = None
             # What the attempt is charged: its worst case until the server says otherwise
             # (a timeout or a cut connection may still be billed).
             billed = worst
             try:
                 stats.requests += 1
-                completion = await client.complete(body)
+                reply = self._accept(endpoint, await client.complete(body), stats)
             except StatusError as exc:
                 billed = 0.0  # an error status: nothing was generated
                 status = exc.status
@@ -478,11 +476,11 @@ class ChatRunner:
             except ConnectionFailed as exc:
                 last_error = f"connection failed: {exc.cause}"
             except ValueError as exc:
-                # Not JSON at all (a proxy's error page served with status 200).
+                # Not JSON at all (a proxy's error page served with status 200), or JSON
+                # without a completion: never the model's answer, never cached.
                 return (None, endpoint.redact(f"unreadable response: {_detail(exc, endpoint)}"),
                         False)
             else:
-                reply = self._accept(endpoint, completion, stats)
                 if reply.cost is not None:
                     billed = reply.cost
             finally:
@@ -506,8 +504,8 @@ class ChatRunner:
         return (None, endpoint.redact(f"gave up after {self.max_retries + 1} attempts: "
                                       f"{last_error}"), False)
 
-    def _accept(self, endpoint: Endpoint, completion: Any, stats: ModelUsage) -> _Reply:
-        reply = _read_completion(completion)
+    def _accept(self, endpoint: Endpoint, completion: Any, stats: ModelUsage) -> Reply:
+        reply = read_completion(completion)
         # A key (or URL password) echoed in a reply would reach the reason, cache and report.
         reply.content = endpoint.redact_reply(reply.content)
         if reply.prompt_tokens is None or reply.completion_tokens is None:
@@ -553,35 +551,6 @@ def _shared(outcome: ChatOutcome) -> ChatOutcome:
                        error=outcome.error, usage=usage,
                        cached=outcome.cached or outcome.usable,
                        budget_stopped=outcome.budget_stopped, asks=0)
-
-
-def _read_completion(completion: Any) -> _Reply:
-    """Content, token counts and finish reason of a completion's JSON, whatever the server
-    left out or sent in the wrong shape."""
-    usage = _field(completion, "usage")
-    prompt = _field(usage, "prompt_tokens")
-    done = _field(usage, "completion_tokens")
-    choices = _field(completion, "choices")
-    first = choices[0] if isinstance(choices, list) and choices else None
-    content = _field(_field(first, "message"), "content")
-    finish = _field(first, "finish_reason")
-    return _Reply(content=content if isinstance(content, str) else "",
-                  prompt_tokens=_token_count(prompt), completion_tokens=_token_count(done),
-                  cost=None, finish_reason=finish if isinstance(finish, str) else None)
-
-
-def _token_count(value: Any) -> float | None:
-    """A token count as the server gave it, or None (unknown: the call is settled at its worst
-    case) when it is none — a negative or non-finite count made the spend negative or NaN and
-    let a budget be passed many times over; ``true`` is no count either."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    count = float(value)
-    return count if math.isfinite(count) and count >= 0 else None
-
-
-def _field(value: Any, name: str) -> Any:
-    return value.get(name) if isinstance(value, dict) else None
 
 
 def _detail(exc: Exception, endpoint: Endpoint) -> str:

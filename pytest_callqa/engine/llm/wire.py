@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..._version import __version__
@@ -128,3 +130,52 @@ def error_message(text: str, reason: str) -> str:
             if isinstance(parsed.get(key), str):
                 return str(parsed[key])
     return body
+
+
+@dataclass
+class Reply:
+    """What transport.py reads of a completion: its content, token counts (None: unknown) and
+    finish reason, and the cost it works out."""
+
+    content: str
+    prompt_tokens: float | None
+    completion_tokens: float | None
+    cost: float | None
+    finish_reason: str | None
+
+
+def read_completion(completion: Any) -> Reply:
+    """Content, token counts and finish reason of a completion's JSON, whatever the server
+    left out or sent in the wrong shape. A first choice with no message content is an empty
+    answer (a refusal, a content filter: the model's own). JSON with no choice holding a
+    message is no answer at all — an error object or an empty list a gateway served with
+    status 200 —, and raises ValueError saying so."""
+    usage = _field(completion, "usage")
+    choices = _field(completion, "choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = _field(first, "message")
+    if not isinstance(message, dict):
+        error = _field(completion, "error")
+        said = _field(error, "message") if isinstance(error, dict) else error
+        raise ValueError("the reply holds no completion" +
+                         (f": {said}" if isinstance(said, str) and said else ""))
+    content = message.get("content")
+    finish = _field(first, "finish_reason")
+    return Reply(content=content if isinstance(content, str) else "",
+                 prompt_tokens=_token_count(_field(usage, "prompt_tokens")),
+                 completion_tokens=_token_count(_field(usage, "completion_tokens")),
+                 cost=None, finish_reason=finish if isinstance(finish, str) else None)
+
+
+def _token_count(value: Any) -> float | None:
+    """A token count as the server gave it, or None (unknown: the call is settled at its worst
+    case) when it is none — a negative or non-finite count made the spend negative or NaN and
+    let a budget be passed many times over; ``true`` is no count either."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    count = float(value)
+    return count if math.isfinite(count) and count >= 0 else None
+
+
+def _field(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else None

@@ -32,14 +32,20 @@ from .selection import (
     CASE_FIXTURE,
     CASE_MARKER,
     MODEL_FIXTURE,
-    deselect_other_shards,
+    ShardSelection,
     item_pair,
     marker_filter,
     pair_of,
 )
 from .session import CallqaSession
 from .shutdown import skip_exit_collection
-from .snapshot_ids import SHARED_WITH_KEY, mark_shared_snapshot_files
+from .snapshot_ids import (
+    KEEP_SNAPSHOT_ATTR,
+    SHARED_WITH_KEY,
+    SNAPSHOT_FIXTURE,
+    KeepSnapshots,
+    mark_shared_snapshot_files,
+)
 
 if TYPE_CHECKING:
     from .engine.core.cases import GoldenCase
@@ -113,6 +119,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # Workers only score; their results reach the controller on the test reports.
     if not state.is_worker:
         config.pluginmanager.register(ResultsGatherer(state), "callqa-results")
+    config.pluginmanager.register(KeepSnapshots(config), "callqa-keep-snapshots")
+    if settings.shard is not None:
+        config.pluginmanager.register(ShardSelection(settings.shard), "callqa-shard")
 
 
 def _state(config: pytest.Config) -> CallqaSession:
@@ -255,7 +264,6 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             skip_exit_collection()
     # Before a shard's selection: the other shard's tests write to the same repository.
     mark_shared_snapshot_files(items)
-    deselect_other_shards(config, items, _state(config).settings.shard)
     if not uses_cases:
         return
     try:
@@ -483,9 +491,9 @@ def callqa_snapshot(request: pytest.FixtureRequest, snapshot: Any) -> Any:
                     "characters out of file names): rename the case or model so the ids "
                     "differ in other characters", pytrace=False)
     # syrupy's JSON extension and pydantic load only for a test that takes a snapshot.
-    from .snapshot import JudgeRecordExtension
+    from .snapshot import JudgeRecordExtension, judged
 
-    return snapshot.use_extension(JudgeRecordExtension)
+    return judged(snapshot.use_extension(JudgeRecordExtension))
 
 
 @pytest.hookimpl(trylast=True)
@@ -553,6 +561,12 @@ def pytest_runtest_makereport(item: pytest.Item,
     report = yield
     if call.when == "call" and tool_failed(call.excinfo):
         setattr(report, TOOL_ERROR_ATTR, True)
+    # A test that errored before it could compare its snapshot (in its fixtures, or on the
+    # tool's failure): the snapshot accepted before stays (snapshot_ids.KeepSnapshots).
+    if SNAPSHOT_FIXTURE in getattr(item, "fixturenames", ()) and (
+            (call.when == "setup" and report.failed) or
+            (call.when == "call" and tool_failed(call.excinfo))):
+        setattr(report, KEEP_SNAPSHOT_ATTR, True)
     record = item.stash.get(RECORD_KEY, None)
     if call.when == "call" and record is not None:
         setattr(report, RUNS_ATTR, record.to_dict())

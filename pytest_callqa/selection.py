@@ -59,6 +59,21 @@ def marker_filter(metafunc: pytest.Metafunc, registry: Registry) -> tuple[list[s
     return tasks, tags
 
 
+class ShardSelection:
+    """A plugin (with ``--callqa-shard``) that deselects the other shards' tests after every
+    other plugin has seen the whole collection: syrupy, told of them only as deselected,
+    keeps their snapshots (it reported them unused, failing every shard, and
+    ``--snapshot-update`` deleted them)."""
+
+    def __init__(self, shard: tuple[int, int]) -> None:
+        self.shard = shard
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        deselect_other_shards(config, items, self.shard)
+
+
 def deselect_other_shards(config: pytest.Config, items: list[pytest.Item],
                           shard: tuple[int, int] | None) -> None:
     """With ``--callqa-shard I/N``, keep the evaluation tests of this shard's (model, case)

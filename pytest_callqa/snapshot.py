@@ -11,7 +11,9 @@ masked, so a snapshot changes when the judge's verdict changes and not otherwise
     def test_judge(callqa_result, callqa_snapshot):
         assert callqa_result.judge_record == callqa_snapshot
 
-Accept a changed verdict with ``pytest --snapshot-update``.
+Accept a changed verdict with ``pytest --snapshot-update``. A record of a verdict the judge
+could not give (``judge_error``) is neither compared nor written: the test is an error of the
+tool (``JudgeUnavailable``), and the verdict accepted before stays.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
+from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.types import PropertyFilter, PropertyMatcher, SerializableData, SerializedData
+
+from .engine.core.results import JudgeUnavailable
 
 MASK = "<masked>"
 DIGITS = 3
@@ -87,3 +92,39 @@ class JudgeRecordExtension(JSONSnapshotExtension):
             stable(data, digits=self.digits, volatile=self.volatile_keys),
             exclude=exclude, include=include, matcher=matcher,
         )
+
+
+class JudgedSnapshotAssertion(SnapshotAssertion):
+    """syrupy's assertion, refusing judge records of verdicts the judge could not give before
+    syrupy compares them: written as the expected verdict, a judge error would fail the next
+    good run as a changed verdict, and compared it would fail the model for the tool's
+    failure. (syrupy turns an exception raised while it compares into a failed assertion, so
+    the check comes first.)"""
+
+    def __eq__(self, other: object) -> bool:
+        failed = sorted(_judge_errors(stable(other)))
+        if failed:
+            raise JudgeUnavailable(
+                f"the judge could not give the verdict(s) of {', '.join(failed)}: not "
+                "compared with the snapshot, and not written as the expected one")
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def judged(assertion: SnapshotAssertion) -> JudgedSnapshotAssertion:
+    """``assertion`` (syrupy's fixture, as it made it) as a :class:`JudgedSnapshotAssertion`;
+    syrupy builds the assertions derived from it (``with_defaults``) of the same class."""
+    assertion.__class__ = JudgedSnapshotAssertion
+    return assertion  # type: ignore[return-value]
+
+
+def _judge_errors(value: Any) -> set[str]:
+    """The metrics of the judge records in ``value`` that are judge errors."""
+    if isinstance(value, list):
+        return set().union(*(_judge_errors(v) for v in value))
+    if isinstance(value, dict):
+        if value.get("judge_error") is True:
+            return {str(value.get("metric", "a verdict"))}
+        return set().union(*(_judge_errors(v) for v in value.values()))
+    return set()

@@ -1,11 +1,20 @@
-"""Tests whose ``callqa_snapshot`` files would be one file.
+"""What ``callqa_snapshot`` keeps track of beside syrupy: tests whose snapshot files would
+be one file, and the accepted snapshots of tests the tool could not evaluate.
 
 syrupy names a parametrized test's snapshot file after its id, dropping the characters a
-file name may not hold (``\\ / ? * : | " < >`` and control characters): the tests of cases
-``qa:refund`` and ``qarefund``, or of models ``sub/m`` and ``subm``, would share one file,
-and each fail against the other's verdict (or, updated, pass against its own by turns).
-Found at collection, from the ids alone — the same in every xdist worker — so such a test
-errors, naming the other, rather than comparing against the wrong snapshot.
+file name may not hold (``\\ / ? * : | " < >`` and control characters) and cutting it to fit
+a file name (255 characters with the ``.json`` suffix): the tests of cases ``qa:refund`` and
+``qarefund``, of models ``sub/m`` and ``subm``, or of two long ids alike in their first 250
+characters, would share one file, and each fail against the other's verdict (or, updated,
+pass against its own by turns). Found at collection, from the ids alone — the same in every
+xdist worker — so such a test errors, naming the other, rather than comparing against the
+wrong snapshot.
+
+A test that errors before its snapshot is compared (in its fixtures: a generation failed,
+an outputs file unusable; or on a verdict the judge could not give) leaves its snapshot
+unused, and ``--snapshot-update`` deletes unused snapshots of the tests that ran: a passing
+failure of the tool would throw away the verdict accepted before. Such a test is told to
+syrupy as skipped, whose snapshots it keeps.
 """
 
 from __future__ import annotations
@@ -19,14 +28,18 @@ import pytest
 SNAPSHOT_FIXTURE = "callqa_snapshot"
 # Per test: the other tests whose snapshot file it would share.
 SHARED_WITH_KEY = pytest.StashKey[list[str]]()
+# On a test report: the test uses callqa_snapshot and the tool could not evaluate it.
+KEEP_SNAPSHOT_ATTR = "callqa_keep_snapshot"
 _NOT_IN_FILE_NAMES = frozenset('\\/?*:|"<>')
+# A file name's 255 characters less the ".json" suffix.
+_LONGEST_STEM = 255 - len(".json")
 
 
 def _file_stem(name: str) -> str:
     # syrupy's own rule (SingleFileSnapshotExtension): those characters and every character
-    # of a Unicode "C" category are left out.
+    # of a Unicode "C" category are left out, and the rest cut to fit a file name.
     return "".join(c for c in name if c not in _NOT_IN_FILE_NAMES
-                   and not unicodedata.category(c).startswith("C"))
+                   and not unicodedata.category(c).startswith("C"))[:_LONGEST_STEM]
 
 
 def mark_shared_snapshot_files(items: Iterable[pytest.Item]) -> None:
@@ -42,3 +55,20 @@ def mark_shared_snapshot_files(items: Iterable[pytest.Item]) -> None:
         if len(sharing) > 1:
             for item in sharing:
                 item.stash[SHARED_WITH_KEY] = [o.nodeid for o in sharing if o is not item]
+
+
+class KeepSnapshots:
+    """A plugin (one per run) that tells syrupy, after it has recorded a test's phase, that a
+    test the tool could not evaluate was skipped, so that its accepted snapshot stays.
+    syrupy offers no public way to say so: its session's ``ran_item`` is used where it has
+    one (syrupy 4.6 to 7 do), and without it syrupy's own rule applies."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if getattr(report, KEEP_SNAPSHOT_ATTR, False) and report.when != "teardown":
+            ran_item = getattr(getattr(self.config, "_syrupy", None), "ran_item", None)
+            if callable(ran_item):
+                ran_item(report.nodeid, "skipped")

@@ -110,3 +110,80 @@ def test_ids_that_differ_only_in_characters_a_file_name_cannot_hold_are_errors(
             "*callqa_snapshot: this test's snapshot file would also be that of "
             "test_eval.py::test_snap[[]alpha-qarefund[]]*"])
     assert sorted(snapshot_files(pytester)) == ["test_snap[alpha-qa-refund].json"]
+
+
+def test_a_verdict_the_judge_could_not_give_is_an_error_and_the_accepted_one_stays(
+    verdicts: dict[str, float], llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    pytester.runpytest(*ARGS, "--snapshot-update").assert_outcomes(passed=4)
+    accepted = snapshot_files(pytester)
+    llm.serve(reply=lambda body: "not a verdict")
+    # Before: written as the expected verdict under --snapshot-update (and the next good run
+    # failed as a changed verdict), or compared and failed as the model's failure.
+    for update in (["--snapshot-update"], []):
+        result = pytester.runpytest(*ARGS, *update)
+        # entity asks the judge nothing: its (empty) record still matches.
+        result.assert_outcomes(passed=1, errors=3)
+        result.stdout.fnmatch_lines(["*the judge could not give the verdict(s) of *: not "
+                                     "compared with the snapshot, and not written as the "
+                                     "expected one*"])
+        assert snapshot_files(pytester) == accepted
+
+
+def test_a_generation_that_fails_during_an_update_keeps_the_accepted_snapshot(
+    project: MiniProject, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.write_tests(SNAPSHOT_TEST)
+    pytester.makeconftest("""
+        import os
+
+        def pytest_callqa_generate(model, case, config):
+            if os.environ.get("CALLQA_TEST_BREAK") == case.id:
+                raise RuntimeError("the model's endpoint is down")
+    """)
+    pytester.runpytest("--callqa-models=alpha", "--snapshot-update").assert_outcomes(passed=4)
+    accepted = snapshot_files(pytester)
+    monkeypatch.setenv("CALLQA_TEST_BREAK", "qa-refund")
+    # Before: "1 unused snapshot deleted" — the error left the snapshot unused.
+    broken = pytester.runpytest("--callqa-models=alpha", "--snapshot-update")
+    broken.assert_outcomes(passed=3, errors=1)
+    assert "deleted" not in broken.stdout.str()
+    assert snapshot_files(pytester) == accepted
+
+
+def test_shards_keep_each_others_snapshots(
+    verdicts: dict[str, float], pytester: pytest.Pytester
+) -> None:
+    pytester.runpytest(*ARGS, "--snapshot-update").assert_outcomes(passed=4)
+    accepted = snapshot_files(pytester)
+    # Before: each shard reported the other's snapshots unused (exit 1), and an update of
+    # one shard deleted them.
+    for shard in ("1/2", "2/2"):
+        for update in ([], ["--snapshot-update"]):
+            result = pytester.runpytest(*ARGS, f"--callqa-shard={shard}", *update)
+            assert result.ret == pytest.ExitCode.OK
+            assert "unused" not in result.stdout.str()
+            assert snapshot_files(pytester) == accepted
+
+
+def test_long_ids_alike_up_to_where_a_file_name_ends_are_errors(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # syrupy cuts a file name to 255 characters: two ids alike in their first 250 shared a
+    # file, each failing against the other's verdict.
+    stem = "qa-" + "x" * 235
+    for case_id in (stem + "-a", stem + "-b"):
+        case = {**copy.deepcopy(project.cases["qa-refund"]), "id": case_id}
+        project.write_case(case, f"{case_id[-1]}.json")
+        project.write_output("alpha", case_id, case["expected_outcome"])
+    project.write_tests("""
+        import pytest
+
+        @pytest.mark.callqa(task="qa")
+        def test_snap(callqa_result, callqa_snapshot):
+            assert {"case": callqa_result.case_id} == callqa_snapshot
+    """)
+    result = pytester.runpytest("--callqa-models=alpha", "--snapshot-update")
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(["*callqa_snapshot: this test's snapshot file would also be "
+                                 "that of *"])

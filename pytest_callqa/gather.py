@@ -60,7 +60,8 @@ class ResultsGatherer:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Fires once, after the last test (before the JUnit file is written, hence
         tryfirst): gates the run against its baseline, writes the report files and the JUnit
-        suite properties, and drops the run's budget ledgers."""
+        suite properties, and drops what its processes shared only while it lasted (budget
+        ledgers, the exchange of a cache that keeps no reply)."""
         state = self.state
         if state.settings.shard is not None and not session.items:
             # Every test went to the other shards: this CI job has nothing to fail (the
@@ -84,7 +85,7 @@ class ResultsGatherer:
                 for name, value in suite_properties(self.delivered.report,
                                                     self.delivered.gate):
                     xml.add_global_property(name, value)
-        state.usage.end_budget(self.run_ids)
+        state.usage.end_run(self.run_ids)
 
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:

@@ -133,11 +133,14 @@ class Services:
             if settings.budget is not None:
                 # Every worker of one run appends to the same spend ledger.
                 run_id = self.host.run_uid or uuid.uuid4().hex
+            cache = JudgeCache(settings.cache_dir, settings.cache)
+            # xdist workers hand each other the replies a cache that keeps none would not.
+            uid = self.host.run_uid
+            exchange = cache.run_exchange(uid) if uid and not cache.writable else None
             self.built_runner = ChatRunner(
-                concurrency=settings.concurrency, rpm=settings.rpm,
-                cache=JudgeCache(settings.cache_dir, settings.cache),
+                concurrency=settings.concurrency, rpm=settings.rpm, cache=cache,
                 budget_usd=settings.budget, prices=settings.prices, timeout=settings.timeout,
-                run_id=run_id,
+                run_id=run_id, exchange=exchange,
             )
         return self.built_runner
 

@@ -61,10 +61,18 @@ class Usage:
         }
         return problems if any(problems.values()) else None
 
-    def end_budget(self, run_ids: Sequence[str]) -> None:
-        """Remove the spend ledgers of this run (its own and its workers'): they only
-        coordinate the budget while the run lasts."""
-        if self.settings.budget is None or self.settings.cache_dir is None:
+    def end_run(self, run_ids: Sequence[str]) -> None:
+        """Remove what this run's processes (itself and its workers) shared only while it
+        lasted: the spend ledgers of a budget, the exchange of a cache that keeps no reply."""
+        if self.settings.cache_dir is None:
+            return
+        if run_ids and self.settings.cache != "rw":
+            # Its workers called out, which loaded the cache module already.
+            from ..engine.llm.cache import JudgeCache
+
+            for run_id in run_ids:
+                JudgeCache(self.settings.cache_dir, "off").end_exchange(run_id)
+        if self.settings.budget is None:
             return
         # Only a budgeted run, which has called out already, reaches the cache module.
         from ..engine.llm.budget import SpendLedger

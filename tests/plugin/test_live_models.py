@@ -181,3 +181,24 @@ def test_an_unexpected_generation_error_is_redacted_errored_and_listed(
     for secret in (SECRET, token):
         assert secret not in result.stdout.str() + result.stderr.str()
         assert secret not in tree_text(llm.root)
+
+
+@pytest.mark.parametrize("cache", ["off", "ro"])
+def test_xdist_workers_ask_once_for_a_reply_with_a_cache_that_keeps_none(
+    llm: LLMProject, pytester: pytest.Pytester, cache: str
+) -> None:
+    # Each worker generates the outputs of the pairs it tests; both test every case's pair
+    # here (two tests per pair), so without a place to hand each other the reply (a cache
+    # that keeps none) both asked for it: 7 requests for 4 outputs.
+    server = llm.server
+    llm.project.write_tests(RESULT_TEST + "\n\n" + RESULT_TEST.replace("def test_", "def test_b_"))
+    args = [f"--callqa-models=fast=gpt-4o-mini@{server.base_url}", f"--callqa-cache={cache}",
+            "--no-callqa-benchmarks", "-n", "2"]
+    pytester.runpytest(*args).assert_outcomes(passed=8)
+    generated = [b for b in server.bodies if "Reply with only one JSON object" in
+                 b["messages"][0]["content"]]
+    assert len(generated) == 4
+    assert server.requests == server.unique_requests
+    # What the workers handed each other lasted as long as the run.
+    assert list((llm.root / ".callqa_cache" / "runs").iterdir()) == []
+    assert not list((llm.root / ".callqa_cache").glob("??/*.json"))

@@ -48,6 +48,7 @@ import hashlib
 import json
 import os
 import secrets
+import shutil
 import sys
 import threading
 import time
@@ -68,6 +69,9 @@ CACHE_MODES: tuple[str, ...] = ("off", "ro", "rw")
 ENTRY_FORMAT = 2
 # A temporary file this old belongs to a writer that died; no live write takes minutes.
 _STALE_TEMP_S = 600.0
+# The folder of the runs' exchanges, and the age past which one is a killed run's.
+_EXCHANGES = "runs"
+_STALE_EXCHANGE_S = 86_400.0
 # Lock polling: start fast (a lock is typically held for one request), back off to keep
 # a long wait cheap.
 _POLL_FIRST_S = 0.002
@@ -382,6 +386,26 @@ class JudgeCache:
         except OSError as exc:
             self._note_lock_error(str(exc))
             return None
+
+    def run_exchange(self, run_id: str) -> JudgeCache | None:
+        """A cache of run ``run_id`` alone, under this one's folder (``off`` included), where
+        its processes leave each other the replies this cache does not keep (``off``,
+        ``ro``): without it two xdist workers wanting one reply each asked for it. Removed at
+        the run's end (:meth:`end_exchange`); one a killed run left is swept after a day."""
+        folder = self._coordination_dir(_EXCHANGES)
+        if folder is None:
+            return None
+        cutoff = time.time() - _STALE_EXCHANGE_S
+        with contextlib.suppress(OSError):
+            for old in folder.iterdir():
+                if old.stat().st_mtime < cutoff:
+                    shutil.rmtree(old, ignore_errors=True)
+        return JudgeCache(folder / _safe_name(run_id), "rw")
+
+    def end_exchange(self, run_id: str) -> None:
+        """Remove run ``run_id``'s exchange (see :meth:`run_exchange`)."""
+        if self.directory is not None:
+            shutil.rmtree(self.directory / _EXCHANGES / _safe_name(run_id), ignore_errors=True)
 
     def ledger_path(self, run_id: str) -> Path | None:
         """Where run ``run_id`` keeps its spend ledger (see ``budget.SpendLedger``)."""

@@ -142,7 +142,9 @@ class ChatRunner:
     ``rpm_window_s`` the same way. ``budget_usd`` is a hard limit on the spend of this runner
     — or, with ``run_id`` and a cache directory, of every process of the run: a request is
     sent only once its worst-case cost is reserved within it. ``max_retries`` counts transport
-    retries per ask, ``reasks`` extra asks after unusable replies.
+    retries per ask, ``reasks`` extra asks after unusable replies. ``exchange``
+    (``JudgeCache.run_exchange``) keeps replies for the other processes of the run when
+    ``cache`` keeps none (``off``, ``ro``), so each is still asked for once.
     """
 
     def __init__(
@@ -161,6 +163,7 @@ class ChatRunner:
         max_retry_after_s: float = 120.0,
         run_id: str | None = None,
         seed: int | None = None,
+        exchange: JudgeCache | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -174,6 +177,7 @@ class ChatRunner:
         self.rpm = rpm
         self.rpm_window_s = rpm_window_s
         self.cache = cache or JudgeCache(None, "off")
+        self.exchange = exchange
         self.prices = prices or PriceTable()
         self.timeout = timeout
         self.max_retries = max_retries
@@ -332,16 +336,22 @@ class ChatRunner:
 
     async def _call(self, session: _Session, endpoint: Endpoint, request: ChatRequest,
                     key: str, check: Check | None, stats: ModelUsage) -> ChatOutcome:
+        # Where the reply is kept for the other processes: the cache, or when it keeps none
+        # the run's exchange.
+        store = self.exchange if self.exchange is not None and not self.cache.writable \
+            else self.cache
         # Looked up under the key's lock only: a second lookup per miss costs more than it saves.
-        async with self.cache.lock(key):
+        async with store.lock(key):
             hit = self._lookup(endpoint, key, check, stats)
+            if hit is None and store is not self.cache:
+                hit = self._lookup(endpoint, key, check, stats, store)
             if hit is not None:
                 return hit
             outcome = await self._fetch(session, endpoint, request, check, stats)
             if outcome.usable and outcome.content is not None and not outcome.truncated:
                 # In a thread (files can take milliseconds on a busy disk, and the loop has
                 # requests to send), awaited under the key's lock so a waiting process finds it.
-                await asyncio.to_thread(self.cache.put, key, {
+                await asyncio.to_thread(store.put, key, {
                     "kind": request.kind, "model": endpoint.model,
                     "prompt_version": request.version, "content": outcome.content,
                     "usage": {k: v for k, v in outcome.usage.items() if k != "cost_usd"},
@@ -350,8 +360,8 @@ class ChatRunner:
             return outcome
 
     def _lookup(self, endpoint: Endpoint, key: str, check: Check | None,
-                stats: ModelUsage) -> ChatOutcome | None:
-        found = self.cache.lookup(key)
+                stats: ModelUsage, cache: JudgeCache | None = None) -> ChatOutcome | None:
+        found = (cache or self.cache).lookup(key)
         entry = found.value
         if found.status == "damaged":
             stats.damaged += 1

@@ -12,12 +12,10 @@ produced it — never the API key, the endpoint or any HTTP header. No ``fsync``
 process loses nothing the kernel already has, and a power cut at worst leaves a damaged
 entry, which is a miss.
 
-Entries and lock files get the mode ``open()`` would give them (0o666 less the umask), so
-a directory several users share is as open to each as the writer's umask says. What cannot
-be read, written or locked (another user's files, a directory that is a file) never raises:
-a failed read is a miss, a failed write keeps nothing, a lock file that cannot be used
-leaves coordination per process — each counted or noted in :class:`CacheStats` with the
-first reason, for the run to report.
+Entries and lock files get the mode ``open()`` would give them (0o666 less the umask). What
+cannot be read, written or locked (another user's files, a directory that is a file) never
+raises: a failed read is a miss, a failed write keeps nothing, an unusable lock file leaves
+coordination per process — each noted in :class:`CacheStats` for the run to report.
 
 The same directory coordinates processes (pytest-xdist workers, or two runs at once):
 
@@ -69,7 +67,7 @@ CACHE_MODES: tuple[str, ...] = ("off", "ro", "rw")
 ENTRY_FORMAT = 2
 # A temporary file this old belongs to a writer that died; no live write takes minutes.
 _STALE_TEMP_S = 600.0
-# The folder of the runs' exchanges, and the age past which one is a killed run's.
+# The runs' exchanges (JudgeCache.run_exchange), and the age past which one is a killed run's.
 _EXCHANGES = "runs"
 _STALE_EXCHANGE_S = 86_400.0
 # Lock polling: start fast (a lock is typically held for one request), back off to keep
@@ -388,22 +386,19 @@ class JudgeCache:
             return None
 
     def run_exchange(self, run_id: str) -> JudgeCache | None:
-        """A cache of run ``run_id`` alone, under this one's folder (``off`` included), where
-        its processes leave each other the replies this cache does not keep (``off``,
-        ``ro``): without it two xdist workers wanting one reply each asked for it. Removed at
-        the run's end (:meth:`end_exchange`); one a killed run left is swept after a day."""
+        """A cache of run ``run_id`` alone, where its processes leave each other the replies
+        this one keeps none of (``off``, ``ro``); removed by :meth:`end_exchange`, or swept a
+        day later (a killed run's)."""
         folder = self._coordination_dir(_EXCHANGES)
         if folder is None:
             return None
-        cutoff = time.time() - _STALE_EXCHANGE_S
         with contextlib.suppress(OSError):
             for old in folder.iterdir():
-                if old.stat().st_mtime < cutoff:
+                if old.stat().st_mtime < time.time() - _STALE_EXCHANGE_S:
                     shutil.rmtree(old, ignore_errors=True)
         return JudgeCache(folder / _safe_name(run_id), "rw")
 
     def end_exchange(self, run_id: str) -> None:
-        """Remove run ``run_id``'s exchange (see :meth:`run_exchange`)."""
         if self.directory is not None:
             shutil.rmtree(self.directory / _EXCHANGES / _safe_name(run_id), ignore_errors=True)
 

@@ -142,9 +142,8 @@ class ChatRunner:
     ``rpm_window_s`` the same way. ``budget_usd`` is a hard limit on the spend of this runner
     — or, with ``run_id`` and a cache directory, of every process of the run: a request is
     sent only once its worst-case cost is reserved within it. ``max_retries`` counts transport
-    retries per ask, ``reasks`` extra asks after unusable replies. ``exchange``
-    (``JudgeCache.run_exchange``) keeps replies for the other processes of the run when
-    ``cache`` keeps none (``off``, ``ro``), so each is still asked for once.
+    retries per ask, ``reasks`` extra asks after unusable replies. ``exchange`` keeps replies
+    for the run's other processes when ``cache`` keeps none (``JudgeCache.run_exchange``).
     """
 
     def __init__(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from .engine.core.metrics import Bands
 from .engine.core.results import JudgeUnavailable, MetricCodeError
 from .engine.core.unicode_text import showable
 
@@ -42,7 +43,9 @@ _FAILING = ("fail", "blocker")
 
 
 def _spec(result: TaskResult, metric_id: str) -> MetricSpec | None:
-    """The built-in definition of a metric (custom metrics have none here)."""
+    """The built-in definition of a metric (custom metrics have none here): how its values
+    are shown. What a policy or a custom metric's definition changes — its threshold, whether
+    it is a blocker — the evaluation records on the metric itself."""
     # Test modules import the helpers at collection; the task families load on first use.
     from .engine.registry import default_registry
     from .engine.tasks.benchmark_specs import BENCHMARK_SPECS
@@ -132,6 +135,17 @@ def _fail(headline: str, lines: list[str]) -> AssertionError:
     return AssertionError(showable("\n".join([headline, *lines])))
 
 
+def _at_least(value: float, bound: float) -> bool:
+    """``value >= bound`` as a rating compares a value with a band's edge: rounded, so a value
+    that is the bound but for float arithmetic (0.9999999999999998 for 1.0) is at it."""
+    return Bands(good=bound).passes(value)
+
+
+def _at_most(value: float, bound: float) -> bool:
+    """``value <= bound``, compared as :func:`_at_least` compares."""
+    return Bands(good=bound, higher_is_better=False).passes(value)
+
+
 def _bound(helper: str, name: str, value: object, scale: tuple[float, float] | None = None
            ) -> None:
     """Refuse a bound no result can be held to: not a number, NaN (every comparison with
@@ -169,7 +183,7 @@ def _assert_task_score(
     if not result.valid or result.score is None:
         raise _fail(f"{title} score invalid {_who(result)} (required >= {min_score:.3f})",
                     _details(result))
-    if result.score < min_score:
+    if not _at_least(result.score, min_score):
         raise _fail(f"{title} score {result.score:.3f} < {min_score:.3f} {_who(result)}",
                     _details(result))
     if result.blocked and not allow_blockers:
@@ -240,9 +254,9 @@ def assert_metric(
     spec = _spec(result, metric_id)
     shown = _value(metric.value, spec)
     problems = []
-    if min is not None and metric.value < min:
+    if min is not None and not _at_least(metric.value, min):
         problems.append(f"{metric_id} = {shown} < min {_value(min, spec)}")
-    if max is not None and metric.value > max:
+    if max is not None and not _at_most(metric.value, max):
         problems.append(f"{metric_id} = {shown} > max {_value(max, spec)}")
     if min is None and max is None and metric.rating in _FAILING:
         bar = metric.details.get("threshold") or (spec.threshold if spec else None)
@@ -256,8 +270,10 @@ def assert_no_blockers(result: TaskResult) -> None:
     """Fail when any blocker metric fired for this output (the model is disqualified)."""
     __tracebackhide__ = True
     if not result.blocked:
+        # Whether a metric is a blocker is the run's definition (its policy), recorded on the
+        # metric by the evaluation.
         unknown = [mid for mid in result.judge_errors
-                   if (spec := _spec(result, mid)) is not None and spec.blocker]
+                   if result.metrics[mid].details.get("blocker_metric")]
         if unknown:
             # A blocker the judge could not score may or may not have fired.
             raise JudgeUnavailable(showable(result.judge_error_text(unknown)))
@@ -311,7 +327,7 @@ def assert_agent_passes(
     unscored = [mid for mid, m in result.metrics.items() if not m.scored]
     if unscored:
         lines.append(f"  not scored (weights renormalised): {', '.join(unscored)}")
-    if overall.value is None or overall.value < threshold:
+    if overall.value is None or not _at_least(overall.value, threshold):
         shown = "not scored" if overall.value is None else f"{overall.value:.1f}"
         raise _fail(f"agent overall score {shown} < {threshold:g} {_who(result)}", lines)
     if result.blocked and not allow_blockers:
@@ -330,7 +346,8 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
     if rate.value is None:
         raise _fail(f"garbled_turn_rate was not scored {_who(result)}",
                     [metric_line(result, "garbled_turn_rate")])
-    passed = rate.value < max_rate if max_rate is not None else bool(rate.details.get("passed"))
+    passed = (not _at_least(rate.value, max_rate) if max_rate is not None
+              else bool(rate.details.get("passed")))
     if passed:
         return
     limit = max_rate if max_rate is not None else rate.details.get("threshold", 0.10)
@@ -359,7 +376,7 @@ def assert_extraction_f1(
         raise KeyError(f"no signal type {signal!r} in this extraction result {_who(result)} "
                        f"(evaluated: {', '.join(known) or 'none'})")
     metric = result.metric(metric_id)
-    if metric.value is not None and metric.value >= min_f1:
+    if metric.value is not None and _at_least(metric.value, min_f1):
         return
     shown = "not scored" if metric.value is None else f"{metric.value:.3f}"
     lines = [metric_line(result, mid) for mid, m in result.metrics.items()

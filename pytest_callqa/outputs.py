@@ -90,6 +90,34 @@ def usage_problem(usage: Any) -> str | None:
     return None
 
 
+_JSON_KINDS = "dict, list, str, int, float, bool or None"
+
+
+def output_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be what a model returned (None: it can be): it must be text, bytes
+    (a reply that may not decode) or a JSON value, as a recorded file gives. Anything else a
+    ``pytest_callqa_generate`` hands back (an object, a set) is the hook's mistake, which
+    scoring would charge to the model."""
+    if isinstance(value, bytes):
+        return None
+    # Walked without recursion: an output may nest deeper than Python's recursion limit.
+    todo: list[tuple[Any, str]] = [(value, "the value")]
+    while todo:
+        item, where = todo.pop()
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    return (f"{where} has the key {key!r}, of type {type(key).__name__}: the "
+                            "keys of a JSON object are str")
+            todo.extend((item[key], f"{where}[{key!r}]") for key in reversed(list(item)))
+        elif isinstance(item, list):
+            todo.extend((item[i], f"{where}[{i}]") for i in reversed(range(len(item))))
+        elif not isinstance(item, (str, int, float, type(None))):
+            kinds = "text, bytes or a JSON value" if item is value else "a JSON value"
+            return f"{where} is of type {type(item).__name__}, not {kinds} ({_JSON_KINDS})"
+    return None
+
+
 def read_usage(model_dir: Path) -> dict[str, dict[str, float]]:
     """Token usage per case id from ``<model_dir>/_usage.json`` (empty when absent)."""
     path = model_dir / USAGE_FILE

@@ -13,6 +13,7 @@ each output's beside it for ``finish``.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from .core.cases import GoldenCase
 from .core.context import Deferred, EvalContext, check_structure, parse_output
 from .core.judging import Judge, JudgeRequest, JudgeVerdict, StreamingJudge
 from .core.memo import ByIdentity, batch_memoised, in_batch_memo
-from .core.metrics import TaskSpec
+from .core.metrics import CustomMetric, MetricSpec, TaskSpec
 from .core.results import MetricResult, TaskResult
 from .registry import Registry, default_registry
 from .tasks.base import BaseTask
@@ -172,11 +173,14 @@ def _apply_overrides(result: TaskResult, spec: TaskSpec, registry: Registry) -> 
     so the result's blockers (a new voiding blocker voids the score, as the task's own do)."""
     for mid, metric in result.metrics.items():
         override = registry.overrides.get((result.task, mid))
-        if override is None or metric.value is None or not metric.scored:
+        if override is None:
+            continue
+        # Recorded on an unscored metric too: its failure message shows the bar it missed.
+        metric.details["threshold"] = override.threshold
+        if metric.value is None or not metric.scored:
             continue
         metric.rating = override.rate(metric.value)
         metric.blocker = override.blocker and metric.rating == "blocker"
-        metric.details["threshold"] = override.threshold
     result.blockers = [mid for mid, m in result.metrics.items() if m.blocker]
     result.blocked = bool(result.blockers)
     voided = [mid for mid in result.blockers if mid in getattr(spec, "voiding", ())]
@@ -220,9 +224,13 @@ def _mark_judge_errors(result: TaskResult, spec: TaskSpec, registry: Registry,
                                      "which the judge could not score")
     for mid, reason in affected.items():
         if mid in result.metrics:
-            old = result.metrics[mid]
+            details = result.metrics[mid].details
+            if mid in own and own[mid].blocker:
+                # The assertion helpers cannot reach the run's registry: what they need of
+                # its definition (its policy's) is whether this unknown verdict could block.
+                details = {**details, "blocker_metric": True}
             result.metrics[mid] = MetricResult(value=None, scored=False, judge_error=True,
-                                               reason=reason, details=old.details)
+                                               reason=reason, details=details)
     result.judge_errors = sorted(mid for mid in affected if mid in result.metrics)
     result.blockers = [mid for mid in result.blockers if mid not in affected]
     result.blocked = bool(result.blockers)
@@ -241,35 +249,61 @@ def _mark_judge_errors(result: TaskResult, spec: TaskSpec, registry: Registry,
 
 def _apply_custom_metrics(ctx: EvalContext, result: TaskResult, registry: Registry) -> None:
     for custom in registry.custom.get(ctx.case.task, []):
-        try:
-            value = custom.compute(ctx.case, ctx.output, result)
-        except Exception as exc:  # a user's metric must not take the whole evaluation down
-            # What the assertion helpers need to report it as an error of the evaluation
-            # (they know no custom metric's definition): that it raised, and whether it
-            # could have blocked.
-            marks: dict[str, Any] = {"raised": type(exc).__name__}
-            if custom.spec.blocker:
-                marks["blocker_metric"] = True
-            result.metrics[custom.spec.id] = MetricResult.not_scored(
-                f"custom metric raised {type(exc).__name__}: {exc}", **marks)
-            continue
-        number = value.value if isinstance(value, MetricResult) else value
-        if number is not None and (not isinstance(number, (int, float))
-                                   or not math.isfinite(number)):
-            # NaN compares false with every bound, so an assertion on it could never fail.
-            result.metrics[custom.spec.id] = MetricResult.not_scored(
-                f"custom metric returned {number!r}, not a finite number")
-            continue
-        if isinstance(value, MetricResult):
-            if value.rating is None and value.value is not None:
-                value.rating = custom.spec.rate(value.value)
-                value.blocker = value.rating == "blocker"
-            result.metrics[custom.spec.id] = value
-        else:
-            result.metrics[custom.spec.id] = custom.spec.result(value)
-        if result.metrics[custom.spec.id].blocker:
+        # The run's definition of the metric: its policy's, when it has one.
+        spec = registry.overrides.get((ctx.case.task, custom.spec.id), custom.spec)
+        metric = _custom_result(ctx, result, custom, spec)
+        # The assertion helpers know no custom metric's definition: the bar it is held to
+        # goes with it, for their failure messages.
+        metric.details["threshold"] = spec.threshold
+        result.metrics[spec.id] = metric
+        if metric.blocker:
             result.blocked = True
-            result.blockers.append(custom.spec.id)
+            result.blockers.append(spec.id)
+
+
+def _custom_result(ctx: EvalContext, result: TaskResult, custom: CustomMetric,
+                   spec: MetricSpec) -> MetricResult:
+    try:
+        value = custom.compute(ctx.case, ctx.output, result)
+    except Exception as exc:  # a user's metric must not take the whole evaluation down
+        # What the assertion helpers need to report it as an error of the evaluation: that
+        # it raised, and whether it could have blocked.
+        marks: dict[str, Any] = {"raised": type(exc).__name__}
+        if spec.blocker:
+            marks["blocker_metric"] = True
+        return MetricResult.not_scored(f"custom metric raised {type(exc).__name__}: {exc}",
+                                       **marks)
+    number, problem = _custom_number(value.value if isinstance(value, MetricResult) else value)
+    if problem is not None:
+        return MetricResult.not_scored(f"custom metric returned {problem}")
+    if not isinstance(value, MetricResult):
+        return spec.result(number)
+    value.value = number
+    # A rating the metric gave itself stands, unless the team's policy redefines the metric.
+    if number is not None and (value.rating is None or spec is not custom.spec):
+        value.rating = spec.rate(number)
+        value.blocker = value.rating == "blocker"
+    return value
+
+
+def _custom_number(returned: object) -> tuple[float | None, str | None]:
+    """The value a custom metric returned as a float (None: not scored), or why it is no
+    number: any real number is one, numpy's scalars included, but not a truth value."""
+    if returned is None:
+        return None, None
+    if isinstance(returned, bool):
+        # Python counts True as 1, but a check's outcome is not a score on the metric's scale.
+        return None, f"{returned!r}, a truth value, not a number: return 1.0 or 0.0"
+    if not isinstance(returned, numbers.Real):
+        return None, f"{returned!r}, not a finite number"
+    try:
+        number = float(returned)
+    except OverflowError:
+        return None, "a number too large for a float, not a finite number"
+    if not math.isfinite(number):
+        # NaN compares false with every bound, so an assertion on it could never fail.
+        return None, f"{returned!r}, not a finite number"
+    return number, None
 
 
 @in_batch_memo

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .core.metrics import CustomMetric, CustomMetricFn, MetricSpec, TaskSpec
+from .tasks.benchmark_specs import BENCHMARK_IDS
 
 # The built-in families by task name, in the scorecard's order: the module below ``tasks``
 # and the class. A family is imported when a run first needs it, so a suite of QA cases
@@ -79,12 +80,17 @@ class Registry:
     def register_task(self, spec: TaskSpec) -> None:
         if spec.name in self.tasks:
             raise ValueError(f"task {spec.name!r} is already registered")
+        for metric in spec.metrics:
+            if metric.id in BENCHMARK_IDS:
+                raise ValueError(f"task {spec.name!r}: {_benchmark_clash(metric.id)}")
         self.tasks.add(spec)
 
     def register_metric(self, spec: MetricSpec, compute: CustomMetricFn) -> None:
         if spec.task not in self.tasks:
             known = ", ".join(sorted(self.tasks))
             raise ValueError(f"metric {spec.id!r}: unknown task {spec.task!r} (known: {known})")
+        if spec.id in BENCHMARK_IDS:
+            raise ValueError(_benchmark_clash(spec.id))
         if any(m.id == spec.id for m in self.metrics_for(spec.task)):
             raise ValueError(f"metric {spec.id!r} is already registered for task {spec.task!r}")
         self.custom.setdefault(spec.task, []).append(CustomMetric(spec, compute))
@@ -125,6 +131,12 @@ class Registry:
         return Registry(tasks=self.tasks.copy(), custom=copy.deepcopy(self.custom),
                         overrides=dict(self.overrides), origins=dict(self.origins),
                         pass_bars=dict(self.pass_bars), tolerances=dict(self.tolerances))
+
+
+def _benchmark_clash(metric_id: str) -> str:
+    # A result holds one value per metric id, and the Benchmark Score reads the benchmarks'
+    # ids in every result: a metric of the same id would replace the benchmark's value.
+    return f"metric {metric_id!r} is already registered as a built-in benchmark (Layer 2)"
 
 
 def builtin_tasks() -> list[TaskSpec]:

@@ -46,6 +46,7 @@ from ..outputs import (
     ModelOutput,
     OutputsError,
     output_path,
+    output_problem,
     parse_output_text,
     read_output,
     read_usage,
@@ -237,7 +238,7 @@ class Resolver:
         if answer is None:
             return self._missing(model, case)
         produced = answer if isinstance(answer, ModelOutput) else ModelOutput(value=answer)
-        problem = usage_problem(produced.usage)
+        problem = output_problem(produced.value) or usage_problem(produced.usage)
         if problem is not None:
             raise OutputsError(f"the output of model {model!r} for case {case.id!r} from "
                                f"{produced.source}: {problem}")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import pytest
 
 from pytest_callqa.assertions import assert_metric, assert_no_blockers
@@ -474,7 +476,13 @@ def test_translation_fluency_is_not_scored_offline() -> None:
     (float("inf"), "custom metric returned inf, not a finite number"),
     ("abc", "custom metric returned 'abc', not a finite number"),
     (MetricResult(value=float("nan")), "custom metric returned nan, not a finite number"),
-])
+    # An int past a float's range ended the evaluation in an OverflowError.
+    (10 ** 400, "custom metric returned a number too large for a float, not a finite number"),
+    # True scored 1.0: a check's truth value is not a score on its scale.
+    (True, "custom metric returned True, a truth value, not a number: return 1.0 or 0.0"),
+    (MetricResult(value=False),  # type: ignore[arg-type]
+     "custom metric returned False, a truth value, not a number: return 1.0 or 0.0"),
+], ids=["nan", "inf", "text", "result-nan", "huge-int", "bool", "result-bool"])
 def test_a_custom_metric_that_returns_no_number_is_not_scored(returned: Any,
                                                               reason: str) -> None:
     # NaN passed every bound of assert_metric; a string crashed the evaluation.
@@ -490,6 +498,24 @@ def test_a_custom_metric_that_returns_no_number_is_not_scored(returned: Any,
         False, None, reason, False)
     with pytest.raises(AssertionError, match="politeness was not scored"):
         assert_metric(result, "politeness", min=1.0)
+
+
+@pytest.mark.parametrize(("returned", "value"), [
+    (np.float32(0.75), 0.75), (np.int64(1), 1.0), (np.float64(0.5), 0.5), (Fraction(1, 4), 0.25),
+    (MetricResult(value=np.float32(0.25)), 0.25),  # type: ignore[arg-type]
+], ids=["float32", "int64", "float64", "fraction", "result-float32"])
+def test_a_custom_metric_may_return_any_real_number(returned: Any, value: float) -> None:
+    # A numpy scalar was "not scored — returned np.float32(0.75), not a finite number".
+    registry = default_registry().copy()
+    registry.register_metric(
+        MetricSpec(id="politeness", task="qa", name="Politeness", description="d",
+                   scale="0-1", threshold=">= 0.5", bands=Bands(good=0.5)),
+        lambda case, output, result: returned)
+    result = evaluate(make_case("qa", QA_EXPECTED, config=asked(QA_EXPECTED)), GOOD_QA,
+                      embedder=TFIDF, registry=registry)
+    metric = result.metrics["politeness"]
+    assert (metric.scored, metric.value, type(metric.value), metric.rating) == (
+        True, value, float, "good" if value >= 0.5 else "fail")
 
 
 def test_a_custom_metric_whose_code_raises_is_an_error_of_the_evaluation() -> None:
@@ -508,7 +534,7 @@ def test_a_custom_metric_whose_code_raises_is_an_error_of_the_evaluation() -> No
                       embedder=TFIDF, registry=registry)
     metric = result.metrics["script_followed"]
     assert (metric.scored, metric.value) == (False, None)
-    assert metric.details == {"raised": "KeyError", "blocker_metric": True}
+    assert metric.details == {"raised": "KeyError", "blocker_metric": True, "threshold": "= 1"}
     assert metric.reason == "custom metric raised KeyError: 'questions'"
     message = ("the custom metric code raised for model .*, so it could not be scored \\(an "
                "error in the evaluation, not a model failure\\): script_followed: custom "

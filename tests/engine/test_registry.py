@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from pytest_callqa.engine.core.metrics import Bands, MetricSpec
-from pytest_callqa.engine.registry import builtin_tasks, default_registry
+from pytest_callqa.engine.registry import Registry, builtin_tasks, default_registry
+from pytest_callqa.engine.tasks.benchmark_specs import BENCHMARK_IDS
 
 ORDER = ["qa", "entity", "text", "translation", "agent", "conversation", "extraction",
          "grounding"]
@@ -66,6 +67,31 @@ def test_a_metric_id_already_in_the_task_is_refused(metric_id: str) -> None:
     with pytest.raises(ValueError, match=f"^metric '{metric_id}' is already registered for "
                                          "task 'qa'$"):
         registry.register_metric(_custom(metric_id=metric_id), _compute)
+
+
+@pytest.mark.parametrize("task", ["qa", "sales"])
+@pytest.mark.parametrize("metric_id", BENCHMARK_IDS)
+def test_a_custom_metric_may_not_take_a_benchmarks_id(task: str, metric_id: str) -> None:
+    # exact_match registered for qa was accepted, and its values replaced the benchmark's in
+    # every result: the Benchmark Score and Final Score A were the custom metric's.
+    registry = default_registry().copy()
+    registry.register_task(_FakeTask(name="sales"))
+    with pytest.raises(ValueError) as info:
+        registry.register_metric(_custom(task=task, metric_id=metric_id), _compute)
+    assert str(info.value) == (f"metric {metric_id!r} is already registered as a built-in "
+                               "benchmark (Layer 2)")
+    assert registry.custom == {}
+
+
+def test_a_task_may_not_define_a_benchmarks_metric() -> None:
+    registry = Registry()
+    own = _FakeTask(name="sales", metrics=(_custom(task="sales", metric_id="politeness"),
+                                           _custom(task="sales", metric_id="faithfulness")))
+    with pytest.raises(ValueError) as info:
+        registry.register_task(own)
+    assert str(info.value) == ("task 'sales': metric 'faithfulness' is already registered as a "
+                               "built-in benchmark (Layer 2)")
+    assert list(registry.tasks) == []
 
 
 def test_an_unknown_metric_is_a_key_error_naming_task_and_metric() -> None:

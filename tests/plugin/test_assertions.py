@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from typing import Any
 
@@ -18,8 +19,11 @@ from pytest_callqa import (
     assert_translation_score,
     evaluate,
 )
+from pytest_callqa.assertions import metric_line
+from pytest_callqa.engine.core.metrics import Bands, MetricSpec
 from pytest_callqa.engine.embeddings import TfidfEmbedder
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+from pytest_callqa.engine.registry import default_registry
 
 from .conftest import MiniProject
 
@@ -215,3 +219,64 @@ def test_escape_sequences_in_a_models_text_are_shown_escaped(
     message = failure(assert_entity_score, result, 0.99)
     assert "\x1b" not in message and "\u202e" not in message
     assert "\\x1b[2K\\x1b[32mPASSED\\u202e" in message
+
+
+def with_value(result: TaskResult, metric_id: str, value: float) -> TaskResult:
+    """``result`` with the metric's value replaced (a value float arithmetic can give)."""
+    twin = copy.deepcopy(result)
+    twin.metrics[metric_id] = dataclasses.replace(twin.metrics[metric_id], value=value)
+    return twin
+
+
+def test_a_value_at_a_bound_but_for_float_arithmetic_meets_it(
+        golden: dict[str, Any], beta: dict[str, Any], perfect: dict[str, TaskResult]) -> None:
+    # Both failed ("1.000 < min 1.000", "0.906 < 0.906"): a rating rounds a value to 9
+    # digits before it compares it with a band's edge, and so does a helper with its bound.
+    meaning = perfect["translation-fever"]
+    assert meaning.metrics["sentence_meaning_accuracy"].value == 0.9999999999999998
+    assert_metric(meaning, "sentence_meaning_accuracy", min=1.0)
+    entity = score(golden["entity-transfer"], beta["entity-transfer"])
+    assert entity.score == 0.9059999999999999
+    assert_entity_score(entity, min_score=0.906, allow_blockers=True)
+    keywords = with_value(entity, "keyword_f1", 0.30000000000000004)
+    assert_metric(keywords, "keyword_f1", max=0.3)
+    # Past the rounding, the bound still holds.
+    message = failure(assert_metric, keywords, "keyword_f1", max=0.299999999)
+    assert message.startswith("keyword_f1 = 0.300 > max 0.300 for model 'beta'")
+    message = failure(assert_entity_score, entity, min_score=0.906000001, allow_blockers=True)
+    assert message.startswith("Entity score 0.906 < 0.906 for model 'beta'")
+
+
+def custom_result(golden: dict[str, Any], spec: MetricSpec, value: Any) -> TaskResult:
+    registry = default_registry().copy()
+
+    def compute(case: Any, output: Any, result: Any) -> Any:
+        if isinstance(value, Exception):
+            raise value
+        return value
+
+    registry.register_metric(spec, compute)
+    case = golden["qa-refund"]
+    return evaluate(case, case.expected_outcome, model="alpha", embedder=EMBEDDER,
+                    judge=HeuristicJudge(embedder=EMBEDDER), registry=registry)
+
+
+CUSTOM_BLOCKER = MetricSpec(id="custom_block", task="qa", name="Custom Block", description="d",
+                            scale="0/1", threshold="= 1 | 0 = blocker",
+                            bands=Bands(good=1.0, blocker=1.0), blocker=True)
+
+
+def test_a_custom_metrics_failure_shows_its_threshold(golden: dict[str, Any]) -> None:
+    # "custom_block = 0.000 (blocker)": the helpers knew no custom metric's definition.
+    result = custom_result(golden, CUSTOM_BLOCKER, 0.0)
+    assert failure(assert_no_blockers, result).splitlines() == [
+        "1 blocker for model 'alpha', case 'qa-refund' (qa): custom_block",
+        "  custom_block = 0.000 (blocker; threshold = 1 | 0 = blocker)",
+    ]
+    assert failure(assert_metric, result, "custom_block").splitlines()[0] == (
+        "custom_block = 0.000 is rated blocker (threshold = 1 | 0 = blocker) for model "
+        "'alpha', case 'qa-refund'")
+    raised = custom_result(golden, CUSTOM_BLOCKER, KeyError("questions"))
+    assert metric_line(raised, "custom_block") == (
+        "  custom_block = not scored (threshold = 1 | 0 = blocker) — custom metric raised "
+        "KeyError: 'questions'")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,31 @@ def test_grounded_verdict_and_the_rule_that_decided_it() -> None:
     assert "grounding verdict FAIL for model 'budget-7b'" in message
     assert "hallucination 0.80 > 0.5" in message
     assert "  hallucination = 0.800 (blocker" in message
+
+
+def with_value(result: TaskResult, metric_id: str, value: float) -> TaskResult:
+    """``result`` with the metric's value replaced (a value float arithmetic can give)."""
+    result.metrics[metric_id] = dataclasses.replace(result.metrics[metric_id], value=value)
+    return result
+
+
+def test_family_bounds_compare_values_as_ratings_do() -> None:
+    # A rating rounds a value to 9 digits before comparing it with a band's edge: a value
+    # that is the bound but for float arithmetic is at the bound. Each of these failed (or,
+    # for the rate that must stay below its bound, passed).
+    agent = with_value(scored("budget-7b", AGENT), "overall_score", 29.999999999999996)
+    assert_agent_passes(agent, min_overall=30)
+    with pytest.raises(AssertionError, match=r"agent overall score 30\.0 < 30\.001 for"):
+        assert_agent_passes(agent, min_overall=30.001)
+    extraction = with_value(scored("budget-7b", EXTRACTION), "topics_f1", 0.49999999999999994)
+    assert_extraction_f1(extraction, 0.5, signal="topics")
+    with pytest.raises(AssertionError, match=r"extraction topics_f1 0\.500 < 0\.500 for"):
+        assert_extraction_f1(extraction, 0.500000001, signal="topics")
+    conversation = scored("northwind-large", CONVERSATION)
+    with_value(conversation, "garbled_turn_rate", 0.09999999999999999)
+    with pytest.raises(AssertionError, match=r"garbled turn rate 10\.0% is not below 10%"):
+        assert_no_garbled_turns(conversation, max_rate=0.1)
+    assert_no_garbled_turns(conversation, max_rate=0.100000001)
 
 
 def test_family_helpers_refuse_another_task() -> None:

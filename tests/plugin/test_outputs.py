@@ -13,6 +13,7 @@ from pytest_callqa.outputs import (
     ModelOutput,
     OutputsError,
     discover_models,
+    output_problem,
     read_output,
     read_usage,
     with_cost,
@@ -270,6 +271,50 @@ def test_usage_a_generate_hook_gives_must_be_counts(
         "*the output of model 'beta' for case 'qa-refund' from pytest_callqa_generate: "
         "usage[[]'cost_usd'[]] must be a finite, non-negative number, got nan*"])
     assert len(project.report()["cases"]) == 7
+
+
+def test_a_generate_hook_must_give_an_output(
+        project: MiniProject, pytester: pytest.Pytester) -> None:
+    # An object() was scored as beta's reply (structure 0, a blocker, beta disqualified) and
+    # the report stored "<object object at 0x...>"; the hook was not named.
+    pytester.makeconftest("""
+        from pytest_callqa import ModelOutput
+
+        def pytest_callqa_generate(model, case, config):
+            if model == "beta" and case.task == "qa":
+                return object()
+            if model == "beta" and case.task == "entity":
+                return ModelOutput({"detected_keywords": {"balance"}})
+            return None
+    """)
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.case_id\n")
+    result = pytester.runpytest("--callqa-report=report.json")
+    result.assert_outcomes(passed=6, errors=2)
+    out = result.stdout.str()
+    assert ("the output of model 'beta' for case 'qa-refund' from pytest_callqa_generate: the "
+            "value is of type object, not text, bytes or a JSON value (dict, list, str, int, "
+            "float, bool or None)") in out
+    assert ("the output of model 'beta' for case 'entity-transfer' from pytest_callqa_generate: "
+            "the value['detected_keywords'] is of type set, not a JSON value (dict, list, str, "
+            "int, float, bool or None)") in out
+    assert len(project.report()["cases"]) == 6
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("not JSON", None), (b"\xff raw", None), (None, None), (3.5, None), (True, None),
+    ({"a": [1, {"b": None, "c": float("nan")}]}, None),
+    (object(), "the value is of type object, not text, bytes or a JSON value (dict, list, "
+               "str, int, float, bool or None)"),
+    ({"a": [1, {"b": (2,)}]}, "the value['a'][1]['b'] is of type tuple, not a JSON value "
+                             "(dict, list, str, int, float, bool or None)"),
+    ({"a": 1, 2: "b"}, "the value has the key 2, of type int: the keys of a JSON object "
+                       "are str"),
+    ([b"raw"], "the value[0] is of type bytes, not a JSON value (dict, list, str, int, "
+               "float, bool or None)"),
+], ids=["text", "bytes", "null", "number", "bool", "nested", "object", "tuple", "int-key",
+        "inner-bytes"])
+def test_what_an_output_can_be(value: Any, problem: str | None) -> None:
+    assert output_problem(value) == problem
 
 
 def test_model_output_defaults() -> None:

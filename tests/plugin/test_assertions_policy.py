@@ -1,0 +1,173 @@
+"""The assertion helpers follow the team's policy, as the run's ratings do: a metric the
+policy makes a blocker is one for ``assert_no_blockers`` — an error when the judge could not
+score it, a failure when it fires — one it turns off is not, and the thresholds shown are
+the policy's."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_callqa import TaskResult, assert_metric, assert_no_blockers, evaluate
+from pytest_callqa.assertions import metric_line
+from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict
+from pytest_callqa.engine.core.metrics import Bands, MetricSpec
+from pytest_callqa.engine.core.results import JudgeUnavailable
+from pytest_callqa.engine.embeddings import TfidfEmbedder
+from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+from pytest_callqa.engine.loading import load_case_file
+from pytest_callqa.engine.policy import apply_policy
+from pytest_callqa.engine.registry import Registry, default_registry
+
+from .conftest import LLMProject
+
+EMBEDDER = TfidfEmbedder()
+EXAMPLE = Path(__file__).resolve().parents[2] / "example_project"
+EVIDENCE_BLOCKER = {"evidence_backed_reasoning": {"threshold": 0.9, "acceptable": 0.8,
+                                                  "blocker": True}}
+
+
+class FailingJudge:
+    """The heuristic judge, but a judge error for the metrics in ``failing`` (as the LLM
+    judge gives when its replies stay unusable)."""
+
+    name = "failing"
+
+    def __init__(self, *failing: str) -> None:
+        self.failing = set(failing)
+        self.inner = HeuristicJudge(embedder=EMBEDDER)
+
+    def judge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
+        answers = self.inner.judge(requests)
+        return [JudgeVerdict(metric=r.metric, score=None, judge_error=True,
+                             reason="unusable reply") if r.metric in self.failing else a
+                for r, a in zip(requests, answers, strict=True)]
+
+
+def with_policy(metrics: dict[str, Any]) -> Registry:
+    registry = default_registry().copy()
+    apply_policy(registry, {"metrics": metrics}, "pyproject.toml")
+    return registry
+
+
+def qa(golden: dict[str, Any], output: Any, judge: Any, registry: Registry) -> TaskResult:
+    return evaluate(golden["qa-refund"], output, model="alpha", embedder=EMBEDDER, judge=judge,
+                    registry=registry)
+
+
+def test_a_policy_blocker_the_judge_could_not_score_is_an_error_not_a_pass(
+        golden: dict[str, Any]) -> None:
+    # assert_no_blockers read the built-in definition, where evidence_backed_reasoning is no
+    # blocker: it passed, though the blocker may have fired.
+    perfect = golden["qa-refund"].expected_outcome
+    result = qa(golden, perfect, FailingJudge("evidence_backed_reasoning"),
+                with_policy(EVIDENCE_BLOCKER))
+    assert result.judge_errors == ["evidence_backed_reasoning"] and not result.blocked
+    with pytest.raises(JudgeUnavailable) as info:
+        assert_no_blockers(result)
+    assert str(info.value).splitlines() == [
+        "the judge could not score evidence_backed_reasoning for model 'alpha', case "
+        "'qa-refund' (a judge error, not a model failure)",
+        "  evidence_backed_reasoning: judge error: unusable reply",
+    ]
+    # The threshold shown beside it is the policy's, not the built-in one.
+    assert metric_line(result, "evidence_backed_reasoning") == (
+        "  evidence_backed_reasoning = not scored (threshold >= 0.9 | < 0.8 blocker; judge "
+        "error) — judge failing: unusable reply")
+    # Without the policy it is no blocker: the helper passes.
+    assert_no_blockers(qa(golden, perfect, FailingJudge("evidence_backed_reasoning"),
+                          default_registry()))
+
+
+def test_a_policy_blocker_that_fires_fails_with_the_policys_threshold(
+        golden: dict[str, Any]) -> None:
+    output = copy.deepcopy(golden["qa-refund"].expected_outcome)
+    for question in output["questions"]:
+        question["reason"] = "Agent was polite."
+    result = qa(golden, output, HeuristicJudge(embedder=EMBEDDER),
+                with_policy(EVIDENCE_BLOCKER))
+    with pytest.raises(AssertionError) as info:
+        assert_no_blockers(result)
+    lines = str(info.value).splitlines()
+    assert lines[0] == ("1 blocker for model 'alpha', case 'qa-refund' (qa): "
+                        "evidence_backed_reasoning")
+    assert lines[1].startswith("  evidence_backed_reasoning = 0.000 (blocker; threshold "
+                               ">= 0.9 | < 0.8 blocker) — judge heuristic: 0 of 3 reasons")
+
+
+@pytest.mark.parametrize("rule", [{"disabled": True}, {"blocker": False}])
+def test_a_blocker_the_policy_turns_off_is_none_for_the_helper(rule: dict[str, Any]) -> None:
+    # The built-in definition made fabrication_free_rate a blocker: a judge error on it was
+    # an error of the test, though the team's policy says it blocks nothing.
+    [case] = load_case_file(EXAMPLE / "cases" / "text" /
+                            "text-abcd-3647-overnight-shipping-cost.yaml")
+    output = json.loads((EXAMPLE / "outputs" / "northwind-large" /
+                         "text-abcd-3647-overnight-shipping-cost.json").read_text())
+    judge = FailingJudge("fabrication_free_rate")
+    builtin = evaluate(case, output, model="m", embedder=EMBEDDER, judge=judge)
+    with pytest.raises(JudgeUnavailable, match="could not score fabrication_free_rate"):
+        assert_no_blockers(builtin)
+    result = evaluate(case, output, model="m", embedder=EMBEDDER, judge=judge,
+                      registry=with_policy({"fabrication_free_rate": rule}))
+    assert "fabrication_free_rate" in result.judge_errors
+    assert_no_blockers(result)
+
+
+def test_assert_metric_without_bounds_follows_the_policys_rating(
+        golden: dict[str, Any]) -> None:
+    output = copy.deepcopy(golden["qa-refund"].expected_outcome)
+    output["questions"][0]["reason"] = "Agent was polite."
+    registry = with_policy({"evidence_backed_reasoning": {"threshold": 0.6}})
+    result = qa(golden, output, HeuristicJudge(embedder=EMBEDDER), registry)
+    assert_metric(result, "evidence_backed_reasoning")
+    assert "threshold >= 0.6)" in metric_line(result, "evidence_backed_reasoning")
+
+
+def test_a_policy_rates_a_custom_metric_as_a_built_in_one(golden: dict[str, Any]) -> None:
+    # The policy was accepted for a custom metric, then ignored: 0.6 was rated by the
+    # registered ">= 0.5", and assert_metric passed.
+    registry = default_registry().copy()
+    registry.register_metric(
+        MetricSpec(id="politeness", task="qa", name="Politeness", description="d",
+                   scale="0-1", threshold=">= 0.5", bands=Bands(good=0.5)),
+        lambda case, output, result: 0.6)
+    apply_policy(registry, {"metrics": {"politeness": {"threshold": 0.8, "blocker": True}}},
+                 "pyproject.toml")
+    result = qa(golden, golden["qa-refund"].expected_outcome,
+                HeuristicJudge(embedder=EMBEDDER), registry)
+    politeness = result.metrics["politeness"]
+    assert (politeness.value, politeness.rating, politeness.blocker) == (0.6, "blocker", True)
+    assert result.blockers == ["politeness"]
+    with pytest.raises(AssertionError) as info:
+        assert_metric(result, "politeness")
+    assert str(info.value).splitlines() == [
+        "politeness = 0.600 is rated blocker (threshold >= 0.8 | < 0.8 blocker) for model "
+        "'alpha', case 'qa-refund'",
+        "  politeness = 0.600 (blocker; threshold >= 0.8 | < 0.8 blocker)",
+    ]
+
+
+def test_a_policy_blocker_the_llm_judge_could_not_score_errors_the_test(
+        llm: LLMProject, pytester: pytest.Pytester) -> None:
+    # The run as a team has it: the policy in pyproject.toml, the judge's replies garbage.
+    llm.serve(fault_rate=1.0, faults=["garbage"])
+    llm.ini("\n[tool.callqa.metrics.evidence_backed_reasoning]\nthreshold = 0.9\n"
+            "acceptable = 0.8\nblocker = true\n")
+    llm.project.write_tests("""
+        import pytest
+        from pytest_callqa import assert_no_blockers
+
+        @pytest.mark.callqa(task="qa")
+        def test_blockers(callqa_result):
+            assert_no_blockers(callqa_result)
+    """)
+    result = pytester.runpytest("--no-callqa-benchmarks", "-k", "alpha")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*the judge could not score evidence_backed_reasoning for "
+                                 "model 'alpha', case 'qa-refund' (a judge error, not a model "
+                                 "failure)*"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import sys
@@ -50,10 +51,22 @@ def _parser() -> argparse.ArgumentParser:
                        help="gate the merged report against this earlier JSON report")
     merge.add_argument("--baseline-mode", choices=("fail", "report"), default="fail",
                        help="fail: exit 1 on a regression (default); report: only report it")
-    merge.add_argument("--regression-tolerance", type=float, metavar="DROP",
-                       help="the drop a 0–1 metric may take before it can regress (the "
-                            "project's callqa_regression_tolerance; default 0.02)")
+    merge.add_argument("--regression-tolerance", type=_tolerance, metavar="DROP",
+                       help="the drop a 0–1 metric may take before it can regress (default: "
+                            "the callqa_regression_tolerance the shards were run with)")
     return parser
+
+
+def _tolerance(text: str) -> float:
+    """A regression tolerance of the command line: a finite number >= 0, as the plugin's
+    option takes it (no drop is beyond an infinite tolerance, none beyond NaN)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number >= 0")
+    return value
 
 
 def _load(path: Path, what: str) -> Any:
@@ -85,8 +98,14 @@ def _gate(report: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     except BaselineError as exc:
         raise InputError(str(exc)) from None
     options: dict[str, Any] = {"baseline_name": str(args.baseline)}
+    # The tolerance the shards were run with (they agree on it, or the merge refused them),
+    # so the merged verdict is the one a single run would have given.
+    settings = report["run"].get("settings")
+    recorded = settings.get("regression_tolerance") if isinstance(settings, dict) else None
     if args.regression_tolerance is not None:
         options["tolerance"] = args.regression_tolerance
+    elif recorded is not None:
+        options["tolerance"] = recorded
     try:
         gate = compare_reports(report, baseline, **options)
     except ValueError as exc:

@@ -1,5 +1,6 @@
 """``PytestHost``: the run's :class:`~pytest_callqa.run.host.Host` over a ``pytest.Config``
-— the rootdir, xdist's worker input, and the project's ``pytest_callqa_*`` hooks."""
+— the rootdir, the selection of tests, xdist's worker input, and the project's
+``pytest_callqa_*`` hooks."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from .run.settings import display_path
 
 if TYPE_CHECKING:
     from .engine.core.cases import GoldenCase
@@ -36,6 +39,24 @@ class PytestHost:
     def run_uid(self) -> str | None:
         workerinput = getattr(self.config, "workerinput", None)
         return None if workerinput is None else str(workerinput["testrunuid"])
+
+    @property
+    def selection(self) -> dict[str, Any]:
+        option = self.config.option
+        return {
+            "args": sorted(self._rooted(arg) for arg in self.config.args),
+            "keyword": option.keyword or "",
+            "markexpr": option.markexpr or "",
+            "deselect": sorted(option.deselect or ()),
+        }
+
+    def _rooted(self, arg: str) -> str:
+        """A path or node id of the command line with its path relative to the root:
+        ``tests``, ``./tests/`` and the absolute path of the directory are one selection,
+        whichever directory each CI job starts pytest from."""
+        path, separator, rest = arg.partition("::")
+        rooted = display_path(self.config.invocation_params.dir / path, self.rootpath)
+        return rooted + separator + rest
 
     def worker_value(self, key: str) -> Any:
         return (getattr(self.config, "workerinput", None) or {}).get(key)

@@ -14,17 +14,19 @@ library it loads, when a comparison runs.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .report_check import check_report
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-REPORT_SCHEMA = "callqa-report/1"
 TASK_SCORE = "score"
 DEFAULT_TOLERANCE = 0.02
 # How far a move may pass its tolerance by the rounding of its sums alone.
@@ -38,47 +40,6 @@ CaseKey = tuple[str, str, str]  # (model, task, case_id)
 
 
 # --- reading a report --------------------------------------------------------------------
-
-
-def _require(data: Mapping[str, Any], key: str, kind: type, where: str) -> Any:
-    if key not in data:
-        raise ValueError(f"{where}: missing key {key!r}")
-    value = data[key]
-    if not isinstance(value, kind):
-        raise ValueError(f"{where}: key {key!r} should be a {kind.__name__}, "
-                         f"not {type(value).__name__}")
-    return value
-
-
-def check_report(data: Any, name: str) -> None:
-    """Raise ``ValueError`` naming ``name`` and the key when ``data`` is not a usable
-    ``callqa-report/1`` report."""
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{name}: not a callqa report (a JSON object is expected, "
-                         f"got {type(data).__name__})")
-    schema = data.get("schema")
-    if schema != REPORT_SCHEMA:
-        raise ValueError(f"{name}: key 'schema' is {schema!r}, expected {REPORT_SCHEMA!r}")
-    models = _require(data, "models", dict, name)
-    _require(data, "metric_specs", dict, name)
-    cases = _require(data, "cases", list, name)
-    for model, entry in models.items():
-        where = f"{name}: models.{model}"
-        tasks = _require(entry, "tasks", dict, where) if isinstance(entry, dict) else None
-        if tasks is None:
-            raise ValueError(f"{where}: should be an object")
-        for task, agg in tasks.items():
-            if not isinstance(agg, dict):
-                raise ValueError(f"{where}.tasks.{task}: should be an object")
-            _require(agg, "metrics", dict, f"{where}.tasks.{task}")
-    for i, case in enumerate(cases):
-        where = f"{name}: cases[{i}]"
-        if not isinstance(case, dict):
-            raise ValueError(f"{where}: should be an object")
-        for key, kind in (("task", str), ("case_id", str), ("metrics", dict)):
-            _require(case, key, kind, where)
-        if not isinstance(case.get("model"), str):
-            raise ValueError(f"{where}: key 'model' should be a model name")
 
 
 @dataclass
@@ -148,15 +109,15 @@ class _Spec:
     higher_is_better: bool
     pooled: bool
     scale: str | None
+    # The drop the run's policy allows the metric, in its own units (None: the default).
+    tolerance: float | None
 
 
 def _specs(report: Mapping[str, Any]) -> dict[tuple[str, str], _Spec]:
     found: dict[tuple[str, str], _Spec] = {}
     builtin: dict[tuple[str, str], bool] | None = None
     for task, specs in report["metric_specs"].items():
-        for spec in specs if isinstance(specs, list) else ():
-            if not isinstance(spec, dict) or "id" not in spec:
-                continue
+        for spec in specs:
             bands = spec.get("bands")
             higher = not (isinstance(bands, dict) and bands.get("higher_is_better") is False)
             if "aggregate" in spec:
@@ -165,7 +126,8 @@ def _specs(report: Mapping[str, Any]) -> dict[tuple[str, str], _Spec]:
                 if builtin is None:
                     builtin = _builtin_pooled()
                 pooled = builtin.get((task, spec["id"]), False)
-            found[(task, spec["id"])] = _Spec(higher, pooled, spec.get("scale"))
+            found[(task, spec["id"])] = _Spec(higher, pooled, spec.get("scale"),
+                                              spec.get("regression_tolerance"))
     return found
 
 
@@ -184,14 +146,23 @@ def _tolerance(task: str, metric: str, spec: _Spec | None, base: float,
     for key in (f"{task}.{metric}", metric):
         if key in overrides:
             return float(overrides[key])
+    if spec is not None and spec.tolerance is not None:
+        return float(spec.tolerance)
     return base * scale_factor(spec.scale if spec else None)
 
 
+def _tolerance_problem(value: Any) -> bool:
+    """Whether ``value`` cannot be a regression tolerance: not a finite number >= 0 (no drop
+    is beyond an infinite one, and none beyond NaN, which the report's JSON refuses)."""
+    return (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value < 0)
+
+
 def _check_tolerances(tolerance: float, tolerances: Mapping[str, Any]) -> None:
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) or tolerance < 0:
+    if _tolerance_problem(tolerance):
         raise ValueError(f"regression tolerance: {tolerance!r} is not a number >= 0")
     for key, value in tolerances.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        if _tolerance_problem(value):
             raise ValueError(f"regression tolerance for {key!r}: {value!r} is not a "
                              "number >= 0")
 
@@ -428,10 +399,12 @@ def compare_reports(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
     gate: ``verdict`` ("pass" or "fail"), ``regressions``, every ``check``, the cases and
     models added or removed, and ``warnings``.
 
-    ``tolerance`` is on a 0–1 scale and grows with a metric's scale (see ``scale_factor``);
-    ``tolerances`` overrides it per metric, keyed ``metric`` or ``task.metric`` (``score`` is
-    the task score), in the metric's own units. Raises ``ValueError`` naming the report and the
-    key when an input is not a usable report or a setting is out of range.
+    ``tolerance`` is on a 0–1 scale and grows with a metric's scale (see ``scale_factor``).
+    A metric's ``regression_tolerance`` in ``current``'s ``metric_specs`` (its policy's, in its
+    own units) replaces it for that metric, and ``tolerances`` overrides both, keyed
+    ``metric`` or ``task.metric`` (``score`` is the task score), in the metric's own units.
+    Raises ``ValueError`` naming the report and the key when an input is not a usable report
+    or a setting is out of range.
     """
     check_report(baseline, baseline_name)
     check_report(current, "current report")

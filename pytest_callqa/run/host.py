@@ -31,6 +31,12 @@ class Host(Protocol):
         """An id every xdist worker of one run shares; None outside xdist."""
         ...
 
+    @property
+    def selection(self) -> dict[str, Any]:
+        """Which of the suite's tests the run was asked for, as its report records it: the
+        paths and node ids (relative to the root), ``-k``, ``-m`` and ``--deselect``."""
+        ...
+
     def worker_value(self, key: str) -> Any:
         """A value the xdist controller handed this worker under ``key`` (None outside
         xdist, or when it handed none)."""

@@ -21,14 +21,16 @@ WORST_CASES = 8
 _TRUNCATED = "\n\n> … truncated: {n} more lines. The JSON report has everything."
 
 
+def _number(value: float) -> str:
+    """A figure as the tables show it: three decimals, or three digits from 100 up."""
+    return f"{value:.3g}" if abs(value) >= 100 else f"{value:.3f}"
+
+
 def _cell(value: Any) -> str:
     """Text that stays inside one table cell."""
     if value is None:
         return "–"
-    if isinstance(value, float):
-        text = f"{value:.3g}" if abs(value) >= 100 else f"{value:.3f}"
-    else:
-        text = str(value)
+    text = _number(value) if isinstance(value, float) else str(value)
     # A lone carriage return ends a table row in GitHub's markdown as a newline does.
     text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
     return text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + "…"
@@ -52,11 +54,26 @@ def _gate_section(gate: Mapping[str, Any]) -> list[str]:
     failed = gate.get("verdict") == "fail"
     where = f" against `{_cell(gate['baseline'])}`" if gate.get("baseline") else ""
     count = len(regressions)
-    verdict = (f"**Gate: ❌ fail**{where} — {count} regression{'s' if count != 1 else ''}"
-               if failed else f"**Gate: ✅ pass**{where} — no regression")
+    checks = list(gate.get("checks") or [])
+    few = sum(1 for c in checks if c.get("status") == "too few cases")
+    if failed:
+        verdict = f"**Gate: ❌ fail**{where} — {count} regression{'s' if count != 1 else ''}"
+    elif checks and few == len(checks):
+        # "No regression" alone would read as "nothing got worse", when nothing was compared.
+        verdict = (f"**Gate: ✅ pass**{where} — no regression found, but no comparison could "
+                   "be made")
+    else:
+        verdict = f"**Gate: ✅ pass**{where} — no regression"
     if gate.get("mode") == "report" and failed:
         verdict += " (report mode: the run does not fail on it)"
     lines = [verdict, ""]
+    if few:
+        # The terminal counts them; a reviewer reading only the comment must see them too
+        # (renamed case ids leave a pass that compared next to nothing).
+        min_cases = (gate.get("bootstrap") or {}).get("min_cases", 5)
+        lines += [f"⚠️ {few} of {len(checks)} comparisons could not be made: fewer than "
+                  f"{min_cases} cases shared with the baseline, too few to tell a change "
+                  "from noise.", ""]
     metric_rows, other = [], []
     for reg in regressions[:MAX_REGRESSIONS]:
         if reg.get("kind", "metric") == "metric":
@@ -127,10 +144,10 @@ def _models_section(report: Mapping[str, Any]) -> list[str]:
 
 
 def _interval(interval: Any) -> str:
-    """`` [low, high]`` of a 95 % interval, or nothing."""
+    """`` [low, high]`` of a 95 % interval at its value's precision, or nothing."""
     if isinstance(interval, Sequence) and len(interval) == 2 and all(
             isinstance(v, (int, float)) for v in interval):
-        return f" [{interval[0]:.2f}, {interval[1]:.2f}]"
+        return f" [{_number(interval[0])}, {_number(interval[1])}]"
     return ""
 
 

@@ -4,8 +4,9 @@ over the whole suite would have written, timings aside.
 Each case entry of a report is a whole result, so the merge rebuilds the scorecard from the
 cases of every shard with the metric definitions the shards recorded, and derives every
 other section from it the way ``Summary.report_data`` does. Shards that were not one run —
-another judge, embedder, metric set, tolerance or plugin version, or cases scored twice — are
-refused with the files and the key that differ.
+another judge, embedder, metric set, tolerance, plugin version, model list, number of runs,
+judge repeats or selection of tests, or cases scored twice — are refused with the files and
+the key that differ.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.core.metrics import Bands, MetricSpec
 from ..engine.core.results import TaskResult, plain
+from ..engine.judges.repeats import repeat_agreement
 from ..engine.registry import Registry, default_registry
 from ..engine.report import render_scorecard
 from ..engine.scorecard import Scorecard, build_scorecard
@@ -42,6 +44,16 @@ SAME_RUN: tuple[tuple[str, ...], ...] = (
     ("run", "benchmarks"),
     ("run", "disqualify_tolerance"),
     ("run", "versions", "pytest_callqa"),
+    # The configured models, runs, judge repeats and tolerances (Summary.run_settings): a
+    # shard of another model list or number of runs would leave pairs out, or mix results
+    # unlike the others', in a scorecard that says nothing of it.
+    ("run", "settings"),
+    # The tests each job was asked for: a -k, -m or node id in one job only leaves its
+    # share of the pairs unrun, which the merged report would not show.
+    ("run", "selection"),
+    # For reports older than run.settings.
+    ("run", "judge_repeats", "repeats"),
+    ("run", "judge_repeats", "tolerance"),
 )
 # Sections the merge derives from the pooled results, or checks and pools itself.
 DERIVED = frozenset({"schema", "run", "models", "model_order", "metric_specs", "golden_cases",
@@ -137,14 +149,27 @@ def _read(name: str, report: Any) -> _Shard:
     return _Shard(name, report, results)
 
 
+def _difference(path: tuple[str, ...], mine: Any, theirs: Any) -> tuple[tuple[str, ...], Any,
+                                                                       Any]:
+    """The first key under ``path`` where two different values differ, and each value
+    there: the setting to name, not the whole section."""
+    if isinstance(mine, Mapping) and isinstance(theirs, Mapping):
+        for key in sorted(set(mine) | set(theirs)):
+            a, b = mine.get(key, _MISSING), theirs.get(key, _MISSING)
+            if a != b:
+                return _difference((*path, key), a, b)
+    return path, mine, theirs
+
+
 def _check_same_run(shards: Sequence[_Shard]) -> None:
     first = shards[0]
     for shard in shards[1:]:
         for path in SAME_RUN:
             mine, theirs = _get(first.report, path), _get(shard.report, path)
             if mine != theirs:
+                where, mine, theirs = _difference(path, mine, theirs)
                 raise ValueError(
-                    f"cannot merge {shard.name} with {first.name}: {'.'.join(path)} differs "
+                    f"cannot merge {shard.name} with {first.name}: {'.'.join(where)} differs "
                     f"({_show(mine)} in {first.name}, {_show(theirs)} in {shard.name}); "
                     "shards must come from one configuration")
         for key in sorted(set(first.report) | set(shard.report)):
@@ -193,8 +218,9 @@ def _pooled_specs(shards: Sequence[_Shard]) -> dict[str, list[dict[str, Any]]]:
                 pooled[task], origin[task] = list(specs), shard.name
             elif list(specs) != pooled[task]:
                 raise ValueError(f"cannot merge {shard.name} with {origin[task]}: "
-                                 f"metric_specs.{task} differs (the metrics or their "
-                                 "definitions changed between the runs)")
+                                 f"metric_specs.{task} differs (the metrics, their "
+                                 "definitions or their regression tolerances changed between "
+                                 "the runs)")
     return pooled
 
 
@@ -387,6 +413,11 @@ def _run(shards: Sequence[_Shard], card: Scorecard) -> dict[str, Any]:
             continue
         run[key] = (_judge_usage(present, card) if key == "judge_usage"
                     else _generation_usage(present))
+    repeats = run.get("judge_repeats")
+    if isinstance(repeats, Mapping):
+        # The judge's agreement with itself over every shard's verdicts, read from the
+        # pooled results as a run reads it from its own (the shards agree on the repeats).
+        run["judge_repeats"] = {**repeats, "metrics": repeat_agreement(card.results)}
     return run
 
 

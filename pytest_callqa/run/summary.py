@@ -19,7 +19,7 @@ from .gaps import (
     unregistered_notes,
     unscored_lines,
 )
-from .settings import ERROR_PAYLOAD, CallqaUsageError, Settings, count
+from .settings import ERROR_PAYLOAD, CallqaUsageError, Settings, count, display_path
 from .spool import NOT_JSON, POOLED_DETAILS, ResultSpool, entry_text, golden_entry, kept_records
 
 if TYPE_CHECKING:
@@ -143,14 +143,39 @@ class Summary:
         run_fields(record, groups)
         return record
 
+    def configured_models(self) -> list[str]:
+        """The models the run was configured with, in order (none when they cannot be
+        read: the tests reported why)."""
+        try:
+            return self.catalog.models()
+        except CallqaUsageError:
+            return []
+
     def model_order(self, card: Scorecard) -> list[str]:
         """The scorecard's models in the configured order (models the hook added last)."""
-        try:
-            configured = self.catalog.models()
-        except CallqaUsageError:
-            configured = []
+        configured = self.configured_models()
         return [m for m in configured if m in card.models] + [
             m for m in card.models if m not in configured]
+
+    def run_settings(self) -> dict[str, Any]:
+        """The report's ``run.settings``: what decides which results a run has and how they
+        are read — the models (the pairs are they times the cases), where the cases and the
+        outputs are, the runs per pair and their pass rule, the judge's asks per verdict and
+        their spread, and the regression tolerance. The shards of one run agree on all of
+        them, or the merge refuses them: a shard of another model list or run count makes a
+        scorecard that silently lacks pairs or mixes unlike results."""
+        settings, root = self.settings, self.host.rootpath
+        return {
+            "models": self.configured_models(),
+            "cases": None if settings.cases is None else display_path(settings.cases, root),
+            "outputs": (None if settings.outputs is None
+                        else display_path(settings.outputs, root)),
+            "runs": settings.runs,
+            "pass_rule": settings.pass_rule,
+            "judge_repeats": settings.judge_repeats,
+            "judge_repeat_tolerance": settings.judge_repeat_tolerance,
+            "regression_tolerance": settings.regression_tolerance,
+        }
 
     def golden_case_entries(self, card: Scorecard) -> Iterator[tuple[str, dict[str, Any]]]:
         """The golden cases behind the results, for a reader of the report, one at a time
@@ -348,6 +373,8 @@ class Summary:
                 "embeddings": {"name": embedder_name, "description": embedder_description},
                 "benchmarks": self.settings.benchmarks,
                 "disqualify_tolerance": self.settings.disqualify_tolerance,
+                "settings": self.run_settings(),
+                "selection": self.host.selection,
                 "rank_basis": card.rank_basis,
                 "versions": {
                     "pytest_callqa": __version__,
@@ -360,7 +387,8 @@ class Summary:
             "models": models,
             "model_order": self.model_order(card),
             "metric_specs": {
-                task: [spec.describe() for spec in card.specs(task)]
+                task: [spec.describe(card.registry.tolerances.get(f"{task}.{spec.id}"))
+                       for spec in card.specs(task)]
                 for task in card.task_order if task in card.registry.tasks
             },
             "golden_cases": (dict(self.golden_case_entries(card)) if with_cases

@@ -18,9 +18,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "example_project"
 SCORED = "def test_scored(callqa_result):\n    assert callqa_result.case_id\n"
 
 
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("gated")
+def example_copy(root: Path) -> Path:
     for name in ("cases", "outputs"):
         shutil.copytree(EXAMPLE / name, root / name)
     for name in ("conftest.py", "pyproject.toml"):
@@ -30,6 +28,17 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return example_copy(tmp_path_factory.mktemp("gated"))
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> Path:
+    """A copy of the example project a test may change."""
+    return example_copy(tmp_path)
+
+
 def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # Only the QA pairs, with TF-IDF embeddings: enough cases for the bootstrap, a few seconds
     # a run.
@@ -37,6 +46,11 @@ def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "pytest", "-m", "eval", "-k", "qa-", "-p", "no:cacheprovider",
          "-q", "--callqa-embeddings=tfidf", "--no-callqa-benchmarks", *args],
         cwd=root, capture_output=True, text=True, timeout=300)
+
+
+def merge(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest_callqa", "merge", *args], cwd=root,
+                          capture_output=True, text=True, timeout=300)
 
 
 def gate_of(root: Path, name: str) -> dict[str, Any]:
@@ -103,3 +117,84 @@ def test_the_gate_on_the_example_project(project: Path) -> None:
     assert f"callqa: baseline report {project / 'going.json'} does not exist" in gone.stdout
     written = json.loads((project / "gone.json").read_text(encoding="utf-8"))
     assert "gate" not in written and written["cases"]
+
+
+def test_a_baseline_with_a_value_of_the_wrong_type_is_bad_input_naming_the_key(
+        fresh: Path) -> None:
+    """A list where a case's score belongs: the run used to score every case and end in a
+    TypeError's traceback from pytest_sessionfinish, with no scorecard, no report and
+    exit 1."""
+    assert run(fresh, "--callqa-report=base.json").returncode == 0
+    base = json.loads((fresh / "base.json").read_text(encoding="utf-8"))
+    base["cases"][0]["score"] = [1]
+    (fresh / "typed.json").write_text(json.dumps(base), encoding="utf-8")
+    problem = (f"baseline report {fresh / 'typed.json'}: cases[0]: key 'score' should be a "
+               "number or null, not an array")
+    typed = run(fresh, "--callqa-baseline=typed.json", "--callqa-report=typed-run.json")
+    assert typed.returncode == pytest.ExitCode.USAGE_ERROR, typed.stdout[-3000:]
+    assert problem in typed.stderr
+    assert "passed" not in typed.stdout  # checked before the first test
+
+    # The same baseline put in place while the tests run: the gate cannot be run, the run
+    # says why, still writes its report and exits as on bad input.
+    shutil.copy(fresh / "base.json", fresh / "swapped.json")
+    (fresh / "tests" / "test_swap.py").write_text(
+        "import shutil\n\ndef test_swaps_the_baseline(callqa_result):\n"
+        "    shutil.copy('typed.json', 'swapped.json')\n", encoding="utf-8")
+    swapped = run(fresh, "--callqa-baseline=swapped.json", "--callqa-report=swapped-run.json")
+    assert swapped.returncode == pytest.ExitCode.USAGE_ERROR, swapped.stdout[-3000:]
+    assert problem.replace("typed.json", "swapped.json") in swapped.stdout
+    assert "Traceback" not in swapped.stdout + swapped.stderr
+    written = json.loads((fresh / "swapped-run.json").read_text(encoding="utf-8"))
+    assert "gate" not in written and written["cases"]
+
+
+POLICY = "[metrics.evidence_backed_reasoning]\ntolerance = 0.5\n"
+
+
+def test_a_sharded_run_is_gated_as_the_single_run_with_the_team_s_tolerances(
+        fresh: Path) -> None:
+    """The team's policy allows evidence_backed_reasoning a drop of 0.5. The single run
+    passed its gate; the same run as two shards, merged and gated, failed: the merge gated
+    with the default tolerance, which the shards' reports gave it no way to know."""
+    assert run(fresh, "--callqa-report=base.json").returncode == 0
+    # northwind-large's first QA answer of every case now quotes nothing: its evidence drops
+    # by about 0.14, its task score by 0.014.
+    for path in (fresh / "outputs" / "northwind-large").glob("qa-*.json"):
+        output = json.loads(path.read_text(encoding="utf-8"))
+        output["questions"][0]["reason"] = "The agent did this."
+        path.write_text(json.dumps(output), encoding="utf-8")
+    (fresh / "policy.toml").write_text(POLICY, encoding="utf-8")
+    strict = run(fresh, "--callqa-baseline=base.json", "--callqa-report=strict.json")
+    assert strict.returncode == 1, strict.stdout[-3000:]
+    single = run(fresh, "--callqa-policy=policy.toml", "--callqa-baseline=base.json",
+                 "--callqa-report=single.json")
+    assert single.returncode == 0, single.stdout[-3000:]
+    for index in (1, 2):
+        shard = run(fresh, "--callqa-policy=policy.toml", f"--callqa-shard={index}/2",
+                    f"--callqa-report=shard-{index}.json")
+        assert shard.returncode == 0, shard.stdout[-3000:]
+    merged = merge(fresh, "shard-1.json", "shard-2.json", "--report", "merged.json",
+                   "--baseline", "base.json")
+    assert merged.returncode == single.returncode, merged.stdout[-3000:] + merged.stderr
+    expected, got = gate_of(fresh, "single.json"), gate_of(fresh, "merged.json")
+    assert got["verdict"] == expected["verdict"] == "pass"
+    assert got["checks"] == expected["checks"]
+
+
+def test_shards_of_another_model_list_selection_or_runs_are_not_merged(fresh: Path) -> None:
+    """Each merged with exit 0 before, the merged scorecard silently missing pairs (or mixing
+    repeated runs with single ones)."""
+    assert run(fresh, "--callqa-shard=1/2", "--callqa-report=shard-1.json").returncode == 0
+    for name, args, setting in (
+            ("models", ["--callqa-models=northwind-large,northwind-mini"],
+             "run.settings.models"),
+            ("keyword", ["-k", "qa- and northwind"], "run.selection.keyword"),
+            ("runs", ["--callqa-runs=3"], "run.settings.runs")):
+        shard = run(fresh, "--callqa-shard=2/2", f"--callqa-report={name}.json", *args)
+        assert shard.returncode == 0, shard.stdout[-3000:]
+        merged = merge(fresh, "shard-1.json", f"{name}.json", "--report", "merged.json")
+        assert merged.returncode == 2, merged.stdout[-3000:]
+        assert f"{setting} differs" in merged.stderr
+        assert "shard-1.json" in merged.stderr and f"{name}.json" in merged.stderr
+        assert not (fresh / "merged.json").exists()

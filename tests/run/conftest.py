@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from pytest_callqa.run.merge import scorecard_of
+from pytest_callqa.run.shard import in_shard
+from pytest_callqa.run.summary import models_section
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "example_project"
 
@@ -80,3 +85,74 @@ def worsen(report: dict[str, Any], model: str, task: str, factor: float,
                 continue
             metric["value"] *= factor
     refresh(report, model, task)
+
+
+# --- shards of the example report, and the merge command ---------------------------
+
+@pytest.fixture
+def unsharded(example_report_data: dict[str, Any]) -> dict[str, Any]:
+    """The JSON report of one unsharded, offline run of the example project
+    (tests/run/conftest.py runs it once per session), a copy a test may not spoil for the
+    others."""
+    return copy.deepcopy(example_report_data)
+
+
+def shard_report(full: dict[str, Any], index: int, count: int) -> dict[str, Any]:
+    """The report shard ``index`` of ``count`` would write: the results of its pairs, and
+    every section derived from them as a run derives it."""
+    report = copy.deepcopy(full)
+    report["cases"] = [c for c in report["cases"]
+                       if in_shard(c["model"], c["case_id"], index, count)]
+    card = scorecard_of(report, f"shard {index}")
+    ids = {c["case_id"] for c in report["cases"]}
+    report["models"] = models_section(card)
+    report["model_order"] = [m for m in full["model_order"] if m in card.models]
+    report["metric_specs"] = {t: s for t, s in report["metric_specs"].items()
+                              if t in card.task_order}
+    report["golden_cases"] = {k: v for k, v in report["golden_cases"].items() if k in ids}
+    # A missing output is reported by the tests of its pair; anything else by shard 1,
+    # which runs the tests that have no pair.
+    report["not_evaluated"] = [
+        e for e in report["not_evaluated"]
+        if (in_shard(e["model"], e["case_id"], index, count)
+            if e["kind"] == "missing_output" else index == 1)]
+    report["notes"] = list(card.notes)
+    report["judge_errors"] = {
+        "verdicts": sum(1 for r in card.results for rec in r.judge_records
+                        if rec.get("judge_error")),
+        "outputs_without_task_score": sum(1 for r in card.results if r.incomplete),
+    }
+    report["run"]["rank_basis"] = card.rank_basis
+    return report
+
+
+# What differs between two runs of one configuration, whatever the split.
+TIMINGS = ("started_at", "duration_s")
+
+
+def without_timings(report: dict[str, Any]) -> dict[str, Any]:
+    data = copy.deepcopy(report)
+    for key in TIMINGS:
+        data["run"].pop(key, None)
+    return data
+
+
+@pytest.fixture
+def shards(unsharded: dict[str, Any]) -> list[dict[str, Any]]:
+    return [shard_report(unsharded, i, 2) for i in (1, 2)]
+
+
+
+def merge_command(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest_callqa", "merge", *map(str, args)],
+                          cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
+                          env={**os.environ, "COLUMNS": "200"})
+
+
+def write_shards(shards: list[dict[str, Any]], where: Path) -> list[Path]:
+    paths = []
+    for i, shard in enumerate(shards, start=1):
+        path = where / f"shard-{i}.json"
+        path.write_text(json.dumps(shard), encoding="utf-8")
+        paths.append(path)
+    return paths

@@ -15,7 +15,7 @@ import pytest
 from pytest_callqa.engine import stats
 from pytest_callqa.run.gate import _Bootstrap, compare_reports, gate_lines, scale_factor
 
-from .conftest import case_entries, refresh, worsen
+from .conftest import case_entries, refresh, spec_of, worsen
 
 MODEL = "northwind-large"
 
@@ -83,6 +83,27 @@ def test_a_drop_within_the_tolerance_is_not_a_regression(report: dict[str, Any])
     # The team's own tolerance makes the same move a regression.
     strict = compare_reports(report, baseline, tolerances={"qa.score": 0.001})
     assert [(r["task"], r["metric"]) for r in strict["regressions"]] == [("qa", "score")]
+
+
+def test_the_tolerance_a_report_records_for_a_metric_is_the_one_it_is_gated_with(
+        report: dict[str, Any]) -> None:
+    """A team's policy tolerance is written with the metric's definition (``metric_specs``),
+    and the gate of that report uses it: a merge of shards, which has no policy of its own,
+    gates as the run did."""
+    baseline = copy.deepcopy(report)
+    worsen(report, MODEL, "qa", 0.99)
+    spec_of(report, "qa", "score_gap_accuracy")["regression_tolerance"] = 0.0
+    spec_of(report, "qa", "question_score_accuracy")["regression_tolerance"] = 0.5
+    gate = compare_reports(report, baseline)
+    assert [(r["task"], r["metric"]) for r in gate["regressions"]] == [
+        ("qa", "score_gap_accuracy")]
+    tolerance = {c["metric"]: c["tolerance"] for c in gate["checks"]
+                 if (c["model"], c["task"]) == (MODEL, "qa")}
+    assert (tolerance["score_gap_accuracy"], tolerance["question_score_accuracy"],
+            tolerance["score"]) == (0.0, 0.5, 0.02)
+    # Given to the gate, a tolerance still comes first.
+    given = compare_reports(report, baseline, tolerances={"score_gap_accuracy": 0.5})
+    assert given["regressions"] == []
 
 
 @pytest.mark.parametrize("start", [0.50, 0.80])
@@ -244,15 +265,69 @@ def test_another_version_or_metric_set_is_compared_on_what_is_shared(
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda r: r.update(schema="callqa-report/0"), "main.json: key 'schema' is"),
     (lambda r: r.pop("cases"), "main.json: missing key 'cases'"),
-    (lambda r: r.update(models=[]), "main.json: key 'models' should be a dict"),
+    (lambda r: r.update(models=[]), "main.json: key 'models' should be an object, not an array"),
     (lambda r: r["cases"][3].pop("metrics"), "main.json: cases[3]: missing key 'metrics'"),
     (lambda r: r["cases"][0].update(model=None), "main.json: cases[0]: key 'model'"),
     (lambda r: r["models"]["budget-7b"]["tasks"]["qa"].pop("metrics"),
      "main.json: models.budget-7b.tasks.qa: missing key 'metrics'"),
+    # Keys present with a type the gate cannot read: each ended a run after its last test
+    # in a TypeError or AttributeError (or, for a string of blockers, counted each letter).
+    (lambda r: r["cases"][0].update(score=[1]),
+     "main.json: cases[0]: key 'score' should be a number or null, not an array"),
+    (lambda r: r["cases"][0].update(score="x"),
+     "main.json: cases[0]: key 'score' should be a number or null, not a string"),
+    (lambda r: r["cases"][0].update(score=float("nan")),
+     "main.json: cases[0]: key 'score' should be a number or null, not NaN"),
+    (lambda r: r["cases"][0]["metrics"]["question_score_accuracy"].update(value="x"),
+     "main.json: cases[0].metrics.question_score_accuracy: key 'value' should be a number "
+     "or null, not a string"),
+    (lambda r: r["cases"][0]["metrics"]["question_score_accuracy"].update(value=[0.5]),
+     "main.json: cases[0].metrics.question_score_accuracy: key 'value' should be a number "
+     "or null, not an array"),
+    (lambda r: r["cases"][0]["metrics"].update(question_score_accuracy=0.5),
+     "main.json: cases[0].metrics: key 'question_score_accuracy' should be an object or "
+     "null, not a number"),
+    (lambda r: r["cases"][0]["metrics"]["compliance_false_pass_rate"]["details"].update(
+        numerator="x"),
+     "main.json: cases[0].metrics.compliance_false_pass_rate.details: key 'numerator' should "
+     "be a number, not a string"),
+    (lambda r: r["cases"][0].update(blockers="question_score_accuracy"),
+     "main.json: cases[0]: key 'blockers' should be an array or null, not a string"),
+    (lambda r: r["cases"][0].update(valid="yes"),
+     "main.json: cases[0]: key 'valid' should be true or false, not a string"),
+    (lambda r: r["models"]["budget-7b"]["tasks"]["qa"]["metrics"].update(
+        question_score_accuracy=5),
+     "main.json: models.budget-7b.tasks.qa.metrics: key 'question_score_accuracy' should be "
+     "an object or null, not a number"),
+    (lambda r: r["models"]["budget-7b"]["tasks"]["qa"].update(score="0.9"),
+     "main.json: models.budget-7b.tasks.qa: key 'score' should be a number or null, not a "
+     "string"),
+    (lambda r: r["models"]["budget-7b"]["tasks"]["qa"]["metrics"]["question_score_accuracy"]
+     .update(value=True),
+     "main.json: models.budget-7b.tasks.qa.metrics.question_score_accuracy: key 'value' "
+     "should be a number or null, not a boolean"),
+    (lambda r: r["metric_specs"].update(qa=5),
+     "main.json: metric_specs: key 'qa' should be an array, not a number"),
+    (lambda r: r["metric_specs"]["qa"][0].update(bands="x"),
+     "main.json: metric_specs.qa[0]: key 'bands' should be an object or null, not a string"),
+    (lambda r: r["metric_specs"]["qa"][0].update(scale=5),
+     "main.json: metric_specs.qa[0]: key 'scale' should be a string or null, not a number"),
+    (lambda r: r["metric_specs"]["qa"][0].update(id=["x"]),
+     "main.json: metric_specs.qa[0]: key 'id' should be a string, not an array"),
+    (lambda r: r["metric_specs"]["qa"][0].update(regression_tolerance=-1),
+     "main.json: metric_specs.qa[0]: key 'regression_tolerance' should be a number >= 0 or "
+     "null, not -1"),
+    (lambda r: r["run"].update(versions=["x"]),
+     "main.json: run: key 'versions' should be an object or null, not an array"),
+    (lambda r: r["run"].update(judge="heuristic"),
+     "main.json: run: key 'judge' should be an object or null, not a string"),
+    (lambda r: r.update(run=[]), "main.json: key 'run' should be an object, not an array"),
 ])
 def test_a_bad_baseline_names_the_file_and_key(report: dict[str, Any], edit: Any,
                                                message: str) -> None:
     baseline = copy.deepcopy(report)
+    # The QA cases first: the edits of a case's metrics name QA metrics.
+    baseline["cases"].sort(key=lambda case: case["task"] != "qa")
     edit(baseline)
     with pytest.raises(ValueError) as info:
         compare_reports(report, baseline, baseline_name="main.json")
@@ -266,7 +341,10 @@ def test_a_baseline_that_is_not_an_object_is_refused(report: dict[str, Any]) -> 
 
 @pytest.mark.parametrize(("options", "message"), [
     ({"tolerance": -0.1}, "regression tolerance: -0.1"),
+    ({"tolerance": float("nan")}, "regression tolerance: nan is not a number >= 0"),
+    ({"tolerance": float("inf")}, "regression tolerance: inf is not a number >= 0"),
     ({"tolerances": {"qa.score": "high"}}, "regression tolerance for 'qa.score'"),
+    ({"tolerances": {"qa.score": float("nan")}}, "regression tolerance for 'qa.score': nan"),
     ({"resamples": 100}, "resamples: 100 is below 1000"),
     ({"confidence": 95}, "confidence: 95 is not between 0 and 1"),
 ])

@@ -91,3 +91,39 @@ def test_a_carriage_return_stays_inside_its_cell(report: dict[str, Any]) -> None
     text = render_markdown(report)
     assert "\r" not in text
     assert any(row.startswith("| be ta |") for row in _rows(text, "### Scorecard"))
+
+
+def test_comparisons_the_gate_could_not_make_are_counted(report: dict[str, Any]) -> None:
+    """A passing gate that compared almost nothing (case ids renamed: too few shared cases
+    everywhere) says so in the comment a reviewer reads, as the terminal does."""
+    baseline = copy.deepcopy(report)
+    for case in baseline["cases"]:
+        case["case_id"] = "renamed-" + case["case_id"]
+    gate = compare_reports(report, baseline)
+    gate.update(baseline="main.json", mode="fail")
+    total = len(gate["checks"])
+    assert total and all(c["status"] == "too few cases" for c in gate["checks"])
+    text = render_markdown(report, gate)
+    assert ("**Gate: ✅ pass** against `main.json` — no regression found, but no comparison "
+            "could be made") in text
+    assert (f"⚠️ {total} of {total} comparisons could not be made: fewer than 5 cases "
+            "shared with the baseline, too few to tell a change from noise.") in text
+
+    some = compare_reports(report, copy.deepcopy(report))
+    few = sum(1 for c in some["checks"] if c["status"] == "too few cases")
+    assert 0 < few < len(some["checks"])
+    text = render_markdown(report, some)
+    assert "**Gate: ✅ pass** — no regression\n" in text
+    assert f"⚠️ {few} of {len(some['checks'])} comparisons could not be made" in text
+
+
+def test_intervals_are_shown_at_the_precision_of_their_values(report: dict[str, Any]) -> None:
+    # A score of 0.999 read "0.999 [1.00, 1.00]": its interval rounded past its own value.
+    model = report["model_order"][0]
+    agg = report["models"][model]["tasks"]["qa"]
+    agg.update(score=0.9991, interval=[0.9982, 0.9996])
+    report["models"][model].update(final_score_a=123.4567, final_interval_a=[120.01, 125.49])
+    row = next(r for r in _rows(render_markdown(report), "### Scorecard")
+               if r.startswith(f"| {model} |"))
+    assert "0.999 [0.998, 1.000]" in row
+    assert "123 [120, 125]" in row

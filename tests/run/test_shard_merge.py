@@ -19,66 +19,15 @@ from pytest_callqa.run.merge import (
     merge_reports,
     merged_scorecard_text,
     recorded_registry,
-    scorecard_of,
 )
 from pytest_callqa.run.shard import in_shard, parse_shard, shard_of
-from pytest_callqa.run.summary import models_section
+
+from .conftest import merge_command, shard_report, without_timings, write_shards
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "example_project"
 
-# What differs between two runs of one configuration, whatever the split.
-TIMINGS = ("started_at", "duration_s")
 MODELS = ("northwind-large", "northwind-mini", "budget-7b", "a/b", "")
 CASE_IDS = [f"case-{i:04d}" for i in range(400)] + ["a", "b/c", "qa-1", "ü-case"]
-
-
-@pytest.fixture
-def unsharded(example_report_data: dict[str, Any]) -> dict[str, Any]:
-    """The JSON report of one unsharded, offline run of the example project
-    (tests/run/conftest.py runs it once per session), a copy a test may not spoil for the
-    others."""
-    return copy.deepcopy(example_report_data)
-
-
-def shard_report(full: dict[str, Any], index: int, count: int) -> dict[str, Any]:
-    """The report shard ``index`` of ``count`` would write: the results of its pairs, and
-    every section derived from them as a run derives it."""
-    report = copy.deepcopy(full)
-    report["cases"] = [c for c in report["cases"]
-                       if in_shard(c["model"], c["case_id"], index, count)]
-    card = scorecard_of(report, f"shard {index}")
-    ids = {c["case_id"] for c in report["cases"]}
-    report["models"] = models_section(card)
-    report["model_order"] = [m for m in full["model_order"] if m in card.models]
-    report["metric_specs"] = {t: s for t, s in report["metric_specs"].items()
-                              if t in card.task_order}
-    report["golden_cases"] = {k: v for k, v in report["golden_cases"].items() if k in ids}
-    # A missing output is reported by the tests of its pair; anything else by shard 1,
-    # which runs the tests that have no pair.
-    report["not_evaluated"] = [
-        e for e in report["not_evaluated"]
-        if (in_shard(e["model"], e["case_id"], index, count)
-            if e["kind"] == "missing_output" else index == 1)]
-    report["notes"] = list(card.notes)
-    report["judge_errors"] = {
-        "verdicts": sum(1 for r in card.results for rec in r.judge_records
-                        if rec.get("judge_error")),
-        "outputs_without_task_score": sum(1 for r in card.results if r.incomplete),
-    }
-    report["run"]["rank_basis"] = card.rank_basis
-    return report
-
-
-def without_timings(report: dict[str, Any]) -> dict[str, Any]:
-    data = copy.deepcopy(report)
-    for key in TIMINGS:
-        data["run"].pop(key, None)
-    return data
-
-
-@pytest.fixture
-def shards(unsharded: dict[str, Any]) -> list[dict[str, Any]]:
-    return [shard_report(unsharded, i, 2) for i in (1, 2)]
 
 
 # --- the split ---------------------------------------------------------------------------
@@ -419,26 +368,11 @@ def test_reports_that_name_their_shard_must_be_one_complete_split(
 
 # --- the command -------------------------------------------------------------------------
 
-def _merge_command(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest_callqa", "merge", *map(str, args)],
-                          cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
-                          env={**os.environ, "COLUMNS": "200"})
-
-
-def _write_shards(shards: list[dict[str, Any]], where: Path) -> list[Path]:
-    paths = []
-    for i, shard in enumerate(shards, start=1):
-        path = where / f"shard-{i}.json"
-        path.write_text(json.dumps(shard), encoding="utf-8")
-        paths.append(path)
-    return paths
-
-
 def test_the_merge_command_writes_the_report_and_prints_the_scorecard(
         shards: list[dict[str, Any]], unsharded: dict[str, Any], tmp_path: Path) -> None:
-    paths = _write_shards(shards, tmp_path)
+    paths = write_shards(shards, tmp_path)
     out = tmp_path / "merged" / "report.json"
-    done = _merge_command(*paths, "--report", out, cwd=tmp_path)
+    done = merge_command(*paths, "--report", out, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     merged = json.loads(out.read_text(encoding="utf-8"))
     assert without_timings(merged) == without_timings(unsharded)
@@ -460,22 +394,22 @@ def test_the_merge_command_writes_the_report_and_prints_the_scorecard(
 def test_the_merge_command_refuses_bad_input_with_status_2(
         shards: list[dict[str, Any]], tmp_path: Path) -> None:
     shards[1]["run"]["benchmarks"] = False
-    paths = _write_shards(shards, tmp_path)
+    paths = write_shards(shards, tmp_path)
     out = tmp_path / "report.json"
-    done = _merge_command(*paths, "--report", out, cwd=tmp_path)
+    done = merge_command(*paths, "--report", out, cwd=tmp_path)
     assert done.returncode == 2
     assert "run.benchmarks differs" in done.stderr and str(paths[1]) in done.stderr
     assert not out.exists()
-    missing = _merge_command(paths[0], tmp_path / "absent.json", "--report", out, cwd=tmp_path)
+    missing = merge_command(paths[0], tmp_path / "absent.json", "--report", out, cwd=tmp_path)
     assert missing.returncode == 2
     assert f"report {tmp_path / 'absent.json'} does not exist" in missing.stderr
     (tmp_path / "broken.json").write_text("{", encoding="utf-8")
-    broken = _merge_command(tmp_path / "broken.json", "--report", out, cwd=tmp_path)
+    broken = merge_command(tmp_path / "broken.json", "--report", out, cwd=tmp_path)
     assert broken.returncode == 2 and "broken.json cannot be read as JSON" in broken.stderr
-    usage = _merge_command("--report", out, cwd=tmp_path)
+    usage = merge_command("--report", out, cwd=tmp_path)
     assert usage.returncode == 2 and "REPORT" in usage.stderr
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
-    deep = _merge_command(tmp_path / "deep.json", "--report", out, cwd=tmp_path)
+    deep = merge_command(tmp_path / "deep.json", "--report", out, cwd=tmp_path)
     assert deep.returncode == 2 and "deep.json cannot be read as JSON: it is nested" in deep.stderr
     assert not out.exists()
 
@@ -486,9 +420,9 @@ def test_a_lone_surrogate_in_a_shard_is_written_as_the_replacement_character(
     # writing the merged report as UTF-8, with the status a failed gate has.
     shards[0]["cases"][0]["metrics"][next(iter(shards[0]["cases"][0]["metrics"]))]["reason"] = (
         "judge said \ud800 here")
-    paths = _write_shards(shards, tmp_path)
+    paths = write_shards(shards, tmp_path)
     out = tmp_path / "report.json"
-    done = _merge_command(*paths, "--report", out, "--html", tmp_path / "r.html", cwd=tmp_path)
+    done = merge_command(*paths, "--report", out, "--html", tmp_path / "r.html", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "judge said \ufffd here" in out.read_text(encoding="utf-8")
 
@@ -511,8 +445,8 @@ def test_the_merged_gate_sets_the_exit_status(shards: list[dict[str, Any]],
     baseline = tmp_path / "main.json"
     baseline.write_text(json.dumps(unsharded), encoding="utf-8")
     out = tmp_path / "report.json"
-    paths = _write_shards(shards, tmp_path)
-    same = _merge_command(*paths, "--report", out, "--baseline", baseline, cwd=tmp_path)
+    paths = write_shards(shards, tmp_path)
+    same = merge_command(*paths, "--report", out, "--baseline", baseline, cwd=tmp_path)
     assert same.returncode == 0, same.stderr
     assert f"callqa gate against {baseline}: PASS" in same.stdout
     gate = json.loads(out.read_text(encoding="utf-8"))["gate"]
@@ -521,14 +455,14 @@ def test_the_merged_gate_sets_the_exit_status(shards: list[dict[str, Any]],
     model = unsharded["model_order"][0]
     for shard in shards:
         _worsen(shard, model)
-    paths = _write_shards(shards, tmp_path)
-    worse = _merge_command(*paths, "--report", out, "--baseline", baseline, cwd=tmp_path)
+    paths = write_shards(shards, tmp_path)
+    worse = merge_command(*paths, "--report", out, "--baseline", baseline, cwd=tmp_path)
     assert worse.returncode == 1, worse.stderr
     assert f"regression: {model} · qa · score:" in worse.stdout
     gate = json.loads(out.read_text(encoding="utf-8"))["gate"]
     assert gate["verdict"] == "fail"
     assert {r["model"] for r in gate["regressions"]} == {model}
-    reported = _merge_command(*paths, "--report", out, "--baseline", baseline,
+    reported = merge_command(*paths, "--report", out, "--baseline", baseline,
                               "--baseline-mode", "report", cwd=tmp_path)
     assert reported.returncode == 0, reported.stderr
     assert "report mode" in reported.stdout
@@ -536,9 +470,9 @@ def test_the_merged_gate_sets_the_exit_status(shards: list[dict[str, Any]],
 
 def test_the_merge_command_writes_the_html_report_and_markdown_summary(
         shards: list[dict[str, Any]], tmp_path: Path) -> None:
-    paths = _write_shards(shards, tmp_path)
+    paths = write_shards(shards, tmp_path)
     summary, page = tmp_path / "summary.md", tmp_path / "site" / "report.html"
-    done = _merge_command(*paths, "--report", tmp_path / "report.json", "--markdown", summary,
+    done = merge_command(*paths, "--report", tmp_path / "report.json", "--markdown", summary,
                           "--html", page, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     merged = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
@@ -549,11 +483,11 @@ def test_the_merge_command_writes_the_html_report_and_markdown_summary(
 
 
 def test_a_bad_baseline_is_bad_input(shards: list[dict[str, Any]], tmp_path: Path) -> None:
-    paths = _write_shards(shards, tmp_path)
+    paths = write_shards(shards, tmp_path)
     baseline = tmp_path / "main.json"
     baseline.write_text(json.dumps({"schema": "callqa-report/1"}), encoding="utf-8")
     out = tmp_path / "report.json"
-    done = _merge_command(*paths, "--report", out, "--baseline", baseline, cwd=tmp_path)
+    done = merge_command(*paths, "--report", out, "--baseline", baseline, cwd=tmp_path)
     assert done.returncode == 2
     assert f"{baseline}: missing key 'models'" in done.stderr
     assert not out.exists()
@@ -576,7 +510,7 @@ def test_real_shards_merged_are_the_unsharded_run(unsharded: dict[str, Any],
         assert 0 < len(shard["cases"]) < len(unsharded["cases"])
         paths.append(path)
     out = tmp_path / "merged.json"
-    merged = _merge_command(*paths, "--report", out, cwd=tmp_path)
+    merged = merge_command(*paths, "--report", out, cwd=tmp_path)
     assert merged.returncode == 0, merged.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
     assert without_timings(report) == without_timings(unsharded)

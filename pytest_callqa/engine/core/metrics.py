@@ -105,7 +105,11 @@ class MetricSpec:
             blocker=rating == "blocker",
         )
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self, tolerance: float | None = None) -> dict[str, Any]:
+        """The definition as the JSON report records it. ``tolerance`` is the drop the
+        baseline gate allows the metric (a policy's ``tolerance``, in its own units; None:
+        the run's regression tolerance, scaled): recorded with the definition, so a gate run
+        on the report alone — a merge of shards — applies it as the run did."""
         return {
             "id": self.id,
             "task": self.task,
@@ -130,6 +134,7 @@ class MetricSpec:
             "layer": self.layer,
             "in_defaults": self.in_defaults,
             "rubric": self.rubric,
+            "regression_tolerance": tolerance,
         }
 
 

@@ -31,7 +31,8 @@ class ResultsGatherer:
         self.state = state
         self.run_ids: list[str] = []
         self.delivered: Delivered | None = None
-        self.problem: str | None = None
+        # What kept the end of the run from being whole: the gate, the project's hook.
+        self.problems: list[str] = []
         self.empty_shard_of: pytest.Session | None = None
 
     @pytest.hookimpl
@@ -70,10 +71,11 @@ class ResultsGatherer:
             self.empty_shard_of = session
         if state.summary.delivers:
             self.delivered = deliver(state.summary, state.settings, session.config.rootpath)
-            self.problem = self.delivered.gate_problem
+            self.problems = [p for p in (self.delivered.gate_problem,
+                                         state.summary.hook_problem) if p is not None]
             if self.delivered.failed or self.delivered.calibration_failed:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            if ((self.delivered.unwritten or self.problem is not None)
+            if ((self.delivered.unwritten or self.problems)
                     and session.exitstatus == pytest.ExitCode.OK):
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
             # pytest's JUnit plugin is needed only here, at the end of a run that evaluated
@@ -102,8 +104,8 @@ class ResultsGatherer:
         prints after the other summaries — failures, the short test summary — comes last,
         right above pytest's closing line: the scorecard and the gate's verdict."""
         result = yield
-        if self.problem is not None:
-            terminalreporter.write_line(self.problem, red=True)
+        for problem in self.problems:
+            terminalreporter.write_line(problem, red=True)
         if not self.state.summary.delivers:
             return result
         terminalreporter.write_sep("=", "callqa scorecard")
@@ -124,9 +126,9 @@ class ResultsGatherer:
                            ("HTML report", self.state.settings.html),
                            ("markdown summary", self.state.settings.markdown)):
             if path is not None and self.delivered is not None:
-                problem = self.delivered.unwritten.get(path)
-                terminalreporter.write_line(problem or f"callqa {what}: {path}",
-                                            red=problem is not None)
+                unwritten = self.delivered.unwritten.get(path)
+                terminalreporter.write_line(unwritten or f"callqa {what}: {path}",
+                                            red=unwritten is not None)
         return result
 
 

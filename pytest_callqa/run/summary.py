@@ -62,6 +62,8 @@ class Summary:
         self._entry_of: dict[tuple[str | None, str, int], tuple[str, int]] = {}
         self._output_of: dict[tuple[str | None, str], str] = {}
         self._scorecard: Scorecard | None = None
+        # Why the project's pytest_callqa_scorecard failed, if it did.
+        self.hook_problem: str | None = None
 
     def record(self, nodeid: str, payload: dict[str, Any]) -> None:
         """Keep what a test attached to its report (:func:`spool.packed`): its result,
@@ -268,7 +270,16 @@ class Summary:
             card.notes.extend(unregistered_notes(card))
             if memo is not None:
                 save_memo(memo, self.settings)
-            self.host.post_process(card)
+            try:
+                self.host.post_process(card)
+            except Exception as exc:  # the project's code: any exception at all
+                # What the hook would have added is missing; the scorecard and the reports
+                # are not (a traceback ended the run before them).
+                said = " ".join(str(exc).split())[:300]
+                self.hook_problem = (
+                    f"callqa: the project's pytest_callqa_scorecard hook raised "
+                    f"{type(exc).__name__}: {said} — the scorecard and the reports are the "
+                    "run's without it")
             self._scorecard = card
         return self._scorecard
 

@@ -87,6 +87,27 @@ def test_scorecard_hook_post_processes_before_printing_and_writing(
     assert list(report["models"]) == ["alpha"]
 
 
+def test_a_scorecard_hook_that_raises_leaves_the_scorecard_and_reports_whole(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # Before: a traceback from pytest_sessionfinish after every test had passed, no
+    # scorecard, no report, exit 1 (which reads as a failed test).
+    pytester.makeconftest("""
+        def pytest_callqa_scorecard(scorecard, config):
+            raise RuntimeError("the dashboard upload\\nfailed")
+    """)
+    project.write_tests("def test_r(callqa_result):\n    pass\n")
+    result = pytester.runpytest("--callqa-report=report.json")
+    result.assert_outcomes(passed=8)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines([
+        "callqa: the project's pytest_callqa_scorecard hook raised RuntimeError: the "
+        "dashboard upload failed — the scorecard and the reports are the run's without it",
+        "*callqa scorecard*"])
+    assert "Traceback" not in result.stdout.str()
+    assert list(project.report()["models"]) == ["alpha", "beta"]
+
+
 def test_a_misspelt_hook_argument_is_refused(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

@@ -69,6 +69,7 @@ class ResultsGatherer:
             # merge of the shards' reports says whether anything was evaluated at all).
             # Set at the very end: syrupy's sessionfinish ORs pytest's own status back in.
             self.empty_shard_of = session
+        state.summary.stopped_early = _stopped_early(session)
         if state.summary.delivers:
             self.delivered = deliver(state.summary, state.settings, session.config.rootpath)
             self.problems = [p for p in (self.delivered.gate_problem,
@@ -176,3 +177,15 @@ class SharedReportValues:
         # The module's name, its directory's, the marker's: the same in many tests.
         report.keywords = {sys.intern(k): v for k, v in report.keywords.items()}
         self._first[source] = report
+
+
+def _stopped_early(session: pytest.Session) -> str | None:
+    """Why the run ended before its last test — pytest's ``-x``/``--maxfail`` (the xdist
+    controller's own record of it under xdist), or an interruption — else None."""
+    dsession = session.config.pluginmanager.getplugin("dsession")
+    reason = session.shouldfail or session.shouldstop or getattr(dsession, "shouldstop", False)
+    if reason:
+        return str(reason) if isinstance(reason, str) else "stopped"
+    if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "interrupted"
+    return None

@@ -48,6 +48,8 @@ class PytestHost:
             "keyword": option.keyword or "",
             "markexpr": option.markexpr or "",
             "deselect": sorted(option.deselect or ()),
+            # --lf: the tests that failed last time (pytest's cache), not the suite.
+            "last_failed": bool(getattr(option, "lf", False)),
         }
 
     def _rooted(self, arg: str) -> str:

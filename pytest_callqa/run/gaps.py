@@ -108,3 +108,25 @@ def _value(agg: Any, metric_id: str) -> float | None:
         return None
     value: float | None = agg.metrics[metric_id].value
     return value
+
+
+def partial_run_lines(run: Mapping[str, Any]) -> list[str]:
+    """The header's lines for a run whose scorecard holds only part of its tests' results: it
+    stopped early (``-x``, ``--maxfail``, Ctrl-C), or it was asked for part of the suite
+    (``-k``, ``--deselect``, ``--lf``, node ids). A scorecard that looks whole otherwise ranks
+    models on what happened to run."""
+    lines = []
+    stopped = run.get("stopped_early")
+    if stopped:
+        lines.append(f"run stopped early ({stopped}): the scorecard holds only the results "
+                     "of the tests that ran before it stopped")
+    selection = run.get("selection")
+    if isinstance(selection, Mapping):
+        narrowed = [f"-k {selection['keyword']!r}"] if selection.get("keyword") else []
+        narrowed += [f"--deselect {d}" for d in selection.get("deselect") or ()]
+        narrowed += [str(a) for a in selection.get("args") or () if "::" in str(a)]
+        narrowed += ["--lf"] if selection.get("last_failed") else []
+        if narrowed:
+            lines.append(f"selection: {', '.join(narrowed)}: the scorecard holds only the "
+                         "results of the selected tests")
+    return lines

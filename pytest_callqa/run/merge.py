@@ -23,7 +23,12 @@ from ..engine.judges.repeats import repeat_agreement
 from ..engine.registry import Registry, default_registry
 from ..engine.report import render_scorecard
 from ..engine.scorecard import Scorecard, build_scorecard
-from .gaps import not_evaluated_lines, not_evaluated_notes, unscored_lines
+from .gaps import (
+    not_evaluated_lines,
+    not_evaluated_notes,
+    partial_run_lines,
+    unscored_lines,
+)
 from .settings import count
 from .shard import parse_shard
 from .summary import REPORT_SCHEMA, models_section
@@ -413,6 +418,9 @@ def _run(shards: Sequence[_Shard], card: Scorecard) -> dict[str, Any]:
             continue
         run[key] = (_judge_usage(present, card) if key == "judge_usage"
                     else _generation_usage(present))
+    stopped = [f"{s.name}: {s.report['run']['stopped_early']}" for s in shards
+               if s.report["run"].get("stopped_early")]
+    run["stopped_early"] = "; ".join(stopped) or None
     repeats = run.get("judge_repeats")
     if isinstance(repeats, Mapping):
         # The judge's agreement with itself over every shard's verdicts, read from the
@@ -493,6 +501,7 @@ def merged_scorecard_text(report: Mapping[str, Any], *, width: int | None = None
     ]
     # What was not scored or not evaluated, worded as a run's header words it.
     header += unscored_lines(card, benchmarks=_get(run, ("benchmarks",)) is not False)
+    header += partial_run_lines(run)
     header += not_evaluated_lines(report.get("not_evaluated", []))
     card.notes.extend(not_evaluated_notes(report.get("not_evaluated", [])))
     return render_scorecard(card, color=color, header=header,

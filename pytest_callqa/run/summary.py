@@ -16,6 +16,7 @@ from .._version import __version__
 from .gaps import (
     not_evaluated_lines,
     not_evaluated_notes,
+    partial_run_lines,
     unregistered_notes,
     unscored_lines,
 )
@@ -62,8 +63,10 @@ class Summary:
         self._entry_of: dict[tuple[str | None, str, int], tuple[str, int]] = {}
         self._output_of: dict[tuple[str | None, str], str] = {}
         self._scorecard: Scorecard | None = None
-        # Why the project's pytest_callqa_scorecard failed, if it did.
+        # Why the project's pytest_callqa_scorecard failed, if it did; why the run stopped
+        # before its last test (-x, --maxfail, Ctrl-C), if it did.
         self.hook_problem: str | None = None
+        self.stopped_early: str | None = None
 
     def record(self, nodeid: str, payload: dict[str, Any]) -> None:
         """Keep what a test attached to its report (:func:`spool.packed`): its result,
@@ -306,6 +309,8 @@ class Summary:
             lines.append("benchmarks: Layer 2 standard benchmarks switched off "
                          "(--no-callqa-benchmarks)")
         lines += unscored_lines(card, benchmarks=self.settings.benchmarks)
+        lines += partial_run_lines({"stopped_early": self.stopped_early,
+                                    "selection": self.host.selection})
         return lines + not_evaluated_lines(self.not_evaluated(card))
 
     def judge_repeats(self, card: Scorecard) -> dict[str, Any] | None:
@@ -386,6 +391,7 @@ class Summary:
                 "disqualify_tolerance": self.settings.disqualify_tolerance,
                 "settings": self.run_settings(),
                 "selection": self.host.selection,
+                "stopped_early": self.stopped_early,
                 "rank_basis": card.rank_basis,
                 "versions": {
                     "pytest_callqa": __version__,

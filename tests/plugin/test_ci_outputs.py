@@ -157,3 +157,32 @@ def test_a_shard_given_no_pair_passes_and_writes_the_report_the_merge_needs(
         timeout=120)
     assert merged.returncode == 0, merged.stderr
     assert [c["case_id"] for c in project.report("merged.json")["cases"]] == ["qa-refund"]
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_a_run_that_stopped_early_says_its_scorecard_is_partial(
+    project: MiniProject, pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    # -x after beta's first failure: the scorecard ranked the models on what had run, and
+    # nothing in the terminal or the report said the run had stopped.
+    project.write_tests(SUITE)
+    result = pytester.runpytest("-x", "--callqa-report=report.json", *workers)
+    # Under xdist both workers may fail before the controller stops them.
+    result.stdout.fnmatch_lines(["run stopped early (stopping after ? failures): the "
+                                 "scorecard holds only the results of the tests that ran "
+                                 "before it stopped"])
+    assert project.report()["run"]["stopped_early"] in ("stopping after 1 failures",
+                                                        "stopping after 2 failures")
+    whole = pytester.runpytest("--callqa-report=whole.json", *workers)
+    assert "run stopped early" not in whole.stdout.str()
+    assert project.report("whole.json")["run"]["stopped_early"] is None
+
+
+def test_a_selection_of_the_suite_says_its_scorecard_holds_the_selected_tests(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests(SUITE)
+    result = pytester.runpytest("-k", "qa", "--deselect", "test_eval.py::test_unit")
+    result.stdout.fnmatch_lines(["selection: -k 'qa', --deselect test_eval.py::test_unit: the "
+                                 "scorecard holds only the results of the selected tests"])
+    assert "selection:" not in pytester.runpytest().stdout.str()

@@ -515,3 +515,18 @@ def test_real_shards_merged_are_the_unsharded_run(unsharded: dict[str, Any],
     report = json.loads(out.read_text(encoding="utf-8"))
     assert without_timings(report) == without_timings(unsharded)
     assert merged_scorecard_text(report) == merged_scorecard_text(unsharded)
+
+
+def test_a_shard_that_stopped_early_is_said_of_the_merged_run(
+        shards: list[dict[str, Any]]) -> None:
+    shards[1]["run"]["stopped_early"] = "stopping after 1 failures"
+    merged = merge_reports(shards, ["1.json", "2.json"])
+    assert merged["run"]["stopped_early"] == "2.json: stopping after 1 failures"
+    assert ("run stopped early (2.json: stopping after 1 failures): the scorecard holds only "
+            "the results of the tests that ran before it stopped") in \
+        merged_scorecard_text(merged).splitlines()
+    whole = merge_reports([shards[0], {**shards[1], "run": {**shards[1]["run"],
+                                                           "stopped_early": None}}],
+                          ["1.json", "2.json"])
+    assert whole["run"]["stopped_early"] is None
+    assert "stopped early" not in merged_scorecard_text(whole)

@@ -118,6 +118,13 @@ def merge_command(args: argparse.Namespace) -> int:
     from .run.merge import merge_reports, merged_scorecard_text
 
     names = [str(path) for path in args.reports]
+    outputs_given = [p for p in (args.report, args.html, args.markdown) if p is not None]
+    for output in outputs_given:
+        # Written over, a shard's report (or the baseline) would be lost to the merge.
+        for source in [*args.reports, *([args.baseline] if args.baseline else [])]:
+            if output.resolve() == source.resolve():
+                raise InputError(f"{output} is both an input of the merge and where it "
+                                 "would write: give the output another path")
     reports = [_load(path, "report") for path in args.reports]
     try:
         report = merge_reports(reports, names)

@@ -202,6 +202,20 @@ def test_call_counters_are_added_up_and_settings_kept(shards: list[dict[str, Any
     assert usage["cost_per_1000_calls"] == pytest.approx(cost / calls * 1000)
 
 
+def test_cache_problems_are_added_up_over_the_shards(shards: list[dict[str, Any]]) -> None:
+    # The first shard's were kept alone: a cache that failed in another job went unsaid.
+    _with_llm_judge(shards[0], _judge_usage(cache_problems={
+        "failed_reads": 1, "failed_writes": 0, "error": None,
+        "lock_error": "slots is not writable"}), calls=1.0, cost=0.001)
+    _with_llm_judge(shards[1], _judge_usage(cache_problems={
+        "failed_reads": 2, "failed_writes": 1, "error": "[Errno 13] Permission denied: 'x'",
+        "lock_error": None}), calls=1.0, cost=0.001)
+    usage = merge_reports(shards, ["1.json", "2.json"])["run"]["judge_usage"]
+    assert usage["cache_problems"] == {"failed_reads": 3, "failed_writes": 1,
+                                       "error": "[Errno 13] Permission denied: 'x'",
+                                       "lock_error": "slots is not writable"}
+
+
 def test_a_spend_one_shard_does_not_know_is_unknown(shards: list[dict[str, Any]]) -> None:
     _with_llm_judge(shards[0], _judge_usage(), calls=1.0, cost=0.001)
     _with_llm_judge(shards[1], _judge_usage(spent_usd=None), calls=1.0, cost=None)
@@ -412,6 +426,15 @@ def test_the_merge_command_refuses_bad_input_with_status_2(
     deep = merge_command(tmp_path / "deep.json", "--report", out, cwd=tmp_path)
     assert deep.returncode == 2 and "deep.json cannot be read as JSON: it is nested" in deep.stderr
     assert not out.exists()
+    # An output written over an input: the shard's report was lost to its own merge.
+    shards[1]["run"]["benchmarks"] = shards[0]["run"]["benchmarks"]
+    paths = write_shards(shards, tmp_path)
+    before = paths[0].read_text(encoding="utf-8")
+    over = merge_command(*paths, "--report", "./" + paths[0].name, cwd=tmp_path)
+    assert over.returncode == 2
+    assert f"{paths[0].name} is both an input of the merge and where it would write" \
+        in over.stderr
+    assert paths[0].read_text(encoding="utf-8") == before
 
 
 def test_a_lone_surrogate_in_a_shard_is_written_as_the_replacement_character(

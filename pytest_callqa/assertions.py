@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .engine.core.metrics import Bands
 from .engine.core.results import JudgeUnavailable, MetricCodeError
 from .engine.core.unicode_text import showable
 
@@ -39,6 +38,8 @@ __all__ = [
 ]
 
 _TITLES = {"qa": "QA", "entity": "Entity", "text": "Text", "translation": "Translation"}
+# The digits a rating compares a value with a band's edge to (engine/core/metrics.py).
+_BOUND_DIGITS = 9
 _FAILING = ("fail", "blocker")
 
 
@@ -136,14 +137,14 @@ def _fail(headline: str, lines: list[str]) -> AssertionError:
 
 
 def _at_least(value: float, bound: float) -> bool:
-    """``value >= bound`` as a rating compares a value with a band's edge: rounded, so a value
-    that is the bound but for float arithmetic (0.9999999999999998 for 1.0) is at it."""
-    return Bands(good=bound).passes(value)
+    """``value >= bound`` to the digits ratings keep: a value that is the bound but for float
+    arithmetic (0.9999999999999998 for 1.0, or 1/3 against a bound of 1/3) is at it."""
+    return round(value - bound, _BOUND_DIGITS) >= 0
 
 
 def _at_most(value: float, bound: float) -> bool:
     """``value <= bound``, compared as :func:`_at_least` compares."""
-    return Bands(good=bound, higher_is_better=False).passes(value)
+    return round(value - bound, _BOUND_DIGITS) <= 0
 
 
 def _bound(helper: str, name: str, value: object, scale: tuple[float, float] | None = None

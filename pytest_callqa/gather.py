@@ -34,6 +34,10 @@ class ResultsGatherer:
         # What kept the end of the run from being whole: the gate, the project's hook.
         self.problems: list[str] = []
         self.empty_shard_of: pytest.Session | None = None
+        # Tests that finished, and under xdist how many the workers collected: a run told to
+        # stop at a failure of its last test stopped nothing early.
+        self.finished = 0
+        self.collected: int | None = None
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -41,10 +45,17 @@ class ResultsGatherer:
         worker that runs tests is past its up-front batch: the preload need not wait. An
         evaluation has reported: the controller may read the golden cases ahead."""
         self.state.preload_now()
+        if report.when == "teardown":
+            self.finished += 1
         payload = getattr(report, REPORT_ATTR, None)
         if report.when == "teardown" and isinstance(payload, dict):
             self.state.summary.record(report.nodeid, payload)
             self.state.read_cases_ahead()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """Fires on the xdist controller as each worker has collected (the same tests)."""
+        self.collected = len(ids)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
@@ -69,7 +80,9 @@ class ResultsGatherer:
             # merge of the shards' reports says whether anything was evaluated at all).
             # Set at the very end: syrupy's sessionfinish ORs pytest's own status back in.
             self.empty_shard_of = session
-        state.summary.stopped_early = _stopped_early(session)
+        expected = self.collected if self.collected is not None else len(session.items)
+        state.summary.stopped_early = (_stopped_early(session) if self.finished < expected
+                                       else None)
         if state.summary.delivers:
             self.delivered = deliver(state.summary, state.settings, session.config.rootpath)
             self.problems = [p for p in (self.delivered.gate_problem,

@@ -26,6 +26,9 @@ class PytestHost:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        # Read at configure time: --lf adds this run's failures to the record as they come.
+        lastfailed = getattr(config.pluginmanager.get_plugin("lfplugin"), "lastfailed", None)
+        self._failures_on_record = bool(lastfailed)
 
     @property
     def rootpath(self) -> Path:
@@ -48,8 +51,9 @@ class PytestHost:
             "keyword": option.keyword or "",
             "markexpr": option.markexpr or "",
             "deselect": sorted(option.deselect or ()),
-            # --lf: the tests that failed last time (pytest's cache), not the suite.
-            "last_failed": bool(getattr(option, "lf", False)),
+            # --lf with failures on record: the tests that failed last time, not the suite
+            # (with none, pytest runs every test).
+            "last_failed": bool(getattr(option, "lf", False) and self._failures_on_record),
         }
 
     def _rooted(self, arg: str) -> str:

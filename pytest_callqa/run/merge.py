@@ -49,7 +49,7 @@ SAME_RUN: tuple[tuple[str, ...], ...] = (
     ("run", "benchmarks"),
     ("run", "disqualify_tolerance"),
     ("run", "versions", "pytest_callqa"),
-    # The configured models, runs, judge repeats and tolerances (Summary.run_settings): a
+    # The configured models, runs, judge repeats and tolerances (summary.run_settings): a
     # shard of another model list or number of runs would leave pairs out, or mix results
     # unlike the others', in a scorecard that says nothing of it.
     ("run", "settings"),

@@ -24,6 +24,8 @@ from .settings import ERROR_PAYLOAD, CallqaUsageError, Settings, count, display_
 from .spool import NOT_JSON, POOLED_DETAILS, ResultSpool, entry_text, golden_entry, kept_records
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..engine.core.results import MetricResult, Rating, TaskResult
     from ..engine.scorecard import Scorecard
     from .catalog import Catalog
@@ -161,26 +163,6 @@ class Summary:
         configured = self.configured_models()
         return [m for m in configured if m in card.models] + [
             m for m in card.models if m not in configured]
-
-    def run_settings(self) -> dict[str, Any]:
-        """The report's ``run.settings``: what decides which results a run has and how they
-        are read — the models (the pairs are they times the cases), where the cases and the
-        outputs are, the runs per pair and their pass rule, the judge's asks per verdict and
-        their spread, and the regression tolerance. The shards of one run agree on all of
-        them, or the merge refuses them: a shard of another model list or run count makes a
-        scorecard that silently lacks pairs or mixes unlike results."""
-        settings, root = self.settings, self.host.rootpath
-        return {
-            "models": self.configured_models(),
-            "cases": None if settings.cases is None else display_path(settings.cases, root),
-            "outputs": (None if settings.outputs is None
-                        else display_path(settings.outputs, root)),
-            "runs": settings.runs,
-            "pass_rule": settings.pass_rule,
-            "judge_repeats": settings.judge_repeats,
-            "judge_repeat_tolerance": settings.judge_repeat_tolerance,
-            "regression_tolerance": settings.regression_tolerance,
-        }
 
     def golden_case_entries(self, card: Scorecard) -> Iterator[tuple[str, dict[str, Any]]]:
         """The golden cases behind the results, for a reader of the report, one at a time
@@ -389,7 +371,8 @@ class Summary:
                 "embeddings": {"name": embedder_name, "description": embedder_description},
                 "benchmarks": self.settings.benchmarks,
                 "disqualify_tolerance": self.settings.disqualify_tolerance,
-                "settings": self.run_settings(),
+                "settings": run_settings(self.settings, self.host.rootpath,
+                                         self.configured_models()),
                 "selection": self.host.selection,
                 "stopped_early": self.stopped_early,
                 "rank_basis": card.rank_basis,
@@ -556,3 +539,22 @@ def models_section(card: Scorecard) -> dict[str, Any]:
             "usage": model_card.usage,
         }
     return models
+
+
+def run_settings(settings: Settings, root: Path, models: list[str]) -> dict[str, Any]:
+    """The report's ``run.settings``: what decides which results a run has and how they are
+    read — the models (the pairs are they times the cases), where the cases and the outputs
+    are, the runs per pair and their pass rule, the judge's asks per verdict and their
+    spread, and the regression tolerance. The shards of one run agree on all of them, or the
+    merge refuses them: a shard of another model list or run count makes a scorecard that
+    silently lacks pairs or mixes unlike results."""
+    return {
+        "models": models,
+        "cases": None if settings.cases is None else display_path(settings.cases, root),
+        "outputs": None if settings.outputs is None else display_path(settings.outputs, root),
+        "runs": settings.runs,
+        "pass_rule": settings.pass_rule,
+        "judge_repeats": settings.judge_repeats,
+        "judge_repeat_tolerance": settings.judge_repeat_tolerance,
+        "regression_tolerance": settings.regression_tolerance,
+    }

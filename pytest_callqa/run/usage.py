@@ -67,7 +67,7 @@ class Usage:
         if self.settings.cache_dir is None:
             return
         if run_ids and self.settings.cache != "rw":
-            # Its workers called out, which loaded the cache module already.
+            # Standard library only, but kept out of start-up: a run with workers ends here.
             from ..engine.llm.cache import JudgeCache
 
             for run_id in run_ids:

@@ -76,6 +76,7 @@ def test_completeness_over_query_keywords() -> None:
     ("prices", "price"), ("price", "prices"), ("boxes", "box"), ("sizes", "size"),
     ("fees", "fee"), ("taxes", "tax"), ("policies", "policy"), ("classes", "class"),
     ("branches", "branch"), ("houses", "house"), ("costs", "cost"), ("shipping", "shipped"),
+    ("statuses", "status"), ("bonuses", "bonus"), ("causes", "cause"), ("uses", "use"),
 ])
 def test_a_keyword_counts_up_to_a_plural_ending(query_word: str, answer_word: str) -> None:
     # Before, "prices" stemmed to "pric" and "boxes" to "boxe" while "price" and "box" kept

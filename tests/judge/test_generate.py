@@ -167,9 +167,13 @@ def test_an_output_cut_at_the_tools_bound_is_an_error_and_not_cached(cache_dir: 
         for _ in range(2):
             generator = OpenAIGenerator("gpt-4o-mini", base + "/v1", SECRET,
                                         runner=make_runner(JudgeCache(cache_dir)))
-            [generation] = generator.generate([qa_case(0)])
-            assert generation.text is None and not generation.cached
-            assert generation.error == (
-                "gpt-4o-mini: the output stopped at the completion bound this tool set for "
-                "the call (finish_reason: length) before it ended, so it is not scored")
+            # The same request twice: the second shares the first's reply, cut short too.
+            generations = generator.generate([qa_case(0), qa_case(0)])
+            for generation in generations:
+                assert generation.text is None
+                assert generation.error == (
+                    "gpt-4o-mini: the output stopped at the completion bound this tool set "
+                    "for the call (finish_reason: length) before it ended, so it is not "
+                    "scored")
+            assert not generations[0].cached
     assert len(seen) == 2

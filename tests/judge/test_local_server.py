@@ -8,6 +8,7 @@ import importlib.util
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -108,6 +109,19 @@ def test_another_program_on_the_servers_port_is_not_taken_for_it(
         with pytest.raises(ServerError, match="exited with status"):
             local.start()
     assert local.pid is None
+
+
+def test_a_port_no_table_lists_a_listener_on_cannot_tell_whose_it_is() -> None:
+    # WSL1's /proc/net/tcp is empty: "nobody listens" there made a server that answered wait
+    # out its whole start-up timeout. Only another process seen listening is refused.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert server._listening_pids(port) is None
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        assert server._listening_pids(listening.getsockname()[1]) == {os.getpid()}
 
 
 def test_the_servers_own_settings_are_left_out_of_its_environment() -> None:

@@ -245,6 +245,10 @@ def test_a_value_at_a_bound_but_for_float_arithmetic_meets_it(
     assert message.startswith("keyword_f1 = 0.300 > max 0.300 for model 'beta'")
     message = failure(assert_entity_score, entity, min_score=0.906000001, allow_blockers=True)
     assert message.startswith("Entity score 0.906 < 0.906 for model 'beta'")
+    # A bound of more digits than a rating keeps, met exactly (rounding the value alone
+    # failed it: 0.333333333 < 1/3).
+    third = with_value(entity, "keyword_f1", 1 / 3)
+    assert_metric(third, "keyword_f1", min=1 / 3, max=1 / 3)
 
 
 def custom_result(golden: dict[str, Any], spec: MetricSpec, value: Any) -> TaskResult:

@@ -186,3 +186,22 @@ def test_a_selection_of_the_suite_says_its_scorecard_holds_the_selected_tests(
     result.stdout.fnmatch_lines(["selection: -k 'qa', --deselect test_eval.py::test_unit: the "
                                  "scorecard holds only the results of the selected tests"])
     assert "selection:" not in pytester.runpytest().stdout.str()
+
+
+def test_a_stop_after_the_last_test_and_an_lf_with_nothing_failed_are_whole_runs(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests(SUITE)
+    # -x met at the one selected test, the last: everything selected ran.
+    last = pytester.runpytest("-x", "-k", "test_qa and beta")
+    last.assert_outcomes(failed=1)
+    assert "run stopped early" not in last.stdout.str()
+    # --lf with no failure on record runs the whole suite (pytest's cache, which the mini
+    # project switches off, is needed for --lf).
+    (project.root / "pyproject.toml").write_text(
+        PYPROJECT.replace('addopts = "-p no:cacheprovider"\n', ""), encoding="utf-8")
+    first = pytester.runpytest("--lf")
+    assert "selection: --lf" not in first.stdout.str()
+    again = pytester.runpytest("--lf")
+    again.stdout.fnmatch_lines(["selection: --lf: the scorecard holds only the results of "
+                                "the selected tests"])

@@ -171,7 +171,8 @@ def _settings_fields(module: str) -> set[str]:
 
 def _listening_pids(port: int) -> set[int] | None:
     """The processes with a socket listening on TCP ``port`` (IPv4 or IPv6), from Linux's
-    ``/proc``; None where that cannot be read."""
+    ``/proc``; None where that cannot tell (not readable, or listing no listener on a port
+    that answered: WSL1's tables are empty)."""
     inodes = set()
     try:
         for table in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -181,6 +182,8 @@ def _listening_pids(port: int) -> set[int] | None:
                     # local address "ADDR:PORT" in hex; state 0A is LISTEN.
                     if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":
                         inodes.add(f"socket:[{fields[9]}]")
+        if not inodes:
+            return None
         return {int(pid) for pid in os.listdir("/proc")
                 if pid.isdigit() and inodes & _open_files(pid)}
     except (OSError, ValueError, IndexError):

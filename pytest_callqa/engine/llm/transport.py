@@ -559,7 +559,8 @@ def _shared(outcome: ChatOutcome) -> ChatOutcome:
     return ChatOutcome(content=outcome.content, problems=list(outcome.problems),
                        error=outcome.error, usage=usage,
                        cached=outcome.cached or outcome.usable,
-                       budget_stopped=outcome.budget_stopped, asks=0)
+                       budget_stopped=outcome.budget_stopped, asks=0,
+                       truncated=outcome.truncated)
 
 
 def _detail(exc: Exception, endpoint: Endpoint) -> str:

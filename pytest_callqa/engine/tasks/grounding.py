@@ -189,10 +189,14 @@ _NOT_PLURAL = frozenset({"news", "series", "species", "lens", "always", "perhaps
                          "does"})
 # A plural takes "es" after these endings (boxes, buzzes, branches, wishes, classes); other
 # words only add "s", so "prices" is "price", "sizes" "size" and "houses" "house".
-_ES_AFTER = ("x", "zz", "ch", "sh", "ss")
+_ES_AFTER = ("x", "zz", "ch", "sh", "ss", "us")
 
 
 def _singular(word: str) -> str:
+    if word.endswith("use") and len(word) > 4:
+        # "house"/"houses" and "status"/"statuses" both end their plural in "uses": without a
+        # dictionary the singular of either meets its plural at the stem without the "e".
+        return word[:-1]
     if word in _NOT_PLURAL or len(word) <= 3 or not word.endswith("s"):
         return word
     if word.endswith("ies") and len(word) > 4:

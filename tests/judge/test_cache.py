@@ -22,6 +22,7 @@ from pytest_callqa.engine.llm.cache import JudgeCache, content_key
 
 from .conftest import make_judge, make_runner
 from .helpers import SECRET, WORKER, bound_by_permissions, qa_items, tree_text, umask
+from .test_llm_judge import requests_for
 
 
 def entry_files(directory: Path) -> list[Path]:
@@ -503,3 +504,51 @@ def test_a_failed_whole_write_keeps_the_old_file_and_raises_its_own_error(
         cache_module.write_whole(target, "new", prefix=".log.")
     assert target.read_text(encoding="utf-8") == "old"
     assert len(removed) == 1 and [p.name for p in tmp_path.iterdir()] == ["log.json"]
+
+
+def test_a_runs_exchange_is_a_cache_of_that_run_alone(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path / "c", "off")
+    exchange = cache.run_exchange("gw/run:1")
+    assert exchange is not None
+    assert (exchange.directory, exchange.mode) == (tmp_path / "c" / "runs" / "gw_run_1", "rw")
+    assert JudgeCache(None, "off").run_exchange("run") is None
+    key = content_key({"x": 1})
+    assert exchange.put(key, {"content": "hi"}) is True
+    assert cache.get(key) is None  # the cache keeps nothing of it
+    # A run's own is removed at its end; another's, and a cache without a folder, are not.
+    other = cache.run_exchange("run-2")
+    assert other is not None and other.put(key, {"content": "hi"}) is True
+    cache.end_exchange("gw/run:1")
+    JudgeCache(None, "off").end_exchange("run-2")
+    assert sorted(p.name for p in (tmp_path / "c" / "runs").iterdir()) == ["run-2"]
+
+
+def test_an_exchange_a_killed_run_left_is_swept_after_a_day(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path, "off")
+    for run_id in ("old", "recent"):
+        exchange = cache.run_exchange(run_id)
+        assert exchange is not None and exchange.put(content_key({}), {"content": "x"})
+    day = 86_400
+    os.utime(tmp_path / "runs" / "old", (time.time() - day - 60,) * 2)
+    os.utime(tmp_path / "runs" / "recent", (time.time() - day + 60,) * 2)
+    assert cache.run_exchange("new") is not None
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["recent"]
+
+
+@pytest.mark.parametrize("mode", ["off", "ro", "rw"])
+def test_processes_of_a_run_hand_each_other_replies_with_any_cache_mode(
+        fake: Any, cache_dir: Path, mode: str) -> None:
+    # Two runners standing for two xdist workers of one run: the second finds the first's
+    # reply in the run's exchange (or, with rw, in the cache), and sends nothing.
+    server = fake()
+    for _ in range(2):
+        cache = JudgeCache(cache_dir, mode)
+        judge = make_judge(server, cache, runner=make_runner(
+            cache, exchange=cache.run_exchange("run-1")))
+        verdicts = judge.judge(requests_for(2))
+        assert [v.score for v in verdicts] == [0.5, 0.5]
+    assert server.requests == 2
+    kept = sorted(p.name for p in cache_dir.glob("??/*.json"))
+    assert len(kept) == (2 if mode == "rw" else 0)
+    exchanged = list((cache_dir / "runs" / "run-1").glob("??/*.json"))
+    assert len(exchanged) == (0 if mode == "rw" else 2)

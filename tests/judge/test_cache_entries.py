@@ -152,6 +152,8 @@ def test_an_entry_of_a_newer_format_is_left_as_it_is(tmp_path: Path) -> None:
     path.write_text(newer, encoding="utf-8")
     cache = JudgeCache(tmp_path)
     assert cache.lookup(key).status == "newer"
+    assert cache.lookup(key).status == "newer"
+    assert cache.stats.newer == 2
     assert cache.put(key, {"content": "ours"}) is False
     assert path.read_text(encoding="utf-8") == newer
     assert (cache.stats.writes, cache.stats.write_errors, cache.stats.error) == (0, 0, None)

@@ -379,6 +379,10 @@ def test_an_error_object_served_with_200_says_what_it_said() -> None:
         with pytest.raises(ValueError,
                            match=r"^the reply holds no completion: upstream timed out$"):
             read_completion({"error": error})
+    # What is not a message is not quoted.
+    for error in ({"message": {"text": "x"}}, {"message": ""}, 504, ["x"]):
+        with pytest.raises(ValueError, match=r"^the reply holds no completion$"):
+            read_completion({"error": error})
 
 
 @pytest.mark.parametrize("kind", ["chat", "generation"])

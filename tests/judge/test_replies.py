@@ -11,6 +11,7 @@ from pytest_callqa.engine.core.judging import FOCUS_VIEW, JudgeRequest
 from pytest_callqa.engine.judges.replies import (
     Item,
     JudgeReply,
+    _RepeatedKeys,
     kept_fields,
     parse_reply,
     reply_schema,
@@ -205,6 +206,26 @@ def test_repeated_keys_elsewhere_leave_the_verdicts_alone() -> None:
     assert parsed.problems == {"faithfulness": REPEATED}
     assert parsed.general == ["verdict for unknown metric 'tone'"]
     assert list(parsed.replies) == ["resolved"]
+
+
+def test_a_repeated_key_of_a_verdict_not_asked_for_leaves_the_others_alone() -> None:
+    # With several metrics asked for, a repeated key is charged to the verdict it is in.
+    content = (f'[{{"metric": "tone", "score": 1, "score": 0, {_FIELDS}}}, '
+               f'{{"metric": "faithfulness", "score": 0.5, {_FIELDS}}}, '
+               f'{{"metric": "resolved", "score": 1, {_FIELDS}}}]')
+    parsed = parse_reply(content, [UNIT, BINARY])
+    assert parsed.problems == {}
+    assert parsed.general == ["verdict for unknown metric 'tone'"]
+    assert list(parsed.replies) == ["faithfulness", "resolved"]
+
+
+def test_an_object_with_a_repeated_key_is_kept_while_the_reply_is_read() -> None:
+    # Known by its id: kept alive, so that no later object of the reply (the earlier value
+    # of a repeated key is dropped) can be given its id and be taken for it.
+    keys = _RepeatedKeys([UNIT, BINARY])
+    flagged = keys.pairs_hook([("k", 1), ("k", 2)])
+    assert keys.pairs_hook([("k", 1)]) == {"k": 1}
+    assert keys._flagged == {id(flagged): flagged}
 
 
 def test_a_verdict_for_a_metric_not_asked_is_reported() -> None:

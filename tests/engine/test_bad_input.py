@@ -13,7 +13,12 @@ import pytest
 from pytest_callqa.assertions import assert_metric, assert_no_blockers
 from pytest_callqa.engine.core.context import parse_output
 from pytest_callqa.engine.core.metrics import Bands, MetricSpec
-from pytest_callqa.engine.core.results import EvaluationUnavailable, MetricCodeError, MetricResult
+from pytest_callqa.engine.core.results import (
+    EvaluationUnavailable,
+    MetricCodeError,
+    MetricResult,
+    TaskResult,
+)
 from pytest_callqa.engine.evaluate import evaluate
 from pytest_callqa.engine.registry import default_registry
 
@@ -471,6 +476,17 @@ def test_translation_fluency_is_not_scored_offline() -> None:
     assert result.score is not None and result.renormalised
 
 
+def _with_politeness(returned: Any) -> TaskResult:
+    """A QA result with a custom metric ``politeness`` that returns ``returned``."""
+    registry = default_registry().copy()
+    registry.register_metric(
+        MetricSpec(id="politeness", task="qa", name="Politeness", description="d",
+                   scale="0-1", threshold=">= 0.5", bands=Bands(good=0.5)),
+        lambda case, output, result: returned)
+    return evaluate(make_case("qa", QA_EXPECTED, config=asked(QA_EXPECTED)), GOOD_QA,
+                    embedder=TFIDF, registry=registry)
+
+
 @pytest.mark.parametrize(("returned", "reason"), [
     (float("nan"), "custom metric returned nan, not a finite number"),
     (float("inf"), "custom metric returned inf, not a finite number"),
@@ -486,13 +502,7 @@ def test_translation_fluency_is_not_scored_offline() -> None:
 def test_a_custom_metric_that_returns_no_number_is_not_scored(returned: Any,
                                                               reason: str) -> None:
     # NaN passed every bound of assert_metric; a string crashed the evaluation.
-    registry = default_registry().copy()
-    registry.register_metric(
-        MetricSpec(id="politeness", task="qa", name="Politeness", description="d",
-                   scale="0-1", threshold=">= 0.5", bands=Bands(good=0.5)),
-        lambda case, output, result: returned)
-    result = evaluate(make_case("qa", QA_EXPECTED, config=asked(QA_EXPECTED)), GOOD_QA,
-                      embedder=TFIDF, registry=registry)
+    result = _with_politeness(returned)
     metric = result.metrics["politeness"]
     assert (metric.scored, metric.value, metric.reason, metric.flagged) == (
         False, None, reason, False)
@@ -506,13 +516,7 @@ def test_a_custom_metric_that_returns_no_number_is_not_scored(returned: Any,
 ], ids=["float32", "int64", "float64", "fraction", "result-float32"])
 def test_a_custom_metric_may_return_any_real_number(returned: Any, value: float) -> None:
     # A numpy scalar was "not scored — returned np.float32(0.75), not a finite number".
-    registry = default_registry().copy()
-    registry.register_metric(
-        MetricSpec(id="politeness", task="qa", name="Politeness", description="d",
-                   scale="0-1", threshold=">= 0.5", bands=Bands(good=0.5)),
-        lambda case, output, result: returned)
-    result = evaluate(make_case("qa", QA_EXPECTED, config=asked(QA_EXPECTED)), GOOD_QA,
-                      embedder=TFIDF, registry=registry)
+    result = _with_politeness(returned)
     metric = result.metrics["politeness"]
     assert (metric.scored, metric.value, type(metric.value), metric.rating) == (
         True, value, float, "good" if value >= 0.5 else "fail")

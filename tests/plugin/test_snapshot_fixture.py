@@ -87,14 +87,12 @@ def test_a_changed_verdict_fails_until_accepted_under_xdist(
     pytester.runpytest(*ARGS).assert_outcomes(passed=4)
 
 
-def test_ids_that_differ_only_in_characters_a_file_name_cannot_hold_are_errors(
-    project: MiniProject, pytester: pytest.Pytester
-) -> None:
-    # syrupy leaves ':' out of file names: "qa:refund" and "qarefund" shared one snapshot,
-    # and each failed against the other's verdict (or passed against its own by turns).
-    for case_id in ("qa:refund", "qarefund"):
+def snapshot_cases(project: MiniProject, files: dict[str, str]) -> None:
+    """Copies of the qa-refund case under the ids (and file names) given, alpha's outputs of
+    them, and one snapshot test over the qa cases."""
+    for case_id, name in files.items():
         case = {**copy.deepcopy(project.cases["qa-refund"]), "id": case_id}
-        project.write_case(case, f"{case_id.replace(':', '_')}.json")
+        project.write_case(case, name)
         project.write_output("alpha", case_id, case["expected_outcome"])
     project.write_tests("""
         import pytest
@@ -103,6 +101,14 @@ def test_ids_that_differ_only_in_characters_a_file_name_cannot_hold_are_errors(
         def test_snap(callqa_result, callqa_snapshot):
             assert {"case": callqa_result.case_id} == callqa_snapshot
     """)
+
+
+def test_ids_that_differ_only_in_characters_a_file_name_cannot_hold_are_errors(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # syrupy leaves ':' out of file names: "qa:refund" and "qarefund" shared one snapshot,
+    # and each failed against the other's verdict (or passed against its own by turns).
+    snapshot_cases(project, {"qa:refund": "qa_refund.json", "qarefund": "qarefund.json"})
     for args in (["--snapshot-update"], ["-n", "2", "--snapshot-update"]):
         result = pytester.runpytest("--callqa-models=alpha", *args)
         result.assert_outcomes(passed=1, errors=2)
@@ -172,17 +178,7 @@ def test_long_ids_alike_up_to_where_a_file_name_ends_are_errors(
     # syrupy cuts a file name to 255 characters: two ids alike in their first 250 shared a
     # file, each failing against the other's verdict.
     stem = "qa-" + "x" * 235
-    for case_id in (stem + "-a", stem + "-b"):
-        case = {**copy.deepcopy(project.cases["qa-refund"]), "id": case_id}
-        project.write_case(case, f"{case_id[-1]}.json")
-        project.write_output("alpha", case_id, case["expected_outcome"])
-    project.write_tests("""
-        import pytest
-
-        @pytest.mark.callqa(task="qa")
-        def test_snap(callqa_result, callqa_snapshot):
-            assert {"case": callqa_result.case_id} == callqa_snapshot
-    """)
+    snapshot_cases(project, {stem + "-a": "a.json", stem + "-b": "b.json"})
     result = pytester.runpytest("--callqa-models=alpha", "--snapshot-update")
     result.assert_outcomes(passed=1, errors=2)
     result.stdout.fnmatch_lines(["*callqa_snapshot: this test's snapshot file would also be "

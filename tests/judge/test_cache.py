@@ -520,6 +520,7 @@ def test_a_runs_exchange_is_a_cache_of_that_run_alone(tmp_path: Path) -> None:
     assert other is not None and other.put(key, {"content": "hi"}) is True
     cache.end_exchange("gw/run:1")
     JudgeCache(None, "off").end_exchange("run-2")
+    cache.end_exchange("never-made")  # a run whose workers called nothing
     assert sorted(p.name for p in (tmp_path / "c" / "runs").iterdir()) == ["run-2"]
 
 
@@ -531,8 +532,10 @@ def test_an_exchange_a_killed_run_left_is_swept_after_a_day(tmp_path: Path) -> N
     day = 86_400
     os.utime(tmp_path / "runs" / "old", (time.time() - day - 60,) * 2)
     os.utime(tmp_path / "runs" / "recent", (time.time() - day + 60,) * 2)
+    # An entry gone between the listing and its age (another run sweeping): no error.
+    (tmp_path / "runs" / "gone").symlink_to(tmp_path / "nowhere")
     assert cache.run_exchange("new") is not None
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["recent"]
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["gone", "recent"]
 
 
 @pytest.mark.parametrize("mode", ["off", "ro", "rw"])
@@ -552,3 +555,4 @@ def test_processes_of_a_run_hand_each_other_replies_with_any_cache_mode(
     assert len(kept) == (2 if mode == "rw" else 0)
     exchanged = list((cache_dir / "runs" / "run-1").glob("??/*.json"))
     assert len(exchanged) == (0 if mode == "rw" else 2)
+

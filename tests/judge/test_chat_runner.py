@@ -587,6 +587,20 @@ def test_cached_passes_an_entry_only_if_the_check_accepts_it(cache_dir: Path) ->
     assert hit is not None and hit.content == "stale"
 
 
+def test_an_exchanged_reply_the_check_refuses_is_asked_again(fake: Any, cache_dir: Path) -> None:
+    # Read from the run's exchange as from the cache: a reply the caller's check refuses is a
+    # miss, asked for again.
+    server = fake(reply=lambda body: REPLY)
+    where = endpoint(server)
+    cache = JudgeCache(cache_dir, "off")
+    exchange = cache.run_exchange("run-1")
+    assert exchange is not None
+    exchange.put(SHORT.key(where), {"content": "stale", "usage": {}})
+    runner = make_runner(cache, exchange=exchange)
+    [outcome] = calls(runner, (where, SHORT), check=lambda text: ["stale"] * (text == "stale"))
+    assert server.requests == 1 and outcome.content == REPLY and not outcome.cached
+
+
 def test_a_reply_that_is_not_json_fails_the_call_without_a_retry() -> None:
     with fixed_reply(b"<html>upstream error</html>") as (base, seen):
         runner = make_runner(max_retries=3)

@@ -386,14 +386,14 @@ class JudgeCache:
             return None
 
     def run_exchange(self, run_id: str) -> JudgeCache | None:
-        """A cache of run ``run_id`` alone, where its processes leave each other the replies
-        this one keeps none of (``off``, ``ro``); removed by :meth:`end_exchange`, or swept a
-        day later (a killed run's)."""
+        """A cache of run ``run_id`` alone, for the replies this one keeps none of (``off``,
+        ``ro``); removed by :meth:`end_exchange`, or swept a day later (a killed run's)."""
         folder = self._coordination_dir(_EXCHANGES)
         if folder is None:
             return None
-        with contextlib.suppress(OSError):
-            for old in folder.iterdir():
+        for old in folder.iterdir():
+            # One gone meanwhile (another run sweeping) is skipped, not the end of the sweep.
+            with contextlib.suppress(OSError):
                 if old.stat().st_mtime < time.time() - _STALE_EXCHANGE_S:
                     shutil.rmtree(old, ignore_errors=True)
         return JudgeCache(folder / _safe_name(run_id), "rw")

@@ -32,7 +32,7 @@ from .gaps import (
 from .settings import count
 from .shard import parse_shard
 from .summary import REPORT_SCHEMA, models_section
-from .usage import BUDGET_REASON, money
+from .usage import BUDGET_REASON, combined_cache_problems, money
 
 if TYPE_CHECKING:
     from ..engine.core.cases import GoldenCase
@@ -367,19 +367,8 @@ def _sum_counters(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         elif key == "resolve_s":
             merged[key] = max((float(v) for v in values if v is not None), default=0.0)
         elif key == "cache_problems":
-            merged[key] = _cache_problems([v for v in values if isinstance(v, Mapping)])
+            merged[key] = combined_cache_problems([v for v in values if isinstance(v, Mapping)])
     return merged
-
-
-def _cache_problems(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The shards' cache problems as one run's (``Usage.cache_problems``): failed reads and
-    writes added up, the first reason of each kind."""
-    return {
-        "failed_reads": sum(int(p.get("failed_reads") or 0) for p in parts),
-        "failed_writes": sum(int(p.get("failed_writes") or 0) for p in parts),
-        "error": next((p["error"] for p in parts if p.get("error")), None),
-        "lock_error": next((p["lock_error"] for p in parts if p.get("lock_error")), None),
-    }
 
 
 def _judge_usage(parts: Sequence[Mapping[str, Any]], card: Scorecard) -> dict[str, Any]:

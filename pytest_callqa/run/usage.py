@@ -52,14 +52,7 @@ class Usage:
         """Reads and writes of the cache that failed over the run's processes, and why
         processes could not coordinate through it, each with the first reason given; None
         when all worked. The judge and live models share the one cache."""
-        states = [p["cache"] for p in self.processes()]
-        problems = {
-            "failed_reads": sum(s["failed_reads"] for s in states),
-            "failed_writes": sum(s["failed_writes"] for s in states),
-            "error": next((s["error"] for s in states if s["error"]), None),
-            "lock_error": next((s["lock_error"] for s in states if s["lock_error"]), None),
-        }
-        return problems if any(problems.values()) else None
+        return combined_cache_problems([p["cache"] for p in self.processes()])
 
     def end_run(self, run_ids: Sequence[str]) -> None:
         """Remove what this run's processes (itself and its workers) shared only while it
@@ -70,8 +63,9 @@ class Usage:
             # Standard library only, but kept out of start-up: a run with workers ends here.
             from ..engine.llm.cache import JudgeCache
 
+            cache = JudgeCache(self.settings.cache_dir, "off")
             for run_id in run_ids:
-                JudgeCache(self.settings.cache_dir, "off").end_exchange(run_id)
+                cache.end_exchange(run_id)
         if self.settings.budget is None:
             return
         # Only a budgeted run, which has called out already, reaches the cache module.
@@ -294,3 +288,15 @@ def _spend(spent: float | None, model: str | None) -> str:
     if spent is not None:
         return f"${spent:.4f}"
     return f"unknown (no price for {model})" if model else "unknown (a model has no price)"
+
+
+def combined_cache_problems(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Cache problems of several processes (or shards) as one run's: failed reads and writes
+    added up, the first reason of each kind; None when every part's cache worked."""
+    problems = {
+        "failed_reads": sum(int(p.get("failed_reads") or 0) for p in parts),
+        "failed_writes": sum(int(p.get("failed_writes") or 0) for p in parts),
+        "error": next((p["error"] for p in parts if p.get("error")), None),
+        "lock_error": next((p["lock_error"] for p in parts if p.get("lock_error")), None),
+    }
+    return problems if any(problems.values()) else None

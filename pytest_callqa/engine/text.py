@@ -242,16 +242,30 @@ def contains_phrase(haystack: str, needle: str) -> bool:
 
 # --- quotes and timestamps -------------------------------------------------------------------
 
+# The quotation marks of the languages a judge reason may be written in: English “…”,
+# German and Polish „…“ „…”, French «…», German and Danish »…«, Chinese and Japanese
+# 「…」『…』, and full-width ＂…＂. A reason quoting in any of them cites evidence. A mark
+# that may open as well as close (“ in German and English) cannot open a quote inside one.
 _QUOTE_RES: tuple[re.Pattern[str], ...] = (
     re.compile(r'"([^"\n]+)"'),
-    re.compile("\u201c([^\u201d\n]+)\u201d"),
-    re.compile("\u00ab([^\u00bb\n]+)\u00bb"),
+    re.compile("\u201c([^\u201c\u201d\n]+)\u201d"),
+    re.compile("\u201e([^\u201c\u201d\n]+)[\u201c\u201d]"),
+    re.compile("\u00ab([^\u00ab\u00bb\n]+)\u00bb"),
+    re.compile("\u00bb([^\u00ab\u00bb\n]+)\u00ab"),
+    re.compile("\u300c([^\u300d\n]+)\u300d"),
+    re.compile("\u300e([^\u300f\n]+)\u300f"),
+    re.compile("\uff02([^\uff02\n]+)\uff02"),
 )
 # An opening quote follows no letter and a closing one precedes none, and an apostrophe
 # followed by a letter is part of a word, which keeps "didn't" from opening or closing.
+# German ‚…‘ and the single guillemets ‹…› ›…‹ count as single quotes too.
 _SINGLE_QUOTE_RES: tuple[re.Pattern[str], ...] = (
     re.compile(rf"{NOT_AFTER_WORD}'(?!\s)((?:[^'\n]|'(?=[^\W_]))+?)'{NOT_BEFORE_WORD}"),
     re.compile(rf"\u2018((?:[^\u2019\n]|\u2019(?=[^\W_]))+?)\u2019{NOT_BEFORE_WORD}"),
+    re.compile(rf"\u201a((?:[^\u2018\u2019\n]|[\u2018\u2019](?=[^\W_]))+?)[\u2018\u2019]"
+               rf"{NOT_BEFORE_WORD}"),
+    re.compile("\u2039([^\u203a\n]+)\u203a"),
+    re.compile("\u203a([^\u2039\n]+)\u2039"),
 )
 
 
@@ -290,8 +304,10 @@ def _quotes(text: str) -> tuple[str, ...]:
     spans.sort(key=lambda s: (s[0], -s[1]))
     quotes: list[str] = []
     outer_end = -1
-    for _, end, body in spans:
-        if end <= outer_end:
+    for start, end, body in spans:
+        # A span that starts inside a quote already taken is nested in it, or opens on the
+        # mark that closed it: «oui» dit-il «non» holds no quote »dit-il«.
+        if start < outer_end:
             continue
         outer_end = max(outer_end, end)
         stripped = _strip_span(body)
@@ -401,13 +417,38 @@ def _without_digits(vocabulary: frozenset[str]) -> tuple[str, ...]:
     return tuple(t for t in vocabulary if t.isalpha() or not any(ch.isdigit() for ch in t))
 
 
+# Scripts written without spaces between words (Han, kana, Thai, Lao, Khmer, Myanmar): a run
+# of their letters is one token however many words it holds, so whole tokens of a claim and
+# of a call hardly ever meet. Their content is compared by character pairs instead.
+_UNSEGMENTED_RE = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+
+
+def _unsegmented(token: str) -> bool:
+    return not token.isascii() and _UNSEGMENTED_RE.search(token) is not None
+
+
+def _character_pairs(token: str) -> tuple[str, ...]:
+    return tuple(token[i:i + 2] for i in range(len(token) - 1)) or (token,)
+
+
+@batch_memoised
+def _unsegmented_units(vocabulary: frozenset[str]) -> frozenset[str]:
+    """The character pairs of a context's tokens in unsegmented scripts."""
+    return frozenset(pair for t in vocabulary if _unsegmented(t)
+                     for pair in _character_pairs(t))
+
+
 def content_coverage(
     claim: str, *contexts: str, vocabulary: frozenset[str] | None = None
 ) -> float:
     """Share of the claim's distinct content tokens that the contexts contain.
 
     A token also counts when some context token is at least 85 % similar (refund /
-    refunded), except tokens with digits: "1200" and "12000" are different facts.
+    refunded), except tokens with digits: "1200" and "12000" are different facts. A token
+    of a script written without spaces (Chinese, Japanese, Thai...) counts as its character
+    pairs, each found in a context token of such a script or not.
     ``vocabulary`` (the contexts' tokens, precomputed) replaces ``contexts`` when given.
     """
     claim_tokens = list(dict.fromkeys(content_tokens(claim)))
@@ -415,6 +456,11 @@ def content_coverage(
         return 1.0
     if vocabulary is None:
         vocabulary = _vocabulary(contexts)
+    if any(_unsegmented(t) for t in claim_tokens):
+        claim_tokens = list(dict.fromkeys(
+            unit for t in claim_tokens
+            for unit in (_character_pairs(t) if _unsegmented(t) else (t,))))
+        vocabulary = vocabulary | _unsegmented_units(vocabulary)
     missing = [t for t in claim_tokens if t not in vocabulary]
     fuzzy_candidates = [t for t in missing if not any(ch.isdigit() for ch in t)]
     words = _without_digits(vocabulary) if fuzzy_candidates else ()

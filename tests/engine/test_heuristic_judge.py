@@ -50,5 +50,19 @@ def test_statements_are_checked_against_the_call_and_the_truth() -> None:
                 False, "only 0% of its content words occur in the call or the truth")
 
 
+def test_a_verbatim_phrase_of_a_chinese_call_is_supported() -> None:
+    # The whole run of ideographs of a turn was one token, so a phrase quoted from it had
+    # 0% of its content words in the call: fabricated, a voiding blocker.
+    contexts = ["\u60a8\u597d\uff0c\u8fd9\u91cc\u662f\u94f6\u884c\u5ba2\u670d",
+                "\u6211\u60f3\u9884\u7ea6\u4e00\u4e2a\u65f6\u95f4\u6765\u529e\u7406"
+                "\u5f00\u6237\u4e1a\u52a1"]
+    for scope in _with_and_without_memo():
+        with scope:
+            for phrase in ("\u529e\u7406\u5f00\u6237\u4e1a\u52a1", "\u94f6\u884c\u5ba2\u670d"):
+                assert statement_support(phrase, contexts) == (True, "supported")
+            assert statement_support("\u5ba2\u6237\u8981\u6c42\u9000\u6b3e", contexts)[0] \
+                is False
+
+
 def _with_and_without_memo() -> list[AbstractContextManager[None]]:
     return [nullcontext(), batch_memo()]

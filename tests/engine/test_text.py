@@ -376,6 +376,31 @@ def test_quotes_of_every_style_in_order() -> None:
     ]
 
 
+@pytest.mark.parametrize(("opening", "closing"), [
+    ("\u201e", "\u201c"),  # German „…“
+    ("\u201e", "\u201d"),  # Polish „…”
+    ("\u00ab", "\u00bb"),  # French «…»
+    ("\u00bb", "\u00ab"),  # German and Danish »…«
+    ("\u300c", "\u300d"),  # Chinese and Japanese 「…」
+    ("\u300e", "\u300f"),  # 『…』
+    ("\uff02", "\uff02"),  # full-width ＂…＂
+    ("\u201a", "\u2018"),  # German single ‚…‘
+    ("\u2039", "\u203a"),  # single guillemets ‹…›
+    ("\u203a", "\u2039"),  # ›…‹
+])
+def test_quotes_in_the_marks_of_other_languages(opening: str, closing: str) -> None:
+    # A judge reason quoting the call in its language's marks cited nothing: evidence 0.
+    assert extract_quotes(f"Der Agent sagte {opening}Ihre Erstattung kommt{closing} am Ende") \
+        == ["Ihre Erstattung kommt"]
+
+
+def test_a_mark_that_closes_a_quote_opens_none() -> None:
+    assert extract_quotes("\u00abOui, bien s\u00fbr\u00bb dit-il \u00abnon merci\u00bb") == [
+        "Oui, bien s\u00fbr", "non merci"]
+    assert extract_quotes("\u201eja bitte\u201c und \u201cnein danke\u201d") == [
+        "ja bitte", "nein danke"]
+
+
 def test_apostrophes_do_not_open_quotes() -> None:
     assert extract_quotes("I didn't get it and the agents' reply wasn't clear") == []
     assert extract_quotes("She said 'I didn't get it' twice") == ["I didn't get it"]
@@ -457,6 +482,21 @@ def test_content_coverage() -> None:
     assert content_coverage("the and of", "anything") == 1.0
     assert content_coverage("customer refund", "customer", "refund") == 1.0
     assert content_coverage("customer customer refund", "customer") == 0.5
+
+
+def test_content_coverage_of_scripts_written_without_spaces() -> None:
+    # A run of Han characters is one token: a verbatim phrase of a turn met no token of it,
+    # and a quote of the call counted as fabricated.
+    turn = ("\u6211\u60f3\u9884\u7ea6\u4e00\u4e2a\u65f6\u95f4\u6765"
+            "\u529e\u7406\u5f00\u6237\u4e1a\u52a1")
+    assert content_coverage("\u529e\u7406\u5f00\u6237\u4e1a\u52a1", turn) == 1.0
+    # Character pairs: 办理 is in the call, 退款 ("refund") is not.
+    assert content_coverage("\u529e\u7406\u9000\u6b3e", turn) == pytest.approx(1 / 3)
+    assert content_coverage("\u9000\u6b3e", turn) == 0.0
+    thai = "\u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35\u0e04\u0e23\u0e31\u0e1a"
+    assert content_coverage(thai[:5], thai) == 1.0
+    # A claim in a spaced script is compared by whole tokens as before.
+    assert content_coverage("refund \u529e\u7406", f"refund {turn}") == 1.0
 
 
 def test_memoised_quotes_and_content_words_are_fresh_lists_in_a_batch() -> None:

@@ -188,7 +188,7 @@ class Usage:
                     "further requests were sent")
             if judge is not None and judge["not_scored_budget"]:
                 line += (f", {count(judge['not_scored_budget'], 'judgement')} not scored "
-                         "(shown as —)")
+                         "(shown as E)")
             lines.append(line)
         problems = self.cache_problems()
         if problems is not None:

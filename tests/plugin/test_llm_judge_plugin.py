@@ -236,7 +236,7 @@ def test_any(callqa_result):
     assert not_scored >= 10
     card = scorecard_of(out)
     assert f"budget: $0.47 reached (${usage['spent_usd']:.4f} spent); no further requests " \
-           f"were sent, {not_scored} judgements not scored (shown as —)" in card
+           f"were sent, {not_scored} judgements not scored (shown as E)" in card
     assert "budget $0.47" in card.splitlines()[0]
     result.stdout.fnmatch_lines(["callqa: judged 4 outputs in * s: 1 request sent, 0 answered "
                                  "from the cache; the budget is spent, no further requests "

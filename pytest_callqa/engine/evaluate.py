@@ -142,7 +142,7 @@ def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str
     errors = {request.metric: verdict.reason
               for request, verdict in zip(prepared.requests, verdicts, strict=True)
               if verdict.judge_error}
-    if errors:
+    if errors or any(m.judge_error for m in result.metrics.values()):
         _mark_judge_errors(result, spec, registry, errors)
     result.model = ctx.model
     result.run = ctx.run
@@ -195,9 +195,14 @@ def _mark_judge_errors(result: TaskResult, spec: TaskSpec, registry: Registry,
     """Metrics the judge could not score become *not scored — judge error*, and so does every
     metric computed from them (a parent score, the task's overall aggregates). When a metric
     weighted into the task score is among them the task score is unknown: it is not
-    renormalised around the gap, since that would report a number the judge never gave."""
+    renormalised around the gap, since that would report a number the judge never gave.
+    Those are the metrics of the failed requests, and those the task itself marked as judge
+    errors (a metric computed from some failed per-turn verdicts among good ones)."""
     own = {m.id: m for m in registry.metrics_for(result.task)}
-    affected = {mid: f"judge error: {reason}" for mid, reason in errors.items()}
+    affected = {mid: f"judge error: {m.reason}" for mid, m in result.metrics.items()
+                if m.judge_error}
+    for mid, reason in errors.items():
+        affected.setdefault(mid, f"judge error: {reason}")
     for request_metric, reason in errors.items():
         if request_metric not in own:
             # A request that feeds several metrics at once (a combined per-turn judgement):
@@ -256,6 +261,8 @@ def _apply_custom_metrics(ctx: EvalContext, result: TaskResult, registry: Regist
         # goes with it, for their failure messages.
         metric.details["threshold"] = spec.threshold
         result.metrics[spec.id] = metric
+        if metric.judge_error:
+            result.judge_errors = sorted({*result.judge_errors, spec.id})
         if metric.blocker:
             result.blocked = True
             result.blockers.append(spec.id)
@@ -266,6 +273,9 @@ def _custom_result(ctx: EvalContext, result: TaskResult, custom: CustomMetric,
     try:
         value = custom.compute(ctx.case, ctx.output, result)
     except Exception as exc:  # a user's metric must not take the whole evaluation down
+        if result.judge_errors:
+            # It may have read a value the judge left unknown (the task score is None).
+            return _unknown_custom(result, spec, f"raised {type(exc).__name__}: {exc}")
         # What the assertion helpers need to report it as an error of the evaluation: that
         # it raised, and whether it could have blocked.
         marks: dict[str, Any] = {"raised": type(exc).__name__}
@@ -276,6 +286,8 @@ def _custom_result(ctx: EvalContext, result: TaskResult, custom: CustomMetric,
     number, problem = _custom_number(value.value if isinstance(value, MetricResult) else value)
     if problem is not None:
         return MetricResult.not_scored(f"custom metric returned {problem}")
+    if number is None and result.judge_errors:
+        return _unknown_custom(result, spec, "returned no value")
     if not isinstance(value, MetricResult):
         return spec.result(number)
     value.value = number
@@ -284,6 +296,19 @@ def _custom_result(ctx: EvalContext, result: TaskResult, custom: CustomMetric,
         value.rating = spec.rate(number)
         value.blocker = value.rating == "blocker"
     return value
+
+
+def _unknown_custom(result: TaskResult, spec: MetricSpec, what: str) -> MetricResult:
+    """A custom metric that gave no value for a result the judge could not wholly score: a
+    judge error too (it may have read what the judge left unknown), never a model failure."""
+    details: dict[str, Any] = {}
+    if spec.blocker:
+        # Whether this unknown verdict could block, for assert_no_blockers.
+        details["blocker_metric"] = True
+    return MetricResult(
+        value=None, scored=False, judge_error=True, details=details,
+        reason=f"judge error: the custom metric {what} while the judge could not score "
+               f"{', '.join(result.judge_errors)}")
 
 
 def _custom_number(returned: object) -> tuple[float | None, str | None]:

@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from pytest_callqa.engine.core.judging import JudgeVerdict
+from pytest_callqa.engine.core.results import JudgeUnavailable
 from pytest_callqa.engine.evaluate import evaluate
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
 from pytest_callqa.engine.loading import CaseFileError, load_case_file
@@ -237,6 +239,60 @@ def test_first_turn_has_no_history_and_the_window_is_respected() -> None:
     assert "history" not in intelligibility.focus
 
 
+class _FailingOn:
+    """A scripted judge that cannot give the verdicts of ``failing`` ((metric, item) pairs):
+    judge errors, as the LLM judge gives for a failed call or an unusable reply."""
+
+    name = "failing-on"
+
+    def __init__(self, inner: ScriptedJudge, failing: set[tuple[str, str]]) -> None:
+        self.inner = inner
+        self.failing = failing
+
+    def judge(self, requests: Any) -> list[JudgeVerdict]:
+        return [JudgeVerdict(r.metric, None, "judge call failed: HTTP 503", judge_error=True)
+                if (r.metric, r.item) in self.failing else v
+                for r, v in zip(requests, self.inner.judge(requests), strict=True)]
+
+
+def test_a_turn_the_judge_could_not_score_leaves_every_turn_metric_unknown() -> None:
+    # Combined: one verdict per turn feeds all three metrics. Before, the turn was skipped and
+    # the other three averaged (1.000, 0 % garbled): a number the judge never gave.
+    details = {f"turn {t}": {m: 5 for m in QUALITY_METRICS} for t in BOT_TURNS}
+    judge = _FailingOn(ScriptedJudge({COMBINED: 5}, item_details={COMBINED: details}),
+                       {(COMBINED, "turn 3")})
+    result = _eval(judge=judge, config={"combined": True})
+    assert result.judge_errors == ["context", "garbled_turn_rate", "intelligibility",
+                                   "segmentation"]
+    assert result.score is None and result.valid and result.incomplete
+    assert not result.renormalised
+    for metric_id in QUALITY_METRICS:
+        metric = result.metrics[metric_id]
+        assert metric.value is None and not metric.scored and metric.judge_error
+        assert metric.reason == "judge error: turn 3: judge call failed: HTTP 503"
+        assert [r["status"] for r in metric.details["results"]] == [
+            "evaluated", "error", "evaluated", "evaluated"]
+    assert result.metrics["garbled_turn_rate"].reason == (
+        "judge error: the judge could not score turn 3 (context, intelligibility, "
+        "segmentation), so whether those turns are garbled is unknown")
+    with pytest.raises(JudgeUnavailable, match="intelligibility"):
+        result.metric("intelligibility")
+
+
+def test_a_metric_the_judge_could_not_score_on_one_turn_is_unknown_the_others_stand() -> None:
+    judge = _FailingOn(_judge(), {("context", "turn 5")})
+    result = _eval(judge=judge)
+    context = result.metrics["context"]
+    assert context.judge_error and context.value is None
+    assert [r["status"] for r in context.details["results"]] == [
+        "evaluated", "evaluated", "error", "evaluated"]
+    assert result.metrics["intelligibility"].value == 1.0
+    assert result.metrics["segmentation"].value == 1.0
+    assert result.judge_errors == ["context", "garbled_turn_rate"]
+    assert "turn 5 (context)" in (result.metrics["garbled_turn_rate"].reason or "")
+    assert result.score is None
+
+
 # --- combined mode -----------------------------------------------------------------------------
 
 
@@ -259,14 +315,28 @@ def test_combined_mode_asks_once_per_turn_for_all_three() -> None:
     assert result.metrics["context"].value == 0.5
 
 
-def test_combined_reply_without_a_metric_scores_it_1_with_a_warning() -> None:
+def test_a_combined_verdict_without_a_metrics_score_is_a_judge_error_not_a_1() -> None:
+    # Seed 004 scores an out-of-range score 1; a verdict that gives no score at all for a
+    # metric is no verdict on it: unknown, never scored against the model.
     details = {f"turn {t}": {"intelligibility": 5, "segmentation": 9} for t in BOT_TURNS}
+    details["turn 3"] = {"intelligibility": 5, "segmentation": 5, "context": 5}
     judge = ScriptedJudge({COMBINED: 4}, item_details={COMBINED: details})
     result = _eval(judge=judge, config={"combined": True})
-    context = result.metrics["context"].details["results"][0]
-    assert context["score_1_5"] == 1.0 and "no context score" in context["warning"]
+    context = result.metrics["context"]
+    assert context.judge_error and context.value is None and not context.scored
+    records = context.details["results"]
+    assert [(r["turn"], r["status"]) for r in records] == [
+        (1, "error"), (3, "evaluated"), (5, "error"), (7, "error")]
+    assert "score_1_5" not in records[0]
+    assert records[0]["reasoning"] == "the judge's verdict has no context score"
+    assert (context.reason or "").startswith(
+        "judge error: turn 1: the judge's verdict has no context score; turn 5: ")
+    # An out-of-range score keeps the seed's rule: 1, with a warning.
     segmentation = result.metrics["segmentation"].details["results"][0]
     assert segmentation["score_1_5"] == 1.0 and "outside" in segmentation["warning"]
+    assert result.metrics["segmentation"].scored
+    assert result.judge_errors == ["context", "garbled_turn_rate"]
+    assert result.score is None and result.valid and result.incomplete
 
 
 # --- the heuristic judge -----------------------------------------------------------------------
@@ -285,6 +355,81 @@ def test_combined_reply_without_a_metric_scores_it_1_with_a_warning() -> None:
 ])
 def test_segmentation_proxy(text: str, score: int) -> None:
     assert segmentation_proxy(text).score == score
+
+
+HINDI = ("नमस्ते, मैं आपकी मदद ज़रूर करूँगा। कृपया अपना खाता नंबर बताइए ताकि मैं आपके रिफंड "
+         "की स्थिति देख सकूँ।")
+
+
+@pytest.mark.parametrize("text", [
+    HINDI,                                                       # danda (19 words)
+    "यह पहला वाक्य है॥ यह दूसरा वाक्य है॥",                           # double danda
+    "شکریہ، آپ کی رقم کل آپ کے کھاتے میں پہنچ جائے گی۔ کیا میں آپ کی مزید مدد کر سکتا "
+    "ہوں؟",                                                      # Urdu full stop, question
+    "Շնորհակալություն, ձեր գումարը վաղը կհասնի ձեր հաշվին։ Կարո՞ղ եմ ձեզ այլ բանով "
+    "օգնել։",                                                   # Armenian full stop
+    "እናመሰግናለን፣ ገንዘብዎ ነገ ወደ ሂሳብዎ ይደርሳል። ሌላ የምረዳዎት ነገር አለ፧",          # Ethiopic
+    "We ship to 北京 and 上海 every day of the week.",                  # a few Han letters
+])
+def test_the_proxy_reads_the_sentence_ends_of_other_scripts(text: str) -> None:
+    # Before: these ends were unknown, so a correct turn had "no closing punctuation" and,
+    # at 15 words or more, "no sentence boundary" (garbled).
+    check = segmentation_proxy(text)
+    assert (check.score, check.issues, check.why_not) == (5, [], None)
+
+
+def test_the_proxy_splits_sentences_at_the_danda() -> None:
+    check = segmentation_proxy(HINDI)
+    assert (check.sentences, check.longest) == (2, 13)
+
+
+@pytest.mark.parametrize(("text", "script"), [
+    ("สวัสดีครับ ยินดีต้อนรับสู่บริการลูกค้า วันนี้มีอะไรให้ช่วยไหมครับ เงินคืนของคุณจะเข้าบัญชีพรุ่งนี้",
+     "Thai"),
+    ("ສະບາຍດີ ເງິນຂອງທ່ານຈະເຂົ້າບັນຊີມື້ອື່ນ", "Lao"),
+    ("សួស្តី ប្រាក់របស់អ្នកនឹងចូលគណនីនៅថ្ងៃស្អែក។", "Khmer"),
+    ("မင်္ဂလာပါ သင့်ငွေကို မနက်ဖြန် သင့်အကောင့်ထဲ ထည့်ပေးပါမယ်။", "Myanmar"),
+    ("您好，您的退款明天会到账。还有什么可以帮您的吗？", "Chinese (CJK)"),
+    ("iPhone 15 Pro Maxのご注文を確認しました", "Japanese (Hiragana)"),
+    ("ｺﾝﾆﾁﾊ ｵｷｬｸｻﾏ ｺﾞﾁｭｳﾓﾝｦ ｶｸﾆﾝｼﾏｼﾀ", "Japanese (Katakana)"),
+])
+def test_a_turn_in_a_script_without_word_spacing_is_not_scored(text: str, script: str) -> None:
+    # Before: Thai, Lao and Khmer turns had "no sentence boundary" (2, garbled) or a made-up 5.
+    check = segmentation_proxy(text)
+    assert check.score is None
+    assert check.why_not == (f"written in {script} script, which puts no spaces between "
+                             "words: the proxy counts words by spaces and cannot measure "
+                             "its sentences")
+
+
+def test_the_heuristic_judge_leaves_a_turn_it_cannot_segment_unscored() -> None:
+    transcript = [{"speaker": "customer", "text": "Hello."},
+                  {"speaker": "bot", "text": "สวัสดีครับ เงินคืนของคุณจะเข้าบัญชีพรุ่งนี้"},
+                  {"speaker": "customer", "text": "Thanks."},
+                  {"speaker": "bot", "text": "You are welcome."}]
+    expected = {"turns": [{"turn": 1, "text": "x"}, {"turn": 3, "text": "x"}]}
+    output = {"turns": [{"turn": t, "text": transcript[t]["text"]} for t in (1, 3)]}
+    for config in ({}, {"combined": True}):
+        result = evaluate(_case(config=config, expected=expected, transcript=transcript),
+                          output, judge=HeuristicJudge(), embedder=TFIDF)
+        segmentation = result.metrics["segmentation"]
+        thai, english = segmentation.details["results"]
+        assert thai["status"] == "not_scored" and "score_1_5" not in thai
+        assert "written in Thai script" in thai["reasoning"]
+        assert english["score_1_5"] == 5.0
+        assert segmentation.value == 1.0 and "not scored: turn 1" in (segmentation.reason or "")
+        assert result.judge_errors == []
+
+
+def test_a_hindi_conversation_is_not_called_garbled_by_the_heuristic_judge() -> None:
+    # Before: one turn of two scored 2 for segmentation, a garbled turn rate of 50 %.
+    transcript = [{"speaker": "customer", "text": "मुझे अपने रिफंड की स्थिति जाननी है।"},
+                  {"speaker": "agent", "text": HINDI}]
+    expected = {"turns": [{"turn": 1, "text": HINDI}]}
+    result = evaluate(_case(expected=expected, transcript=transcript), expected,
+                      judge=HeuristicJudge(), embedder=TFIDF)
+    assert result.metrics["segmentation"].value == 1.0
+    assert result.metrics["garbled_turn_rate"].value == 0.0
 
 
 def test_heuristic_judge_scores_segmentation_only() -> None:

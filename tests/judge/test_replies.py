@@ -272,3 +272,56 @@ def test_verdicts_keyed_by_id_that_are_not_objects_are_malformed() -> None:
         "malformed verdict (verdict: Input should be a valid dictionary or instance of "
         "JudgeReply)"]}
     assert parsed.replies == {}
+
+
+# --- scores a request lists among its reply fields ---------------------------------------
+
+_PER_METRIC = (("clarity", "likert5", "the clarity score"),
+               ("context", "likert5", "the context score"),
+               ("unsupported", "count", "facts unsupported"))
+COMBINED = _item("turn_quality", "likert5", reply_fields=_PER_METRIC,
+                 keeps_out_of_range=True)
+
+
+def _combined(**fields) -> str:
+    return json.dumps({"turn_quality": _verdict(4, **fields)})
+
+
+@pytest.mark.parametrize("fields", [
+    {"clarity": 4, "context": 5},
+    {"details": {"clarity": 4, "context": 5}},
+    {"clarity": 4, "details": {"context": 5}},
+    # Off its scale, a listed score is the family's to rule on (seed 004: 1, with a warning).
+    {"clarity": 9, "context": 0.5},
+])
+def test_a_verdict_giving_every_listed_score_is_usable(fields) -> None:
+    parsed = parse_reply(_combined(**fields), [COMBINED])
+    assert parsed.all_problems() == []
+    assert list(parsed.replies) == ["turn_quality"]
+
+
+@pytest.mark.parametrize(("fields", "missing"), [
+    ({"clarity": 4}, "context"),
+    ({"clarity": 4, "context": None}, "context"),
+    ({"clarity": "4", "context": 5}, "clarity"),
+    ({"clarity": True, "context": 5}, "clarity"),
+    ({"clarity": float("nan"), "context": 5}, "clarity"),
+    ({}, "clarity, context"),
+])
+def test_a_verdict_without_a_listed_score_is_unusable(fields, missing) -> None:
+    # Before: usable, and the family scored the absent score 1 without asking again.
+    parsed = parse_reply(_combined(**fields), [COMBINED])
+    assert parsed.replies == {}
+    assert parsed.problems == {"turn_quality": [
+        f"the verdict for metric 'turn_quality' gives no number for {missing}, which the "
+        "metric asks for"]}
+    assert parsed.off_scale == {}
+
+
+def test_an_off_scale_verdict_without_a_listed_score_has_both_problems() -> None:
+    parsed = parse_reply(json.dumps({"turn_quality": _verdict(7, clarity=4)}), [COMBINED])
+    assert parsed.replies == {}
+    assert parsed.problems["turn_quality"][1].startswith(
+        "the verdict for metric 'turn_quality' gives no number for context")
+    assert len(parsed.problems["turn_quality"]) == 2
+    assert parsed.off_scale == {"turn_quality": 7.0}

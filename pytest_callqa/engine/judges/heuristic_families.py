@@ -15,8 +15,9 @@ and say what they checked; anything that needs reading comprehension is *not sco
   ``conversation_management`` are not scored, nor are ``tool_routing`` /
   ``parameter_extraction`` when the case gives no expected calls (with expected calls the
   task computes them itself and asks no judge).
-- conversation: ``segmentation`` from punctuation and sentence lengths; ``intelligibility``
-  and ``context`` are not scored.
+- conversation: ``segmentation`` from punctuation and sentence lengths (not scored for a turn
+  in a script without spaces between words); ``intelligibility`` and ``context`` are not
+  scored.
 - extraction: the 1–5 quality rubrics are not scored.
 """
 
@@ -386,6 +387,8 @@ def _task_completion(request: JudgeRequest) -> JudgeVerdict:
 
 def _segmentation(request: JudgeRequest) -> JudgeVerdict:
     check = segmentation_proxy(str(request.focus.get("text", "")))
+    if check.score is None:
+        return JudgeVerdict(request.metric, None, f"not scored: {check.why_not}; {_LLM_HINT}")
     return JudgeVerdict(
         request.metric, float(check.score),
         f"{check.sentences} sentence(s), longest {check.longest} words"
@@ -402,11 +405,14 @@ _CONVERSATION_NOT_SCORED = {
 
 def _turn_quality(request: JudgeRequest) -> JudgeVerdict:
     seg = _segmentation(request)
+    not_scored = sorted(_CONVERSATION_NOT_SCORED)
+    if seg.score is None:
+        not_scored = sorted([*not_scored, "segmentation"])
     return JudgeVerdict(
         request.metric, seg.score,
         f"segmentation: {seg.reason}; intelligibility and context not scored offline",
         details={"segmentation": seg.score, "segmentation_reason": seg.reason,
-                 "not_scored": sorted(_CONVERSATION_NOT_SCORED),
+                 "not_scored": not_scored,
                  **{f"{m}_reason": f"not scored: {why}; {_LLM_HINT}"
                     for m, why in _CONVERSATION_NOT_SCORED.items()}})
 

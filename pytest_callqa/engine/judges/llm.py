@@ -27,7 +27,7 @@ from ..core.defaults import (
     DEFAULT_RESPONSE_FORMAT,
     DEFAULT_TIMEOUT_S,
 )
-from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict
 from ..llm.budget import bound_param
 from ..llm.cache import JudgeCache, content_key
 from ..llm.endpoint import Endpoint, first_error
@@ -163,6 +163,12 @@ class _GroupCall:
         return list(zip(self.keys, judge._verdicts(self.items, outcome, parsed), strict=True))
 
 
+def _unit_by_unit(request: JudgeRequest) -> bool:
+    """Whether ``request`` judges one unit of an output (a turn, a signal) from its focus
+    alone: a call of such requests that is too large can send each of them on its own."""
+    return request.item is not None and request.view == FOCUS_VIEW
+
+
 class OpenAIJudge:
     """The LLM judge over an OpenAI-compatible endpoint; implements :class:`Judge`.
 
@@ -178,7 +184,9 @@ class OpenAIJudge:
     reply, when the model is known); ``context_window`` is the window a server reports (a
     local llama.cpp server): prompt and reply bound must fit in it together, the prompt
     estimated on the high side. A call over either is not sent, and its verdicts are judge
-    errors.
+    errors — except that a combined call of requests judged unit by unit from their focus
+    alone (a conversation's turns, each with its window) is first split into one call per
+    request, each held to the limit in turn.
     ``backend`` names the kind of server in the judge's name (``local:<model>``).
     ``on_progress(done, total)`` is called as judge calls finish. ``before_send()`` is called
     before a batch that must call the endpoint (not for one the cache answers wholly); what it
@@ -257,12 +265,11 @@ class OpenAIJudge:
         way. It is called on the thread that runs the batch."""
         if not requests:
             return []
-        keys, groups = self._plan(requests)
+        keys, calls = self._plan(requests)
         verdicts = _Verdicts(on_verdicts)
-        progress = _Progress(self.on_progress, len(groups))
+        progress = _Progress(self.on_progress, len(calls))
         missing = []
-        for group in groups:
-            call = self._group_call(group)
+        for call in calls:
             if call.refusal is not None:
                 verdicts.add(self._refused(call))
             else:
@@ -280,20 +287,29 @@ class OpenAIJudge:
         return self._in_order(keys, verdicts.known)
 
     async def ajudge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
-        keys, groups = self._plan(requests)
+        keys, calls = self._plan(requests)
         verdicts = _Verdicts(None)
-        await self._send([self._group_call(group) for group in groups], verdicts,
-                         _Progress(self.on_progress, len(groups)))
+        await self._send(calls, verdicts, _Progress(self.on_progress, len(calls)))
         return self._in_order(keys, verdicts.known)
 
-    def _plan(self, requests: Sequence[JudgeRequest]
-              ) -> tuple[list[str], list[list[tuple[str, Item]]]]:
+    def _plan(self, requests: Sequence[JudgeRequest]) -> tuple[list[str], list[_GroupCall]]:
         """Each request's key, and the calls that ask the distinct ones."""
         unique: dict[str, JudgeRequest] = {}
         keys = [r.key for r in requests]
         for key, request in zip(keys, requests, strict=True):
             unique.setdefault(key, request)
-        return keys, self._groups(list(unique.items()))
+        calls = []
+        for group in self._groups(list(unique.items())):
+            call = self._group_call(group)
+            if call.refusal is not None and len(group) > 1 \
+                    and all(_unit_by_unit(item.request) for _key, item in group):
+                # Each of these judgements needs only its own focus (a turn and its window):
+                # sent alone, as per-metric mode sends it, each may fit where all did not.
+                calls += [self._group_call([(key, Item(item.request.metric, item.request))])
+                          for key, item in group]
+            else:
+                calls.append(call)
+        return keys, calls
 
     async def _send(self, calls: list[_GroupCall], verdicts: _Verdicts,
                     progress: _Progress) -> None:
@@ -356,7 +372,8 @@ class OpenAIJudge:
         items = [item for _key, item in group]
         messages = build_messages(items)
         case = items[0].request.case
-        what = (f"the judge call for case {case.id!r} "
+        unit = items[0].request.item if len(items) == 1 else None
+        what = (f"the judge call for {f'{unit} of ' if unit else ''}case {case.id!r} "
                 f"({len(case.transcript_text):,} characters of transcript)")
         schema = reply_schema(items)
         # The caller's own bound, when ``params`` sets one, else what the schema needs.

@@ -121,6 +121,20 @@ def _scale_text(scale: str) -> str:
     return f"{scale} ({low:g}–{high:g})"
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def _missing_scores(reply: JudgeReply, request: JudgeRequest) -> list[str]:
+    """The scores ``request`` lists among its reply fields (a combined verdict's per-metric
+    scores) that ``reply`` does not give as numbers: without one, the verdict says nothing
+    on that metric. Whether a given number is on its scale is the family's to rule on."""
+    given = kept_fields(reply, request)
+    return [name for name, kind, _meaning in request.reply_fields
+            if kind in _SCORE_SCHEMAS and not _is_number(given.get(name))]
+
+
 def _reply_objects(value: Any, items: Sequence[Item]) -> tuple[list[Any], list[str]]:
     idents = {item.ident for item in items}
     if isinstance(value, dict) and value and set(value) <= idents \
@@ -220,15 +234,21 @@ def parse_reply(content: str, items: Sequence[Item]) -> ParsedReply:
         if ident in parsed.replies:
             parsed.problems.setdefault(ident, []).append(f"two verdicts for metric {ident!r}")
             continue
-        scale = by_ident[ident].request.scale
-        if not valid_score(scale, reply.score):
-            if isinstance(reply.score, (int, float)) and not isinstance(reply.score, bool) \
-                    and math.isfinite(reply.score):
+        request = by_ident[ident].request
+        problems = []
+        if not valid_score(request.scale, reply.score):
+            if _is_number(reply.score):
                 parsed.off_scale[ident] = float(reply.score)
-            parsed.problems.setdefault(ident, []).append(
+            problems.append(
                 f"score {reply.score!r} for metric {ident!r} is not valid on the "
-                f"{_scale_text(scale)} scale: expected {SCORE_FORMATS[scale]}"
+                f"{_scale_text(request.scale)} scale: expected {SCORE_FORMATS[request.scale]}"
             )
+        missing = _missing_scores(reply, request)
+        if missing:
+            problems.append(f"the verdict for metric {ident!r} gives no number for "
+                            f"{', '.join(missing)}, which the metric asks for")
+        if problems:
+            parsed.problems.setdefault(ident, []).extend(problems)
             continue
         parsed.replies[ident] = reply
     for ident in parsed.problems:

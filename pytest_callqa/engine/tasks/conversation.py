@@ -18,12 +18,16 @@ first turn of a conversation has none.
 **Scores.** Each turn gets 1–5 per metric, normalised ``(s − 1) / 4``; a metric's value is
 the mean over the turns, and it passes at ``threshold``. A turn is garbled when any of its
 scores is ≤ 2; ``garbled_turn_rate`` passes below 10 %. The task score is the mean of the
-three metric values (those scored).
+three metric values (those scored). A turn the judge gave no usable verdict on (its call
+failed, its reply stayed unusable or lacked a metric's score) leaves that metric and the
+garbled turn rate unknown — a judge error, never a mean over the other turns.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -182,8 +186,21 @@ def history(case: GoldenCase, bot: Mapping[int, str], turn: int,
 # A full stop after a title or a Latin abbreviation does not end the sentence.
 _ABBREVIATIONS = "".join(rf"(?<!\b{a}\.)" for a in ("Mr", "Mrs", "Ms", "Dr", "St", "vs", "etc",
                                                       r"e\.g", r"i\.e", r"a\.m", r"p\.m"))
-_BOUNDARY = re.compile(_ABBREVIATIONS + r"(?<=[.!?…。！？])\s+")
-_TERMINAL = re.compile(r"[.!?…。！？][\"'”’)\]]*$")
+# Sentence ends: the Latin and CJK marks, the danda and double danda (Devanagari, Bengali...),
+# the Arabic full stop (Urdu) and question mark, the Armenian, Ethiopic and Myanmar full stops
+# and the Ethiopic question mark.
+_ENDS = ".!?…。！？\u0964\u0965\u06d4\u061f\u0589\u1362\u1367\u104b"
+_BOUNDARY = re.compile(_ABBREVIATIONS + rf"(?<=[{_ENDS}])\s+")
+_TERMINAL = re.compile(rf"[{_ENDS}][\"'”’)\]]*$")
+# Scripts written without spaces between words (the first word of their letters' Unicode
+# names), with the name a reason gives them: the proxy counts words by spaces, so it cannot
+# measure a sentence in them.
+_UNSPACED_SCRIPTS = {
+    "THAI": "Thai", "LAO": "Lao", "KHMER": "Khmer", "MYANMAR": "Myanmar",
+    "TIBETAN": "Tibetan", "CJK": "Chinese (CJK)", "HIRAGANA": "Japanese (Hiragana)",
+    "KATAKANA": "Japanese (Katakana)", "KATAKANA-HIRAGANA": "Japanese (Katakana)",
+    "JAVANESE": "Javanese", "BALINESE": "Balinese", "TAI": "Tai", "NEW": "New Tai Lue",
+}
 _SPACE_BEFORE_PUNCT = re.compile(r"\w\s+[,.!?;:](?!\w)")
 _DOUBLED = re.compile(r"(?<!\.)(?:\.\.(?!\.)|,,|\?\?|!!|;;)")
 RUN_ON_SEVERE = 40
@@ -195,10 +212,27 @@ FRAGMENT_WORDS = 2
 
 @dataclass
 class SegmentationCheck:
-    score: int
+    """The proxy's score, or None with ``why_not`` when it cannot measure the turn."""
+
+    score: int | None
     issues: list[str] = field(default_factory=list)
     sentences: int = 0
     longest: int = 0
+    why_not: str | None = None
+
+
+def _unspaced_script(text: str) -> str | None:
+    """The script without word spacing that a quarter or more of ``text``'s letters are in
+    (the most used of them), or None. A letter of these scripts stands for a syllable or a
+    word where a spaced script spends about five on a word, so a quarter of the letters is
+    already most of the words; NFKC first folds half-width Katakana into Katakana."""
+    scripts = Counter(unicodedata.name(ch, "").split(" ", 1)[0]
+                      for ch in unicodedata.normalize("NFKC", text)
+                      if unicodedata.category(ch).startswith("L"))
+    unspaced = Counter({name: n for name, n in scripts.items() if name in _UNSPACED_SCRIPTS})
+    if not unspaced or 4 * sum(unspaced.values()) < sum(scripts.values()):
+        return None
+    return _UNSPACED_SCRIPTS[unspaced.most_common(1)[0][0]]
 
 
 def segmentation_proxy(text: str) -> SegmentationCheck:
@@ -211,11 +245,18 @@ def segmentation_proxy(text: str) -> SegmentationCheck:
     5 = none. Minor issues:
     no closing punctuation (3+ words), a lower-case start, a space before punctuation,
     doubled punctuation, one wrong split. This measures the form only — a judge is needed
-    for whether the breaks fall where the meaning does.
+    for whether the breaks fall where the meaning does. A turn written mostly in a script
+    without spaces between words (Thai, Lao, Khmer, Myanmar, Chinese, Japanese...) is not
+    scored: its words cannot be counted by spaces.
     """
     words = text.split()
     if not words:
         return SegmentationCheck(1, ["empty turn"])
+    script = _unspaced_script(text)
+    if script is not None:
+        return SegmentationCheck(None, why_not=(
+            f"written in {script} script, which puts no spaces between words: the proxy "
+            "counts words by spaces and cannot measure its sentences"))
     sentences = [s for s in _BOUNDARY.split(text.strip()) if s.strip()]
     lengths = [len(s.split()) for s in sentences]
     longest = max(lengths)
@@ -263,6 +304,9 @@ def _item(turn: int) -> str:
 
 @dataclass
 class _TurnScore:
+    # status: "evaluated" (the judge's score), "failed" (no text: scored 1), "not_scored"
+    # (the judge could not estimate it) or "error" (the judge gave no usable verdict, the
+    # seed's status for a failed LLM call).
     score: float | None
     reason: str
     warning: str | None = None
@@ -345,6 +389,9 @@ class ConversationTask(FamilyTask):
             if verdict is None:
                 out[metric_id] = _TurnScore(None, "no judge verdict", status="not_scored")
                 continue
+            if verdict.judge_error:
+                out[metric_id] = _TurnScore(None, verdict.reason, status="error")
+                continue
             score, warning = checked_score("likert5", verdict.score)
             out[metric_id] = _TurnScore(
                 score, verdict.reason, warning, verdict.flagged or warning is not None,
@@ -355,6 +402,8 @@ class ConversationTask(FamilyTask):
     def _from_combined(verdict: JudgeVerdict | None, metric_id: str) -> _TurnScore:
         if verdict is None:
             return _TurnScore(None, "no judge verdict", status="not_scored")
+        if verdict.judge_error:
+            return _TurnScore(None, verdict.reason, status="error")
         if metric_id in verdict.details.get("not_scored", ()):
             return _TurnScore(None, str(verdict.details.get(f"{metric_id}_reason",
                                                             verdict.reason)),
@@ -362,12 +411,16 @@ class ConversationTask(FamilyTask):
         raw = verdict.details.get(metric_id, verdict.details.get(f"{metric_id}_score"))
         if raw is None and verdict.score is None:
             return _TurnScore(None, verdict.reason, status="not_scored")
+        if raw is None and verdict.flagged:
+            # The reply's own score was off the scale, so its fields were not read: the
+            # seed's rule for an out-of-range score (1, with a warning) stands for all three.
+            score, warning = checked_score("likert5", verdict.score)
+            return _TurnScore(score, verdict.reason, warning, True)
         if raw is None:
-            # A combined reply without this metric's score is unusable for it: the seed's
-            # conservative fallback applies, with a warning.
-            return _TurnScore(1.0, verdict.reason,
-                              f"the combined reply has no {metric_id} score; scored 1 (the "
-                              "most conservative score)", True)
+            # A verdict without this metric's score is no verdict on it: a failure of the
+            # judge, never a score the model earned.
+            return _TurnScore(None, f"the judge's verdict has no {metric_id} score",
+                              status="error")
         score, warning = checked_score("likert5", raw)
         return _TurnScore(score, str(verdict.details.get(f"{metric_id}_reason",
                                                          verdict.reason)),
@@ -380,6 +433,8 @@ class ConversationTask(FamilyTask):
         bot = self._bot(ctx)
         records: dict[str, list[dict[str, Any]]] = {m: [] for m in QUALITY_METRICS}
         per_turn: list[dict[str, Any]] = []
+        # Turns the judge gave no usable verdict on, with the metrics it missed.
+        unknown: list[str] = []
         for expected in ctx.expected.turns:  # type: ignore[attr-defined]
             turn = expected.turn
             text = bot.get(turn, "")
@@ -392,6 +447,9 @@ class ConversationTask(FamilyTask):
             for metric_id, ts in scores.items():
                 records[metric_id].append(self._record(metric_id, turn, text, ts, config))
             values = {m: ts.score for m, ts in scores.items()}
+            errors = sorted(m for m, ts in scores.items() if ts.status == "error")
+            if errors:
+                unknown.append(f"turn {turn} ({', '.join(errors)})")
             if any(v is not None for v in values.values()):
                 per_turn.append({
                     "turn": turn, "scores": values,
@@ -400,7 +458,7 @@ class ConversationTask(FamilyTask):
         metrics: dict[str, MetricResult] = {
             m: self._aggregate(m, records[m], config) for m in QUALITY_METRICS
         }
-        metrics["garbled_turn_rate"] = self._garbled(per_turn, config)
+        metrics["garbled_turn_rate"] = self._garbled(per_turn, unknown, config)
         score, dropped = weighted_score([(m, metrics[m], 1.0) for m in QUALITY_METRICS])
         return metrics, score, dropped
 
@@ -423,6 +481,15 @@ class ConversationTask(FamilyTask):
     def _aggregate(self, metric_id: str, records: list[dict[str, Any]],
                    config: ConversationConfig) -> MetricResult:
         threshold = config.threshold_for(metric_id)
+        errors = [r for r in records if r["status"] == "error"]
+        if errors:
+            # Unknown, not renormalised over the other turns: the mean would be a number the
+            # judge never gave (evaluate.py marks it, and what is computed from it, a judge
+            # error).
+            return MetricResult(
+                value=None, scored=False, judge_error=True,
+                reason="; ".join(f"turn {r['turn']}: {r['reasoning']}" for r in errors),
+                details={"results": records, "threshold": threshold})
         scored = [r for r in records if "score_1_5" in r]
         judged = [r for r in scored if r["status"] == "evaluated"]
         warnings = [f"turn {r['turn']}: {r['warning']}" for r in records if "warning" in r]
@@ -458,7 +525,13 @@ class ConversationTask(FamilyTask):
         return result
 
     @staticmethod
-    def _garbled(per_turn: list[dict[str, Any]], config: ConversationConfig) -> MetricResult:
+    def _garbled(per_turn: list[dict[str, Any]], unknown: list[str],
+                 config: ConversationConfig) -> MetricResult:
+        if unknown:
+            return MetricResult(
+                value=None, scored=False, judge_error=True,
+                reason=f"the judge could not score {'; '.join(unknown)}, so whether those "
+                       "turns are garbled is unknown")
         if not per_turn:
             return MetricResult.not_scored("not scored: no turn has any score")
         garbled = [t["turn"] for t in per_turn if t["garbled"]]

@@ -8,6 +8,8 @@ score.
 
 import re
 
+import pytest
+
 from pytest_callqa import Bands, MetricSpec
 
 CONTACT_DETAILS = re.compile(
@@ -35,5 +37,8 @@ def summary_has_no_contact_details(case, output, result):
     return 0.0 if any(CONTACT_DETAILS.search(text) for text in texts) else 1.0
 
 
+# Optional: a run with the plugin switched off (`-p no:callqa`) has no such hook to call, and
+# pytest would refuse a conftest.py implementing a hook it does not know.
+@pytest.hookimpl(optionalhook=True)
 def pytest_callqa_register_metrics(registry, config):
     registry.register_metric(NO_CONTACT_DETAILS, summary_has_no_contact_details)

@@ -10,6 +10,7 @@ import pytest
 
 from .run.deliver import Delivered, deliver
 from .run.junit import suite_properties
+from .run.settings import ERROR_PAYLOAD, CallqaUsageError
 
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
 REPORT_ATTR = "callqa"
 # The key of an xdist worker's ``workeroutput`` that carries its call counters.
 WORKER_OUTPUT_KEY = "callqa_usage"
+# The attribute of the failed report xdist makes for an evaluation test its worker died
+# running: the tool's (or the environment's) failure, shown as an error, not the model's.
+CRASHED_ATTR = "callqa_worker_crashed"
 
 
 class ResultsGatherer:
@@ -34,10 +38,13 @@ class ResultsGatherer:
         # What kept the end of the run from being whole: the gate, the project's hook.
         self.problems: list[str] = []
         self.empty_shard_of: pytest.Session | None = None
-        # Tests that finished, and under xdist how many the workers collected: a run told to
-        # stop at a failure of its last test stopped nothing early.
-        self.finished = 0
+        # The ids of the tests that finished, per xdist worker (None: this process), and
+        # under xdist how many tests, and which workers, collected: a run told to stop at a
+        # failure of its last test stopped nothing early. Ids, not reports: a test rerun (a
+        # reruns plugin) finishes once per attempt, and under --dist each once per worker.
+        self.finished: dict[str | None, set[str]] = {}
         self.collected: int | None = None
+        self.workers: set[str] = set()
 
     @pytest.hookimpl
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -46,7 +53,8 @@ class ResultsGatherer:
         evaluation has reported: the controller may read the golden cases ahead."""
         self.state.preload_now()
         if report.when == "teardown":
-            self.finished += 1
+            self.finished.setdefault(getattr(report, "worker_id", None), set()).add(
+                report.nodeid)
         payload = getattr(report, REPORT_ATTR, None)
         if report.when == "teardown" and isinstance(payload, dict):
             self.state.summary.record(report.nodeid, payload)
@@ -56,6 +64,52 @@ class ResultsGatherer:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         """Fires on the xdist controller as each worker has collected (the same tests)."""
         self.collected = len(ids)
+        self.workers.add(node.gateway.id)
+
+    @pytest.hookimpl(optionalhook=True, trylast=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport) -> None:
+        """Fires on the xdist controller when a worker died running a test (a segfault, the
+        out-of-memory killer, ``os._exit``, a timeout plugin's kill), before its failed
+        report, which carries no payload: the test's pair was not evaluated, by the tool's
+        or the environment's failure, not the model's. Last, so a plugin that runs the test
+        again (its report then no longer failed) goes first."""
+        if not report.failed:
+            return
+        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "?")
+        payload = self._crashed_pair(crashitem, f"worker {worker} crashed while running "
+                                                "the test")
+        if payload is not None:
+            setattr(report, CRASHED_ATTR, True)
+            self.state.summary.record(crashitem, payload)
+
+    def _crashed_pair(self, nodeid: str, reason: str) -> dict[str, Any] | None:
+        """The not-evaluated payload of the (model, case) pair whose test ``nodeid`` is,
+        told by its parameter id ``<model>-<case id>`` (other parameters may be joined to it
+        with ``-``) against the configured models and the golden cases; None when the test
+        has no pair, or the id could be more than one."""
+        name = nodeid.rpartition("::")[2]
+        start = name.find("[")
+        if start < 0 or not name.endswith("]"):
+            return None
+        parts = name[start + 1:-1].split("-")
+        models = self.state.summary.configured_models()
+        try:
+            cases = {ref.id: ref for ref in self.state.catalog.files().cases}
+        except CallqaUsageError:
+            return None  # the workers reported why the cases cannot be read
+        pairs = set()
+        for first in range(len(parts)):
+            for last in range(first + 1, len(parts) + 1):
+                text = "-".join(parts[first:last])
+                for model in models:
+                    case_id = text.removeprefix(f"{model}-")
+                    if case_id != text and case_id in cases:
+                        pairs.add((model, case_id))
+        if len(pairs) != 1:
+            return None
+        model, case_id = pairs.pop()
+        return {ERROR_PAYLOAD: {"model": model, "case_id": case_id,
+                                "task": cases[case_id].task, "reason": reason}}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
@@ -80,10 +134,9 @@ class ResultsGatherer:
             # merge of the shards' reports says whether anything was evaluated at all).
             # Set at the very end: syrupy's sessionfinish ORs pytest's own status back in.
             self.empty_shard_of = session
-        expected = self.collected if self.collected is not None else len(session.items)
-        state.summary.stopped_early = (_stopped_early(session) if self.finished < expected
+        state.summary.stopped_early = (_stopped_early(session) if self._partial(session)
                                        else None)
-        if state.summary.delivers:
+        if self._delivers(session.config):
             self.delivered = deliver(state.summary, state.settings, session.config.rootpath)
             self.problems = [p for p in (self.delivered.gate_problem,
                                          state.summary.hook_problem) if p is not None]
@@ -103,6 +156,24 @@ class ResultsGatherer:
                     xml.add_global_property(name, value)
         state.usage.end_run(self.run_ids)
 
+    def _partial(self, session: pytest.Session) -> bool:
+        """Whether some collected test did not finish: in this process, or under xdist in
+        any worker (``--dist each``: every worker runs every test) or in none (any other
+        distribution: each test runs in one)."""
+        expected = self.collected if self.collected is not None else len(session.items)
+        if self.workers and getattr(session.config.option, "dist", "no") == "each":
+            return any(len(self.finished.get(worker, ())) < expected
+                       for worker in self.workers)
+        return len(set().union(*self.finished.values())) < expected
+
+    def _delivers(self, config: pytest.Config) -> bool:
+        """Whether the run ends with a scorecard and its files: it evaluated something (or
+        is a shard), and ran its tests. ``--setup-only`` (and ``--setup-plan``) ran their
+        fixtures — an evaluation test's fixtures score its output — but no test: like
+        ``--collect-only``, it writes no report, which would stand for a run of the suite
+        (a baseline gated against, a report file the last real run wrote overwritten)."""
+        return self.state.summary.delivers and not getattr(config.option, "setuponly", False)
+
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """Fires once, last: the spooled results are dropped, and an empty shard's "no
@@ -120,7 +191,10 @@ class ResultsGatherer:
         result = yield
         for problem in self.problems:
             terminalreporter.write_line(problem, red=True)
-        if not self.state.summary.delivers:
+        if not self._delivers(terminalreporter.config):
+            if self.state.summary.delivers:
+                terminalreporter.write_line("callqa: no scorecard and no report: --setup-only "
+                                            "ran the tests' fixtures, not the tests")
             return result
         terminalreporter.write_sep("=", "callqa scorecard")
         # Fitted to a terminal's width; a log (CI) keeps the table whole, whatever width the

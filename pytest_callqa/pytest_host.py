@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .run.settings import display_path
+from .selection import OTHER_SHARD_KEY, pair_of
 
 if TYPE_CHECKING:
     from .engine.core.cases import GoldenCase
@@ -18,17 +19,25 @@ if TYPE_CHECKING:
 
 # The module whose pytest_callqa_generate answers for live models and recorded files.
 _OWN_PLUGIN = "pytest_callqa.plugin"
+# The key of an xdist worker's ``workeroutput`` that carries how many evaluation tests it
+# deselected.
+DESELECTED_OUTPUT_KEY = "callqa_deselected"
 
 
 class PytestHost:
     """The run's host over a ``pytest.Config``: the three ``pytest_callqa_*`` hooks, the
-    rootdir, and xdist's worker input."""
+    rootdir, xdist's worker input, and the selection of tests (with how many evaluation
+    tests were deselected: :class:`Deselections`)."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         # Read at configure time: --lf adds this run's failures to the record as they come.
         lastfailed = getattr(config.pluginmanager.get_plugin("lfplugin"), "lastfailed", None)
         self._failures_on_record = bool(lastfailed)
+        # Every process that collects (the only one, each xdist worker) sees the
+        # deselections; the xdist controller hears of them from its workers.
+        self._deselected = Deselections()
+        config.pluginmanager.register(self._deselected, "callqa-deselections")
 
     @property
     def rootpath(self) -> Path:
@@ -46,7 +55,7 @@ class PytestHost:
     @property
     def selection(self) -> dict[str, Any]:
         option = self.config.option
-        return {
+        selection: dict[str, Any] = {
             "args": sorted(self._rooted(arg) for arg in self.config.args),
             "keyword": option.keyword or "",
             "markexpr": option.markexpr or "",
@@ -55,6 +64,12 @@ class PytestHost:
             # (with none, pytest runs every test).
             "last_failed": bool(getattr(option, "lf", False) and self._failures_on_record),
         }
+        if self._deselected.count:
+            # Whatever deselected them: -k, --deselect, --lf, an -m narrower than `eval`,
+            # --sw resuming, another plugin. Absent when none was: a whole run's report
+            # reads as before.
+            selection["deselected_eval_tests"] = self._deselected.count
+        return selection
 
     def _rooted(self, arg: str) -> str:
         """A path or node id of the command line with its path relative to the root:
@@ -83,3 +98,39 @@ class PytestHost:
         so any model's output may come from it rather than from a recorded file."""
         return any(getattr(impl.plugin, "__name__", None) != _OWN_PLUGIN
                    for impl in self.config.hook.pytest_callqa_generate.get_hookimpls())
+
+
+class Deselections:
+    """A plugin that counts the evaluation tests (those of a (model, case) pair) deselected
+    by anything but ``--callqa-shard``, whose split of the pairs is no narrowing of the run.
+
+    Each process that collects counts its own; under xdist each worker hands its count to
+    the controller, which collects nothing and keeps the largest (every worker collects and
+    deselects the same tests: the report is the same with and without xdist)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    @pytest.hookimpl
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        """Fires for each batch of tests a plugin deselects."""
+        for item in items:
+            model, case_id = pair_of(item)
+            if (isinstance(model, str) and isinstance(case_id, str)
+                    and not item.stash.get(OTHER_SHARD_KEY, False)):
+                self.count += 1
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Fires once per process, after the last test: a worker hands on its count."""
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput[DESELECTED_OUTPUT_KEY] = self.count
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        """Fires on the xdist controller as each worker ends (one that crashed hands on
+        nothing; the others, or the worker that replaced it, counted the same)."""
+        count = (getattr(node, "workeroutput", None) or {}).get(DESELECTED_OUTPUT_KEY)
+        if isinstance(count, int):
+            self.count = max(self.count, count)

@@ -18,6 +18,9 @@ CASE_MARKER = "callqa"
 CASE_MARKER_KEYS = ("task", "tags", "runs")
 CASE_FIXTURE = "callqa_case"
 MODEL_FIXTURE = "callqa_model"
+# Set on each test a shard hands to the other shards: that deselection is the split, not a
+# narrowing of the run (pytest_host.Deselections leaves it out).
+OTHER_SHARD_KEY = pytest.StashKey[bool]()
 
 
 def marker_filter(metafunc: pytest.Metafunc, registry: Registry) -> tuple[list[str], list[str]]:
@@ -91,6 +94,8 @@ def deselect_other_shards(config: pytest.Config, items: list[pytest.Item],
             ours = index == 1
         (keep if ours else drop).append(item)
     if drop:
+        for item in drop:
+            item.stash[OTHER_SHARD_KEY] = True
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
 

@@ -113,8 +113,9 @@ def _value(agg: Any, metric_id: str) -> float | None:
 def partial_run_lines(run: Mapping[str, Any]) -> list[str]:
     """The header's lines for a run whose scorecard holds only part of its tests' results: it
     stopped early (``-x``, ``--maxfail``, Ctrl-C), or it was asked for part of the suite
-    (``-k``, ``--deselect``, ``--lf``, node ids). A scorecard that looks whole otherwise ranks
-    models on what happened to run."""
+    (``-k``, ``--deselect``, ``--lf``, node ids), or evaluation tests were deselected by
+    something else (``--sw``, an ``-m`` narrower than ``eval``, another plugin). A scorecard
+    that looks whole otherwise ranks models on what happened to run."""
     lines = []
     stopped = run.get("stopped_early")
     if stopped:
@@ -126,6 +127,10 @@ def partial_run_lines(run: Mapping[str, Any]) -> list[str]:
         narrowed += [f"--deselect {d}" for d in selection.get("deselect") or ()]
         narrowed += [str(a) for a in selection.get("args") or () if "::" in str(a)]
         narrowed += ["--lf"] if selection.get("last_failed") else []
+        deselected = selection.get("deselected_eval_tests")
+        if not narrowed and isinstance(deselected, int) and deselected > 0:
+            # Deselected by nothing the line can name (the options above deselect too).
+            narrowed.append(f"{count(deselected, 'evaluation test')} deselected")
         if narrowed:
             lines.append(f"selection: {', '.join(narrowed)}: the scorecard holds only the "
                          "results of the selected tests")

@@ -194,12 +194,16 @@ class Verdicts:
         what it left."""
         beside = self._beside
         assert beside is not None
+        # Read before take(): the batch hands on its last verdicts before it ends, so once
+        # ended, take() has them all. Read after, verdicts handed on between the two reads
+        # were neither taken nor unhanded(), and their pairs were judged again.
+        ended = beside.stream.ended
         ready = beside.stream.take()
         for key, verdicts in ready.items():
             if key not in self.results:
                 self.judged[key] = (beside.prepared[key], verdicts)
         _compare_ahead([self.judged[key][0] for key in ready if key in self.judged])
-        if beside.stream.ended:
+        if ended:
             self._beside = None
             left = {key: beside.prepared[key] for key in beside.stream.unhanded()
                     if key not in self.results and key not in self.judged}

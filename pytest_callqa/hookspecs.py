@@ -1,8 +1,10 @@
 """Hooks that a project's ``conftest.py`` (or another plugin) implements to extend callqa.
 
 They are added to pytest's hook relay by the plugin's ``pytest_addhooks``, so an
-implementation is written like any pytest hook::
+implementation is written like any pytest hook (marked optional, so that a run with the
+plugin switched off, ``-p no:callqa``, still loads the conftest)::
 
+    @pytest.hookimpl(optionalhook=True)
     def pytest_callqa_generate(model, case, config):
         if model == "my-live-model":
             return my_client.run(case.task, case.transcript_text)

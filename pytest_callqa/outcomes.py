@@ -1,12 +1,12 @@
 """How a failed evaluation test is told apart: a failure an assertion helper already explained,
 or an error of the tool, not of the model — a verdict the judge could not give, a generation
-call or an outputs file that failed — and what the run keeps of a pair such an error left
-unevaluated."""
+call or an outputs file that failed — what the run keeps of a pair such an error left
+unevaluated, and how the JUnit file records such an error."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
@@ -26,6 +26,9 @@ T = TypeVar("T")
 # tells it apart from the model failing. (A subclass would do too, but pytest's summary line
 # would then print its dotted name where it prints "Failed:".)
 TOOL_FAILURE = "callqa_tool_failure"
+# The attribute of a call report whose test the tool stopped (crosses xdist too: a report's
+# attributes reach the controller as they are).
+TOOL_ERROR_ATTR = "callqa_tool_error"
 
 
 def tool_failure(message: str) -> BaseException:
@@ -90,3 +93,38 @@ def errored(model: str, case: CaseRef, reason: str) -> dict[str, Any]:
     """The payload of a test whose pair an error left without a result."""
     return {ERROR_PAYLOAD: {"model": model, "case_id": case.id, "task": case.task,
                             "reason": reason}}
+
+
+class JUnitToolErrors:
+    """The JUnit file's side of a test the tool stopped in its call phase: an ``<error>``, as
+    the terminal counts it, not a ``<failure>`` a CI dashboard would count against the model.
+
+    pytest's JUnit plugin records every failed call report as a failure, whatever the
+    terminal made of it. Registered in the process that writes the file (the only one, or
+    the xdist controller, which gets the workers' reports with their attributes), this
+    wraps that plugin's handling of each report and turns the failure it has just recorded
+    for such a test into an error, in the element and in the suite's counts. The report
+    itself is left as it is: the terminal, ``-x`` and the plugin's own counting read it.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, object,
+                                                                               object]:
+        result = yield
+        if report.when == "call" and report.failed and getattr(report, TOOL_ERROR_ATTR, False):
+            # pytest's JUnit plugin, loaded with pytest, is reached only for such a report.
+            from _pytest.junitxml import xml_key
+
+            xml = self.config.stash.get(xml_key, None)
+            if xml is not None:
+                reporter = xml.node_reporter(report)
+                failure = next((node for node in reversed(reporter.nodes)
+                                if node.tag == "failure"), None)
+                if failure is not None:
+                    failure.tag = "error"
+                    xml.stats["failure"] -= 1
+                    xml.stats["error"] += 1
+        return result

@@ -17,7 +17,13 @@ import pytest
 from . import hookspecs
 from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer, SharedReportValues
 from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, read_settings
-from .outcomes import failed_in_helper, produce_or_fail, tool_failed
+from .outcomes import (
+    TOOL_ERROR_ATTR,
+    JUnitToolErrors,
+    failed_in_helper,
+    produce_or_fail,
+    tool_failed,
+)
 from .outputs import ModelOutput
 from .progress import TerminalProgress
 from .pytest_host import PytestHost
@@ -59,8 +65,6 @@ EVAL_FIXTURES = frozenset({CASE_FIXTURE, MODEL_FIXTURE, "callqa_output", "callqa
 T = TypeVar("T")
 
 PREFLIGHT_HINT = "--no-callqa-preflight skips this check"
-# The attribute of a call report whose test the tool stopped (crosses xdist too).
-TOOL_ERROR_ATTR = "callqa_tool_error"
 
 SESSION_KEY = pytest.StashKey[CallqaSession]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
@@ -119,6 +123,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # Workers only score; their results reach the controller on the test reports.
     if not state.is_worker:
         config.pluginmanager.register(ResultsGatherer(state), "callqa-results")
+        if getattr(config.option, "xmlpath", None):
+            config.pluginmanager.register(JUnitToolErrors(config), "callqa-junit-errors")
     config.pluginmanager.register(KeepSnapshots(config), "callqa-keep-snapshots")
     if settings.shard is not None:
         config.pluginmanager.register(ShardSelection(settings.shard), "callqa-shard")

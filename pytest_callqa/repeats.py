@@ -3,8 +3,9 @@ function is called once per run, each time with that run's ``callqa_result`` and
 ``callqa_output``, and the pass rule (:mod:`pytest_callqa.engine.runs`) makes one outcome of
 the N. Other fixtures are set up once, for the test, as pytest always does.
 
-A judge error or a failed generation call in any run stops the test as an error (the tool
-failed, not the model); a skip in any run skips it.
+A judge error or a failed generation call in any run makes the test an error (the tool
+failed, not the model) and leaves that run's outcome unknown; the other runs are still called,
+so what they say is known. A skip in any run skips it.
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ RUNS_ATTR = "callqa_runs"
 
 @dataclass
 class RunsRecord:
-    """The outcome of each run of a test, and what its pass rule made of them."""
+    """The outcome of each run of a test — None where the tool failed in it (a verdict the
+    judge could not give, a run that could not be produced), which leaves the run's outcome
+    unknown — and what its pass rule made of them (None when a run is unknown: the test is
+    an error)."""
 
-    outcomes: list[bool]
+    outcomes: list[bool | None]
     rule: str
-    passed: bool
-    failed_runs: list[int]
+    passed: bool | None
 
     def to_dict(self) -> dict[str, Any]:
         return {"outcomes": self.outcomes, "rule": self.rule, "passed": self.passed}
@@ -73,17 +76,28 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     params = item.callspec.params
     model, case = cast(str, params["callqa_model"]), cast("CaseRef", params["callqa_case"])
     resolver = state.resolver
+    payload = item.stash.get(payload_key, None)
+    rule = state.settings.pass_rule
     results: list[TaskResult] = []
-    if "callqa_result" in funcargs:
-        results = [cast("TaskResult", funcargs["callqa_result"])]
-        results += [produce_or_fail(resolver.result, model, case, run) for run in range(1, runs)]
     outputs = [funcargs.get("callqa_output")]
-    for run in range(1, runs):
-        produced = produce_or_fail(resolver.output, model, case, run)
-        if isinstance(produced, Missing):
-            pytest.skip(f"run {run + 1} of {runs}: {produced.reason}")
-        assert isinstance(produced, ModelOutput)
-        outputs.append(produced.value)
+    try:
+        if "callqa_result" in funcargs:
+            results = [cast("TaskResult", funcargs["callqa_result"])]
+            results += [produce_or_fail(resolver.result, model, case, run)
+                        for run in range(1, runs)]
+        for run in range(1, runs):
+            produced = produce_or_fail(resolver.output, model, case, run)
+            if isinstance(produced, Missing):
+                pytest.skip(f"run {run + 1} of {runs}: {produced.reason}")
+            assert isinstance(produced, ModelOutput)
+            outputs.append(produced.value)
+    except pytest.fail.Exception as exc:
+        if is_tool_failure(exc):
+            # A run could not be produced, so the test function ran in none: no run of the
+            # pair has a known outcome from this test.
+            _keep(item, payload, results,
+                  RunsRecord(outcomes=[None] * runs, rule=rule, passed=None))
+        raise
     argnames = item._fixtureinfo.argnames
 
     def call(run_result: TaskResult | None, output: Any) -> BaseException | None:
@@ -97,8 +111,6 @@ def call_runs(item: pytest.Function, state: CallqaSession,
         except (pytest.skip.Exception, KeyboardInterrupt):
             raise
         except (Exception, pytest.fail.Exception) as exc:
-            if is_tool_failure(exc):
-                raise
             return exc
         return None
 
@@ -107,8 +119,15 @@ def call_runs(item: pytest.Function, state: CallqaSession,
         failure = call(results[run] if results else None, outputs[run])
         if failure is not None:
             failures[run] = failure
-    outcomes = [run not in failures for run in range(runs)]
-    rule = state.settings.pass_rule
+    tool_errors = [failures[run] for run in sorted(failures) if is_tool_failure(failures[run])]
+    outcomes: list[bool | None] = [
+        None if run in failures and is_tool_failure(failures[run]) else run not in failures
+        for run in range(runs)]
+    if tool_errors:
+        # The test is the tool's error whatever its other runs did: the pass rule cannot be
+        # decided on runs whose outcome is unknown.
+        _keep(item, payload, results, RunsRecord(outcomes=outcomes, rule=rule, passed=None))
+        raise tool_errors[0]
     # The engine's run rules load with the first repeated test.
     from .engine.runs import mean_result, metric_specs, rule_passes
 
@@ -116,49 +135,73 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     if rule == "mean" and results:
         specs = metric_specs(state.services.registry(), results[0].task)
         decisive = call(mean_result(results, specs), outputs[0])
-    elif rule_passes("majority" if rule == "majority" else "all", outcomes):
+    elif rule_passes("majority" if rule == "majority" else "all", [run not in failures
+                                                                    for run in range(runs)]):
         decisive = None
     else:
         decisive = failures[min(failures)]
-    record = RunsRecord(outcomes=outcomes, rule=rule, passed=decisive is None,
-                        failed_runs=sorted(failures))
-    item.stash[RECORD_KEY] = record
-    _attach(item, item.stash.get(payload_key, None), results, record)
+    # A tool failure on the mean of the runs leaves the rule undecided, as in a run.
+    undecided = decisive is not None and is_tool_failure(decisive)
+    _keep(item, payload, results, RunsRecord(outcomes=outcomes, rule=rule,
+                                             passed=None if undecided else decisive is None))
     if decisive is not None:
         raise decisive
     return True
 
 
+def _keep(item: pytest.Item, payload: dict[str, Any] | None, results: list[TaskResult],
+          record: RunsRecord) -> None:
+    """The record on the test (its report's runs section) and on the payload."""
+    item.stash[RECORD_KEY] = record
+    _attach(item, payload, results, record)
+
+
 def _attach(item: pytest.Item, payload: dict[str, Any] | None, results: list[TaskResult],
             record: RunsRecord) -> None:
-    """The later runs' results and every run's outcome, on the payload the controller
-    gathers; the runs in the JUnit properties."""
+    """The later runs' results and every run's outcome (None: unknown), on the payload the
+    controller gathers; the runs in the JUnit properties, the pass rate over the runs whose
+    outcome is known (empty when none is)."""
     if payload is not None and "result" in payload:
         payload["runs"] = [r.to_dict() for r in results[1:]]
         payload["passed"] = list(record.outcomes)
-    passes = sum(record.outcomes)
+    known = [ok for ok in record.outcomes if ok is not None]
+    passes = sum(known)
     item.user_properties.extend([
         ("callqa_runs", len(record.outcomes)),
-        ("callqa_pass_rate", round(passes / len(record.outcomes), 6)),
-        ("callqa_flaky", str(0 < passes < len(record.outcomes)).lower()),
+        ("callqa_pass_rate", round(passes / len(known), 6) if known else ""),
+        ("callqa_flaky", str(0 < passes < len(known)).lower()),
     ])
+    if len(known) < len(record.outcomes):
+        item.user_properties.append(("callqa_unknown_runs", len(record.outcomes) - len(known)))
+
+
+_RUN_WORDS = {True: "passed", False: "failed", None: "unknown (the tool failed in it)"}
+_RULE_WORDS = {True: "passed", False: "failed",
+               None: "undecided (the outcome of a run is unknown)"}
 
 
 def describe(record: dict[str, Any]) -> str:
     """The runs of a test, for its report."""
     outcomes = record["outcomes"]
-    passes = sum(outcomes)
-    marks = ", ".join(f"run {i + 1} {'passed' if ok else 'failed'}"
-                      for i, ok in enumerate(outcomes))
-    flaky = " — flaky: its runs disagree" if 0 < passes < len(outcomes) else ""
-    return (f"{passes} of {len(outcomes)} runs passed ({marks}); pass rule "
-            f"{record['rule']}: {'passed' if record['passed'] else 'failed'}{flaky}")
+    known = [ok for ok in outcomes if ok is not None]
+    passes = sum(known)
+    marks = ", ".join(f"run {i + 1} {_RUN_WORDS[ok]}" for i, ok in enumerate(outcomes))
+    flaky = " — flaky: its runs disagree" if 0 < passes < len(known) else ""
+    if len(known) == len(outcomes):
+        counted = f"{passes} of {len(outcomes)} runs passed"
+    elif known:
+        counted = (f"{passes} of the {len(known)} runs of known outcome passed, "
+                   f"{len(outcomes) - len(known)} unknown")
+    else:
+        counted = f"no run of {len(outcomes)} has a known outcome"
+    return (f"{counted} ({marks}); pass rule {record['rule']}: "
+            f"{_RULE_WORDS[record['passed']]}{flaky}")
 
 
 def status_word(record: dict[str, Any], outcome: str) -> str | None:
     """The verbose word of a flaky test's report (PASSED (flaky 2/3)), else None."""
-    outcomes = record["outcomes"]
-    passes = sum(outcomes)
-    if not 0 < passes < len(outcomes):
+    known = [ok for ok in record["outcomes"] if ok is not None]
+    passes = sum(known)
+    if not 0 < passes < len(known):
         return None
-    return f"{outcome.upper()} (flaky {passes}/{len(outcomes)})"
+    return f"{outcome.upper()} (flaky {passes}/{len(known)})"

@@ -318,12 +318,14 @@ KAPPA_SLACK = 1e-9
 
 def verdict(calibration: Mapping[str, Mapping[str, Any]],
             min_kappa: float = DEFAULT_MIN_KAPPA) -> list[str]:
-    """Why the calibration fails the run; empty when it passes.
+    """Why the calibration fails the run; empty when nothing fails it (see :func:`outcome`).
 
     A metric the judge scored on some labelled item must reach ``min_kappa``; an undefined
     kappa (every pair in one category) cannot show it and fails. A metric the judge scored
     on no labelled item gives no number to trust and is reported, not failed; but a run
-    that compared no pair at all fails.
+    that compared no pair at all fails — unless judge errors left labels out: then nothing
+    was compared because the judge could not answer, which is the tool's failure, not the
+    judge disagreeing with people (:func:`incomplete`).
     """
     problems = []
     for metric, entry in calibration.items():
@@ -338,10 +340,37 @@ def verdict(calibration: Mapping[str, Mapping[str, Any]],
             if float(shown) >= min_kappa:
                 shown = f"{kappa:.4g}"  # "0.60 < 0.6" would read as a contradiction
             problems.append(f"{metric}: kappa {shown} < {min_kappa:g} on {n} pairs")
-    if not any(entry.get("n") for entry in calibration.values()):
+    if not any(entry.get("n") for entry in calibration.values()) \
+            and not incomplete(calibration):
         problems.append("no labelled output was scored: nothing to calibrate (check the "
                         "labelled model's outputs and that the judge scores these metrics)")
     return problems
+
+
+def incomplete(calibration: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Why the calibration cannot pass even where no metric fails it: labels left out because
+    the judge could not answer them (a judge error: the call failed, the reply was unusable,
+    the budget was spent). How the judge agrees with people on those is unknown, and a
+    calibration that passed without them would vouch for a judge on labels it never saw.
+    (Labels the judge abstained on — *not scored* — are its answer, and stay left out.)"""
+    found = []
+    for metric, entry in calibration.items():
+        errors = (entry.get("left_out") or {}).get("judge_error", 0)
+        if errors:
+            found.append(f"{metric}: {errors} of {entry.get('labels', errors)} labels left out "
+                         "for judge errors (the judge could not answer them): its agreement on "
+                         "them is unknown")
+    return found
+
+
+def outcome(calibration: Mapping[str, Mapping[str, Any]],
+            min_kappa: float = DEFAULT_MIN_KAPPA) -> str:
+    """The calibration's verdict: ``fail`` when a metric fails it (:func:`verdict`), else
+    ``incomplete`` when judge errors left labels out (:func:`incomplete`) — not a pass, and
+    not the judge's disagreement either — else ``pass``."""
+    if verdict(calibration, min_kappa):
+        return "fail"
+    return "incomplete" if incomplete(calibration) else "pass"
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
@@ -376,9 +405,13 @@ def calibration_lines(calibration: Mapping[str, Mapping[str, Any]], *, judge: st
         lines.append(f"  {metric}: confusion, rows people / columns judge "
                      f"[{' '.join(cats)}]: {rows}")
     problems = verdict(calibration, min_kappa)
-    if problems:
-        lines += [f"callqa calibration: FAIL — {p}" for p in problems]
-    else:
+    gaps = incomplete(calibration)
+    lines += [f"callqa calibration: FAIL — {p}" for p in problems]
+    lines += [f"callqa calibration: INCOMPLETE — {g}" for g in gaps]
+    if gaps and not problems:
+        lines.append("callqa calibration: incomplete — not a pass: judge errors left labels "
+                     "out; run it again once the judge answers")
+    elif not problems:
         lines.append("callqa calibration: pass — every metric the judge scored reaches "
                      f"kappa >= {min_kappa:g}")
     return lines

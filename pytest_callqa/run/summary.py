@@ -20,6 +20,15 @@ from .gaps import (
     unregistered_notes,
     unscored_lines,
 )
+from .repeated import (
+    by_model,
+    run_fields,
+    run_groups,
+    run_outcome,
+    runs_section,
+    unknown_run_notes,
+    unknown_runs,
+)
 from .settings import ERROR_PAYLOAD, CallqaUsageError, Settings, count, display_path
 from .spool import NOT_JSON, POOLED_DETAILS, ResultSpool, entry_text, golden_entry, kept_records
 
@@ -83,25 +92,28 @@ class Summary:
         """One result per (model, case, run), whichever tests and workers scored it, as
         the scorecard needs it: each metric's value, rating and flags, the pooled rates'
         counts and the judge errors; reasons, details and judge records stay in the spooled
-        entries, which the JSON report carries whole."""
+        entries, which the JSON report carries whole. A result of a repeated run has the
+        run's outcome over the pair's tests in ``passed`` (:func:`run_outcome`)."""
         unique: dict[tuple[str | None, str, int], TaskResult] = {}
         shared: dict[tuple[Any, ...], MetricResult] = {}
+        # Each (model, case, run) some test over repeated runs gave an outcome for.
+        outcome: dict[tuple[str | None, str, int], bool | None] = {}
         for nodeid in self.spool.tests():
             views = self.spool.views(nodeid)
-            # A test over repeated runs carries every run and whether it passed each.
+            # A test over repeated runs carries every run and whether it passed each (None:
+            # the tool failed in that run, its outcome unknown).
             passed = self.collected.get(nodeid, {}).get("passed") or []
             for index, data in enumerate(views):
                 key = (data.get("model"), data["case_id"], int(data.get("run", 0)))
-                ran = bool(passed[index]) if index < len(passed) else None
-                kept = unique.get(key)
-                if kept is None:
-                    kept = unique[key] = _for_scorecard(data, shared)
-                    kept.passed = ran
+                if key not in unique:
+                    unique[key] = _for_scorecard(data, shared)
                     self._entry_of[key] = (nodeid, index)
-                elif ran is not None:
-                    # A run passes when every test of the pair passed it.
-                    kept.passed = ran if kept.passed is None else kept.passed and ran
+                if index < len(passed):
+                    ran = None if passed[index] is None else bool(passed[index])
+                    outcome[key] = run_outcome(outcome[key], ran) if key in outcome else ran
             self._output_of.setdefault((views[0].get("model"), views[0]["case_id"]), nodeid)
+        for key, ran in outcome.items():
+            unique[key].passed = ran
         return list(unique.values())
 
     def case_entries(self, card: Scorecard) -> Iterator[dict[str, Any]]:
@@ -253,6 +265,7 @@ class Summary:
                                        disqualify_tolerance=self.settings.disqualify_tolerance)
             card.notes.extend(not_evaluated_notes(self.not_evaluated(card)))
             card.notes.extend(unregistered_notes(card))
+            card.notes.extend(unknown_run_notes(card))
             if memo is not None:
                 save_memo(memo, self.settings)
             try:
@@ -309,11 +322,16 @@ class Summary:
     def _repeat_lines(self, card: Scorecard) -> list[str]:
         lines = []
         summaries = [s for c in card.models.values() if (s := c.runs_summary()) is not None]
-        if summaries:
+        runs = [unknown_runs(results) for results in by_model(card).values()]
+        most = max((found[2] for found in runs), default=0)
+        if most:
             flaky = sum(len(s["flaky"]) for s in summaries)
-            lines.append(f"runs: up to {max(s['runs'] for s in summaries)} per (model, case), "
-                         f"pass rule {self.settings.pass_rule}; {count(flaky, 'flaky case')} "
-                         "(runs disagree)")
+            unknown = sum(found[0] for found in runs)
+            lines.append(f"runs: up to {most} per (model, case), pass rule "
+                         f"{self.settings.pass_rule}; {count(flaky, 'flaky case')} (runs "
+                         "disagree)" + (f"; {count(unknown, 'run')} of unknown outcome (the "
+                                        "tool failed in a test of it) left out"
+                                        if unknown else ""))
         return lines + self._judge_repeat_lines(card)
 
     def _judge_repeat_lines(self, card: Scorecard) -> list[str]:
@@ -415,18 +433,20 @@ class Summary:
 
     def calibration(self, card: Scorecard) -> tuple[dict[str, Any], dict[str, Any]]:
         """Per labelled metric, the judge against the human_labels (the report's
-        ``calibration``), and the verdict of the kappa gate (``run.calibration``)."""
+        ``calibration``), and the verdict of the kappa gate (``run.calibration``: pass,
+        fail, or incomplete when judge errors left labels out)."""
         # Loaded only by a calibrating run.
-        from ..engine.calibration import calibrate, verdict
+        from ..engine.calibration import calibrate, incomplete, outcome, verdict
 
         registry = self.services.registry()
         found = calibrate(card.results, list(self.catalog.each_case()),
                           {task: registry.metrics_for(task) for task in registry.tasks},
                           self.settings.calibration_model)
-        problems = verdict(found, self.settings.min_kappa)
         return found, {"model": self.settings.calibration_model,
                        "min_kappa": self.settings.min_kappa,
-                       "verdict": "fail" if problems else "pass", "problems": problems}
+                       "verdict": outcome(found, self.settings.min_kappa),
+                       "problems": verdict(found, self.settings.min_kappa),
+                       "incomplete": incomplete(found)}
 
 
 def _for_scorecard(data: dict[str, Any],
@@ -466,33 +486,6 @@ def _for_scorecard(data: dict[str, Any],
         judge_errors=list(data.get("judge_errors", [])), pass_bar=data.get("pass_bar"))
 
 
-def run_groups(card: Scorecard) -> dict[tuple[str | None, str, str], list[TaskResult]]:
-    """The scorecard's results by (model, task, case): the runs of each pair."""
-    groups: dict[tuple[str | None, str, str], list[TaskResult]] = {}
-    for result in card.results:
-        groups.setdefault((result.model, result.task, result.case_id), []).append(result)
-    return groups
-
-
-def run_fields(record: dict[str, Any],
-               groups: dict[tuple[str | None, str, str], list[TaskResult]]) -> None:
-    """A case record of a pair run more than once gets its ``runs``, ``pass_rate`` and
-    ``flaky``, and each metric its ``mean`` and ``sd`` over the runs (single runs unchanged)."""
-    # Loaded with the scorecard already.
-    from ..engine.runs import metric_spread
-
-    runs = groups.get((record["model"], record["task"], record["case_id"]), [])
-    if len(runs) < 2:
-        return
-    outcomes = [r.passed for r in runs if r.passed is not None]
-    record["runs"] = len(runs)
-    record["pass_rate"] = sum(outcomes) / len(outcomes) if outcomes else None
-    record["flaky"] = 0 < sum(outcomes) < len(outcomes)
-    for mid, spread in metric_spread(runs).items():
-        if mid in record["metrics"]:
-            record["metrics"][mid].update(mean=spread["mean"], sd=spread["sd"])
-
-
 def _version(dist: str) -> str | None:
     try:
         return version(dist)
@@ -501,8 +494,10 @@ def _version(dist: str) -> str | None:
 
 
 def models_section(card: Scorecard) -> dict[str, Any]:
-    """The report's ``models``: per model, its task aggregates and final figures."""
+    """The report's ``models``: per model, its task aggregates and final figures, and the
+    runs summary of a run over repeated runs (:func:`repeated.runs_section`)."""
     models: dict[str, Any] = {}
+    results = by_model(card)
     for name, model_card in card.models.items():
         tasks = {}
         for task, agg in model_card.tasks.items():
@@ -514,6 +509,9 @@ def models_section(card: Scorecard) -> dict[str, Any]:
                 "judge_error_cases": agg.judge_error_cases,
                 "blocked_cases": agg.blocked_cases,
                 "disqualified": agg.disqualified,
+                "blocker_unknown_cases": agg.blocker_unknown_cases,
+                "unknown_blockers": list(agg.unknown_blockers),
+                "disqualification_unknown": agg.disqualification_unknown,
                 "not_scored": list(agg.not_scored),
                 "metrics": {
                     mid: {"value": m.value, "rating": m.rating, "blocker": m.blocker,
@@ -533,9 +531,11 @@ def models_section(card: Scorecard) -> dict[str, Any]:
             "final_interval_b": model_card.final_interval_b,
             "rank_interval": model_card.rank_interval,
             "rank_ties": list(model_card.rank_ties),
-            **({"runs": runs} if (runs := model_card.runs_summary()) is not None else {}),
+            **({"runs": runs} if (runs := runs_section(model_card, results.get(name, [])))
+               is not None else {}),
             "any_blocker": model_card.any_blocker,
             "missing_tasks": list(model_card.missing_tasks),
+            "incomplete_tasks": list(model_card.incomplete_tasks),
             "usage": model_card.usage,
         }
     return models

@@ -15,9 +15,11 @@ from pytest_callqa.engine.calibration import (
     calibration_lines,
     cohen_kappa,
     confusion,
+    incomplete,
     label_problems,
     label_scale,
     mean_bias,
+    outcome,
     spearman,
     verdict,
 )
@@ -362,3 +364,57 @@ def test_bands_set_out_of_order_still_give_every_value_a_category() -> None:
     assert odd.categories == ("blocker", "acceptable", "good")
     # 0.25 is above the blocker 0.2: rated blocker; 0.15 acceptable; 0.05 good.
     assert [odd.category(v) for v in (0.25, 0.15, 0.05)] == [0, 1, 2]
+
+
+def _judged(judge: list[MetricResult]) -> dict[str, dict[str, object]]:
+    """A calibration of call_intent_match: people 1, 0, 1, 0 against ``judge``."""
+    cases = [GoldenCase.model_validate({"id": f"c{i}", "task": "text", "expected_outcome": {},
+                                        "human_labels": {"call_intent_match": h}})
+             for i, h in enumerate([1.0, 0.0, 1.0, 0.0])]
+    results = [_result(f"c{i}", {"call_intent_match": m}) for i, m in enumerate(judge)]
+    return calibrate(results, cases, {"text": default_registry().metrics_for("text")}, "human")
+
+
+JUDGE_ERROR = MetricResult(value=None, scored=False, judge_error=True, reason="judge error")
+
+
+def test_labels_left_out_for_judge_errors_make_the_calibration_incomplete() -> None:
+    # Every label a judge error: it passed ("a metric the judge scored on none of its
+    # labels ... not failed"), though the judge answered none of them.
+    down = _judged([JUDGE_ERROR] * 4)
+    assert verdict(down) == []
+    assert incomplete(down) == [
+        "call_intent_match: 4 of 4 labels left out for judge errors (the judge could not "
+        "answer them): its agreement on them is unknown"]
+    assert outcome(down) == "incomplete"
+    lines = calibration_lines(down, judge="openai", model="human", min_kappa=0.6)
+    assert lines[-2:] == [
+        "callqa calibration: INCOMPLETE — call_intent_match: 4 of 4 labels left out for judge "
+        "errors (the judge could not answer them): its agreement on them is unknown",
+        "callqa calibration: incomplete — not a pass: judge errors left labels out; run it "
+        "again once the judge answers"]
+    # Perfect agreement on the labels it answered does not make up for the one it did not.
+    one = _judged([MetricResult(1.0), MetricResult(0.0), MetricResult(1.0), JUDGE_ERROR])
+    assert one["call_intent_match"]["kappa"] == pytest.approx(1.0)
+    assert outcome(one) == "incomplete"
+    assert not any(line.startswith("callqa calibration: pass") for line in calibration_lines(
+        one, judge="openai", model="human", min_kappa=0.6))
+
+
+def test_a_failing_metric_fails_the_calibration_whatever_else_is_unknown() -> None:
+    found = _judged([MetricResult(0.0), MetricResult(1.0), MetricResult(0.0), JUDGE_ERROR])
+    assert outcome(found) == "fail"
+    lines = calibration_lines(found, judge="openai", model="human", min_kappa=0.6)
+    assert any(line.startswith("callqa calibration: FAIL — call_intent_match: kappa")
+               for line in lines)
+    assert any(line.startswith("callqa calibration: INCOMPLETE — ") for line in lines)
+
+
+def test_the_heuristic_judge_abstaining_is_not_a_judge_error() -> None:
+    """Not scored is the judge's answer (it cannot estimate): left out, as documented, and
+    the calibration passes on what it scored."""
+    found = _judged([MetricResult(1.0), MetricResult(0.0), MetricResult(1.0),
+                     MetricResult.not_scored("no shared key word")])
+    assert incomplete(found) == [] and outcome(found) == "pass"
+    # Every label not scored: nothing was compared, which fails as before.
+    assert outcome(_judged([MetricResult.not_scored("no shared key word")] * 4)) == "fail"

@@ -95,7 +95,8 @@ def test_calibration_table_report_and_a_passing_gate(labelled: pytest.Pytester,
     assert entry["bias"] == pytest.approx(0.25)
     assert entry["left_out"] == {"not_scored": 1, "judge_error": 0, "not_evaluated": 0}
     assert report["run"]["calibration"] == {"model": "human", "min_kappa": 0.3,
-                                            "verdict": "pass", "problems": []}
+                                            "verdict": "pass", "problems": [],
+                                            "incomplete": []}
 
 
 def test_kappa_below_the_ini_minimum_fails_the_run(labelled: pytest.Pytester) -> None:
@@ -225,3 +226,46 @@ def test_the_llm_judge_is_calibrated_the_same_way(
     assert entry["pairs"] == [[1.0, 0.5], [0.5, 0.5], [0.5, 0.5], [0.0, 0.5]]
     assert entry["kappa"] == pytest.approx(0.0) and entry["spearman"] is None
     assert entry["left_out"] == {"not_scored": 0, "judge_error": 1, "not_evaluated": 0}
+
+
+def _judge_down(labelled: pytest.Pytester, fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The LLM judge answers no call usably: every label is left out as a judge error."""
+    server = fake(fault_for=lambda _index, _body: "garbage")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-calibration-test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    (labelled.path / "pyproject.toml").write_text(
+        PYPROJECT.replace('"heuristic"', '"openai"')
+        + f'callqa_judge_base_url = "{server.base_url}"\n', encoding="utf-8")
+
+
+def test_a_calibration_the_judge_could_not_answer_is_incomplete_not_a_pass(
+        labelled: pytest.Pytester, fake: Any, monkeypatch: pytest.MonkeyPatch,
+        _openai_imported: None) -> None:
+    # It printed "callqa calibration: pass" with n 0 and every label a judge error.
+    _judge_down(labelled, fake, monkeypatch)
+    result = labelled.runpytest("-p", "no:cacheprovider", "--callqa-calibrate")
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines([
+        "call_intent_match * text * 0 * 5 * — * — * linear * — * —",
+        "  call_intent_match: left out of n: 5 judge error (of 5 labels)",
+        "callqa calibration: INCOMPLETE — call_intent_match: 5 of 5 labels left out for judge "
+        "errors (the judge could not answer them): its agreement on them is unknown",
+        "callqa calibration: incomplete — not a pass: judge errors left labels out; run it "
+        "again once the judge answers",
+    ])
+    assert "callqa calibration: pass" not in result.stdout.str()
+    assert "FAIL" not in result.stdout.str()
+    assert _report(labelled)["run"]["calibration"] == {
+        "model": "human", "min_kappa": 0.6, "verdict": "incomplete", "problems": [],
+        "incomplete": ["call_intent_match: 5 of 5 labels left out for judge errors (the judge "
+                       "could not answer them): its agreement on them is unknown"]}
+
+
+def test_an_incomplete_calibration_exits_as_the_tool_failing(
+        labelled: pytest.Pytester, fake: Any, monkeypatch: pytest.MonkeyPatch,
+        _openai_imported: None) -> None:
+    # Every test passed and the calibration gates the run: it exited 0.
+    _judge_down(labelled, fake, monkeypatch)
+    result = labelled.runpytest("-p", "no:cacheprovider", "--callqa-calibrate")
+    result.assert_outcomes(passed=5)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -14,7 +14,8 @@ import pytest
 
 from pytest_callqa.run.shard import in_shard
 
-from .conftest import PYPROJECT, MiniProject
+from .conftest import PYPROJECT, LLMProject, MiniProject
+from .test_judge_errors import closed_port, judge_at
 from .test_scorecard import SUITE
 
 
@@ -205,3 +206,46 @@ def test_a_stop_after_the_last_test_and_an_lf_with_nothing_failed_are_whole_runs
     again = pytester.runpytest("--lf")
     again.stdout.fnmatch_lines(["selection: --lf: the scorecard holds only the results of "
                                 "the selected tests"])
+
+
+JUDGED_SUITE = """
+import pytest
+from pytest_callqa import assert_metric, assert_no_blockers
+
+@pytest.mark.callqa(task="qa")
+def test_evidence(callqa_result):
+    assert_metric(callqa_result, "evidence_backed_reasoning", min=0.4)
+
+@pytest.mark.callqa(task="qa")
+def test_blockers(callqa_result):
+    assert_no_blockers(callqa_result)
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_junit_records_a_test_the_tool_stopped_as_an_error_not_a_failure(
+    llm: LLMProject, pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    # The judge is down: the evidence tests error in their call (the tool's failure), and the
+    # terminal said so, but the JUnit file had them as <failure>s of the model.
+    judge_at(llm, f"http://127.0.0.1:{closed_port()}/v1", 'callqa_timeout = "2"\n')
+    llm.project.write_tests(JUDGED_SUITE)
+    result = pytester.runpytest("--junitxml=out.xml", "--callqa-models=alpha,beta",
+                                "--no-callqa-benchmarks", "--no-callqa-preflight", *xdist)
+    # beta's blocker needs no judge: a failure of the model, as before.
+    result.assert_outcomes(passed=1, failed=1, errors=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    root = ET.parse(llm.root / "out.xml").getroot()
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    assert suite is not None
+    assert (suite.get("errors"), suite.get("failures"), suite.get("tests")) == ("2", "1", "4")
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    for model in ("alpha", "beta"):
+        case = cases[f"test_evidence[{model}-qa-refund]"]
+        [error] = case.findall("error")
+        assert case.find("failure") is None
+        assert "the judge could not score evidence_backed_reasoning" in error.get("message", "")
+    blocker = cases["test_blockers[beta-qa-refund]"]
+    assert blocker.find("error") is None and blocker.find("failure") is not None
+    passed = cases["test_blockers[alpha-qa-refund]"]
+    assert passed.find("error") is None and passed.find("failure") is None

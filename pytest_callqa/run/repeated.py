@@ -1,0 +1,136 @@
+"""The runs of a (model, case) evaluated more than once (``--callqa-runs N``), as the report
+and the scorecard tell them: a run's outcome over the pair's tests, the run fields of a case
+record, a model's runs summary, and the runs whose outcome is unknown.
+
+A run's outcome is unknown when a test of the pair could not give it because the tool failed
+in that run (a verdict the judge could not give, a run that could not be produced) and no
+test of the pair failed it. Such a result keeps ``passed`` None inside a pair of two or more
+runs, which is how a report read back (a merge of shards) tells it apart: a single run has
+no outcome at all. Unknown runs are left out of every run figure — pass rate, pass^k,
+pass@k, flaky — and counted apart; a pair left with fewer than two known runs has no run
+figures (the scorecard's run statistics need two), rather than figures made up of what
+happened to be known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .settings import count
+
+if TYPE_CHECKING:
+    from ..engine.core.results import TaskResult
+    from ..engine.scorecard import ModelCard, Scorecard
+
+
+# The cases a note names before "and N more" (the report's runs summary lists them all).
+NAMED = 5
+
+
+def run_outcome(one: bool | None, other: bool | None) -> bool | None:
+    """A run's outcome over two tests of its pair: it passes when both passed it, fails when
+    either failed it — a failure is the model's whatever the other test could not say — and
+    is otherwise unknown (None)."""
+    if one is False or other is False:
+        return False
+    if one is None or other is None:
+        return None
+    return True
+
+
+def run_groups(card: Scorecard) -> dict[tuple[str | None, str, str], list[TaskResult]]:
+    """The scorecard's results by (model, task, case): the runs of each pair."""
+    groups: dict[tuple[str | None, str, str], list[TaskResult]] = {}
+    for result in card.results:
+        groups.setdefault((result.model, result.task, result.case_id), []).append(result)
+    return groups
+
+
+def run_fields(record: dict[str, Any],
+               groups: dict[tuple[str | None, str, str], list[TaskResult]]) -> None:
+    """A case record of a pair run more than once gets its ``runs``, ``pass_rate`` and
+    ``flaky`` (over the runs of known outcome; ``pass_rate`` null when none is known), its
+    ``passed`` (null for a run whose outcome is unknown), ``unknown_runs`` when some run's
+    outcome is unknown, and each metric its ``mean`` and ``sd`` over the runs (single runs
+    unchanged)."""
+    # Loaded with the scorecard already.
+    from ..engine.runs import metric_spread
+
+    runs = groups.get((record["model"], record["task"], record["case_id"]), [])
+    if len(runs) < 2:
+        return
+    outcomes = [r.passed for r in runs if r.passed is not None]
+    record["runs"] = len(runs)
+    record["pass_rate"] = sum(outcomes) / len(outcomes) if outcomes else None
+    record["flaky"] = 0 < sum(outcomes) < len(outcomes)
+    record.setdefault("passed", None)
+    if len(outcomes) < len(runs):
+        record["unknown_runs"] = len(runs) - len(outcomes)
+    for mid, spread in metric_spread(runs).items():
+        if mid in record["metrics"]:
+            record["metrics"][mid].update(mean=spread["mean"], sd=spread["sd"])
+
+
+def unknown_runs(results: Iterable[TaskResult]) -> tuple[int, list[str], int]:
+    """Of one model's results: how many runs of its repeated pairs have an unknown outcome,
+    the pairs (``task/case``, as the runs summary names them) left with fewer than two known
+    runs, and the most runs of a pair."""
+    groups: dict[str, list[TaskResult]] = {}
+    for result in results:
+        groups.setdefault(f"{result.task}/{result.case_id}", []).append(result)
+    unknown, without, most = 0, [], 0
+    for key, runs in groups.items():
+        if len(runs) < 2:
+            continue
+        most = max(most, len(runs))
+        missing = sum(1 for r in runs if r.passed is None)
+        unknown += missing
+        if missing and len(runs) - missing < 2:
+            without.append(key)
+    return unknown, sorted(without), most
+
+
+def runs_section(model_card: ModelCard, results: Iterable[TaskResult]) -> dict[str, Any] | None:
+    """A model's ``runs`` in the report: the scorecard's runs summary over the pairs with two
+    or more known runs (its ``runs``: the most known runs of a pair), plus, when some run's
+    outcome is unknown, ``unknown_runs`` and ``unknown_cases`` (the pairs without run
+    figures) — with null figures when no pair has them. None without repeated runs."""
+    summary = model_card.runs_summary()
+    unknown, without, _most = unknown_runs(results)
+    if not unknown:
+        return summary
+    if summary is None:
+        # As the scorecard counts them: no pair with known runs, no run counted.
+        summary = {"runs": 0, "cases": 0, "pass_rate": None, "pass_hat_k": None,
+                   "pass_at_k": None, "flaky": []}
+    return {**summary, "unknown_runs": unknown, "unknown_cases": without}
+
+
+def by_model(card: Scorecard) -> dict[str | None, list[TaskResult]]:
+    """The scorecard's results by model."""
+    found: dict[str | None, list[TaskResult]] = {}
+    for result in card.results:
+        found.setdefault(result.model, []).append(result)
+    return found
+
+
+def unknown_run_notes(card: Scorecard) -> list[str]:
+    """The scorecard's note per model with runs of unknown outcome: how many were left out
+    of its run figures, why, and the pairs left without any."""
+    notes = []
+    for model, results in by_model(card).items():
+        unknown, without, _most = unknown_runs(results)
+        if not unknown:
+            continue
+        note = (f"E {model}: {count(unknown, 'run')} of unknown outcome left out of the "
+                "repeated runs' figures (pass rate, pass^k, pass@k, flaky): a test of the "
+                "case errored in them — the tool failed (a judge error, a run that could not "
+                "be produced), not the model")
+        if without:
+            shown = ", ".join(without[:NAMED]) + (
+                f" and {len(without) - NAMED} more" if len(without) > NAMED else "")
+            note += (f"; {count(len(without), 'case')} with fewer than two known runs, "
+                     f"without run figures ({shown})")
+        notes.append(note)
+    return notes

@@ -1,0 +1,111 @@
+"""Repeated runs in which the tool failed: a run a test of the pair could not decide (a
+verdict the judge could not give) has an unknown outcome. It is left out of the pass rate,
+pass^k, pass@k and the flaky count, counted apart in the report and the scorecard, and a pair
+without two known runs has no run figures — before, the pair's other tests made such runs
+passes, and a run whose judge was down read as a pass rate of 1.0."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from pytest_callqa.run.repeated import run_outcome
+
+from .conftest import LLMProject
+from .test_judge_errors import closed_port, judge_at
+from .test_repeat_runs import RUN_2_SEED
+
+# Evidence-backed reasoning needs the judge; the output's structure does not.
+SUITE = """
+import pytest
+
+@pytest.mark.callqa(task="qa")
+def test_evidence(callqa_result):
+    assert callqa_result.metric("evidence_backed_reasoning").value >= 0.5
+
+@pytest.mark.callqa(task="qa")
+def test_structure(callqa_result):
+    assert callqa_result.valid
+"""
+
+
+def run_2_garbled(llm: LLMProject) -> None:
+    """The judge answers every run but run 2, whose replies are unusable (judge errors)."""
+    llm.serve(fault_for=lambda _i, body: "garbage" if body.get("seed") == RUN_2_SEED
+              else None)
+    llm.ini('callqa_models = ["alpha"]\ncallqa_benchmarks = false\n'
+            'callqa_report = "report.json"\n')
+    llm.project.write_tests(SUITE)
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_a_run_the_judge_could_not_score_is_unknown_not_passed(
+        llm: LLMProject, pytester: pytest.Pytester, workers: list[str],
+        scorecard_of: Callable[[str], str]) -> None:
+    run_2_garbled(llm)
+    result = pytester.runpytest("--callqa-runs", "3", *workers)
+    result.assert_outcomes(passed=1, errors=1)
+    report = llm.project.report()
+    records = {c["run"]: c for c in report["cases"]}
+    # test_structure passed run 2; test_evidence could not say: the run is unknown.
+    assert [records[run]["passed"] for run in (0, 1, 2)] == [True, None, True]
+    assert records[1]["unknown_runs"] == 1 and records[1]["pass_rate"] == 1.0
+    assert report["models"]["alpha"]["runs"] == {
+        "runs": 2, "cases": 1, "pass_rate": 1.0, "pass_hat_k": 1.0, "pass_at_k": 1.0,
+        "flaky": [], "unknown_runs": 1, "unknown_cases": []}
+    result.stdout.fnmatch_lines([
+        "2 of the 2 runs of known outcome passed, 1 unknown (run 1 passed, run 2 unknown (the "
+        "tool failed in it), run 3 passed); pass rule all: undecided (the outcome of a run is "
+        "unknown)"])
+    card = scorecard_of(result.stdout.str())
+    assert "runs: up to 3 per (model, case), pass rule all; 0 flaky cases (runs disagree); " \
+           "1 run of unknown outcome (the tool failed in a test of it) left out" in card
+    assert "E alpha: 1 run of unknown outcome left out of the repeated runs' figures" in card
+
+
+def test_a_pair_with_no_known_run_has_no_pass_figures(
+        llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]) -> None:
+    # The judge is down for every run: every test_evidence errors, every test_structure
+    # passes. The runs read as passed (pass rate, pass^k and pass@k 1.0, no flaky case).
+    judge_at(llm, f"http://127.0.0.1:{closed_port()}/v1",
+             'callqa_benchmarks = false\ncallqa_report = "report.json"\ncallqa_timeout = "2"\n')
+    llm.project.write_tests(SUITE)
+    result = pytester.runpytest("--callqa-runs", "3", "--no-callqa-preflight")
+    result.assert_outcomes(passed=1, errors=1)
+    report = llm.project.report()
+    assert [c["passed"] for c in report["cases"]] == [None, None, None]
+    assert {c["pass_rate"] for c in report["cases"]} == {None}
+    assert report["models"]["alpha"]["runs"] == {
+        "runs": 0, "cases": 0, "pass_rate": None, "pass_hat_k": None, "pass_at_k": None,
+        "flaky": [], "unknown_runs": 3, "unknown_cases": ["qa/qa-refund"]}
+    card = scorecard_of(result.stdout.str())
+    assert "REPEATED RUNS" not in card  # no figure of 1.0, nor any other
+    assert "E alpha: 3 runs of unknown outcome left out of the repeated runs' figures (pass " \
+           "rate, pass^k, pass@k, flaky): a test of the case errored in them — the tool " \
+           "failed (a judge error, a run that could not be produced), not the model; 1 case " \
+           "with fewer than two known runs, without run figures (qa/qa-refund)" in card
+    result.stdout.fnmatch_lines(["no run of 3 has a known outcome (run 1 unknown*"])
+
+
+def test_a_run_a_test_failed_is_failed_whatever_another_test_could_not_say(
+        llm: LLMProject, pytester: pytest.Pytester) -> None:
+    run_2_garbled(llm)
+    # test_structure fails run 2 on the model's account; test_evidence errors in it.
+    llm.project.write_tests(SUITE.replace("assert callqa_result.valid",
+                                          "assert callqa_result.run != 1"))
+    result = pytester.runpytest("--callqa-runs", "3")
+    result.assert_outcomes(failed=1, errors=1)
+    report = llm.project.report()
+    assert [c["passed"] for c in report["cases"]] == [True, False, True]
+    runs = report["models"]["alpha"]["runs"]
+    assert runs["pass_rate"] == pytest.approx(2 / 3) and runs["flaky"] == ["qa/qa-refund"]
+    assert "unknown_runs" not in runs
+
+
+@pytest.mark.parametrize(("one", "other", "both"), [
+    (True, True, True), (True, False, False), (False, None, False), (None, False, False),
+    (True, None, None), (None, True, None), (None, None, None)])
+def test_a_runs_outcome_over_two_tests(one: bool | None, other: bool | None,
+                                       both: bool | None) -> None:
+    assert run_outcome(one, other) is both

@@ -4,8 +4,9 @@ run over the whole suite would have given, optionally gated against a baseline r
 rendered as HTML and markdown.
 
 Exit status: 0 merged, 1 the merged gate failed (``--baseline`` in ``fail`` mode), 2 bad input
-(unreadable or mismatched reports, bad options). No pytest here: the merge runs anywhere the
-package is installed.
+(unreadable or mismatched reports, bad options), 4 the merged gate incomplete in ``fail`` mode
+(judge or test errors kept comparisons from being made, and the others found no regression).
+No pytest here: the merge runs anywhere the package is installed.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("--baseline", type=Path, metavar="PATH",
                        help="gate the merged report against this earlier JSON report")
     merge.add_argument("--baseline-mode", choices=("fail", "report"), default="fail",
-                       help="fail: exit 1 on a regression (default); report: only report it")
+                       help="fail: exit 1 on a regression, 4 when judge or test errors kept "
+                       "comparisons from being made (default); report: only report them")
     merge.add_argument("--regression-tolerance", type=_tolerance, metavar="DROP",
                        help="the drop a 0–1 metric may take before it can regress (default: "
                             "the callqa_regression_tolerance the shards were run with)")
@@ -160,7 +162,11 @@ def merge_command(args: argparse.Namespace) -> int:
 
         print("\n".join(gate_lines(gate)))
     print(f"merged {count(len(names), 'report')} into {args.report}")
-    return 1 if gate is not None and gate["verdict"] == "fail" and gate["mode"] == "fail" else 0
+    if gate is None or gate["mode"] != "fail":
+        return 0
+    # An incomplete gate (judge or test errors kept comparisons from being made) is no pass,
+    # nor the model's failure: 4, as a run whose tool could not do its job exits.
+    return {"fail": 1, "incomplete": 4}.get(gate["verdict"], 0)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -142,7 +142,8 @@ class ResultsGatherer:
                                          state.summary.hook_problem) if p is not None]
             if self.delivered.failed or self.delivered.calibration_failed:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            if ((self.delivered.unwritten or self.problems)
+            if ((self.delivered.unwritten or self.problems or self.delivered.gate_incomplete
+                 or self.delivered.calibration_incomplete)
                     and session.exitstatus == pytest.ExitCode.OK):
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
             # pytest's JUnit plugin is needed only here, at the end of a run that evaluated
@@ -209,7 +210,8 @@ class ResultsGatherer:
             if self.delivered.calibration_lines:
                 terminalreporter.write_sep("=", "callqa calibration")
             for line in self.delivered.calibration_lines:
-                terminalreporter.write_line(line, red="FAIL —" in line)
+                terminalreporter.write_line(line, red="FAIL —" in line
+                                            or "INCOMPLETE —" in line)
         for what, path in (("report", self.state.settings.report),
                            ("HTML report", self.state.settings.html),
                            ("markdown summary", self.state.settings.markdown)):

@@ -34,6 +34,9 @@ class Delivered:
     # A calibrating run's table and verdict (--callqa-calibrate).
     calibration_lines: list[str] = field(default_factory=list)
     calibration_failed: bool = False
+    # Judge errors left labels out and no metric failed: not a pass (the run exits as when
+    # the tool could not do its job).
+    calibration_incomplete: bool = False
     # The report files that could not be written, each with why: the run still ends with its
     # scorecard, and exits non-zero rather than green without them.
     unwritten: dict[Path, str] = field(default_factory=dict)
@@ -45,6 +48,14 @@ class Delivered:
         """Whether the gate failed a run in ``fail`` mode."""
         gate = self.gate or {}
         return gate.get("verdict") == "fail" and gate.get("mode") == "fail"
+
+    @property
+    def gate_incomplete(self) -> bool:
+        """Whether, in ``fail`` mode, the gate could not make comparisons it should have
+        (judge errors, test errors) and found no regression in the others: not a pass, and
+        not the model's failure — the run exits as when the tool could not do its job."""
+        gate = self.gate or {}
+        return gate.get("verdict") == "incomplete" and gate.get("mode") == "fail"
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -150,6 +161,7 @@ def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
             data["calibration"], judge=data["run"]["judge"]["description"],
             model=calibrated["model"], min_kappa=calibrated["min_kappa"])
         delivered.calibration_failed = calibrated["verdict"] == "fail"
+        delivered.calibration_incomplete = calibrated["verdict"] == "incomplete"
     if settings.baseline is not None:
         # The gate (numpy's bootstrap) loads only for a run with a baseline.
         from .gate import compare_reports, gate_lines

@@ -8,6 +8,11 @@ lies wholly on the worse side of zero. With fewer shared cases than ``min_cases`
 says "too few cases" rather than guessing. A blocker a shared case did not have in the
 baseline, and a task newly disqualified, are regressions whatever the numbers say.
 
+A comparison a judge error kept the gate from making — a case whose metric (or task score, or
+blocker verdict) the judge could not score, in this run or in the baseline — and a case
+whose test errored in one run (a tool failure) are not a pass: with no regression found the
+verdict is "incomplete", naming each. Only the tool failed; nothing is said of the model.
+
 Everything here works on plain report dicts (schema ``callqa-report/1``); numpy is the only
 library it loads, when a comparison runs.
 """
@@ -21,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .gate_text import change_counts, confidence_label, fmt, gate_lines, regression_line
 from .report_check import check_report
 
 if TYPE_CHECKING:
@@ -38,6 +44,10 @@ _RUN_KEYS = ("judge", "embeddings")
 
 CaseKey = tuple[str, str, str]  # (model, task, case_id)
 
+# The gate in words lives in gate_text; its summary functions are the gate's public face too.
+__all__ = ["DEFAULT_TOLERANCE", "TASK_SCORE", "change_counts", "compare_reports",
+           "confidence_label", "gate_lines", "regression_line", "scale_factor"]
+
 
 # --- reading a report --------------------------------------------------------------------
 
@@ -47,14 +57,30 @@ class _Case:
     """One (model, task, case) of a report, its runs averaged as the scorecard does."""
 
     score: float | None = None
+    # Whether a judge error left a run's task score unknown (the scorecard leaves it out).
+    score_unknown: bool = False
     metrics: dict[str, float] = field(default_factory=dict)
     counts: dict[str, tuple[float, float]] = field(default_factory=dict)
     blockers: set[str] = field(default_factory=set)
-    judge_error: bool = False
+    # The metrics a judge error left unscored in any run, and those of them that could block.
+    judge_errors: set[str] = field(default_factory=set)
+    blocker_metrics: set[str] = field(default_factory=set)
 
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
+
+
+def _judge_errors(entry: Mapping[str, Any], item: _Case) -> set[str]:
+    """The metrics of one run a judge error left unscored: those its entry lists and those
+    marked so (the blocker metrics among them noted on ``item``)."""
+    errors = {str(m) for m in entry.get("judge_errors") or ()}
+    for mid, metric in entry["metrics"].items():
+        if isinstance(metric, dict) and metric.get("judge_error") is True:
+            errors.add(mid)
+            if (metric.get("details") or {}).get("blocker_metric") is True:
+                item.blocker_metrics.add(mid)
+    return errors
 
 
 def _cases(report: Mapping[str, Any]) -> dict[CaseKey, _Case]:
@@ -64,10 +90,18 @@ def _cases(report: Mapping[str, Any]) -> dict[CaseKey, _Case]:
     found: dict[CaseKey, _Case] = {}
     for key, entries in runs.items():
         item = _Case()
-        item.judge_error = any(e.get("judge_errors") for e in entries)
-        # An invalid output counts 0 in the task score, as on the scorecard.
-        item.score = _mean([float(e["score"]) if e.get("valid", True)
-                            and e.get("score") is not None else 0.0 for e in entries])
+        scores = []
+        for entry in entries:
+            errors = _judge_errors(entry, item)
+            item.judge_errors |= errors
+            valid = entry.get("valid", True)
+            if valid and entry.get("score") is None and errors:
+                item.score_unknown = True
+                continue
+            # An invalid output counts 0 in the task score, as on the scorecard.
+            scores.append(float(entry["score"]) if valid and entry.get("score") is not None
+                          else 0.0)
+        item.score = _mean(scores)
         values: dict[str, list[float]] = defaultdict(list)
         counts: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
         for entry in entries:
@@ -85,6 +119,13 @@ def _cases(report: Mapping[str, Any]) -> dict[CaseKey, _Case]:
         item.counts = {mid: (num, den) for mid, (num, den) in counts.items()}
         found[key] = item
     return found
+
+
+def _errored(report: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """The (model, case) pairs the report lists as not evaluated because their test errored
+    (a generation or a judge call that failed, an outputs file it could not use)."""
+    return {(e["model"], e["case_id"]) for e in report.get("not_evaluated") or ()
+            if isinstance(e, Mapping) and e.get("kind") == "test_error"}
 
 
 # --- the rules ---------------------------------------------------------------------------
@@ -111,6 +152,9 @@ class _Spec:
     scale: str | None
     # The drop the run's policy allows the metric, in its own units (None: the default).
     tolerance: float | None
+    blocker: bool = False
+    # Weighted into the task score (a definition that does not say is taken to be).
+    weighted: bool = True
 
 
 def _specs(report: Mapping[str, Any]) -> dict[tuple[str, str], _Spec]:
@@ -127,7 +171,9 @@ def _specs(report: Mapping[str, Any]) -> dict[tuple[str, str], _Spec]:
                     builtin = _builtin_pooled()
                 pooled = builtin.get((task, spec["id"]), False)
             found[(task, spec["id"])] = _Spec(higher, pooled, spec.get("scale"),
-                                              spec.get("regression_tolerance"))
+                                              spec.get("regression_tolerance"),
+                                              spec.get("blocker") is True,
+                                              spec.get("weight", 1) is not None)
     return found
 
 
@@ -261,57 +307,70 @@ def _per_case(cases: Mapping[CaseKey, _Case], keys: list[CaseKey],
     return {k: cases[k].metrics[metric] for k in keys if metric in cases[k].metrics}
 
 
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
 class _Comparison:
     def __init__(self, current: Mapping[str, Any], baseline: Mapping[str, Any], *,
                  tolerance: float, tolerances: Mapping[str, float], min_cases: int,
                  bootstrap: _Bootstrap) -> None:
         self.current, self.baseline = current, baseline
         self.now, self.then = _cases(current), _cases(baseline)
-        self.specs = {**_specs(baseline), **_specs(current)}
+        specs_then, specs_now = _specs(baseline), _specs(current)
+        self.specs = {**specs_then, **specs_now}
+        # A metric either report defines as a blocker: a judge error leaves its verdict unknown.
+        self.blocking = {k for specs in (specs_then, specs_now)
+                         for k, spec in specs.items() if spec.blocker}
         self.tolerance, self.tolerances = tolerance, tolerances
         self.min_cases = min_cases
         self.bootstrap = bootstrap
         self.checks: list[dict[str, Any]] = []
         self.regressions: list[dict[str, Any]] = []
+        self.incomplete: list[dict[str, Any]] = []
         self.warnings: list[str] = []
 
-    def shared_keys(self, model: str, task: str) -> tuple[list[CaseKey], list[CaseKey]]:
-        """Cases of (model, task) in both reports without judge errors, and all the cases
-        both reports have."""
-        keys = sorted(k for k in self.now if k[0] == model and k[1] == task and k in self.then)
-        usable = [k for k in keys if not self.now[k].judge_error and not self.then[k].judge_error]
-        return usable, keys
+    def shared_keys(self, model: str, task: str) -> list[CaseKey]:
+        return sorted(k for k in self.now if k[0] == model and k[1] == task and k in self.then)
 
-    def metric(self, model: str, task: str, metric: str, old: float, new: float,
-               keys: list[CaseKey]) -> None:
-        spec = self.specs.get((task, metric))
-        higher = spec.higher_is_better if spec else True
-        pooled = bool(spec and spec.pooled)
-        tol = _tolerance(task, metric, spec, self.tolerance, self.tolerances)
-        old_cases = _per_case(self.then, keys, metric)
-        new_cases = _per_case(self.now, keys, metric)
-        if pooled:
-            paired = [k for k in keys if metric in self.then[k].counts
-                      and metric in self.now[k].counts]
-        else:
-            paired = [k for k in keys if k in old_cases and k in new_cases]
-        check: dict[str, Any] = {
-            "model": model, "task": task, "metric": metric, "old": old, "new": new,
-            "delta": new - old, "tolerance": tol, "higher_is_better": higher,
-            "pooled": pooled, "shared_cases": len(paired), "shared_delta": None,
-            "interval": None, "significant": False, "status": "unchanged",
-        }
-        self.checks.append(check)
+    def left_out(self, keys: list[CaseKey], task: str,
+                 metric: str) -> tuple[list[CaseKey], list[CaseKey]]:
+        """The cases of ``keys`` a judge error keeps out of the comparison of ``metric``: in
+        this run, and in the baseline. A task score is out with a judge error in any metric
+        weighted into it (an older report renormalised around one)."""
+        weighted = {m for (t, m), spec in self.specs.items() if t == task and spec.weighted}
+
+        def out(case: _Case) -> bool:
+            if metric == TASK_SCORE:
+                return case.score_unknown or bool(case.judge_errors & weighted)
+            return metric in case.judge_errors
+
+        return [k for k in keys if out(self.now[k])], [k for k in keys if out(self.then[k])]
+
+    def unknown_blockers(self, case: _Case, task: str) -> set[str]:
+        """The blocker metrics whose verdict a judge error left unknown in ``case``."""
+        return {m for m in case.judge_errors
+                if (task, m) in self.blocking or m in case.blocker_metrics} - case.blockers
+
+    def unmade(self, kind: str, model: str, task: str, metric: str | None, reason: str,
+               run: list[CaseKey], baseline: list[CaseKey]) -> None:
+        """Records a comparison the gate could not make, with the cases that kept it."""
+        self.incomplete.append({
+            "kind": kind, "model": model, "task": task, "metric": metric, "reason": reason,
+            "run": sorted({k[2] for k in run}), "baseline": sorted({k[2] for k in baseline})})
+
+    def change(self, metric: str, pooled: bool, paired: list[CaseKey],
+               old_cases: Mapping[CaseKey, float],
+               new_cases: Mapping[CaseKey, float]) -> tuple[float, list[float]] | None:
+        """The change on the paired cases and its interval; None with too few to tell."""
         if len(paired) < max(self.min_cases, 1):
-            check["status"] = "too few cases"
-            return
+            return None
         if pooled:
             o = [self.then[k].counts[metric] for k in paired]
             n = [self.now[k].counts[metric] for k in paired]
             o_den, n_den = sum(c[1] for c in o), sum(c[1] for c in n)
             if not o_den or not n_den:
-                check["status"] = "too few cases"
-                return
+                return None
             shared = sum(c[0] for c in n) / n_den - sum(c[0] for c in o) / o_den
             interval = self.bootstrap.pooled_diff(o, n)
         else:
@@ -319,9 +378,49 @@ class _Comparison:
             n_vals = [new_cases[k] for k in paired]
             shared = (sum(n_vals) - sum(o_vals)) / len(paired)
             interval = self.bootstrap.mean_diff(o_vals, n_vals)
-        if interval is None:
+        return None if interval is None else (shared, interval)
+
+    def metric(self, model: str, task: str, metric: str, old: float | None,
+               new: float | None, keys: list[CaseKey]) -> None:
+        spec = self.specs.get((task, metric))
+        higher = spec.higher_is_better if spec else True
+        pooled = bool(spec and spec.pooled)
+        tol = _tolerance(task, metric, spec, self.tolerance, self.tolerances)
+        run_out, base_out = self.left_out(keys, task, metric)
+        out = {*run_out, *base_out}
+        usable = [k for k in keys if k not in out]
+        old_cases = _per_case(self.then, usable, metric)
+        new_cases = _per_case(self.now, usable, metric)
+        if pooled:
+            paired = [k for k in usable if metric in self.then[k].counts
+                      and metric in self.now[k].counts]
+        else:
+            paired = [k for k in usable if k in old_cases and k in new_cases]
+        check: dict[str, Any] = {
+            "model": model, "task": task, "metric": metric, "old": old, "new": new,
+            "delta": None if old is None or new is None else new - old, "tolerance": tol,
+            "higher_is_better": higher, "pooled": pooled, "shared_cases": len(paired),
+            "judge_error_cases": len(out), "shared_delta": None, "interval": None,
+            "significant": False, "status": "unchanged",
+        }
+        self.checks.append(check)
+        found = self.change(metric, pooled, paired, old_cases, new_cases)
+        if found is None:
             check["status"] = "too few cases"
-            return
+        else:
+            self.judge(check, found, paired, old_cases, new_cases)
+        # Cases the judge failed on may hide a regression: no pass is given without them,
+        # unless the task has too few cases to tell with them anyway.
+        if out and check["status"] != "regression" and len(keys) >= max(self.min_cases, 1):
+            check["status"] = "incomplete"
+            self.unmade("metric", model, task, metric, "judge errors", run_out, base_out)
+
+    def judge(self, check: dict[str, Any], found: tuple[float, list[float]],
+              paired: list[CaseKey], old_cases: Mapping[CaseKey, float],
+              new_cases: Mapping[CaseKey, float]) -> None:
+        """A check's status from the change on its paired cases; a regression is recorded."""
+        shared, interval = found
+        higher, tol = check["higher_is_better"], check["tolerance"]
         worse = -shared if higher else shared
         lo, hi = interval
         significant_worse = (hi < 0) if higher else (lo > 0)
@@ -335,9 +434,9 @@ class _Comparison:
             moved = sorted(paired, key=lambda k: (new_cases.get(k, 0.0) - old_cases.get(k, 0.0))
                            * (1 if higher else -1))
             self.regressions.append({
-                "kind": "metric", "model": model, "task": task, "metric": metric,
-                "old": old, "new": new, "delta": new - old, "interval": interval,
-                "shared_cases": len(paired), "tolerance": tol,
+                "kind": "metric", **{k: check[k] for k in ("model", "task", "metric", "old",
+                                                           "new", "delta", "shared_delta")},
+                "interval": interval, "shared_cases": len(paired), "tolerance": tol,
                 "moved_cases": [{"case_id": k[2], "old": old_cases.get(k),
                                  "new": new_cases.get(k)} for k in moved[:MOVED_CASES]],
             })
@@ -347,39 +446,41 @@ class _Comparison:
     def task(self, model: str, task: str) -> None:
         agg_now = self.current["models"][model]["tasks"][task]
         agg_then = self.baseline["models"][model]["tasks"][task]
-        keys, shared = self.shared_keys(model, task)
-        dropped = len(shared) - len(keys)
-        if dropped:
-            self.warnings.append(f"{model} {task}: {dropped} shared case(s) with judge errors "
-                                 "left out of the comparison")
+        keys = self.shared_keys(model, task)
         pairs = [(TASK_SCORE, agg_then.get("score"), agg_now.get("score"))]
         for mid in agg_now["metrics"]:
             if mid in agg_then["metrics"]:
                 pairs.append((mid, (agg_then["metrics"][mid] or {}).get("value"),
                               (agg_now["metrics"][mid] or {}).get("value")))
         for metric, old, new in pairs:
-            if old is None or new is None:
+            # A figure a judge error left unknown is compared on the cases that have it.
+            if (old is None or new is None) and not any(self.left_out(keys, task, metric)):
                 if old is not None:
                     self.warnings.append(f"{model} {task} {metric}: scored in the baseline "
-                                         f"({_fmt(old)}), not in this run")
+                                         f"({fmt(old)}), not in this run")
                 continue
-            self.metric(model, task, metric, float(old), float(new), keys)
-        # Every shared case, judge errors or not: a blocker that fired is known whatever else
-        # the judge could not score (left out with the case, it passed the gate).
-        self.blockers(model, task, shared)
-        if agg_now.get("disqualified") and not agg_then.get("disqualified"):
-            self.regressions.append({
-                "kind": "new disqualification", "model": model, "task": task,
-                "metric": "disqualified", "old": agg_then.get("blocked_cases"),
-                "new": agg_now.get("blocked_cases"), "delta": None, "interval": None,
-                "shared_cases": len(keys), "moved_cases": [],
-            })
+            self.metric(model, task, metric, _number(old), _number(new), keys)
+        # Every shared case: a blocker that fired is known whatever else the judge could not
+        # score (left out with the case, it passed the gate); one the judge could not decide
+        # is not compared.
+        self.blockers(model, task, keys)
+        self.disqualification(model, task, keys, agg_now, agg_then)
 
     def blockers(self, model: str, task: str, keys: list[CaseKey]) -> None:
         fresh: dict[str, list[CaseKey]] = defaultdict(list)
+        unknown: dict[str, tuple[list[CaseKey], list[CaseKey]]] = defaultdict(lambda: ([], []))
         for key in keys:
-            for metric in sorted(self.now[key].blockers - self.then[key].blockers):
-                fresh[metric].append(key)
+            now, then = self.now[key], self.then[key]
+            now_unknown = self.unknown_blockers(now, task)
+            then_unknown = self.unknown_blockers(then, task)
+            # A blocker is new only against a baseline verdict that is known not to block.
+            for metric in (now.blockers | now_unknown) - then.blockers:
+                if metric in now_unknown:
+                    unknown[metric][0].append(key)
+                if metric in then_unknown:
+                    unknown[metric][1].append(key)
+                if metric not in now_unknown | then_unknown:
+                    fresh[metric].append(key)
         for metric, cases in sorted(fresh.items()):
             self.regressions.append({
                 "kind": "new blocker", "model": model, "task": task, "metric": metric,
@@ -388,6 +489,49 @@ class _Comparison:
                 "moved_cases": [{"case_id": k[2], "old": self.then[k].metrics.get(metric),
                                  "new": self.now[k].metrics.get(metric)} for k in cases],
             })
+        for metric, (run, base) in sorted(unknown.items()):
+            self.unmade("new blocker", model, task, metric, "judge errors", run, base)
+
+    def disqualification(self, model: str, task: str, keys: list[CaseKey],
+                         agg_now: Mapping[str, Any], agg_then: Mapping[str, Any]) -> None:
+        then_dq, now_dq = agg_then.get("disqualified"), agg_now.get("disqualified")
+        if then_dq:
+            return
+        # A blocker verdict a judge error left unknown, on any case of the task, leaves its
+        # disqualification open, as does a scorecard that says so (or gives None).
+        run = [k for k, c in self.now.items() if c.judge_errors and k[:2] == (model, task)
+               and self.unknown_blockers(c, task)]
+        base = [k for k, c in self.then.items() if c.judge_errors and k[:2] == (model, task)
+                and self.unknown_blockers(c, task)]
+        now_open = (now_dq is None or agg_now.get("disqualification_unknown") is True
+                    or bool(run))
+        then_open = (then_dq is None or agg_then.get("disqualification_unknown") is True
+                     or bool(base))
+        if not (now_dq or now_open):
+            return
+        if now_dq and not then_open:
+            self.regressions.append({
+                "kind": "new disqualification", "model": model, "task": task,
+                "metric": "disqualified", "old": agg_then.get("blocked_cases"),
+                "new": agg_now.get("blocked_cases"), "delta": None, "interval": None,
+                "shared_cases": len(keys), "moved_cases": [],
+            })
+        else:
+            self.unmade("new disqualification", model, task, "disqualified", "judge errors",
+                        run, base)
+
+    def not_evaluated(self) -> tuple[set[CaseKey], set[CaseKey]]:
+        """The cases only one report has, less those the other report did not evaluate
+        because their test errored (a tool failure, recorded as such): added, removed."""
+        added, removed = set(self.now) - set(self.then), set(self.then) - set(self.now)
+        errored_now, errored_then = _errored(self.current), _errored(self.baseline)
+        not_run = {k for k in removed if (k[0], k[2]) in errored_now}
+        not_then = {k for k in added if (k[0], k[2]) in errored_then}
+        for model, task in sorted({k[:2] for k in not_run | not_then}):
+            self.unmade("not evaluated", model, task, None, "test errors",
+                        [k for k in not_run if k[:2] == (model, task)],
+                        [k for k in not_then if k[:2] == (model, task)])
+        return added - not_then, removed - not_run
 
 
 def compare_reports(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
@@ -396,8 +540,10 @@ def compare_reports(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
                     resamples: int = 2000, seed: int = 0, confidence: float = 0.95,
                     baseline_name: str = "baseline") -> dict[str, Any]:
     """Compare ``current`` with ``baseline`` (both ``callqa-report/1`` dicts) and return the
-    gate: ``verdict`` ("pass" or "fail"), ``regressions``, every ``check``, the cases and
-    models added or removed, and ``warnings``.
+    gate: ``verdict`` ("fail" on a regression; else "incomplete" when a judge error or a
+    test error kept a comparison from being made; else "pass"), ``regressions``, every
+    ``check``, the comparisons ``incomplete``, the cases and models added or removed, and
+    ``warnings``.
 
     ``tolerance`` is on a 0–1 scale and grows with a metric's scale (see ``scale_factor``).
     A metric's ``regression_tolerance`` in ``current``'s ``metric_specs`` (its policy's, in its
@@ -424,93 +570,29 @@ def compare_reports(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
         for task in models_now[model]["tasks"]:
             if task in models_then[model]["tasks"]:
                 comparison.task(model, task)
+    added, removed = comparison.not_evaluated()
     shared = set(shared_models)
+    # A model whose every pair errored is not evaluated, not removed (nor added).
+    unevaluated = {e["model"] for e in comparison.incomplete if e["kind"] == "not evaluated"}
 
     def listed(keys: set[CaseKey]) -> list[dict[str, str]]:
         return [{"model": m, "task": t, "case_id": c} for m, t, c in sorted(keys)
                 if m in shared]
 
+    verdict = ("fail" if comparison.regressions else
+               "incomplete" if comparison.incomplete else "pass")
     return {
-        "verdict": "fail" if comparison.regressions else "pass",
+        "verdict": verdict,
         "regressions": comparison.regressions,
+        "incomplete": comparison.incomplete,
         "checks": comparison.checks,
-        "added_cases": listed(set(comparison.now) - set(comparison.then)),
-        "removed_cases": listed(set(comparison.then) - set(comparison.now)),
-        "added_models": [m for m in models_now if m not in models_then],
-        "removed_models": [m for m in models_then if m not in models_now],
+        "added_cases": listed(added),
+        "removed_cases": listed(removed),
+        "added_models": [m for m in models_now if m not in models_then
+                         and m not in unevaluated],
+        "removed_models": [m for m in models_then if m not in models_now
+                           and m not in unevaluated],
         "warnings": comparison.warnings,
         "bootstrap": {"resamples": resamples, "seed": seed, "confidence": confidence,
                       "min_cases": min_cases},
     }
-
-
-# --- the terminal summary ----------------------------------------------------------------
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.3g}" if abs(value) >= 100 else f"{value:.3f}"
-    return str(value)
-
-
-def confidence_label(gate: Mapping[str, Any]) -> str:
-    """The interval's confidence as text (``95 %``), from the gate's bootstrap settings."""
-    confidence = (gate.get("bootstrap") or {}).get("confidence", 0.95)
-    return f"{confidence * 100:g} %"
-
-
-def regression_line(reg: Mapping[str, Any], confidence: str = "95 %") -> str:
-    """One regression, in words: model, task, metric, old → new, interval, cases moved."""
-    head = f"{reg['model']} · {reg['task']} · {reg['metric']}"
-    moved = reg.get("moved_cases") or []
-    if reg.get("kind") == "new blocker":
-        cases = ", ".join(m["case_id"] for m in moved)
-        return f"{head}: new blocker on {cases}"
-    if reg.get("kind") == "new disqualification":
-        return (f"{head}: newly disqualified ({_fmt(reg.get('old'))} → "
-                f"{_fmt(reg.get('new'))} blocked cases)")
-    cases = "; ".join(f"{m['case_id']} {_fmt(m['old'])} → {_fmt(m['new'])}" for m in moved)
-    return (f"{head}: {_fmt(reg['old'])} → {_fmt(reg['new'])} (Δ {reg['delta']:+.3f}"
-            + (f", {confidence} interval [{interval[0]:+.3f}, {interval[1]:+.3f}]"
-               if (interval := reg.get("interval")) else "")
-            + f", {reg['shared_cases']} shared cases)"
-            + (f"; moved most: {cases}" if cases else ""))
-
-
-def change_counts(gate: Mapping[str, Any]) -> list[str]:
-    """What the two runs do not share, counted: ``["2 cases added", "1 model removed"]``."""
-    changes = []
-    for key, label in (("added_cases", "cases added"), ("removed_cases", "cases removed"),
-                       ("added_models", "models added"), ("removed_models", "models removed")):
-        items = gate.get(key) or []
-        if items:
-            changes.append(f"{len(items)} {label}")
-    return changes
-
-
-def gate_lines(gate: Mapping[str, Any]) -> list[str]:
-    """The gate in a few terminal lines: the verdict, one line per regression, what was
-    added or removed, and the warnings."""
-    regressions = gate.get("regressions") or []
-    where = f" against {gate['baseline']}" if gate.get("baseline") else ""
-    verdict = str(gate.get("verdict", "pass")).upper()
-    count = len(regressions)
-    lines = [f"callqa gate{where}: {verdict}"
-             + (f" — {count} regression{'s' if count != 1 else ''}" if count else
-                " — no regression")]
-    if gate.get("mode") == "report" and regressions:
-        lines[0] += " (report mode: the run's exit status is not changed)"
-    label = confidence_label(gate)
-    lines += [f"  regression: {regression_line(reg, label)}" for reg in regressions]
-    checks = gate.get("checks") or []
-    few = sum(1 for c in checks if c.get("status") == "too few cases")
-    better = sum(1 for c in checks if c.get("status") == "improvement")
-    lines.append(f"  {len(checks)} comparisons: {better} improved, {few} with too few shared "
-                 "cases to tell")
-    changes = change_counts(gate)
-    if changes:
-        lines.append("  " + ", ".join(changes))
-    lines += [f"  warning: {w}" for w in gate.get("warnings") or []]
-    return lines

@@ -154,16 +154,19 @@ def _read(name: str, report: Any) -> _Shard:
     return _Shard(name, report, results)
 
 
-def _difference(path: tuple[str, ...], mine: Any, theirs: Any) -> tuple[tuple[str, ...], Any,
-                                                                       Any]:
-    """The first key under ``path`` where two different values differ, and each value
-    there: the setting to name, not the whole section."""
+def _differences(path: tuple[str, ...], mine: Any, theirs: Any
+                 ) -> list[tuple[tuple[str, ...], Any, Any]]:
+    """Every key under ``path`` where two different values differ, with each value there:
+    the settings to name, not the whole section (a -k in one job also changes how many
+    tests it deselected, and the option says more than the count)."""
     if isinstance(mine, Mapping) and isinstance(theirs, Mapping):
+        found = []
         for key in sorted(set(mine) | set(theirs)):
             a, b = mine.get(key, _MISSING), theirs.get(key, _MISSING)
             if a != b:
-                return _difference((*path, key), a, b)
-    return path, mine, theirs
+                found += _differences((*path, key), a, b)
+        return found
+    return [(path, mine, theirs)]
 
 
 def _check_same_run(shards: Sequence[_Shard]) -> None:
@@ -172,11 +175,11 @@ def _check_same_run(shards: Sequence[_Shard]) -> None:
         for path in SAME_RUN:
             mine, theirs = _get(first.report, path), _get(shard.report, path)
             if mine != theirs:
-                where, mine, theirs = _difference(path, mine, theirs)
-                raise ValueError(
-                    f"cannot merge {shard.name} with {first.name}: {'.'.join(where)} differs "
-                    f"({_show(mine)} in {first.name}, {_show(theirs)} in {shard.name}); "
-                    "shards must come from one configuration")
+                named = "; ".join(
+                    f"{'.'.join(where)} differs ({_show(a)} in {first.name}, {_show(b)} in "
+                    f"{shard.name})" for where, a, b in _differences(path, mine, theirs))
+                raise ValueError(f"cannot merge {shard.name} with {first.name}: {named}; "
+                                 "shards must come from one configuration")
         for key in sorted(set(first.report) | set(shard.report)):
             if key in DERIVED or key in PER_SHARD:
                 continue

@@ -86,6 +86,8 @@ def check_report(data: Any, name: str) -> None:
     models = _get(data, "models", "object", name, required=True, null=False)
     specs = _get(data, "metric_specs", "object", name, required=True, null=False)
     cases = _get(data, "cases", "array", name, required=True, null=False)
+    for i, entry in enumerate(_get(data, "not_evaluated", "array", name) or ()):
+        _check_not_evaluated(entry, f"{name}: not_evaluated[{i}]")
     for model in models:
         _check_model(_get(models, model, "object", f"{name}: models", null=False),
                      f"{name}: models.{model}")
@@ -106,11 +108,23 @@ def _check_model(entry: Mapping[str, Any], where: str) -> None:
         agg = _get(tasks, task, "object", f"{where}.tasks", null=False)
         at = f"{where}.tasks.{task}"
         _get(agg, "score", "number", at)
+        # Null where a scorecard says the judge left it unknown.
+        _get(agg, "disqualified", "boolean", at)
+        _get(agg, "disqualification_unknown", "boolean", at)
         metrics = _get(agg, "metrics", "object", at, required=True, null=False)
         for mid in metrics:
             figure = _get(metrics, mid, "object", f"{at}.metrics")
             if figure is not None:
                 _get(figure, "value", "number", f"{at}.metrics.{mid}")
+
+
+def _check_not_evaluated(entry: Any, where: str) -> None:
+    """A pair the report did not evaluate: the gate reads which, when its test errored."""
+    if not isinstance(entry, Mapping):
+        raise ValueError(f"{where}: should be an object, not {_kind(entry)}")
+    if entry.get("kind") == "test_error":
+        for key in ("model", "case_id"):
+            _get(entry, key, "string", where, required=True, null=False)
 
 
 def _check_spec(spec: Any, where: str) -> None:

@@ -198,3 +198,32 @@ def test_shards_of_another_model_list_selection_or_runs_are_not_merged(fresh: Pa
         assert f"{setting} differs" in merged.stderr
         assert "shard-1.json" in merged.stderr and f"{name}.json" in merged.stderr
         assert not (fresh / "merged.json").exists()
+
+
+def test_a_gate_the_judge_kept_from_comparing_exits_4_not_0(fresh: Path) -> None:
+    """The baseline's judge failed on northwind-large's evidence check of every QA case (its
+    task score unknown): the gate said "PASS — no regression" and the run exited 0."""
+    assert run(fresh, "--callqa-report=base.json").returncode == 0
+    base = json.loads((fresh / "base.json").read_text(encoding="utf-8"))
+    for case in base["cases"]:
+        if (case["model"], case["task"]) == ("northwind-large", "qa"):
+            case["metrics"]["evidence_backed_reasoning"].update(
+                value=None, scored=False, rating=None, judge_error=True,
+                reason="judge error: judge call failed: HTTP 503")
+            case.update(score=None, judge_errors=["evidence_backed_reasoning"])
+    qa = base["models"]["northwind-large"]["tasks"]["qa"]
+    qa["score"] = qa["metrics"]["evidence_backed_reasoning"]["value"] = None
+    (fresh / "judged.json").write_text(json.dumps(base), encoding="utf-8")
+
+    gated = run(fresh, "--callqa-baseline=judged.json", "--callqa-report=gated.json",
+                "--junitxml=gated.xml")
+    assert gated.returncode == pytest.ExitCode.USAGE_ERROR, gated.stdout[-3000:]
+    assert "callqa gate against judged.json: INCOMPLETE" in gated.stdout
+    assert "judge errors on 5 cases in the baseline" in gated.stdout
+    assert gate_of(fresh, "gated.json")["verdict"] == "incomplete"
+    assert 'name="callqa.verdict" value="incomplete"' in (fresh / "gated.xml").read_text(
+        encoding="utf-8")
+
+    reported = run(fresh, "--callqa-baseline=judged.json", "--callqa-baseline-mode=report")
+    assert reported.returncode == 0, reported.stdout[-3000:]
+    assert "INCOMPLETE" in reported.stdout

@@ -234,15 +234,23 @@ def test_a_new_blocker_on_a_case_with_a_judge_error_still_regresses(
         ("new blocker", "config_adherence")]
 
 
-def test_cases_with_judge_errors_are_left_out_with_a_warning(report: dict[str, Any]) -> None:
+def test_cases_with_judge_errors_are_left_out_of_what_they_touch_and_named(
+        report: dict[str, Any]) -> None:
     baseline = copy.deepcopy(report)
     entry = case_entries(report, MODEL, "qa")[0]
     entry.update(judge_errors=["evidence_backed_reasoning"], score=None)
     gate = compare_reports(report, baseline, min_cases=1)
-    qa = next(c for c in gate["checks"] if (c["model"], c["task"], c["metric"])
-              == (MODEL, "qa", "score"))
-    assert qa["shared_cases"] == 4
-    assert any("judge errors" in w and MODEL in w for w in gate["warnings"])
+    checks = {c["metric"]: c for c in gate["checks"] if (c["model"], c["task"]) == (MODEL, "qa")}
+    assert checks["score"]["shared_cases"] == 4
+    assert checks["score"]["judge_error_cases"] == 1
+    assert checks["score"]["status"] == "incomplete"
+    # A metric the judge did score on that case is compared on every case.
+    assert checks["question_score_accuracy"]["shared_cases"] == 5
+    assert checks["question_score_accuracy"]["status"] == "unchanged"
+    assert gate["verdict"] == "incomplete"
+    assert [(e["metric"], e["run"], e["baseline"]) for e in gate["incomplete"]] == [
+        ("score", [entry["case_id"]], []),
+        ("evidence_backed_reasoning", [entry["case_id"]], [])]
 
 
 def test_another_version_or_metric_set_is_compared_on_what_is_shared(

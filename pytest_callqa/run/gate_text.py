@@ -1,0 +1,145 @@
+"""The baseline gate in words: the terminal's lines for a gate (``compare_reports``'s dict),
+one line per regression and per comparison the gate could not make, and the counts the
+markdown summary shares with them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .settings import count
+
+# How many case ids a line names before it counts the rest.
+NAMED_CASES = 3
+# How many comparisons the gate could not make the terminal lists; the report has them all.
+MAX_INCOMPLETE_LINES = 10
+
+
+def fmt(value: Any) -> str:
+    """A figure as the gate's lines show it: three decimals (three digits from 100 up)."""
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) >= 100 else f"{value:.3f}"
+    return str(value)
+
+
+def confidence_label(gate: Mapping[str, Any]) -> str:
+    """The interval's confidence as text (``95 %``), from the gate's bootstrap settings."""
+    confidence = (gate.get("bootstrap") or {}).get("confidence", 0.95)
+    return f"{confidence * 100:g} %"
+
+
+def regression_line(reg: Mapping[str, Any], confidence: str = "95 %") -> str:
+    """One regression, in words: model, task, metric, old → new, interval, cases moved."""
+    head = f"{reg['model']} · {reg['task']} · {reg['metric']}"
+    moved = reg.get("moved_cases") or []
+    if reg.get("kind") == "new blocker":
+        cases = ", ".join(m["case_id"] for m in moved)
+        return f"{head}: new blocker on {cases}"
+    if reg.get("kind") == "new disqualification":
+        return (f"{head}: newly disqualified ({fmt(reg.get('old'))} → "
+                f"{fmt(reg.get('new'))} blocked cases)")
+    cases = "; ".join(f"{m['case_id']} {fmt(m['old'])} → {fmt(m['new'])}" for m in moved)
+    # A figure a judge error left unknown has no delta: the shared cases' change stands in.
+    delta = reg.get("delta")
+    delta = reg.get("shared_delta") if delta is None else delta
+    return (f"{head}: {fmt(reg['old'])} → {fmt(reg['new'])} (Δ "
+            + (f"{delta:+.3f}" if isinstance(delta, (int, float)) else "–")
+            + (f", {confidence} interval [{interval[0]:+.3f}, {interval[1]:+.3f}]"
+               if (interval := reg.get("interval")) else "")
+            + f", {reg['shared_cases']} shared cases)"
+            + (f"; moved most: {cases}" if cases else ""))
+
+
+def _named(ids: list[str]) -> str:
+    shown = ", ".join(ids[:NAMED_CASES])
+    return shown + (f" and {len(ids) - NAMED_CASES} more" if len(ids) > NAMED_CASES else "")
+
+
+def incomplete_line(entry: Mapping[str, Any]) -> str:
+    """One comparison the gate could not make, in words: what, why, on which cases."""
+    head = " · ".join(str(entry[k]) for k in ("model", "task", "metric") if entry.get(k))
+    if entry.get("kind") in ("new blocker", "new disqualification"):
+        head += f" ({entry['kind']} check)"
+    sides = " and ".join(f"{count(len(ids), 'case')} {where} ({_named(ids)})"
+                         for side, where in (("run", "in this run"),
+                                             ("baseline", "in the baseline"))
+                         if (ids := list(entry.get(side) or [])))
+    if entry.get("reason") == "test errors":
+        return (f"{head}: {sides} not evaluated (test errors: a failure of the tool, not "
+                "of the model)")
+    return f"{head}: {entry.get('reason')}" + (f" on {sides}" if sides else "")
+
+
+def incomplete_summary(gate: Mapping[str, Any]) -> str:
+    """The comparisons the gate could not make, counted, and why:
+    ``2 comparisons could not be made for judge errors on 5 cases``."""
+    entries = [e for e in gate.get("incomplete") or [] if isinstance(e, Mapping)]
+    parts = []
+    for reason in ("judge errors", "test errors"):
+        found = [e for e in entries if e.get("reason") == reason]
+        cases = {(e.get("model"), e.get("task"), c) for e in found
+                 for c in [*(e.get("run") or []), *(e.get("baseline") or [])]}
+        if found and reason == "judge errors":
+            parts.append(f"{count(len(found), 'comparison')} could not be made for judge "
+                         f"errors on {count(len(cases), 'case')}")
+        elif found:
+            parts.append(f"{count(len(cases), 'case')} not evaluated for test errors")
+    return "; ".join(parts)
+
+
+def change_counts(gate: Mapping[str, Any]) -> list[str]:
+    """What the two runs do not share, counted: ``["2 cases added", "1 model removed"]``."""
+    changes = []
+    for key, label in (("added_cases", "cases added"), ("removed_cases", "cases removed"),
+                       ("added_models", "models added"), ("removed_models", "models removed")):
+        items = gate.get(key) or []
+        if items:
+            changes.append(f"{len(items)} {label}")
+    return changes
+
+
+def _verdict_line(gate: Mapping[str, Any]) -> str:
+    where = f" against {gate['baseline']}" if gate.get("baseline") else ""
+    verdict = str(gate.get("verdict", "pass"))
+    regressions = len(gate.get("regressions") or [])
+    line = f"callqa gate{where}: {verdict.upper()}"
+    if regressions:
+        line += f" — {count(regressions, 'regression')}"
+    elif verdict == "incomplete":
+        line += (" — no regression in what could be compared, but "
+                 + incomplete_summary(gate))
+    else:
+        line += " — no regression"
+    if gate.get("mode") == "report" and verdict != "pass":
+        line += " (report mode: the run's exit status is not changed)"
+    elif verdict == "incomplete":
+        # Not a pass, and not a failure of the model either: exit 4 (see gather.py).
+        line += " — a failure of the tool, not of the model: the run exits 4 unless it failed"
+    return line
+
+
+def gate_lines(gate: Mapping[str, Any]) -> list[str]:
+    """The gate in a few terminal lines: the verdict, one line per regression and per
+    comparison it could not make, what was added or removed, and the warnings."""
+    lines = [_verdict_line(gate)]
+    label = confidence_label(gate)
+    lines += [f"  regression: {regression_line(reg, label)}"
+              for reg in gate.get("regressions") or []]
+    unmade = [e for e in gate.get("incomplete") or [] if isinstance(e, Mapping)]
+    lines += [f"  incomplete: {incomplete_line(e)}" for e in unmade[:MAX_INCOMPLETE_LINES]]
+    if len(unmade) > MAX_INCOMPLETE_LINES:
+        lines.append(f"  … and {len(unmade) - MAX_INCOMPLETE_LINES} more comparisons not "
+                     "made (the JSON report's gate lists them under \"incomplete\")")
+    checks = gate.get("checks") or []
+    statuses = [c.get("status") for c in checks]
+    lines.append(f"  {len(checks)} comparisons: {statuses.count('improvement')} improved, "
+                 f"{statuses.count('too few cases')} with too few shared cases to tell"
+                 + (f", {n} incomplete (judge errors)"
+                    if (n := statuses.count("incomplete")) else ""))
+    changes = change_counts(gate)
+    if changes:
+        lines.append("  " + ", ".join(changes))
+    lines += [f"  warning: {w}" for w in gate.get("warnings") or []]
+    return lines

@@ -8,12 +8,17 @@ from .core.metrics import MetricSpec
 from .scorecard import ModelCard, Scorecard
 from .tasks.benchmark_specs import BENCHMARK_METRICS
 
-# Text marks keep ratings readable without colour (CI logs, NO_COLOR).
-MARKS = {"good": "", "acceptable": " ~", "fail": " x", "blocker": " !!", None: ""}
+# Text marks keep ratings readable without colour (CI logs, NO_COLOR). "undecided" marks a
+# disqualification the blockers that could not be decided leave open.
+MARKS = {"good": "", "acceptable": " ~", "fail": " x", "blocker": " !!", "undecided": " !?",
+         None: ""}
 COLORS = {"good": "\x1b[32m", "acceptable": "\x1b[33m", "fail": "\x1b[31m",
-          "blocker": "\x1b[1;31m"}
+          "blocker": "\x1b[1;31m", "undecided": "\x1b[1;33m"}
 RESET = "\x1b[0m"
 NOT_SCORED = "—"
+# Beside a figure: cases the judge could not score are missing from it (or, without a figure,
+# it is unknown because of them).
+JUDGE_ERROR = "E"
 
 
 def _fmt(value: float | None, spec: MetricSpec | None = None) -> str:
@@ -137,24 +142,26 @@ def render_scorecard(
             cells = []
             for c in cards:
                 b = c.benchmarks.get(spec.id)
+                flag = JUDGE_ERROR if b and b["judge_errors"] else ""
                 if not b or b["value"] is None:
-                    cells.append((NOT_SCORED, None))
+                    cells.append((NOT_SCORED + flag, None))
                 else:
                     mark = "1" if b["passed"] else "0"
-                    cells.append((f"{mark} ({_fmt(b['value'], spec)})",
+                    cells.append((f"{mark} ({_fmt(b['value'], spec)}){flag}",
                                   "good" if b["passed"] else "fail"))
             table.row(spec.name, cells, spec.threshold)
-        table.row("Benchmark Score", [(_fmt(c.benchmark_score), None) for c in cards],
+        table.row("Benchmark Score", [(_fmt(c.benchmark_score) + (
+            JUDGE_ERROR if "benchmarks" in c.incomplete_tasks else ""), None) for c in cards],
                   ">= 0.80 recommended")
     if any(c.run_stats for c in cards):
         _runs_section(table, cards)
     table.section("FINAL")
-    table.row("Final Score (with benchmarks)", [(_fmt(c.final_score_a), None) for c in cards],
+    table.row("Final Score (with benchmarks)", [_final_cell(c, c.final_score_a) for c in cards],
               "Option A")
     table.row("  95% interval", [_interval(c.final_interval_a) for c in cards],
               "bootstrap over cases")
     table.row("Final Score (without benchmarks)",
-              [(_fmt(c.final_score_b), None) for c in cards], "Option B")
+              [_final_cell(c, c.final_score_b) for c in cards], "Option B")
     table.row("  95% interval", [_interval(c.final_interval_b) for c in cards],
               "bootstrap over cases")
     table.row("Cost per 1000 calls",
@@ -162,17 +169,32 @@ def render_scorecard(
                 None) for c in cards], "$")
     table.row("Cost-Adjusted Rank", [(_rank_cell(c, card), None) for c in cards],
               f"by cost efficiency ({card.rank_basis}); tie: 95% intervals overlap")
-    table.row("Any Blocker Triggered?",
-              [("Yes", "blocker") if c.any_blocker else ("No", "good") for c in cards], "Yes / No")
+    table.row("Any Blocker Triggered?", [_blocker_cell(c) for c in cards], "Yes / No")
     lines = [*([title] if title else []), *header, "", table.render(width)]
     lines.extend(_footnotes(card, cards))
     return "\n".join(lines)
 
 
 def _rank_cell(c: ModelCard, card: Scorecard) -> str:
+    if c.cost_adjusted_rank is None:
+        # Not ranked: the scorecard's notes say why.
+        return NOT_SCORED
     ranks = sorted(card.models[m].cost_adjusted_rank or 0 for m in c.rank_ties)
     text = str(c.cost_adjusted_rank)
     return text + (f" (tie {', '.join(map(str, ranks))})" if ranks else "")
+
+
+def _final_cell(c: ModelCard, value: float | None) -> tuple[str, None]:
+    """A final score; without one, E when judge errors are why. (Final score B has no figure
+    with judge errors only when one of its own tasks has them: gaps in the benchmarks alone
+    leave it known.)"""
+    return (_fmt(value) + (JUDGE_ERROR if value is None and c.incomplete_tasks else ""), None)
+
+
+def _blocker_cell(c: ModelCard) -> tuple[str, str]:
+    if c.any_blocker is None:
+        return ("Unknown", "undecided")
+    return ("Yes", "blocker") if c.any_blocker else ("No", "good")
 
 
 def _runs_section(table: _Table, cards: list[ModelCard]) -> None:
@@ -201,7 +223,9 @@ def _task_cell(c: ModelCard, task: str) -> tuple[str, str | None]:
         text += f" ({agg.invalid_cases}/{agg.cases} invalid)"
     if agg.judge_error_cases:
         text += f" ({agg.judge_error_cases}/{agg.cases} judge error)"
-    return (text, "blocker" if agg.disqualified else None)
+    if agg.disqualified:
+        return (text, "blocker")
+    return (text, "undecided" if agg.disqualification_unknown else None)
 
 
 def _footnotes(card: Scorecard, cards: list[ModelCard]) -> list[str]:
@@ -215,13 +239,21 @@ def _footnotes(card: Scorecard, cards: list[ModelCard]) -> list[str]:
                     "rule in " + ", ".join(f"{mid} ×{n}" for mid, n in sorted(flagged.items())))
             errors = {mid: m.judge_errors for mid, m in agg.metrics.items() if m.judge_errors}
             if errors:
+                left_out = (f"; {agg.judge_error_cases} case(s) left out of the task score"
+                            if agg.judge_error_cases else "")
                 notes.append(
                     f"E {c.model}: {task}: judge errors (not scored, not counted against the "
                     f"model) in " + ", ".join(f"{mid} ×{n}" for mid, n in sorted(errors.items()))
-                    + f"; {agg.judge_error_cases} case(s) left out of the task score")
+                    + left_out)
             if agg.disqualified:
                 notes.append(f"[!] {c.model}: disqualified for {task} "
                              f"({agg.blocked_cases} of {agg.cases} cases blocked)")
+            if agg.disqualification_unknown:
+                notes.append(
+                    f"[!?] {c.model}: disqualification for {task} unknown: "
+                    f"{agg.blocker_unknown_cases} of {agg.cases} case(s) have a blocker that "
+                    f"could not be decided ({', '.join(agg.unknown_blockers)}: a judge error or "
+                    f"a metric's code error, not a model failure), {agg.blocked_cases} blocked")
             if agg.renormalised_cases:
                 notes.append(f"{c.model}: {task}: weights renormalised in "
                              f"{agg.renormalised_cases} case(s) for metrics not scored")
@@ -231,5 +263,23 @@ def _footnotes(card: Scorecard, cards: list[ModelCard]) -> list[str]:
         if c.missing_tasks:
             notes.append(f"{c.model}: final scores renormalised without task(s): "
                          + ", ".join(c.missing_tasks))
+        notes.extend(_judge_gap_notes(c))
     notes.extend(card.notes)
     return ["", *notes] if notes else []
+
+
+def _judge_gap_notes(c: ModelCard) -> list[str]:
+    """The notes on the benchmark criteria the judge could not score and on the figures its
+    gaps leave unknown (the Benchmark Score, the final scores)."""
+    notes = []
+    errors = {bid: b["judge_errors"] for bid, b in c.benchmarks.items() if b["judge_errors"]}
+    if errors:
+        notes.append(f"E {c.model}: benchmarks: judge errors (not scored, not counted against "
+                     "the model) in " + ", ".join(f"{bid} ×{n}" for bid, n in errors.items()))
+    if c.incomplete_tasks:
+        which = ("Benchmark Score and final score A" if c.incomplete_tasks == ["benchmarks"]
+                 else "final scores")
+        notes.append(f"E {c.model}: {which} unknown: the judge could not score all of "
+                     f"{', '.join(c.incomplete_tasks)} (a judge error, not a model failure; "
+                     "not renormalised around it)")
+    return notes

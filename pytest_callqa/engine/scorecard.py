@@ -61,6 +61,12 @@ class TaskAggregate:
     renormalised_cases: int
     # Cases left out of the task score because the judge could not score them.
     judge_error_cases: int = 0
+    # Cases not known to be blocked whose blocker metric could not be decided (the judge could
+    # not score it, or its code raised): each may or may not have been blocked.
+    blocker_unknown_cases: int = 0
+    unknown_blockers: list[str] = field(default_factory=list)
+    # Not disqualified by the cases known to be blocked, but the undecided ones could tip it.
+    disqualification_unknown: bool = False
     interval: Interval | None = None
     # The score of each case (runs averaged), what the interval resamples.
     case_scores: list[float] = field(default_factory=list)
@@ -70,7 +76,10 @@ class TaskAggregate:
             "score": plain(self.score), "interval": plain(self.interval), "cases": self.cases,
             "invalid_cases": self.invalid_cases, "blocked_cases": self.blocked_cases,
             "judge_error_cases": self.judge_error_cases,
+            "blocker_unknown_cases": self.blocker_unknown_cases,
+            "unknown_blockers": list(self.unknown_blockers),
             "disqualified": self.disqualified,
+            "disqualification_unknown": self.disqualification_unknown,
             "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
             "not_scored": self.not_scored, "renormalised_cases": self.renormalised_cases,
         }
@@ -86,7 +95,8 @@ class ModelCard:
     final_score_b: float | None
     missing_tasks: list[str]
     cost_per_1000_calls: float | None
-    any_blocker: bool
+    # None when no task is known to disqualify the model but one's disqualification is unknown.
+    any_blocker: bool | None
     usage: dict[str, float]
     cost_efficiency: float | None = None
     cost_adjusted_rank: int | None = None
@@ -98,6 +108,9 @@ class ModelCard:
     rank_ties: list[str] = field(default_factory=list)
     # Repeated runs: each (task/case) with test outcomes per run, and what they say.
     run_stats: dict[str, RunStats] = field(default_factory=dict)
+    # The final-score tasks (and "benchmarks") the judge could not score in full: the final
+    # scores that weigh them are unknown, not renormalised around the gap.
+    incomplete_tasks: list[str] = field(default_factory=list)
 
     def runs_summary(self) -> dict[str, Any] | None:
         """Pass rate, pass^k and pass@k over the cases run more than once (means over
@@ -123,6 +136,7 @@ class ModelCard:
             "final_score_a": plain(self.final_score_a),
             "final_score_b": plain(self.final_score_b),
             "missing_tasks": self.missing_tasks,
+            "incomplete_tasks": list(self.incomplete_tasks),
             "cost_per_1000_calls": plain(self.cost_per_1000_calls),
             "cost_efficiency": plain(self.cost_efficiency),
             "cost_adjusted_rank": self.cost_adjusted_rank,
@@ -234,7 +248,10 @@ def build_scorecard(
     A model's figure for a metric is the mean over its cases (runs of one case are averaged
     first), except pooled rates. An invalid case counts 0.0 in the task score; a case whose
     score the judge left unknown (a judge error) is left out of it and counted apart. A task is
-    disqualified when more than ``disqualify_tolerance`` of its cases are blocked.
+    disqualified when more than ``disqualify_tolerance`` of its cases are blocked, and its
+    disqualification is unknown when the cases whose blocker could not be decided could tip
+    it. A final score weighing a task (or benchmark criterion) with judge errors is unknown,
+    not renormalised around them; a model whose rank rests on something unknown is not ranked.
     """
     registry = registry or default_registry()
     ordered = sorted(results, key=lambda r: (r.model or UNNAMED_MODEL, r.task, r.case_id, r.run))
@@ -256,6 +273,7 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
                 tolerance: int) -> ModelCard:
     tasks: dict[str, TaskAggregate] = {}
     all_groups: dict[str, list[TaskResult]] = defaultdict(list)
+    unknown_scores: set[str] = set()
     for task in sorted({r.task for r in results}):
         task_results = [r for r in results if r.task == task]
         groups: dict[str, list[TaskResult]] = defaultdict(list)
@@ -276,6 +294,10 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
             if agg is not None:
                 metrics[spec.id] = agg
         blocked = sum(1 for runs in groups.values() if any(r.blocked for r in runs))
+        undecided = [ids for runs in groups.values() if not any(r.blocked for r in runs)
+                     and (ids := {mid for r in runs for mid in _unknown_blockers(r)})]
+        if any(r.incomplete for r in task_results):
+            unknown_scores.add(task)
         tasks[task] = TaskAggregate(
             task=task,
             score=_mean(case_scores),
@@ -286,8 +308,13 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
             metrics=metrics,
             not_scored=sorted(k for k, v in metrics.items() if v.value is None),
             renormalised_cases=sum(1 for r in task_results if r.renormalised),
+            # A judge error outside the task score (a benchmark, a supplementary metric)
+            # leaves out nothing: it is counted on its metric.
             judge_error_cases=sum(1 for runs in groups.values()
-                                  if any(r.judge_errors for r in runs)),
+                                  if any(r.incomplete for r in runs)),
+            blocker_unknown_cases=len(undecided),
+            unknown_blockers=sorted({mid for ids in undecided for mid in ids}),
+            disqualification_unknown=blocked <= tolerance < blocked + len(undecided),
             interval=around(bootstrap_mean(case_scores), _mean(case_scores)),
             case_scores=case_scores,
         )
@@ -312,19 +339,27 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
             "passed": None if agg.value is None or spec.bands is None
             else spec.bands.passes(agg.value),
             "scored_cases": agg.scored_cases,
+            "judge_errors": agg.judge_errors,
         }
     evaluated = [b for b in benchmarks.values() if b["passed"] is not None]
     has_call_tasks = any(t in FINAL_WEIGHTS_B for t in tasks)
+    # A criterion with judge errors leaves the benchmark score unknown: counting it on the
+    # cases left, or leaving it out, would let a failure of the judge move the score.
+    benchmark_gap = has_call_tasks and any(b["judge_errors"] for b in benchmarks.values())
     benchmark_score = (sum(1 for b in evaluated if b["passed"]) / len(evaluated)
-                       if evaluated and has_call_tasks else None)
+                       if evaluated and has_call_tasks and not benchmark_gap else None)
 
     task_scores: dict[str, float | None] = {t: a.score for t, a in tasks.items()}
     task_scores["benchmarks"] = benchmark_score
-    final_b = _weighted(task_scores, FINAL_WEIGHTS_B)
-    final_a = _weighted(task_scores, FINAL_WEIGHTS_A) if benchmark_score is not None else None
-    interval_b = around(bootstrap_weighted(
+    # A final score over a task the judge left partly unscored would present the other
+    # tasks' (or cases') figure as the model's: it is unknown instead, not renormalised.
+    gaps = [t for t in FINAL_WEIGHTS_B if t in unknown_scores]
+    final_b = None if gaps else _weighted(task_scores, FINAL_WEIGHTS_B)
+    final_a = (_weighted(task_scores, FINAL_WEIGHTS_A)
+               if benchmark_score is not None and not gaps else None)
+    interval_b = None if gaps else around(bootstrap_weighted(
         [(tasks[t].case_scores, w) for t, w in FINAL_WEIGHTS_B.items() if t in tasks]), final_b)
-    interval_a = None if benchmark_score is None else around(bootstrap_weighted(
+    interval_a = None if benchmark_score is None or gaps else around(bootstrap_weighted(
         [(tasks[t].case_scores, w) for t, w in FINAL_WEIGHTS_A.items() if t in tasks],
         fixed=[(benchmark_score, FINAL_WEIGHTS_A["benchmarks"])]), final_a)
     missing = [t for t in FINAL_WEIGHTS_B if t not in tasks]
@@ -342,11 +377,29 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
         final_score_a=final_a, final_score_b=final_b,
         missing_tasks=missing if has_call_tasks else [],
         cost_per_1000_calls=cost_per_1000,
-        any_blocker=any(a.disqualified for a in tasks.values()),
+        any_blocker=_any_blocker(tasks.values()),
         usage=dict(usage),
         final_interval_a=interval_a, final_interval_b=interval_b,
         run_stats=_run_stats(all_groups),
+        incomplete_tasks=gaps + (["benchmarks"] if benchmark_gap else []),
     )
+
+
+def _unknown_blockers(result: TaskResult) -> list[str]:
+    """The blocker metrics of ``result`` that may or may not have fired, as
+    ``assert_no_blockers`` reads them: the judge could not score them, or their code raised
+    (the evaluation marks a blocker's unknown result ``blocker_metric``)."""
+    return [mid for mid, m in result.metrics.items()
+            if m.details.get("blocker_metric") and (m.judge_error or "raised" in m.details)]
+
+
+def _any_blocker(tasks: Iterable[TaskAggregate]) -> bool | None:
+    """Whether a task disqualifies the model: None when none is known to, but one's
+    disqualification is unknown."""
+    found = list(tasks)
+    if any(a.disqualified for a in found):
+        return True
+    return None if any(a.disqualification_unknown for a in found) else False
 
 
 def _run_stats(groups: Mapping[str, list[TaskResult]]) -> dict[str, RunStats]:
@@ -362,31 +415,59 @@ def _run_stats(groups: Mapping[str, list[TaskResult]]) -> dict[str, RunStats]:
 
 def _rank(card: Scorecard) -> None:
     cards = list(card.models.values())
-    use_a = bool(cards) and all(c.final_score_a is not None for c in cards)
+    # A final score A the judge left unknown still counts as one: a failure of the judge must
+    # not switch the basis every other model is ranked on.
+    use_a = bool(cards) and all(c.benchmark_score is not None
+                                or "benchmarks" in c.incomplete_tasks for c in cards)
     card.rank_basis = "final_score_a" if use_a else "final_score_b"
 
+    def basis(c: ModelCard) -> float | None:
+        return c.final_score_a if use_a else c.final_score_b
+
     def final(c: ModelCard) -> float:
-        value = c.final_score_a if use_a else c.final_score_b
+        value = basis(c)
         return value if value is not None else 0.0
 
-    costs = [c.cost_per_1000_calls for c in cards if c.cost_per_1000_calls is not None]
-    all_costed = bool(cards) and len(costs) == len(cards)
+    # A model whose final score the judge left unknown, or whose disqualification is unknown,
+    # has no place in the order: the others are ranked among themselves. (A model with no
+    # final-score task has no final score either, and ranks after those with one.)
+    unranked = [c for c in cards
+                if c.any_blocker is None or (basis(c) is None and c.incomplete_tasks)]
+    ranked = [c for c in cards if c not in unranked]
+    costs = [c.cost_per_1000_calls for c in ranked if c.cost_per_1000_calls is not None]
+    all_costed = bool(ranked) and len(costs) == len(ranked)
     if all_costed:
         cheapest = max(min(costs), _COST_FLOOR)
-        for c in cards:
+        for c in ranked:
             normalised = max(c.cost_per_1000_calls or 0.0, _COST_FLOOR) / cheapest
             c.cost_efficiency = final(c) / normalised
-    else:
+    elif ranked:
         card.notes.append("cost unknown for some model: ranked by final score alone")
-    ordered = sorted(cards, key=lambda c: (
-        c.any_blocker,
+    ordered = sorted(ranked, key=lambda c: (
+        bool(c.any_blocker),
         -(c.cost_efficiency if c.cost_efficiency is not None else final(c)),
         -final(c),
         c.model,
     ))
     for rank, c in enumerate(ordered, start=1):
         c.cost_adjusted_rank = rank
-    _ties(cards, use_a, all_costed)
+    _ties(ranked, use_a, all_costed)
+    if unranked:
+        card.notes.append("not ranked, what it would be ranked on being unknown — "
+                          + "; ".join(_unranked_reason(c, basis(c), use_a) for c in unranked))
+
+
+def _unranked_reason(c: ModelCard, final: float | None, use_a: bool) -> str:
+    reasons = []
+    if final is None:
+        gaps = [t for t in c.incomplete_tasks if use_a or t != "benchmarks"]
+        reasons.append(f"final score {'A' if use_a else 'B'} unknown (the judge could not "
+                       f"score all of {', '.join(gaps)})")
+    if c.any_blocker is None:
+        undecided = [t for t, a in c.tasks.items() if a.disqualification_unknown]
+        reasons.append(f"disqualification unknown (a blocker could not be decided in "
+                       f"{', '.join(undecided)})")
+    return f"{c.model}: {', '.join(reasons)}"
 
 
 def _ties(cards: list[ModelCard], use_a: bool, all_costed: bool) -> None:

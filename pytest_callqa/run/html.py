@@ -326,7 +326,7 @@ class _Page:
                                  ("final_score_b", "Final Score (without benchmarks)",
                                   "Option B")):
             out.append(self._row(label, "score", [self._cell(
-                fmt(self.cards[m].get(key)), None,
+                fmt(self.cards[m].get(key)) + _judge_gap(self.cards[m], key), None,
                 _ci(self.cards[m].get(key.replace("score", "interval"))) + self._delta(m, "", key))
                 for m in self.models], note + " [95% interval]"))
         cost = [self.cards[m].get("cost_per_1000_calls") for m in self.models]
@@ -338,16 +338,24 @@ class _Page:
             self._rank(m), None) for m in self.models],
             f"by cost efficiency ({basis}); tie: 95% intervals overlap"))
         out.append(self._row("Any Blocker Triggered?", "final", [
-            self._cell("Yes", "blocker") if self.cards[m].get("any_blocker")
-            else self._cell("No", "good") for m in self.models], "Yes / No"))
+            self._blocker_cell(self.cards[m].get("any_blocker")) for m in self.models],
+            "Yes / No"))
         out.append("</tbody></table>")
         return "\n".join(out)
+
+    def _blocker_cell(self, any_blocker: Any) -> str:
+        if any_blocker is None:
+            # No blocker known to fire, but one that could not be decided might have.
+            return self._cell("Unknown !?", None)
+        return self._cell("Yes", "blocker") if any_blocker else self._cell("No", "good")
 
     def _rank(self, model: str) -> str:
         card = self.cards[model]
         ties = [str(self.cards[t].get("cost_adjusted_rank")) for t in card.get("rank_ties") or []
                 if t in self.cards]
-        text = str(card.get("cost_adjusted_rank", NOT_SCORED))
+        rank = card.get("cost_adjusted_rank")
+        # No rank: what the model would be ranked on is unknown (the report's notes say why).
+        text = NOT_SCORED if rank is None else str(rank)
         return text + (f" (tie {', '.join(ties)})" if ties else "")
 
     def _runs_rows(self) -> list[str]:
@@ -384,6 +392,8 @@ class _Page:
                 text += f" ({agg[key]}/{agg.get('cases')} {what})"
         if agg.get("disqualified"):
             text += " disqualified"
+        elif agg.get("disqualification_unknown"):
+            text += " disqualification unknown !?"
         return self._cell(text, "blocker" if agg.get("disqualified") else None,
                           _ci(agg.get("interval")) + self._delta(model, task, "score"))
 
@@ -404,17 +414,19 @@ class _Page:
             cells = []
             for m in self.models:
                 b = (self.cards[m].get("benchmarks") or {}).get(bid) or {}
+                flag = "E" if b.get("judge_errors") else ""
                 if not isinstance(b.get("value"), (int, float)):
-                    cells.append(self._cell(NOT_SCORED, None))
+                    cells.append(self._cell(NOT_SCORED + flag, None))
                     continue
                 passed = bool(b.get("passed"))
-                text = f"{int(passed)} ({fmt(b['value'], spec.scale if spec else '')})"
+                text = f"{int(passed)} ({fmt(b['value'], spec.scale if spec else '')}){flag}"
                 cells.append(self._cell(text, "good" if passed else "fail",
                                         self._delta(m, "benchmarks", bid)))
             out.append(self._row(spec.name if spec else bid, "bench", cells,
                                  spec.threshold if spec else ""))
         out.append(self._row("Benchmark Score", "score", [
-            self._cell(fmt(self.cards[m].get("benchmark_score")), None)
+            self._cell(fmt(self.cards[m].get("benchmark_score"))
+                       + _judge_gap(self.cards[m], "benchmark_score"), None)
             for m in self.models], ">= 0.80 recommended"))
         return out
 
@@ -478,3 +490,13 @@ class _Page:
                          f'y2="{height - 2}"/>')
         return "".join(parts) + "</svg></figure>"
 
+
+def _judge_gap(card: Mapping[str, Any], key: str) -> str:
+    """``E`` beside a figure the judge's errors leave unknown: the Benchmark Score when a
+    criterion has them, a final score when a task (or, for A, the benchmarks) it weighs does."""
+    gaps = set(card.get("incomplete_tasks") or [])
+    if key == "benchmark_score":
+        gaps &= {"benchmarks"}
+    elif key == "final_score_b":
+        gaps -= {"benchmarks"}
+    return "E" if card.get(key) is None and gaps else ""

@@ -128,19 +128,43 @@ def _models_section(report: Mapping[str, Any]) -> list[str]:
             if agg is None:
                 row.append(None)
                 continue
-            score = _cell(agg.get("score")) + _interval(agg.get("interval"))
-            row.append(f"{score} ⛔" if agg.get("disqualified") else score)
-        blocked = sum(int(a.get("blocked_cases") or 0) for a in (card.get("tasks") or {}).values())
+            row.append(_task_cell(agg))
+        aggs = (card.get("tasks") or {}).values()
+        blocked = sum(int(a.get("blocked_cases") or 0) for a in aggs)
+        undecided = sum(int(a.get("blocker_unknown_cases") or 0) for a in aggs)
         cost = card.get("cost_per_1000_calls")
-        row += [_cell(card.get("final_score_a")) + _interval(card.get("final_interval_a")),
-                _cell(card.get("final_score_b")) + _interval(card.get("final_interval_b")),
-                blocked, None if cost is None else f"${cost:.4f}"]
+        gaps = [str(t) for t in card.get("incomplete_tasks") or []]
+        row += [_final_cell(card, "a", gaps),
+                _final_cell(card, "b", [t for t in gaps if t != "benchmarks"]),
+                f"{blocked} (+{undecided} undecided)" if undecided else blocked,
+                None if cost is None else f"${cost:.4f}"]
         rows.append(row)
     return ["### Scorecard", "",
             *_table(["model", *tasks, "final A", "final B", "blocked cases",
                      "cost / 1,000 calls"], rows),
             "", "Task scores 0–1 [95% bootstrap interval over cases]; ⛔ marks a task "
-            "disqualified by blockers.", ""]
+            "disqualified by blockers, ⛔? one whose disqualification is unknown (a blocker "
+            "could not be decided); E a figure unknown or missing cases because the judge "
+            "could not score them (a failure of the tool, not of the model).", ""]
+
+
+def _task_cell(agg: Mapping[str, Any]) -> str:
+    text = _cell(agg.get("score")) + _interval(agg.get("interval"))
+    errors = agg.get("judge_error_cases")
+    if errors:
+        text += f" E ({errors}/{agg.get('cases')} judge error)"
+    if agg.get("disqualified"):
+        return f"{text} ⛔"
+    return f"{text} ⛔?" if agg.get("disqualification_unknown") else text
+
+
+def _final_cell(card: Mapping[str, Any], option: str, gaps: list[str]) -> str:
+    """A final score with its interval; without one, E and the tasks whose judge errors
+    leave it unknown."""
+    value = card.get(f"final_score_{option}")
+    if value is None and gaps:
+        return f"E (judge errors in {', '.join(gaps)})"
+    return _cell(value) + _interval(card.get(f"final_interval_{option}"))
 
 
 def _interval(interval: Any) -> str:
@@ -183,6 +207,23 @@ def _worst_section(report: Mapping[str, Any]) -> list[str]:
             *_more(len(worst), len(cases), "cases in the JSON report"), ""]
 
 
+def _judge_error_lines(report: Mapping[str, Any]) -> list[str]:
+    """The line saying how many verdicts the judge could not give (and how many of them the
+    spent budget stopped), when there are any: without it the figures they leave out read as
+    measured on every output."""
+    errors = report.get("judge_errors") or {}
+    verdicts = errors.get("verdicts") or 0
+    if not verdicts:
+        return []
+    usage = (report.get("run") or {}).get("judge_usage") or {}
+    budget = usage.get("not_scored_budget") or 0
+    spent = f" ({budget} of them stopped by the spent judge budget)" if budget else ""
+    return [f"⚠️ Judge errors: {verdicts} verdicts the judge could not give{spent}; "
+            f"{errors.get('outputs_without_task_score') or 0} outputs left out of task scores. "
+            "A failure of the tool, not of the models: the figures they touch are marked E.",
+            ""]
+
+
 def _fit(lines: list[str], limit: int) -> str:
     text = "\n".join(lines)
     if len(text) <= limit:
@@ -209,7 +250,7 @@ def render_markdown(report: Mapping[str, Any], gate: Mapping[str, Any] | None = 
     models = report.get("models") or {}
     lines = ["## callqa evaluation", "",
              f"{len(cases)} outputs scored, {len(models)} models"
-             + (f"; judge: {_cell(judge)}" if judge else ""), ""]
+             + (f"; judge: {_cell(judge)}" if judge else ""), "", *_judge_error_lines(report)]
     if gate is not None:
         lines += _gate_section(gate)
     if models:

@@ -315,18 +315,21 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
             "alpha": {
                 "tasks": {"qa": {
                     "score": 0.65, "interval": [0.5, 0.8], "cases": 2, "invalid_cases": 0,
-                    "blocked_cases": 0, "judge_error_cases": 0, "disqualified": False,
+                    "blocked_cases": 0, "judge_error_cases": 0, "blocker_unknown_cases": 0,
+                    "unknown_blockers": [], "disqualified": False,
+                    "disqualification_unknown": False,
                     "metrics": {"compliance_false_pass_rate": {
                         "value": 0.2, "rating": "blocker", "blocker": False,
                         "scored_cases": 3, "flagged": 0, "judge_errors": 0,
                         "interval": [0.125, 0.5]}},
                     "not_scored": [], "renormalised_cases": 1}},
                 "benchmarks": {"consistency": {"value": 0.5, "passed": False,
-                                               "scored_cases": 1}},
+                                               "scored_cases": 1, "judge_errors": 0}},
                 "benchmark_score": 0.0,
                 "final_score_a": round(0.1625 / 0.55, 9),
                 "final_score_b": 0.65,
                 "missing_tasks": ["entity", "text", "translation"],
+                "incomplete_tasks": [],
                 "cost_per_1000_calls": 3.0,
                 "cost_efficiency": round(0.65 / 3.0, 9),
                 "cost_adjusted_rank": 2,
@@ -340,7 +343,9 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
             "beta": {
                 "tasks": {"qa": {
                     "score": 0.6, "interval": [0.6, 0.6], "cases": 1, "invalid_cases": 0,
-                    "blocked_cases": 0, "judge_error_cases": 0, "disqualified": False,
+                    "blocked_cases": 0, "judge_error_cases": 0, "blocker_unknown_cases": 0,
+                    "unknown_blockers": [], "disqualified": False,
+                    "disqualification_unknown": False,
                     "metrics": {},
                     "not_scored": [], "renormalised_cases": 0}},
                 "benchmarks": {},
@@ -348,6 +353,7 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
                 "final_score_a": None,
                 "final_score_b": 0.6,
                 "missing_tasks": ["entity", "text", "translation"],
+                "incomplete_tasks": [],
                 "cost_per_1000_calls": 1.0,
                 "cost_efficiency": 0.6,
                 "cost_adjusted_rank": 1,
@@ -390,7 +396,7 @@ def test_consistency_reads_every_repeated_case_past_a_single_run_one() -> None:
     card = build_scorecard([result("m", "qa", "a", 0.9),
                             result("m", "qa", "b", 0.6), result("m", "qa", "b", 0.2, run=1)])
     assert card.models["m"].benchmarks["consistency"] == {
-        "value": pytest.approx(0.5), "passed": False, "scored_cases": 1}
+        "value": pytest.approx(0.5), "passed": False, "scored_cases": 1, "judge_errors": 0}
 
 
 def test_an_invalid_run_counts_zero_even_if_it_carries_a_score() -> None:
@@ -451,9 +457,10 @@ def test_a_benchmark_metric_absent_from_the_results_does_not_hide_the_ones_after
     benchmarks = card.models["m"].benchmarks
     assert "faithfulness" not in benchmarks
     assert benchmarks["exact_match"] == {"value": pytest.approx(0.5), "passed": False,
-                                         "scored_cases": 2}
+                                         "scored_cases": 2, "judge_errors": 0}
     # Layer 2 ran, so consistency is shown even without repeats: no repeated case, no value
-    assert benchmarks["consistency"] == {"value": None, "passed": None, "scored_cases": 0}
+    assert benchmarks["consistency"] == {"value": None, "passed": None, "scored_cases": 0,
+                                         "judge_errors": 0}
     assert card.models["m"].benchmark_score == 0.0
 
 

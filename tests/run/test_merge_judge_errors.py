@@ -1,0 +1,58 @@
+"""The merge of shard reports carries what the judge left unknown — final scores, Benchmark
+Score, disqualification, rank — exactly as the unsharded run reports it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytest_callqa.run.merge import merge_reports, merged_scorecard_text
+
+from .conftest import shard_report, without_timings
+
+
+def _unknown(entry: dict[str, Any], metric: str, *, blocker: bool = False,
+             score_known: bool = False) -> None:
+    """Turn ``metric`` of a case entry into a judge error, as the evaluation does."""
+    details = dict(entry["metrics"][metric].get("details") or {})
+    if blocker:
+        details["blocker_metric"] = True
+    entry["metrics"][metric] = {"value": None, "scored": False, "rating": None,
+                                "reason": "judge error: connection refused", "blocker": False,
+                                "flagged": False, "judge_error": True, "details": details}
+    entry["judge_errors"] = sorted({*entry["judge_errors"], metric})
+    entry["blocked"] = bool(entry["blockers"])
+    if not score_known:
+        entry["score"], entry["valid"] = None, True
+
+
+def test_merged_shards_carry_the_judges_gaps_as_the_unsharded_report(
+        unsharded: dict[str, Any]) -> None:
+    for entry in unsharded["cases"]:
+        if entry["model"] == "northwind-large" and entry["task"] == "qa":
+            _unknown(entry, "evidence_backed_reasoning")
+        elif (entry["model"] == "northwind-mini" and entry["task"] == "text"
+              and not entry["blockers"]):
+            _unknown(entry, "fabrication_free_rate", blocker=True, score_known=True)
+        elif (entry["model"] == "budget-7b" and "faithfulness" in entry["metrics"]
+              and entry["metrics"]["faithfulness"]["scored"]):
+            _unknown(entry, "faithfulness", score_known=True)
+    # The unsharded run's report of these cases: every derived section rebuilt from them.
+    # (Through JSON, as a run writes it: intervals are lists there.)
+    full = json.loads(json.dumps(shard_report(unsharded, 1, 1)))
+    large, mini, budget = (full["models"][m] for m in
+                           ("northwind-large", "northwind-mini", "budget-7b"))
+    assert "qa" in large["incomplete_tasks"] and large["final_score_b"] is None
+    assert large["cost_adjusted_rank"] is None
+    assert mini["any_blocker"] is None and mini["tasks"]["text"]["disqualification_unknown"]
+    assert mini["tasks"]["text"]["unknown_blockers"] == ["fabrication_free_rate"]
+    assert budget["incomplete_tasks"] == ["benchmarks"]
+    assert budget["benchmarks"]["faithfulness"]["judge_errors"] == 17
+    assert any(n.startswith("not ranked") for n in full["notes"])
+    parts = [shard_report(full, i, 2) for i in (1, 2)]
+    merged = merge_reports(parts, ["shard-1.json", "shard-2.json"])
+    assert merged["models"] == full["models"] and merged["notes"] == full["notes"]
+    assert without_timings(merged) == without_timings(full)
+    text = merged_scorecard_text(merged)
+    assert text == merged_scorecard_text(full)
+    assert "Unknown !?" in text and "—E" in text

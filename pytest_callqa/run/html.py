@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .gate_text import incomplete_line
 from .html_cases import NOT_SCORED, SCRIPT, HtmlReportError, cases_section, esc, fmt, rating_of
 
 __all__ = ["HtmlReportError", "fmt", "render_html", "scale_top"]
@@ -46,7 +47,8 @@ tr.score th,tr.score td{font-weight:600}.thr{color:#555;font-size:12px}
 small.d-regression{color:#b71c1c;font-weight:700}small.d-improvement{color:#2e7d32}
 .r-blocker small.d{color:#fff}
 .verdict{padding:8px 12px;border-radius:4px;font-weight:600;margin:8px 0}
-.v-pass{background:#e3f4e4}.v-fail{background:#fde0dc}.v-none{background:#eee}
+.v-pass{background:#e3f4e4}.v-fail{background:#fde0dc}.v-incomplete{background:#fff4d6}
+.v-none{background:#eee}
 .panel{border:1px solid #e0b4b4;background:#fff7f6;padding:6px 12px;margin:8px 0}
 .charts{display:flex;flex-wrap:wrap;gap:10px}figure{margin:0;border:1px solid #eee;padding:4px}
 figcaption{font-size:12px;font-weight:600;max-width:340px}svg text{font-size:11px}
@@ -233,7 +235,7 @@ class _Page:
         if self.gate is None:
             return ""
         verdict = str(self.gate.get("verdict") or "none")
-        css = verdict if verdict in ("pass", "fail") else "none"
+        css = verdict if verdict in ("pass", "fail", "incomplete") else "none"
         out = [f'<div class="verdict v-{css}" id="gate">Baseline gate: {esc(verdict.upper())}'
                f" — baseline {esc(self.gate.get('baseline', '?'))}, mode "
                f"{esc(self.gate.get('mode', '?'))}</div>"]
@@ -246,8 +248,15 @@ class _Page:
                        "<th>shared cases</th><th>cases that moved most</th></tr>")
             out.extend(_regression_row(r) for r in regressions if isinstance(r, Mapping))
             out.append("</table>")
+        unmade = [e for e in self.gate.get("incomplete") or [] if isinstance(e, Mapping)]
+        if unmade:
+            # What a failure of the tool kept the gate from comparing, in words.
+            out.append(f"<h3>Not compared ({len(unmade)})</h3><ul>"
+                       + "".join(f"<li>{esc(incomplete_line(e))}</li>" for e in unmade)
+                       + "</ul>")
         for key, value in self.gate.items():
-            if key not in ("regressions", "checks") and isinstance(value, list) and value:
+            if key not in ("regressions", "checks", "incomplete") and isinstance(value, list) \
+                    and value:
                 items = "".join(f"<li>{esc(_item(v))}</li>" for v in value)
                 out.append(f"<h3>{esc(key.replace('_', ' ').capitalize())} ({len(value)})</h3>"
                            f"<ul>{items}</ul>")

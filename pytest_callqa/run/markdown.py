@@ -12,11 +12,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .gate import change_counts, confidence_label, regression_line
+from .gate_text import incomplete_line, incomplete_summary
 
 MAX_CHARS = 65_000
 MAX_CELL = 200
 MAX_REGRESSIONS = 30
 MAX_WARNINGS = 10
+MAX_INCOMPLETE = 10
 WORST_CASES = 8
 _TRUNCATED = "\n\n> … truncated: {n} more lines. The JSON report has everything."
 
@@ -52,21 +54,33 @@ def _more(shown: int, total: int, what: str) -> list[str]:
 def _gate_section(gate: Mapping[str, Any]) -> list[str]:
     regressions = list(gate.get("regressions") or [])
     failed = gate.get("verdict") == "fail"
+    incomplete = gate.get("verdict") == "incomplete"
     where = f" against `{_cell(gate['baseline'])}`" if gate.get("baseline") else ""
     count = len(regressions)
     checks = list(gate.get("checks") or [])
     few = sum(1 for c in checks if c.get("status") == "too few cases")
+    unmade = [e for e in gate.get("incomplete") or [] if isinstance(e, Mapping)]
     if failed:
         verdict = f"**Gate: ❌ fail**{where} — {count} regression{'s' if count != 1 else ''}"
+    elif incomplete:
+        # Neither a pass nor the model's failure: the tool could not make every comparison.
+        verdict = (f"**Gate: ⚠️ incomplete**{where} — no regression in what could be "
+                   f"compared, but {_cell(incomplete_summary(gate))}: a failure of the tool, "
+                   "not of the model")
     elif checks and few == len(checks):
         # "No regression" alone would read as "nothing got worse", when nothing was compared.
         verdict = (f"**Gate: ✅ pass**{where} — no regression found, but no comparison could "
                    "be made")
     else:
         verdict = f"**Gate: ✅ pass**{where} — no regression"
-    if gate.get("mode") == "report" and failed:
+    if gate.get("mode") == "report" and (failed or incomplete):
         verdict += " (report mode: the run does not fail on it)"
     lines = [verdict, ""]
+    if unmade:
+        lines += [f"- not compared: {_cell(incomplete_line(e))}"
+                  for e in unmade[:MAX_INCOMPLETE]]
+        lines += _more(min(len(unmade), MAX_INCOMPLETE), len(unmade), "comparisons not made")
+        lines.append("")
     if few:
         # The terminal counts them; a reviewer reading only the comment must see them too
         # (renamed case ids leave a pass that compared next to nothing).

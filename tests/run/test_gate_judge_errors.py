@@ -306,3 +306,37 @@ def test_a_merge_gated_against_a_baseline_the_judge_failed_exits_4(
     reported = merge_command(*paths, "--report", out, "--baseline", "main.json",
                              "--baseline-mode", "report", cwd=tmp_path)
     assert reported.returncode == 0, reported.stdout + reported.stderr
+
+
+def test_the_markdown_summary_says_incomplete_and_names_what_was_not_compared(
+        report: dict[str, Any]) -> None:
+    # It said "✅ pass … no comparison could be made" and blamed too few shared cases.
+    from pytest_callqa.run.markdown import render_markdown
+
+    baseline = copy.deepcopy(report)
+    judge_down(report, "qa", "evidence_backed_reasoning")
+    gate = {**compare_reports(report, baseline), "baseline": "main.json", "mode": "fail"}
+    summary = render_markdown(report, gate)
+    assert ("**Gate: ⚠️ incomplete** against `main.json` — no regression in what could be "
+            "compared, but ") in summary
+    assert "judge errors on 5 cases: a failure of the tool, not of the model" in summary
+    assert "- not compared: northwind-large · qa · evidence_backed_reasoning: judge errors" \
+        in summary
+    assert "✅" not in summary
+    reported = render_markdown(report, {**gate, "mode": "report"})
+    assert "of the model (report mode: the run does not fail on it)" in reported
+
+
+def test_the_html_report_shows_an_incomplete_gate_and_what_was_not_compared(
+        report: dict[str, Any]) -> None:
+    # It showed INCOMPLETE as "no gate" (grey) and the comparisons as raw Python lists.
+    from pytest_callqa.run.html import render_html
+
+    baseline = copy.deepcopy(report)
+    judge_down(report, "qa", "evidence_backed_reasoning")
+    page = render_html(report, {**compare_reports(report, baseline), "baseline": "main.json",
+                                "mode": "fail"})
+    assert '<div class="verdict v-incomplete" id="gate">Baseline gate: INCOMPLETE' in page
+    assert "<h3>Not compared (" in page
+    assert "<li>northwind-large · qa · evidence_backed_reasoning: judge errors on 5 cases" in page
+    assert "{&#x27;kind&#x27;" not in page and "{'kind'" not in page

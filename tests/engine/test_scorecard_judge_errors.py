@@ -331,3 +331,20 @@ def test_a_judge_down_for_a_blocker_through_the_evaluation() -> None:
     assert "text" in model.incomplete_tasks and model.final_score_b is None
     assert model.cost_adjusted_rank is None
     assert card.models["up"].cost_adjusted_rank == 1
+
+
+def test_the_note_lists_every_unranked_model_and_every_task_that_leaves_it_so() -> None:
+    # Two models unranked, one for two incomplete tasks and two undecided disqualifications:
+    # each reason and each task named, apart (mutation testing found the lists unchecked).
+    card = build_scorecard([
+        judge_error("a", "qa", "x"), judge_error("a", "entity", "e"),
+        judge_error("a", "text", "t", FABRICATION, score=0.9, blocker=True),
+        judge_error("a", "translation", "r", "critical_fact_preservation", score=0.9,
+                    blocker=True),
+        judge_error("b", "qa", "x"), scored("plain", "qa", "x", 0.5)])
+    assert [c.cost_adjusted_rank for c in card.models.values()] == [None, None, 1]
+    assert card.notes[-1] == (
+        "not ranked, what it would be ranked on being unknown — a: final score B unknown "
+        "(the judge could not score all of qa, entity), disqualification unknown (a blocker "
+        "could not be decided in text, translation); b: final score B unknown (the judge "
+        "could not score all of qa)")

@@ -267,6 +267,10 @@ _SINGLE_QUOTE_RES: tuple[re.Pattern[str], ...] = (
     re.compile("\u2039([^\u203a\n]+)\u203a"),
     re.compile("\u203a([^\u2039\n]+)\u2039"),
 )
+_QUOTE_OPENINGS = tuple(zip(_QUOTE_RES, ('"', "\u201c", "\u201e", "\u00ab", "\u00bb", "\u300c",
+                                        "\u300e", "\uff02"), strict=True))
+_SINGLE_QUOTE_OPENINGS = tuple(zip(_SINGLE_QUOTE_RES, ("'", "\u2018", "\u201a", "\u2039",
+                                                       "\u203a"), strict=True))
 
 
 def _is_edge_noise(ch: str) -> bool:
@@ -295,12 +299,15 @@ def _quotes(text: str) -> tuple[str, ...]:
     # An output's statements are searched for quotes by several metrics, a case's truth by
     # every model's.
     spans: list[tuple[int, int, str]] = []
-    for pattern in _QUOTE_RES:
-        spans.extend((m.start(), m.end(), m[1]) for m in pattern.finditer(text))
-    for pattern in _SINGLE_QUOTE_RES:
-        spans.extend(
-            (m.start(), m.end(), m[1]) for m in pattern.finditer(text) if len(m[1].split()) >= 2
-        )
+    # A pattern whose opening mark the text lacks cannot match: most texts hold one or two
+    # kinds of mark, and looking for a character is far cheaper than running a pattern.
+    for pattern, opening in _QUOTE_OPENINGS:
+        if opening in text:
+            spans.extend((m.start(), m.end(), m[1]) for m in pattern.finditer(text))
+    for pattern, opening in _SINGLE_QUOTE_OPENINGS:
+        if opening in text:
+            spans.extend((m.start(), m.end(), m[1]) for m in pattern.finditer(text)
+                         if len(m[1].split()) >= 2)
     spans.sort(key=lambda s: (s[0], -s[1]))
     quotes: list[str] = []
     outer_end = -1
@@ -456,7 +463,7 @@ def content_coverage(
         return 1.0
     if vocabulary is None:
         vocabulary = _vocabulary(contexts)
-    if any(_unsegmented(t) for t in claim_tokens):
+    if _unsegmented(claim):
         claim_tokens = list(dict.fromkeys(
             unit for t in claim_tokens
             for unit in (_character_pairs(t) if _unsegmented(t) else (t,))))

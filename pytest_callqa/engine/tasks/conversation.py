@@ -201,6 +201,7 @@ _UNSPACED_SCRIPTS = {
     "KATAKANA": "Japanese (Katakana)", "KATAKANA-HIRAGANA": "Japanese (Katakana)",
     "JAVANESE": "Javanese", "BALINESE": "Balinese", "TAI": "Tai", "NEW": "New Tai Lue",
 }
+_FIRST_UNSPACED = "\u0e00"
 _SPACE_BEFORE_PUNCT = re.compile(r"\w\s+[,.!?;:](?!\w)")
 _DOUBLED = re.compile(r"(?<!\.)(?:\.\.(?!\.)|,,|\?\?|!!|;;)")
 RUN_ON_SEVERE = 40
@@ -226,6 +227,10 @@ def _unspaced_script(text: str) -> str | None:
     (the most used of them), or None. A letter of these scripts stands for a syllable or a
     word where a spaced script spends about five on a word, so a quarter of the letters is
     already most of the words; NFKC first folds half-width Katakana into Katakana."""
+    if not text or max(text) < _FIRST_UNSPACED:
+        # Every letter of those scripts lies above Thai's first code point: a text with no
+        # character past it (most turns) needs no look at each character's name.
+        return None
     scripts = Counter(unicodedata.name(ch, "").split(" ", 1)[0]
                       for ch in unicodedata.normalize("NFKC", text)
                       if unicodedata.category(ch).startswith("L"))

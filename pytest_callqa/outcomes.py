@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
+from .gather import CRASHED_ATTR
 from .outputs import OutputsError
+from .run.resolver import Interrupted, interruption
 from .run.settings import ERROR_PAYLOAD, CallqaCallError
 
 if TYPE_CHECKING:
@@ -21,10 +23,11 @@ T = TypeVar("T")
 
 
 # Set on the ``pytest.fail`` exception of a test the tool stopped (a generation or judge
-# call that failed, an outputs file that cannot be used). Raised in a fixture that is a setup
-# error anyway; raised by a later run of a repeated test, in the call phase, the mark is what
-# tells it apart from the model failing. (A subclass would do too, but pytest's summary line
-# would then print its dotted name where it prints "Failed:".)
+# call that failed, an outputs file that cannot be used), and on whatever interrupted the
+# tool's work on the test's pair (pytest-timeout's ``Failed``). Raised in a fixture that is
+# a setup error anyway; raised by a later run of a repeated test, in the call phase, the mark
+# is what tells it apart from the model failing. (A subclass would do too, but pytest's
+# summary line would then print its dotted name where it prints "Failed:".)
 TOOL_FAILURE = "callqa_tool_failure"
 # The attribute of a call report whose test the tool stopped (crosses xdist too: a report's
 # attributes reach the controller as they are).
@@ -55,12 +58,17 @@ def tool_failed(excinfo: pytest.ExceptionInfo[BaseException] | None) -> bool:
 
 def is_tool_failure(exc: BaseException) -> bool:
     """Whether ``exc`` is the tool's, not the model's: a verdict the judge could not give, a
-    custom metric whose code raised, or a :func:`tool_failure`."""
+    custom metric whose code raised, a :func:`tool_failure`, or an interruption of the tool's
+    work (:func:`produce_or_fail`)."""
     # The engine's results module not loaded means nothing raised its exception; importing it
     # here would cost every test of every session.
     results = sys.modules.get("pytest_callqa.engine.core.results")
     return getattr(exc, TOOL_FAILURE, False) is True or (
         results is not None and isinstance(exc, results.EvaluationUnavailable))
+
+
+# A project's hook that skips a pair, or says it is expected to fail, while it is produced.
+_PROJECTS_WORD = (pytest.skip.Exception, pytest.xfail.Exception)
 
 
 def produce_or_fail(
@@ -69,24 +77,63 @@ def produce_or_fail(
 ) -> T:
     """``produce(model, case, *args)``. A failed judge or generation call, or an outputs file
     that cannot be used, raises a :func:`tool_failure` with its (redacted) message alone: no
-    traceback helps. With ``keep_error`` (a test's stash and its payload key), any error
-    first leaves the payload that keeps the pair in the run's list of what was not
-    evaluated (the report, the scorecard's notes): without it the pair would vanish, and
-    its task be renormalised away without a word."""
+    traceback helps. Work interrupted by an exception that is no error (pytest-timeout's
+    ``Failed``, raised wherever the test's time ran out) is the tool's failure too: it is
+    raised as it came, marked as the tool's. With ``keep_error`` (a test's stash and its
+    payload key), any error or interruption first leaves the payload that keeps the pair in
+    the run's list of what was not evaluated (the report, the scorecard's notes): without it
+    the pair would vanish, and its task be renormalised away without a word."""
     try:
         return produce(model, case, *args)
-    except Exception as exc:
+    except (KeyboardInterrupt, SystemExit):
+        raise  # the run stops (Ctrl-C is the run's to handle)
+    except _PROJECTS_WORD:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, Interrupted) and isinstance(exc.original, _PROJECTS_WORD):
+            raise exc.original from None  # every test of the pair is skipped (or xfails)
+        interrupted = not isinstance(exc, Exception)
         of_the_tool = isinstance(exc, (CallqaCallError, OutputsError))
-        # Any other exception's text may quote anything (a server's reply, a header): the
-        # test's error shows it; the report names only its kind.
-        reason = str(exc) if of_the_tool else (f"{type(exc).__name__} raised (its message is "
-                                               "in the test's error)")
+        if interrupted:
+            reason = interruption(model, case.id, exc)
+        else:
+            # Any other exception's text may quote anything (a server's reply, a header):
+            # the test's error shows it; the report names only its kind.
+            reason = str(exc) if of_the_tool else (
+                f"{type(exc).__name__} raised (its message is in the test's error)")
         if keep_error is not None:
             stash, key = keep_error
             stash[key] = errored(model, case, reason)
+        if interrupted:
+            setattr(exc, TOOL_FAILURE, True)
         if not of_the_tool:
             raise
     raise tool_failure(reason)
+
+
+def shown_as_error(report: pytest.TestReport) -> bool:
+    """Whether a failed report is shown and counted as an error, not as a failure of the
+    model: a test the tool stopped in its call phase, or an evaluation test whose xdist
+    worker died (the environment's failure, not the model's: gather.py lists its pair as
+    not evaluated)."""
+    return report.failed and (getattr(report, CRASHED_ATTR, False) is True or (
+        report.when == "call" and getattr(report, TOOL_ERROR_ATTR, False) is True))
+
+
+def mark_tool_error(report: pytest.TestReport, call: pytest.CallInfo[None]) -> bool:
+    """Whether the tool stopped this phase of a test (:func:`tool_failed`). Its report is
+    then the tool's error: marked as such in the call phase (:data:`TOOL_ERROR_ATTR`), and,
+    in a test marked ``xfail``, not the expected failure pytest's skipping plugin made of
+    it (the plugin's report hook wraps that plugin's, so it comes after): the model was not
+    shown to fail, and an xfail would pass the run (exit 0) with the tool down."""
+    if not tool_failed(call.excinfo):
+        return False
+    if hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        del report.wasxfail
+    if call.when == "call":
+        setattr(report, TOOL_ERROR_ATTR, True)
+    return True
 
 
 def errored(model: str, case: CaseRef, reason: str) -> dict[str, Any]:

@@ -18,18 +18,18 @@ from . import hookspecs
 from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer, SharedReportValues
 from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, read_settings
 from .outcomes import (
-    TOOL_ERROR_ATTR,
     JUnitToolErrors,
     failed_in_helper,
+    mark_tool_error,
     produce_or_fail,
-    tool_failed,
+    shown_as_error,
 )
 from .outputs import ModelOutput
 from .progress import TerminalProgress
 from .pytest_host import PytestHost
 from .repeats import RECORD_KEY, RUNS_ATTR, call_runs, describe, item_runs, status_word
 from .run.deliver import BaselineError, read_baseline
-from .run.junit import result_properties
+from .run.junit import result_properties, without_own
 from .run.services import LOCAL_SERVER_KEY
 from .run.settings import LIVE, CallqaUsageError, Missing, display_path
 from .run.spool import GOLDEN, golden_entry, packed
@@ -306,20 +306,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     session.config.stash[USERS_KEY] = users
 
 
-def _release(item: pytest.Item) -> None:
-    """After a test: the pair's output and result are dropped once the last collected test
-    that needs them has run in this process (under xdist, tests of a pair that went to
-    another worker keep them, as before)."""
-    users = item.config.stash.get(USERS_KEY, None)
-    key = pair_of(item)
-    if users is None or key not in users:
-        return
-    users[key] -= 1
-    if users[key] == 0:
-        del users[key]
-        _state(item.config).resolver.forget(*key)
-
-
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, object]:
     """Wraps the test loop. Before the first test, the only process, or each xdist worker,
@@ -329,7 +315,8 @@ def pytest_runtestloop(session: pytest.Session) -> Generator[None, object, objec
     beside its tests; after the last test it has ended, and a run that stops early (``-x``,
     Ctrl-C: pytest raises out of its loop) cancels the rest, which no test will read."""
     config = session.config
-    if not config.option.collectonly and not (
+    # --setup-plan sets no fixture up: nothing will ask for a result.
+    if not (config.option.collectonly or getattr(config.option, "setupplan", False)) and not (
             session.testsfailed and not config.option.continue_on_collection_errors):
         _resolve_up_front(config)  # else pytest's own runtestloop stops the run
     try:
@@ -537,9 +524,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 @pytest.hookimpl
 def pytest_report_teststatus(report: pytest.TestReport,
                              config: pytest.Config) -> tuple[str, str, str] | None:
-    """Fires for every report: a test stopped by a verdict the judge could not give is an
-    error of the tool, shown and counted as an error, not as a failure of the model."""
-    if report.when == "call" and report.failed and getattr(report, TOOL_ERROR_ATTR, False):
+    """Fires for every report: a test the tool stopped (a verdict the judge could not give,
+    a call that failed, work interrupted) is shown and counted as an error, not as a failure
+    of the model; so is an evaluation test whose xdist worker died (the environment's
+    failure, not the model's: gather.py lists its pair as not evaluated)."""
+    if shown_as_error(report):
         return "error", "E", "ERROR"
     runs = getattr(report, RUNS_ATTR, None)
     if report.when == "call" and isinstance(runs, dict):
@@ -560,18 +549,34 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """Wraps each test's run, every attempt of it (a plugin that runs a failed test again,
+    pytest-rerunfailures, does so inside this hook). After it, the pair's output and result
+    are dropped once the last collected test that needs them has run in this process (under
+    xdist, tests of a pair that went to another worker keep them, as before)."""
+    outcome = yield
+    users, key = item.config.stash.get(USERS_KEY, {}), pair_of(item)
+    if key in users:
+        users[key] -= 1
+        if users[key] == 0:
+            del users[key]
+            _state(item.config).resolver.forget(*key)
+    return outcome
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item,
                               call: pytest.CallInfo[None]) -> Any:
-    """Fires for each phase of each test: the teardown report carries the test's result (or
-    why it was not evaluated) as builtins, which xdist ships to the controller."""
+    """Fires for each phase of each test, around pytest's own handling (xfail's included):
+    the teardown report carries the test's result (or why it was not evaluated) as
+    builtins, which xdist ships to the controller."""
     report = yield
-    if call.when == "call" and tool_failed(call.excinfo):
-        setattr(report, TOOL_ERROR_ATTR, True)
+    stopped = mark_tool_error(report, call)
     # A test that errored before it could compare its snapshot (in its fixtures, or on the
     # tool's failure): the snapshot accepted before stays (snapshot_ids.KeepSnapshots).
     if SNAPSHOT_FIXTURE in getattr(item, "fixturenames", ()) and (
-            (call.when == "setup" and report.failed) or
-            (call.when == "call" and tool_failed(call.excinfo))):
+            (call.when == "setup" and (report.failed or hasattr(report, "wasxfail"))) or
+            (call.when == "call" and stopped)):
         setattr(report, KEEP_SNAPSHOT_ATTR, True)
     record = item.stash.get(RECORD_KEY, None)
     if call.when == "call" and record is not None:
@@ -587,7 +592,8 @@ def pytest_runtest_makereport(item: pytest.Item,
             setattr(report, REPORT_ATTR, packed(payload))
             # The item lives as long as the session: it must not keep every result.
             del item.stash[PAYLOAD_KEY]
-        _release(item)
+        # This attempt's report has its properties; another attempt records its own.
+        item.user_properties[:] = without_own(item.user_properties)
     return report
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from .outcomes import is_tool_failure, produce_or_fail
 from .outputs import ModelOutput
+from .run.junit import run_properties
 from .run.settings import Missing
 
 if TYPE_CHECKING:
@@ -91,10 +92,11 @@ def call_runs(item: pytest.Function, state: CallqaSession,
                 pytest.skip(f"run {run + 1} of {runs}: {produced.reason}")
             assert isinstance(produced, ModelOutput)
             outputs.append(produced.value)
-    except pytest.fail.Exception as exc:
+    except BaseException as exc:
         if is_tool_failure(exc):
-            # A run could not be produced, so the test function ran in none: no run of the
-            # pair has a known outcome from this test.
+            # A run could not be produced (a judge error, or a wait for its verdicts that a
+            # per-test time limit interrupted), so the test function ran in none: no run of
+            # the pair has a known outcome from this test.
             _keep(item, payload, results,
                   RunsRecord(outcomes=[None] * runs, rule=rule, passed=None))
         raise
@@ -111,6 +113,9 @@ def call_runs(item: pytest.Function, state: CallqaSession,
         except (pytest.skip.Exception, KeyboardInterrupt):
             raise
         except (Exception, pytest.fail.Exception) as exc:
+            # A ``pytest.fail`` in the test's own code fails the run, as it fails a test of
+            # one run: the test's, or a time limit's (pytest-timeout) that ran out in that
+            # code, not while the tool produced or scored the run (produce_or_fail).
             return exc
         return None
 
@@ -164,15 +169,7 @@ def _attach(item: pytest.Item, payload: dict[str, Any] | None, results: list[Tas
     if payload is not None and "result" in payload:
         payload["runs"] = [r.to_dict() for r in results[1:]]
         payload["passed"] = list(record.outcomes)
-    known = [ok for ok in record.outcomes if ok is not None]
-    passes = sum(known)
-    item.user_properties.extend([
-        ("callqa_runs", len(record.outcomes)),
-        ("callqa_pass_rate", round(passes / len(known), 6) if known else ""),
-        ("callqa_flaky", str(0 < passes < len(known)).lower()),
-    ])
-    if len(known) < len(record.outcomes):
-        item.user_properties.append(("callqa_unknown_runs", len(record.outcomes) - len(known)))
+    item.user_properties.extend(run_properties(record.outcomes))
 
 
 _RUN_WORDS = {True: "passed", False: "failed", None: "unknown (the tool failed in it)"}

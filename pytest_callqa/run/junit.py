@@ -1,5 +1,11 @@
-"""What a CI dashboard reads of a run: each evaluation test's metrics as JUnit ``<property>``
-elements, and the run's verdict and figures as properties of the test suite."""
+"""What a CI dashboard reads of a run: each evaluation test's metrics (and runs) as JUnit
+``<property>`` elements, and the run's verdict and figures as properties of the test suite.
+
+A test's properties are those of one attempt: a plugin that runs a failed test again
+(pytest-rerunfailures) writes a ``<testcase>`` per attempt, from the same list of the test's
+properties, so the plugin's own are taken out of it after each attempt (:func:`without_own`)
+rather than added to those of the attempts before.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ if TYPE_CHECKING:
     from ..engine.core.results import TaskResult
 
 PREFIX = "callqa"
+# The properties of a test over repeated runs (the rest are PREFIX-dotted).
+RUN_PROPERTIES = ("callqa_runs", "callqa_pass_rate", "callqa_flaky", "callqa_unknown_runs")
 
 
 def _text(value: Any) -> str:
@@ -36,6 +44,28 @@ def result_properties(result: TaskResult) -> list[tuple[str, str]]:
         props.append((f"{PREFIX}.metric.{metric_id}", _text(metric.value)))
         props.append((f"{PREFIX}.rating.{metric_id}", _text(metric.rating)))
     return props
+
+
+def run_properties(outcomes: list[bool | None]) -> list[tuple[str, object]]:
+    """A repeated test's properties: its runs, the pass rate over the runs whose outcome is
+    known (None: the tool failed in it; empty when none is), whether they disagree, and how
+    many are unknown (when any is)."""
+    known = [ok for ok in outcomes if ok is not None]
+    passes = sum(known)
+    props: list[tuple[str, object]] = [
+        ("callqa_runs", len(outcomes)),
+        ("callqa_pass_rate", round(passes / len(known), 6) if known else ""),
+        ("callqa_flaky", str(0 < passes < len(known)).lower()),
+    ]
+    if len(known) < len(outcomes):
+        props.append(("callqa_unknown_runs", len(outcomes) - len(known)))
+    return props
+
+
+def without_own(props: list[tuple[str, object]]) -> list[tuple[str, object]]:
+    """A test's properties without the plugin's (what another plugin or the test recorded)."""
+    return [(name, value) for name, value in props
+            if not (name.startswith(f"{PREFIX}.") or name in RUN_PROPERTIES)]
 
 
 def suite_properties(report: Mapping[str, Any],

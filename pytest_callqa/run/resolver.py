@@ -33,6 +33,14 @@ of a single-run session: a live model is generated again for each run and every 
 judged on its own (engine/runs.py). A recorded output is the same in every run, so it is
 produced once; with the deterministic heuristic judge its runs would be scored identically,
 so runs after the first are copies of the first, scored once.
+
+A test's work on its pair may be stopped where it stands by an exception that is no error: a
+per-test time limit (pytest-timeout raises pytest's ``Failed`` wherever the test is, in the
+middle of a batch), a project's hook that calls ``pytest.fail``. The pair the test asked for
+keeps the interruption as its error (:class:`Interrupted`), so its other tests report it
+rather than start the work again, and from then on pairs are produced and scored one by one,
+each in its own test's time: otherwise the batch the stopped test had started, left half
+done, would be started again by every later test, and stopped again.
 """
 
 from __future__ import annotations
@@ -82,6 +90,23 @@ if TYPE_CHECKING:
 KEPT_MEMO_LIMIT = 1024
 
 
+class Interrupted(CallqaCallError):
+    """What a pair keeps when the work a test asked for on it was interrupted (see the
+    module docstring): its other tests raise this rather than start the work again.
+    ``original`` is what interrupted it (a project's ``pytest.skip`` or ``pytest.xfail``
+    skips, or xfails, them too)."""
+
+    def __init__(self, model: str, case_id: str, original: BaseException) -> None:
+        super().__init__(interruption(model, case_id, original))
+        self.original = original
+
+
+def interruption(model: str, case_id: str, exc: BaseException) -> str:
+    """The reason a pair was not evaluated when ``exc`` interrupted the work on it."""
+    return (f"callqa: the evaluation of model {model!r} on case {case_id!r} was interrupted "
+            f"({type(exc).__name__}: {exc})")
+
+
 class Resolver:
     """The output/judge pipeline of this process; see the module docstring."""
 
@@ -109,6 +134,8 @@ class Resolver:
         # next (KEPT_MEMO_LIMIT entries per function): a pair's scoring reads the texts its
         # judging read, and a case's pairs share its transcript and truth.
         self._memo: Memo | None = None
+        # Set once a test's work was interrupted: pairs are produced and scored one by one.
+        self._one_by_one = False
 
     def need(self, model: str, case: CaseRef, *, scored: bool, runs: int = 1) -> None:
         """Remember that a collected test needs the pair's output (and its result) in each
@@ -196,10 +223,14 @@ class Resolver:
         """``model``'s output for ``case`` in ``run`` (generated or recorded), produced once
         per pair and run."""
         key = self._output_key(model, case.id, run)
+        with _asked(self, key, self._outputs):
+            return self._output(key, case)
+
+    def _output(self, key: RunKey, case: CaseRef) -> ModelOutput | Missing:
         if key not in self._outputs:
             batch = {key: case}
-            live = self.catalog.live_spec(model) is not None
-            if self.scores_up_front or live:
+            live = self.catalog.live_spec(key[0]) is not None
+            if not self._one_by_one and (self.scores_up_front or live):
                 # Live models are generated together; outputs that feed one judge batch
                 # are produced together, in collection order (see _todo).
                 batch = {k: c for k, c in self._with(key, self.pending_outputs).items()
@@ -328,8 +359,9 @@ class Resolver:
         """Whether a request for one result scores every pending pair in one batch: always
         in a single process; in an xdist worker only for the LLM judge (network-bound, and
         the shared cache sends each request once), not for the CPU-bound heuristic judge,
-        whose work would be repeated by every worker."""
-        return not self.host.is_worker or self.settings.llm_judge
+        whose work would be repeated by every worker; never once a test's work was
+        interrupted (see the module docstring)."""
+        return (not self.host.is_worker or self.settings.llm_judge) and not self._one_by_one
 
     def resolve_up_front(self) -> None:
         """Before the first test: this process's share of the outputs and judge calls, at
@@ -376,31 +408,27 @@ class Resolver:
     def _result(self, model: str, case: CaseRef, run: int) -> TaskResult:
         key = self._result_key(model, case.id, run)
         if key[2] != run:
-            return self._copy(self._result(model, case, key[2]), run)
+            return _copied(self._result(model, case, key[2]), run)
         judged = self.verdicts.judged
         if self.verdicts.streaming and key not in self._results:
-            # (A pair whose output or preparation failed has its error already.)
+            # (A pair whose output or preparation failed has its error already.) Only a
+            # wait: interrupted, it loses nothing, and the batch goes on for the pair's
+            # other tests.
             self.verdicts.wait_for(key)
-        if key not in self._results and key not in judged:
-            batch = {key: case}
-            if self.scores_up_front:
-                # In collection order, whichever pair a test asked for first (see _todo).
-                batch = self._todo(self._with(key, self.pending), self._results)
-                batch.setdefault(key, case)
-            self._score(batch)
-        if key in judged:
-            self._finish_pair(key)
+        with _asked(self, key, self._results):
+            if key not in self._results and key not in judged:
+                batch = {key: case}
+                if self.scores_up_front:
+                    # In collection order, whichever pair a test asked for first (see _todo).
+                    batch = self._todo(self._with(key, self.pending), self._results)
+                    batch.setdefault(key, case)
+                self._score(batch)
+            if key in judged:
+                self._finish_pair(key)
         found = self._results[key]
         if isinstance(found, BaseException):
             raise found
         return found
-
-    @staticmethod
-    def _copy(result: TaskResult, run: int) -> TaskResult:
-        """Run ``run`` of a pair whose runs cannot differ: the first run's result again."""
-        copied = type(result).from_dict(result.to_dict())
-        copied.run = run
-        return copied
 
     def _prepare(self, batch: Mapping[RunKey, CaseRef]) -> dict[RunKey, Prepared]:
         """The first evaluation phase of every pair of ``batch`` that has an output; a pair
@@ -413,7 +441,7 @@ class Resolver:
             if key in self._results or key in self.verdicts.judged:
                 continue
             try:
-                produced = self.output(key[0], case, key[2])
+                produced = self._output(self._output_key(*key), case)
             except Exception as exc:
                 self._results[key] = exc
                 continue
@@ -469,3 +497,25 @@ class Resolver:
         if isinstance(produced, ModelOutput):
             result.usage.update(produced.usage)
         self._results[key] = result
+
+
+@contextmanager
+def _asked(resolver: Resolver, key: RunKey, store: dict[RunKey, Any]) -> Iterator[None]:
+    """The work a test asked of ``resolver`` on ``key`` (an output in ``store``, or a
+    result), which may be interrupted wherever it stands (see the module docstring)."""
+    try:
+        yield
+    except (Exception, KeyboardInterrupt, SystemExit):
+        raise  # an error is kept where it arose; Ctrl-C or an exit stops the run
+    except BaseException as exc:
+        resolver._one_by_one = True
+        if key not in store and key not in resolver.verdicts.judged:
+            store[key] = Interrupted(key[0], key[1], exc)
+        raise
+
+
+def _copied(result: TaskResult, run: int) -> TaskResult:
+    """Run ``run`` of a pair whose runs cannot differ: the first run's result again."""
+    copied = type(result).from_dict(result.to_dict())
+    copied.run = run
+    return copied

@@ -205,3 +205,19 @@ def test_the_example_conftest_loads_with_the_plugin_switched_off(
     on = pytester.runpytest("--callqa-metrics")
     on.stdout.fnmatch_lines(["*summary_has_no_contact_details*"])
 
+
+
+def test_a_test_whose_worker_dies_is_counted_as_an_error_not_a_failure(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # Before, the terminal showed and counted it as FAILED (1 failed, 8 passed): a failure
+    # of the model, which the worker's death is not.
+    import xml.etree.ElementTree as ET  # only this test reads the JUnit file
+
+    project.write_tests(CRASHING_SUITE)
+    result = pytester.runpytest("-n", "2", "--junitxml=junit.xml")
+    result.assert_outcomes(passed=8, errors=1)
+    result.stdout.fnmatch_lines(["ERROR test_eval.py::test_scored?beta-qa-refund?*"])
+    suite = ET.parse(project.root / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    assert (suite.get("errors"), suite.get("failures")) == ("1", "0")

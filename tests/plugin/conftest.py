@@ -30,7 +30,10 @@ from pytest_callqa.engine.registry import default_registry
 
 for _module in ("pytest_callqa.assertions", "pytest_callqa.engine.evaluate",
                 "pytest_callqa.engine.judges.heuristic", "pytest_callqa.engine.report",
-                "pytest_callqa.engine.scorecard"):
+                "pytest_callqa.engine.scorecard",
+                # The case loader keeps the YAML loader class it built: a yaml module dropped
+                # and imported again would raise errors of classes it no longer catches.
+                "yaml"):
     importlib.import_module(_module)
 default_registry()
 TfidfEmbedder().embed(["warm up the vectoriser import"])

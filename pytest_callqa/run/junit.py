@@ -75,10 +75,16 @@ def suite_properties(report: Mapping[str, Any],
     props = [(f"{PREFIX}.verdict", _text(gate.get("verdict")) if gate else "no baseline"),
              (f"{PREFIX}.regressions", _text(len(gate.get("regressions", []))) if gate
               else "")]
+    basis = (report.get("run") or {}).get("rank_basis")
     for name, card in (report.get("models") or {}).items():
-        final = card.get("final_score_a")
-        if final is None:
-            final = card.get("final_score_b")
+        if basis in ("final_score_a", "final_score_b"):
+            # The score the models are ranked by: a Final Score A that judge errors left
+            # unknown is unknown, not Final Score B, which would compare unlike with the rest.
+            final = card.get(basis)
+        else:
+            final = card.get("final_score_a")
+            if final is None:
+                final = card.get("final_score_b")
         props += [
             (f"{PREFIX}.{name}.final_score", _text(final)),
             (f"{PREFIX}.{name}.any_blocker", _text(card.get("any_blocker"))),

@@ -111,3 +111,20 @@ def test_the_html_scorecard_shows_what_the_judge_left_unknown() -> None:
     assert page.count('<td class="cell">—E') == 3  # both finals and the Benchmark Score
     assert "1 (1.000)E" in page
     assert "disqualification unknown !?" in page
+
+
+def test_junit_gives_the_ranked_final_score_or_nothing_when_it_is_unknown() -> None:
+    # With Final Score A unknown for judge errors, the property fell back to Final Score B:
+    # one model's figure on another basis than the others'.
+    from pytest_callqa.run.junit import suite_properties
+
+    report = {"run": {"rank_basis": "final_score_a"}, "models": {
+        "a": {"final_score_a": 0.8, "final_score_b": 0.7, "incomplete_tasks": []},
+        "b": {"final_score_a": None, "final_score_b": 0.9, "incomplete_tasks": ["benchmarks"],
+              "any_blocker": None, "cost_adjusted_rank": None}}}
+    props = dict(suite_properties(report, None))
+    assert (props["callqa.a.final_score"], props["callqa.b.final_score"]) == ("0.8", "")
+    assert (props["callqa.b.any_blocker"], props["callqa.b.rank"]) == ("", "")
+    plain = dict(suite_properties({"run": {"rank_basis": "final_score_b"}, "models": {
+        "a": {"final_score_a": None, "final_score_b": 0.7}}}, None))
+    assert plain["callqa.a.final_score"] == "0.7"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from .outcomes import is_tool_failure, produce_or_fail
+from .outcomes import TOOL_FAILURE, is_tool_failure, produce_or_fail
 from .outputs import ModelOutput
 from .run.junit import run_properties
 from .run.settings import Missing
@@ -93,6 +93,12 @@ def call_runs(item: pytest.Function, state: CallqaSession,
             assert isinstance(produced, ModelOutput)
             outputs.append(produced.value)
     except BaseException as exc:
+        if not isinstance(exc, (KeyboardInterrupt, SystemExit, pytest.skip.Exception,
+                                pytest.xfail.Exception)):
+            # The test function has run in no run yet: whatever stopped a later run's
+            # production (a project's generate hook that raised) is the tool's, as the same
+            # error in run 1's setup is — never the model's failure.
+            setattr(exc, TOOL_FAILURE, True)
         if is_tool_failure(exc):
             # A run could not be produced (a judge error, or a wait for its verdicts that a
             # per-test time limit interrupted), so the test function ran in none: no run of

@@ -497,16 +497,18 @@ class _Comparison:
         then_dq, now_dq = agg_then.get("disqualified"), agg_now.get("disqualified")
         if then_dq:
             return
-        # A blocker verdict a judge error left unknown, on any case of the task, leaves its
-        # disqualification open, as does a scorecard that says so (or gives None).
+        # A scorecard that says its disqualification is unknown (or gives None) leaves it
+        # open; one that says it is known decided it with its undecided cases counted (they
+        # could not tip it over the tolerance). A report older than that field is open when
+        # any case of the task has a blocker verdict a judge error left unknown.
         run = [k for k, c in self.now.items() if c.judge_errors and k[:2] == (model, task)
                and self.unknown_blockers(c, task)]
         base = [k for k, c in self.then.items() if c.judge_errors and k[:2] == (model, task)
                 and self.unknown_blockers(c, task)]
         now_open = (now_dq is None or agg_now.get("disqualification_unknown") is True
-                    or bool(run))
+                    or ("disqualification_unknown" not in agg_now and bool(run)))
         then_open = (then_dq is None or agg_then.get("disqualification_unknown") is True
-                     or bool(base))
+                     or ("disqualification_unknown" not in agg_then and bool(base)))
         if not (now_dq or now_open):
             return
         if now_dq and not then_open:

@@ -6,13 +6,14 @@ passes, and a run whose judge was down read as a pass rate of 1.0."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
 
 from pytest_callqa.run.repeated import run_outcome
 
-from .conftest import LLMProject
+from .conftest import LLMProject, MiniProject
 from .test_judge_errors import closed_port, judge_at
 from .test_repeat_runs import RUN_2_SEED
 
@@ -109,3 +110,31 @@ def test_a_run_a_test_failed_is_failed_whatever_another_test_could_not_say(
 def test_a_runs_outcome_over_two_tests(one: bool | None, other: bool | None,
                                        both: bool | None) -> None:
     assert run_outcome(one, other) is both
+
+
+def test_a_generate_hook_that_raises_on_a_later_run_is_the_tools_error(
+        project: MiniProject, pytester: pytest.Pytester) -> None:
+    # A live model is generated again in each run. The hook's error in run 1 is a setup
+    # error; in run 2 (produced in the call phase) it read as a failure of the model.
+    answer = json.dumps(project.cases["qa-refund"]["expected_outcome"])
+    pytester.makeconftest(f"""
+        import pytest
+
+        calls = []
+
+        @pytest.hookimpl(optionalhook=True)
+        def pytest_callqa_generate(model, case, config):
+            if case.id != "qa-refund":
+                return None
+            calls.append(case.id)
+            if len(calls) > 1:
+                raise ConnectionError("the model's server went away")
+            return {answer!r}
+    """)
+    project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
+                        "def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    result = pytester.runpytest("--callqa-models=live=m@http://127.0.0.1:9/v1",
+                                "--no-callqa-preflight", "--callqa-runs=2", "-p", "no:xdist",
+                                "-k", "qa-refund")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*ConnectionError*the model's server went away*"])

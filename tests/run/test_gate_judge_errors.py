@@ -43,6 +43,9 @@ def judge_down(report: dict[str, Any], task: str, *metrics: str,
         judge_error(entry, *metrics, blocker=blocker)
     agg = report["models"][MODEL]["tasks"][task]
     agg["score"] = None
+    if blocker:
+        # As the scorecard says it (tolerance 0): undecided cases leave it open.
+        agg["disqualification_unknown"] = True
     for mid in metrics:
         agg["metrics"][mid]["value"] = None
     return sorted(e["case_id"] for e in entries)
@@ -158,12 +161,30 @@ def test_a_blocker_this_run_could_not_decide_is_incomplete(report: dict[str, Any
     baseline = copy.deepcopy(report)
     entry = case_entries(report, MODEL, "text")[0]
     judge_error(entry, BLOCKER, "summary_score", blocker=True)
+    # As the scorecard says it with a tolerance of 0: the undecided case could tip it.
+    report["models"][MODEL]["tasks"]["text"]["disqualification_unknown"] = True
     gate = compare_reports(report, baseline)
     assert gate["verdict"] == "incomplete"
     found = unmade(gate)
     assert ("new blocker", "text", BLOCKER, (entry["case_id"],), ()) in found
-    # Every case of the task may now be blocked: its disqualification is open too.
     assert ("new disqualification", "text", "disqualified", (entry["case_id"],), ()) in found
+
+
+def test_a_disqualification_the_baseline_decided_despite_an_undecided_case_regresses(
+        report: dict[str, Any]) -> None:
+    """The baseline's scorecard counted its undecided case and found it could not tip the
+    task over the tolerance: a disqualification now is new, a regression (exit 1), not a
+    comparison the judge kept the gate from making (it read as incomplete, exit 4)."""
+    baseline = copy.deepcopy(report)
+    judge_error(case_entries(baseline, MODEL, "text")[0], BLOCKER, "summary_score",
+                blocker=True)
+    baseline["models"][MODEL]["tasks"]["text"].update(
+        disqualified=False, disqualification_unknown=False)
+    report["models"][MODEL]["tasks"]["text"].update(disqualified=True, blocked_cases=3)
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "fail"
+    assert ("new disqualification", MODEL, "text") in {
+        (r["kind"], r["model"], r["task"]) for r in gate["regressions"]}
 
 
 def test_a_new_blocker_on_a_case_the_baseline_decided_still_regresses(

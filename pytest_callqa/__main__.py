@@ -157,8 +157,8 @@ def merge_command(args: argparse.Namespace) -> int:
     print(merged_scorecard_text(
         report, width=shutil.get_terminal_size().columns if sized else None, color=color))
     if gate is not None:
-        # The gate's summary lines come with the gate module, loaded above.
-        from .run.gate import gate_lines
+        # The gate's summary lines, read only when the merge had a baseline to gate against.
+        from .run.gate_text import gate_lines
 
         print("\n".join(gate_lines(gate)))
     print(f"merged {count(len(names), 'report')} into {args.report}")

@@ -164,7 +164,8 @@ def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
         delivered.calibration_incomplete = calibrated["verdict"] == "incomplete"
     if settings.baseline is not None:
         # The gate (numpy's bootstrap) loads only for a run with a baseline.
-        from .gate import compare_reports, gate_lines
+        from .gate import compare_reports
+        from .gate_text import gate_lines
 
         try:
             baseline = read_baseline(settings.baseline)

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .gate_text import change_counts, confidence_label, fmt, gate_lines, regression_line
+from .gate_text import fmt
 from .report_check import check_report
 
 if TYPE_CHECKING:
@@ -43,10 +43,6 @@ _RANGE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*[-–]\s*(-?\d+(?:\.\d+)?)\s*$")
 _RUN_KEYS = ("judge", "embeddings")
 
 CaseKey = tuple[str, str, str]  # (model, task, case_id)
-
-# The gate in words lives in gate_text; its summary functions are the gate's public face too.
-__all__ = ["DEFAULT_TOLERANCE", "TASK_SCORE", "change_counts", "compare_reports",
-           "confidence_label", "gate_lines", "regression_line", "scale_factor"]
 
 
 # --- reading a report --------------------------------------------------------------------

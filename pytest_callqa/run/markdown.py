@@ -11,8 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .gate import change_counts, confidence_label, regression_line
-from .gate_text import incomplete_line, incomplete_summary
+from .gate_text import (
+    change_counts,
+    confidence_label,
+    incomplete_line,
+    incomplete_summary,
+    regression_line,
+)
 
 MAX_CHARS = 65_000
 MAX_CELL = 200

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from pytest_callqa.engine import stats
-from pytest_callqa.run.gate import _Bootstrap, compare_reports, gate_lines, scale_factor
+from pytest_callqa.run.gate import _Bootstrap, compare_reports, scale_factor
+from pytest_callqa.run.gate_text import gate_lines
 
 from .conftest import case_entries, refresh, spec_of, worsen
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from pytest_callqa.run.deliver import Delivered
-from pytest_callqa.run.gate import compare_reports, gate_lines
+from pytest_callqa.run.gate import compare_reports
+from pytest_callqa.run.gate_text import gate_lines
 
 from .conftest import case_entries, merge_command, shard_report, write_shards
 

@@ -1,10 +1,13 @@
-"""The ``--callqa-metrics`` text: every registered metric with its weight, scale, threshold,
-rating bands and source, task by task."""
+"""The two options that print or write something instead of running tests:
+``--callqa-metrics`` (every registered metric with its weight, scale, threshold, rating bands
+and source, task by task) and ``--callqa-case-schema PATH`` (the case files' JSON Schema)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from .engine.case_schema import case_file_schema_text
 from .engine.tasks.benchmark_specs import BENCHMARK_METRICS
 
 if TYPE_CHECKING:
@@ -70,3 +73,26 @@ def metric_listing(registry: Registry) -> list[str]:
             )
             lines.append(f"      {spec.description}")
     return lines
+
+
+
+def metrics_or_schema(writer: Any, registry: Registry, schema: Path | None) -> int:
+    """The ``--callqa-metrics`` listing on pytest's terminal ``writer``, or (``schema``) the
+    case-file schema written there: pytest's exit status (4, a usage error, when the file
+    cannot be written)."""
+    if schema is None:
+        writer.line()
+        writer.sep("=", "callqa metrics")
+        for line in metric_listing(registry):
+            writer.line(line)
+        return 0
+    text = case_file_schema_text(registry)
+    try:
+        schema.parent.mkdir(parents=True, exist_ok=True)
+        schema.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        writer.line(f"callqa: cannot write the case schema to {schema}: {exc.strerror}",
+                    red=True)
+        return 4
+    writer.line(f"callqa: wrote the golden case schema to {schema}")
+    return 0

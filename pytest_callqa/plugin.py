@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import pytest
 
 from . import hookspecs
+from .garbage import CollectedFrozen, paused, skip_exit_collection
 from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer, SharedReportValues
 from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, read_settings
 from .outcomes import (
@@ -44,7 +45,6 @@ from .selection import (
     pair_of,
 )
 from .session import CallqaSession
-from .shutdown import skip_exit_collection
 from .snapshot_ids import (
     KEEP_SNAPSHOT_ATTR,
     SHARED_WITH_KEY,
@@ -67,6 +67,7 @@ T = TypeVar("T")
 PREFLIGHT_HINT = "--no-callqa-preflight skips this check"
 
 SESSION_KEY = pytest.StashKey[CallqaSession]()
+FROZEN_KEY = pytest.StashKey[CollectedFrozen]()
 PAYLOAD_KEY = pytest.StashKey[dict[str, Any]]()
 # How many collected tests of this process need each (model, case id) pair's result.
 USERS_KEY = pytest.StashKey[dict[tuple[str, str], int]]()
@@ -103,6 +104,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "this task (or list of tasks) that carry every one of these tags; runs=N evaluates "
         "each of them N times (--callqa-runs)",
     )
+    # Cleanups run last-registered first: this one, registered before pytest's check for
+    # exceptions raised in finalisers registers its own, runs after that check's collection.
+    config.stash[FROZEN_KEY] = CollectedFrozen()
+    config.add_cleanup(config.stash[FROZEN_KEY].thaw)
     settings = read_settings(config)
     if settings.baseline is not None and not hasattr(config, "workerinput"):
         # A baseline that cannot be read stops the run before its tests, not after them.
@@ -141,47 +146,19 @@ def _state(config: pytest.Config) -> CallqaSession:
 def pytest_cmdline_main(config: pytest.Config) -> int | pytest.ExitCode | None:
     """Fires once, before collection: ``--callqa-metrics`` lists the metrics and exits,
     ``--callqa-case-schema PATH`` writes the case-file schema and exits."""
-    if config.getoption(ini_name(METRICS_OPTION)):
-        # pytest's session wrapper is needed only to list the metrics.
+    schema = config.getoption(ini_name(CASE_SCHEMA_OPTION))
+    if config.getoption(ini_name(METRICS_OPTION)) or schema:
+        # Only these two options need pytest's session wrapper,
         from _pytest.main import wrap_session
 
-        return wrap_session(config, _show_metrics)
-    if config.getoption(ini_name(CASE_SCHEMA_OPTION)):
-        # pytest's session wrapper is needed only to write the schema.
-        from _pytest.main import wrap_session
+        # and the task families (the listing, the schema).
+        from .listing import metrics_or_schema
 
-        return wrap_session(config, _write_case_schema)
+        return wrap_session(config, lambda config, _session: metrics_or_schema(
+            config.get_terminal_writer(), _state(config).services.registry(),
+            None if config.getoption(ini_name(METRICS_OPTION))
+            else config.invocation_params.dir / schema))
     return None
-
-
-def _write_case_schema(config: pytest.Config, session: pytest.Session) -> int:
-    # The schema is built from the task families' models; only this option needs them.
-    from .engine.case_schema import case_file_schema_text
-
-    target = config.invocation_params.dir / config.getoption(ini_name(CASE_SCHEMA_OPTION))
-    text = case_file_schema_text(_state(config).services.registry())
-    writer = config.get_terminal_writer()
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        writer.line(f"callqa: cannot write the case schema to {target}: {exc.strerror}",
-                    red=True)
-        return int(pytest.ExitCode.USAGE_ERROR)
-    writer.line(f"callqa: wrote the golden case schema to {target}")
-    return 0
-
-
-def _show_metrics(config: pytest.Config, session: pytest.Session) -> int:
-    # The listing loads the task families; only --callqa-metrics needs it.
-    from .listing import metric_listing
-
-    writer = config.get_terminal_writer()
-    writer.line()
-    writer.sep("=", "callqa metrics")
-    for line in metric_listing(_state(config).services.registry()):
-        writer.line(line)
-    return 0
 
 
 # --- collection ---------------------------------------------------------------------------
@@ -197,12 +174,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if not (wants_case or wants_model):
         return
     state = _state(metafunc.config)
+    cases: list[CaseRef] = []
     try:
-        models = state.catalog.models() if wants_model else []
-        cases: list[CaseRef] = []
-        if wants_case:
-            tasks, tags = marker_filter(metafunc, state.services.registry())
-            cases = state.catalog.select(tasks, tags)
+        with paused():  # the first call loads the catalogue and the engine, kept to the end
+            models = state.catalog.models() if wants_model else []
+            if wants_case:
+                tasks, tags = marker_filter(metafunc, state.services.registry())
+                cases = state.catalog.select(tasks, tags)
     except CallqaUsageError as exc:
         raise pytest.Collector.CollectError(str(exc)) from None
     if wants_case and not cases:
@@ -267,7 +245,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if fixtures & EVAL_FIXTURES:
             item.add_marker(EVAL_MARKER)
             uses_cases = uses_cases or CASE_FIXTURE in fixtures
-            skip_exit_collection()
+            config.stash[FROZEN_KEY].wanted = True
+    if config.stash[FROZEN_KEY].wanted:
+        skip_exit_collection()
     # Before a shard's selection: the other shard's tests write to the same repository.
     mark_shared_snapshot_files(items)
     if not uses_cases:
@@ -289,8 +269,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Fires once collection and deselection are done: remembers which (model, case) pairs
     this process's tests need an output and a scored result for, so they are produced and
-    judged in batches rather than one test at a time, and has the metric registry built
-    again now that every ``conftest.py`` is loaded."""
+    judged in batches rather than one test at a time, has the metric registry built again
+    now that every ``conftest.py`` is loaded, and freezes what collection built
+    (garbage.py)."""
     state = _state(session.config)
     state.services.registry_after_collection()
     users: dict[tuple[str, str], int] = {}
@@ -304,6 +285,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                                 runs=item_runs(item, state.settings.runs))
             users[(model, case.id)] = users.get((model, case.id), 0) + 1
     session.config.stash[USERS_KEY] = users
+    session.config.stash[FROZEN_KEY].freeze()
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
 from typing import Any
@@ -46,11 +47,24 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return data
 
 
+# A file is read as strict UTF-8, so an unpaired surrogate in its values can only come from
+# an escape (JSON's and YAML's \ud800-\udfff, YAML's \U0000d800 too): a file without one
+# needs no walk over every value. An escaped backslash before "ud800" matches as well, and
+# only costs the walk.
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
+
+
 def _read_documents(path: Path) -> list[Any]:
+    return _read(path)[1]
+
+
+def _read(path: Path) -> tuple[bool, list[Any]]:
+    """Whether the file holds a surrogate escape, and its documents."""
     text = path.read_text(encoding="utf-8")
+    escapes = _SURROGATE_ESCAPE.search(text) is not None
     if path.suffix == ".json":
         data = json.loads(text, object_pairs_hook=_unique_keys)
-        return data if isinstance(data, list) else [data]
+        return escapes, data if isinstance(data, list) else [data]
     # PyYAML is imported with the first YAML file: a suite of JSON cases never needs it.
     import yaml
 
@@ -60,8 +74,8 @@ def _read_documents(path: Path) -> list[Any]:
     except yaml.YAMLError as exc:
         raise CaseFileError(path, [f"(file) cannot be parsed: {exc}"]) from None
     if len(documents) == 1 and isinstance(documents[0], list):
-        return list(documents[0])
-    return documents
+        return escapes, list(documents[0])
+    return escapes, documents
 
 
 @functools.cache
@@ -102,7 +116,7 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
     """
     path = Path(path)
     try:
-        documents = _read_documents(path)
+        escapes, documents = _read(path)
     except RecursionError as exc:
         raise CaseFileError(path, [f"(file) cannot be parsed: {unreadable_json(exc)}"]) from None
     except ValueError as exc:
@@ -127,7 +141,7 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
         if reference is not None and not isinstance(reference, str):
             problems.append(f"{label}{SCHEMA_KEY}: must be the schema's URL or path (a "
                             f"string), got {type(reference).__name__}")
-        unpaired = first_lone_surrogate(document)
+        unpaired = first_lone_surrogate(document) if escapes else None
         if unpaired is not None:
             # JSON's "\ud800" escape alone: not Unicode, and no report could write it.
             problems.append(f"{label}{unpaired}: holds an unpaired UTF-16 surrogate (a lone "

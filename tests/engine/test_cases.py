@@ -132,6 +132,32 @@ def test_a_json_case_with_a_lone_surrogate_names_the_file_and_the_field(
                                    "lone \\ud800-\\udfff escape), which is not Unicode text"]
 
 
+
+
+def _json_case(text: str) -> str:
+    import yaml
+
+    case = yaml.safe_load(GOOD)
+    case["transcript"][1]["text"] = "PLACEHOLDER"
+    return json.dumps(case).replace("PLACEHOLDER", text)
+
+
+@pytest.mark.parametrize("escape", ["\\uDC00", "\\udbff", "\\u00e9 \\uDfFf"])
+def test_every_spelling_of_a_lone_surrogate_escape_is_found(tmp_path: Path,
+                                                             escape: str) -> None:
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(write(tmp_path, "lone.json", _json_case(escape)))
+    assert info.value.problems[0].startswith("transcript[1].text: holds an unpaired UTF-16")
+
+
+@pytest.mark.parametrize(("escape", "text"), [("\\ud83d\\ude00", "\U0001f600"),
+                                              ("\\\\ud800", "\\ud800")])
+def test_a_surrogate_pair_or_an_escaped_backslash_loads(tmp_path: Path, escape: str,
+                                                        text: str) -> None:
+    [case] = load_case_file(write(tmp_path, "fine.json", _json_case(escape)))
+    assert case.transcript[1].text == text
+
+
 def test_a_yaml_merge_key_may_still_be_overridden(tmp_path: Path) -> None:
     # YAML's merge: the keys given beside '<<' override the merged ones, twice by design.
     merged = GOOD.replace(

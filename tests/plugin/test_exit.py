@@ -1,7 +1,10 @@
-"""The end of the process: Python's shutdown does not walk every object once more."""
+"""The garbage collector of a run with evaluations: what collection built is frozen for the
+tests and pytest's last collections, thawed for a host that goes on, and Python's shutdown
+does not walk every object once more."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import textwrap
@@ -41,3 +44,73 @@ def test_a_run_without_evaluations_leaves_the_exit_alone(pytester: pytest.Pytest
     pytester.makepyfile(test_eval="def test_plain():\n    assert True\n")
     assert _host(pytester.path) == ["after run 1: False True", "after run 2: False True",
                                     "at exit: False"]
+
+
+# pytest collects twice as it ends (its check for exceptions raised in finalisers): each
+# collection records whether what collection built was out of its reach.
+SPY = textwrap.dedent("""
+    import gc, pytest
+    seen = []
+    collect = gc.collect
+    def spy(*args):
+        seen.append(gc.get_freeze_count() > 0)
+        return collect(*args)
+    gc.collect = spy
+    assert pytest.main(["-q", "-s", "-p", "no:cacheprovider", "test_eval.py"]) == 0
+    print("pytest's collections frozen:", seen)
+    print("after the run:", gc.get_freeze_count() > 0, gc.isenabled())
+""")
+
+DURING = ("\n\ndef test_during():\n    import gc\n"
+          "    print('during the tests:', gc.get_freeze_count() > 0, gc.isenabled())\n")
+
+
+def _spied(root: object) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", SPY], cwd=root, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return [line.strip(" .") for line in done.stdout.splitlines()
+            if line.strip(" .").startswith(("during", "pytest's", "after"))]
+
+
+def test_what_collection_built_is_frozen_through_pytests_last_collections(
+        project: MiniProject) -> None:
+    project.write_tests("def test_output(callqa_output):\n    assert callqa_output\n" + DURING)
+    assert _spied(project.root) == ["during the tests: True True",
+                                    "pytest's collections frozen: [True, True]",
+                                    "after the run: False True"]
+
+
+def test_a_run_without_evaluations_freezes_nothing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_eval="def test_plain():\n    assert True\n" + DURING)
+    assert _spied(pytester.path) == ["during the tests: False True",
+                                     "pytest's collections frozen: [False, False]",
+                                     "after the run: False True"]
+
+
+def test_a_host_that_froze_its_own_objects_keeps_them_frozen(project: MiniProject) -> None:
+    # Unfreezing after the run would unfreeze the host's objects too: nothing is frozen.
+    project.write_tests("def test_output(callqa_output):\n    assert callqa_output\n")
+    host = "import gc\ngc.freeze()\n" + SPY
+    done = subprocess.run([sys.executable, "-c", host], cwd=project.root, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "after the run: True True" in done.stdout
+
+
+
+def test_the_pause_restores_the_collector_as_it_found_it() -> None:
+    from pytest_callqa.garbage import paused
+
+    assert gc.isenabled()
+    with pytest.raises(ValueError), paused():
+        assert not gc.isenabled()
+        raise ValueError("the catalogue could not be read")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused():
+            pass
+        assert not gc.isenabled()  # the host's choice stays
+    finally:
+        gc.enable()

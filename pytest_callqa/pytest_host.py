@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .run.resolver import Interrupted
 from .run.settings import display_path
 from .selection import OTHER_SHARD_KEY, pair_of
 
@@ -83,8 +84,16 @@ class PytestHost:
         return (getattr(self.config, "workerinput", None) or {}).get(key)
 
     def generate(self, model: str, case: GoldenCase) -> Any:
-        return self.config.hook.pytest_callqa_generate(model=model, case=case,
-                                                       config=self.config)
+        """The project's answer. A ``pytest.skip`` or ``pytest.xfail`` it raises is its word
+        on this pair alone: raised as the pair's :class:`Interrupted`, an error the resolver
+        keeps for the pair and each of its tests turns back into that skip (outcomes.py).
+        As it came, no ``Exception``, it would stop the batch the pair was asked in and skip
+        the test that started it, another pair's, with this pair's reason."""
+        try:
+            return self.config.hook.pytest_callqa_generate(model=model, case=case,
+                                                           config=self.config)
+        except (pytest.skip.Exception, pytest.xfail.Exception) as exc:
+            raise Interrupted(model, case.id, exc) from None
 
     def register_metrics(self, registry: Registry) -> None:
         self.config.hook.pytest_callqa_register_metrics(registry=registry, config=self.config)

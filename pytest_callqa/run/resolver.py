@@ -40,7 +40,11 @@ middle of a batch), a project's hook that calls ``pytest.fail``. The pair the te
 keeps the interruption as its error (:class:`Interrupted`), so its other tests report it
 rather than start the work again, and from then on pairs are produced and scored one by one,
 each in its own test's time: otherwise the batch the stopped test had started, left half
-done, would be started again by every later test, and stopped again.
+done, would be started again by every later test, and stopped again. Before the first test
+(the up-front batch) no test's work can be stopped: what a project's hook raises for a pair
+there is that pair's error alone, and the batch goes on. A hook's ``pytest.skip`` or
+``pytest.xfail`` is no interruption at all: the host hands it over as that pair's
+:class:`Interrupted`, an error the pair keeps like any other (pytest_host.py).
 """
 
 from __future__ import annotations
@@ -91,9 +95,9 @@ KEPT_MEMO_LIMIT = 1024
 
 
 class Interrupted(CallqaCallError):
-    """What a pair keeps when the work a test asked for on it was interrupted (see the
-    module docstring): its other tests raise this rather than start the work again.
-    ``original`` is what interrupted it (a project's ``pytest.skip`` or ``pytest.xfail``
+    """What a pair keeps when the work on it was interrupted (see the module docstring):
+    its other tests raise this rather than start the work again. ``original`` is what
+    interrupted it (a project's ``pytest.skip`` or ``pytest.xfail``, for this pair alone,
     skips, or xfails, them too)."""
 
     def __init__(self, model: str, case_id: str, original: BaseException) -> None:
@@ -244,9 +248,11 @@ class Resolver:
             raise found
         return found
 
-    def _produce(self, batch: Mapping[RunKey, CaseRef]) -> None:
+    def _produce(self, batch: Mapping[RunKey, CaseRef], *, up_front: bool = False) -> None:
         """Outputs of ``batch``: each pair through ``pytest_callqa_generate``; pairs the
-        plugin's own implementation answers for a live model are generated in one batch."""
+        plugin's own implementation answers for a live model are generated in one batch.
+        ``up_front``: before the first test, where an interruption is the pair's own error
+        (see the module docstring)."""
         live: dict[RunKey, GoldenCase] = {}
         for key, case in batch.items():
             model = key[0]
@@ -262,6 +268,12 @@ class Resolver:
             except Exception as exc:
                 # Kept so every test of the pair reports the same error, produced once.
                 self._outputs[key] = exc
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:
+                if not up_front:
+                    raise  # the interruption of the test that asked (_asked)
+                self._outputs[key] = Interrupted(model, case.id, exc)
         if live:
             self._generate(live)
 
@@ -370,7 +382,7 @@ class Resolver:
             return
         outputs = {k: c for k, c in self.pending_outputs.items() if self._ours(k[1])}
         if self.settings.llm_judge:
-            self._produce(self._todo(outputs, self._outputs))
+            self._produce(self._todo(outputs, self._outputs), up_front=True)
             with self._kept_memo():
                 self._score(self._todo({k: c for k, c in self.pending.items()
                                         if self._ours(k[1])}, self._results),
@@ -378,7 +390,7 @@ class Resolver:
         else:
             self._produce(self._todo(
                 {k: c for k, c in outputs.items()
-                 if self.catalog.live_spec(k[0]) is not None}, self._outputs))
+                 if self.catalog.live_spec(k[0]) is not None}, self._outputs), up_front=True)
 
     def _todo(self, pairs: Mapping[RunKey, CaseRef],
               done: Mapping[RunKey, Any]) -> dict[RunKey, CaseRef]:

@@ -9,7 +9,9 @@ A check that needs a verdict the judge could not give raises
 :class:`~pytest_callqa.engine.core.results.JudgeUnavailable` instead of failing, and one that
 needs a custom metric whose code raised
 :class:`~pytest_callqa.engine.core.results.MetricCodeError`: the plugin reports that test as
-an error (the tool failed), never as a failure of the model or a pass.
+an error (the tool failed), never as a failure of the model or a pass. What is known still
+decides a check it settles whatever the unknown verdicts: a blocker that fired fails a score
+check (its message says what the judge could not score).
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ _TITLES = {"qa": "QA", "entity": "Entity", "text": "Text", "translation": "Trans
 # The digits a rating compares a value with a band's edge to (engine/core/metrics.py).
 _BOUND_DIGITS = 9
 _FAILING = ("fail", "blocker")
+# The conversation family's per-turn metrics, the garbled turn rate's inputs.
+_TURN_METRICS = ("intelligibility", "segmentation", "context")
 
 
 def _spec(result: TaskResult, metric_id: str) -> MetricSpec | None:
@@ -130,6 +134,29 @@ def _code_error(result: TaskResult, metric_ids: list[str]) -> str:
                     f"(an error in the evaluation, not a model failure): {reasons}")
 
 
+def _unknown_score(what: str, result: TaskResult) -> str:
+    """That ``what`` is unknown, and which verdicts the judge could not give, for the message
+    of a check the known verdicts decided."""
+    return (f"the {what} is unknown: the judge could not score "
+            f"{', '.join(result.judge_errors)} (a judge error, not a model failure)")
+
+
+def _lowest_only(result: TaskResult, metric_id: str) -> bool:
+    """Whether the value of ``metric_id`` is only the lowest it could be: a garbled turn rate
+    beside turn metrics the judge could not score (the evaluation's lower bound of a rate the
+    known turns already fail, or a mean of runs over one)."""
+    return metric_id == "garbled_turn_rate" and result.task == "conversation" and any(
+        result.metrics[mid].judge_error for mid in _TURN_METRICS if mid in result.metrics)
+
+
+def _beyond_lowest(result: TaskResult, metric_id: str, shown: str) -> JudgeUnavailable:
+    """The error of a check a lowest value cannot decide: the rest of it the judge could not
+    give."""
+    missed = [mid for mid in _TURN_METRICS if mid in result.judge_errors]
+    return JudgeUnavailable(showable(f"{result.judge_error_text(missed)}\n  so {metric_id} is "
+                                     f"only known to be at least {shown}"))
+
+
 def _fail(headline: str, lines: list[str]) -> AssertionError:
     # A model's text (a keyword, a judge's reason quoting it) may hold escape sequences that
     # would act on the terminal or CI log showing the failure: they are shown escaped.
@@ -180,6 +207,10 @@ def _assert_task_score(
                             f"the project's policy ([tool.callqa.tasks.{task}])")
         min_score = result.pass_bar
     if result.incomplete:
+        if result.blocked and not allow_blockers:
+            # A blocker that fired fails the check whatever the unknown score would be.
+            raise _fail(f"{title} blocker(s) fired {_who(result)}: {', '.join(result.blockers)}; "
+                        + _unknown_score("score", result), _details(result))
         raise JudgeUnavailable(showable(result.judge_error_text()))
     if not result.valid or result.score is None:
         raise _fail(f"{title} score invalid {_who(result)} (required >= {min_score:.3f})",
@@ -254,17 +285,33 @@ def assert_metric(
         raise _fail(f"{metric_id} was not scored {_who(result)}", [line])
     spec = _spec(result, metric_id)
     shown = _value(metric.value, spec)
+    # A value that is only the lowest possible one breaks a maximum (and its rating) whatever
+    # the rest; whether a minimum it misses, a maximum or a rating it keeps hold, the rest
+    # decides.
+    lowest = _lowest_only(result, metric_id)
     problems = []
+    undecided = False
     if min is not None and not _at_least(metric.value, min):
-        problems.append(f"{metric_id} = {shown} < min {_value(min, spec)}")
-    if max is not None and not _at_most(metric.value, max):
-        problems.append(f"{metric_id} = {shown} > max {_value(max, spec)}")
-    if min is None and max is None and metric.rating in _FAILING:
-        bar = metric.details.get("threshold") or (spec.threshold if spec else None)
-        threshold = f" (threshold {bar})" if bar is not None else ""
-        problems.append(f"{metric_id} = {shown} is rated {metric.rating}{threshold}")
+        if lowest:
+            undecided = True
+        else:
+            problems.append(f"{metric_id} = {shown} < min {_value(min, spec)}")
+    if max is not None:
+        if not _at_most(metric.value, max):
+            problems.append(f"{metric_id} = {shown} > max {_value(max, spec)}")
+        else:
+            undecided = undecided or lowest
+    if min is None and max is None:
+        if metric.rating in _FAILING:
+            bar = metric.details.get("threshold") or (spec.threshold if spec else None)
+            threshold = f" (threshold {bar})" if bar is not None else ""
+            problems.append(f"{metric_id} = {shown} is rated {metric.rating}{threshold}")
+        else:
+            undecided = lowest
     if problems:
         raise _fail(f"{'; '.join(problems)} {_who(result)}", [line])
+    if undecided:
+        raise _beyond_lowest(result, metric_id, shown)
 
 
 def assert_no_blockers(result: TaskResult) -> None:
@@ -312,9 +359,6 @@ def assert_agent_passes(
     if min_overall is not None:
         _bound("assert_agent_passes", "min_overall", min_overall, (0.0, 100.0))
     _require_task(result, "agent", "assert_agent_passes")
-    overall = result.metric("overall_score")
-    threshold = min_overall if min_overall is not None else float(
-        overall.details.get("pass_threshold", 75.0))
     lines = []
     for mid, metric in result.metrics.items():
         if metric.rating in _FAILING and mid not in ("overall_score", "passed"):
@@ -325,9 +369,17 @@ def assert_agent_passes(
             lines.append(metric_line(result, mid) + extra)
     if result.blockers:
         lines.append(f"  blockers: {', '.join(result.blockers)}")
-    unscored = [mid for mid, m in result.metrics.items() if not m.scored]
+    # What the judge could not score is unknown, not renormalised away.
+    unscored = [mid for mid, m in result.metrics.items() if not m.scored and not m.judge_error]
     if unscored:
         lines.append(f"  not scored (weights renormalised): {', '.join(unscored)}")
+    if "overall_score" in result.judge_errors and result.blocked and not allow_blockers:
+        # A blocker that fired fails the check whatever the unknown overall score would be.
+        raise _fail(f"agent blocker(s) fired {_who(result)}: {', '.join(result.blockers)}; "
+                    + _unknown_score("overall score", result), lines)
+    overall = result.metric("overall_score")
+    threshold = min_overall if min_overall is not None else float(
+        overall.details.get("pass_threshold", 75.0))
     if overall.value is None or not _at_least(overall.value, threshold):
         shown = "not scored" if overall.value is None else f"{overall.value:.1f}"
         raise _fail(f"agent overall score {shown} < {threshold:g} {_who(result)}", lines)
@@ -338,7 +390,9 @@ def assert_agent_passes(
 
 def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None) -> None:
     """Fail when the share of garbled turns (any score <= 2 of 5) is not below ``max_rate``;
-    by default the metric's own rule, passing below 10 %. Lists each garbled turn."""
+    by default the metric's own rule, passing below 10 %. Lists each garbled turn. A rate
+    known only from below (the judge missed some turns' verdicts) fails when its lowest
+    value already does; otherwise the check is the judge's error."""
     __tracebackhide__ = True
     if max_rate is not None:
         _bound("assert_no_garbled_turns", "max_rate", max_rate, (0.0, 1.0))
@@ -349,6 +403,10 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
                     [metric_line(result, "garbled_turn_rate")])
     passed = (not _at_least(rate.value, max_rate) if max_rate is not None
               else bool(rate.details.get("passed")))
+    lowest = _lowest_only(result, "garbled_turn_rate")
+    if passed and lowest:
+        # Only the lowest possible rate passes: the turns the judge missed decide.
+        raise _beyond_lowest(result, "garbled_turn_rate", f"{rate.value:.1%}")
     if passed:
         return
     limit = max_rate if max_rate is not None else rate.details.get("threshold", 0.10)
@@ -356,10 +414,10 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
     for turn in rate.details.get("turns", []):
         if isinstance(turn, dict) and turn.get("garbled"):
             lines.append(f"  turn {turn.get('turn')}: {turn.get('scores', turn)}")
-    lines.extend(metric_line(result, mid) for mid in ("intelligibility", "segmentation", "context")
+    lines.extend(metric_line(result, mid) for mid in _TURN_METRICS
                  if mid in result.metrics and result.metrics[mid].rating in _FAILING)
-    raise _fail(f"garbled turn rate {rate.value:.1%} is not below {float(limit):.0%} "
-                f"{_who(result)}", lines)
+    raise _fail(f"garbled turn rate {'at least ' if lowest else ''}{rate.value:.1%} is not "
+                f"below {float(limit):.0%} {_who(result)}", lines)
 
 
 def assert_extraction_f1(

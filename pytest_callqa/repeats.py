@@ -3,9 +3,12 @@ function is called once per run, each time with that run's ``callqa_result`` and
 ``callqa_output``, and the pass rule (:mod:`pytest_callqa.engine.runs`) makes one outcome of
 the N. Other fixtures are set up once, for the test, as pytest always does.
 
-A judge error or a failed generation call in any run makes the test an error (the tool
-failed, not the model) and leaves that run's outcome unknown; the other runs are still called,
-so what they say is known. A skip in any run skips it.
+A judge error or a failed generation call in any run leaves that run's outcome unknown and
+makes the test an error (the tool failed, not the model); the other runs are still called, so
+what they say is known. Only when the known runs fail the test under its pass rule whatever
+the unknown runs would have said (a failed run under ``all``; too few passes left for a
+majority) does it fail, on the model's account; a pass is never decided around a run the
+tool failed in. A skip in any run skips it.
 """
 
 from __future__ import annotations
@@ -35,8 +38,8 @@ RUNS_ATTR = "callqa_runs"
 class RunsRecord:
     """The outcome of each run of a test — None where the tool failed in it (a verdict the
     judge could not give, a run that could not be produced), which leaves the run's outcome
-    unknown — and what its pass rule made of them (None when a run is unknown: the test is
-    an error)."""
+    unknown — and what its pass rule made of them (None when a run is unknown and the known
+    runs do not fail the test: the test is an error)."""
 
     outcomes: list[bool | None]
     rule: str
@@ -134,23 +137,28 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     outcomes: list[bool | None] = [
         None if run in failures and is_tool_failure(failures[run]) else run not in failures
         for run in range(runs)]
-    if tool_errors:
-        # The test is the tool's error whatever its other runs did: the pass rule cannot be
-        # decided on runs whose outcome is unknown.
-        _keep(item, payload, results, RunsRecord(outcomes=outcomes, rule=rule, passed=None))
-        raise tool_errors[0]
     # The engine's run rules load with the first repeated test.
     from .engine.runs import mean_result, metric_specs, rule_passes
 
+    # The mean rule judges the mean of every run's result, the unknown runs' values too; the
+    # others (and the mean of a test without a result) judge the runs' outcomes.
+    on_mean = rule == "mean" and bool(results)
+    outcome_rule = "majority" if rule == "majority" else "all"
+    if tool_errors and (on_mean or rule_passes(outcome_rule, [ok is not False
+                                                              for ok in outcomes])):
+        # The test is the tool's error unless the known runs fail it even were every unknown
+        # run a pass. A pass is never decided so: it would pass over the tool's failure.
+        _keep(item, payload, results, RunsRecord(outcomes=outcomes, rule=rule, passed=None))
+        raise tool_errors[0]
     decisive: BaseException | None
-    if rule == "mean" and results:
+    if on_mean:
         specs = metric_specs(state.services.registry(), results[0].task)
         decisive = call(mean_result(results, specs), outputs[0])
-    elif rule_passes("majority" if rule == "majority" else "all", [run not in failures
-                                                                    for run in range(runs)]):
+    elif rule_passes(outcome_rule, [ok is True for ok in outcomes]):
         decisive = None
     else:
-        decisive = failures[min(failures)]
+        # The first run the model failed (an unknown run's error is the tool's, not this).
+        decisive = failures[min(run for run in failures if outcomes[run] is False)]
     # A tool failure on the mean of the runs leaves the rule undecided, as in a run.
     undecided = decisive is not None and is_tool_failure(decisive)
     _keep(item, payload, results, RunsRecord(outcomes=outcomes, rule=rule,
@@ -197,8 +205,12 @@ def describe(record: dict[str, Any]) -> str:
                    f"{len(outcomes) - len(known)} unknown")
     else:
         counted = f"no run of {len(outcomes)} has a known outcome"
-    return (f"{counted} ({marks}); pass rule {record['rule']}: "
-            f"{_RULE_WORDS[record['passed']]}{flaky}")
+    verdict = _RULE_WORDS[record["passed"]]
+    if record["passed"] is False and len(known) < len(outcomes):
+        unknown = len(outcomes) - len(known)
+        verdict += (", whatever the unknown run says" if unknown == 1
+                    else f", whatever the {unknown} unknown runs say")
+    return f"{counted} ({marks}); pass rule {record['rule']}: {verdict}{flaky}"
 
 
 def status_word(record: dict[str, Any], outcome: str) -> str | None:

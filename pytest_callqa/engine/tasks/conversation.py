@@ -19,8 +19,10 @@ first turn of a conversation has none.
 the mean over the turns, and it passes at ``threshold``. A turn is garbled when any of its
 scores is ≤ 2; ``garbled_turn_rate`` passes below 10 %. The task score is the mean of the
 three metric values (those scored). A turn the judge gave no usable verdict on (its call
-failed, its reply stayed unusable or lacked a metric's score) leaves that metric and the
-garbled turn rate unknown — a judge error, never a mean over the other turns.
+failed, its reply stayed unusable or lacked a metric's score) leaves that metric unknown — a
+judge error, never a mean over the other turns — and the garbled turn rate too, unless the
+turns known garbled already fail it whatever the judge would have said: it is then reported
+failed, at its lowest possible value (:func:`_garbled_at_least`).
 """
 
 from __future__ import annotations
@@ -323,8 +325,9 @@ class ConversationTask(FamilyTask):
     name = TASK
     title = "Conversation"
     metrics = METRICS
-    # Counted over every turn's three scores: unknown when one of them is.
-    aggregate_metrics = frozenset({"garbled_turn_rate"})
+    # garbled_turn_rate is counted over every turn's three scores, but is no aggregate the
+    # evaluation makes unknown with the task score: _garbled_at_least decides whether an
+    # unknown verdict leaves it unknown.
     # Seed 004 judges a turn's text on its own and its context against the turns before it:
     # the focus carries exactly that, and the judge sees nothing else (no reference wording,
     # no later turns).
@@ -439,7 +442,7 @@ class ConversationTask(FamilyTask):
         records: dict[str, list[dict[str, Any]]] = {m: [] for m in QUALITY_METRICS}
         per_turn: list[dict[str, Any]] = []
         # Turns the judge gave no usable verdict on, with the metrics it missed.
-        unknown: list[str] = []
+        unknown: list[tuple[int, list[str]]] = []
         for expected in ctx.expected.turns:  # type: ignore[attr-defined]
             turn = expected.turn
             text = bot.get(turn, "")
@@ -454,12 +457,13 @@ class ConversationTask(FamilyTask):
             values = {m: ts.score for m, ts in scores.items()}
             errors = sorted(m for m, ts in scores.items() if ts.status == "error")
             if errors:
-                unknown.append(f"turn {turn} ({', '.join(errors)})")
+                unknown.append((turn, errors))
             if any(v is not None for v in values.values()):
-                per_turn.append({
-                    "turn": turn, "scores": values,
-                    "garbled": is_garbled(values, config.garbled_max_score),
-                })
+                garbled = is_garbled(values, config.garbled_max_score)
+                # A turn a verdict is missing from may yet be garbled: unknown, unless its
+                # known scores already make it so.
+                per_turn.append({"turn": turn, "scores": values,
+                                 "garbled": True if garbled else None if errors else False})
         metrics: dict[str, MetricResult] = {
             m: self._aggregate(m, records[m], config) for m in QUALITY_METRICS
         }
@@ -530,13 +534,10 @@ class ConversationTask(FamilyTask):
         return result
 
     @staticmethod
-    def _garbled(per_turn: list[dict[str, Any]], unknown: list[str],
+    def _garbled(per_turn: list[dict[str, Any]], unknown: list[tuple[int, list[str]]],
                  config: ConversationConfig) -> MetricResult:
         if unknown:
-            return MetricResult(
-                value=None, scored=False, judge_error=True,
-                reason=f"the judge could not score {'; '.join(unknown)}, so whether those "
-                       "turns are garbled is unknown")
+            return _garbled_at_least(per_turn, unknown, config)
         if not per_turn:
             return MetricResult.not_scored("not scored: no turn has any score")
         garbled = [t["turn"] for t in per_turn if t["garbled"]]
@@ -554,3 +555,35 @@ class ConversationTask(FamilyTask):
                      "threshold": config.garbled_rate_threshold, "passed": passed,
                      "numerator": len(garbled), "denominator": len(per_turn)},
         )
+
+
+def _garbled_at_least(per_turn: list[dict[str, Any]], unknown: list[tuple[int, list[str]]],
+                      config: ConversationConfig) -> MetricResult:
+    """The garbled turn rate when the judge gave no verdict on some turns' metrics (``unknown``):
+    failed, at its lowest possible value, when that value already fails it; else a judge error.
+
+    The rate is lowest with none of the turns whose verdict is missing garbled and with every
+    turn the judge gave no verdict at all on counted (those verdicts could have been scores):
+    the turns known garbled over every turn that has or may have a score. The rate is garbled
+    turns over scored turns, passing strictly below the threshold, so a lowest value at or
+    above it fails whatever the judge would have said. A pass is never decided so."""
+    garbled = [t["turn"] for t in per_turn if t["garbled"]]
+    scored = {t["turn"] for t in per_turn}
+    most = len(scored) + sum(1 for turn, _ in unknown if turn not in scored)
+    lowest = len(garbled) / most
+    missed = "; ".join(f"turn {turn} ({', '.join(metrics)})" for turn, metrics in unknown)
+    if lowest < config.garbled_rate_threshold:
+        return MetricResult(
+            value=None, scored=False, judge_error=True,
+            reason=f"the judge could not score {missed}, so whether those turns are garbled "
+                   "is unknown")
+    return MetricResult(
+        value=lowest, rating="fail",
+        reason=f"at least {len(garbled)} of {most} turns garbled (a score <= "
+               f"{config.garbled_max_score}): turn {', '.join(map(str, garbled))}; the judge "
+               f"could not score {missed}, so the rate is at least {lowest:.1%}, not below "
+               f"{config.garbled_rate_threshold:.0%} whatever those turns are",
+        details={"garbled_turns": garbled, "turns": per_turn,
+                 "threshold": config.garbled_rate_threshold, "passed": False,
+                 "numerator": len(garbled), "denominator": most, "lower_bound": True,
+                 "unknown_turns": [turn for turn, _ in unknown if turn not in garbled]})

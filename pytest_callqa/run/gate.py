@@ -8,10 +8,11 @@ lies wholly on the worse side of zero. With fewer shared cases than ``min_cases`
 says "too few cases" rather than guessing. A blocker a shared case did not have in the
 baseline, and a task newly disqualified, are regressions whatever the numbers say.
 
-A comparison a judge error kept the gate from making — a case whose metric (or task score, or
-blocker verdict) the judge could not score, in this run or in the baseline — and a case
-whose test errored in one run (a tool failure) are not a pass: with no regression found the
-verdict is "incomplete", naming each. Only the tool failed; nothing is said of the model.
+A comparison the tool's own failure kept the gate from making is not a pass: a judge error
+(a case whose metric, task score or blocker verdict the judge could not score, in this run or
+in the baseline), a project's blocker metric whose code raised (its verdict undecided, as on
+the scorecard), a case whose test errored in one run. With no regression found the verdict is
+"incomplete", naming each; nothing is said of the model. ``gate_cases`` reads the cases.
 
 Everything here works on plain report dicts (schema ``callqa-report/1``); numpy is the only
 library it loads, when a comparison runs.
@@ -23,9 +24,18 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .gate_cases import (
+    CODE_ERRORS,
+    JUDGE_ERRORS,
+    TEST_ERRORS,
+    Case,
+    CaseKey,
+    errored_pairs,
+    read_cases,
+)
 from .gate_text import fmt
 from .report_check import check_report
 
@@ -41,87 +51,6 @@ MIN_RESAMPLES = 1000
 MOVED_CASES = 3
 _RANGE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*[-–]\s*(-?\d+(?:\.\d+)?)\s*$")
 _RUN_KEYS = ("judge", "embeddings")
-
-CaseKey = tuple[str, str, str]  # (model, task, case_id)
-
-
-# --- reading a report --------------------------------------------------------------------
-
-
-@dataclass
-class _Case:
-    """One (model, task, case) of a report, its runs averaged as the scorecard does."""
-
-    score: float | None = None
-    # Whether a judge error left a run's task score unknown (the scorecard leaves it out).
-    score_unknown: bool = False
-    metrics: dict[str, float] = field(default_factory=dict)
-    counts: dict[str, tuple[float, float]] = field(default_factory=dict)
-    blockers: set[str] = field(default_factory=set)
-    # The metrics a judge error left unscored in any run, and those of them that could block.
-    judge_errors: set[str] = field(default_factory=set)
-    blocker_metrics: set[str] = field(default_factory=set)
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def _judge_errors(entry: Mapping[str, Any], item: _Case) -> set[str]:
-    """The metrics of one run a judge error left unscored: those its entry lists and those
-    marked so (the blocker metrics among them noted on ``item``)."""
-    errors = {str(m) for m in entry.get("judge_errors") or ()}
-    for mid, metric in entry["metrics"].items():
-        if isinstance(metric, dict) and metric.get("judge_error") is True:
-            errors.add(mid)
-            if (metric.get("details") or {}).get("blocker_metric") is True:
-                item.blocker_metrics.add(mid)
-    return errors
-
-
-def _cases(report: Mapping[str, Any]) -> dict[CaseKey, _Case]:
-    runs: dict[CaseKey, list[dict[str, Any]]] = defaultdict(list)
-    for case in report["cases"]:
-        runs[(case["model"], case["task"], case["case_id"])].append(case)
-    found: dict[CaseKey, _Case] = {}
-    for key, entries in runs.items():
-        item = _Case()
-        scores = []
-        for entry in entries:
-            errors = _judge_errors(entry, item)
-            item.judge_errors |= errors
-            valid = entry.get("valid", True)
-            if valid and entry.get("score") is None and errors:
-                item.score_unknown = True
-                continue
-            # An invalid output counts 0 in the task score, as on the scorecard.
-            scores.append(float(entry["score"]) if valid and entry.get("score") is not None
-                          else 0.0)
-        item.score = _mean(scores)
-        values: dict[str, list[float]] = defaultdict(list)
-        counts: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-        for entry in entries:
-            item.blockers.update(str(b) for b in entry.get("blockers") or ())
-            for mid, metric in entry["metrics"].items():
-                value = metric.get("value") if isinstance(metric, dict) else None
-                if value is None or not metric.get("scored", True):
-                    continue
-                values[mid].append(float(value))
-                details = metric.get("details") or {}
-                if "numerator" in details and "denominator" in details:
-                    counts[mid][0] += float(details["numerator"])
-                    counts[mid][1] += float(details["denominator"])
-        item.metrics = {mid: v for mid, vs in values.items() if (v := _mean(vs)) is not None}
-        item.counts = {mid: (num, den) for mid, (num, den) in counts.items()}
-        found[key] = item
-    return found
-
-
-def _errored(report: Mapping[str, Any]) -> set[tuple[str, str]]:
-    """The (model, case) pairs the report lists as not evaluated because their test errored
-    (a generation or a judge call that failed, an outputs file it could not use)."""
-    return {(e["model"], e["case_id"]) for e in report.get("not_evaluated") or ()
-            if isinstance(e, Mapping) and e.get("kind") == "test_error"}
 
 
 # --- the rules ---------------------------------------------------------------------------
@@ -296,7 +225,7 @@ def _version_warnings(current: Mapping[str, Any], baseline: Mapping[str, Any],
     return warnings
 
 
-def _per_case(cases: Mapping[CaseKey, _Case], keys: list[CaseKey],
+def _per_case(cases: Mapping[CaseKey, Case], keys: list[CaseKey],
               metric: str) -> dict[CaseKey, float]:
     if metric == TASK_SCORE:
         return {k: s for k in keys if (s := cases[k].score) is not None}
@@ -312,7 +241,7 @@ class _Comparison:
                  tolerance: float, tolerances: Mapping[str, float], min_cases: int,
                  bootstrap: _Bootstrap) -> None:
         self.current, self.baseline = current, baseline
-        self.now, self.then = _cases(current), _cases(baseline)
+        self.now, self.then = read_cases(current), read_cases(baseline)
         specs_then, specs_now = _specs(baseline), _specs(current)
         self.specs = {**specs_then, **specs_now}
         # A metric either report defines as a blocker: a judge error leaves its verdict unknown.
@@ -336,17 +265,34 @@ class _Comparison:
         weighted into it (an older report renormalised around one)."""
         weighted = {m for (t, m), spec in self.specs.items() if t == task and spec.weighted}
 
-        def out(case: _Case) -> bool:
+        def out(case: Case) -> bool:
             if metric == TASK_SCORE:
                 return case.score_unknown or bool(case.judge_errors & weighted)
             return metric in case.judge_errors
 
         return [k for k in keys if out(self.now[k])], [k for k in keys if out(self.then[k])]
 
-    def unknown_blockers(self, case: _Case, task: str) -> set[str]:
-        """The blocker metrics whose verdict a judge error left unknown in ``case``."""
-        return {m for m in case.judge_errors
-                if (task, m) in self.blocking or m in case.blocker_metrics} - case.blockers
+    def unknown_blockers(self, case: Case, task: str) -> set[str]:
+        """The blocker metrics whose verdict is unknown in ``case``: a judge error left them
+        unscored, or their code raised (the scorecard counts both as undecided)."""
+        judged = {m for m in case.judge_errors
+                  if (task, m) in self.blocking or m in case.blocker_metrics}
+        return (judged | case.raised_blockers) - case.blockers
+
+    def undecided_reason(self, task: str, run: list[CaseKey], baseline: list[CaseKey],
+                         metric: str | None = None) -> str:
+        """Why the blocker verdicts of ``metric`` (None: any blocker) are unknown in the
+        cases ``run`` of this run and ``baseline`` of the baseline, in the gate's words."""
+        causes: set[str] = set()
+        for cases, keys in ((self.now, run), (self.then, baseline)):
+            for key in keys:
+                case = cases[key]
+                for mid in self.unknown_blockers(case, task) if metric is None else {metric}:
+                    causes |= case.undecided_by(mid)
+        # A scorecard may say a disqualification is unknown with no case showing why (an
+        # older report): the judge is named, as the gate has always named it.
+        return " and ".join(c for c in (JUDGE_ERRORS, CODE_ERRORS) if c in causes) or (
+            JUDGE_ERRORS)
 
     def unmade(self, kind: str, model: str, task: str, metric: str | None, reason: str,
                run: list[CaseKey], baseline: list[CaseKey]) -> None:
@@ -409,7 +355,7 @@ class _Comparison:
         # unless the task has too few cases to tell with them anyway.
         if out and check["status"] != "regression" and len(keys) >= max(self.min_cases, 1):
             check["status"] = "incomplete"
-            self.unmade("metric", model, task, metric, "judge errors", run_out, base_out)
+            self.unmade("metric", model, task, metric, JUDGE_ERRORS, run_out, base_out)
 
     def judge(self, check: dict[str, Any], found: tuple[float, list[float]],
               paired: list[CaseKey], old_cases: Mapping[CaseKey, float],
@@ -486,7 +432,8 @@ class _Comparison:
                                  "new": self.now[k].metrics.get(metric)} for k in cases],
             })
         for metric, (run, base) in sorted(unknown.items()):
-            self.unmade("new blocker", model, task, metric, "judge errors", run, base)
+            self.unmade("new blocker", model, task, metric,
+                        self.undecided_reason(task, run, base, metric), run, base)
 
     def disqualification(self, model: str, task: str, keys: list[CaseKey],
                          agg_now: Mapping[str, Any], agg_then: Mapping[str, Any]) -> None:
@@ -496,11 +443,11 @@ class _Comparison:
         # A scorecard that says its disqualification is unknown (or gives None) leaves it
         # open; one that says it is known decided it with its undecided cases counted (they
         # could not tip it over the tolerance). A report older than that field is open when
-        # any case of the task has a blocker verdict a judge error left unknown.
-        run = [k for k, c in self.now.items() if c.judge_errors and k[:2] == (model, task)
-               and self.unknown_blockers(c, task)]
-        base = [k for k, c in self.then.items() if c.judge_errors and k[:2] == (model, task)
-                and self.unknown_blockers(c, task)]
+        # any case of the task has a blocker verdict a judge error or its code left unknown.
+        run = [k for k, c in self.now.items()
+               if k[:2] == (model, task) and self.unknown_blockers(c, task)]
+        base = [k for k, c in self.then.items()
+                if k[:2] == (model, task) and self.unknown_blockers(c, task)]
         now_open = (now_dq is None or agg_now.get("disqualification_unknown") is True
                     or ("disqualification_unknown" not in agg_now and bool(run)))
         then_open = (then_dq is None or agg_then.get("disqualification_unknown") is True
@@ -515,18 +462,18 @@ class _Comparison:
                 "shared_cases": len(keys), "moved_cases": [],
             })
         else:
-            self.unmade("new disqualification", model, task, "disqualified", "judge errors",
-                        run, base)
+            self.unmade("new disqualification", model, task, "disqualified",
+                        self.undecided_reason(task, run, base), run, base)
 
     def not_evaluated(self) -> tuple[set[CaseKey], set[CaseKey]]:
         """The cases only one report has, less those the other report did not evaluate
         because their test errored (a tool failure, recorded as such): added, removed."""
         added, removed = set(self.now) - set(self.then), set(self.then) - set(self.now)
-        errored_now, errored_then = _errored(self.current), _errored(self.baseline)
+        errored_now, errored_then = errored_pairs(self.current), errored_pairs(self.baseline)
         not_run = {k for k in removed if (k[0], k[2]) in errored_now}
         not_then = {k for k in added if (k[0], k[2]) in errored_then}
         for model, task in sorted({k[:2] for k in not_run | not_then}):
-            self.unmade("not evaluated", model, task, None, "test errors",
+            self.unmade("not evaluated", model, task, None, TEST_ERRORS,
                         [k for k in not_run if k[:2] == (model, task)],
                         [k for k in not_then if k[:2] == (model, task)])
         return added - not_then, removed - not_run
@@ -538,8 +485,9 @@ def compare_reports(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
                     resamples: int = 2000, seed: int = 0, confidence: float = 0.95,
                     baseline_name: str = "baseline") -> dict[str, Any]:
     """Compare ``current`` with ``baseline`` (both ``callqa-report/1`` dicts) and return the
-    gate: ``verdict`` ("fail" on a regression; else "incomplete" when a judge error or a
-    test error kept a comparison from being made; else "pass"), ``regressions``, every
+    gate: ``verdict`` ("fail" on a regression; else "incomplete" when a judge error, a
+    custom blocker metric whose code raised or a test error kept a comparison from being
+    made; else "pass"), ``regressions``, every
     ``check``, the comparisons ``incomplete``, the cases and models added or removed, and
     ``warnings``.
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .gate_cases import CODE_ERRORS, JUDGE_ERRORS, TEST_ERRORS
 from .settings import count
 
 # How many case ids a line names before it counts the rest.
@@ -77,13 +78,16 @@ def incomplete_summary(gate: Mapping[str, Any]) -> str:
     ``2 comparisons could not be made for judge errors on 5 cases``."""
     entries = [e for e in gate.get("incomplete") or [] if isinstance(e, Mapping)]
     parts = []
-    for reason in ("judge errors", "test errors"):
+    # Every reason but a test error is a comparison not made: a judge error, a custom
+    # blocker metric whose code raised (gate_cases.py), or both in one comparison.
+    for reason in (JUDGE_ERRORS, CODE_ERRORS, f"{JUDGE_ERRORS} and {CODE_ERRORS}",
+                   TEST_ERRORS):
         found = [e for e in entries if e.get("reason") == reason]
         cases = {(e.get("model"), e.get("task"), c) for e in found
                  for c in [*(e.get("run") or []), *(e.get("baseline") or [])]}
-        if found and reason == "judge errors":
-            parts.append(f"{count(len(found), 'comparison')} could not be made for judge "
-                         f"errors on {count(len(cases), 'case')}")
+        if found and reason != TEST_ERRORS:
+            parts.append(f"{count(len(found), 'comparison')} could not be made for {reason} "
+                         f"on {count(len(cases), 'case')}")
         elif found:
             parts.append(f"{count(len(cases), 'case')} not evaluated for test errors")
     return "; ".join(parts)

@@ -1,0 +1,120 @@
+"""The baseline gate's reading of a report's cases (schema ``callqa-report/1``): each
+(model, task, case) with its runs averaged as the scorecard averages them — the task score,
+the metric values and pooled counts, the blockers that fired — and what a failure of the tool
+left undecided in it: the metrics a judge error left unscored, the blocker metrics whose
+verdict is unknown (the judge could not score them, or a project's metric code raised, as the
+scorecard counts them), and the pairs the report did not evaluate because their test errored.
+
+Plain report dicts in, plain values out; no library loads.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+CaseKey = tuple[str, str, str]  # (model, task, case_id)
+
+# Why a comparison could not be made, in the gate's words (its "incomplete" entries' reason).
+JUDGE_ERRORS = "judge errors"
+CODE_ERRORS = "metric code errors"
+TEST_ERRORS = "test errors"
+
+
+@dataclass
+class Case:
+    """One (model, task, case) of a report, its runs averaged as the scorecard does."""
+
+    score: float | None = None
+    # Whether a judge error left a run's task score unknown (the scorecard leaves it out).
+    score_unknown: bool = False
+    metrics: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, tuple[float, float]] = field(default_factory=dict)
+    blockers: set[str] = field(default_factory=set)
+    # The metrics a judge error left unscored in any run, and those of them that could block.
+    judge_errors: set[str] = field(default_factory=set)
+    blocker_metrics: set[str] = field(default_factory=set)
+    # The blocker metrics whose (custom) code raised in any run: no value, so whether they
+    # fired is unknown. Not judge errors: the task score and the metric values stand.
+    raised_blockers: set[str] = field(default_factory=set)
+
+    def undecided_by(self, metric: str) -> set[str]:
+        """What left ``metric`` unknown in this case (``JUDGE_ERRORS``, ``CODE_ERRORS``)."""
+        return ({JUDGE_ERRORS} if metric in self.judge_errors else set()) | (
+            {CODE_ERRORS} if metric in self.raised_blockers else set())
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _judge_errors(entry: Mapping[str, Any], item: Case) -> set[str]:
+    """The metrics of one run a judge error left unscored: those its entry lists and those
+    marked so (the blocker metrics among them noted on ``item``)."""
+    errors = {str(m) for m in entry.get("judge_errors") or ()}
+    for mid, metric in entry["metrics"].items():
+        if isinstance(metric, dict) and metric.get("judge_error") is True:
+            errors.add(mid)
+            if (metric.get("details") or {}).get("blocker_metric") is True:
+                item.blocker_metrics.add(mid)
+    return errors
+
+
+def _raised_blockers(entry: Mapping[str, Any]) -> set[str]:
+    """The blocker metrics of one run whose code raised: the evaluation marks the result of
+    a custom metric that raised ``raised``, and ``blocker_metric`` when it could block."""
+    found = set()
+    for mid, metric in entry["metrics"].items():
+        details = (metric.get("details") or {}) if isinstance(metric, dict) else {}
+        if "raised" in details and details.get("blocker_metric") is True:
+            found.add(mid)
+    return found
+
+
+def read_cases(report: Mapping[str, Any]) -> dict[CaseKey, Case]:
+    """Every (model, task, case) of ``report``'s case entries, its runs averaged."""
+    runs: dict[CaseKey, list[dict[str, Any]]] = defaultdict(list)
+    for case in report["cases"]:
+        runs[(case["model"], case["task"], case["case_id"])].append(case)
+    found: dict[CaseKey, Case] = {}
+    for key, entries in runs.items():
+        item = Case()
+        scores = []
+        for entry in entries:
+            errors = _judge_errors(entry, item)
+            item.judge_errors |= errors
+            valid = entry.get("valid", True)
+            if valid and entry.get("score") is None and errors:
+                item.score_unknown = True
+                continue
+            # An invalid output counts 0 in the task score, as on the scorecard.
+            scores.append(float(entry["score"]) if valid and entry.get("score") is not None
+                          else 0.0)
+        item.score = _mean(scores)
+        values: dict[str, list[float]] = defaultdict(list)
+        counts: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        for entry in entries:
+            item.blockers.update(str(b) for b in entry.get("blockers") or ())
+            item.raised_blockers |= _raised_blockers(entry)
+            for mid, metric in entry["metrics"].items():
+                value = metric.get("value") if isinstance(metric, dict) else None
+                if value is None or not metric.get("scored", True):
+                    continue
+                values[mid].append(float(value))
+                details = metric.get("details") or {}
+                if "numerator" in details and "denominator" in details:
+                    counts[mid][0] += float(details["numerator"])
+                    counts[mid][1] += float(details["denominator"])
+        item.metrics = {mid: v for mid, vs in values.items() if (v := _mean(vs)) is not None}
+        item.counts = {mid: (num, den) for mid, (num, den) in counts.items()}
+        found[key] = item
+    return found
+
+
+def errored_pairs(report: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """The (model, case) pairs the report lists as not evaluated because their test errored
+    (a generation or a judge call that failed, an outputs file it could not use)."""
+    return {(e["model"], e["case_id"]) for e in report.get("not_evaluated") or ()
+            if isinstance(e, Mapping) and e.get("kind") == "test_error"}

@@ -3,7 +3,9 @@ is gathered here, and the run ends with the scorecard and the JSON report."""
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -24,6 +26,9 @@ WORKER_OUTPUT_KEY = "callqa_usage"
 # The attribute of the failed report xdist makes for an evaluation test its worker died
 # running: the tool's (or the environment's) failure, shown as an error, not the model's.
 CRASHED_ATTR = "callqa_worker_crashed"
+# The number pytest appends to each of a test's equal parameter ids ("a-b" twice: "a-b0",
+# "a-b1"; after "_" when the id ends with a digit).
+_NUMBERED = re.compile(r"_?\d+$")
 
 
 class ResultsGatherer:
@@ -87,22 +92,29 @@ class ResultsGatherer:
         told by its parameter id ``<model>-<case id>`` (other parameters may be joined to it
         with ``-``) against the configured models and the golden cases; None when the test
         has no pair, or the id could be more than one."""
-        name = nodeid.rpartition("::")[2]
+        # The parameters start at the first "[" after the file's path: a test's and a
+        # class's names hold none, while a case id or a model name may hold "::".
+        name = nodeid.partition("::")[2]
         start = name.find("[")
         if start < 0 or not name.endswith("]"):
             return None
         parts = name[start + 1:-1].split("-")
-        models = self.state.summary.configured_models()
         try:
             cases = {ref.id: ref for ref in self.state.catalog.files().cases}
         except CallqaUsageError:
             return None  # the workers reported why the cases cannot be read
+        models = self._models_in_ids()
+        shared = _shared_ids(models, cases)
         pairs = set()
         for first in range(len(parts)):
             for last in range(first + 1, len(parts) + 1):
                 text = "-".join(parts[first:last])
-                for model in models:
-                    case_id = text.removeprefix(f"{model}-")
+                if _NUMBERED.sub("", text) in shared:
+                    # Two pairs whose ids read the same ("gpt" with "4-x", "gpt-4" with
+                    # "x"): pytest numbered them, and the number tells no pair.
+                    return None
+                for model, shown in models:
+                    case_id = text.removeprefix(f"{shown}-")
                     if case_id != text and case_id in cases:
                         pairs.add((model, case_id))
         if len(pairs) != 1:
@@ -110,6 +122,14 @@ class ResultsGatherer:
         model, case_id = pairs.pop()
         return {ERROR_PAYLOAD: {"model": model, "case_id": case_id,
                                 "task": cases[case_id].task, "reason": reason}}
+
+    def _models_in_ids(self) -> list[tuple[str, str]]:
+        """Each configured model with its name as a test id shows it: pytest escapes what is
+        not ASCII (``\\xe9``) unless its ini option to keep ids as they are is set, so a
+        name is looked for both ways."""
+        # pytest's own escaping (its private ``ascii_escaped``) does this to a text.
+        return [(model, shown) for model in self.state.summary.configured_models()
+                for shown in dict.fromkeys((model, model.encode("unicode_escape").decode()))]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
@@ -220,6 +240,18 @@ class ResultsGatherer:
                 terminalreporter.write_line(unwritten or f"callqa {what}: {path}",
                                             red=unwritten is not None)
         return result
+
+
+def _shared_ids(models: list[tuple[str, str]], case_ids: Iterable[str]) -> set[str]:
+    """The parameter ids ``<model>-<case id>`` (model names as :meth:`_models_in_ids` gives
+    them) that two pairs share."""
+    seen: set[str] = set()
+    shared: set[str] = set()
+    for _model, shown in models:
+        for case_id in case_ids:
+            text = f"{shown}-{case_id}"
+            (shared if text in seen else seen).add(text)
+    return shared
 
 
 # What a test's three reports have alike: its id (a string, or pytest 9's parsed ``NodeId``

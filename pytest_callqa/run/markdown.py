@@ -18,6 +18,7 @@ from .gate_text import (
     incomplete_summary,
     regression_line,
 )
+from .settings import count
 
 MAX_CHARS = 65_000
 MAX_CELL = 200
@@ -228,19 +229,31 @@ def _worst_section(report: Mapping[str, Any]) -> list[str]:
 
 def _judge_error_lines(report: Mapping[str, Any]) -> list[str]:
     """The line saying how many verdicts the judge could not give (and how many of them the
-    spent budget stopped), when there are any: without it the figures they leave out read as
-    measured on every output."""
+    spent budget stopped), and how many metric results judge errors left unknown, when there
+    are any: without it the figures they leave out read as measured on every output.
+
+    The report counts failed verdicts by their judge records, but a judge error may have
+    none: a combined verdict that gave no score for one of its metrics, a custom metric that
+    gave no value on an output the judge could not wholly score. The metric results each
+    case lists as judge errors take them in, as the scorecard's footnotes count them."""
     errors = report.get("judge_errors") or {}
     verdicts = errors.get("verdicts") or 0
-    if not verdicts:
+    left_out = errors.get("outputs_without_task_score") or 0
+    per_output = [len(case.get("judge_errors") or ()) for case in report.get("cases") or ()
+                  if isinstance(case, Mapping)]
+    unknown = sum(per_output)
+    if not (verdicts or left_out or unknown):
         return []
     usage = (report.get("run") or {}).get("judge_usage") or {}
     budget = usage.get("not_scored_budget") or 0
     spent = f" ({budget} of them stopped by the spent judge budget)" if budget else ""
-    return [f"⚠️ Judge errors: {verdicts} verdicts the judge could not give{spent}; "
-            f"{errors.get('outputs_without_task_score') or 0} outputs left out of task scores. "
-            "A failure of the tool, not of the models: the figures they touch are marked E.",
-            ""]
+    line = (f"⚠️ Judge errors: {count(verdicts, 'verdict')} the judge could not give{spent}; "
+            f"{count(left_out, 'output')} left out of task scores. A failure of the tool, not "
+            "of the models: the figures they touch are marked E.")
+    if unknown:
+        line += (f" In all, judge errors left {count(unknown, 'metric result')} in "
+                 f"{count(sum(1 for n in per_output if n), 'output')} unknown.")
+    return [line, ""]
 
 
 def _fit(lines: list[str], limit: int) -> str:

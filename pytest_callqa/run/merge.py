@@ -54,7 +54,8 @@ SAME_RUN: tuple[tuple[str, ...], ...] = (
     # unlike the others', in a scorecard that says nothing of it.
     ("run", "settings"),
     # The tests each job was asked for: a -k, -m or node id in one job only leaves its
-    # share of the pairs unrun, which the merged report would not show.
+    # share of the pairs unrun, which the merged report would not show. How many evaluation
+    # tests a job deselected is no setting but its own count (_selection sums it).
     ("run", "selection"),
     # For reports older than run.settings.
     ("run", "judge_repeats", "repeats"),
@@ -70,6 +71,8 @@ PER_SHARD = frozenset({"gate"})
 COUNTERS = frozenset({"requests", "retries", "reasks", "prompt_tokens", "completion_tokens",
                       "processes", "calls", "cache_hits", "damaged_cache_entries", "failures",
                       "unusable", "budget_stopped"})
+# The key of run.selection that counts the evaluation tests a run deselected.
+DESELECTED = "deselected_eval_tests"
 # MetricSpec fields a report describes under another name.
 SPEC_KEYS = {"weight_within": "parent"}
 _MISSING = object()
@@ -154,11 +157,19 @@ def _read(name: str, report: Any) -> _Shard:
     return _Shard(name, report, results)
 
 
+def _setting(report: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The value at ``path`` that every shard must share: the selection without the count
+    of evaluation tests its job deselected."""
+    value = _get(report, path)
+    if path == ("run", "selection") and isinstance(value, Mapping):
+        return {key: item for key, item in value.items() if key != DESELECTED}
+    return value
+
+
 def _differences(path: tuple[str, ...], mine: Any, theirs: Any
                  ) -> list[tuple[tuple[str, ...], Any, Any]]:
     """Every key under ``path`` where two different values differ, with each value there:
-    the settings to name, not the whole section (a -k in one job also changes how many
-    tests it deselected, and the option says more than the count)."""
+    the settings to name, not the whole section."""
     if isinstance(mine, Mapping) and isinstance(theirs, Mapping):
         found = []
         for key in sorted(set(mine) | set(theirs)):
@@ -173,7 +184,7 @@ def _check_same_run(shards: Sequence[_Shard]) -> None:
     first = shards[0]
     for shard in shards[1:]:
         for path in SAME_RUN:
-            mine, theirs = _get(first.report, path), _get(shard.report, path)
+            mine, theirs = _setting(first.report, path), _setting(shard.report, path)
             if mine != theirs:
                 named = "; ".join(
                     f"{'.'.join(where)} differs ({_show(a)} in {first.name}, {_show(b)} in "
@@ -349,6 +360,46 @@ def _started_at(shards: Sequence[_Shard]) -> Any:
     return min(stamps, key=lambda s: s[0])[1]
 
 
+def _deselected(shard: _Shard) -> int:
+    """How many evaluation tests the shard's job deselected (0 when its report says none)."""
+    value = _get(shard.report, ("run", "selection", DESELECTED))
+    if value is _MISSING:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{shard.name}: run.selection.{DESELECTED} is {_show(value)}, "
+                         "expected a whole number")
+    return value
+
+
+def _selection(shards: Sequence[_Shard]) -> Any:
+    """The shards' selection (the same in each but for the count of deselected evaluation
+    tests), with that count as one run over the suite would give it.
+
+    -k, -m, --deselect and a plugin's own hook deselect before --callqa-shard splits the
+    tests, so every shard counts the whole suite's deselections: the same count, kept as it
+    is. --lf deselects after the split, by the failures the job's own cache recorded: each
+    shard's count is its own. Those, and counts that differ (a job's own --sw cache), are
+    summed, each shard's kept beside the sum."""
+    selection = shards[0].report["run"].get("selection")
+    counts = [_deselected(shard) for shard in shards]
+    if not isinstance(selection, Mapping) or not any(counts):
+        return selection
+    merged = {key: value for key, value in selection.items() if key != DESELECTED}
+    if len(set(counts)) == 1 and not selection.get("last_failed"):
+        merged[DESELECTED] = counts[0]
+        return merged
+    merged[DESELECTED] = sum(counts)
+    merged[f"{DESELECTED}_per_shard"] = {_label(shard): n
+                                         for shard, n in zip(shards, counts, strict=True)}
+    return merged
+
+
+def _label(shard: _Shard) -> str:
+    """The shard as its report names it (``i/N``), else its file's name."""
+    recorded = _get(shard.report, ("run", "shard"))
+    return shard.name if recorded is _MISSING or recorded is None else str(recorded)
+
+
 def _sum_counters(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Usage sections of the shards as one: counters added up (one only some shards have,
     like damaged cache entries, too), spend added up (unknown if one shard's is), a budget
@@ -426,6 +477,8 @@ def _run(shards: Sequence[_Shard], card: Scorecard) -> dict[str, Any]:
     stopped = [f"{s.name}: {s.report['run']['stopped_early']}" for s in shards
                if s.report["run"].get("stopped_early")]
     run["stopped_early"] = "; ".join(stopped) or None
+    if "selection" in run:
+        run["selection"] = _selection(shards)
     repeats = run.get("judge_repeats")
     if isinstance(repeats, Mapping):
         # The judge's agreement with itself over every shard's verdicts, read from the

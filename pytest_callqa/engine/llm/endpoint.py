@@ -13,10 +13,13 @@ import os
 import re
 import urllib.parse
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..core.defaults import DEFAULT_BASE_URL
 from ..core.urls import SHORTEST_REPLY_SECRET, redact, safe_url, without_credentials
-from .wire import ChatClient
+
+if TYPE_CHECKING:
+    from .wire import ChatClient
 
 # Where a model spec's base URL starts: an ``@`` followed by an http(s) URL, in any case.
 _URL_AFTER_AT = re.compile(r"(?i)@(?=https?://)")
@@ -121,6 +124,9 @@ class Endpoint:
         return redact(text, self._api_key, self.base_url, shortest=SHORTEST_REPLY_SECRET)
 
     def client(self, timeout: float) -> ChatClient:
+        # The wire loads asyncio: with the first client, not while the plugin reads options.
+        from .wire import ChatClient
+
         return ChatClient(self.base_url, self.api_key_or_placeholder, timeout)
 
     @property

@@ -18,12 +18,18 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from judge_throughput import child_env, control, pytest_command, take_marks, write_project
+from judge_throughput import (
+    child_env,
+    control,
+    fake_server,
+    pytest_command,
+    take_marks,
+    write_project,
+)
 
 MODES = {"one": ["-p", "no:xdist"], "n2": ["-n", "2"]}
 
@@ -37,51 +43,42 @@ def main() -> None:
     parser.add_argument("--modes", nargs="+", choices=sorted(MODES), default=["one", "n2"])
     parser.add_argument("--as-is", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "pytest_callqa.testing.fake_openai", "--latency",
-         str(args.latency), "--max-lifetime", "1800"],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        base_url = server.stdout.readline().strip()
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(tmp) / "project"
-            root.mkdir()
-            write_project(root, args.cases)
-            # Untimed: bytecode caches written, with and without xdist.
+    with fake_server(args.latency, lifetime=1800) as base_url, \
+            tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "project"
+        root.mkdir()
+        write_project(root, args.cases)
+        # Untimed: bytecode caches written, with and without xdist.
+        for mode in args.modes:
+            subprocess.run(pytest_command(args, base_url, Path(tmp) / f"warm-{mode}",
+                                          MODES[mode]), cwd=root, env=child_env(args, root),
+                           capture_output=True, check=True)
+        take_marks(root)
+        print(f"{'mode':<5} {'wall':>6} {'first':>6} {'16th':>6} {'last':>6} "
+              f"{'cycle ms':>8}  processes: collected / ended")
+        for repetition in range(args.runs):
             for mode in args.modes:
-                subprocess.run(pytest_command(args, base_url, Path(tmp) / f"warm-{mode}",
-                                              MODES[mode]), cwd=root, env=child_env(args, root),
-                               capture_output=True, check=True)
-            take_marks(root)
-            print(f"{'mode':<5} {'wall':>6} {'first':>6} {'16th':>6} {'last':>6} "
-                  f"{'cycle ms':>8}  processes: collected / ended")
-            for repetition in range(args.runs):
-                for mode in args.modes:
-                    control(base_url, "reset")
-                    cache = Path(tmp) / f"cache-{mode}-{repetition}"
-                    started, clock = time.time(), time.monotonic()
-                    done = subprocess.run(pytest_command(args, base_url, cache, MODES[mode]),
-                                          cwd=root, env=child_env(args, root), capture_output=True,
-                                          text=True)
-                    wall = time.time() - started
-                    if done.returncode != 0:
-                        raise RuntimeError(f"pytest failed:\n{done.stdout}\n{done.stderr}")
-                    arrivals = sorted(t - clock for t in
-                                      control(base_url, "arrivals")["monotonic"])
-                    cycles = [b - a for a, b in zip(arrivals, arrivals[args.concurrency:],
-                                                    strict=False)]
-                    marks = take_marks(root)
-                    processes = "  ".join(
-                        f"{name} {m['collected'] - started:.3f} / {m['end'] - started:.3f}"
-                        for name, m in sorted(marks.items()))
-                    print(f"{mode:<5} {wall:6.3f} {arrivals[0]:6.3f} "
-                          f"{arrivals[min(15, len(arrivals) - 1)]:6.3f} {arrivals[-1]:6.3f} "
-                          f"{statistics.mean(cycles) * 1000 if cycles else 0:8.1f}  "
-                          f"{processes}")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+                control(base_url, "reset")
+                cache = Path(tmp) / f"cache-{mode}-{repetition}"
+                started, clock = time.time(), time.monotonic()
+                done = subprocess.run(pytest_command(args, base_url, cache, MODES[mode]),
+                                      cwd=root, env=child_env(args, root), capture_output=True,
+                                      text=True)
+                wall = time.time() - started
+                if done.returncode != 0:
+                    raise RuntimeError(f"pytest failed:\n{done.stdout}\n{done.stderr}")
+                arrivals = sorted(t - clock for t in
+                                  control(base_url, "arrivals")["monotonic"])
+                cycles = [b - a for a, b in zip(arrivals, arrivals[args.concurrency:],
+                                                strict=False)]
+                marks = take_marks(root)
+                processes = "  ".join(
+                    f"{name} {m['collected'] - started:.3f} / {m['end'] - started:.3f}"
+                    for name, m in sorted(marks.items()))
+                print(f"{mode:<5} {wall:6.3f} {arrivals[0]:6.3f} "
+                      f"{arrivals[min(15, len(arrivals) - 1)]:6.3f} {arrivals[-1]:6.3f} "
+                      f"{statistics.mean(cycles) * 1000 if cycles else 0:8.1f}  "
+                      f"{processes}")
 
 
 if __name__ == "__main__":

@@ -95,12 +95,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "pytest_callqa.testing.fake_openai", "--latency", "0.2",
-         "--max-lifetime", "900"], stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        base_url = server.stdout.readline().strip()
+    with judge_throughput.fake_server(0.2) as base_url:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp) / "project"
             root.mkdir()
@@ -135,9 +130,6 @@ def main() -> None:
               f"collection, {medians['after collection'] * 1000:.1f} ms after it, "
               f"{medians['explicit'] * 1000:.1f} ms in pytest's explicit collections; "
               f"{medians['frozen']:.0f} objects frozen; wall {medians['wall']:.3f} s")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 if __name__ == "__main__":

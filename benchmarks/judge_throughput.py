@@ -51,6 +51,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +118,21 @@ def control(base_url: str, action: str) -> dict[str, Any]:
         data: dict[str, Any] = json.loads(response.read())
         return data
 
+
+
+@contextmanager
+def fake_server(latency: float, lifetime: int = 900) -> Iterator[str]:
+    """The fake OpenAI-compatible server in its own process, for as long as the block runs:
+    its base URL."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "pytest_callqa.testing.fake_openai", "--latency", str(latency),
+         "--max-lifetime", str(lifetime)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        yield server.stdout.readline().strip()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 # --- worker processes -------------------------------------------------------------------
 
@@ -567,14 +584,7 @@ def main() -> None:
         worker(args)
         return
 
-    server = subprocess.Popen(
-        [sys.executable, "-m", "pytest_callqa.testing.fake_openai", "--latency",
-         str(args.latency), "--max-lifetime", "900"],
-        stdout=subprocess.PIPE, text=True,
-    )
-    try:
-        assert server.stdout is not None
-        base_url = server.stdout.readline().strip()
+    with fake_server(args.latency) as base_url:
         print(f"{args.cases} QA cases x 1 judge call, latency {args.latency * 1000:g} ms, "
               f"concurrency {args.concurrency}, fake server {base_url}; ideal = requests x "
               "latency / concurrency")
@@ -586,9 +596,6 @@ def main() -> None:
             figures["engine"] = engine_scenarios(args, base_url)
         if args.json is not None:
             args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 if __name__ == "__main__":

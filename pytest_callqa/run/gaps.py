@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .settings import count
 
 if TYPE_CHECKING:
+    from ..engine.core.results import TaskResult
     from ..engine.scorecard import Scorecard
 
 
@@ -35,6 +36,26 @@ def not_evaluated_lines(entries: Iterable[Any]) -> list[str]:
         lines.append(f"invalid case files, not evaluated: {', '.join(bad_files)}")
     return lines
 
+
+
+def judge_error_lines(results: Iterable[TaskResult]) -> list[str]:
+    """The header's line on what the judge could not score, when anything: the verdicts it
+    could not give, the outputs left out of task scores, and, in all, the metric results
+    judge errors left unknown — which take in those no failed verdict stands behind (a
+    combined verdict without one of its scores, a custom metric without a value), as the
+    scorecard's footnotes count them."""
+    results = list(results)
+    errors = sum(1 for r in results for rec in r.judge_records if rec.get("judge_error"))
+    unknown = sum(len(r.judge_errors) for r in results)
+    if not (errors or unknown):
+        return []
+    incomplete = sum(1 for r in results if r.incomplete)
+    line = (f"judge errors: {count(errors, 'verdict')} the judge could not give (shown as E); "
+            f"{count(incomplete, 'output')} left out of task scores, and the tests that "
+            "needed them reported as errors, not as model failures")
+    if unknown:
+        line += f"; in all, {count(unknown, 'metric result')} left unknown"
+    return [line]
 
 def not_evaluated_notes(entries: Iterable[Any]) -> list[str]:
     """The scorecard's notes on pairs a test error left without a result: without them a

@@ -281,7 +281,7 @@ def render_markdown(report: Mapping[str, Any], gate: Mapping[str, Any] | None = 
     cases = report.get("cases") or []
     models = report.get("models") or {}
     lines = ["## callqa evaluation", "",
-             f"{len(cases)} outputs scored, {len(models)} models"
+             f"{count(len(cases), 'output')} scored, {count(len(models), 'model')}"
              + (f"; judge: {_cell(judge)}" if judge else ""), "", *_judge_error_lines(report)]
     if gate is not None:
         lines += _gate_section(gate)

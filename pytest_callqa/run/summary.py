@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._version import __version__
 from .gaps import (
+    judge_error_lines,
     not_evaluated_lines,
     not_evaluated_notes,
     partial_run_lines,
@@ -292,13 +293,7 @@ class Summary:
             f"results: {count(len(results), 'output')} scored "
             f"({count(len(card.models), 'model')}, {count(len(cases), 'case')})",
         ]
-        errors = [rec for r in results for rec in r.judge_records if rec.get("judge_error")]
-        if errors:
-            incomplete = sum(1 for r in results if r.incomplete)
-            lines.append(f"judge errors: {count(len(errors), 'verdict')} the judge could not "
-                         f"give (shown as E); {count(incomplete, 'output')} left out of task "
-                         "scores, and the tests that needed them reported as errors, not "
-                         "as model failures")
+        lines += judge_error_lines(results)
         lines += self._repeat_lines(card)
         if not self.settings.benchmarks:
             lines.append("benchmarks: Layer 2 standard benchmarks switched off "

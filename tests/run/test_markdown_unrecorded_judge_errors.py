@@ -85,3 +85,24 @@ def test_a_custom_metric_the_judges_gap_left_unknown_is_counted() -> None:
                          "unknown.")
     assert line.startswith("⚠️ Judge errors: 1 verdict the judge could not give; 2 outputs "
                            "left out of task scores.")
+
+
+def test_the_terminal_header_counts_them_too() -> None:
+    # Before: no "judge errors" line in the scorecard's header when no failed verdict stood
+    # behind the unknown figures.
+    from pytest_callqa.run.gaps import judge_error_lines
+
+    result = without_context_scores()
+    assert judge_error_lines([result]) == [
+        "judge errors: 0 verdicts the judge could not give (shown as E); 1 output left out of "
+        "task scores, and the tests that needed them reported as errors, not as model "
+        f"failures; in all, {count(len(result.judge_errors), 'metric result')} left unknown"]
+    copied = copying_an_unknown_score()
+    assert judge_error_lines([copied])[0].startswith(
+        "judge errors: 1 verdict the judge could not give (shown as E); 1 output left out")
+    assert judge_error_lines([copied])[0].endswith("in all, 3 metric results left unknown")
+
+
+def test_the_summary_counts_one_output_and_one_model_in_the_singular() -> None:
+    text = render_markdown(as_reported([without_context_scores()]))
+    assert "1 output scored, 1 model" in text.splitlines()[2]

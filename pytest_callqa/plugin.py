@@ -239,14 +239,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     """Fires after collection, before ``-m``/``-k`` deselection (hence tryfirst): marks every
     test that uses a callqa fixture with ``eval`` and adds one erroring item per golden-case
     file that could not be loaded."""
-    uses_cases = False
+    uses_cases = evaluates = False
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if fixtures & EVAL_FIXTURES:
             item.add_marker(EVAL_MARKER)
             uses_cases = uses_cases or CASE_FIXTURE in fixtures
-            config.stash[FROZEN_KEY].wanted = True
-    if config.stash[FROZEN_KEY].wanted:
+            evaluates = True
+    if evaluates:
+        config.stash[FROZEN_KEY].wanted = True
         skip_exit_collection()
     # Before a shard's selection: the other shard's tests write to the same repository.
     mark_shared_snapshot_files(items)

@@ -54,17 +54,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
 
 
-def _read_documents(path: Path) -> list[Any]:
-    return _read(path)[1]
-
-
-def _read(path: Path) -> tuple[bool, list[Any]]:
-    """Whether the file holds a surrogate escape, and its documents."""
+def _read_documents(path: Path) -> tuple[str, list[Any]]:
+    """The file's text and its documents."""
     text = path.read_text(encoding="utf-8")
-    escapes = _SURROGATE_ESCAPE.search(text) is not None
     if path.suffix == ".json":
         data = json.loads(text, object_pairs_hook=_unique_keys)
-        return escapes, data if isinstance(data, list) else [data]
+        return text, data if isinstance(data, list) else [data]
     # PyYAML is imported with the first YAML file: a suite of JSON cases never needs it.
     import yaml
 
@@ -74,8 +69,8 @@ def _read(path: Path) -> tuple[bool, list[Any]]:
     except yaml.YAMLError as exc:
         raise CaseFileError(path, [f"(file) cannot be parsed: {exc}"]) from None
     if len(documents) == 1 and isinstance(documents[0], list):
-        return escapes, list(documents[0])
-    return escapes, documents
+        return text, list(documents[0])
+    return text, documents
 
 
 @functools.cache
@@ -116,7 +111,7 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
     """
     path = Path(path)
     try:
-        escapes, documents = _read(path)
+        text, documents = _read_documents(path)
     except RecursionError as exc:
         raise CaseFileError(path, [f"(file) cannot be parsed: {unreadable_json(exc)}"]) from None
     except ValueError as exc:
@@ -126,6 +121,7 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
         raise CaseFileError(path, [f"(file) cannot be read: {exc.strerror}"]) from None
     if not documents:
         raise CaseFileError(path, ["(file) contains no case"])
+    escapes = _SURROGATE_ESCAPE.search(text) is not None
     registry = registry or default_registry()
     cases: list[GoldenCase] = []
     problems: list[str] = []
@@ -176,7 +172,7 @@ def reread_case_file(path: Path | str) -> list[GoldenCase]:
     since, built again without the task families' checks (a sixth of the time)."""
     path = Path(path)
     cases = []
-    for document in _read_documents(path):
+    for document in _read_documents(path)[1]:
         fields = {k: v for k, v in document.items() if k != SCHEMA_KEY}
         cases.append(GoldenCase.model_validate({**fields, "path": str(path)}))
     return cases

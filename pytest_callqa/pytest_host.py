@@ -61,6 +61,8 @@ class PytestHost:
             "keyword": option.keyword or "",
             "markexpr": option.markexpr or "",
             "deselect": sorted(option.deselect or ()),
+            # What the command asked for; a sharded job's cache decides what --lf found.
+            "lf": bool(getattr(option, "lf", False)),
             # --lf with failures on record: the tests that failed last time, not the suite
             # (with none, pytest runs every test).
             "last_failed": bool(getattr(option, "lf", False) and self._failures_on_record),

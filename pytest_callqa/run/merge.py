@@ -73,6 +73,10 @@ COUNTERS = frozenset({"requests", "retries", "reasks", "prompt_tokens", "complet
                       "unusable", "budget_stopped"})
 # The key of run.selection that counts the evaluation tests a run deselected.
 DESELECTED = "deselected_eval_tests"
+# Whether --lf found failures on record: each job's own cache, like its count; "lf" (the
+# option given) is the setting every shard shares.
+FOUND_FAILURES = "last_failed"
+_PER_SHARD = (DESELECTED, FOUND_FAILURES)
 # MetricSpec fields a report describes under another name.
 SPEC_KEYS = {"weight_within": "parent"}
 _MISSING = object()
@@ -158,11 +162,12 @@ def _read(name: str, report: Any) -> _Shard:
 
 
 def _setting(report: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    """The value at ``path`` that every shard must share: the selection without the count
-    of evaluation tests its job deselected."""
+    """The value at ``path`` that every shard must share: the selection without what its
+    job's own cache decided (how many evaluation tests it deselected, whether --lf found
+    failures on record)."""
     value = _get(report, path)
     if path == ("run", "selection") and isinstance(value, Mapping):
-        return {key: item for key, item in value.items() if key != DESELECTED}
+        return {key: item for key, item in value.items() if key not in _PER_SHARD}
     return value
 
 
@@ -371,9 +376,22 @@ def _deselected(shard: _Shard) -> int:
     return value
 
 
+def _found_failures(shard: _Shard) -> bool:
+    """Whether the shard's --lf found failures on record (false when its report says
+    nothing of it)."""
+    value = _get(shard.report, ("run", "selection", FOUND_FAILURES))
+    if value is _MISSING:
+        return False
+    if not isinstance(value, bool):
+        raise ValueError(f"{shard.name}: run.selection.{FOUND_FAILURES} is {_show(value)}, "
+                         "expected true or false")
+    return value
+
+
 def _selection(shards: Sequence[_Shard]) -> Any:
-    """The shards' selection (the same in each but for the count of deselected evaluation
-    tests), with that count as one run over the suite would give it.
+    """The shards' selection (the same in each but for what each job's own cache decided),
+    with the count of deselected evaluation tests as one run over the suite would give it,
+    and ``last_failed`` true when any job's --lf found failures on record.
 
     -k, -m, --deselect and a plugin's own hook deselect before --callqa-shard splits the
     tests, so every shard counts the whole suite's deselections: the same count, kept as it
@@ -381,11 +399,17 @@ def _selection(shards: Sequence[_Shard]) -> Any:
     shard's count is its own. Those, and counts that differ (a job's own --sw cache), are
     summed, each shard's kept beside the sum."""
     selection = shards[0].report["run"].get("selection")
-    counts = [_deselected(shard) for shard in shards]
-    if not isinstance(selection, Mapping) or not any(counts):
+    if not isinstance(selection, Mapping):
         return selection
+    counts = [_deselected(shard) for shard in shards]
+    found = [_found_failures(shard) for shard in shards]
     merged = {key: value for key, value in selection.items() if key != DESELECTED}
-    if len(set(counts)) == 1 and not selection.get("last_failed"):
+    if FOUND_FAILURES in selection:
+        # A job whose cache held no failures ran its whole shard; the others reran theirs.
+        merged[FOUND_FAILURES] = any(found)
+    if not any(counts):
+        return merged
+    if len(set(counts)) == 1 and not merged.get(FOUND_FAILURES):
         merged[DESELECTED] = counts[0]
         return merged
     merged[DESELECTED] = sum(counts)

@@ -5,6 +5,7 @@ a project's conftest with the plugin switched off."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -143,6 +144,41 @@ def test_a_shards_own_split_is_no_narrowing_of_the_run(
     report = project.report("shard.json")
     assert len(report["cases"]) == 5  # of the 8 pairs: the other shard's tests were deselected
     assert "deselected_eval_tests" not in report["run"]["selection"]
+
+
+def test_shards_rerun_with_lf_merge_when_only_one_found_failures_on_record(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # Before: the merge refused them, "run.selection.last_failed differs", though both
+    # jobs ran the same command: the job with no failure on record ran its whole shard.
+    (project.root / "pyproject.toml").write_text(
+        PYPROJECT.replace('addopts = "-p no:cacheprovider"\n', ""), encoding="utf-8")
+    project.write_tests(SUITE)
+    shards = ("1/2", "2/2")
+    # Each CI job has a cache of its own.
+    first = {shard: pytester.runpytest(f"--callqa-shard={shard}", "-o",
+                                       f"cache_dir=.cache-{shard[0]}")
+             for shard in shards}
+    # beta's qa-refund fails both its tests, and that pair is in one shard only.
+    assert sorted(r.parseoutcomes().get("failed", 0) for r in first.values()) == [0, 2]
+    for shard in shards:
+        pytester.runpytest(f"--callqa-shard={shard}", "-o", f"cache_dir=.cache-{shard[0]}",
+                           "--lf", f"--callqa-report=shard-{shard[0]}.json")
+    selections = [project.report(f"shard-{shard[0]}.json")["run"]["selection"]
+                  for shard in shards]
+    assert [s["lf"] for s in selections] == [True, True]
+    assert sorted(s["last_failed"] for s in selections) == [False, True]
+    merged = pytester.run(sys.executable, "-m", "pytest_callqa", "merge", "shard-1.json",
+                          "shard-2.json", "--report", "merged.json")
+    assert merged.ret == 0, merged.stderr.str()
+    merged.stdout.fnmatch_lines(["selection: --lf*: the scorecard holds only the results of "
+                                 "the selected tests"])
+    merged_report = project.report("merged.json")
+    assert merged_report["run"]["selection"]["last_failed"] is True
+    # The whole shard of the job with no failure on record, beside the other's rerun pair.
+    assert sorted(len(project.report(f"shard-{shard[0]}.json")["cases"])
+                  for shard in shards) == [1, 5]
+    assert len(merged_report["cases"]) == 6
 
 
 def test_a_stepwise_resume_makes_a_partial_scorecard(

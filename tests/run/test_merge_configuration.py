@@ -45,7 +45,7 @@ def test_a_report_records_the_settings_and_the_selection_it_was_run_with(
         "judge_repeats": 1, "judge_repeat_tolerance": 0.25, "regression_tolerance": 0.02}
     assert unsharded["run"]["selection"] == {
         "args": ["tests/test_release_gate.py"], "keyword": "", "markexpr": "eval",
-        "deselect": [], "last_failed": False}
+        "deselect": [], "lf": False, "last_failed": False}
     assert all("regression_tolerance" in spec for specs in unsharded["metric_specs"].values()
                for spec in specs)
 
@@ -62,7 +62,7 @@ def test_a_report_records_the_settings_and_the_selection_it_was_run_with(
     (("run", "selection", "markexpr"), "eval and not slow"),
     (("run", "selection", "args"), ["tests/test_release_gate.py::test_qa"]),
     (("run", "selection", "deselect"), ["tests/test_release_gate.py::test_qa"]),
-    (("run", "selection", "last_failed"), True),
+    (("run", "selection", "lf"), True),
     (("run", "judge_repeats", "repeats"), 5),
 ])
 def test_shards_of_other_settings_or_another_selection_are_refused(

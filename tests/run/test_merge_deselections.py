@@ -23,6 +23,7 @@ def _select(shard: dict[str, Any], index: int, deselected: int | None, *,
     as a run writes it)."""
     shard["run"]["shard"] = f"{index}/2"
     selection = shard["run"]["selection"]
+    selection["lf"] = True
     selection["last_failed"] = last_failed
     if deselected is not None:
         selection["deselected_eval_tests"] = deselected
@@ -44,6 +45,37 @@ def test_shards_that_reran_their_own_failures_merge_with_their_deselections_summ
     assert selection["deselected_eval_tests"] == sum(per_shard.values())
     assert selection["deselected_eval_tests_per_shard"] == per_shard
     assert selection["last_failed"] is True
+
+
+def test_a_job_whose_cache_held_no_failures_merges_with_one_that_reran_its_own(
+        shards: list[dict[str, Any]]) -> None:
+    # Before: refused, "run.selection.last_failed differs": the same --lf found failures on
+    # record in one job's cache and none in the other's, which ran its whole shard.
+    _select(shards[0], 1, 3)
+    _select(shards[1], 2, None, last_failed=False)
+    selection = merge_reports(shards, ["one.json", "two.json"])["run"]["selection"]
+    assert selection["last_failed"] is True
+    assert selection["deselected_eval_tests_per_shard"] == {"1/2": 3, "2/2": 0}
+
+
+def test_jobs_that_found_no_failures_merge_as_a_whole_run(
+        shards: list[dict[str, Any]]) -> None:
+    for index, shard in enumerate(shards, start=1):
+        _select(shard, index, None, last_failed=False)
+    selection = merge_reports(shards, ["one.json", "two.json"])["run"]["selection"]
+    assert selection["lf"] is True
+    assert selection["last_failed"] is False
+    assert "deselected_eval_tests" not in selection
+
+
+def test_whether_lf_found_failures_must_be_true_or_false(
+        shards: list[dict[str, Any]]) -> None:
+    _select(shards[0], 1, 3)
+    _select(shards[1], 2, None)
+    shards[1]["run"]["selection"]["last_failed"] = "yes"
+    with pytest.raises(ValueError, match=r"two\.json: run\.selection\.last_failed is \"yes\", "
+                                         r"expected true or false"):
+        merge_reports(shards, ["one.json", "two.json"])
 
 
 def test_the_merge_command_merges_them_and_says_the_scorecard_is_partial(

@@ -81,6 +81,19 @@ def test_what_collection_built_is_frozen_through_pytests_last_collections(
                                     "after the run: False True"]
 
 
+def test_the_xdist_controller_freezes_what_it_built_for_pytests_last_collections(
+        project: MiniProject) -> None:
+    # The controller collects nothing, so nothing was frozen at collection: before, both of
+    # its closing collections walked its workers' reports and the scorecard ([False, False]).
+    project.write_tests("def test_result(callqa_result):\n    assert callqa_result\n")
+    done = subprocess.run([sys.executable, "-c", SPY.replace('"-s", ', '"-n", "2", ')],
+                          cwd=project.root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [line.strip(" .") for line in done.stdout.splitlines()]
+    assert "pytest's collections frozen: [True, True]" in lines
+    assert "after the run: False True" in lines
+
+
 def test_a_run_without_evaluations_freezes_nothing(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_eval="def test_plain():\n    assert True\n" + DURING)
     assert _spied(pytester.path) == ["during the tests: False True",

@@ -401,15 +401,17 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
     if rate.value is None:
         raise _fail(f"garbled_turn_rate was not scored {_who(result)}",
                     [metric_line(result, "garbled_turn_rate")])
-    passed = (not _at_least(rate.value, max_rate) if max_rate is not None
-              else bool(rate.details.get("passed")))
+    # A mean over runs keeps "passed" only when every run agreed; else its own limit decides.
+    limit = max_rate if max_rate is not None else float(
+        rate.details.get("threshold", 0.10))
+    passed = (bool(rate.details["passed"]) if max_rate is None and "passed" in rate.details
+              else not _at_least(rate.value, limit))
     lowest = _lowest_only(result, "garbled_turn_rate")
     if passed and lowest:
         # Only the lowest possible rate passes: the turns the judge missed decide.
         raise _beyond_lowest(result, "garbled_turn_rate", f"{rate.value:.1%}")
     if passed:
         return
-    limit = max_rate if max_rate is not None else rate.details.get("threshold", 0.10)
     lines = [metric_line(result, "garbled_turn_rate")]
     for turn in rate.details.get("turns", []):
         if isinstance(turn, dict) and turn.get("garbled"):

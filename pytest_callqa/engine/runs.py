@@ -99,6 +99,24 @@ def metric_specs(registry: Registry, task: str) -> dict[str, MetricSpec]:
     return specs
 
 
+def _shared_details(entries: Sequence[MetricResult]) -> dict[str, Any]:
+    """The details every run gave alike: what the case configured (a pass threshold, a rate's
+    limit), and whatever a rule decided the same way in every run (passed in all of them,
+    a lower bound in all of them) — true of the mean too. What differs is the run's own and
+    is left out."""
+    first, *others = [m.details for m in entries]
+    shared = {key: value for key, value in first.items()
+              if key != "runs" and all(key in d and d[key] == value for d in others)}
+    if not {"numerator", "denominator"} <= shared.keys():
+        # A rate's counts stand for its value only as a pair.
+        shared.pop("numerator", None)
+        shared.pop("denominator", None)
+    if any(m.details.get("lower_bound") for m in entries):
+        # A mean over a value known only from below is known only from below.
+        shared["lower_bound"] = True
+    return shared
+
+
 def mean_result(results: Sequence[TaskResult], specs: Mapping[str, MetricSpec]) -> TaskResult:
     """One result standing for the runs: each metric's mean over the runs that scored it,
     rated by its spec. Conservative wherever the runs differ in kind: a metric the judge
@@ -127,7 +145,7 @@ def mean_result(results: Sequence[TaskResult], specs: Mapping[str, MetricSpec]) 
             value=mean, rating="blocker" if blocker else rating, blocker=blocker,
             flagged=any(m.flagged for m in entries),
             reason=f"mean of {len(values)} run{'s' if len(values) != 1 else ''}",
-            details={"runs": values})
+            details={**_shared_details(entries), "runs": values})
     valid = all(r.valid for r in results)
     scores = [r.score for r in results]
     score = (sum(scores) / len(scores)  # type: ignore[arg-type]

@@ -168,6 +168,62 @@ def test_the_mean_of_runs_keeps_judge_errors_and_blockers() -> None:
         mean_result([], specs)
 
 
+def _garbled_run(run: int, garbled: int, turns: int = 10) -> TaskResult:
+    rate = garbled / turns
+    metric = MetricResult(rate, rating="good" if rate < 0.05 else "fail",
+                          details={"threshold": 0.05, "passed": rate < 0.05,
+                                   "numerator": garbled, "denominator": turns})
+    return TaskResult(task="conversation", case_id="c", score=0.9, valid=True,
+                      blocked=False, blockers=[], model="m", run=run,
+                      metrics={"garbled_turn_rate": metric})
+
+
+def test_the_mean_of_runs_keeps_what_every_run_gave_alike() -> None:
+    # Before: the mean kept only {"runs": ...}, so assert_no_garbled_turns (which reads
+    # "passed") failed every mean, and assert_agent_passes fell back to a threshold of 75
+    # whatever the case configured.
+    from pytest_callqa import assert_no_garbled_turns
+
+    specs = metric_specs(default_registry(), "conversation")
+    alike = mean_result([_garbled_run(0, 0), _garbled_run(1, 0)], specs)
+    details = alike.metrics["garbled_turn_rate"].details
+    assert details == {"threshold": 0.05, "passed": True, "numerator": 0, "denominator": 10,
+                       "runs": [0.0, 0.0]}
+    assert_no_garbled_turns(alike)
+    # Runs that differ keep the case's limit but not their own verdicts or counts: the
+    # limit decides on the mean (0.06 is not below the case's 5 %, though under the
+    # metric's default 10 %).
+    differing = mean_result([_garbled_run(0, 0), _garbled_run(1, 2)], specs)
+    details = differing.metrics["garbled_turn_rate"].details
+    assert details == {"threshold": 0.05, "runs": [0.0, 0.2]}
+    with pytest.raises(AssertionError, match=r"garbled turn rate 10\.0% is not below 5%"):
+        assert_no_garbled_turns(differing)
+    assert_no_garbled_turns(differing, max_rate=0.15)
+
+
+def test_the_mean_of_runs_keeps_the_agents_configured_pass_threshold() -> None:
+    from pytest_callqa import assert_agent_passes
+
+    def run(number: int, overall: float) -> TaskResult:
+        metric = MetricResult(overall, rating="good",
+                              details={"pass_threshold": 60.0, "passed": True})
+        return TaskResult(task="agent", case_id="c", score=overall / 100, valid=True,
+                          blocked=False, blockers=[], model="m", run=number,
+                          metrics={"overall_score": metric})
+
+    mean = mean_result([run(0, 64.0), run(1, 66.0)], metric_specs(default_registry(), "agent"))
+    assert mean.metrics["overall_score"].details["pass_threshold"] == 60.0
+    assert_agent_passes(mean)
+
+
+def test_a_mean_over_a_lower_bound_is_a_lower_bound() -> None:
+    bound = _garbled_run(0, 3)
+    bound.metrics["garbled_turn_rate"].details["lower_bound"] = True
+    mean = mean_result([bound, _garbled_run(1, 3)], metric_specs(default_registry(),
+                                                                 "conversation"))
+    assert mean.metrics["garbled_turn_rate"].details["lower_bound"] is True
+
+
 def _scored(model: str, scores: list[float], run: int = 0,
             passed: list[bool] | None = None) -> list[TaskResult]:
     return [TaskResult(task="qa", case_id=f"c{i}", score=s, valid=True, blocked=False,

@@ -24,6 +24,7 @@ from ..engine.registry import Registry, default_registry
 from ..engine.report import render_scorecard
 from ..engine.scorecard import Scorecard, build_scorecard
 from .gaps import (
+    judge_error_lines,
     not_evaluated_lines,
     not_evaluated_notes,
     partial_run_lines,
@@ -581,7 +582,9 @@ def merged_scorecard_text(report: Mapping[str, Any], *, width: int | None = None
         f"results: {count(len(card.results), 'output')} scored "
         f"({count(len(card.models), 'model')}, {count(len(cases), 'case')})",
     ]
-    # What was not scored or not evaluated, worded as a run's header words it.
+    # What the judge could not score, was not scored or not evaluated, worded as a run's
+    # header words it.
+    header += judge_error_lines(card.results)
     header += unscored_lines(card, benchmarks=_get(run, ("benchmarks",)) is not False)
     header += partial_run_lines(run)
     header += not_evaluated_lines(report.get("not_evaluated", []))

@@ -56,3 +56,8 @@ def test_merged_shards_carry_the_judges_gaps_as_the_unsharded_report(
     text = merged_scorecard_text(merged)
     assert text == merged_scorecard_text(full)
     assert "Unknown !?" in text and "—E" in text
+    # Before: the merged header had no judge-errors line, which a run's own header has.
+    assert ("judge errors: 0 verdicts the judge could not give (shown as E); 5 outputs left "
+            "out of task scores, and the tests that needed them reported as errors, not as "
+            "model failures; in all, 27 metric results left unknown"
+            ) in merged_scorecard_text(merged, width=400)

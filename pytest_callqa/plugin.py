@@ -339,8 +339,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     judge's server before its workers start, so every worker calls the same one."""
     config = session.config
     state = _state(config)
-    if state.settings.local_judge and config.pluginmanager.hasplugin("dsession") \
-            and not config.option.collectonly:
+    # --collect-only and --setup-plan judge nothing: loading the model would be all they did.
+    if state.settings.local_judge and config.pluginmanager.hasplugin("dsession") and not (
+            config.option.collectonly or getattr(config.option, "setupplan", False)):
         _start_local_server(state)
 
 

@@ -128,6 +128,14 @@ def test_a_run_without_evaluation_tests_starts_no_server(local: Local,
     assert local.pids() == []
 
 
+def test_an_xdist_setup_plan_starts_no_server(local: Local,
+                                             pytester: pytest.Pytester) -> None:
+    # Before: the controller loaded the model for a run that sets no fixture up.
+    result = pytester.runpytest_subprocess("-n", "2", "--setup-plan")
+    assert result.ret == 0, result.stdout.str()
+    assert local.pids() == []
+
+
 def test_ctrl_c_stops_a_server_that_ignores_sigterm(local: Local,
                                                     pytester: pytest.Pytester) -> None:
     env = {**os.environ, "CALLQA_FAKE_LLAMA_LATENCY": "30", "CALLQA_FAKE_LLAMA_IGNORE_TERM": "1"}

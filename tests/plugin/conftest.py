@@ -201,6 +201,12 @@ class MiniProject:
     def write_tests(self, source: str, name: str = "test_eval") -> None:
         self.pytester.makepyfile(**{name: source})
 
+    def with_pytest_cache(self) -> None:
+        """Switch pytest's cache back on (the mini project turns it off): --lf and --sw need
+        it."""
+        (self.root / "pyproject.toml").write_text(
+            PYPROJECT.replace('addopts = "-p no:cacheprovider"\n', ""), encoding="utf-8")
+
     def report(self, path: str = "report.json") -> dict[str, Any]:
         data: dict[str, Any] = json.loads((self.root / path).read_text(encoding="utf-8"))
         return data

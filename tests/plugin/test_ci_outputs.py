@@ -199,8 +199,7 @@ def test_a_stop_after_the_last_test_and_an_lf_with_nothing_failed_are_whole_runs
     assert "run stopped early" not in last.stdout.str()
     # --lf with no failure on record runs the whole suite (pytest's cache, which the mini
     # project switches off, is needed for --lf).
-    (project.root / "pyproject.toml").write_text(
-        PYPROJECT.replace('addopts = "-p no:cacheprovider"\n', ""), encoding="utf-8")
+    project.with_pytest_cache()
     first = pytester.runpytest("--lf")
     assert "selection: --lf" not in first.stdout.str()
     again = pytester.runpytest("--lf")

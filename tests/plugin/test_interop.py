@@ -151,8 +151,7 @@ def test_shards_rerun_with_lf_merge_when_only_one_found_failures_on_record(
 ) -> None:
     # Before: the merge refused them, "run.selection.last_failed differs", though both
     # jobs ran the same command: the job with no failure on record ran its whole shard.
-    (project.root / "pyproject.toml").write_text(
-        PYPROJECT.replace('addopts = "-p no:cacheprovider"\n', ""), encoding="utf-8")
+    project.with_pytest_cache()
     project.write_tests(SUITE)
     shards = ("1/2", "2/2")
     # Each CI job has a cache of its own.
@@ -185,8 +184,7 @@ def test_a_stepwise_resume_makes_a_partial_scorecard(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:
     # Before: 7 passed, 99 deselected, and a scorecard with no word of the deselection.
-    (project.root / "pyproject.toml").write_text(
-        PYPROJECT.replace('addopts = "-p no:cacheprovider"\n', ""), encoding="utf-8")
+    project.with_pytest_cache()
     project.write_tests(SUITE)
     first = pytester.runpytest("--sw")
     first.assert_outcomes(passed=5, failed=1)

@@ -68,16 +68,6 @@ def test_jobs_that_found_no_failures_merge_as_a_whole_run(
     assert "deselected_eval_tests" not in selection
 
 
-def test_whether_lf_found_failures_must_be_true_or_false(
-        shards: list[dict[str, Any]]) -> None:
-    _select(shards[0], 1, 3)
-    _select(shards[1], 2, None)
-    shards[1]["run"]["selection"]["last_failed"] = "yes"
-    with pytest.raises(ValueError, match=r"two\.json: run\.selection\.last_failed is \"yes\", "
-                                         r"expected true or false"):
-        merge_reports(shards, ["one.json", "two.json"])
-
-
 def test_the_merge_command_merges_them_and_says_the_scorecard_is_partial(
         shards: list[dict[str, Any]], tmp_path: Path) -> None:
     _select(shards[0], 1, 3)
@@ -116,11 +106,15 @@ def test_a_job_with_a_keyword_of_its_own_is_still_refused_for_its_keyword(
     assert "deselected_eval_tests" not in message
 
 
-def test_a_deselection_count_that_is_no_count_is_refused(
-        shards: list[dict[str, Any]]) -> None:
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    ("deselected_eval_tests", "4", "a whole number"),
+    ("last_failed", "yes", "true or false"),
+])
+def test_a_per_shard_value_of_the_wrong_kind_is_refused(
+        shards: list[dict[str, Any]], key: str, value: str, expected: str) -> None:
     _select(shards[0], 1, 3)
     _select(shards[1], 2, None)
-    shards[1]["run"]["selection"]["deselected_eval_tests"] = "4"
-    with pytest.raises(ValueError, match=r"two\.json: run\.selection\.deselected_eval_tests "
-                                         r"is \"4\", expected a whole number"):
+    shards[1]["run"]["selection"][key] = value
+    with pytest.raises(ValueError, match=rf"two\.json: run\.selection\.{key} is \"{value}\", "
+                                         rf"expected {expected}"):
         merge_reports(shards, ["one.json", "two.json"])

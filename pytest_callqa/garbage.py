@@ -12,8 +12,9 @@ unfrozen again after pytest's last check, so a host that goes on after ``pytest.
 IDE, several runs in one process) keeps its collector as it was. Objects made during the
 tests are collected as before: pytest still reports an exception raised in their
 finalisers. The xdist controller, which collects nothing and runs no test, freezes what it
-built once its scorecard and report are written (``plugin.pytest_sessionfinish``). And at the interpreter's exit the collector is frozen once more, so Python's
-shutdown does not walk everything a last time."""
+built once its scorecard and report are written (``plugin.pytest_sessionfinish``). And at
+the interpreter's exit the collector is frozen once more, so Python's shutdown does not walk
+everything a last time."""
 
 from __future__ import annotations
 

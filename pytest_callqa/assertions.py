@@ -445,13 +445,19 @@ def assert_extraction_f1(
     raise _fail(f"extraction {metric_id} {shown} < {min_f1:.3f} {_who(result)}", lines)
 
 
+_VERDICT_OF_RATING = {"good": "PASS", "acceptable": "WARN"}
+
+
 def assert_grounded(result: TaskResult, *, allow_warn: bool = False) -> None:
     """Fail unless the grounding verdict is PASS (or WARN with ``allow_warn``), naming the
     rule that decided it: hallucination > 0.5, relevance < 0.1, completeness < 0.6."""
     __tracebackhide__ = True
     _require_task(result, "grounding", "assert_grounded")
     verdict_metric = result.metric("grounding_verdict")
-    verdict = str(verdict_metric.details.get("verdict", "FAIL"))
+    # A mean of runs whose verdicts differ has no verdict of its own: its value's rating
+    # reads as one, as the scorecard reads it (PASS 1.0, WARN from 0.5).
+    verdict = str(verdict_metric.details.get(
+        "verdict", _VERDICT_OF_RATING.get(str(verdict_metric.rating), "FAIL")))
     if verdict == "PASS" or (allow_warn and verdict == "WARN"):
         return
     lines = [metric_line(result, mid) for mid in ("hallucination", "relevance", "completeness")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .core.metrics import MetricSpec
-from .core.results import MetricResult, TaskResult
+from .core.results import MetricResult, Rating, TaskResult
 from .registry import Registry
 from .stats import mean_sd, pass_at_k, pass_hat_k
 from .tasks.benchmark_specs import BENCHMARK_SPECS
@@ -99,6 +99,31 @@ def metric_specs(registry: Registry, task: str) -> dict[str, MetricSpec]:
     return specs
 
 
+# Ratings from the worst up: between two runs' ratings, the worse one is the mean's when
+# the bands that rated them are not known.
+_RATING_ORDER = ("blocker", "fail", "acceptable", "good")
+
+
+def _mean_rating(spec: MetricSpec | None, entries: Sequence[MetricResult],
+                 mean: float) -> Rating | None:
+    """The rating of the runs' ``mean``. By the metric's bands when they gave every run its
+    rating; a case can rate by bands of its own (a grounding case's hallucination limit, an
+    agent's pass threshold), and then the runs bracket the mean: bands are intervals, so a
+    mean between two runs of one rating has that rating, and between two ratings it gets
+    the worse one."""
+    rated = [(float(m.value), m.rating) for m in entries
+             if m.scored and m.value is not None and not m.blocker]
+    if spec is not None and spec.bands is not None and all(
+            spec.rate(value) == rating for value, rating in rated):
+        return spec.rate(mean)
+    lower = max(((v, r) for v, r in rated if v <= mean), default=None, key=lambda p: p[0])
+    upper = min(((v, r) for v, r in rated if v >= mean), default=None, key=lambda p: p[0])
+    bracket = [p[1] for p in (lower, upper) if p is not None and p[1] in _RATING_ORDER]
+    if not bracket:
+        return entries[0].rating
+    return min(bracket, key=_RATING_ORDER.index)
+
+
 def _shared_details(entries: Sequence[MetricResult]) -> dict[str, Any]:
     """The details every run gave alike: what the case configured (a pass threshold, a rate's
     limit), and whatever a rule decided the same way in every run (passed in all of them,
@@ -139,7 +164,7 @@ def mean_result(results: Sequence[TaskResult], specs: Mapping[str, MetricSpec]) 
             metrics[mid] = MetricResult.not_scored(entries[0].reason or "not scored in any run")
             continue
         mean = sum(values) / len(values)
-        rating = spec.rate(mean) if spec is not None else entries[0].rating
+        rating = _mean_rating(spec, entries, mean)
         blocker = any(m.blocker for m in entries)
         metrics[mid] = MetricResult(
             value=mean, rating="blocker" if blocker else rating, blocker=blocker,

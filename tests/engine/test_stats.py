@@ -143,7 +143,7 @@ def test_the_mean_of_runs_is_rated_by_the_metric_bands() -> None:
     specs = metric_specs(default_registry(), "qa")
     # Evidence-backed reasoning: good at >= 0.90. Runs 0.8 and 1.0 average 0.9: good,
     # though one run alone was not.
-    runs = [_qa_run(0, MetricResult(0.8, rating="fail")),
+    runs = [_qa_run(0, MetricResult(0.8, rating="acceptable")),
             _qa_run(1, MetricResult(1.0, rating="good"), score=0.7)]
     mean = mean_result(runs, specs)
     metric = mean.metrics["evidence_backed_reasoning"]
@@ -222,6 +222,42 @@ def test_a_mean_over_a_lower_bound_is_a_lower_bound() -> None:
     mean = mean_result([bound, _garbled_run(1, 3)], metric_specs(default_registry(),
                                                                  "conversation"))
     assert mean.metrics["garbled_turn_rate"].details["lower_bound"] is True
+
+
+def _grounding_run(run: int, metric_id: str, metric: MetricResult) -> TaskResult:
+    return TaskResult(task="grounding", case_id="c", score=0.5, valid=True, blocked=False,
+                      blockers=[], model="m", run=run, metrics={metric_id: metric})
+
+
+def test_the_mean_of_runs_a_case_rated_by_its_own_bands_keeps_their_rating() -> None:
+    # The case lets hallucination up to 0.9 pass as "acceptable"; the metric's own bands
+    # block above 0.5. Before: three runs at 0.8, each acceptable, averaged to a "blocker".
+    specs = metric_specs(default_registry(), "grounding")
+    runs = [_grounding_run(i, "hallucination", MetricResult(0.8, rating="acceptable"))
+            for i in range(3)]
+    metric = mean_result(runs, specs).metrics["hallucination"]
+    assert (metric.rating, metric.blocker) == ("acceptable", False)
+    # Runs of two ratings under bands the metric's spec does not know: the mean gets the
+    # worse of the two runs around it.
+    mixed = [_grounding_run(0, "hallucination", MetricResult(0.7, rating="good")),
+             _grounding_run(1, "hallucination", MetricResult(0.8, rating="acceptable"))]
+    assert mean_result(mixed, specs).metrics["hallucination"].rating == "acceptable"
+
+
+def test_a_mean_of_differing_grounding_verdicts_reads_as_its_rating() -> None:
+    # Before: no shared "verdict" detail read as FAIL, though every run passed or warned.
+    from pytest_callqa import assert_grounded
+
+    specs = metric_specs(default_registry(), "grounding")
+    runs = [_grounding_run(i, "grounding_verdict",
+                           MetricResult(value, rating=rating, details={"verdict": verdict}))
+            for i, (value, rating, verdict) in enumerate(
+                [(1.0, "good", "PASS"), (1.0, "good", "PASS"), (0.5, "acceptable", "WARN")])]
+    mean = mean_result(runs, specs)
+    assert "verdict" not in mean.metrics["grounding_verdict"].details
+    assert_grounded(mean, allow_warn=True)
+    with pytest.raises(AssertionError, match="grounding verdict WARN"):
+        assert_grounded(mean)
 
 
 def _scored(model: str, scores: list[float], run: int = 0,

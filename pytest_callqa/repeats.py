@@ -22,7 +22,7 @@ import pytest
 from .outcomes import TOOL_FAILURE, is_tool_failure, produce_or_fail
 from .outputs import ModelOutput
 from .run.junit import run_properties
-from .run.settings import Missing
+from .run.settings import ERROR_PAYLOAD, UNPRODUCED_PAYLOAD, Missing
 
 if TYPE_CHECKING:
     from .engine.core.results import TaskResult
@@ -84,13 +84,18 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     rule = state.settings.pass_rule
     results: list[TaskResult] = []
     outputs = [funcargs.get("callqa_output")]
+    # Why a run could not be produced, as the report words it (produce_or_fail fills it).
+    failed: tuple[pytest.Stash, pytest.StashKey[dict[str, Any]]] = (
+        pytest.Stash(), pytest.StashKey[dict[str, Any]]())
     try:
         if "callqa_result" in funcargs:
             results = [cast("TaskResult", funcargs["callqa_result"])]
-            results += [produce_or_fail(resolver.result, model, case, run)
-                        for run in range(1, runs)]
+            # One at a time: the runs produced before one that fails are kept.
+            for run in range(1, runs):
+                results.append(produce_or_fail(resolver.result, model, case, run,
+                                               keep_error=failed))
         for run in range(1, runs):
-            produced = produce_or_fail(resolver.output, model, case, run)
+            produced = produce_or_fail(resolver.output, model, case, run, keep_error=failed)
             if isinstance(produced, Missing):
                 pytest.skip(f"run {run + 1} of {runs}: {produced.reason}")
             assert isinstance(produced, ModelOutput)
@@ -108,6 +113,7 @@ def call_runs(item: pytest.Function, state: CallqaSession,
             # the pair has a known outcome from this test.
             _keep(item, payload, results,
                   RunsRecord(outcomes=[None] * runs, rule=rule, passed=None))
+            _unproduced(payload, failed, runs, len(results) if results else len(outputs))
         raise
     argnames = item._fixtureinfo.argnames
 
@@ -166,6 +172,20 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     if decisive is not None:
         raise decisive
     return True
+
+
+def _unproduced(payload: dict[str, Any] | None,
+                failed: tuple[pytest.Stash, pytest.StashKey[dict[str, Any]]],
+                runs: int, produced: int) -> None:
+    """The runs after the ``produced`` first that the test could not produce, on its payload
+    for the run's list of what was not evaluated: the pair's other runs may have results,
+    and without this the scorecard would read as if it had only those."""
+    stash, key = failed
+    error = stash.get(key, None)
+    if payload is None or error is None:
+        return
+    payload[UNPRODUCED_PAYLOAD] = {**error[ERROR_PAYLOAD], "runs": runs,
+                                   "missing": list(range(produced + 1, runs + 1))}
 
 
 def _keep(item: pytest.Item, payload: dict[str, Any] | None, results: list[TaskResult],

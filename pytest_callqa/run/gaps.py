@@ -19,6 +19,7 @@ def not_evaluated_lines(entries: Iterable[Any]) -> list[str]:
     """The scorecard header's lines for a report's ``not_evaluated`` entries."""
     by_kind: dict[str, dict[str, list[str]]] = {"missing_output": {}, "test_error": {}}
     bad_files = []
+    unproduced: dict[str, list[str]] = {}
     for entry in entries:
         if not isinstance(entry, Mapping):
             continue
@@ -28,10 +29,16 @@ def not_evaluated_lines(entries: Iterable[Any]) -> list[str]:
                 str(entry.get("case_id")))
         elif kind == "invalid_case_file":
             bad_files.append(str(entry.get("path")))
+        elif kind == "unproduced_run":
+            unproduced.setdefault(str(entry.get("model")), []).append(
+                f"{entry.get('case_id')} run {entry.get('run')} of {entry.get('runs')}")
     lines = []
     for kind, words in (("missing_output", "no output"), ("test_error", "test errors")):
         for model, case_ids in sorted(by_kind[kind].items()):
             lines.append(f"{words}, not evaluated: {model}: {', '.join(sorted(case_ids))}")
+    for model, runs in sorted(unproduced.items()):
+        lines.append(f"runs not produced (the tool failed), not evaluated: {model}: "
+                     f"{', '.join(runs)}")
     if bad_files:
         lines.append(f"invalid case files, not evaluated: {', '.join(bad_files)}")
     return lines

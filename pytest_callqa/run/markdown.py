@@ -290,6 +290,6 @@ def render_markdown(report: Mapping[str, Any], gate: Mapping[str, Any] | None = 
     lines += _worst_section(report)
     missing = report.get("not_evaluated") or []
     if missing:
-        lines.append(f"{len(missing)} not evaluated (missing outputs, test errors or invalid case "
-                     "files).")
+        lines.append(f"{len(missing)} not evaluated (missing outputs, test errors, runs not "
+                     "produced or invalid case files).")
     return _fit(lines, limit)

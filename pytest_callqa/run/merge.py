@@ -326,6 +326,9 @@ def _not_evaluated_key(entry: Mapping[str, Any]) -> tuple[str, ...]:
         return ("case_file", str(entry.get("path")))
     if entry.get("kind") == "test_error":
         return ("test_error", str(entry.get("model")), str(entry.get("case_id")))
+    if entry.get("kind") == "unproduced_run" and isinstance(entry.get("run"), int):
+        return ("unproduced_run", str(entry.get("model")), str(entry.get("case_id")),
+                f"{entry['run']:09d}")
     return (str(entry.get("kind")), json.dumps(entry, sort_keys=True))
 
 

@@ -115,6 +115,8 @@ class Settings:
 
 # The key of a test's payload naming the pair an error left without a result.
 ERROR_PAYLOAD = "error"
+# The key of a test's payload naming the runs of its pair that could not be produced.
+UNPRODUCED_PAYLOAD = "unproduced_runs"
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,14 @@ from .repeated import (
     unknown_run_notes,
     unknown_runs,
 )
-from .settings import ERROR_PAYLOAD, CallqaUsageError, Settings, count, display_path
+from .settings import (
+    ERROR_PAYLOAD,
+    UNPRODUCED_PAYLOAD,
+    CallqaUsageError,
+    Settings,
+    count,
+    display_path,
+)
 from .spool import NOT_JSON, POOLED_DETAILS, ResultSpool, entry_text, golden_entry, kept_records
 
 if TYPE_CHECKING:
@@ -211,10 +218,13 @@ class Summary:
             yield case.id, golden_entry(case)
 
     def not_evaluated(self, card: Scorecard) -> list[dict[str, Any]]:
-        """The pairs with no result and why (no output, a test error), and the case files
-        that could not be read, sorted: the report's ``not_evaluated``. A pair whose test
-        errored is listed only when no other test of it gave a result."""
+        """The pairs with no result and why (no output, a test error), the runs of a
+        repeated pair its test could not produce (``unproduced_run``, numbered from 1), and
+        the case files that could not be read, sorted: the report's ``not_evaluated``. A pair
+        whose test errored, or a run, is listed only when no other test of it gave a
+        result."""
         scored = {(r.model, r.case_id) for r in card.results}
+        produced = {(r.model, r.case_id, r.run + 1) for r in card.results}
         entries: dict[tuple[str, ...], dict[str, Any]] = {}
         for payload in self.collected.values():
             if "missing" in payload:
@@ -228,6 +238,14 @@ class Summary:
                 if (e["model"], e["case_id"]) not in scored:
                     entries[("test_error", e["model"], e["case_id"])] = {"kind": "test_error",
                                                                          **e}
+            if UNPRODUCED_PAYLOAD in payload:
+                u = payload[UNPRODUCED_PAYLOAD]
+                for run in u["missing"]:
+                    if (u["model"], u["case_id"], run) not in produced:
+                        entries[("unproduced_run", u["model"], u["case_id"], f"{run:09d}")] = {
+                            "kind": "unproduced_run", "model": u["model"],
+                            "case_id": u["case_id"], "task": u["task"], "run": run,
+                            "runs": u["runs"], "reason": u["reason"]}
         return [entries[k] for k in sorted(entries)]
 
     @property

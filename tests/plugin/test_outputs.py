@@ -355,4 +355,5 @@ def test_an_engine_error_on_one_output_errors_only_that_pair(
     html = (project.root / "report.html").read_text(encoding="utf-8")
     assert "not evaluated: beta, qa-refund: the test errored: RuntimeError raised" in html
     markdown = (project.root / "summary.md").read_text(encoding="utf-8")
-    assert "1 not evaluated (missing outputs, test errors or invalid case files)." in markdown
+    assert ("1 not evaluated (missing outputs, test errors, runs not produced or invalid case "
+            "files).") in markdown

@@ -138,3 +138,44 @@ def test_a_generate_hook_that_raises_on_a_later_run_is_the_tools_error(
                                 "-k", "qa-refund")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*ConnectionError*the model's server went away*"])
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_a_later_run_that_could_not_be_produced_is_listed_as_not_evaluated(
+        project: MiniProject, pytester: pytest.Pytester, workers: list[str],
+        scorecard_of: Callable[[str], str]) -> None:
+    # Before: run 2's result was dropped with run 3's failure, and the scorecard read as a
+    # single run of the pair with nothing missing ("1 output scored", no word of runs).
+    answer = json.dumps(project.cases["qa-refund"]["expected_outcome"])
+    pytester.makeconftest(f"""
+        import pytest
+
+        @pytest.hookimpl(optionalhook=True)
+        def pytest_callqa_generate(model, case, config):
+            if case.id != "qa-refund":
+                return None
+            if config.callqa_runs_seen >= 2:
+                raise ConnectionError("the model's server went away")
+            config.callqa_runs_seen += 1
+            return {answer!r}
+
+        def pytest_configure(config):
+            config.callqa_runs_seen = 0
+    """)
+    project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
+                        "def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    result = pytester.runpytest("--callqa-models=live=m@http://127.0.0.1:9/v1",
+                                "--no-callqa-preflight", "--callqa-runs=3", "-k", "qa-refund",
+                                "--callqa-report=report.json", *workers)
+    result.assert_outcomes(errors=1)
+    card = scorecard_of(result.stdout.str())
+    assert "results: 2 outputs scored (1 model, 1 case)" in card
+    assert ("runs not produced (the tool failed), not evaluated: live: qa-refund run 3 of 3"
+            in card)
+    report = project.report()
+    assert sorted(c["run"] for c in report["cases"]) == [0, 1]
+    [entry] = report["not_evaluated"]
+    assert {k: entry[k] for k in ("kind", "model", "case_id", "run", "runs")} == {
+        "kind": "unproduced_run", "model": "live", "case_id": "qa-refund", "run": 3,
+        "runs": 3}
+    assert "ConnectionError" in entry["reason"]

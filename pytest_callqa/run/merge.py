@@ -13,31 +13,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..engine.core.metrics import Bands, MetricSpec
 from ..engine.core.results import TaskResult, plain
 from ..engine.judges.repeats import repeat_agreement
-from ..engine.registry import Registry, default_registry
 from ..engine.report import render_scorecard
 from ..engine.scorecard import Scorecard, build_scorecard
 from .gaps import (
     judge_error_lines,
     not_evaluated_lines,
-    not_evaluated_notes,
     partial_run_lines,
     unscored_lines,
 )
+from .recorded_specs import recorded_registry
+from .repeated import run_notes, runs_lines
 from .settings import count
 from .shard import parse_shard
 from .summary import REPORT_SCHEMA, models_section
 from .usage import BUDGET_REASON, combined_cache_problems, money
-
-if TYPE_CHECKING:
-    from ..engine.core.cases import GoldenCase
-    from ..engine.core.results import MetricResult
 
 # What makes two reports parts of one run: a shard that differs in one of these scored
 # with other rules, and its figures cannot be pooled with the others'.
@@ -79,7 +74,6 @@ DESELECTED = "deselected_eval_tests"
 FOUND_FAILURES = "last_failed"
 _PER_SHARD = (DESELECTED, FOUND_FAILURES)
 # MetricSpec fields a report describes under another name.
-SPEC_KEYS = {"weight_within": "parent"}
 _MISSING = object()
 
 
@@ -88,39 +82,6 @@ class _Shard:
     name: str
     report: Mapping[str, Any]
     results: list[TaskResult]
-
-
-class RecordedRegistry(Registry):
-    """The built-in tasks with the metric definitions a run recorded (``metric_specs``):
-    ratings of a merged scorecard follow the bands the shards rated with, whatever the
-    built-in ones are."""
-
-    def __init__(self, recorded: Mapping[str, list[MetricSpec]]) -> None:
-        base = default_registry()
-        super().__init__(tasks=base.tasks.copy())
-        self.recorded: dict[str, list[MetricSpec]] = {}
-        # A project's own metrics are registered as a run registers them; nothing computes
-        # them here (the merge never evaluates an output: every value comes from a shard),
-        # so their compute function refuses to run rather than make a value up.
-        for task, specs in recorded.items():
-            if task not in self.tasks:
-                raise ValueError(f"metric_specs: task {task!r} is not a task of this "
-                                 f"installation (known: {', '.join(sorted(self.tasks))})")
-            builtin = {spec.id for spec in base.metrics_for(task)}
-            for spec in specs:
-                if spec.id not in builtin:
-                    self.register_metric(spec, _not_computed)
-        self.recorded = dict(recorded)
-
-    def metrics_for(self, task: str) -> list[MetricSpec]:
-        if task in self.recorded:
-            return list(self.recorded[task])
-        return super().metrics_for(task)
-
-
-def _not_computed(case: GoldenCase, output: Any, result: TaskResult) -> MetricResult | float | None:
-    raise RuntimeError("a merged report does not compute metrics: its values come from the "
-                       "shard reports")
 
 
 # --- reading the shards ----------------------------------------------------------------------
@@ -168,7 +129,10 @@ def _setting(report: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     failures on record)."""
     value = _get(report, path)
     if path == ("run", "selection") and isinstance(value, Mapping):
-        return {key: item for key, item in value.items() if key not in _PER_SHARD}
+        # A report older than "lf" said only whether --lf was given, in last_failed: a
+        # setting of the command then, to be shared.
+        own = _PER_SHARD if "lf" in value else (DESELECTED,)
+        return {key: item for key, item in value.items() if key not in own}
     return value
 
 
@@ -247,40 +211,6 @@ def _pooled_specs(shards: Sequence[_Shard]) -> dict[str, list[dict[str, Any]]]:
                                  "definitions or their regression tolerances changed between "
                                  "the runs)")
     return pooled
-
-
-def spec_from_dict(data: Mapping[str, Any], builtin: MetricSpec | None = None) -> MetricSpec:
-    """A metric definition as a report describes it (``MetricSpec.describe``), over the
-    built-in one of the same id for what the report leaves out."""
-    names = {f.name for f in fields(MetricSpec)}
-    values: dict[str, Any] = {}
-    if builtin is not None:
-        values.update({name: getattr(builtin, name) for name in names})
-    for key, value in data.items():
-        name = SPEC_KEYS.get(key, key)
-        if name in names:
-            values[name] = value
-    try:
-        bands = values.get("bands")
-        if isinstance(bands, Mapping):
-            values["bands"] = Bands(**bands)
-        return MetricSpec(**values)
-    except TypeError as exc:
-        raise ValueError(f"metric_specs: {data.get('task')}.{data.get('id')}: not a metric "
-                         f"definition ({exc})") from None
-
-
-def recorded_registry(metric_specs: Mapping[str, Sequence[Mapping[str, Any]]]) -> Registry:
-    """The registry a report's scorecard was built with, from its ``metric_specs``."""
-    base = default_registry()
-    recorded: dict[str, list[MetricSpec]] = {}
-    for task, specs in metric_specs.items():
-        if not isinstance(specs, list) or not all(isinstance(d, Mapping) for d in specs):
-            raise ValueError(f"metric_specs.{task}: not a list of metric definitions")
-        builtin = ({spec.id: spec for spec in base.metrics_for(task)}
-                   if task in base.tasks else {})
-        recorded[task] = [spec_from_dict(d, builtin.get(str(d.get("id")))) for d in specs]
-    return RecordedRegistry(recorded)
 
 
 # --- the merged sections ---------------------------------------------------------------------
@@ -384,12 +314,15 @@ def _found_failures(shard: _Shard) -> bool:
     """Whether the shard's --lf found failures on record (false when its report says
     nothing of it)."""
     value = _get(shard.report, ("run", "selection", FOUND_FAILURES))
-    if value is _MISSING:
-        return False
-    if not isinstance(value, bool):
-        raise ValueError(f"{shard.name}: run.selection.{FOUND_FAILURES} is {_show(value)}, "
-                         "expected true or false")
-    return value
+    given = _get(shard.report, ("run", "selection", "lf"))
+    for key, found in ((FOUND_FAILURES, value), ("lf", given)):
+        if found is not _MISSING and not isinstance(found, bool):
+            raise ValueError(f"{shard.name}: run.selection.{key} is {_show(found)}, "
+                             "expected true or false")
+    if value is True and given is False:
+        raise ValueError(f"{shard.name}: run.selection.{FOUND_FAILURES} is true but "
+                         "run.selection.lf is false: failures on record rerun without --lf")
+    return value is True
 
 
 def _selection(shards: Sequence[_Shard]) -> Any:
@@ -549,7 +482,7 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
     card = build_scorecard(results, registry=recorded_registry(specs),
                            disqualify_tolerance=tolerance)
     not_evaluated = _pooled_not_evaluated(shards)
-    card.notes.extend(not_evaluated_notes(not_evaluated))
+    card.notes.extend(run_notes(card, not_evaluated))
     merged: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "run": _run(shards, card),
@@ -588,10 +521,11 @@ def merged_scorecard_text(report: Mapping[str, Any], *, width: int | None = None
     # What the judge could not score, was not scored or not evaluated, worded as a run's
     # header words it.
     header += judge_error_lines(card.results)
+    header += runs_lines(card, _get(run, ("settings", "pass_rule")))
     header += unscored_lines(card, benchmarks=_get(run, ("benchmarks",)) is not False)
     header += partial_run_lines(run)
     header += not_evaluated_lines(report.get("not_evaluated", []))
-    card.notes.extend(not_evaluated_notes(report.get("not_evaluated", [])))
+    card.notes.extend(run_notes(card, report.get("not_evaluated", [])))
     return render_scorecard(card, color=color, header=header,
                             title="callqa scorecard (merged report)",
                             order=[str(m) for m in report.get("model_order", [])], width=width)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .gaps import not_evaluated_notes, unregistered_notes
 from .settings import count
 
 if TYPE_CHECKING:
@@ -134,3 +135,28 @@ def unknown_run_notes(card: Scorecard) -> list[str]:
                      f"without run figures ({shown})")
         notes.append(note)
     return notes
+
+
+def runs_lines(card: Scorecard, pass_rule: object) -> list[str]:
+    """The scorecard header's line on repeated runs, when a pair ran more than once: the
+    most runs of a pair, the pass rule, the flaky cases and the runs of unknown outcome."""
+    summaries = [s for c in card.models.values() if (s := c.runs_summary()) is not None]
+    runs = [unknown_runs(results) for results in by_model(card).values()]
+    most = max((found[2] for found in runs), default=0)
+    if not most:
+        return []
+    flaky = sum(len(s["flaky"]) for s in summaries)
+    unknown = sum(found[0] for found in runs)
+    return [f"runs: up to {most} per (model, case), pass rule {pass_rule}; "
+            f"{count(flaky, 'flaky case')} (runs disagree)"
+            + (f"; {count(unknown, 'run')} of unknown outcome (the tool failed in a test of "
+               "it) left out" if unknown else "")]
+
+
+def run_notes(card: Scorecard, not_evaluated: Iterable[Any]) -> list[str]:
+    """The notes a run adds to the scorecard's own, in order: pairs a test error left out,
+    metrics scored but not registered, runs of unknown outcome. A merge of shards adds the
+    same, so its report reads as one run's."""
+    return [*not_evaluated_notes(not_evaluated), *unregistered_notes(card),
+            *unknown_run_notes(card)]
+

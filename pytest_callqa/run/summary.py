@@ -16,19 +16,17 @@ from .._version import __version__
 from .gaps import (
     judge_error_lines,
     not_evaluated_lines,
-    not_evaluated_notes,
     partial_run_lines,
-    unregistered_notes,
     unscored_lines,
 )
 from .repeated import (
     by_model,
     run_fields,
     run_groups,
+    run_notes,
     run_outcome,
+    runs_lines,
     runs_section,
-    unknown_run_notes,
-    unknown_runs,
 )
 from .settings import (
     ERROR_PAYLOAD,
@@ -282,9 +280,7 @@ class Summary:
             with remembered(memo):
                 card = build_scorecard(self.results(), registry=self.services.registry(),
                                        disqualify_tolerance=self.settings.disqualify_tolerance)
-            card.notes.extend(not_evaluated_notes(self.not_evaluated(card)))
-            card.notes.extend(unregistered_notes(card))
-            card.notes.extend(unknown_run_notes(card))
+            card.notes.extend(run_notes(card, self.not_evaluated(card)))
             if memo is not None:
                 save_memo(memo, self.settings)
             try:
@@ -333,19 +329,7 @@ class Summary:
                 "metrics": repeat_agreement(card.results)}
 
     def _repeat_lines(self, card: Scorecard) -> list[str]:
-        lines = []
-        summaries = [s for c in card.models.values() if (s := c.runs_summary()) is not None]
-        runs = [unknown_runs(results) for results in by_model(card).values()]
-        most = max((found[2] for found in runs), default=0)
-        if most:
-            flaky = sum(len(s["flaky"]) for s in summaries)
-            unknown = sum(found[0] for found in runs)
-            lines.append(f"runs: up to {most} per (model, case), pass rule "
-                         f"{self.settings.pass_rule}; {count(flaky, 'flaky case')} (runs "
-                         "disagree)" + (f"; {count(unknown, 'run')} of unknown outcome (the "
-                                        "tool failed in a test of it) left out"
-                                        if unknown else ""))
-        return lines + self._judge_repeat_lines(card)
+        return runs_lines(card, self.settings.pass_rule) + self._judge_repeat_lines(card)
 
     def _judge_repeat_lines(self, card: Scorecard) -> list[str]:
         if self.settings.judge_repeats > 1 and not self.settings.llm_judge:

@@ -179,3 +179,25 @@ def test_a_later_run_that_could_not_be_produced_is_listed_as_not_evaluated(
         "kind": "unproduced_run", "model": "live", "case_id": "qa-refund", "run": 3,
         "runs": 3}
     assert "ConnectionError" in entry["reason"]
+
+
+def test_merged_shards_keep_the_unknown_runs_note_and_header_line(
+        llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]) -> None:
+    # Before: the merged report's notes and the merge's scorecard lacked the unknown-runs
+    # note and runs line one run over every shard writes, and read as nothing dropped.
+    from pytest_callqa.run.merge import merge_reports, merged_scorecard_text
+
+    run_2_garbled(llm)
+    whole = pytester.runpytest("--callqa-runs", "3", "--callqa-report", "full.json")
+    full = llm.project.report("full.json")
+    shards = []
+    for i in (1, 2):
+        pytester.runpytest("--callqa-runs", "3", f"--callqa-shard={i}/2",
+                           "--callqa-report", f"s{i}.json")
+        shards.append(llm.project.report(f"s{i}.json"))
+    merged = merge_reports(shards, ["s1.json", "s2.json"])
+    assert any("1 run of unknown outcome" in note for note in full["notes"])
+    assert merged["notes"] == full["notes"]
+    runs_line = next(line for line in scorecard_of(whole.stdout.str()).splitlines()
+                     if line.startswith("runs: "))
+    assert runs_line in merged_scorecard_text(merged, width=400).splitlines()

@@ -118,3 +118,28 @@ def test_a_per_shard_value_of_the_wrong_kind_is_refused(
     with pytest.raises(ValueError, match=rf"two\.json: run\.selection\.{key} is \"{value}\", "
                                          rf"expected {expected}"):
         merge_reports(shards, ["one.json", "two.json"])
+
+
+def test_reports_without_lf_still_share_whether_lf_was_given(
+        shards: list[dict[str, Any]]) -> None:
+    # A report older than "lf" said in last_failed only whether --lf was given: one job run
+    # with --lf and one without are still refused.
+    for index, shard in enumerate(shards, start=1):
+        _select(shard, index, None, last_failed=index == 1)
+        del shard["run"]["selection"]["lf"]
+    with pytest.raises(ValueError, match=r"run\.selection\.last_failed differs"):
+        merge_reports(shards, ["one.json", "two.json"])
+
+
+@pytest.mark.parametrize(("lf", "message"), [
+    ("yes", r"one\.json: run\.selection\.lf is \"yes\", expected true or false"),
+    (False, r"one\.json: run\.selection\.last_failed is true but run\.selection\.lf is false"),
+])
+def test_an_lf_that_contradicts_failures_found_is_refused(
+        shards: list[dict[str, Any]], lf: Any, message: str) -> None:
+    for index, shard in enumerate(shards, start=1):
+        _select(shard, index, None)
+        shard["run"]["selection"]["lf"] = lf
+    with pytest.raises(ValueError, match=message):
+        merge_reports(shards, ["one.json", "two.json"])
+

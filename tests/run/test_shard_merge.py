@@ -14,12 +14,8 @@ from typing import Any
 
 import pytest
 
-from pytest_callqa.run.merge import (
-    RecordedRegistry,
-    merge_reports,
-    merged_scorecard_text,
-    recorded_registry,
-)
+from pytest_callqa.run.merge import merge_reports, merged_scorecard_text
+from pytest_callqa.run.recorded_specs import RecordedRegistry, recorded_registry
 from pytest_callqa.run.shard import in_shard, parse_shard, shard_of
 
 from .conftest import merge_command, shard_report, without_timings, write_shards

@@ -132,6 +132,11 @@ def merge_command(args: argparse.Namespace) -> int:
         report = merge_reports(reports, names)
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    except Exception as exc:
+        # Input the checks let through that still breaks the merge: exit 2, never the 1 of a
+        # gate that failed.
+        raise InputError(f"the reports could not be merged ({type(exc).__name__}: {exc})"
+                         ) from None
     gate = _gate(report, args) if args.baseline is not None else None
     if gate is not None:
         report["gate"] = gate

@@ -29,6 +29,7 @@ from .gaps import (
 )
 from .recorded_specs import recorded_registry
 from .repeated import run_notes, runs_lines
+from .report_check import check_report
 from .settings import count
 from .shard import parse_shard
 from .summary import REPORT_SCHEMA, models_section
@@ -110,12 +111,18 @@ def _read(name: str, report: Any) -> _Shard:
         if not isinstance(report.get(key), kind):
             raise ValueError(f"{name}: key {key!r} is missing or not a JSON "
                              f"{'object' if kind is Mapping else 'array'}")
+    # What the gate reads of a report, each value of the type it reads (a NaN, a string of
+    # blockers refused by file and key): the merged report is gated and rendered too.
+    check_report(report, name)
     results = []
     for i, entry in enumerate(report["cases"]):
         try:
             results.append(TaskResult.from_dict(dict(entry)))
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{name}: cases[{i}] is not a result entry ({exc!r})") from None
+        if not all(isinstance(record, Mapping) for record in results[-1].judge_records):
+            raise ValueError(f"{name}: cases[{i}]: key 'judge_records' should be an array of "
+                             "objects")
     try:
         recorded_registry(report["metric_specs"])
     except ValueError as exc:

@@ -134,6 +134,10 @@ def _check_spec(spec: Any, where: str) -> None:
     bands = _get(spec, "bands", "object", where)
     if bands is not None:
         _get(bands, "higher_is_better", "boolean", f"{where}.bands", null=False)
+        # The edges a scorecard rebuilt from the report rates values by.
+        _get(bands, "good", "number", f"{where}.bands", required=True, null=False)
+        for edge in ("acceptable", "blocker"):
+            _get(bands, edge, "number", f"{where}.bands")
     _get(spec, "aggregate", "string", where)
     _get(spec, "scale", "string", where)
     tolerance = _get(spec, "regression_tolerance", "number", where)

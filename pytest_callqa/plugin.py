@@ -461,6 +461,13 @@ def callqa_snapshot(request: pytest.FixtureRequest, snapshot: Any) -> Any:
     """syrupy's ``snapshot`` with :class:`pytest_callqa.snapshot.JudgeRecordExtension`:
     ``assert callqa_result.judge_record == callqa_snapshot`` fails when what the judge says
     changes, until ``pytest --snapshot-update`` accepts it."""
+    runs = item_runs(request.node, _state(request.config).settings.runs)
+    if runs > 1:
+        # syrupy numbers a test's assertions: runs 2..N would be checked against snapshots
+        # a single run never wrote, and read as a flaky model.
+        pytest.fail(f"callqa_snapshot: this test runs {runs} times (--callqa-runs or "
+                    "callqa(runs=...)), and a snapshot pins one verdict of one run: give it "
+                    "@pytest.mark.callqa(runs=1)", pytrace=False)
     shared = request.node.stash.get(SHARED_WITH_KEY, None)
     if shared:
         pytest.fail(f"callqa_snapshot: this test's snapshot file would also be that of "

@@ -183,3 +183,19 @@ def test_long_ids_alike_up_to_where_a_file_name_ends_are_errors(
     result.assert_outcomes(passed=1, errors=2)
     result.stdout.fnmatch_lines(["*callqa_snapshot: this test's snapshot file would also be "
                                  "that of *"])
+
+
+def test_a_snapshot_in_a_test_over_repeated_runs_is_an_error_naming_the_fix(
+        verdicts: dict[str, float], pytester: pytest.Pytester) -> None:
+    # Before: runs 2..N were checked against snapshots one run never wrote: "FAILED (flaky
+    # 1/3)", counted against the model as a flaky case.
+    pytester.runpytest(*ARGS, "--snapshot-update").assert_outcomes(passed=4)
+    repeated = pytester.runpytest(*ARGS, "--callqa-runs", "3")
+    repeated.assert_outcomes(errors=4)
+    repeated.stdout.fnmatch_lines(["*callqa_snapshot: this test runs 3 times*"
+                                   "@pytest.mark.callqa(runs=1)*"])
+    assert "flaky" not in repeated.stdout.str()
+    # A test pinned to one run keeps its snapshot whatever --callqa-runs says.
+    pytester.makepyfile(test_eval="import pytest\n\n@pytest.mark.callqa(runs=1)\n"
+                        + SNAPSHOT_TEST.lstrip())
+    pytester.runpytest(*ARGS, "--callqa-runs", "3").assert_outcomes(passed=4)

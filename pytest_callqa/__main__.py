@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .run.deliver import BaselineError, read_baseline, write_atomically
-from .run.settings import count
+from .run.settings import count, display_path
 
 PROG = "python -m pytest_callqa"
 
@@ -112,7 +112,10 @@ def _gate(report: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
         gate = compare_reports(report, baseline, **options)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    return {"baseline": str(args.baseline), "mode": args.baseline_mode, **gate}
+    # Recorded as a run records its baseline: relative to where it ran (here, the current
+    # directory) when below it, so the report does not carry the machine's layout.
+    return {"baseline": display_path(args.baseline, Path.cwd()), "mode": args.baseline_mode,
+            **gate}
 
 
 def merge_command(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from ..engine.core.results import TaskResult, plain
@@ -30,7 +31,7 @@ from .gaps import (
 from .recorded_specs import recorded_registry
 from .repeated import run_notes, runs_lines
 from .report_check import check_report
-from .settings import count
+from .settings import count, display_path
 from .shard import parse_shard
 from .summary import REPORT_SCHEMA, models_section
 from .usage import BUDGET_REASON, combined_cache_problems, money
@@ -442,8 +443,9 @@ def _run(shards: Sequence[_Shard], card: Scorecard) -> dict[str, Any]:
             continue
         run[key] = (_judge_usage(present, card) if key == "judge_usage"
                     else _generation_usage(present))
-    stopped = [f"{s.name}: {s.report['run']['stopped_early']}" for s in shards
-               if s.report["run"].get("stopped_early")]
+    # Each shard as a run names a file: relative to where it ran when below it.
+    stopped = [f"{display_path(Path(s.name), Path.cwd())}: {s.report['run']['stopped_early']}"
+               for s in shards if s.report["run"].get("stopped_early")]
     run["stopped_early"] = "; ".join(stopped) or None
     if "selection" in run:
         run["selection"] = _selection(shards)

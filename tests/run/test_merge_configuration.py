@@ -150,6 +150,9 @@ def test_the_merged_gate_uses_the_tolerances_the_shards_recorded(
     assert done.returncode == 0, done.stdout + done.stderr
     gate = json.loads(out.read_text(encoding="utf-8"))["gate"]
     assert gate["verdict"] == "pass"
+    # Given as absolute paths, the files are recorded as a run records them: relative to
+    # where the command ran (before: the absolute path, the machine's layout).
+    assert gate["baseline"] == baseline.name
     assert gate["checks"] == json.loads(json.dumps(single["checks"]))
 
     # The run's own regression tolerance, 0.2: a 10 % drop of every QA figure of MODEL

@@ -224,6 +224,9 @@ def _assert_task_score(
             f"{_who(result)}: {', '.join(result.blockers)}",
             _details(result),
         )
+    if not allow_blockers:
+        # The score passes; a blocker nobody could decide may still disqualify it.
+        _blockers_decided(result)
 
 
 def assert_qa_score(
@@ -284,6 +287,15 @@ def assert_metric(
     if not metric.scored or metric.value is None or not math.isfinite(metric.value):
         raise _fail(f"{metric_id} was not scored {_who(result)}", [line])
     spec = _spec(result, metric_id)
+    if spec is not None:
+        # The engine's scales load with the metric's definition.
+        from .engine.policy import scale_range
+
+        for name, bound in (("min", min), ("max", max)):
+            if bound is not None:
+                _bound("assert_metric", name, bound, scale_range(spec))
+    if min is not None and max is not None and min > max:
+        raise ValueError(f"assert_metric: min {min!r} is above max {max!r}: no value passes")
     shown = _value(metric.value, spec)
     # A value that is only the lowest possible one breaks a maximum (and its rating) whatever
     # the rest; whether a minimum it misses, a maximum or a rating it keeps hold, the rest
@@ -314,22 +326,27 @@ def assert_metric(
         raise _beyond_lowest(result, metric_id, shown)
 
 
+def _blockers_decided(result: TaskResult) -> None:
+    """Raise the tool's error when no blocker is known to have fired but one could not be
+    decided: a blocker the judge could not score, or one whose code raised, may have fired."""
+    __tracebackhide__ = True
+    # Whether a metric is a blocker is the run's definition (its policy), recorded on the
+    # metric by the evaluation.
+    unknown = [mid for mid in result.judge_errors
+               if mid in result.metrics and result.metrics[mid].details.get("blocker_metric")]
+    if unknown:
+        raise JudgeUnavailable(showable(result.judge_error_text(unknown)))
+    broken = [mid for mid, m in result.metrics.items()
+              if m.details.get("raised") and m.details.get("blocker_metric")]
+    if broken:
+        raise MetricCodeError(_code_error(result, broken))
+
+
 def assert_no_blockers(result: TaskResult) -> None:
     """Fail when any blocker metric fired for this output (the model is disqualified)."""
     __tracebackhide__ = True
     if not result.blocked:
-        # Whether a metric is a blocker is the run's definition (its policy), recorded on the
-        # metric by the evaluation.
-        unknown = [mid for mid in result.judge_errors
-                   if result.metrics[mid].details.get("blocker_metric")]
-        if unknown:
-            # A blocker the judge could not score may or may not have fired.
-            raise JudgeUnavailable(showable(result.judge_error_text(unknown)))
-        broken = [mid for mid, m in result.metrics.items()
-                  if m.details.get("raised") and m.details.get("blocker_metric")]
-        if broken:
-            # Nor may one whose code raised.
-            raise MetricCodeError(_code_error(result, broken))
+        _blockers_decided(result)
         return
     count = len(result.blockers)
     raise _fail(
@@ -386,6 +403,8 @@ def assert_agent_passes(
     if result.blocked and not allow_blockers:
         raise _fail(f"agent overall score {overall.value:.1f} >= {threshold:g} but blocker(s) "
                     f"fired {_who(result)}: {', '.join(result.blockers)}", lines)
+    if not allow_blockers:
+        _blockers_decided(result)
 
 
 def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None) -> None:
@@ -401,11 +420,12 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
     if rate.value is None:
         raise _fail(f"garbled_turn_rate was not scored {_who(result)}",
                     [metric_line(result, "garbled_turn_rate")])
-    # A mean over runs keeps "passed" only when every run agreed; else its own limit decides.
-    limit = max_rate if max_rate is not None else float(
-        rate.details.get("threshold", 0.10))
-    passed = (bool(rate.details["passed"]) if max_rate is None and "passed" in rate.details
-              else not _at_least(rate.value, limit))
+    # By default the metric's rating decides: the case's limit, a policy's threshold, or for
+    # a mean of runs the bands that rated them.
+    passed = (rate.rating not in _FAILING if max_rate is None
+              else not _at_least(rate.value, max_rate))
+    limit = (f"below {max_rate:.0%}" if max_rate is not None
+             else _limit_text(rate.details.get("threshold", 0.10)))
     lowest = _lowest_only(result, "garbled_turn_rate")
     if passed and lowest:
         # Only the lowest possible rate passes: the turns the judge missed decide.
@@ -419,7 +439,14 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
     lines.extend(metric_line(result, mid) for mid in _TURN_METRICS
                  if mid in result.metrics and result.metrics[mid].rating in _FAILING)
     raise _fail(f"garbled turn rate {'at least ' if lowest else ''}{rate.value:.1%} is not "
-                f"below {float(limit):.0%} {_who(result)}", lines)
+                f"{limit} {_who(result)}", lines)
+
+
+def _limit_text(threshold: object) -> str:
+    """A rate's limit as the metric records it: a share (the case's), or a policy's rule."""
+    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
+        return f"below {threshold:.0%}"
+    return f"within the policy's threshold ({threshold})"
 
 
 def assert_extraction_f1(
@@ -459,6 +486,14 @@ def assert_grounded(result: TaskResult, *, allow_warn: bool = False) -> None:
     verdict = str(verdict_metric.details.get(
         "verdict", _VERDICT_OF_RATING.get(str(verdict_metric.rating), "FAIL")))
     if verdict == "PASS" or (allow_warn and verdict == "WARN"):
+        if result.blocked:
+            # In one run a blocker (hallucination over the case's limit) makes the verdict
+            # FAIL; a mean of runs that reads as passing still holds a run's blocker.
+            raise _fail(f"grounding verdict {verdict} but blocker(s) fired {_who(result)}: "
+                        f"{', '.join(result.blockers)}",
+                        [metric_line(result, mid) for mid in result.blockers
+                         if mid in result.metrics])
+        _blockers_decided(result)
         return
     lines = [metric_line(result, mid) for mid in ("hallucination", "relevance", "completeness")
              if mid in result.metrics]

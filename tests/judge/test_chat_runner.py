@@ -785,6 +785,25 @@ def test_a_key_the_server_echoes_in_its_reply_is_redacted_before_anything_keeps_
                    if p.is_file())
 
 
+def test_a_key_the_reply_spells_with_json_escapes_is_redacted_too(cache_dir: Path) -> None:
+    # Before: the escaped spelling passed the redaction, and decoding the verdict's JSON gave
+    # the key back to the report, the HTML and the test's messages.
+    spelled = "".join(f"\\u{ord(c):04X}" if i % 3 == 0 else c for i, c in enumerate(SECRET))
+    content = json.dumps({"score": 1, "reason": "KEY"}).replace("KEY", f"{spelled} leaked")
+    assert json.loads(content)["reason"] == f"{SECRET} leaked"
+    with fixed_reply(_completion(content, prompt_tokens=1, completion_tokens=1)) as (base, _):
+        runner = make_runner(JudgeCache(cache_dir))
+        [outcome] = calls(runner, (Endpoint("priced", base + "/v1", SECRET), SHORT))
+    assert json.loads(outcome.content)["reason"] == "<redacted> leaked"
+    assert not any(SECRET in p.read_text(encoding="utf-8") for p in cache_dir.rglob("*")
+                   if p.is_file())
+
+
+def test_a_url_secret_the_reply_spells_with_an_escaped_slash_is_redacted() -> None:
+    endpoint = Endpoint("m", "https://user:pa%2Fss-0123@proxy.example/v1", SECRET)
+    assert endpoint.redact_reply('{"r": "pa\\/ss-0123"}') == '{"r": "<redacted>"}'
+
+
 @pytest.mark.parametrize("key", ["null", "a", "1234567"])
 def test_a_placeholder_key_is_not_cut_out_of_the_reply(key: str) -> None:
     # Keys under 8 characters are placeholders for keyless servers; blanking one out of a

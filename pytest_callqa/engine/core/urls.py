@@ -10,6 +10,7 @@ echoes its request headers in an error puts that token, not the password, into t
 from __future__ import annotations
 
 import base64
+import functools
 import re
 import urllib.parse
 
@@ -80,11 +81,29 @@ SHORTEST_REPLY_SECRET = 8
 
 def redact(text: str, api_key: str, url: str, *, shortest: int = 1) -> str:
     """``text`` with ``api_key`` and every form of ``url``'s credentials of at least
-    ``shortest`` characters blanked out."""
+    ``shortest`` characters blanked out — also where JSON text spells some of a secret's
+    characters as escapes (``\\u0074``, ``\\/``), which decoding the reply would undo."""
     for secret in ([api_key] if api_key else []) + url_secrets(url):
         if len(secret) >= shortest:
             text = text.replace(secret, "<redacted>")
+            if "\\" in text:
+                text = _json_spellings(secret).sub("<redacted>", text)
     return text
+
+
+@functools.lru_cache(maxsize=16)
+def _json_spellings(secret: str) -> re.Pattern[str]:
+    """``secret`` with each character as itself or as a JSON escape of it (a server may
+    escape any character: ``\\u`` and four hex digits of either case, ``\\/`` for a slash)."""
+    forms = []
+    for char in secret:
+        spellings = [re.escape(char)]
+        if ord(char) <= 0xFFFF:
+            spellings.append(rf"\\u(?i:{ord(char):04x})")
+        if char == "/":
+            spellings.append(r"\\/")
+        forms.append(f"(?:{'|'.join(spellings)})")
+    return re.compile("".join(forms))
 
 
 def without_credentials(text: str) -> str:

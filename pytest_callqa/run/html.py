@@ -21,7 +21,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .gate_text import incomplete_line
-from .html_cases import NOT_SCORED, SCRIPT, HtmlReportError, cases_section, esc, fmt, rating_of
+from .html_cases import (
+    NOT_SCORED,
+    SCRIPT,
+    HtmlReportError,
+    cases_section,
+    esc,
+    fmt,
+    rating_of,
+    unit,
+)
 
 __all__ = ["HtmlReportError", "fmt", "render_html", "scale_top"]
 
@@ -165,6 +174,24 @@ def scale_top(scale: str, values: Sequence[float], bands: Mapping[str, Any] | No
     return max([1.0, *values, *marks])
 
 
+def _not_evaluated(item: Any) -> str:
+    """What a report's ``not_evaluated`` entry says was left out, and why."""
+    if not isinstance(item, Mapping):
+        return str(item)
+    kind, reason = item.get("kind"), item.get("reason")
+    if kind == "test_error":
+        # Its reason is the error's alone; a missing output's names the pair.
+        return f"{item.get('model')}, {item.get('case_id')}: the test errored: {reason}"
+    if kind == "unproduced_run":
+        return (f"{item.get('model')}, {item.get('case_id')}: run {item.get('run')} of "
+                f"{item.get('runs')} could not be produced: {reason}")
+    if kind == "invalid_case_file":
+        problems = item.get("problems")
+        shown = "; ".join(map(str, problems)) if isinstance(problems, list) else problems
+        return f"invalid case file {item.get('path')}" + (f": {shown}" if shown else "")
+    return str(reason if reason is not None else kind)
+
+
 class _Page:
     def __init__(self, report: Mapping[str, Any], gate: Mapping[str, Any] | None) -> None:
         self.report = report
@@ -223,11 +250,7 @@ class _Page:
         lines = ['<p class="meta">' + " · ".join(f"{esc(k)}: {esc(v)}" for k, v in facts
                                                   if v not in (None, "")) + "</p>"]
         for item in self.report.get("not_evaluated") or []:
-            reason = item.get("reason") if isinstance(item, Mapping) else item
-            if isinstance(item, Mapping) and item.get("kind") == "test_error":
-                # Its reason is the error's alone; a missing output's names the pair.
-                reason = f"{item.get('model')}, {item.get('case_id')}: the test errored: {reason}"
-            lines.append(f'<p class="meta">not evaluated: {esc(reason)}</p>')
+            lines.append(f'<p class="meta">not evaluated: {esc(_not_evaluated(item))}</p>')
         lines.extend(f'<p class="meta">{esc(n)}</p>' for n in self.report.get("notes") or [])
         return lines
 
@@ -278,7 +301,7 @@ class _Page:
                         spec = self.specs[task].get(mid, {})
                         rows.append(f"<li><b>{esc(model)}</b>: {esc(task)} / "
                                     f"{esc(spec.get('name', mid))} = "
-                                    f"{fmt(m.get('value'), spec.get('scale', ''))} (threshold "
+                                    f"{fmt(m.get('value'), unit(spec))} (threshold "
                                     f"{esc(spec.get('threshold', ''))})</li>")
         if not rows:
             return ""
@@ -317,8 +340,8 @@ class _Page:
                         cells.append(self._cell(NOT_SCORED, None))
                         continue
                     rating = "blocker" if m.get("blocker") else rating_of(m.get("rating"))
-                    cells.append(self._cell(fmt(m.get("value"), spec.get("scale", "")), rating,
-                                            _ci(m.get("interval"), spec.get("scale", ""))
+                    cells.append(self._cell(fmt(m.get("value"), unit(spec)), rating,
+                                            _ci(m.get("interval"), unit(spec))
                                             + self._delta(model, task, mid)))
                 rule = '<span class="rule" title="blocker rule">[!] </span>' if spec.get(
                     "blocker") else ""
@@ -428,7 +451,7 @@ class _Page:
                     cells.append(self._cell(NOT_SCORED + flag, None))
                     continue
                 passed = bool(b.get("passed"))
-                text = f"{int(passed)} ({fmt(b['value'], spec.scale if spec else '')}){flag}"
+                text = f"{int(passed)} ({fmt(b['value'], unit(spec))}){flag}"
                 cells.append(self._cell(text, "good" if passed else "fail",
                                         self._delta(m, "benchmarks", bid)))
             out.append(self._row(spec.name if spec else bid, "bench", cells,
@@ -467,7 +490,7 @@ class _Page:
                     " (lower is better)" if bands and bands.get("higher_is_better") is False
                     else "")
                 figures.append(self._chart(title, values, top, bands and bands.get("good"),
-                                           str(spec.get("scale", ""))))
+                                           unit(spec)))
             if figures:
                 out.append(f'<h3>{esc(task)}</h3><div class="charts">{"".join(figures)}</div>')
         return "\n".join(out)

@@ -69,6 +69,17 @@ document.getElementById('shown').textContent=String(n);});}
 """
 
 
+def unit(spec: Any) -> str:
+    """How a metric's values are written: ``rate`` (in percent) for a definition shown in
+    percent — a rate, or a 0-1 metric such as the hallucination rate that reads as one, as the
+    terminal's scorecard shows it — else its scale."""
+    if isinstance(spec, Mapping):
+        return "rate" if spec.get("percent") else str(spec.get("scale", ""))
+    if spec is None:
+        return ""
+    return "rate" if getattr(spec, "percent", False) else str(getattr(spec, "scale", ""))
+
+
 def fmt(value: Any, scale: str = "") -> str:
     """A metric value as the scorecard writes it: rates in percent, counts without
     decimals, the rest with three; ``—`` when not scored."""
@@ -171,10 +182,10 @@ def _case_data(case: Mapping[str, Any],
                                  ("off-scale reply", m.get("flagged")),
                                  ("judge error", m.get("judge_error"))) if on]
         if isinstance(m.get("sd"), (int, float)) and isinstance(m.get("mean"), (int, float)):
-            flags.append(f"over runs {fmt(m['mean'], spec.get('scale', ''))} ± "
-                         f"{fmt(m['sd'], spec.get('scale', ''))}")
+            flags.append(f"over runs {fmt(m['mean'], unit(spec))} ± "
+                         f"{fmt(m['sd'], unit(spec))}")
         rating = "blocker" if m.get("blocker") else rating_of(m.get("rating"))
-        rows.append([spec.get("name", mid), fmt(m.get("value"), spec.get("scale", "")),
+        rows.append([spec.get("name", mid), fmt(m.get("value"), unit(spec)),
                      rating, m.get("reason") or "", ", ".join(flags),
                      _judge_lines(records.pop(mid, []), m.get("reason"))])
     notes = [str(n) for n in case.get("notes") or []]

@@ -8,6 +8,7 @@ dropped at a line boundary with a note saying so.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,14 +35,28 @@ def _number(value: float) -> str:
     return f"{value:.3g}" if abs(value) >= 100 else f"{value:.3f}"
 
 
+# What would make a model name, case id or reason act in the pull request's comment rather
+# than be shown: an HTML tag or autolink (< >), a code span (`), a link or image ("](" after
+# its text), and a table cell's end (|). Escaped, they show as written.
+_ACTIVE = re.compile(r"([\\`<>|]|(?<=\])\()")
+
+
 def _cell(value: Any) -> str:
-    """Text that stays inside one table cell."""
+    """Text that stays inside one table cell, shown as written: no tag, code span, link or
+    image of its own, and an ``@`` kept from mentioning (notifying) a GitHub user or team."""
     if value is None:
         return "–"
     text = _number(value) if isinstance(value, float) else str(value)
     # A lone carriage return ends a table row in GitHub's markdown as a newline does.
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    text = _ACTIVE.sub(r"\\\1", text.replace("\r", " ").replace("\n", " "))
+    text = text.replace("@", "@\u2060")
     return text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + "…"
+
+
+def _code(value: Any) -> str:
+    """Text as a code span (shown as written; markdown inside it is not read)."""
+    text = str(value).replace("`", "'").replace("\r", " ").replace("\n", " ")
+    return f"`{text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + '…'}`"
 
 
 def _row(cells: list[Any]) -> str:
@@ -61,7 +76,7 @@ def _gate_section(gate: Mapping[str, Any]) -> list[str]:
     regressions = list(gate.get("regressions") or [])
     failed = gate.get("verdict") == "fail"
     incomplete = gate.get("verdict") == "incomplete"
-    where = f" against `{_cell(gate['baseline'])}`" if gate.get("baseline") else ""
+    where = f" against {_code(gate['baseline'])}" if gate.get("baseline") else ""
     count = len(regressions)
     checks = list(gate.get("checks") or [])
     few = sum(1 for c in checks if c.get("status") == "too few cases")

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
+from pytest_callqa.engine.tasks.benchmark_specs import BENCHMARK_SPECS
 from pytest_callqa.run.html import render_html
 
 from .test_html import make_report
@@ -57,3 +59,25 @@ def test_the_markdown_summary_shows_task_and_final_intervals() -> None:
     # At the values' precision: three decimals (two made 0.999 read "[1.00, 1.00]").
     assert ("| alpha | 0.900 [0.812, 0.975] | 0.900 | 0.900 [0.750, 0.950] | 0.900 | 0 | "
             "$1.5000 |") in text.splitlines()
+
+
+def test_a_metric_shown_in_percent_is_written_in_percent(report: dict[str, Any]) -> None:
+    # Before: the hallucination rate (scale 0-1, shown in percent) read "0 (0.089)" beside a
+    # threshold of "<= 2%", where the terminal's scorecard shows "0 (8.9%)".
+    spec = BENCHMARK_SPECS["hallucination_rate"]
+    assert spec.percent and spec.scale != "rate"
+    value = report["models"]["budget-7b"]["benchmarks"]["hallucination_rate"]["value"]
+    passed = int(report["models"]["budget-7b"]["benchmarks"]["hallucination_rate"]["passed"])
+    html = render_html(report)
+    assert f"{passed} ({value * 100:.1f}%)" in html
+    assert f"{passed} ({value:.3f})" not in html
+
+
+def test_an_invalid_case_file_is_named_in_the_html(report: dict[str, Any]) -> None:
+    # Before: "not evaluated: None" (the entry has a path and problems, no reason).
+    report["not_evaluated"] = [{"kind": "invalid_case_file", "path": "cases/qa/zz-bad.yaml",
+                                "problems": ["id: does not match the pattern"]}]
+    html = render_html(report)
+    assert ("not evaluated: invalid case file cases/qa/zz-bad.yaml: id: does not match the "
+            "pattern") in html
+    assert "not evaluated: None" not in html

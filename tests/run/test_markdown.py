@@ -93,6 +93,21 @@ def test_a_carriage_return_stays_inside_its_cell(report: dict[str, Any]) -> None
     assert any(row.startswith("| be ta |") for row in _rows(text, "### Scorecard"))
 
 
+def test_a_model_name_shows_as_written_not_as_markdown(report: dict[str, Any]) -> None:
+    # Before: written verbatim into every row naming the model, this notified a GitHub user
+    # and put a link, an image and an HTML tag into the pull request's comment.
+    hostile = "@octocat [pwn](https://evil.example) ![t](https://evil.example/t.png) <img>"
+    old = report["model_order"][0]
+    report["model_order"][0] = hostile
+    report["models"][hostile] = report["models"].pop(old)
+    [row] = [r for r in _rows(render_markdown(report), "### Scorecard")
+             if "octocat" in r]
+    cell = row.split(" | ")[0][2:]
+    assert cell == ("@\u2060octocat [pwn]\\(https://evil.example) ![t]\\(https://evil.example/"
+                    "t.png) \\<img\\>")
+    assert not re.search(r"@[A-Za-z0-9]|\]\(|(?<!\\)<img", cell)
+
+
 def test_comparisons_the_gate_could_not_make_are_counted(report: dict[str, Any]) -> None:
     """A passing gate that compared almost nothing (case ids renamed: too few shared cases
     everywhere) says so in the comment a reviewer reads, as the terminal does."""

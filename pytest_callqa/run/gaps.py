@@ -64,6 +64,37 @@ def judge_error_lines(results: Iterable[TaskResult]) -> list[str]:
         line += f"; in all, {count(unknown, 'metric result')} left unknown"
     return [line]
 
+def report_judge_errors(report: Mapping[str, Any]) -> str | None:
+    """A report's line saying how many verdicts the judge could not give (and how many of
+    them the spent budget stopped), and how many metric results judge errors left unknown,
+    when there are any — for the pull-request summary and the HTML report, which read the
+    report, as :func:`judge_error_lines` is the terminal's from the results: without it the
+    figures they leave out read as measured on every output.
+
+    The report counts failed verdicts by their judge records, but a judge error may have
+    none: a combined verdict that gave no score for one of its metrics, a custom metric that
+    gave no value on an output the judge could not wholly score. The metric results each
+    case lists as judge errors take them in, as the scorecard's footnotes count them."""
+    errors = report.get("judge_errors") or {}
+    verdicts = errors.get("verdicts") or 0
+    left_out = errors.get("outputs_without_task_score") or 0
+    per_output = [len(case.get("judge_errors") or ()) for case in report.get("cases") or ()
+                  if isinstance(case, Mapping)]
+    unknown = sum(per_output)
+    if not (verdicts or left_out or unknown):
+        return None
+    usage = (report.get("run") or {}).get("judge_usage") or {}
+    budget = usage.get("not_scored_budget") or 0
+    spent = f" ({budget} of them stopped by the spent judge budget)" if budget else ""
+    line = (f"Judge errors: {count(verdicts, 'verdict')} the judge could not give{spent}; "
+            f"{count(left_out, 'output')} left out of task scores. A failure of the tool, not "
+            "of the models: the figures they touch are marked E.")
+    if unknown:
+        line += (f" In all, judge errors left {count(unknown, 'metric result')} in "
+                 f"{count(sum(1 for n in per_output if n), 'output')} unknown.")
+    return line
+
+
 def not_evaluated_notes(entries: Iterable[Any]) -> list[str]:
     """The scorecard's notes on pairs a test error left without a result: without them a
     model's task score (or, when every case of a task errored, its final score, renormalised

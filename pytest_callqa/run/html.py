@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .gaps import report_judge_errors
 from .gate_text import incomplete_line
 from .html_cases import (
     NOT_SCORED,
@@ -249,6 +250,9 @@ class _Page:
                  ("models", len(self.models)), ("scored outputs", len(self.report["cases"]))]
         lines = ['<p class="meta">' + " · ".join(f"{esc(k)}: {esc(v)}" for k, v in facts
                                                   if v not in (None, "")) + "</p>"]
+        judge_errors = report_judge_errors(self.report)
+        if judge_errors is not None:
+            lines.append(f'<p class="meta">{esc(judge_errors)}</p>')
         for item in self.report.get("not_evaluated") or []:
             lines.append(f'<p class="meta">not evaluated: {esc(_not_evaluated(item))}</p>')
         lines.extend(f'<p class="meta">{esc(n)}</p>' for n in self.report.get("notes") or [])
@@ -340,7 +344,10 @@ class _Page:
                         cells.append(self._cell(NOT_SCORED, None))
                         continue
                     rating = "blocker" if m.get("blocker") else rating_of(m.get("rating"))
-                    cells.append(self._cell(fmt(m.get("value"), unit(spec)), rating,
+                    # E: cases the judge could not score are missing from the figure.
+                    shown = fmt(m.get("value"), unit(spec)) + ("E" if m.get("judge_errors")
+                                                               else "")
+                    cells.append(self._cell(shown, rating,
                                             _ci(m.get("interval"), unit(spec))
                                             + self._delta(model, task, mid)))
                 rule = '<span class="rule" title="blocker rule">[!] </span>' if spec.get(

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .gaps import report_judge_errors
 from .gate_text import (
     change_counts,
     confidence_label,
@@ -243,32 +244,9 @@ def _worst_section(report: Mapping[str, Any]) -> list[str]:
 
 
 def _judge_error_lines(report: Mapping[str, Any]) -> list[str]:
-    """The line saying how many verdicts the judge could not give (and how many of them the
-    spent budget stopped), and how many metric results judge errors left unknown, when there
-    are any: without it the figures they leave out read as measured on every output.
-
-    The report counts failed verdicts by their judge records, but a judge error may have
-    none: a combined verdict that gave no score for one of its metrics, a custom metric that
-    gave no value on an output the judge could not wholly score. The metric results each
-    case lists as judge errors take them in, as the scorecard's footnotes count them."""
-    errors = report.get("judge_errors") or {}
-    verdicts = errors.get("verdicts") or 0
-    left_out = errors.get("outputs_without_task_score") or 0
-    per_output = [len(case.get("judge_errors") or ()) for case in report.get("cases") or ()
-                  if isinstance(case, Mapping)]
-    unknown = sum(per_output)
-    if not (verdicts or left_out or unknown):
-        return []
-    usage = (report.get("run") or {}).get("judge_usage") or {}
-    budget = usage.get("not_scored_budget") or 0
-    spent = f" ({budget} of them stopped by the spent judge budget)" if budget else ""
-    line = (f"⚠️ Judge errors: {count(verdicts, 'verdict')} the judge could not give{spent}; "
-            f"{count(left_out, 'output')} left out of task scores. A failure of the tool, not "
-            "of the models: the figures they touch are marked E.")
-    if unknown:
-        line += (f" In all, judge errors left {count(unknown, 'metric result')} in "
-                 f"{count(sum(1 for n in per_output if n), 'output')} unknown.")
-    return [line, ""]
+    """The judge-errors line (:func:`gaps.report_judge_errors`), marked for the comment."""
+    line = report_judge_errors(report)
+    return [] if line is None else [f"⚠️ {line}", ""]
 
 
 def _fit(lines: list[str], limit: int) -> str:

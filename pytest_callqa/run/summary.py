@@ -510,9 +510,12 @@ def models_section(card: Scorecard) -> dict[str, Any]:
                 "unknown_blockers": list(agg.unknown_blockers),
                 "disqualification_unknown": agg.disqualification_unknown,
                 "not_scored": list(agg.not_scored),
+                # How many of its cases the judge could not score, and how many it flagged:
+                # a figure over fewer cases than the task's is marked so wherever it is shown.
                 "metrics": {
                     mid: {"value": m.value, "rating": m.rating, "blocker": m.blocker,
-                          "interval": m.interval}
+                          "interval": m.interval, "flagged": m.flagged,
+                          "judge_errors": m.judge_errors}
                     for mid, m in agg.metrics.items()
                 },
             }

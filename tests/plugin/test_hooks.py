@@ -42,7 +42,8 @@ def test_register_metrics_adds_a_metric_to_results_scorecard_report_and_listing(
     report = project.report()
     # One case: its 95 % interval is the value itself.
     assert report["models"]["alpha"]["tasks"]["qa"]["metrics"]["mentions_refund"] == {
-        "value": 1.0, "rating": "good", "blocker": False, "interval": [1.0, 1.0]}
+        "value": 1.0, "rating": "good", "blocker": False, "interval": [1.0, 1.0],
+        "flagged": 0, "judge_errors": 0}
     listing = pytester.runpytest("--callqa-metrics")
     listing.stdout.fnmatch_lines([
         "  mentions_refund — Mentions Refund",

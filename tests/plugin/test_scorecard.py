@@ -102,7 +102,8 @@ def test_json_report_schema(project: MiniProject, pytester: pytest.Pytester) -> 
             "metrics"} <= set(qa)
     # One case: its 95 % interval is the value itself.
     assert qa["metrics"]["compliance_false_pass_rate"] == {
-        "value": 0.5, "rating": "blocker", "blocker": True, "interval": [0.5, 0.5]}
+        "value": 0.5, "rating": "blocker", "blocker": True, "interval": [0.5, 0.5],
+        "flagged": 0, "judge_errors": 0}
     assert beta["any_blocker"] is True and beta["cost_per_1000_calls"] is None
     assert report["models"]["alpha"]["cost_adjusted_rank"] == 1
     assert "text" not in beta["tasks"]

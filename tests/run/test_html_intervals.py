@@ -81,3 +81,16 @@ def test_an_invalid_case_file_is_named_in_the_html(report: dict[str, Any]) -> No
     assert ("not evaluated: invalid case file cases/qa/zz-bad.yaml: id: does not match the "
             "pattern") in html
     assert "not evaluated: None" not in html
+
+
+def test_the_html_marks_what_the_judge_could_not_score_as_the_terminal_does(
+        report: dict[str, Any]) -> None:
+    # Before: a metric missing judge-errored cases looked complete ("3.000", "—"), and no
+    # line counted the judge's errors; the terminal and the markdown showed both.
+    metric = report["models"]["budget-7b"]["tasks"]["qa"]["metrics"]["question_score_accuracy"]
+    metric["judge_errors"] = 2
+    report["judge_errors"] = {"verdicts": 3, "outputs_without_task_score": 1}
+    html = render_html(report)
+    assert f"{metric['value']:.3f}E" in html
+    assert ("Judge errors: 3 verdicts the judge could not give; 1 output left out of task "
+            "scores.") in html

@@ -157,6 +157,17 @@ def test_the_mean_of_runs_keeps_judge_errors_and_blockers() -> None:
     mean = mean_result([_qa_run(0, MetricResult(1.0)), _qa_run(1, error, score=None)], specs)
     assert mean.metrics["evidence_backed_reasoning"].judge_error
     assert mean.score is None
+    # A blocker the judge could not decide in a run stays one the helpers refuse to pass.
+    from pytest_callqa import assert_no_blockers
+    from pytest_callqa.engine.core.results import JudgeUnavailable
+
+    undecided = MetricResult(None, scored=False, judge_error=True, reason="judge call failed",
+                             details={"blocker_metric": True})
+    runs = [_qa_run(0, MetricResult(0.0)), _qa_run(1, undecided, score=None)]
+    for run in runs:
+        run.judge_errors = ["evidence_backed_reasoning"] if run.run else []
+    with pytest.raises(JudgeUnavailable):
+        assert_no_blockers(mean_result(runs, specs))
     blocked = mean_result([
         _qa_run(0, MetricResult(1.0)),
         _qa_run(1, MetricResult(1.0, blocker=True), score=None, valid=False,

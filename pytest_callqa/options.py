@@ -5,10 +5,8 @@ default, every default from :mod:`pytest_callqa.engine.core.defaults`)."""
 from __future__ import annotations
 
 import argparse
-import itertools
 import math
 import os
-import tomllib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ from .engine.core.defaults import (
 )
 from .engine.llm.endpoint import url_problem
 from .engine.pricing import PriceError, PriceTable
+from .ini_file import callqa_table, check_rootdir, raw_ini, read_toml
 from .run.settings import (
     DEFAULT_REGRESSION_TOLERANCE,
     DEFAULT_REPEAT_TOLERANCE,
@@ -62,12 +61,8 @@ POLICY_OPTION = "--callqa-policy"
 BASELINE_MODES = ("fail", "report")
 DISQUALIFY_TOLERANCE_OPTION = "--callqa-disqualify-tolerance"
 # The options given a value (add_options fills it): ``--option VALUE`` as two words is what
-# pytest can take for a test path while it chooses the rootdir (_check_rootdir).
+# pytest can take for a test path while it chooses the rootdir (ini_file.check_rootdir).
 TAKES_VALUE: set[str] = set()
-# pytest's configuration files, and what marks one as pytest's (None: any content).
-INI_FILES: dict[str, str | None] = {
-    "pytest.ini": None, ".pytest.ini": None, "pyproject.toml": "[tool.pytest",
-    "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
 JUDGE_MODE_OPTION = "--callqa-judge-mode"
 RESPONSE_FORMAT_OPTION = "--callqa-judge-response-format"
 MAX_INPUT_OPTION = "--callqa-judge-max-input-tokens"
@@ -254,9 +249,25 @@ def _path_setting(config: pytest.Config, option: str) -> Path | None:
     if cli is not None:
         return Path(config.invocation_params.dir, os.path.expanduser(cli))
     ini = config.getini(ini_name(option))
+    raw = raw_ini(config, ini_name(option))
+    if raw is not None and not isinstance(raw, str):
+        # pytest hands the plugin TOML's true as "True": a file of that name would be written.
+        raise pytest.UsageError(f"{ini_name(option)} = {raw!r} in {config.inipath}: expected "
+                                "a path (a string)")
     if ini:
         return _ini_base(config) / os.path.expanduser(str(ini))
     return None
+
+
+def _ini_strings(config: pytest.Config, option: str) -> list[str]:
+    """An ini list whose every element must be a string (a TOML list may hold numbers or
+    lists)."""
+    values = config.getini(ini_name(option)) or []
+    for value in values:
+        if not isinstance(value, str):
+            raise pytest.UsageError(f"{ini_name(option)} in {config.inipath}: {value!r} is "
+                                    "not a string")
+    return list(values)
 
 
 def _choice(config: pytest.Config, option: str, choices: Sequence[str], default: str) -> str:
@@ -319,80 +330,33 @@ def _split_models(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(models)
 
 
-def _read_toml(path: Path, what: str) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        raise pytest.UsageError(f"{what} {path} does not exist") from None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise pytest.UsageError(f"{what} {path} cannot be read: {exc}") from None
-
-
 def _policies(config: pytest.Config) -> tuple[tuple[str, dict[str, Any]], ...]:
     """The policies to apply, in order: ``[tool.callqa]`` of the pyproject.toml the run reads
     its ini keys from, then the ``--callqa-policy`` file (``[tool.callqa]`` or top level)."""
     found: list[tuple[str, dict[str, Any]]] = []
     inipath = config.inipath
     if inipath is not None and inipath.name == "pyproject.toml":
-        table = _read_toml(inipath, "the ini file").get("tool", {}).get("callqa")
+        table = callqa_table(read_toml(inipath, "the ini file"), inipath, None)
         if table:
-            found.append((display_path(inipath, config.rootpath), dict(table)))
+            found.append((display_path(inipath, config.rootpath), table))
     path = _path_setting(config, POLICY_OPTION)
     if path is not None:
-        data = _read_toml(path, f"{POLICY_OPTION} file")
-        table = data.get("tool", {}).get("callqa", data)
-        found.append((display_path(path, config.rootpath), dict(table)))
+        data = read_toml(path, f"{POLICY_OPTION} file")
+        found.append((display_path(path, config.rootpath), callqa_table(data, path, data)))
     return tuple(found)
-
-
-def _check_rootdir(config: pytest.Config) -> None:
-    """pytest chooses the rootdir, and so the ini file it reads, before plugins' options are
-    known: the value of ``--callqa-cache-dir /elsewhere`` (a separate word) is taken for a
-    test path, and one outside the current directory moves the rootdir above it, where the
-    project's ini file is not found. The run would go on without the project's settings;
-    it stops instead, naming the option and the fix (``--callqa-cache-dir=/elsewhere``)."""
-    if config.inipath is not None:
-        return
-    here = Path(config.invocation_params.dir)
-    # Arguments first: a session without such an option reads no file here.
-    taken = next(((option, value) for option, value
-                  in itertools.pairwise(config.invocation_params.args)
-                  if option in TAKES_VALUE and not value.startswith("-")
-                  and (path := (here / value).resolve()).exists()
-                  and not path.is_relative_to(here.resolve())), None)
-    if taken is None:
-        return
-    ini = next((name for name in INI_FILES if _pytest_ini(here / name)), None)
-    if ini is not None:
-        option, value = taken
-        raise pytest.UsageError(
-            f"callqa: pytest did not read {ini}: it chose the rootdir {config.rootpath} "
-            f"before it knew callqa's options, and took the value of '{option} {value}' "
-            f"for a test path; write '{option}={value}' (with '=') and it reads {ini}")
-
-
-def _pytest_ini(path: Path) -> bool:
-    """Whether ``path`` is a file pytest would take its configuration from."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    marker = INI_FILES[path.name]
-    return marker is None or marker in text
 
 
 def read_settings(config: pytest.Config) -> Settings:
     """Resolve every option: the command line wins over the ini file, which wins over the
     default. Raises :class:`pytest.UsageError` naming the bad value."""
-    _check_rootdir(config)
+    check_rootdir(config, TAKES_VALUE)
     cli_models = config.getoption(ini_name(MODELS_OPTION))
     models = _split_models([cli_models] if cli_models is not None
-                           else config.getini(ini_name(MODELS_OPTION)) or [])
+                           else _ini_strings(config, MODELS_OPTION))
     judge = _choice(config, JUDGE_OPTION, JUDGES, "heuristic")
     try:
         # Later lines win: the command line's over the ini file's over the defaults.
-        prices = PriceTable.parse([*(config.getini(ini_name(PRICES_OPTION)) or []),
+        prices = PriceTable.parse([*_ini_strings(config, PRICES_OPTION),
                                    *(config.getoption(ini_name(PRICES_OPTION)) or [])])
     except PriceError as exc:
         raise pytest.UsageError(f"{ini_name(PRICES_OPTION)}: {exc}") from None
@@ -441,7 +405,7 @@ def read_settings(config: pytest.Config) -> Settings:
         # A model on this machine costs nothing per token: spend and budget count $0 for
         # it unless the team prices it (their line comes later and wins).
         prices = PriceTable.parse([f"{judge_model}: 0 0",
-                                   *(config.getini(ini_name(PRICES_OPTION)) or []),
+                                   *_ini_strings(config, PRICES_OPTION),
                                    *(config.getoption(ini_name(PRICES_OPTION)) or [])])
         if concurrency is None:
             concurrency = local["local_parallel"]
@@ -467,6 +431,13 @@ def read_settings(config: pytest.Config) -> Settings:
                 f"{', '.join(map(repr, unpriced))}: add {PRICES_OPTION} "
                 f"'{unpriced[0]}: <input> <output>' (US dollars per million tokens)"
             )
+    files = {option: _path_setting(config, option) for option in (
+        REPORT_OPTION, HTML_OPTION, MARKDOWN_OPTION, BASELINE_OPTION)}
+    _check_apart(files)
+    cache_dir = _path_setting(config, CACHE_DIR_OPTION) or config.rootpath / DEFAULT_CACHE_DIR
+    if cache_dir.exists() and not cache_dir.is_dir():
+        # Every read and write of the cache would fail while paid requests went out.
+        raise pytest.UsageError(f"{CACHE_DIR_OPTION} {cache_dir}: not a directory")
     return Settings(
         cases=_path_setting(config, CASES_OPTION),
         outputs=_path_setting(config, OUTPUTS_OPTION),
@@ -482,21 +453,20 @@ def read_settings(config: pytest.Config) -> Settings:
         rpm=int(rpm) if rpm is not None else None,
         timeout=timeout if timeout is not None else DEFAULT_TIMEOUT_S,
         cache=_choice(config, CACHE_OPTION, CACHE_MODES, "rw"),
-        cache_dir=(_path_setting(config, CACHE_DIR_OPTION)
-                   or config.rootpath / DEFAULT_CACHE_DIR),
+        cache_dir=cache_dir,
         budget=budget,
         embeddings=_choice(config, EMBEDDINGS_OPTION, EMBEDDINGS, "auto"),
-        report=_path_setting(config, REPORT_OPTION),
+        report=files[REPORT_OPTION],
         missing=_choice(config, MISSING_OPTION, MISSING_MODES, "skip"),
         prices=prices,
         benchmarks=bool(benchmarks),
         preflight=bool(preflight),
-        baseline=_path_setting(config, BASELINE_OPTION),
+        baseline=files[BASELINE_OPTION],
         baseline_mode=_choice(config, BASELINE_MODE_OPTION, BASELINE_MODES, "fail"),
         regression_tolerance=(tolerance_delta if tolerance_delta is not None
                               else DEFAULT_REGRESSION_TOLERANCE),
-        html=_path_setting(config, HTML_OPTION),
-        markdown=_path_setting(config, MARKDOWN_OPTION),
+        html=files[HTML_OPTION],
+        markdown=files[MARKDOWN_OPTION],
         shard=shard_of if shard is not None else None,
         policies=_policies(config),
         disqualify_tolerance=int(tolerance),
@@ -510,6 +480,20 @@ def read_settings(config: pytest.Config) -> Settings:
                                 else DEFAULT_REPEAT_TOLERANCE),
         **local,
     )
+
+
+def _check_apart(files: dict[str, Path | None]) -> None:
+    """Refuse two of the run's files at one path: the report written over its own baseline
+    (every later run gates against itself), or the HTML over the JSON report."""
+    seen: dict[Path, str] = {}
+    for option, path in files.items():
+        if path is None:
+            continue
+        where = path.resolve()
+        if where in seen:
+            raise pytest.UsageError(f"{seen[where]} and {option} are the same file ({path}): "
+                                    "give each its own path")
+        seen[where] = option
 
 
 def _local_settings(config: pytest.Config, judge_model: str | None) -> dict[str, Any]:

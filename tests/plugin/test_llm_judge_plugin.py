@@ -390,17 +390,18 @@ def test_an_edited_cache_entry_is_asked_again_and_counted(
 def test_a_cache_that_does_not_work_is_named_in_the_header_and_the_report(
     llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
 ) -> None:
-    # A cache directory that is a file: every run asks for every reply again, and must say
-    # why rather than show "cache rw" as if all were well.
+    # A cache directory that cannot be made (it would lie inside a file): every run asks
+    # for every reply again, and must say why rather than show "cache rw" as if all were
+    # well. (A cache directory that is itself a file is refused before the run.)
     (pytester.path / "replies").write_text("a file", encoding="utf-8")
     llm.project.write_tests(QA_EVIDENCE)
     args = ["--callqa-models=alpha", "--no-callqa-benchmarks", f"{REPORT_OPTION}=r.json",
-            f"{CACHE_DIR_OPTION}=replies"]
+            f"{CACHE_DIR_OPTION}=replies/cache"]
     for run in (1, 2):
         result = pytester.runpytest(*args)
         result.assert_outcomes(passed=1)
         assert llm.server.requests == run
-    root = pytester.path / "replies"
+    root = pytester.path / "replies" / "cache"
     lines = header(result.stdout.str(), scorecard_of)
     # Each call looks twice (answered before the batch, then under its key's lock).
     [failed] = [line for line in lines if line.startswith("cache: ")]
@@ -409,11 +410,11 @@ def test_a_cache_that_does_not_work_is_named_in_the_header_and_the_report(
     error = shown.group(1)
     assert re.fullmatch(rf"\[Errno 20\] Not a directory: '{re.escape(str(root))}/"
                         rf"[0-9a-f]{{2}}/[0-9a-f]{{64}}\.json'", error)
-    assert f"cache locks not usable ([Errno 17] File exists: '{root}'): processes sharing " \
-        "the cache do not coordinate their requests" in lines
+    assert f"cache locks not usable ([Errno 20] Not a directory: '{root}'): processes " \
+        "sharing the cache do not coordinate their requests" in lines
     problems = llm.project.report("r.json")["run"]["judge_usage"]["cache_problems"]
     assert problems == {"failed_reads": 2, "failed_writes": 1, "error": error,
-                        "lock_error": f"[Errno 17] File exists: '{root}'"}
+                        "lock_error": f"[Errno 20] Not a directory: '{root}'"}
 
 
 def test_the_key_never_reaches_a_file_or_the_terminal(

@@ -89,8 +89,21 @@ def test_command_line_paths_resolve_against_the_cwd(
         ('callqa_prices = ["alpha 1 2"]\n', "*callqa_prices: price line 'alpha 1 2'*expected "
                                             "'model: <input> <output>'*"),
         ('callqa_prices = ["alpha: 1 x"]\n', "*prices must be numbers*"),
+        # Before, each of these crashed the run (INTERNALERROR) or wrote a file named True.
+        ('callqa_prices = ["alpha: 1 1", 3]\n', "*callqa_prices in *: 3 is not a string*"),
+        ('callqa_report = true\n', "*callqa_report = True in *: expected a path*"),
+        ('callqa_report = "build/r.json"\ncallqa_html = "build/r.json"\n',
+         "*--callqa-report and --callqa-html are the same file*"),
+        ('callqa_cache_dir = "pyproject.toml"\n', "*--callqa-cache-dir *pyproject.toml: not a "
+                                                   "directory*"),
+        ('[tool]\ncallqa = "strict"\n', "*'tool.callqa' should be a table, not 'strict'*"),
+        ('callqa_models = ["alpha", 2]\n', "*callqa_models in *: 2 is not a string*"),
+        ('callqa_report = "main.json"\ncallqa_baseline = "main.json"\n',
+         "*--callqa-report and --callqa-baseline are the same file*"),
     ],
-    ids=["embeddings", "missing", "price-format", "price-number"],
+    ids=["embeddings", "missing", "price-format", "price-number", "price-not-text",
+         "report-not-text", "report-is-html", "cache-dir-a-file", "policy-not-a-table",
+         "model-not-text", "report-over-its-baseline"],
 )
 def test_bad_ini_values_are_usage_errors(
     project: MiniProject, pytester: pytest.Pytester, ini: str, message: str

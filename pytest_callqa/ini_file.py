@@ -1,0 +1,99 @@
+"""The ini file pytest read, as the TOML it is: the project's own tables (``[tool.callqa]``
+policies), the values pytest turns into text before the plugin sees them (``true`` would
+become a path named "True"), and the check that pytest read the project's file at all."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# pytest's configuration files, and what marks one as pytest's (None: any content).
+INI_FILES: dict[str, str | None] = {
+    "pytest.ini": None, ".pytest.ini": None, "pyproject.toml": "[tool.pytest",
+    "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
+
+
+def read_toml(path: Path, what: str) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        raise pytest.UsageError(f"{what} {path} does not exist") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise pytest.UsageError(f"{what} {path} cannot be read: {exc}") from None
+
+
+@functools.lru_cache(maxsize=4)
+def _ini_options(path: Path, modified: int) -> dict[str, Any]:
+    """The ini keys of a pyproject.toml, as TOML typed them (read once per version of the
+    file: ``modified`` is its mtime)."""
+    pytest_table = read_toml(path, "the ini file").get("tool", {}).get("pytest", {})
+    if not isinstance(pytest_table, dict):
+        return {}
+    ini = pytest_table.get("ini_options")
+    return {**pytest_table, **ini} if isinstance(ini, dict) else pytest_table
+
+
+def raw_ini(config: pytest.Config, name: str) -> Any:
+    """The value of ini key ``name`` as the file typed it, when pytest read a pyproject.toml
+    (None otherwise: other ini files hold text only)."""
+    path = config.inipath
+    if path is None or path.name != "pyproject.toml":
+        return None
+    try:
+        modified = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _ini_options(path, modified).get(name)
+
+
+def callqa_table(data: dict[str, Any], path: Path, default: Any) -> Any:
+    """``[tool.callqa]`` of a TOML file (``default`` without one), which must be a table."""
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise pytest.UsageError(f"{path}: 'tool' should be a table, not {tool!r}")
+    table = tool.get("callqa", default)
+    if table is not None and not isinstance(table, dict):
+        raise pytest.UsageError(f"{path}: 'tool.callqa' should be a table, not {table!r}")
+    return table
+
+
+def check_rootdir(config: pytest.Config, takes_value: set[str]) -> None:
+    """pytest chooses the rootdir, and so the ini file it reads, before plugins' options are
+    known: the value of ``--callqa-cache-dir /elsewhere`` (a separate word) is taken for a
+    test path, and one outside the current directory moves the rootdir above it, where the
+    project's ini file is not found. The run would go on without the project's settings;
+    it stops instead, naming the option and the fix (``--callqa-cache-dir=/elsewhere``)."""
+    if config.inipath is not None:
+        return
+    here = Path(config.invocation_params.dir)
+    # Arguments first: a session without such an option reads no file here.
+    taken = next(((option, value) for option, value
+                  in itertools.pairwise(config.invocation_params.args)
+                  if option in takes_value and not value.startswith("-")
+                  and (path := (here / value).resolve()).exists()
+                  and not path.is_relative_to(here.resolve())), None)
+    if taken is None:
+        return
+    ini = next((name for name in INI_FILES if _pytest_ini(here / name)), None)
+    if ini is not None:
+        option, value = taken
+        raise pytest.UsageError(
+            f"callqa: pytest did not read {ini}: it chose the rootdir {config.rootpath} "
+            f"before it knew callqa's options, and took the value of '{option} {value}' "
+            f"for a test path; write '{option}={value}' (with '=') and it reads {ini}")
+
+
+def _pytest_ini(path: Path) -> bool:
+    """Whether ``path`` is a file pytest would take its configuration from."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    marker = INI_FILES[path.name]
+    return marker is None or marker in text

@@ -62,7 +62,8 @@ def output_path(outputs_dir: Path, model: str, case_id: str) -> Path:
 def read_output(path: Path) -> ModelOutput | None:
     """The recorded output at ``path``, or None when there is no such file."""
     try:
-        text = path.read_text(encoding="utf-8")
+        # A byte-order mark is how the file was saved, not what the model answered.
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:

@@ -74,6 +74,15 @@ def test_undecodable_output_file_is_scored_not_a_crash(tmp_path: Path) -> None:
     assert output is not None and output.value == b"\xff\xfe\x00garbage"
 
 
+def test_a_byte_order_mark_is_the_files_not_the_models(tmp_path: Path) -> None:
+    # Before: "not valid JSON (Unexpected UTF-8 BOM)", a structure blocker charged to the
+    # model for how the file was saved.
+    path = tmp_path / "out.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"answer": "yes"}).encode())
+    output = read_output(path)
+    assert output is not None and output.value == {"answer": "yes"}
+
+
 def test_renamed_key_names_the_field(project: MiniProject, pytester: pytest.Pytester) -> None:
     renamed = dict(project.cases["entity-transfer"]["expected_outcome"])
     renamed["keywords"] = renamed.pop("detected_keywords")

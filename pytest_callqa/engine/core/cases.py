@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -25,7 +26,8 @@ def parse_timestamp(value: Any) -> float | None:
     if isinstance(value, bool):
         raise ValueError("a timestamp must be 'mm:ss', 'hh:mm:ss' or seconds, not a boolean")
     if isinstance(value, (int, float)):
-        if not value >= 0:
+        # NaN fails the comparison; infinity would pass it and break every prompt's timeline.
+        if not (value >= 0 and math.isfinite(value)):
             raise ValueError(f"timestamp {value!r} must be a non-negative number of seconds")
         return float(value)
     if isinstance(value, str):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,3 +172,17 @@ def with_cost(usage: Mapping[str, float], prices: PriceTable, model: str) -> dic
         if cost is not None and math.isfinite(cost):
             result["cost_usd"] = cost
     return result
+
+
+def for_report(value: Any) -> Any:
+    """A model's output as the report keeps it (JSON builtins). One nested deeper than Python
+    reads was scored (its schema let the depth through), but cannot be written: the pair keeps
+    its result, and the report says why its output is not there."""
+    # Loaded with the engine already: the output has been scored.
+    from .engine.core.results import plain
+
+    try:
+        return plain(value)
+    except RecursionError:
+        return f"(not kept: the output is nested deeper than {sys.getrecursionlimit()} levels)"
+

@@ -25,7 +25,7 @@ from .outcomes import (
     produce_or_fail,
     shown_as_error,
 )
-from .outputs import ModelOutput
+from .outputs import ModelOutput, for_report
 from .progress import TerminalProgress
 from .pytest_host import PytestHost
 from .repeats import RECORD_KEY, RUNS_ATTR, call_runs, describe, item_runs, status_word
@@ -441,14 +441,11 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
                   callqa_output: Any) -> TaskResult:
     """The engine's ``TaskResult`` for this model's output on this case, scored with the
     configured judge. Whether the test passes or fails, it reaches the scorecard."""
-    # Loaded with the engine already: a result exists.
-    from .engine.core.results import plain
-
     state = _state(request.config)
     result = _call(request, state.resolver.result, callqa_model, item_pair(request.node)[1])
     golden = [callqa_case.id, golden_entry(callqa_case), state.catalog.position(callqa_case.id)]
     request.node.stash[PAYLOAD_KEY] = {"result": result.to_dict(),
-                                       "output": plain(callqa_output), GOLDEN: golden}
+                                       "output": for_report(callqa_output), GOLDEN: golden}
     if getattr(request.config.option, "xmlpath", None):
         # JUnit <property> elements: a CI dashboard shows every test's metrics. Without a
         # JUnit file nobody reads them, and every report would carry them.

@@ -366,3 +366,19 @@ def test_an_engine_error_on_one_output_errors_only_that_pair(
     markdown = (project.root / "summary.md").read_text(encoding="utf-8")
     assert ("1 not evaluated (missing outputs, test errors, runs not produced or invalid case "
             "files).") in markdown
+
+
+def test_an_output_nested_too_deep_to_write_keeps_its_result(
+        project: MiniProject, pytester: pytest.Pytester) -> None:
+    # Before: the pair was scored, then writing its output into the payload raised
+    # RecursionError: the test errored and the model vanished from the scorecard, listed
+    # nowhere (a model that did this on every case would be renormalised without the task).
+    output = json.loads(json.dumps(project.cases["text-appointment"]["expected_outcome"]))
+    output["summary"]["call_extracted_info"]["notes"] = "DEEP"
+    project.write_output("beta", "text-appointment", json.dumps(output).replace(
+        '"DEEP"', "[" * 600 + "]" * 600))
+    project.write_tests("def test_scored(callqa_result):\n    assert callqa_result\n")
+    result = pytester.runpytest("-k", "text-appointment", "--callqa-report=report.json")
+    result.assert_outcomes(passed=2)
+    [beta] = [c for c in project.report()["cases"] if c["model"] == "beta"]
+    assert beta["output"].startswith("(not kept: the output is nested deeper than")

@@ -68,9 +68,46 @@ def _read_documents(path: Path) -> tuple[str, list[Any]]:
                      if doc is not None]
     except yaml.YAMLError as exc:
         raise CaseFileError(path, [f"(file) cannot be parsed: {exc}"]) from None
+    # An alias shares its anchor's value, so a few lines of anchors referring to anchors load
+    # small and expand to billions of values once written out or scored. Only a file with
+    # an anchor (&) can hold one.
+    if "&" in text and _expanded_size(documents) > MAX_EXPANDED_VALUES:
+        raise CaseFileError(path, [f"(file) its aliases expand to more than "
+                                   f"{MAX_EXPANDED_VALUES:,} values"])
     if len(documents) == 1 and isinstance(documents[0], list):
         return text, list(documents[0])
     return text, documents
+
+
+# Values a case file may expand to through YAML aliases: far above any real case (the
+# example project's largest has ~2,000), far below what exhausts memory.
+MAX_EXPANDED_VALUES = 1_000_000
+
+
+def _expanded_size(root: Any) -> int:
+    """How many values ``root`` holds written out, each shared container counted every time
+    it is reached (iterative, and each container's size worked out once)."""
+    sizes: dict[int, int] = {}
+    # A container that holds itself (an alias inside its own anchor) never ends.
+    open_: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        value, done = stack.pop()
+        if not isinstance(value, (list, dict)) or (id(value) in sizes and not done):
+            continue
+        if not done and id(value) in open_:
+            return MAX_EXPANDED_VALUES + 1
+        children = list(value.values()) if isinstance(value, dict) else value
+        if done:
+            open_.discard(id(value))
+            sizes[id(value)] = 1 + sum(sizes.get(id(c), 1) for c in children)
+            if sizes[id(value)] > MAX_EXPANDED_VALUES:
+                return sizes[id(value)]
+            continue
+        open_.add(id(value))
+        stack.append((value, True))
+        stack.extend((child, False) for child in children)
+    return sizes.get(id(root), 1)
 
 
 @functools.cache

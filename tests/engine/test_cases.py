@@ -94,6 +94,12 @@ def test_json_file_with_a_list_of_cases(tmp_path: Path) -> None:
     (GOOD.replace("score: 5, max_score: 5,", "score: 5, max_score: 5, score: 0,"),
      "found the key 'score' twice"),
     (GOOD + "task: entity\n", "found the key 'task' twice"),
+    # Anchors referring to anchors: 4.5 KB that expanded to billions of values once the
+    # case was scored or written out (before: accepted, then ~5.6 GB of memory).
+    (GOOD + "notes:\n  b0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+     + "".join(f"  b{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 8)),
+     "(file) its aliases expand to more than 1,000,000 values"),
+    ("&loop [*loop]\n", "(file) its aliases expand to more than 1,000,000 values"),
 ])
 def test_malformed_case_names_file_and_field(tmp_path: Path, text: str, needle: str) -> None:
     path = write(tmp_path, "bad.yaml", text)

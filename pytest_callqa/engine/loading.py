@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
@@ -224,11 +225,31 @@ def iter_case_files(root: Path | str) -> Iterator[Path]:
         return
     if not root.is_dir():
         raise FileNotFoundError(f"golden case path {root} does not exist")
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and path.suffix in CASE_SUFFIXES and not any(
-            part.startswith(".") for part in path.relative_to(root).parts
-        ) and not path.name.endswith(SCHEMA_FILE_SUFFIX):
-            yield path
+    yield from sorted(_case_paths(root))
+
+
+def _case_paths(root: Path) -> Iterator[Path]:
+    """Every case path below ``root``, through symlinked directories too (each real
+    directory once, so a link back up ends); a case-named entry that is no readable file (a
+    dangling link) is yielded as well, for reading it to say so rather than skip it."""
+    seen: set[str] = set()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:
+            dirs.clear()
+            continue
+        seen.add(real)
+        relative = Path(folder).relative_to(root)
+        if any(part.startswith(".") for part in relative.parts):
+            dirs.clear()
+            continue
+        dirs.sort()
+        for name in files:
+            path = Path(folder, name)
+            if (path.suffix in CASE_SUFFIXES and not name.startswith(".")
+                    and not name.endswith(SCHEMA_FILE_SUFFIX)
+                    and (path.is_file() or not path.exists())):
+                yield path
 
 
 def scan_case_files(

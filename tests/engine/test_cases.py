@@ -390,3 +390,25 @@ def test_a_text_case_must_allow_some_sentiment_label(tmp_path: Path) -> None:
     problems = problems_of(tmp_path, case)
     assert any(p.startswith("config.sentiment_labels: List should have at least 1 item")
                for p in problems), problems
+
+
+def test_cases_behind_symlinks_are_read_and_a_dangling_one_is_named(tmp_path: Path) -> None:
+    # Before: a symlinked folder of cases was skipped without a word (rglob does not follow
+    # links), and so was a dangling link, though every case file is to be read.
+    from pytest_callqa.engine.loading import scan_case_files
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    write(shared, "linked.yaml", GOOD.replace("id: qa-1", "id: qa-linked"))
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    write(cases, "own.yaml", GOOD)
+    (cases / "team").symlink_to(shared, target_is_directory=True)
+    (cases / "loop").symlink_to(cases, target_is_directory=True)
+    (cases / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    found = list(scan_case_files(cases))
+    ids = sorted(c.id for batch in found if isinstance(batch, list) for c in batch)
+    assert ids == ["qa-1", "qa-linked"]
+    [error] = [e for e in found if isinstance(e, CaseFileError)]
+    assert "gone.yaml" in str(error) and "cannot be read" in str(error)
+

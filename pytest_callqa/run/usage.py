@@ -132,11 +132,16 @@ class Usage:
         models = {}
         for name, spec in live.items():
             totals = sum_kind(processes, "generate", spec.model)
+            # Calls are counted by the served model id: live models sharing one (a model on
+            # two servers) each show the id's traffic, and say which others it includes.
+            shared = sorted(other for other, o in live.items()
+                            if other != name and o.model == spec.model)
             models[name] = {
                 "model": spec.model, "base_url": self.services.base_url(spec.base_url),
                 "price": self.services.price_text(spec.model),
                 **{k: totals[k] for k in ("requests", "retries", "prompt_tokens",
                                           "completion_tokens", "spent_usd")},
+                **({"counted_with": shared} if shared else {}),
             }
         totals = sum_kind(processes, "generate")
         return {
@@ -145,6 +150,8 @@ class Usage:
             **self._cache_problems_entry(),
             "budget_exhausted": bool(totals["budget_stopped"]),
             "requests": totals["requests"],
+            "prompt_tokens": totals["prompt_tokens"],
+            "completion_tokens": totals["completion_tokens"],
             "spent_usd": totals["spent_usd"],
             "per_process": per_process(processes, totals, "generate_s"),
         }
@@ -175,11 +182,10 @@ class Usage:
             lines.append("live models: " + ", ".join(
                 f"{name} = {m['model']} at {m['base_url']} ({m['price']})"
                 for name, m in generation["models"].items()))
-            tokens = sum(m["prompt_tokens"] for m in generation["models"].values()), \
-                sum(m["completion_tokens"] for m in generation["models"].values())
             lines.append(f"generation spend: {_spend(generation['spent_usd'], None)} for "
                          f"{count(generation['requests'], 'request')} "
-                         f"({tokens[0]:.0f}+{tokens[1]:.0f} tokens)")
+                         f"({generation['prompt_tokens']:.0f}+"
+                         f"{generation['completion_tokens']:.0f} tokens)")
             lines.append(_calls_line("generation", generation["per_process"]))
         exhausted = [u for u in (judge, generation) if u is not None and u["budget_exhausted"]]
         if exhausted:

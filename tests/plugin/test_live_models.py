@@ -202,3 +202,28 @@ def test_xdist_workers_ask_once_for_a_reply_with_a_cache_that_keeps_none(
     # What the workers handed each other lasted as long as the run.
     assert list((llm.root / ".callqa_cache" / "runs").iterdir()) == []
     assert not list((llm.root / ".callqa_cache").glob("??/*.json"))
+
+
+def test_two_live_models_of_one_served_id_do_not_double_the_spend_line(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    # One model id behind two names (a model on two servers): calls are counted by the
+    # served id, so each name showed both's traffic, and the spend line, adding the names
+    # up, counted every token twice.
+    first = llm.server.base_url
+    second = llm.start().base_url
+    heuristic_judge(llm)
+    llm.project.write_tests(RESULT_TEST)
+    result = pytester.runpytest(
+        f"--callqa-models=q4=gpt-4o-mini@{first},q8=gpt-4o-mini@{second}",
+        "--callqa-report=r.json")
+    result.assert_outcomes(passed=8)
+    generation = llm.project.report("r.json")["run"]["generation_usage"]
+    assert generation["requests"] == 8
+    assert generation["models"]["q4"]["counted_with"] == ["q8"]
+    assert generation["models"]["q8"]["counted_with"] == ["q4"]
+    spend = next(line for line in scorecard_of(result.stdout.str()).splitlines()
+                 if line.startswith("generation spend: "))
+    assert (f"for 8 requests ({generation['prompt_tokens']:.0f}+"
+            f"{generation['completion_tokens']:.0f} tokens)") in spend
+    assert generation["prompt_tokens"] == generation["models"]["q4"]["prompt_tokens"]

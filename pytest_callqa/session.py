@@ -38,6 +38,7 @@ class CallqaSession:
         self.catalog = Catalog(settings, host)
         self.services = Services(settings, host, on_progress=self._on_progress,
                                  before_send=self._before_send)
+        self.catalog.labels = self.services.label_registry
         self.resolver = Resolver(settings, host, self.catalog, self.services)
         self.usage = Usage(settings, self.catalog, self.services, self.resolver.timings)
         self.summary = Summary(settings, host, self.catalog, self.services, self.usage)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..engine.core.cases import GoldenCase
     from ..engine.llm.endpoint import ModelSpec
     from ..engine.loading import CaseFileError
+    from ..engine.registry import Registry
     from .host import Host
 
 # Case files whose cases are kept once read again: the tests of a case's models and runs,
@@ -65,6 +66,9 @@ class Catalog:
         self._kept: dict[str, GoldenCase] = {}
         self._positions: dict[str, int] | None = None
         self._specs: dict[str, ModelSpec | None] | None = None
+        # The metrics a case's human labels may name, the project's own among them (the
+        # session gives it once its services exist); None: the built-in ones.
+        self.labels: Callable[[], Registry] | None = None
 
     @property
     def loaded(self) -> bool:
@@ -118,7 +122,8 @@ class Catalog:
         from ..engine.loading import scan_case_files
 
         yield from scan_case_files(
-            root, show=lambda path: display_path(path, self.host.rootpath))
+            root, show=lambda path: display_path(path, self.host.rootpath),
+            registry=self.labels() if self.labels is not None else None)
 
     def each_case(self) -> Iterator[GoldenCase]:
         """Every good case, as :meth:`files` has them, one at a time and kept by nobody once
@@ -157,7 +162,8 @@ class Catalog:
             try:
                 unchanged = _stamp(ref.path) == ref.stamp
                 cases = {case.id: case for case in (
-                    reread_case_file(ref.path) if unchanged else load_case_file(ref.path))}
+                    reread_case_file(ref.path) if unchanged else load_case_file(
+                        ref.path, self.labels() if self.labels is not None else None))}
             except CaseFileError as exc:
                 raise CallqaUsageError(f"callqa: the golden case file changed during the "
                                        f"run: {exc}") from None

@@ -51,6 +51,7 @@ class Services:
         self.on_progress = on_progress
         self.before_send = before_send
         self._registry: Registry | None = None
+        self._label_registry: Registry | None = None
         self._embedder: Embedder | None = None
         self._deferred_embedder: Deferred[Embedder] | None = None
         self._judge: Judge | None = None
@@ -76,12 +77,26 @@ class Services:
             self._registry = registry
         return self._registry
 
+    def label_registry(self) -> Registry:
+        """The metrics a case's ``human_labels`` may name: the built-in ones and what
+        ``pytest_callqa_register_metrics`` adds, as defined before a policy changes them (a
+        metric the team switched off still has the scale its labels were written on)."""
+        if self._label_registry is None:
+            # Loaded with the first golden case already (see Catalog._scan).
+            from ..engine.registry import default_registry
+
+            registry = default_registry().copy()
+            self.host.register_metrics(registry)
+            self._label_registry = registry
+        return self._label_registry
+
     def registry_after_collection(self) -> None:
         """Build the registry again at its next use: one built while the tests were being
         collected (the ``callqa`` marker's task names need it) may have missed the
         ``pytest_callqa_register_metrics`` of a ``conftest.py`` pytest loaded later, with
         the directory it sits in — its metrics would be missing from every result."""
         self._registry = None
+        self._label_registry = None
 
     def embedder(self) -> Embedder:
         if self._embedder is None:

@@ -261,3 +261,36 @@ def test_a_calibration_the_judge_could_not_answer_is_incomplete_not_a_pass(
         "model": "human", "min_kappa": 0.6, "verdict": "incomplete", "problems": [],
         "incomplete": ["call_intent_match: 5 of 5 labels left out for judge errors (the judge "
                        "could not answer them): its agreement on them is unknown"]}
+
+
+PROJECT_METRIC = """
+import pytest
+from pytest_callqa.engine.core.metrics import Bands, MetricSpec
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_callqa_register_metrics(registry, config):
+    def mentions_purpose(case, output, result):
+        return 1.0 if output["summary"]["call_purpose"] else 0.0
+
+    registry.register_metric(MetricSpec(
+        id="states_purpose", task="text", name="States Purpose", description="a purpose given",
+        scale="0/1", threshold="= 1", bands=Bands(good=1.0)), mentions_purpose)
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_labels_of_a_projects_own_metric_are_calibrated(labelled: pytest.Pytester,
+                                                        xdist: list[str]) -> None:
+    # Before: every case file labelling the project's metric was refused at load ("task
+    # 'text' has no metric 'states_purpose'"), and the calibration found nothing to compare.
+    labelled.makeconftest(PROJECT_METRIC)
+    for case_id, *_ in ITEMS:
+        path = labelled.path / "cases" / f"{case_id}.json"
+        case = json.loads(path.read_text(encoding="utf-8"))
+        case["human_labels"]["states_purpose"] = {"value": 1, "labeler": "QA lead"}
+        path.write_text(json.dumps(case), encoding="utf-8")
+    result = labelled.runpytest("-p", "no:cacheprovider", "--callqa-calibrate", *xdist)
+    assert "has no metric" not in result.stdout.str()
+    entry = _report(labelled)["calibration"]["states_purpose"]
+    assert entry["labels"] == 5 and entry["agreement"] == 1.0

@@ -164,7 +164,7 @@ def test_an_unchanged_file_is_read_again_without_the_families_checks(
 
 def _controller(root: Path) -> CallqaSession:
     host = SimpleNamespace(rootpath=root, is_worker=False, run_uid=None,
-                           worker_value=lambda key: None)
+                           worker_value=lambda key: None, register_metrics=lambda registry: None)
     return CallqaSession(host, Settings(cases=root, judge="openai"))  # type: ignore[arg-type]
 
 

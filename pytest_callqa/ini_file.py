@@ -32,7 +32,8 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
 def _ini_options(path: Path, modified: int) -> dict[str, Any]:
     """The ini keys of a pyproject.toml, as TOML typed them (read once per version of the
     file: ``modified`` is its mtime)."""
-    pytest_table = read_toml(path, "the ini file").get("tool", {}).get("pytest", {})
+    tool = read_toml(path, "the ini file").get("tool", {})
+    pytest_table = tool.get("pytest", {}) if isinstance(tool, dict) else {}
     if not isinstance(pytest_table, dict):
         return {}
     ini = pytest_table.get("ini_options")

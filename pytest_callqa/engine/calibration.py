@@ -284,6 +284,7 @@ def calibrate(results: Iterable[TaskResult], cases: Iterable[GoldenCase],
     # decided which run was compared.
     scored = {r.case_id: r for r in results if r.model == model and r.run == 0}
     groups: dict[tuple[str, str], _Pairs] = {}
+    unrated: dict[tuple[str, str], tuple[MetricSpec, str, list[str]]] = {}
     for case in cases:
         if not case.human_labels:
             continue
@@ -291,9 +292,14 @@ def calibrate(results: Iterable[TaskResult], cases: Iterable[GoldenCase],
         result = scored.get(case.id)
         for metric, label in sorted(case.human_labels.items()):
             spec = by_id.get(metric)
-            scale = label_scale(spec) if spec is not None else "unknown metric"
-            if spec is None or isinstance(scale, str):
+            if spec is None:
                 continue  # the loader refuses such a label; a hand-built case may not
+            scale = label_scale(spec)
+            if isinstance(scale, str):
+                # A metric the run's policy left without rating bands (switched off): its
+                # labels cannot be compared, and are counted rather than dropped unseen.
+                unrated.setdefault((case.task, metric), (spec, scale, []))[2].append(case.id)
+                continue
             pairs = groups.setdefault((case.task, metric), _Pairs(spec, scale))
             pairs.labels += 1
             found = result.metrics.get(metric) if result is not None else None
@@ -305,10 +311,24 @@ def calibrate(results: Iterable[TaskResult], cases: Iterable[GoldenCase],
                 pairs.not_scored += 1
             else:
                 pairs.items.append((case.id, label.value, float(found.value)))
-    shared = {metric for (task, metric) in groups
-              if sum(1 for _, m in groups if m == metric) > 1}
-    return {(f"{task}.{metric}" if metric in shared else metric): _entry(pairs)
-            for (task, metric), pairs in sorted(groups.items())}
+    entries = {key: _entry(pairs) for key, pairs in groups.items()}
+    entries.update((key, _unrated_entry(*found)) for key, found in unrated.items()
+                   if key not in groups)
+    shared = {metric for (task, metric) in entries
+              if sum(1 for _, m in entries if m == metric) > 1}
+    return {(f"{task}.{metric}" if metric in shared else metric): entry
+            for (task, metric), entry in sorted(entries.items())}
+
+
+def _unrated_entry(spec: MetricSpec, reason: str, cases: list[str]) -> dict[str, Any]:
+    """The entry of a labelled metric whose labels cannot be put in categories: every label
+    left out as ``not_rated``, with why."""
+    return {"task": spec.task, "scale": spec.scale, "source": spec.source, "categories": [],
+            "weights": "none", "labels": len(cases), "n": 0,
+            "left_out": {"not_scored": 0, "judge_error": 0, "not_evaluated": 0,
+                         "not_rated": len(cases)},
+            "not_rated": reason, "agreement": None, "kappa": None, "spearman": None,
+            "bias": None, "confusion": [], "pairs": [], "cases": []}
 
 
 # Rounding of the kappa's sums: an agreement of exactly 3/5 came out 0.5999999999999999
@@ -387,18 +407,20 @@ def calibration_lines(calibration: Mapping[str, Mapping[str, Any]], *, judge: st
     lines += [head, "-" * len(head)]
     for metric, e in calibration.items():
         out = e["left_out"]
-        left = out["not_scored"] + out["judge_error"] + out["not_evaluated"]
+        left = sum(out.values())
         lines.append(
             f"{metric:<30} {e['task']:<11} {e['n']:>4} {left:>9} {_fmt(e['agreement']):>6} "
             f"{_fmt(e['kappa']):>6} {e['weights']:>7} {_fmt(e['spearman']):>6} "
             f"{_fmt(e['bias'], 3):>6}")
     for metric, e in calibration.items():
         out = e["left_out"]
-        parts = [f"{out[k]} {k.replace('_', ' ')}" for k in
-                 ("not_scored", "judge_error", "not_evaluated") if out[k]]
+        parts = [f"{count} {kind.replace('_', ' ')}" for kind, count in out.items() if count]
         if parts:
             lines.append(f"  {metric}: left out of n: {', '.join(parts)} "
                          f"(of {e['labels']} labels)")
+        if e.get("not_rated"):
+            lines.append(f"  {metric}: not compared: {e['not_rated']}")
+            continue
         cats = e["categories"]
         rows = "; ".join(f"{c}: " + " ".join(str(v) for v in row)
                          for c, row in zip(cats, e["confusion"], strict=True))

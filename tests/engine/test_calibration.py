@@ -228,6 +228,31 @@ def test_calibrate_pairs_labels_with_scores_and_counts_what_it_leaves_out() -> N
     assert entry["weights"] == "linear"
 
 
+def test_labels_of_a_metric_the_policy_left_unrated_are_counted_not_dropped() -> None:
+    # Before: a policy that switched fabrication_free_rate off made its labels vanish, and a
+    # calibration it failed read as a pass with no word of them.
+    import dataclasses
+
+    cases = [GoldenCase.model_validate({
+        "id": f"c{i}", "task": "text", "expected_outcome": {},
+        "human_labels": {"call_intent_match": 1.0, "fabrication_free_rate": 0.0}})
+        for i in range(3)]
+    results = [_result(f"c{i}", {"call_intent_match": MetricResult(1.0),
+                                 "fabrication_free_rate": MetricResult(1.0)})
+               for i in range(3)]
+    specs = [dataclasses.replace(spec, bands=None, scale="0-1")
+             if spec.id == "fabrication_free_rate" else spec
+             for spec in default_registry().metrics_for("text")]
+    found = calibrate(results, cases, {"text": specs}, "human")
+    entry = found["fabrication_free_rate"]
+    assert (entry["labels"], entry["n"], entry["kappa"]) == (3, 0, None)
+    assert entry["left_out"]["not_rated"] == 3
+    assert "no rating bands" in entry["not_rated"]
+    lines = calibration_lines(found, judge="heuristic", model="human", min_kappa=0.6)
+    assert ("  fabrication_free_rate: left out of n: 3 not rated (of 3 labels)" in lines)
+    assert any(line.startswith("  fabrication_free_rate: not compared: ") for line in lines)
+
+
 def test_a_metric_id_labelled_in_two_tasks_is_keyed_by_task() -> None:
     cases = [GoldenCase.model_validate({"id": f"{task}-1", "task": task, "expected_outcome": {},
                                         "human_labels": {"response_structure_compliance": 1}})

@@ -28,11 +28,24 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
         raise pytest.UsageError(f"{what} {path} cannot be read: {exc}") from None
 
 
+def ini_toml(path: Path) -> dict[str, Any]:
+    """The pyproject.toml pytest read, parsed once per version of the file (its ini keys'
+    types and the project's ``[tool.callqa]`` are both read from it at start-up)."""
+    try:
+        modified = path.stat().st_mtime_ns
+    except OSError:
+        return read_toml(path, "the ini file")
+    return _parsed(path, modified)
+
+
 @functools.lru_cache(maxsize=4)
-def _ini_options(path: Path, modified: int) -> dict[str, Any]:
-    """The ini keys of a pyproject.toml, as TOML typed them (read once per version of the
-    file: ``modified`` is its mtime)."""
-    tool = read_toml(path, "the ini file").get("tool", {})
+def _parsed(path: Path, modified: int) -> dict[str, Any]:
+    return read_toml(path, "the ini file")
+
+
+def _ini_options(path: Path) -> dict[str, Any]:
+    """The ini keys of a pyproject.toml, as TOML typed them."""
+    tool = ini_toml(path).get("tool", {})
     pytest_table = tool.get("pytest", {}) if isinstance(tool, dict) else {}
     if not isinstance(pytest_table, dict):
         return {}
@@ -46,11 +59,7 @@ def raw_ini(config: pytest.Config, name: str) -> Any:
     path = config.inipath
     if path is None or path.name != "pyproject.toml":
         return None
-    try:
-        modified = path.stat().st_mtime_ns
-    except OSError:
-        return None
-    return _ini_options(path, modified).get(name)
+    return _ini_options(path).get(name)
 
 
 def callqa_table(data: dict[str, Any], path: Path, default: Any) -> Any:

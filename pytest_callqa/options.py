@@ -27,7 +27,7 @@ from .engine.core.defaults import (
 )
 from .engine.llm.endpoint import url_problem
 from .engine.pricing import PriceError, PriceTable
-from .ini_file import callqa_table, check_rootdir, raw_ini, read_toml
+from .ini_file import callqa_table, check_rootdir, ini_toml, raw_ini, read_toml
 from .run.settings import (
     DEFAULT_REGRESSION_TOLERANCE,
     DEFAULT_REPEAT_TOLERANCE,
@@ -336,9 +336,10 @@ def _policies(config: pytest.Config) -> tuple[tuple[str, dict[str, Any]], ...]:
     found: list[tuple[str, dict[str, Any]]] = []
     inipath = config.inipath
     if inipath is not None and inipath.name == "pyproject.toml":
-        table = callqa_table(read_toml(inipath, "the ini file"), inipath, None)
+        table = callqa_table(ini_toml(inipath), inipath, None)
         if table:
-            found.append((display_path(inipath, config.rootpath), table))
+            # A copy: the parsed file is kept for the run's other reads of it.
+            found.append((display_path(inipath, config.rootpath), dict(table)))
     path = _path_setting(config, POLICY_OPTION)
     if path is not None:
         data = read_toml(path, f"{POLICY_OPTION} file")

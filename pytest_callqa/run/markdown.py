@@ -50,14 +50,18 @@ def _cell(value: Any) -> str:
     text = _number(value) if isinstance(value, float) else str(value)
     # A lone carriage return ends a table row in GitHub's markdown as a newline does.
     text = _ACTIVE.sub(r"\\\1", text.replace("\r", " ").replace("\n", " "))
-    text = text.replace("@", "@\u2060")
-    return text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + "…"
+    return _cut(text.replace("@", "@\u2060"))
 
 
 def _code(value: Any) -> str:
     """Text as a code span (shown as written; markdown inside it is not read)."""
     text = str(value).replace("`", "'").replace("\r", " ").replace("\n", " ")
-    return f"`{text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + '…'}`"
+    return f"`{_cut(text)}`"
+
+
+def _cut(text: str) -> str:
+    """``text`` at most :data:`MAX_CELL` characters long, an ellipsis marking a cut."""
+    return text if len(text) <= MAX_CELL else text[:MAX_CELL - 1] + "…"
 
 
 def _row(cells: list[Any]) -> str:

@@ -63,11 +63,8 @@ class Services:
         """The built-in metrics plus what ``pytest_callqa_register_metrics`` adds, as the
         team's policy redefines them."""
         if self._registry is None:
-            # The task families (pydantic, numpy) load with the first metric looked up.
-            from ..engine.registry import default_registry
-
-            registry = default_registry().copy()
-            self.host.register_metrics(registry)
+            # The project's metrics, registered once for both registries, then its policy.
+            registry = self.label_registry().copy()
             if self.settings.policies:
                 # A policy is checked against every metric, custom ones included.
                 from ..engine.policy import apply_policy
@@ -82,7 +79,7 @@ class Services:
         ``pytest_callqa_register_metrics`` adds, as defined before a policy changes them (a
         metric the team switched off still has the scale its labels were written on)."""
         if self._label_registry is None:
-            # Loaded with the first golden case already (see Catalog._scan).
+            # The task families (pydantic, numpy) load with the first metric looked up.
             from ..engine.registry import default_registry
 
             registry = default_registry().copy()

@@ -60,13 +60,13 @@ class TfidfEmbedder:
 
     def embed_groups(self, groups: Sequence[Sequence[str]]) -> list[FloatArray]:
         """``[self.embed(texts) for texts in groups]``, bit for bit, in one pass over all
-        the texts: each group is fitted on its own texts, but the n-grams of every group
-        are listed, sorted and counted together, which saves the per-call cost of the
-        array work when a batch compares many small sets of texts."""
+        the texts: each group is fitted on its own texts, but the n-grams of every distinct
+        text are listed, sorted and counted once, however many groups hold it (a batch
+        compares each case's transcript and truth with every model's output)."""
         cleaned = [["" if is_blank(text) else text for text in texts] for texts in groups]
         worded = [i for i, texts in enumerate(cleaned) if any(texts)]
         matrices: dict[int, FloatArray] = {}
-        for run in _runs(worded, [sum(map(len, texts)) for texts in cleaned]):
+        for run in _runs(worded, cleaned):
             matrices.update(zip(run, _tfidf_matrices([cleaned[i] for i in run],
                                                      self.ngram_range), strict=True))
         return [normalise_rows(matrices[i]) if i in matrices
@@ -74,24 +74,29 @@ class TfidfEmbedder:
                 for i, texts in enumerate(cleaned)]
 
 
-# Characters whose n-grams are sorted in one pass. The pass saves a call's fixed cost per
-# group, but its sort grows faster than its length and, past ~64,000 places, the
-# characters no longer fit a sort number as code points: on the example project's
-# comparisons, 8,000 to 16,000 characters a pass were the fastest.
+# Characters of distinct texts whose n-grams are sorted in one pass. The pass saves a
+# call's fixed cost per group, but its sort grows faster than its length and, past ~64,000
+# places, the characters no longer fit a sort number as code points.
 RUN_CHARACTERS = 12_000
 
 
-def _runs(indices: list[int], sizes: list[int]) -> list[list[int]]:
-    """``indices`` cut into consecutive runs of at most ``RUN_CHARACTERS`` characters
-    (``sizes[i]`` each), a larger group alone."""
+def _runs(indices: list[int], groups: list[list[str]]) -> list[list[int]]:
+    """``indices`` cut into consecutive runs whose groups hold at most ``RUN_CHARACTERS``
+    characters of distinct texts, a larger group alone."""
     runs: list[list[int]] = []
+    seen: set[str] = set()
     total = RUN_CHARACTERS
     for i in indices:
-        if total + sizes[i] > RUN_CHARACTERS:
+        fresh = set(groups[i]) - seen
+        size = sum(map(len, fresh))
+        if total + size > RUN_CHARACTERS:
             runs.append([])
-            total = 0
+            seen = set(groups[i])
+            total = sum(map(len, seen))
+        else:
+            seen |= fresh
+            total += size
         runs[-1].append(i)
-        total += sizes[i]
     return runs
 
 
@@ -153,23 +158,24 @@ def _tfidf_matrices(groups: Sequence[Sequence[str]],
     if not groups:
         return []
     low, high = ngram_range
+    # Each distinct text is listed once: its terms, their counts and their first places are
+    # the same in every group that holds it.
+    texts = list(dict.fromkeys(chain.from_iterable(groups)))
     # The analyzer collapses runs of whitespace (``\s\s+``) before it splits on whitespace;
     # ``str.split()`` skips such runs itself, and ``\s`` and ``str.isspace`` are the same
     # characters, so splitting alone gives the same words.
-    split = [doc.lower().split() for docs in groups for doc in docs]
+    split = [text.lower().split() for text in texts]
     words = list(chain.from_iterable(split))
     if not words:
         raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
-    group_of_doc = np.repeat(np.arange(len(groups)), [len(docs) for docs in groups])
-    doc_of_word = np.repeat(np.arange(len(split)), [len(words) for words in split])
-    new_text, word, first_sightings = _sorted_grams(
-        words, low, high, group_of_doc[doc_of_word] if len(groups) > 1 else None)
-    doc = doc_of_word[word]
-    # The n-grams come sorted by group, then by text, then by place in the analyzer's list,
-    # which lists the documents one after the other: those of a (term, document) pair are
-    # adjacent, and every term (of a group) begins a pair.
-    new_pair = new_text.copy()
-    new_pair[1:] |= doc[1:] != doc[:-1]
+    text_of_word = np.repeat(np.arange(len(texts)), [len(words) for words in split])
+    new_term, listed, per_word = _sorted_grams(words, low, high)
+    text_of_gram = text_of_word[listed // per_word]
+    # The n-grams come sorted by text, then by place in the analyzer's list, which lists
+    # the texts one after the other: those of a (term, text) pair are adjacent, the first
+    # at the term's first place in the text, and every term begins a pair.
+    new_pair = new_term.copy()
+    new_pair[1:] |= text_of_gram[1:] != text_of_gram[:-1]
     starts = np.flatnonzero(new_pair)
     ends = np.empty_like(starts)
     ends[:-1] = starts[1:]
@@ -177,20 +183,41 @@ def _tfidf_matrices(groups: Sequence[Sequence[str]],
     tf = (ends - starts).astype(np.float64)
     np.log(tf, out=tf)
     tf += 1.0
-    features = new_text[starts].cumsum() - 1
-    in_doc = doc[starts]
-    df = np.bincount(features)
-    # Each group's pairs, and its terms, are a run of their own.
-    first_doc = np.cumsum([0, *(len(docs) for docs in groups)])
-    pair_bounds = np.searchsorted(group_of_doc[in_doc], np.arange(len(groups) + 1)).tolist()
-    term_bounds = [*features[pair_bounds[:-1]].tolist(), len(df)]
+    term = new_term[starts].cumsum() - 1
+    first_place = listed[starts]
+    pair_text = text_of_gram[starts]
+    # Each text's pairs, in term order: a stable sort by text, a radix sort for 16 bits.
+    by_text = np.argsort(pair_text.astype(np.uint16 if len(texts) <= 1 << 16 else np.intp),
+                         kind="stable")
+    term, tf, first_place = term[by_text], tf[by_text], first_place[by_text]
+    bounds = np.cumsum([0, *np.bincount(pair_text, minlength=len(texts)).tolist()]).tolist()
+    number = {text: i for i, text in enumerate(texts)}
+    # A place beyond every place of the call: a group's i-th document's places come after
+    # those of its documents before it, whichever texts they are.
+    span = int(listed.max()) + 1
+    column_of = np.empty(int(np.count_nonzero(new_term)), dtype=np.intp)
     matrices = []
-    for g in range(len(groups)):
-        pairs = slice(pair_bounds[g], pair_bounds[g + 1])
-        terms = slice(term_bounds[g], term_bounds[g + 1])
-        matrices.append(_tfidf_rows(in_doc[pairs] - first_doc[g],
-                                    features[pairs] - term_bounds[g], tf[pairs], df[terms],
-                                    first_sightings[terms], len(groups[g])))
+    for docs in groups:
+        spans = [(bounds[number[doc]], bounds[number[doc] + 1]) for doc in docs]
+        terms = np.concatenate([term[a:b] for a, b in spans])
+        present = np.zeros(len(column_of), dtype=bool)
+        present[terms] = True
+        columns = np.flatnonzero(present)
+        # Scikit-learn's columns are its terms in alphabetical order, as the call's are.
+        column_of[columns] = np.arange(len(columns))
+        features = column_of[terms]
+        sightings = np.empty(len(columns), dtype=np.intp)
+        offset = len(features)
+        for i in range(len(spans) - 1, -1, -1):
+            a, b = spans[i]
+            offset -= b - a
+            # Later documents first, so a term's earliest document sets its sighting.
+            sightings[features[offset:offset + b - a]] = first_place[a:b] + i * span
+        in_doc = np.repeat(np.arange(len(docs)), [b - a for a, b in spans])
+        matrices.append(_tfidf_rows(in_doc, features,
+                                    np.concatenate([tf[a:b] for a, b in spans]),
+                                    np.bincount(features, minlength=len(columns)),
+                                    sightings, len(docs)))
     return matrices
 
 
@@ -223,19 +250,18 @@ def _tfidf_rows(in_doc: IntArray, features: IntArray, tf: FloatArray, df: IntArr
     return matrix
 
 
-def _sorted_grams(words: Sequence[str], low: int, high: int,
-                  word_group: IntArray | None = None) -> tuple[BoolArray, IntArray, IntArray]:
+def _sorted_grams(words: Sequence[str], low: int,
+                  high: int) -> tuple[BoolArray, IntArray, int]:
     """The character n-grams of ``words`` as scikit-learn's "char_wb" analyzer lists them
     (word by word, each padded with a space on either side, shorter n-grams first, left to
     right; a padded word shorter than ``low`` counts once, whole), sorted by their text in
-    Python's string order and, within a text, by their place in that list. With
-    ``word_group`` (each word's group, never decreasing along ``words``), sorted by group
-    first: a text in two groups is two terms.
+    Python's string order and, within a text, by their place in that list.
 
     Returns for each n-gram in that order whether its term is new (the distinct texts in
     that order are the dense columns scikit-learn gives the terms, as it sorts its
-    vocabulary alphabetically) and its word, and for each term a number that orders the
-    terms as their first places in the analyzer's list do."""
+    vocabulary alphabetically) and its place, a number that orders the n-grams as the
+    analyzer lists them, and the places per word: an n-gram's word is its place divided by
+    that."""
     lengths = np.fromiter(map(len, words), dtype=np.intp, count=len(words)) + 2
     code_points = np.frombuffer(f" {'  '.join(words)} ".encode("utf-32-le"), dtype=np.uint32)
     run = len(code_points)
@@ -255,14 +281,13 @@ def _sorted_grams(words: Sequence[str], low: int, high: int,
     short = np.flatnonzero(lengths < low)
     # Each character becomes a number from 1 that orders as the characters do; 0 stands for
     # "no character" (past the end of the run), so an n-gram sorts before the longer ones
-    # it begins, as in string order. The code point plus one serves when whole n-grams,
-    # their places and their groups fit one 64-bit number so, the character's rank in the
-    # call's alphabet (fewer bits) otherwise.
+    # it begins, as in string order. The code point plus one serves when whole n-grams and
+    # their places fit one 64-bit number so, the character's rank in the call's alphabet
+    # (fewer bits) otherwise.
     top = int(code_points.max())
     bits = (top + 1).bit_length()
-    group_bits = 0 if word_group is None else int(word_group[-1]).bit_length()
     numbers = np.zeros(run + high, dtype=np.uint64)
-    if group_bits + bits * high + place_bits <= 64:
+    if bits * high + place_bits <= 64:
         numbers[:run] = code_points
         numbers[:run] += 1
     else:
@@ -273,15 +298,12 @@ def _sorted_grams(words: Sequence[str], low: int, high: int,
         rank_of[alphabet] = np.arange(1, len(alphabet) + 1, dtype=np.uint64)
         numbers[:run] = rank_of[code_points]
         bits = len(alphabet).bit_length()
-    if group_bits + bits * high + place_bits <= 64:
-        # Group, text and place in one number: a plain sort, several times faster than an
-        # argsort, orders by group, by text and, within a text, by place.
+    if bits * high + place_bits <= 64:
+        # Text and place in one number: a plain sort, several times faster than an
+        # argsort, orders by text and, within a text, by place.
         numbered = _prefixes(numbers, run, bits, 0, high, high)
         numbered <<= np.uint64(place_bits)
         numbered |= place.astype(np.uint64)
-        if word_group is not None:
-            numbered |= (word_group[word].astype(np.uint64)
-                         << np.uint64(bits * high + place_bits))
         parts = [numbered[n, :len(within)][within] + np.uint64((n - low) * width)
                  for n, within in zip(sizes, inside, strict=True)]
         parts.append(numbered[lengths[short], word_starts[short]])
@@ -306,8 +328,6 @@ def _sorted_grams(words: Sequence[str], low: int, high: int,
                                  for n, within in zip(sizes, inside, strict=True)]
                                 + [place[word_starts[short]]])
         keys = texts[::-1]
-        if word_group is not None:
-            keys.append(word_group[listed // per_word])
         order = np.lexsort((listed, *keys))
         listed = listed[order]
         new_text = np.zeros(len(listed), dtype=bool)
@@ -315,7 +335,7 @@ def _sorted_grams(words: Sequence[str], low: int, high: int,
         for key in keys:
             ordered = key[order]
             new_text[1:] |= ordered[1:] != ordered[:-1]
-    return new_text, listed // per_word, listed[new_text]
+    return new_text, listed, per_word
 
 
 def _prefixes(numbers: npt.NDArray[np.uint64], run: int, bits: int, first: int, chars: int,

@@ -696,6 +696,21 @@ def test_embed_groups_of_many_groups_equal_scikit_learns() -> None:
         assert np.array_equal(rows, _scikit_learn_rows(texts, (1, 7))), texts
 
 
+def test_embed_groups_sharing_texts_equal_scikit_learns() -> None:
+    pytest.importorskip("sklearn")
+    # Each distinct text is listed once however many groups hold it: a text twice in one
+    # group, a text first in one group and last in another (its terms' first sightings
+    # move), and a long text shared by more groups than one pass holds.
+    a, b, c = REFUND_EN, EXACT_TEXTS[1], EXACT_TEXTS[3]
+    groups = [[a, b], [b, a], [a, a], [b], [a, b, a], [c, a, b], ["", a], [c, c, ""]]
+    groups += [[LONG_TEXT, f"{LONG_TEXT} {i}", EXACT_TEXTS[i]] for i in range(5)]
+    assert sum(len(text) for text in {t for group in groups for t in group}) > tfidf.RUN_CHARACTERS
+    for ngrams in ((2, 4), (1, 3), (4, 5), (1, 12)):
+        got = TfidfEmbedder(ngram_range=ngrams).embed_groups(groups)
+        for texts, rows in zip(groups, got, strict=True):
+            assert np.array_equal(rows, _scikit_learn_rows(texts, ngrams)), (ngrams, texts)
+
+
 def test_a_call_shorter_than_its_longest_ngram_equals_scikit_learns() -> None:
     pytest.importorskip("sklearn")
     # " a " is three characters: no n-gram of 4 to 9 starts in it, and the word counts whole.

@@ -169,8 +169,8 @@ def _tfidf_matrices(groups: Sequence[Sequence[str]],
     if not words:
         raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
     text_of_word = np.repeat(np.arange(len(texts)), [len(words) for words in split])
-    new_term, listed, per_word = _sorted_grams(words, low, high)
-    text_of_gram = text_of_word[listed // per_word]
+    new_term, listed, word = _sorted_grams(words, low, high)
+    text_of_gram = text_of_word[word]
     # The n-grams come sorted by text, then by place in the analyzer's list, which lists
     # the texts one after the other: those of a (term, text) pair are adjacent, the first
     # at the term's first place in the text, and every term begins a pair.
@@ -194,7 +194,7 @@ def _tfidf_matrices(groups: Sequence[Sequence[str]],
     number = {text: i for i, text in enumerate(texts)}
     # A place beyond every place of the call: a group's i-th document's places come after
     # those of its documents before it, whichever texts they are.
-    span = int(listed.max()) + 1
+    span = len(listed)
     column_of = np.empty(int(np.count_nonzero(new_term)), dtype=np.intp)
     matrices = []
     for docs in groups:
@@ -251,7 +251,7 @@ def _tfidf_rows(in_doc: IntArray, features: IntArray, tf: FloatArray, df: IntArr
 
 
 def _sorted_grams(words: Sequence[str], low: int,
-                  high: int) -> tuple[BoolArray, IntArray, int]:
+                  high: int) -> tuple[BoolArray, IntArray, IntArray]:
     """The character n-grams of ``words`` as scikit-learn's "char_wb" analyzer lists them
     (word by word, each padded with a space on either side, shorter n-grams first, left to
     right; a padded word shorter than ``low`` counts once, whole), sorted by their text in
@@ -259,83 +259,83 @@ def _sorted_grams(words: Sequence[str], low: int,
 
     Returns for each n-gram in that order whether its term is new (the distinct texts in
     that order are the dense columns scikit-learn gives the terms, as it sorts its
-    vocabulary alphabetically) and its place, a number that orders the n-grams as the
-    analyzer lists them, and the places per word: an n-gram's word is its place divided by
-    that."""
+    vocabulary alphabetically), its place (its index in the analyzer's list) and its
+    word."""
     lengths = np.fromiter(map(len, words), dtype=np.intp, count=len(words)) + 2
     code_points = np.frombuffer(f" {'  '.join(words)} ".encode("utf-32-le"), dtype=np.uint32)
     run = len(code_points)
-    # An n-gram's place in the analyzer's list orders as (its word, its length, its start)
-    # does, which ``place`` numbers as one integer below ``1 << place_bits``.
-    width = int(lengths.max())
-    per_word = (high - low + 1) * width
-    place_bits = (len(words) * per_word).bit_length()
     word = np.repeat(np.arange(len(words)), lengths)
     word_starts = np.cumsum(lengths) - lengths
-    place = np.arange(run) - word_starts[word]
-    place += word * per_word
+    # A word's n-grams of each size, and where in the analyzer's list they begin: after
+    # the earlier words' and its own shorter ones.
+    sizes = range(low, high + 1)
+    counts = [np.maximum(lengths - (n - 1), 0) for n in sizes]
+    short = np.flatnonzero(lengths < low)
+    per_word = np.add.reduce(counts)
+    per_word[short] += 1
+    total = int(per_word.sum())
+    offsets = np.cumsum(per_word) - per_word
+    short_places = offsets[short]
     # An n-gram of n characters from p lies in one padded word: the word of p and of p+n-1.
     # A run shorter than n has no such p.
-    sizes = range(low, high + 1)
-    inside = [word[:max(run - n + 1, 0)] == word[n - 1:] for n in sizes]
-    short = np.flatnonzero(lengths < low)
-    # Each character becomes a number from 1 that orders as the characters do; 0 stands for
-    # "no character" (past the end of the run), so an n-gram sorts before the longer ones
-    # it begins, as in string order. The code point plus one serves when whole n-grams and
-    # their places fit one 64-bit number so, the character's rank in the call's alphabet
-    # (fewer bits) otherwise.
+    placed = []
+    for n, count in zip(sizes, counts, strict=True):
+        starts = np.flatnonzero(word[:max(run - n + 1, 0)] == word[n - 1:])
+        of_word = word[starts]
+        places = (offsets - word_starts)[of_word]
+        places += starts
+        offsets += count
+        placed.append((n, starts, places, of_word))
+    # Each character becomes its rank in the call's alphabet, from 1: 0 stands for "no
+    # character" (past the end of the run), so an n-gram sorts before the longer ones it
+    # begins, as in string order.
     top = int(code_points.max())
-    bits = (top + 1).bit_length()
-    numbers = np.zeros(run + high, dtype=np.uint64)
-    if bits * high + place_bits <= 64:
-        numbers[:run] = code_points
-        numbers[:run] += 1
+    if top < 1 << 16:
+        rank_of = np.cumsum(np.bincount(code_points, minlength=top + 1) > 0, dtype=np.uint64)
     else:
         # The distinct characters, sorted: np.unique's answer, several times faster here.
         alphabet = np.sort(code_points)
         alphabet = alphabet[np.concatenate(([True], alphabet[1:] != alphabet[:-1]))]
         rank_of = np.zeros(top + 1, dtype=np.uint64)
         rank_of[alphabet] = np.arange(1, len(alphabet) + 1, dtype=np.uint64)
-        numbers[:run] = rank_of[code_points]
-        bits = len(alphabet).bit_length()
-    if bits * high + place_bits <= 64:
-        # Text and place in one number: a plain sort, several times faster than an
-        # argsort, orders by text and, within a text, by place.
-        numbered = _prefixes(numbers, run, bits, 0, high, high)
-        numbered <<= np.uint64(place_bits)
-        numbered |= place.astype(np.uint64)
-        parts = [numbered[n, :len(within)][within] + np.uint64((n - low) * width)
-                 for n, within in zip(sizes, inside, strict=True)]
-        parts.append(numbered[lengths[short], word_starts[short]])
-        both = np.sort(np.concatenate(parts))
-        ordered = both >> np.uint64(place_bits)
-        listed = (both & np.uint64((1 << place_bits) - 1)).astype(np.intp)
-        new_text = np.ones(len(both), dtype=bool)
-        new_text[1:] = ordered[1:] != ordered[:-1]
-    else:
-        # As many characters as fit in each of several keys; lexsort takes its primary key
-        # last.
-        per_key = min(64 // bits, high)
-        texts = []
-        for first in range(0, high, per_key):
-            chars = min(per_key, high - first)
-            packed = _prefixes(numbers, run, bits, first, chars, per_key)
-            texts.append(np.concatenate(
-                [packed[min(max(n - first, 0), chars), :len(within)][within]
-                 for n, within in zip(sizes, inside, strict=True)]
-                + [packed[np.clip(lengths[short] - first, 0, chars), word_starts[short]]]))
-        listed = np.concatenate([place[:len(within)][within] + (n - low) * width
-                                 for n, within in zip(sizes, inside, strict=True)]
-                                + [place[word_starts[short]]])
-        keys = texts[::-1]
-        order = np.lexsort((listed, *keys))
-        listed = listed[order]
-        new_text = np.zeros(len(listed), dtype=bool)
-        new_text[0] = True
-        for key in keys:
-            ordered = key[order]
-            new_text[1:] |= ordered[1:] != ordered[:-1]
-    return new_text, listed, per_word
+    numbers = np.zeros(run + high, dtype=np.uint64)
+    numbers[:run] = rank_of[code_points]
+    bits = int(numbers.max()).bit_length()
+    # As many characters as fit in each of several 64-bit keys, laid out in the analyzer's
+    # order; a stable sort by each key's 16-bit digits, the last digit of the last key
+    # first, then orders by text and, within a text, by place.
+    per_key = min(64 // bits, high)
+    keys = []
+    for first in range(0, high, per_key):
+        chars = min(per_key, high - first)
+        packed = _prefixes(numbers, run, bits, first, chars, per_key)
+        key = np.empty(total, dtype=np.uint64)
+        for n, starts, places, _ in placed:
+            key[places] = packed[min(max(n - first, 0), chars), starts]
+        key[short_places] = packed[np.clip(lengths[short] - first, 0, chars),
+                                   word_starts[short]]
+        keys.append((key, bits * (per_key - chars), bits * per_key))
+    passes = [(key, np.uint64(shift)) for key, lowest, highest in reversed(keys)
+              for shift in range(lowest, highest, 16)]
+    order = _radix_pass(passes[0][0] >> passes[0][1])
+    for key, shift in passes[1:]:
+        order = order[_radix_pass(key[order] >> shift)]
+    new_term = np.zeros(total, dtype=bool)
+    new_term[0] = True
+    for key, _, _ in keys:
+        ordered = key[order]
+        new_term[1:] |= ordered[1:] != ordered[:-1]
+    word_of_place = np.empty(total, dtype=np.intp)
+    for _, _, places, of_word in placed:
+        word_of_place[places] = of_word
+    word_of_place[short_places] = short
+    return new_term, order, word_of_place[order]
+
+
+def _radix_pass(numbers: npt.NDArray[np.uint64]) -> IntArray:
+    """The stable order of ``numbers``' lowest 16 bits: numpy sorts 16-bit numbers stably
+    by radix, in time linear in their count."""
+    return np.argsort(numbers.astype(np.uint16), kind="stable")
 
 
 def _prefixes(numbers: npt.NDArray[np.uint64], run: int, bits: int, first: int, chars: int,

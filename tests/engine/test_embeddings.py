@@ -559,7 +559,7 @@ def test_tfidf_vectors_equal_scikit_learns_bit_for_bit() -> None:
 
     # (4, 5): a one-letter word, padded, is shorter than every n-gram and counts whole.
     # With 64 to 127 distinct characters in a call (7 bits each), nine fill a sort key:
-    # (1, 9) leaves no room for the position beside them, (1, 12) needs two keys.
+    # (1, 9) fills one, (1, 12) needs two.
     for ngrams in ((2, 4), (1, 3), (3, 6), (4, 5), (1, 9), (1, 12)):
         for start in range(len(EXACT_TEXTS) + 1):
             texts = [*EXACT_TEXTS[start:], LONG_TEXT, *EXACT_TEXTS[:start]]
@@ -596,9 +596,9 @@ def _scikit_learn_rows(texts: list[str], ngrams: tuple[int, int]) -> np.ndarray:
                                                  dtype=np.float64))
 
 
-# A call's n-grams are sorted by their code points when those fit one 64-bit number with
-# the n-grams' places (Latin and Devanagari calls), by their ranks in the call's alphabet
-# otherwise (with the Japanese text, as with EXACT_TEXTS' emoji).
+# A call's characters are ranked in its alphabet: by counting when every code point is
+# below 2**16 (Latin, Devanagari and Japanese calls), by sorting them otherwise (with
+# EXACT_TEXTS' emoji).
 PLANE_TEXTS = [
     "The refund of $49.99 will arrive in 3 to 5 business days.",
     "the REFUND  of $49.99\twill arrive\n\nin 3-5 days",
@@ -621,29 +621,22 @@ def test_tfidf_vectors_of_plane_texts_equal_scikit_learns_bit_for_bit() -> None:
             assert np.array_equal(got, expected), (ngrams, texts)
 
 
-def test_tfidf_vectors_equal_scikit_learns_at_the_edges_of_one_sort_number() -> None:
+def test_tfidf_vectors_equal_scikit_learns_at_the_edges_of_a_sort_key() -> None:
     pytest.importorskip("sklearn")
-    # An n-gram's place in the analyzer's list is numbered (word, length, start): below
-    # words x 7 lengths x 8 (the longest padded word, "abcdef" with its spaces) for (1, 7).
-    # ASCII letters up to "z" take 7 bits each as code points, seven of them 49: with 585
-    # words the places fit the remaining 15 bits (32,760 < 2**15), with 586 they do not and
-    # the 27 characters are ranked instead (5 bits each).
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    words = [letters[i % 21:i % 21 + 6] for i in range(586)]
-    for count in (585, 586):
-        texts = [" ".join(words[:count // 2]), " ".join(words[count // 2:count])]
-        assert np.array_equal(TfidfEmbedder(ngram_range=(1, 7)).embed(texts),
-                              _scikit_learn_rows(texts, (1, 7)))
-    # Devanagari code points take 12 bits: 71 distinct characters are ranked, 7 bits each,
-    # and the places fit one number beside seven of them up to 585 such words, not 586,
-    # which are sorted by several keys.
-    alphabet = letters + "".join(chr(cp) for cp in range(0x915, 0x915 + 45))
-    words = [alphabet[i % 66:i % 66 + 6] for i in range(586)]
-    assert len(set("".join(words))) == 71
-    for count in (585, 586):
-        texts = [" ".join(words[:count // 2]), " ".join(words[count // 2:count])]
-        assert np.array_equal(TfidfEmbedder(ngram_range=(1, 7)).embed(texts),
-                              _scikit_learn_rows(texts, (1, 7)))
+    # A call's characters, the space among them, are ranked from 1 (0 is "no character"):
+    # 127 distinct ones take 7 bits, nine to a 64-bit key, so (1, 9) n-grams fit one key;
+    # 128 take 8 bits, eight to a key, and (1, 9) needs a second key holding one
+    # character. 255 and 256 distinct characters cross the next width. Each key is sorted
+    # 16 bits at a time, lowest first. (Ideographs: lower-casing leaves them distinct.)
+    alphabet = "".join(chr(cp) for cp in range(0x4E00, 0x4E00 + 255))
+    for distinct in (127, 128, 255, 256):
+        letters = alphabet[:distinct - 1]
+        words = [letters[i % len(letters):i % len(letters) + 9] for i in range(distinct + 40)]
+        texts = [" ".join(words[::2]), " ".join(words[1::2]), letters[:distinct - 3]]
+        assert len(set(" ".join(texts))) == distinct
+        for ngrams in ((1, 9), (2, 8), (3, 3)):
+            assert np.array_equal(TfidfEmbedder(ngram_range=ngrams).embed(texts),
+                                  _scikit_learn_rows(texts, ngrams)), (distinct, ngrams)
 
 
 def test_normalise_rows_equals_numpys_norm_bit_for_bit() -> None:
@@ -669,7 +662,7 @@ def _groups() -> list[list[str]]:
 def test_embed_groups_equals_one_embed_per_group_bit_for_bit() -> None:
     pytest.importorskip("sklearn")
     groups = _groups()
-    # (1, 9) and (1, 12) with the emoji need more than one sort key: the lexsort path.
+    # (1, 9) and (1, 12) with the emoji need more than one sort key.
     for ngrams in ((2, 4), (1, 3), (4, 5), (1, 9), (1, 12)):
         embedder = TfidfEmbedder(ngram_range=ngrams)
         got = embedder.embed_groups(groups)

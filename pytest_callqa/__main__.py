@@ -60,14 +60,18 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _tolerance(text: str) -> float:
-    """A regression tolerance of the command line: a finite number >= 0, as the plugin's
-    option takes it (no drop is beyond an infinite tolerance, none beyond NaN)."""
+    """A regression tolerance of the command line: a finite number from 0 to below 1, as
+    the plugin's option takes it (no drop is beyond an infinite tolerance, none beyond NaN,
+    and on a 0-1 scale none beyond 1)."""
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a number >= 0")
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a drop below 1 on the 0-1 "
+                                         "scale (0.02 is two points)")
     return value
 
 

@@ -31,6 +31,7 @@ from .ini_file import callqa_table, check_rootdir, ini_toml, raw_ini, read_toml
 from .run.settings import (
     DEFAULT_REGRESSION_TOLERANCE,
     DEFAULT_REPEAT_TOLERANCE,
+    MAX_RUNS,
     Settings,
     display_path,
     live_entry,
@@ -354,6 +355,10 @@ def read_settings(config: pytest.Config) -> Settings:
     cli_models = config.getoption(ini_name(MODELS_OPTION))
     models = _split_models([cli_models] if cli_models is not None
                            else _ini_strings(config, MODELS_OPTION))
+    if cli_models is not None and not models:
+        # An empty value is a list that went missing (an unset variable in CI), not "all".
+        raise pytest.UsageError(f"{MODELS_OPTION} names no model; leave it out to evaluate "
+                                "every model of the outputs directory")
     judge = _choice(config, JUDGE_OPTION, JUDGES, "heuristic")
     try:
         # Later lines win: the command line's over the ini file's over the defaults.
@@ -363,6 +368,10 @@ def read_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"{ini_name(PRICES_OPTION)}: {exc}") from None
     benchmarks = _option_or_ini(config, BENCHMARKS_OPTION)
     tolerance_delta = _number(config, TOLERANCE_OPTION, float, minimum=0)
+    if tolerance_delta is not None and tolerance_delta >= 1:
+        # A drop on a 0-1 scale: 2 (meant as 2 %) would let every drop pass unseen.
+        raise pytest.UsageError(f"{TOLERANCE_OPTION}: expected a drop below 1 on the 0-1 "
+                                f"scale (0.02 is two points), got {tolerance_delta:g}")
     shard = config.getoption(ini_name(SHARD_OPTION))
     if shard is not None:
         try:
@@ -394,6 +403,8 @@ def read_settings(config: pytest.Config) -> Settings:
                          or config.getini(ini_name(CALIBRATION_MODEL_OPTION))
                          or DEFAULT_CALIBRATION_MODEL)
     runs = _number(config, RUNS_OPTION, int, minimum=1)
+    if runs is not None and runs > MAX_RUNS:
+        raise pytest.UsageError(f"{RUNS_OPTION}: expected at most {MAX_RUNS}, got {int(runs)}")
     repeats = _number(config, JUDGE_REPEATS_OPTION, int, minimum=1)
     if repeats is not None and repeats > MAX_JUDGE_REPEATS:
         raise pytest.UsageError(f"{JUDGE_REPEATS_OPTION}: expected at most "

@@ -22,7 +22,7 @@ import pytest
 from .outcomes import TOOL_FAILURE, is_tool_failure, produce_or_fail
 from .outputs import ModelOutput
 from .run.junit import run_properties
-from .run.settings import ERROR_PAYLOAD, UNPRODUCED_PAYLOAD, Missing
+from .run.settings import ERROR_PAYLOAD, MAX_RUNS, UNPRODUCED_PAYLOAD, Missing
 
 if TYPE_CHECKING:
     from .engine.core.results import TaskResult
@@ -56,6 +56,8 @@ def marker_runs(value: Any) -> str | None:
     """What is wrong with a ``callqa(runs=...)`` value, or None when it is a count >= 1."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         return f"runs must be a whole number >= 1, got {value!r}"
+    if value > MAX_RUNS:
+        return f"runs must be at most {MAX_RUNS}, got {value!r}"
     return None
 
 

@@ -115,6 +115,9 @@ class Settings:
 
 # The key of a test's payload naming the pair an error left without a result.
 ERROR_PAYLOAD = "error"
+# The most runs of a (model, case) pair: every run's result is held until the test ends, so
+# a mistyped count (a billion) would hang the run instead of measuring anything.
+MAX_RUNS = 1000
 # The key of a test's payload naming the runs of its pair that could not be produced.
 UNPRODUCED_PAYLOAD = "unproduced_runs"
 

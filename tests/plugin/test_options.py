@@ -124,6 +124,31 @@ def test_negative_disqualify_tolerance_is_a_usage_error(
     result.stderr.fnmatch_lines(["*--callqa-disqualify-tolerance must be >= 0, got -1*"])
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    # Before, 2 (meant as 2 %) let every drop of a 0-1 metric pass the gate unseen.
+    (["--callqa-regression-tolerance", "2"],
+     "*--callqa-regression-tolerance: expected a drop below 1 on the 0-1 scale*got 2*"),
+    (["--callqa-regression-tolerance=1"], "*expected a drop below 1*got 1*"),
+    # Before, an empty list (an unset variable in CI) meant every model.
+    (["--callqa-models="], "*--callqa-models names no model; leave it out*"),
+    (["--callqa-models", " , "], "*--callqa-models names no model*"),
+])
+def test_options_that_would_disarm_the_run_are_usage_errors(
+    project: MiniProject, pytester: pytest.Pytester, args: list[str], message: str
+) -> None:
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_a_regression_tolerance_below_one_is_taken(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests("def test_c(callqa_case):\n    assert callqa_case.id\n")
+    result = pytester.runpytest("--callqa-regression-tolerance", "0.5")
+    assert result.ret == pytest.ExitCode.OK
+
+
 def test_cost_from_usage_and_prices_command_line_over_ini(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

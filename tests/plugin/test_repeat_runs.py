@@ -135,6 +135,9 @@ def test_runs_of_a_recorded_output_with_the_heuristic_judge_agree(
     (["--callqa-runs", "0"], "*--callqa-runs '0': expected a whole number >= 1*"),
     (["--callqa-runs", "two"], "*--callqa-runs 'two': expected a whole number >= 1*"),
     (["--callqa-judge-repeats", "100"], "*--callqa-judge-repeats: expected at most 99, got 100*"),
+    # A mistyped count held every run's result until the test ended: the run hung.
+    (["--callqa-runs", "1000000000"],
+     "*--callqa-runs: expected at most 1000, got 1000000000*"),
     (["--callqa-pass-rule", "most"], "*argument --callqa-pass-rule: invalid choice: 'most'*"),
 ])
 def test_bad_run_options_stop_the_run(project: MiniProject, pytester: pytest.Pytester,
@@ -156,13 +159,16 @@ def test_a_bad_pass_rule_in_the_ini_file_is_named(project: MiniProject,
                                  "mean*"])
 
 
-@pytest.mark.parametrize("runs", ["0", "'3'", "True"])
+@pytest.mark.parametrize(("runs", "problem"), [
+    ("0", "a whole number >= 1"), ("'3'", "a whole number >= 1"),
+    ("True", "a whole number >= 1"), ("1001", "at most 1000")])
 def test_a_bad_runs_marker_is_a_collection_error(project: MiniProject,
-                                                 pytester: pytest.Pytester, runs: str) -> None:
+                                                 pytester: pytest.Pytester, runs: str,
+                                                 problem: str) -> None:
     project.write_tests(SUITE.replace('task="qa"', f'task="qa", runs={runs}'))
     result = pytester.runpytest()
-    result.stdout.fnmatch_lines([f"*@pytest.mark.callqa on *test_evidence: runs must be a whole "
-                                 f"number >= 1, got {runs}*"])
+    result.stdout.fnmatch_lines([f"*@pytest.mark.callqa on *test_evidence: runs must be "
+                                 f"{problem}, got {runs}*"])
     assert result.ret == pytest.ExitCode.INTERRUPTED
 
 

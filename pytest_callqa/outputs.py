@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .engine.core.numbers import finite_number
+
 if TYPE_CHECKING:
     from .engine.pricing import PriceTable
 
@@ -77,8 +79,7 @@ def read_output(path: Path) -> ModelOutput | None:
 
 
 def _is_count(value: Any) -> bool:
-    return (not isinstance(value, bool) and isinstance(value, (int, float))
-            and math.isfinite(value) and value >= 0)
+    return finite_number(value) and value >= 0
 
 
 def usage_problem(usage: Any) -> str | None:

@@ -32,6 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from .core.metrics import Bands, MetricSpec
+from .core.numbers import finite_number
 from .registry import Registry
 
 _KEYS = frozenset({"threshold", "acceptable", "blocker", "disabled", "tolerance"})
@@ -55,7 +56,7 @@ def scale_range(spec: MetricSpec) -> tuple[float, float]:
 
 
 def _number(value: Any, where: str, spec: MetricSpec) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not finite_number(value):
         raise PolicyError(f"{where}: expected a number, got {value!r}")
     low, high = scale_range(spec)
     if not low <= value <= high:

@@ -20,13 +20,13 @@ library it loads, when a comparison runs.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..engine.core.numbers import finite_number
 from .gate_cases import (
     CODE_ERRORS,
     JUDGE_ERRORS,
@@ -125,8 +125,7 @@ def _tolerance(task: str, metric: str, spec: _Spec | None, base: float,
 def _tolerance_problem(value: Any) -> bool:
     """Whether ``value`` cannot be a regression tolerance: not a finite number >= 0 (no drop
     is beyond an infinite one, and none beyond NaN, which the report's JSON refuses)."""
-    return (isinstance(value, bool) or not isinstance(value, (int, float))
-            or not math.isfinite(value) or value < 0)
+    return not finite_number(value) or value < 0
 
 
 def _check_tolerances(tolerance: float, tolerances: Mapping[str, Any]) -> None:

@@ -14,14 +14,14 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..engine.core.numbers import finite_number
 from .summary import REPORT_SCHEMA
 
 
 def _number(value: Any) -> bool:
     # A NaN or an infinity (which json.loads reads) would reach the gate's JSON, which
     # refuses them, after the last test.
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value))
+    return finite_number(value)
 
 
 # Each kind of value the gate reads: how it is told, and how a message names it.
@@ -47,6 +47,8 @@ def _kind(value: Any) -> str:
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, int) and not finite_number(value):
+        return "a number too large for a float"
     for test, words in (_KINDS["number"], _KINDS["string"], _KINDS["array"], _KINDS["object"]):
         if test(value):
             return words

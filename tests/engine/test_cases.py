@@ -81,6 +81,10 @@ def test_json_file_with_a_list_of_cases(tmp_path: Path) -> None:
     (GOOD.replace('start: "00:12"', 'start: "12 seconds"'), "transcript[0].start"),
     # Before: accepted, then every judge prompt of the case raised OverflowError.
     (GOOD.replace('start: "00:12"', "start: .inf"), "transcript[0].start"),
+    # An integer past the largest float: math.isfinite raised OverflowError, a crash.
+    (GOOD.replace('start: "00:12"', "start: 1" + "0" * 400), "transcript[0].start"),
+    (GOOD.replace("score: 5,", "score: 1" + "0" * 400 + ","),
+     "expected_outcome.questions[0].score"),
     (GOOD.replace("expected_outcome:\n  questions:\n    - {question_id: Q1, score: 5, "
                   "max_score: 5, type: PASS_FAIL, reason: \"greeted\"}\n", ""),
      "expected_outcome: missing"),

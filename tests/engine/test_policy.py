@@ -172,6 +172,9 @@ PREFIX = f"{ORIGIN}: tool.callqa.metrics"
      f"{PREFIX}.keyword_f1.threshold: expected a number, got True"),
     ({"keyword_f1": {"threshold": math.nan}},
      f"{PREFIX}.keyword_f1.threshold: expected a number, got nan"),
+    # TOML integers have no size limit in Python: math.isfinite raised OverflowError.
+    ({"keyword_f1": {"threshold": 10 ** 400}},
+     f"{PREFIX}.keyword_f1.threshold: expected a number, got {10 ** 400}"),
     ({"keyword_f1": {"threshold": 1.5}},
      f"{PREFIX}.keyword_f1.threshold: 1.5 is off the metric's scale (0-1: 0 to 1)"),
     ({"keyword_f1": {"threshold": -0.1}},

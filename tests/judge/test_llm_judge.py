@@ -189,6 +189,19 @@ def test_persistently_bad_reply_is_a_judge_error_not_a_score(
     assert summary["judge_errors"] == 1 and summary["flagged"] == 0
 
 
+def test_a_score_past_the_largest_float_is_a_judge_error_not_a_crash(fake: Any) -> None:
+    # math.isfinite raised OverflowError on it: the batch lost every result, and the
+    # plugin's pair-by-pair fallback sent the cancelled calls again.
+    server = fake(reply=lambda body: {"metric": EVIDENCE, "score": 10 ** 400, "reason": "x"})
+    results = evaluate_many(qa_items(3), judge=make_judge(server), benchmarks=False)
+    assert len(results) == 3
+    for result in results:
+        metric = result.metrics[EVIDENCE]
+        assert metric.judge_error and metric.value is None and not metric.blocker
+        assert "is not valid" in (metric.reason or "")
+    assert server.requests == 9  # three outputs, each asked and re-asked twice, once
+
+
 def test_reask_shows_the_problem_and_recovers(fake: Any) -> None:
     server = fake(schedule=["garbage"])
     [verdict] = make_judge(server).judge(requests_for(1))

@@ -16,6 +16,7 @@ from pytest_callqa.engine.llm.wire import (
     RequestTimeout,
     StatusError,
     error_message,
+    read_completion,
 )
 
 from .helpers import MODEL, SECRET, fixed_reply
@@ -194,3 +195,12 @@ def test_each_phase_of_a_request_is_bounded_by_the_runs_timeout_too() -> None:
         assert client._http.timeout == httpx2.Timeout(42.0)
     finally:
         asyncio.run(client.close())
+
+
+@pytest.mark.parametrize("count", [10 ** 400, -(10 ** 400), -1, float("nan"), True, "12"])
+def test_a_token_count_no_float_holds_is_unknown_not_a_crash(count: Any) -> None:
+    # An integer past the largest float made float() raise OverflowError, which took the
+    # whole batch down; the call is now settled at its worst case, as for any unknown count.
+    reply = read_completion({"choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}],
+                             "usage": {"prompt_tokens": count, "completion_tokens": 3}})
+    assert reply.prompt_tokens is None and reply.completion_tokens == 3.0

@@ -187,6 +187,9 @@ def test_model_names_with_colons_keep_them_in_prices() -> None:
          "c1.prompt_tokens: must be a finite, non-negative number, got nan"),
         ('{"c1": {"completion_tokens": Infinity}}',
          "c1.completion_tokens: must be a finite, non-negative number, got inf"),
+        # Past the largest float: math.isfinite raised OverflowError, a crash.
+        ('{"c1": {"completion_tokens": 1' + "0" * 400 + "}}",
+         "c1.completion_tokens: must be a finite, non-negative number, got 10000"),
         # Past Python's limits: a ValueError and a RecursionError escaped as tracebacks.
         ('{"c1": {"prompt_tokens": ' + "1" * 5000 + "}}", r"not valid JSON \(Exceeds the limit"),
         ("[" * 100_000 + "]" * 100_000, r"not valid JSON \(nested deeper than Python reads\)"),

@@ -287,6 +287,10 @@ def test_another_version_or_metric_set_is_compared_on_what_is_shared(
      "main.json: cases[0]: key 'score' should be a number or null, not a string"),
     (lambda r: r["cases"][0].update(score=float("nan")),
      "main.json: cases[0]: key 'score' should be a number or null, not NaN"),
+    # Before: math.isfinite raised OverflowError, a traceback after the last test.
+    (lambda r: r["cases"][0].update(score=10 ** 400),
+     "main.json: cases[0]: key 'score' should be a number or null, not a number too large "
+     "for a float"),
     (lambda r: r["cases"][0]["metrics"]["question_score_accuracy"].update(value="x"),
      "main.json: cases[0].metrics.question_score_accuracy: key 'value' should be a number "
      "or null, not a string"),

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .numbers import finite_number
 
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
 _TIME_PATTERN = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{2}(?:\.\d+)?)$")
@@ -27,7 +28,7 @@ def parse_timestamp(value: Any) -> float | None:
         raise ValueError("a timestamp must be 'mm:ss', 'hh:mm:ss' or seconds, not a boolean")
     if isinstance(value, (int, float)):
         # NaN fails the comparison; infinity would pass it and break every prompt's timeline.
-        if not (value >= 0 and math.isfinite(value)):
+        if not (finite_number(value) and value >= 0):
             raise ValueError(f"timestamp {value!r} must be a non-negative number of seconds")
         return float(value)
     if isinstance(value, str):

@@ -11,10 +11,11 @@ import dataclasses
 import functools
 import hashlib
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+from .numbers import finite_number
 
 if TYPE_CHECKING:
     from .cases import GoldenCase
@@ -39,7 +40,7 @@ DISCRETE_SCALES: dict[str, tuple[float, ...]] = {
 
 def valid_score(scale: str, score: Any) -> bool:
     """Whether ``score`` is a legal answer on ``scale`` (numbers only, in range, on the grid)."""
-    if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+    if not finite_number(score):
         return False
     low, high = SCALE_RANGES[scale]
     if not low <= score <= high:

@@ -4,7 +4,6 @@ it answers — what is usable, what is wrong with the rest."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..core.context import parse_output
 from ..core.judging import SCALE_RANGES, JudgeRequest, valid_score
+from ..core.numbers import finite_number
 
 SCORE_FORMATS: dict[str, str] = {
     "unit": "a number from 0.0 to 1.0 (continuous; 1.0 = fully correct)",
@@ -122,8 +122,7 @@ def _scale_text(scale: str) -> str:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) \
-        and math.isfinite(value)
+    return finite_number(value)
 
 
 def _missing_scores(reply: JudgeReply, request: JudgeRequest) -> list[str]:

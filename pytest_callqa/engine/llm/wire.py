@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..._version import __version__
+from ..core.numbers import finite_number
 from ..core.urls import authorization, safe_url
 
 if TYPE_CHECKING:
@@ -171,10 +171,10 @@ def _token_count(value: Any) -> float | None:
     """A token count as the server gave it, or None (unknown: the call is settled at its worst
     case) when it is none — a negative or non-finite count made the spend negative or NaN and
     let a budget be passed many times over; ``true`` is no count either."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not finite_number(value):
         return None
     count = float(value)
-    return count if math.isfinite(count) and count >= 0 else None
+    return count if count >= 0 else None
 
 
 def _field(value: Any, name: str) -> Any:

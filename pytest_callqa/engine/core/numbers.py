@@ -1,0 +1,20 @@
+"""Numbers read from what others wrote (a judge's reply, a server's usage, a case file, a
+report): JSON, YAML and TOML give integers of any size, and ``math.isfinite`` raises
+OverflowError on one past the largest float, which crashed whatever read it. Standard library
+only: every layer reads such numbers."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def finite_number(value: Any) -> bool:
+    """Whether ``value`` is a real number a float can hold: an int or a float, not a bool,
+    not NaN or an infinity, and not an int past the largest float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False

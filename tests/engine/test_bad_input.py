@@ -565,3 +565,45 @@ def test_unpaired_surrogates_in_an_output_are_scored_as_replacement_characters()
     assert result.valid and result.score is not None
     assert any("unpaired UTF-16 surrogates" in note for note in result.notes)
     json.dumps(result.to_dict(), ensure_ascii=False).encode("utf-8")
+
+
+def test_an_unpaired_surrogate_deep_in_an_output_is_replaced_not_a_crash() -> None:
+    # Nested 600 deep (json.loads reads it): the recursive replacement ran out of frames
+    # from a depth of ~500 and the evaluation raised RecursionError, so the pair was left
+    # out of the task's score instead of being scored as the invalid output it is.
+    deep = "[" * 600 + '"\\ud800"' + "]" * 600
+    value, problem, notes = parse_output('{"questions": ' + deep + "}")
+    assert problem is None and len(notes) == 1
+    inner = value["questions"]
+    for _ in range(599):
+        inner = inner[0]
+    assert inner == ["\ufffd"]
+    result = evaluate(make_case("qa", QA_EXPECTED, config=asked(QA_EXPECTED)),
+                      '{"questions": ' + deep + "}", embedder=TFIDF)
+    assert not result.valid and result.blockers == ["response_structure_compliance"]
+
+
+@pytest.mark.parametrize(("value", "replaced", "count", "where"), [
+    ({"a": ["x", "\ud800", {"\udc00k": "v", "b": ["ok", "\ud801z"]}]},
+     {"a": ["x", "\ufffd", {"\ufffdk": "v", "b": ["ok", "\ufffdz"]}]}, 3, "a[1]"),
+    ("\ud800", "\ufffd", 1, "(value)"),
+    (["a", ["\ud800"]], ["a", ["\ufffd"]], 1, "[1][0]"),
+    # Two keys that become one: the later one's value stays, as a dict keeps it.
+    (dict([("\ud800", 1), ("\ud801", 2)]), {"\ufffd": 2}, 2, "'\\ud800'"),
+    ({"a.b": {"c": "\ud800"}}, {"a.b": {"c": "\ufffd"}}, 1, "a.b.c"),
+    ({"x": {"\ud800": 1}}, {"x": {"\ufffd": 1}}, 1, "x.'\\ud800'"),
+    ({"clean": ["text", 1, None, 2.5, True]}, {"clean": ["text", 1, None, 2.5, True]}, 0,
+     None),
+])
+def test_surrogates_are_replaced_and_located_as_a_walk_from_the_top_meets_them(
+        value: Any, replaced: Any, count: int, where: str | None) -> None:
+    from pytest_callqa.engine.core.unicode_text import (
+        first_lone_surrogate,
+        without_lone_surrogates,
+    )
+
+    assert without_lone_surrogates(value) == (replaced, count)
+    assert first_lone_surrogate(value) == where
+    below = first_lone_surrogate({"out": value})
+    assert below == (None if where is None else "out" if where == "(value)"
+                     else f"out{where}" if where.startswith("[") else f"out.{where}")

@@ -60,35 +60,59 @@ def _holds_lone(value: Any) -> bool:
 
 
 def _replaced(value: Any) -> tuple[Any, int]:
-    if isinstance(value, str):
-        clean = replace_lone_surrogates(value)
-        return clean, int(clean is not value)
-    if isinstance(value, dict):
-        items = [(_replaced(k), _replaced(v)) for k, v in value.items()]
-        return {k[0]: v[0] for k, v in items}, sum(k[1] + v[1] for k, v in items)
-    if isinstance(value, list):
-        parts = [_replaced(v) for v in value]
-        return [v for v, _ in parts], sum(n for _, n in parts)
-    return value, 0
+    # A loop over a stack, as in _holds_lone: a recursion ran out of frames on a value
+    # nested ~500 deep, which json.loads still reads. Children are taken in their order,
+    # so of two keys that become one, the later one's value is kept, as a dict keeps it.
+    count = 0
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while stack:
+        item, target, slot = stack.pop()
+        kind = type(item)
+        if kind is str:
+            clean = replace_lone_surrogates(item)
+            count += clean is not item
+            target[slot] = clean
+        elif kind is dict:
+            copy: dict[Any, Any] = {}
+            target[slot] = copy
+            children = []
+            for key, child in item.items():
+                if type(key) is str:
+                    clean = replace_lone_surrogates(key)
+                    count += clean is not key
+                    key = clean
+                copy[key] = None
+                children.append((child, copy, key))
+            stack.extend(reversed(children))
+        elif kind is list:
+            copied: list[Any] = [None] * len(item)
+            target[slot] = copied
+            stack.extend((child, copied, i) for i, child in reversed(list(enumerate(item))))
+        else:
+            target[slot] = item
+    return root[0], count
 
 
 def first_lone_surrogate(value: Any, where: str = "") -> str | None:
     """Where in ``value`` the first string holding an unpaired surrogate is (``a.b[2]``
     style), or None."""
-    if isinstance(value, str):
-        return where or "(value)" if replace_lone_surrogates(value) is not value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str) and replace_lone_surrogates(key) is not key:
-                return f"{where}.{key!r}" if where else repr(key)
-            found = first_lone_surrogate(item, f"{where}.{key}" if where else str(key))
-            if found is not None:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = first_lone_surrogate(item, f"{where}[{index}]")
-            if found is not None:
-                return found
+    # A loop over a stack (see _replaced); entries are (value, its path, the key it is
+    # under and that key's dict's path) in the order a walk from the top meets them.
+    stack: list[tuple[Any, str, Any, str]] = [(value, where, None, "")]
+    while stack:
+        item, path, key, parent = stack.pop()
+        if isinstance(key, str) and replace_lone_surrogates(key) is not key:
+            return f"{parent}.{key!r}" if parent else repr(key)
+        if isinstance(item, str):
+            if replace_lone_surrogates(item) is not item:
+                return path or "(value)"
+        elif isinstance(item, dict):
+            stack.extend((child, f"{path}.{name}" if path else str(name), name, path)
+                         for name, child in reversed(list(item.items())))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{index}]", None, path)
+                         for index, child in reversed(list(enumerate(item))))
     return None
 
 

@@ -183,6 +183,13 @@ _FIELDS = '"expected_outcome_reference": "", "model_output_observed": "", "reaso
     # ... and in a listed verdict
     f'[{{"metric": "faithfulness", "score": 0.1, "score": 0.9, {_FIELDS}}}, '
     f'{{"metric": "resolved", "score": 1, {_FIELDS}}}]',
+    # a key twice deeper in a verdict, among its details (a combined verdict's per-metric
+    # scores may sit there): missed before when more than one metric was asked for
+    f'{{"faithfulness": {{"score": 0.5, {_FIELDS}, "details": {{"x": 5, "x": 1}}}}, {_OK}}}',
+    f'{{"faithfulness": {{"score": 0.5, {_FIELDS}, '
+    f'"details": {{"turns": [[{{"x": 5, "x": 1}}]]}}}}, {_OK}}}',
+    f'[{{"metric": "faithfulness", "score": 0.5, {_FIELDS}, "details": {{"x": 5, "x": 1}}}}, '
+    f'{{"metric": "resolved", "score": 1, {_FIELDS}}}]',
 ])
 def test_a_key_given_twice_leaves_its_verdict_untrusted(content: str) -> None:
     parsed = parse_reply(content, [UNIT, BINARY])

@@ -172,16 +172,34 @@ class _RepeatedKeys:
 
     def pairs_hook(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         obj = dict(pairs)
+        within = False
         for key, value in pairs:
-            if key in self._idents and id(value) in self._flagged:
-                self._found.add(key)  # a verdict keyed by its id, with a field twice
-        if len(obj) < len(pairs):
+            if self._holds_flagged(value):
+                within = True
+                if key in self._idents:
+                    self._found.add(key)  # a verdict keyed by its id, with a key twice
+        if len(obj) < len(pairs) or within:
+            # An object holding one that repeats a key is flagged too, so the verdict a
+            # repeated key sits deep in (its details, a list in them) is found.
             self._flagged[id(obj)] = obj
             keys = [key for key, _ in pairs]
             self._found.update(i for i in self._idents if keys.count(i) > 1)
             self._found.update(v for k, v in pairs if k == "metric" and isinstance(v, str)
                                and v in self._idents)
         return obj
+
+    def _holds_flagged(self, value: Any) -> bool:
+        """Whether ``value`` is a flagged object or a list holding one at any depth of
+        lists (the objects in it were parsed, and flagged, before it)."""
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                if id(item) in self._flagged:
+                    return True
+            elif isinstance(item, list):
+                stack.extend(item)
+        return False
 
     def idents(self) -> set[str]:
         """The metric ids whose verdict, in the reply parsed with :meth:`pairs_hook`, cannot

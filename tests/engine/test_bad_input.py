@@ -607,3 +607,36 @@ def test_surrogates_are_replaced_and_located_as_a_walk_from_the_top_meets_them(
     below = first_lone_surrogate({"out": value})
     assert below == (None if where is None else "out" if where == "(value)"
                      else f"out{where}" if where.startswith("[") else f"out.{where}")
+
+
+@pytest.mark.parametrize("count", [-3, 99])
+def test_a_fact_count_off_the_facts_shown_is_a_judge_error_not_a_rate(count: int) -> None:
+    # Before: -3 unsupported facts made a hallucination rate of -300 % (rated good), 99 of
+    # 5 facts a fabrication rate past 100 %. A judge that counts no fact of these is the
+    # tool's failure: the metrics are judge errors, and the text score unknown.
+    judge = FixedJudge({"fabrication_free_rate": 0.0, "call_intent_match": 1.0,
+                        "highlight_correctness": 1.0},
+                       fabrication_free_rate={"unsupported": count})
+    result = _text(copy.deepcopy(TEXT_EXPECTED), judge=judge)
+    metric = result.metrics["fabrication_free_rate"]
+    assert metric.judge_error and metric.value is None
+    assert f"the judge counted {count} unsupported facts of the 5 it was shown" in metric.reason
+    assert "fabrication_free_rate" in result.judge_errors and result.score is None
+    qa = evaluate(make_case("qa", QA_EXPECTED, config=asked(QA_EXPECTED)), GOOD_QA,
+                  embedder=TFIDF, benchmarks=True,
+                  judge=FixedJudge({"faithfulness": 0.0, "evidence_backed_reasoning": 1.0},
+                                   faithfulness={"unsupported": count}))
+    for mid in ("faithfulness", "hallucination_rate"):
+        assert qa.metrics[mid].judge_error and qa.metrics[mid].value is None, mid
+
+
+def test_a_judge_giving_no_fact_count_leaves_the_share_its_score_gives_unrounded() -> None:
+    # Before: round((1 - 0.5) * 1) = 0 (Python rounds half to even): half a fact unsupported
+    # was counted as none, and the pooled rate as 0 %.
+    out = copy.deepcopy(TEXT_EXPECTED)
+    judge = FixedJudge({"fabrication_free_rate": 0.9, "call_intent_match": 1.0,
+                        "highlight_correctness": 1.0})
+    metric = _text(out, judge=judge).metrics["fabrication_free_rate"]
+    assert metric.details["unsupported"] == pytest.approx(0.5)
+    assert metric.details["numerator"] == pytest.approx(4.5)
+    assert metric.details["denominator"] == 5

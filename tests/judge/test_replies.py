@@ -291,6 +291,8 @@ COMBINED = _item("turn_quality", "likert5", reply_fields=_PER_METRIC,
 
 
 def _combined(**fields) -> str:
+    # The listed count, given unless a test says otherwise: scores are what is checked.
+    fields.setdefault("unsupported", 0)
     return json.dumps({"turn_quality": _verdict(4, **fields)})
 
 
@@ -325,8 +327,30 @@ def test_a_verdict_without_a_listed_score_is_unusable(fields, missing) -> None:
     assert parsed.off_scale == {}
 
 
+@pytest.mark.parametrize("count", [0, 3, 3.0, 10 ** 6])
+def test_a_verdict_giving_a_whole_count_is_usable(count) -> None:
+    parsed = parse_reply(_combined(clarity=4, context=5, unsupported=count), [COMBINED])
+    assert parsed.all_problems() == []
+
+
+@pytest.mark.parametrize("count", [None, -3, True, 1.5, "2", float("nan"), 10 ** 400])
+def test_a_verdict_without_a_whole_count_is_unusable(count) -> None:
+    # Before: a count of -3 made a hallucination rate of -300 % that rated "good", and a
+    # missing one was rebuilt from the score, rounded (half a fact unsupported: none).
+    fields = {"clarity": 4, "context": 5}
+    if count is not None:
+        fields["unsupported"] = count
+    content = json.dumps({"turn_quality": _verdict(4, **fields)})
+    parsed = parse_reply(content, [COMBINED])
+    assert parsed.replies == {}
+    assert parsed.problems == {"turn_quality": [
+        "the verdict for metric 'turn_quality' gives no whole count >= 0 for unsupported, "
+        "which the metric asks for"]}
+
+
 def test_an_off_scale_verdict_without_a_listed_score_has_both_problems() -> None:
-    parsed = parse_reply(json.dumps({"turn_quality": _verdict(7, clarity=4)}), [COMBINED])
+    parsed = parse_reply(json.dumps({"turn_quality": _verdict(7, clarity=4, unsupported=0)}),
+                         [COMBINED])
     assert parsed.replies == {}
     assert parsed.problems["turn_quality"][1].startswith(
         "the verdict for metric 'turn_quality' gives no number for context")

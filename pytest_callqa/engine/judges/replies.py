@@ -125,6 +125,19 @@ def _is_number(value: Any) -> bool:
     return finite_number(value)
 
 
+def _is_count(value: Any) -> bool:
+    return finite_number(value) and value >= 0 and float(value).is_integer()
+
+
+def _bad_counts(reply: JudgeReply, request: JudgeRequest) -> list[str]:
+    """The counts ``request`` lists among its reply fields (how many facts the judge found
+    supported, say) that ``reply`` does not give as whole numbers >= 0: a negative count
+    made a hallucination rate of -300 % that rated "good"."""
+    given = kept_fields(reply, request)
+    return [name for name, kind, _meaning in request.reply_fields
+            if kind == "count" and not _is_count(given.get(name))]
+
+
 def _missing_scores(reply: JudgeReply, request: JudgeRequest) -> list[str]:
     """The scores ``request`` lists among its reply fields (a combined verdict's per-metric
     scores) that ``reply`` does not give as numbers: without one, the verdict says nothing
@@ -264,6 +277,10 @@ def parse_reply(content: str, items: Sequence[Item]) -> ParsedReply:
         if missing:
             problems.append(f"the verdict for metric {ident!r} gives no number for "
                             f"{', '.join(missing)}, which the metric asks for")
+        uncounted = _bad_counts(reply, request)
+        if uncounted:
+            problems.append(f"the verdict for metric {ident!r} gives no whole count >= 0 for "
+                            f"{', '.join(uncounted)}, which the metric asks for")
         if problems:
             parsed.problems.setdefault(ident, []).extend(problems)
             continue

@@ -14,7 +14,7 @@ from ..matching import match_exact, match_lists
 from ..text import content_tokens, normalize
 from .benchmark_specs import BENCHMARK_SPECS
 from .instructions import COMMON_RULES, TASK_INSTRUCTIONS
-from .text_analysis import FACT_COUNTS, summary_facts, top_labels
+from .text_analysis import FACT_COUNTS, summary_facts, top_labels, unsupported_facts
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext
@@ -192,6 +192,11 @@ def similarity_pairs(task: str, ctx: EvalContext) -> list[tuple[list[str], list[
     return [([views.answer], [views.expected_answer])]
 
 
+def _judge_error(reason: str) -> MetricResult:
+    """A metric the judge's reply left without a value: its fault, not the model's."""
+    return MetricResult(value=None, scored=False, judge_error=True, reason=reason)
+
+
 def _spec_result(
     metric_id: str, value: float | None, reason: str, **details: object
 ) -> MetricResult:
@@ -213,14 +218,18 @@ def score_benchmarks(
         m["hallucination_rate"] = MetricResult.not_scored(why)
     else:
         n = len(views.claims)
-        unsupported = facts.details.get("unsupported")
-        if not isinstance(unsupported, int):
-            unsupported = round((1 - facts.score) * n)
-        m["faithfulness"] = _spec_result("faithfulness", facts.score, facts.reason)
-        m["hallucination_rate"] = _spec_result(
-            "hallucination_rate", unsupported / n if n else 0.0, facts.reason,
-            numerator=unsupported, denominator=n)
-        m["faithfulness"].flagged = m["hallucination_rate"].flagged = facts.flagged
+        unsupported = unsupported_facts(facts.details, facts.score, n)
+        if unsupported is None:
+            why = (f"the judge counted {facts.details.get('unsupported')!r} unsupported "
+                   f"facts of the {n} it was shown")
+            m["faithfulness"] = _judge_error(why)
+            m["hallucination_rate"] = _judge_error(why)
+        else:
+            m["faithfulness"] = _spec_result("faithfulness", facts.score, facts.reason)
+            m["hallucination_rate"] = _spec_result(
+                "hallucination_rate", unsupported / n if n else 0.0, facts.reason,
+                numerator=unsupported, denominator=n)
+            m["faithfulness"].flagged = m["hallucination_rate"].flagged = facts.flagged
 
     sim = float(pair_similarity(ctx.embedder, [views.answer], [views.expected_answer])[0])
     m["answer_relevancy"] = _spec_result(

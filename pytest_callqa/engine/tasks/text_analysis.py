@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.context import STRUCTURE
 from ..core.judging import JudgeRequest, JudgeVerdict, ReplyField
 from ..core.metrics import Bands, MetricSpec
+from ..core.numbers import finite_number
 from ..core.results import MetricResult
 from ..matching import match_lists
 from ..text import content_tokens, normalize
@@ -120,6 +121,18 @@ METRICS: tuple[MetricSpec, ...] = (
     ),
     structure_spec(TASK),
 )
+
+
+def unsupported_facts(details: Mapping[str, Any], score: float, facts: int) -> float | None:
+    """How many of ``facts`` the judge found unsupported: its count, or, from a judge that
+    gives none, the share its score leaves unsupported (not rounded: a half-supported fact
+    was counted as fully supported). None when its count is not one of these facts'."""
+    count = details.get("unsupported")
+    if count is None:
+        return (1 - score) * facts
+    if finite_number(count) and 0 <= count <= facts:
+        return int(count) if float(count).is_integer() else float(count)
+    return None
 
 
 def summary_facts(output: TextOutput) -> list[str]:
@@ -321,9 +334,12 @@ class TextTask(BaseTask):
         result = self.from_verdict("fabrication_free_rate", verdict)
         facts = len(summary_facts(out))
         if result.scored and result.value is not None:
-            unsupported = result.details.get("unsupported")
-            if not isinstance(unsupported, int):
-                unsupported = round((1 - result.value) * facts)
+            unsupported = unsupported_facts(result.details, result.value, facts)
+            if unsupported is None:
+                return MetricResult(
+                    value=None, scored=False, judge_error=True, details=result.details,
+                    reason=f"the judge counted {result.details.get('unsupported')!r} "
+                           f"unsupported facts of the {facts} it was shown")
             result.details.update(numerator=facts - unsupported, denominator=facts,
                                   unsupported=unsupported)
         return result

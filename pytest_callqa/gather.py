@@ -105,18 +105,24 @@ class ResultsGatherer:
             return None  # the workers reported why the cases cannot be read
         models = self._models_in_ids()
         shared = _shared_ids(models, cases)
-        pairs = set()
-        for first in range(len(parts)):
-            for last in range(first + 1, len(parts) + 1):
-                text = "-".join(parts[first:last])
-                if _NUMBERED.sub("", text) in shared:
-                    # Two pairs whose ids read the same ("gpt" with "4-x", "gpt-4" with
-                    # "x"): pytest numbered them, and the number tells no pair.
-                    return None
-                for model, shown in models:
-                    case_id = text.removeprefix(f"{shown}-")
-                    if case_id != text and case_id in cases:
-                        pairs.add((model, case_id))
+        # A test whose only parameters are its pair: its whole id is "<model>-<case id>",
+        # even when a shorter case id is a part of it ("...-refund" within "...-refund-b").
+        whole = "-".join(parts)
+        exact = {(model, whole.removeprefix(f"{shown}-")) for model, shown in models
+                 if whole.startswith(f"{shown}-") and whole.removeprefix(f"{shown}-") in cases}
+        pairs = exact if len(exact) == 1 and _NUMBERED.sub("", whole) not in shared else set()
+        if not pairs:
+            for first in range(len(parts)):
+                for last in range(first + 1, len(parts) + 1):
+                    text = "-".join(parts[first:last])
+                    if _NUMBERED.sub("", text) in shared:
+                        # Two pairs whose ids read the same ("gpt" with "4-x", "gpt-4" with
+                        # "x"): pytest numbered them, and the number tells no pair.
+                        return None
+                    for model, shown in models:
+                        case_id = text.removeprefix(f"{shown}-")
+                        if case_id != text and case_id in cases:
+                            pairs.add((model, case_id))
         if len(pairs) != 1:
             return None
         model, case_id = pairs.pop()
@@ -300,13 +306,18 @@ class SharedReportValues:
         self._first[source] = report
 
 
-def _stopped_early(session: pytest.Session) -> str | None:
-    """Why the run ended before its last test — pytest's ``-x``/``--maxfail`` (the xdist
-    controller's own record of it under xdist), or an interruption — else None."""
+def _stopped_early(session: pytest.Session) -> str:
+    """Why a run that ended before its last test did — pytest's ``-x``/``--maxfail`` (the
+    xdist controller's own record of it under xdist), crashed xdist workers, or an
+    interruption."""
     dsession = session.config.pluginmanager.getplugin("dsession")
-    reason = session.shouldfail or session.shouldstop or getattr(dsession, "shouldstop", False)
+    reason = (session.shouldfail or session.shouldstop or getattr(dsession, "shouldstop", False)
+              # xdist's own record of a stop after crashed workers ("worker gw1 crashed and
+              # worker restarting disabled"), which sets neither.
+              or getattr(dsession, "_summary_report", None))
     if reason:
         return str(reason) if isinstance(reason, str) else "stopped"
     if session.exitstatus == pytest.ExitCode.INTERRUPTED:
         return "interrupted"
-    return None
+    # Some test did not finish for a reason no one recorded: still a part of the suite.
+    return "stopped before its last test"

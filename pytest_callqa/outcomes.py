@@ -136,6 +136,19 @@ def mark_tool_error(report: pytest.TestReport, call: pytest.CallInfo[None]) -> b
     return True
 
 
+def keep_setup_error(stash: pytest.Stash, key: pytest.StashKey[dict[str, Any]], model: Any,
+                     case: Any, call: pytest.CallInfo[None]) -> None:
+    """The payload of an evaluation test that errored in its setup before its pair was
+    produced (a project's fixture it uses raised first): the pair is listed as not
+    evaluated, as one whose production failed is, instead of vanishing from the run (and a
+    model whose every test errored so, from the scorecard)."""
+    if key in stash or not isinstance(model, str) or case is None:
+        return
+    kind = call.excinfo.typename if call.excinfo is not None else "an error"
+    stash[key] = errored(model, case, f"{kind} raised in the test's setup (its message is "
+                                      "in the test's error)")
+
+
 def errored(model: str, case: CaseRef, reason: str) -> dict[str, Any]:
     """The payload of a test whose pair an error left without a result."""
     return {ERROR_PAYLOAD: {"model": model, "case_id": case.id, "task": case.task,

@@ -21,6 +21,7 @@ from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, 
 from .outcomes import (
     JUnitToolErrors,
     failed_in_helper,
+    keep_setup_error,
     mark_tool_error,
     produce_or_fail,
     shown_as_error,
@@ -574,6 +575,8 @@ def pytest_runtest_makereport(item: pytest.Item,
             (call.when == "setup" and (report.failed or hasattr(report, "wasxfail"))) or
             (call.when == "call" and stopped)):
         setattr(report, KEEP_SNAPSHOT_ATTR, True)
+    if call.when == "setup" and report.failed:
+        keep_setup_error(item.stash, PAYLOAD_KEY, *item_pair(item), call)
     record = item.stash.get(RECORD_KEY, None)
     if call.when == "call" and record is not None:
         setattr(report, RUNS_ATTR, record.to_dict())

@@ -86,3 +86,64 @@ def test_a_crashed_test_pytest_numbered_blames_no_pair() -> None:
     # are read as before.
     assert _pair(_gatherer(["gpt-4o", "gpt"], ["q-1", "q-10"]),
                  "t.py::test[gpt-4o-q-10]") == ("gpt-4o", "q-10")
+
+
+def test_a_crashed_tests_pair_is_its_whole_id_when_a_shorter_case_id_is_part_of_it() -> None:
+    # "beta-qa-refund-b" holds (beta, qa-refund) too: two pairs, so before, no pair was
+    # blamed, the crash read as the model's failure and the pair vanished from the report.
+    gatherer = _gatherer(["alpha", "beta"], ["qa-refund", "qa-refund-b"])
+    assert _pair(gatherer, "t.py::test[beta-qa-refund-b]") == ("beta", "qa-refund-b")
+    assert _pair(gatherer, "t.py::test[beta-qa-refund]") == ("beta", "qa-refund")
+    # Beside other parameters the id is read as before: two pairs, neither told apart.
+    assert _pair(gatherer, "t.py::test[beta-qa-refund-b-x]") is None
+
+
+SETUP_ERROR_SUITE = """
+import pytest
+
+@pytest.fixture
+def crm(callqa_model):
+    if callqa_model == "beta":
+        raise ConnectionError("CRM sandbox down")
+    return object()
+
+def test_scored(crm, callqa_result):
+    assert callqa_result.valid
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_a_test_that_errors_in_setup_before_its_result_leaves_its_pair_not_evaluated(
+    project: MiniProject, pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    # Before: beta's tests errored in a project fixture before callqa_result ran, sent no
+    # payload, and beta vanished from the scorecard and the report without a word.
+    project.write_tests(SETUP_ERROR_SUITE)
+    result = pytester.runpytest("--callqa-report=report.json", *workers)
+    cases = sorted(project.cases)
+    result.assert_outcomes(passed=len(cases), errors=len(cases))
+    result.stdout.fnmatch_lines([f"*test errors, not evaluated: beta: {', '.join(cases)}*"])
+    entries = project.report()["not_evaluated"]
+    assert sorted((e["model"], e["case_id"], e["kind"]) for e in entries) == [
+        ("beta", case_id, "test_error") for case_id in cases]
+    assert all(e["reason"] == "ConnectionError raised in the test's setup (its message is "
+                              "in the test's error)" for e in entries)
+
+
+def test_a_run_xdist_stopped_after_a_crashed_worker_says_its_scorecard_is_partial(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # Before: with worker restarts disabled, the tests after the crash never ran, yet
+    # run.stopped_early was null and the header did not say the scorecard was partial.
+    project.write_tests(CRASHING_SUITE.replace("billing::qa-refund", "qa-refund")
+                        + "\ndef test_after(callqa_result):\n    pass\n")
+    # syrupy warns that a worker sent no snapshot report, which this suite's warning filter
+    # would make an error of its own.
+    result = pytester.runpytest("-n", "2", "--max-worker-restart", "0", "-p", "no:randomly",
+                                "-p", "no:syrupy", "--callqa-report=report.json")
+    stopped = project.report()["run"]["stopped_early"]
+    assert stopped == "worker gw0 crashed and worker restarting disabled" or \
+        stopped == "worker gw1 crashed and worker restarting disabled"
+    result.stdout.fnmatch_lines(["run stopped early (worker gw? crashed and worker restarting "
+                                 "disabled): the scorecard holds only the results of the "
+                                 "tests that ran before it stopped"])

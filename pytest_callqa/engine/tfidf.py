@@ -262,7 +262,10 @@ def _sorted_grams(words: Sequence[str], low: int,
     vocabulary alphabetically), its place (its index in the analyzer's list) and its
     word."""
     lengths = np.fromiter(map(len, words), dtype=np.intp, count=len(words)) + 2
-    code_points = np.frombuffer(f" {'  '.join(words)} ".encode("utf-32-le"), dtype=np.uint32)
+    # "surrogatepass": a lone surrogate (json.loads makes one of "\\ud800") is a character
+    # like any other to the analyzer.
+    code_points = np.frombuffer(f" {'  '.join(words)} ".encode("utf-32-le", "surrogatepass"),
+                                dtype=np.uint32)
     run = len(code_points)
     word = np.repeat(np.arange(len(words)), lengths)
     word_starts = np.cumsum(lengths) - lengths

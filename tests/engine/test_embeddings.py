@@ -833,3 +833,13 @@ def test_openai_credentials_in_the_url_are_sent_as_basic_auth_and_never_shown(
     assert "rejected Basic <redacted>" in str(info.value)
     assert fake_server.base_url in shown
     assert password not in shown and token not in shown
+
+
+def test_a_lone_surrogate_is_a_character_as_scikit_learn_reads_it() -> None:
+    pytest.importorskip("sklearn")
+    # json.loads makes one of "\ud800": encoding the texts for their code points raised
+    # UnicodeEncodeError, where scikit-learn counts it as a character.
+    texts = [json.loads('"caf\\ud800e \\udfff"'), "cafe"]
+    for ngrams in ((2, 4), (1, 1)):
+        assert np.array_equal(TfidfEmbedder(ngram_range=ngrams).embed(texts),
+                              _scikit_learn_rows(texts, ngrams))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.evaluate import evaluate
 from pytest_callqa.engine.judges.llm import OpenAIJudge
@@ -51,10 +53,11 @@ def test_combined_conversation_turns_are_scored_from_the_reply(fake: Any) -> Non
     server = fake()  # answers the request's JSON schema
     result = evaluate(visit(combined=True), SPOKEN, judge=judge_for(server, "combined"),
                       benchmarks=False)
-    # Combined judge mode: the three turns' verdicts in one call, answered first time.
-    assert server.requests == 1
-    schema = server.bodies[0]["response_format"]["json_schema"]["schema"]
-    assert len(schema["required"]) == 3
+    # Combined judge mode: each turn's combined verdict in a call of its own (a turn is
+    # judged blind to the turns after it), answered first time.
+    assert server.requests == 3
+    for body in server.bodies:
+        assert len(body["response_format"]["json_schema"]["schema"]["required"]) == 1
     # The schema's middle for 1-5 is 3: (3 - 1) / 4 on every metric, with no fallback.
     for metric_id in ("intelligibility", "segmentation", "context"):
         metric = result.metrics[metric_id]
@@ -63,21 +66,26 @@ def test_combined_conversation_turns_are_scored_from_the_reply(fake: Any) -> Non
                    result.metrics["garbled_turn_rate"].details.get("turns", []))
 
 
-def test_a_conversation_call_shows_the_turn_and_its_history_only(fake: Any) -> None:
+@pytest.mark.parametrize(("mode", "calls"), [("per-metric", 9), ("combined", 3)])
+def test_a_conversation_call_shows_the_turn_and_its_history_only(
+        fake: Any, mode: str, calls: int) -> None:
+    # Before, the combined judge mode asked every turn of an output in one call: turn 1's
+    # blocks were judged with turns 3 and 5 in view.
     server = fake()
-    evaluate(visit(combined=False), SPOKEN, judge=judge_for(server, "per-metric"),
-             benchmarks=False)
-    assert server.requests == 9
+    evaluate(visit(combined=False), SPOKEN, judge=judge_for(server, mode), benchmarks=False)
+    assert server.requests == calls
     for body, inputs in zip(server.bodies, user_inputs(server), strict=True):
         sent = json.dumps(body, ensure_ascii=False)
         assert "REFERENCE-WORDING" not in sent
         assert body["messages"][0]["content"] == CONVERSATION_PROMPT
-        assert set(inputs) == {"task", "metric"}
-        focus = inputs["metric"]["focus"]
-        turn = focus["turn"]
+        blocks = inputs["metrics"] if mode == "combined" else [inputs["metric"]]
+        turns = {block["focus"]["turn"] for block in blocks}
+        assert len(turns) == 1 and len(blocks) == 9 // calls
+        turn = turns.pop()
         later = [VISIT[j]["text"] for j in range(turn + 1, len(VISIT))]
         assert not any(text in sent for text in later)
-        assert all(entry["turn"] < turn for entry in focus.get("history", []))
+        for block in blocks:
+            assert all(entry["turn"] < turn for entry in block["focus"].get("history", []))
 
 
 def test_an_extraction_call_shows_the_excerpt_and_that_types_truth(fake: Any) -> None:

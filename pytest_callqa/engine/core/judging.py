@@ -61,12 +61,22 @@ class JudgeView:
     The call-intelligence tasks show everything (their seed judges an output against the
     transcript and the truth); a family whose seed judges from less (a turn and its window, a
     signal and its excerpt, the agent's replay) puts that in the focus and shows nothing else.
+    ``units_apart``: each unit (a turn) is judged in a call of its own even when the judge
+    combines an output's metrics — seed 004 judges a turn blind to the turns after it, which
+    the other turns' blocks of one call would show.
     """
 
     transcript: bool = True
     model_output: bool = True
     expected_outcome: bool = True
     config: bool = True
+    units_apart: bool = False
+
+    @property
+    def focus_only(self) -> bool:
+        """Whether a call shows nothing but each metric's focus."""
+        return not (self.transcript or self.model_output or self.expected_outcome
+                    or self.config)
 
 
 FULL_VIEW = JudgeView()
@@ -130,7 +140,11 @@ class JudgeRequest:
         if self.item is not None:
             content["item"] = self.item
         if self.view != FULL_VIEW:
-            content["view"] = dataclasses.asdict(self.view)
+            view = dataclasses.asdict(self.view)
+            if not self.view.units_apart:
+                # Keys made before the field existed stay as they were.
+                del view["units_apart"]
+            content["view"] = view
         if self.reply_fields:
             content["reply_fields"] = [list(f) for f in self.reply_fields]
         if self.run:

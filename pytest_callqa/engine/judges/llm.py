@@ -27,7 +27,7 @@ from ..core.defaults import (
     DEFAULT_RESPONSE_FORMAT,
     DEFAULT_TIMEOUT_S,
 )
-from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict
+from ..core.judging import JudgeRequest, JudgeVerdict
 from ..llm.budget import bound_param
 from ..llm.cache import JudgeCache, content_key
 from ..llm.endpoint import Endpoint, first_error
@@ -166,7 +166,7 @@ class _GroupCall:
 def _unit_by_unit(request: JudgeRequest) -> bool:
     """Whether ``request`` judges one unit of an output (a turn, a signal) from its focus
     alone: a call of such requests that is too large can send each of them on its own."""
-    return request.item is not None and request.view == FOCUS_VIEW
+    return request.item is not None and request.view.focus_only
 
 
 class OpenAIJudge:
@@ -352,6 +352,8 @@ class OpenAIJudge:
             }
             if request.run or request.repeat:
                 identity["sample"] = [request.run, request.repeat]
+            if request.view.units_apart:
+                identity["item"] = request.item
             output_key = content_key(identity)
             grouped.setdefault(output_key, []).append((key, request))
         groups = []

@@ -331,7 +331,8 @@ class ConversationTask(FamilyTask):
     # Seed 004 judges a turn's text on its own and its context against the turns before it:
     # the focus carries exactly that, and the judge sees nothing else (no reference wording,
     # no later turns).
-    judge_view = FOCUS_VIEW
+    # Seed 004 judges each turn blind to the turns after it: one call per turn.
+    judge_view = replace(FOCUS_VIEW, units_apart=True)
     output_model = ConversationOutput
     config_model = ConversationConfig
 

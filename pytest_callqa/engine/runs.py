@@ -104,15 +104,17 @@ def metric_specs(registry: Registry, task: str) -> dict[str, MetricSpec]:
 _RATING_ORDER = ("blocker", "fail", "acceptable", "good")
 
 
-def _mean_rating(spec: MetricSpec | None, entries: Sequence[MetricResult],
-                 mean: float) -> Rating | None:
-    """The rating of the runs' ``mean``. By the metric's bands when they gave every run its
-    rating; a case can rate by bands of its own (a grounding case's hallucination limit, an
-    agent's pass threshold), and then the runs bracket the mean: bands are intervals, so a
-    mean between two runs of one rating has that rating, and between two ratings it gets
-    the worse one."""
+def bracketed_rating(spec: MetricSpec | None, entries: Sequence[MetricResult],
+                     mean: float) -> Rating | None:
+    """The rating of ``mean``, a mean of ``entries`` (a case's runs, or a model's cases). By
+    the metric's bands when they gave every entry its rating; a case can rate by bands of
+    its own (a grounding case's hallucination limit, an agent's pass threshold, a
+    conversation's threshold), and then the entries bracket the mean: bands are intervals,
+    so a mean between two entries of one rating has that rating, and between two ratings it
+    gets the worse one."""
+    # An entry without a rating (one built by hand) says nothing of its bands.
     rated = [(float(m.value), m.rating) for m in entries
-             if m.scored and m.value is not None and not m.blocker]
+             if m.scored and m.value is not None and not m.blocker and m.rating is not None]
     if spec is not None and spec.bands is not None and all(
             spec.rate(value) == rating for value, rating in rated):
         return spec.rate(mean)
@@ -167,7 +169,7 @@ def mean_result(results: Sequence[TaskResult], specs: Mapping[str, MetricSpec]) 
             metrics[mid] = MetricResult.not_scored(entries[0].reason or "not scored in any run")
             continue
         mean = sum(values) / len(values)
-        rating = _mean_rating(spec, entries, mean)
+        rating = bracketed_rating(spec, entries, mean)
         blocker = any(m.blocker for m in entries)
         metrics[mid] = MetricResult(
             value=mean, rating="blocker" if blocker else rating, blocker=blocker,

@@ -11,7 +11,7 @@ from typing import Any
 from .core.metrics import MetricSpec
 from .core.results import Rating, TaskResult, plain
 from .registry import Registry, default_registry
-from .runs import RunStats, run_stats
+from .runs import RunStats, bracketed_rating, run_stats
 from .stats import (
     Interval,
     around,
@@ -208,7 +208,10 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
                 per_case.append(case_value)
         value = _mean(per_case)
         interval = around(bootstrap_mean(per_case), value)
-    rating: Rating | None = "blocker" if blocker else spec.rate(value)
+    # A case rated by bands of its own (its threshold) is rated so in the aggregate too.
+    rating: Rating | None = "blocker" if blocker else (
+        bracketed_rating(spec, scored, value) if value is not None and scored
+        else spec.rate(value))
     return MetricAggregate(value=value, rating=rating, blocker=blocker,
                            scored_cases=len(scored), flagged=flagged, judge_errors=judge_errors,
                            interval=interval)

@@ -530,3 +530,49 @@ def test_the_model_card_reports_runs_only_of_cases_run_more_than_once() -> None:
         "runs": 2, "cases": 1, "pass_rate": 0.5, "pass_hat_k": 0.0, "pass_at_k": 1.0,
         "flaky": ["qa/a"]}
     assert "runs" not in build_scorecard([result("m", "qa", "a", 0.9)]).models["m"].to_dict()
+
+
+def _rated(value: float, rating: str, **details: object) -> MetricResult:
+    return MetricResult(value=value, rating=rating, details=dict(details))  # type: ignore[arg-type]
+
+
+def test_a_metric_cases_rate_by_their_own_threshold_keeps_that_rating_in_the_scorecard() -> None:
+    # Before: a conversation case at threshold 0.90 rated 0.875 "fail", and the scorecard
+    # re-rated it with the built-in 0.80 threshold as "good" (an agent at pass_threshold 90
+    # alike). The cases now bracket the aggregate, as a case's runs bracket their mean.
+    from pytest_callqa.engine.evaluate import evaluate
+    from tests.families.test_agent import ALL_FIVE, CONFIG, GOOD
+    from tests.families.test_agent import _case as agent_case
+    from tests.families.test_conversation import GOOD as SPOKEN
+    from tests.families.test_conversation import _case as conversation_case
+    from tests.families.test_conversation import _judge
+
+    from .helpers import FixedJudge
+
+    strict = evaluate(conversation_case(config={"threshold": 0.90}), SPOKEN,
+                      judge=_judge(intelligibility={1: 5, 3: 5, 5: 4, 7: 4}),
+                      embedder=TFIDF, model="m")
+    assert strict.metrics["intelligibility"].rating == "fail"
+    card = build_scorecard([strict])
+    assert card.models["m"].tasks["conversation"].metrics["intelligibility"].rating == "fail"
+    scores = dict(ALL_FIVE, grounding_fidelity=2, instruction_compliance=2, response_delivery=3)
+    agent = evaluate(agent_case(config={**CONFIG, "pass_threshold": 90}), GOOD,
+                     judge=FixedJudge(scores), embedder=TFIDF, benchmarks=False, model="m")
+    metrics = build_scorecard([agent]).models["m"].tasks["agent"].metrics
+    assert metrics["overall_score"].value == pytest.approx(81.0)
+    assert metrics["overall_score"].rating == "fail"
+
+
+def test_cases_of_different_thresholds_rate_their_mean_by_the_worse_neighbour() -> None:
+    from pytest_callqa.engine.registry import default_registry
+    from pytest_callqa.engine.runs import bracketed_rating
+
+    spec = next(m for m in default_registry().metrics_for("conversation")
+                if m.id == "intelligibility")
+    # 0.875 failed its case's 0.90; 0.95 is good by any threshold: the mean 0.9125 lies
+    # between a fail and a good, and takes the worse.
+    cases = [_rated(0.875, "fail", threshold=0.9), _rated(0.95, "good")]
+    assert bracketed_rating(spec, cases, 0.9125) == "fail"
+    # Rated as the built-in bands rate them: the bands rate the mean.
+    assert bracketed_rating(spec, [_rated(0.85, "good"), _rated(0.7, "fail")], 0.775) == \
+        spec.rate(0.775)

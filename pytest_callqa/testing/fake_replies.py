@@ -54,13 +54,24 @@ def judge_items(inputs: Any) -> list[dict[str, Any]] | None:
 
 def default_judge_reply(items: Sequence[Mapping[str, Any]],
                         score: Callable[[Mapping[str, Any]], Any] | None = None) -> str:
-    """Verdicts keyed by metric id, the shape the judge asks for."""
+    """Verdicts keyed by metric id, the shape the judge asks for. The fields a 0-1 metric
+    lists besides its score are counts (facts supported and unsupported, a criterion's
+    pieces): each is given as 0; the fields other scales list (a combined turn's scores, an
+    agent's failure code) are left out."""
     return json.dumps({str(item.get("metric")): {
         "score": score(item) if score else mid_score(str(item.get("scale"))),
         "expected_outcome_reference": "expected_outcome (fake server)",
         "model_output_observed": "model_output (fake server)",
         "reason": f"fake verdict for {item.get('metric')}",
+        **_counts(item),
     } for item in items})
+
+
+def _counts(item: Mapping[str, Any]) -> dict[str, int]:
+    fields = item.get("reply_fields")
+    if item.get("scale") != "unit" or not isinstance(fields, Mapping):
+        return {}
+    return dict.fromkeys(map(str, fields), 0)
 
 
 def noisy_judge_reply(content: str, items: Sequence[Mapping[str, Any]],

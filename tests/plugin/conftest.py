@@ -225,6 +225,13 @@ def project(pytester: pytest.Pytester) -> MiniProject:
     return mini
 
 
+def assert_usage_error(pytester: pytest.Pytester, args: list[str], message: str) -> None:
+    """The run stops before any test as a usage error, saying ``message`` (a glob)."""
+    result = pytester.runpytest(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
 def scorecard_block(stdout: str) -> str:
     """The scorecard as printed, with the (timing-free) header and footnotes."""
     match = SCORECARD_BLOCK.search(stdout)

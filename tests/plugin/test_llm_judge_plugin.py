@@ -30,7 +30,7 @@ from pytest_callqa.options import (
 )
 
 from ..judge.helpers import tree_text
-from .conftest import PYPROJECT, SECRET, LLMProject, MiniProject
+from .conftest import PYPROJECT, SECRET, LLMProject, MiniProject, assert_usage_error
 
 SUITE = """
 import pytest
@@ -299,9 +299,7 @@ def test_the_budget_holds_for_xdist_workers_together(
 def test_bad_call_settings_are_usage_errors(
     llm: LLMProject, pytester: pytest.Pytester, args: list[str], message: str
 ) -> None:
-    result = pytester.runpytest(*args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([message])
+    assert_usage_error(pytester, args, message)
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from pytest_callqa.options import (
     REPORT_OPTION,
 )
 
-from .conftest import PYPROJECT, MiniProject
+from .conftest import PYPROJECT, MiniProject, assert_usage_error
 
 MODEL_TEST = "def test_model(callqa_model):\n    assert callqa_model\n"
 
@@ -136,9 +136,7 @@ def test_negative_disqualify_tolerance_is_a_usage_error(
 def test_options_that_would_disarm_the_run_are_usage_errors(
     project: MiniProject, pytester: pytest.Pytester, args: list[str], message: str
 ) -> None:
-    result = pytester.runpytest(*args)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([message])
+    assert_usage_error(pytester, args, message)
 
 
 def test_a_regression_tolerance_below_one_is_taken(

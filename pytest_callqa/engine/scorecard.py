@@ -210,8 +210,7 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
         interval = around(bootstrap_mean(per_case), value)
     # A case rated by bands of its own (its threshold) is rated so in the aggregate too.
     rating: Rating | None = "blocker" if blocker else (
-        bracketed_rating(spec, scored, value) if value is not None and scored
-        else spec.rate(value))
+        None if value is None else bracketed_rating(spec, scored, value))
     return MetricAggregate(value=value, rating=rating, blocker=blocker,
                            scored_cases=len(scored), flagged=flagged, judge_errors=judge_errors,
                            interval=interval)

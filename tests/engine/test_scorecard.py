@@ -576,3 +576,20 @@ def test_cases_of_different_thresholds_rate_their_mean_by_the_worse_neighbour() 
     # Rated as the built-in bands rate them: the bands rate the mean.
     assert bracketed_rating(spec, [_rated(0.85, "good"), _rated(0.7, "fail")], 0.775) == \
         spec.rate(0.775)
+
+
+def test_a_pooled_rate_counts_only_the_scored_cases_that_give_their_counts() -> None:
+    # A case whose pooled metric gives no counts (a project's metric) adds nothing to the
+    # pooled rate, and a case the metric was not scored on is left out whatever it holds.
+    card = build_scorecard([
+        result("m", "qa", "a", 0.9, metrics=false_pass(1, 10)),
+        result("m", "qa", "b", 0.9, metrics={"compliance_false_pass_rate": MetricResult(
+            value=0.5, details={})}),
+        result("m", "qa", "c", 0.9, metrics={"compliance_false_pass_rate": MetricResult(
+            value=0.9, scored=False, details={"numerator": 9, "denominator": 10})}),
+    ])
+    agg = card.models["m"].tasks["qa"].metrics["compliance_false_pass_rate"]
+    assert agg.value == pytest.approx(0.1) and agg.scored_cases == 2
+    # Resampled by case, the case without counts adds nothing either: every resample that
+    # has a count is case a's rate.
+    assert agg.interval == pytest.approx((0.1, 0.1))

@@ -348,6 +348,15 @@ def test_a_verdict_without_a_whole_count_is_unusable(count) -> None:
         "which the metric asks for"]}
 
 
+def test_a_verdict_without_two_counts_names_both() -> None:
+    item = _item("faithfulness", "unit", reply_fields=(
+        ("supported", "count", "facts supported"), ("unsupported", "count", "facts not")))
+    parsed = parse_reply(json.dumps({"faithfulness": _verdict(0.5)}), [item])
+    assert parsed.problems == {"faithfulness": [
+        "the verdict for metric 'faithfulness' gives no whole count >= 0 for supported, "
+        "unsupported, which the metric asks for"]}
+
+
 def test_an_off_scale_verdict_without_a_listed_score_has_both_problems() -> None:
     parsed = parse_reply(json.dumps({"turn_quality": _verdict(7, clarity=4, unsupported=0)}),
                          [COMBINED])

@@ -185,13 +185,10 @@ class _RepeatedKeys:
 
     def pairs_hook(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         obj = dict(pairs)
-        within = False
-        for key, value in pairs:
-            if self._holds_flagged(value):
-                within = True
-                if key in self._idents:
-                    self._found.add(key)  # a verdict keyed by its id, with a key twice
-        if len(obj) < len(pairs) or within:
+        holding = [key for key, value in pairs if self._holds_flagged(value)]
+        # A verdict keyed by its id, with a key twice (in it, or deeper).
+        self._found.update(key for key in holding if key in self._idents)
+        if len(obj) < len(pairs) or holding:
             # An object holding one that repeats a key is flagged too, so the verdict a
             # repeated key sits deep in (its details, a list in them) is found.
             self._flagged[id(obj)] = obj

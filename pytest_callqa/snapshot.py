@@ -120,11 +120,15 @@ def judged(assertion: SnapshotAssertion) -> JudgedSnapshotAssertion:
 
 
 def _judge_errors(value: Any) -> set[str]:
-    """The metrics of the judge records in ``value`` that are judge errors."""
+    """The metrics of the judge records in ``value`` that are judge errors: marked so, or
+    with a repeat of the judgement the judge could not give (``--callqa-judge-repeats``: a
+    ``null`` among the record's ``repeats``)."""
     if isinstance(value, list):
         return set().union(*(_judge_errors(v) for v in value))
     if isinstance(value, dict):
-        if value.get("judge_error") is True:
+        repeats = value.get("repeats")
+        if value.get("judge_error") is True or (
+                isinstance(repeats, list) and any(r is None for r in repeats)):
             return {str(value.get("metric", "a verdict"))}
         return set().union(*(_judge_errors(v) for v in value.values()))
     return set()

@@ -65,6 +65,13 @@ class KeepSnapshots:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        if any(config.getoption(dest, None) is not None
+               for dest in ("callqa_models", "callqa_cases")):
+            # The command line narrowed the run to some models or cases: the others' tests
+            # are never made, so syrupy would take their accepted snapshots for unused ones
+            # (and --snapshot-update delete them). Unused snapshots are left alone, as
+            # syrupy's --snapshot-disable-unused does.
+            config.option.disable_unused_snapshots = True
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -140,3 +140,16 @@ def test_a_changed_verdict_fails_until_accepted(
     assert snapshot_scores(pytester) == ["0.75"] * 4
     run(pytester).assert_outcomes(passed=4)
     assert SECRET not in tree_text(pytester.path)
+
+
+def test_a_record_with_a_repeat_the_judge_could_not_give_is_a_judge_error() -> None:
+    # With --callqa-judge-repeats, a failed ask is a null among the record's repeats and
+    # nothing else marks it: before, it was written as the expected verdict (and a later
+    # good run failed as a changed one), or compared and failed as the model's failure.
+    from pytest_callqa.snapshot import _judge_errors
+
+    good = {"metric": "faithfulness", "score": 0.5, "repeats": [0.5, 0.5, 0.5]}
+    failed = {"metric": "faithfulness", "score": 0.5, "repeats": [0.5, None, 0.5]}
+    assert _judge_errors([good]) == set()
+    assert _judge_errors([good, failed]) == {"faithfulness"}
+    assert _judge_errors({"metric": "x", "judge_error": True}) == {"x"}

@@ -17,14 +17,16 @@ from pytest_callqa.testing.fake_replies import (
 )
 
 from ..judge.helpers import tree_text
-from .conftest import SECRET, LLMProject, MiniProject
+from .conftest import PYPROJECT, SECRET, LLMProject, MiniProject
 
 SNAPSHOT_TEST = """
 def test_verdict(callqa_result, callqa_snapshot):
     assert callqa_result.judge_record == callqa_snapshot
 """
-# No cache: a changed verdict must reach the run. Recorded outputs of alpha, four cases.
-ARGS = ("--callqa-models=alpha", "--no-callqa-benchmarks", "--callqa-cache=off")
+# No cache: a changed verdict must reach the run. Recorded outputs of alpha (the ini file's
+# model: a command line naming models leaves unused snapshots alone), four cases.
+ARGS = ("--no-callqa-benchmarks", "--callqa-cache=off")
+ALPHA = 'callqa_models = ["alpha"]\n'
 
 
 @pytest.fixture
@@ -41,6 +43,7 @@ def verdicts(llm: LLMProject, pytester: pytest.Pytester) -> dict[str, float]:
         return default_judge_reply(items, score) if items else None
 
     llm.serve(reply=reply)
+    llm.ini(ALPHA)
     llm.project.write_tests(SNAPSHOT_TEST)
     return state
 
@@ -147,11 +150,12 @@ def test_a_generation_that_fails_during_an_update_keeps_the_accepted_snapshot(
             if os.environ.get("CALLQA_TEST_BREAK") == case.id:
                 raise RuntimeError("the model's endpoint is down")
     """)
-    pytester.runpytest("--callqa-models=alpha", "--snapshot-update").assert_outcomes(passed=4)
+    (project.root / "pyproject.toml").write_text(PYPROJECT + ALPHA, encoding="utf-8")
+    pytester.runpytest("--snapshot-update").assert_outcomes(passed=4)
     accepted = snapshot_files(pytester)
     monkeypatch.setenv("CALLQA_TEST_BREAK", "qa-refund")
     # Before: "1 unused snapshot deleted" — the error left the snapshot unused.
-    broken = pytester.runpytest("--callqa-models=alpha", "--snapshot-update")
+    broken = pytester.runpytest("--snapshot-update")
     broken.assert_outcomes(passed=3, errors=1)
     assert "deleted" not in broken.stdout.str()
     assert snapshot_files(pytester) == accepted
@@ -199,3 +203,20 @@ def test_a_snapshot_in_a_test_over_repeated_runs_is_an_error_naming_the_fix(
     pytester.makepyfile(test_eval="import pytest\n\n@pytest.mark.callqa(runs=1)\n"
                         + SNAPSHOT_TEST.lstrip())
     pytester.runpytest(*ARGS, "--callqa-runs", "3").assert_outcomes(passed=4)
+
+
+@pytest.mark.parametrize("narrowed", [["--callqa-models=alpha"], ["--callqa-cases=cases/qa"]])
+def test_a_run_narrowed_to_some_models_or_cases_keeps_the_others_snapshots(
+    llm: LLMProject, pytester: pytest.Pytester, narrowed: list[str]
+) -> None:
+    # Before: the other models' (cases') tests were never made, syrupy took their accepted
+    # verdicts for unused ones, --snapshot-update deleted them and a plain run exited 1.
+    llm.project.write_tests(SNAPSHOT_TEST)
+    pytester.runpytest(*ARGS, "--snapshot-update").assert_outcomes(passed=8)
+    accepted = snapshot_files(pytester)
+    assert len(accepted) == 8
+    for update in (["--snapshot-update"], []):
+        result = pytester.runpytest(*ARGS, *narrowed, *update)
+        assert result.ret == pytest.ExitCode.OK
+        assert "deleted" not in result.stdout.str()
+        assert snapshot_files(pytester) == accepted

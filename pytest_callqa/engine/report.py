@@ -168,11 +168,19 @@ def render_scorecard(
               [(NOT_SCORED if c.cost_per_1000_calls is None else f"${c.cost_per_1000_calls:.2f}",
                 None) for c in cards], "$")
     table.row("Cost-Adjusted Rank", [(_rank_cell(c, card), None) for c in cards],
-              f"by cost efficiency ({card.rank_basis}); tie: 95% intervals overlap")
+              rank_label(card.rank_basis,
+                         any(c.cost_efficiency is not None for c in cards)))
     table.row("Any Blocker Triggered?", [_blocker_cell(c) for c in cards], "Yes / No")
     lines = [*([title] if title else []), *header, "", table.render(width)]
     lines.extend(_footnotes(card, cards))
     return "\n".join(lines)
+
+
+def rank_label(basis: str, by_cost: bool) -> str:
+    """What the rank row says it ranks by: cost efficiency, or — when some ranked model's
+    cost is unknown — the final score alone (the scorecard ranks so then)."""
+    by = "cost efficiency" if by_cost else "final score alone, a cost being unknown"
+    return f"by {by} ({basis}); tie: 95% intervals overlap"
 
 
 def _rank_cell(c: ModelCard, card: Scorecard) -> str:

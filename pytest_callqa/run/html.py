@@ -372,10 +372,14 @@ class _Page:
         out.append(self._row("Cost per 1000 calls", "final", [self._cell(
             f"${c:.2f}" if isinstance(c, (int, float)) else NOT_SCORED, None) for c in cost],
             "$"))
+        # The scorecard's own words; the engine is loaded once a report is rendered.
+        from ..engine.report import rank_label
+
         basis = (self.report.get("run") or {}).get("rank_basis", "")
+        by_cost = any(isinstance(self.cards[m].get("cost_efficiency"), (int, float))
+                      for m in self.models)
         out.append(self._row("Cost-Adjusted Rank", "final", [self._cell(
-            self._rank(m), None) for m in self.models],
-            f"by cost efficiency ({basis}); tie: 95% intervals overlap"))
+            self._rank(m), None) for m in self.models], rank_label(str(basis), by_cost)))
         out.append(self._row("Any Blocker Triggered?", "final", [
             self._blocker_cell(self.cards[m].get("any_blocker")) for m in self.models],
             "Yes / No"))

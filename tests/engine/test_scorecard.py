@@ -389,6 +389,13 @@ def test_a_model_without_cost_ranks_everyone_by_final_score_alone() -> None:
     assert [card.models[m].cost_efficiency for m in ("alpha", "beta")] == [None, None]
     # by final B: alpha 0.65 before beta 0.6, although beta was cheaper per call above
     assert [card.models[m].cost_adjusted_rank for m in ("alpha", "beta")] == [1, 2]
+    # The rank row says so too (before: "by cost efficiency" over a rank that ignored cost),
+    # in the terminal and in the HTML report.
+    text = render_scorecard(card)
+    assert "by final score alone, a cost being unknown (final_score_b)" in text
+    assert "by cost efficiency" not in text
+    costed = render_scorecard(build_scorecard([*ALPHA, _run("beta", "a", 0.6, 0, 0.001, 50)]))
+    assert "by cost efficiency (final_score_b)" in costed
 
 
 def test_consistency_reads_every_repeated_case_past_a_single_run_one() -> None:

@@ -482,3 +482,14 @@ def test_copy_of_report_is_left_unchanged() -> None:
     before = copy.deepcopy(report)
     render_html(report, {"verdict": "pass", "checks": []})
     assert report == before
+
+
+def test_the_rank_row_says_what_the_rank_was_made_by() -> None:
+    # Before: "by cost efficiency" whatever the scorecard ranked by; with a model whose cost
+    # is unknown it ranks by the final score alone.
+    report = make_report()
+    unknown = render_html(report)
+    assert "by final score alone, a cost being unknown (final)" in unknown
+    for card in report["models"].values():
+        card["cost_efficiency"] = 0.9
+    assert "by cost efficiency (final)" in render_html(report)

@@ -399,6 +399,10 @@ def test_budget_stops_new_calls_and_says_so(fake: Any) -> None:
     # Calls went out while their worst case fitted, and not once it did not.
     assert summary["spent_usd"] == summary["budget_spent_usd"] == pytest.approx(0.165)
     assert "budget reached" in judge.spend_line()
+    # A call the budget stopped before sending is no call: before, each counted as one at
+    # $0, and the run's "per 1000 judge calls" fell by as much as the budget cut.
+    assert all(r.usage.get("judge_calls") == 1.0 for r in results[:sent])
+    assert all("judge_calls" not in r.usage for r in results[sent:])
 
 
 @pytest.mark.parametrize("shared", [False, True], ids=["one-process", "ledger"])

@@ -418,7 +418,11 @@ class OpenAIJudge:
 
     def _verdicts(self, items: Sequence[Item], outcome: ChatOutcome,
                   parsed: ParsedReply | None) -> list[JudgeVerdict]:
-        usage = _share(outcome.usage, len(items)) if outcome.usage else {}
+        # A call the budget stopped before anything was sent is no call: counted as one (at
+        # $0), it halved the judge's "per 1000 judge calls" of a run the budget cut short.
+        unsent = outcome.budget_stopped and not any(outcome.usage.get(key) for key in (
+            "prompt_tokens", "completion_tokens", "cost_usd"))
+        usage = _share(outcome.usage, len(items)) if outcome.usage and not unsent else {}
         verdicts = []
         for item in items:
             metric = item.request.metric

@@ -321,6 +321,31 @@ def _option_or_ini(config: pytest.Config, option: str) -> Any:
         raise pytest.UsageError(f"{ini_name(option)} in {config.inipath}: {exc}") from None
 
 
+def narrowed_selection(config: pytest.Config, settings: Settings) -> bool:
+    """Whether the command line narrowed the suite the ini file (or the outputs directory)
+    configures: to a folder or file of cases inside the ini file's, or to some of its
+    models. The same cases or models given again narrow nothing."""
+    if config.getoption(ini_name(CASES_OPTION)) is not None and settings.cases is not None:
+        ini = config.getini(ini_name(CASES_OPTION))
+        if ini:
+            suite = (_ini_base(config) / os.path.expanduser(str(ini))).resolve()
+            chosen = settings.cases.resolve()
+            if chosen != suite and suite in chosen.parents:
+                return True
+    if config.getoption(ini_name(MODELS_OPTION)) is None:
+        return False
+    configured: Sequence[str] = _split_models(_ini_strings(config, MODELS_OPTION))
+    if not configured and settings.outputs is not None and settings.outputs.is_dir():
+        configured = [p.name for p in settings.outputs.iterdir() if p.is_dir()]
+    chosen_names = {_model_name(entry) for entry in settings.models}
+    return any(_model_name(entry) not in chosen_names for entry in configured)
+
+
+def _model_name(entry: str) -> str:
+    spec = live_entry(entry)
+    return entry if spec is None else spec.name
+
+
 def _split_models(values: Iterable[str]) -> tuple[str, ...]:
     models: list[str] = []
     for value in values:

@@ -131,7 +131,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ResultsGatherer(state), "callqa-results")
         if getattr(config.option, "xmlpath", None):
             config.pluginmanager.register(JUnitToolErrors(config), "callqa-junit-errors")
-    config.pluginmanager.register(KeepSnapshots(config), "callqa-keep-snapshots")
+    config.pluginmanager.register(KeepSnapshots(config, settings), "callqa-keep-snapshots")
     if settings.shard is not None:
         config.pluginmanager.register(ShardSelection(settings.shard), "callqa-shard")
 

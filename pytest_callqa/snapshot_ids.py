@@ -25,6 +25,9 @@ from collections.abc import Iterable
 
 import pytest
 
+from .options import narrowed_selection
+from .run.settings import Settings
+
 SNAPSHOT_FIXTURE = "callqa_snapshot"
 # Per test: the other tests whose snapshot file it would share.
 SHARED_WITH_KEY = pytest.StashKey[list[str]]()
@@ -63,10 +66,9 @@ class KeepSnapshots:
     syrupy offers no public way to say so: its session's ``ran_item`` is used where it has
     one (syrupy 4.6 to 7 do), and without it syrupy's own rule applies."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
-        if any(config.getoption(dest, None) is not None
-               for dest in ("callqa_models", "callqa_cases")):
+        if narrowed_selection(config, settings):
             # The command line narrowed the run to some models or cases: the others' tests
             # are never made, so syrupy would take their accepted snapshots for unused ones
             # (and --snapshot-update delete them). Unused snapshots are left alone, as

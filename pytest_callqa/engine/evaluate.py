@@ -234,8 +234,7 @@ def _mark_judge_errors(result: TaskResult, spec: TaskSpec, registry: Registry,
                 # The assertion helpers cannot reach the run's registry: what they need of
                 # its definition (its policy's) is whether this unknown verdict could block.
                 details = {**details, "blocker_metric": True}
-            result.metrics[mid] = MetricResult(value=None, scored=False, judge_error=True,
-                                               reason=reason, details=details)
+            result.metrics[mid] = MetricResult.judge_failed(reason, **details)
     result.judge_errors = sorted(mid for mid in affected if mid in result.metrics)
     result.blockers = [mid for mid in result.blockers if mid not in affected]
     result.blocked = bool(result.blockers)
@@ -305,10 +304,9 @@ def _unknown_custom(result: TaskResult, spec: MetricSpec, what: str) -> MetricRe
     if spec.blocker:
         # Whether this unknown verdict could block, for assert_no_blockers.
         details["blocker_metric"] = True
-    return MetricResult(
-        value=None, scored=False, judge_error=True, details=details,
-        reason=f"judge error: the custom metric {what} while the judge could not score "
-               f"{', '.join(result.judge_errors)}")
+    return MetricResult.judge_failed(
+        f"judge error: the custom metric {what} while the judge could not score "
+        f"{', '.join(result.judge_errors)}", **details)
 
 
 def _custom_number(returned: object) -> tuple[float | None, str | None]:

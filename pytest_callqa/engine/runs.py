@@ -160,9 +160,8 @@ def mean_result(results: Sequence[TaskResult], specs: Mapping[str, MetricSpec]) 
             reason = next(m.reason for m in entries if m.judge_error)
             # Still a blocker the judge could not decide, when it is one: the helpers ask.
             blocker = any(m.details.get("blocker_metric") for m in entries)
-            metrics[mid] = MetricResult(value=None, scored=False, judge_error=True,
-                                        reason=reason,
-                                        details={"blocker_metric": True} if blocker else {})
+            metrics[mid] = MetricResult.judge_failed(
+                reason, **({"blocker_metric": True} if blocker else {}))
             continue
         values = [float(m.value) for m in entries if m.scored and m.value is not None]
         if not values:

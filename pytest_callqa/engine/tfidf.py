@@ -161,7 +161,8 @@ def _tfidf_matrices(groups: Sequence[Sequence[str]],
     low, high = ngram_range
     # Each distinct text is listed once: its terms, their counts and their first places are
     # the same in every group that holds it.
-    texts = list(dict.fromkeys(chain.from_iterable(groups)))
+    number = {text: i for i, text in enumerate(dict.fromkeys(chain.from_iterable(groups)))}
+    texts = list(number)
     # The analyzer collapses runs of whitespace (``\s\s+``) before it splits on whitespace;
     # ``str.split()`` skips such runs itself, and ``\s`` and ``str.isspace`` are the same
     # characters, so splitting alone gives the same words.
@@ -192,7 +193,6 @@ def _tfidf_matrices(groups: Sequence[Sequence[str]],
                          kind="stable")
     term, tf, first_place = term[by_text], tf[by_text], first_place[by_text]
     bounds = np.cumsum([0, *np.bincount(pair_text, minlength=len(texts)).tolist()]).tolist()
-    number = {text: i for i, text in enumerate(texts)}
     # A place beyond every place of the call: a group's i-th document's places come after
     # those of its documents before it, whichever texts they are.
     span = len(listed)

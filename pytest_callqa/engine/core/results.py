@@ -81,6 +81,13 @@ class MetricResult:
     def not_scored(cls, reason: str, **details: Any) -> MetricResult:
         return cls(value=None, scored=False, reason=reason, details=dict(details))
 
+    @classmethod
+    def judge_failed(cls, reason: str | None, **details: Any) -> MetricResult:
+        """Not scored because the judge could not give what it needs: the tool's failure,
+        not the model's."""
+        return cls(value=None, scored=False, reason=reason, details=dict(details),
+                   judge_error=True)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "value": plain(self.value),

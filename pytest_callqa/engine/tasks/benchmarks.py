@@ -192,11 +192,6 @@ def similarity_pairs(task: str, ctx: EvalContext) -> list[tuple[list[str], list[
     return [([views.answer], [views.expected_answer])]
 
 
-def _judge_error(reason: str) -> MetricResult:
-    """A metric the judge's reply left without a value: its fault, not the model's."""
-    return MetricResult(value=None, scored=False, judge_error=True, reason=reason)
-
-
 def _spec_result(
     metric_id: str, value: float | None, reason: str, **details: object
 ) -> MetricResult:
@@ -222,8 +217,8 @@ def score_benchmarks(
         if unsupported is None:
             why = (f"the judge counted {facts.details.get('unsupported')!r} unsupported "
                    f"facts of the {n} it was shown")
-            m["faithfulness"] = _judge_error(why)
-            m["hallucination_rate"] = _judge_error(why)
+            m["faithfulness"] = MetricResult.judge_failed(why)
+            m["hallucination_rate"] = MetricResult.judge_failed(why)
         else:
             m["faithfulness"] = _spec_result("faithfulness", facts.score, facts.reason)
             m["hallucination_rate"] = _spec_result(

@@ -496,10 +496,9 @@ class ConversationTask(FamilyTask):
             # Unknown, not renormalised over the other turns: the mean would be a number the
             # judge never gave (evaluate.py marks it, and what is computed from it, a judge
             # error).
-            return MetricResult(
-                value=None, scored=False, judge_error=True,
-                reason="; ".join(f"turn {r['turn']}: {r['reasoning']}" for r in errors),
-                details={"results": records, "threshold": threshold})
+            return MetricResult.judge_failed(
+                "; ".join(f"turn {r['turn']}: {r['reasoning']}" for r in errors),
+                results=records, threshold=threshold)
         scored = [r for r in records if "score_1_5" in r]
         judged = [r for r in scored if r["status"] == "evaluated"]
         warnings = [f"turn {r['turn']}: {r['warning']}" for r in records if "warning" in r]
@@ -574,10 +573,9 @@ def _garbled_at_least(per_turn: list[dict[str, Any]], unknown: list[tuple[int, l
     lowest = len(garbled) / most
     missed = "; ".join(f"turn {turn} ({', '.join(metrics)})" for turn, metrics in unknown)
     if lowest < config.garbled_rate_threshold:
-        return MetricResult(
-            value=None, scored=False, judge_error=True,
-            reason=f"the judge could not score {missed}, so whether those turns are garbled "
-                   "is unknown")
+        return MetricResult.judge_failed(
+            f"the judge could not score {missed}, so whether those turns are garbled is "
+            "unknown")
     return MetricResult(
         value=lowest, rating="fail",
         reason=f"at least {len(garbled)} of {most} turns garbled (a score <= "

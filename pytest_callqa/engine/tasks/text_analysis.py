@@ -336,10 +336,9 @@ class TextTask(BaseTask):
         if result.scored and result.value is not None:
             unsupported = unsupported_facts(result.details, result.value, facts)
             if unsupported is None:
-                return MetricResult(
-                    value=None, scored=False, judge_error=True, details=result.details,
-                    reason=f"the judge counted {result.details.get('unsupported')!r} "
-                           f"unsupported facts of the {facts} it was shown")
+                return MetricResult.judge_failed(
+                    f"the judge counted {result.details.get('unsupported')!r} unsupported "
+                    f"facts of the {facts} it was shown", **result.details)
             result.details.update(numerator=facts - unsupported, denominator=facts,
                                   unsupported=unsupported)
         return result

@@ -280,12 +280,7 @@ def assert_metric(
     for name, bound in (("min", min), ("max", max)):
         if bound is not None:
             _bound("assert_metric", name, bound)
-    metric = result.metric(metric_id)
-    line = metric_line(result, metric_id)
-    if metric.details.get("raised"):
-        raise MetricCodeError(_code_error(result, [metric_id]))
-    if not metric.scored or metric.value is None or not math.isfinite(metric.value):
-        raise _fail(f"{metric_id} was not scored {_who(result)}", [line])
+    # The bounds are the test's own: refused whatever the result, before it is read.
     spec = _spec(result, metric_id)
     if spec is not None:
         # The engine's scales load with the metric's definition.
@@ -294,8 +289,15 @@ def assert_metric(
         for name, bound in (("min", min), ("max", max)):
             if bound is not None:
                 _bound("assert_metric", name, bound, scale_range(spec))
+        _one_sided(metric_id, spec, min, max)
     if min is not None and max is not None and min > max:
         raise ValueError(f"assert_metric: min {min!r} is above max {max!r}: no value passes")
+    metric = result.metric(metric_id)
+    line = metric_line(result, metric_id)
+    if metric.details.get("raised"):
+        raise MetricCodeError(_code_error(result, [metric_id]))
+    if not metric.scored or metric.value is None or not math.isfinite(metric.value):
+        raise _fail(f"{metric_id} was not scored {_who(result)}", [line])
     shown = _value(metric.value, spec)
     # A value that is only the lowest possible one breaks a maximum (and its rating) whatever
     # the rest; whether a minimum it misses, a maximum or a rating it keeps hold, the rest
@@ -324,6 +326,20 @@ def assert_metric(
         raise _fail(f"{'; '.join(problems)} {_who(result)}", [line])
     if undecided:
         raise _beyond_lowest(result, metric_id, shown)
+
+
+def _one_sided(metric_id: str, spec: MetricSpec, low: float | None,
+               high: float | None) -> None:
+    """Refuse a lone ``min`` on a lower-is-better metric: ``min=0.5`` on a hallucination
+    rate (a threshold as DeepEval reads one, the highest value that passes) would pass every
+    output from half hallucinated to wholly and fail the clean ones. With ``max`` beside it,
+    it is a range and stands (a test that a bad output is caught)."""
+    if spec.bands is None or spec.bands.higher_is_better or low is None or high is not None:
+        return
+    raise ValueError(
+        f"assert_metric: {metric_id} is lower-is-better (threshold {spec.threshold}), so "
+        f"min={low!r} alone passes every higher value, the worst ones included; bound it "
+        f"with max=, or give min and max for a range")
 
 
 def _blockers_decided(result: TaskResult) -> None:

@@ -53,6 +53,8 @@ def test_every_helper_passes_on_a_perfect_output(perfect: dict[str, TaskResult])
     assert_translation_score(perfect["translation-fever"], 0.99)
     assert_metric(perfect["entity-transfer"], "keyword_f1", min=1.0, max=1.0)
     assert_metric(perfect["qa-refund"], "question_score_accuracy")
+    # Both bounds of a lower-is-better rate: a range, which stands.
+    assert_metric(perfect["qa-refund"], "compliance_false_pass_rate", min=0.0, max=0.01)
     for result in perfect.values():
         assert_no_blockers(result)
 
@@ -144,6 +146,11 @@ def test_wrong_helper_for_the_task_is_a_type_error(perfect: dict[str, TaskResult
      "assert_qa_score: min_score must lie on the score's scale, 0 to 1, got -5"),
     (lambda r: assert_qa_score(r, 85), ValueError,
      "assert_qa_score: min_score must lie on the score's scale, 0 to 1, got 85"),
+    # A lone minimum on a lower-is-better rate passes its worst values and fails the best.
+    (lambda r: assert_metric(r, "compliance_false_pass_rate", min=0.03), ValueError,
+     "assert_metric: compliance_false_pass_rate is lower-is-better (threshold <= 1% | > 3% "
+     "blocker), so min=0.03 alone passes every higher value, the worst ones included; bound "
+     "it with max=, or give min and max for a range"),
 ])
 def test_a_bound_no_result_can_be_held_to_is_an_error_never_a_pass(
         perfect: dict[str, TaskResult], call: Any, error: type[Exception], message: str) -> None:

@@ -19,7 +19,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from .engine.core.results import JudgeUnavailable, MetricCodeError
+import pytest
+
+from .engine.core.results import EvaluationUnavailable, JudgeUnavailable, MetricCodeError
 from .engine.core.unicode_text import showable
 
 if TYPE_CHECKING:
@@ -155,6 +157,26 @@ def _beyond_lowest(result: TaskResult, metric_id: str, shown: str) -> JudgeUnava
     missed = [mid for mid in _TURN_METRICS if mid in result.judge_errors]
     return JudgeUnavailable(showable(f"{result.judge_error_text(missed)}\n  so {metric_id} is "
                                      f"only known to be at least {shown}"))
+
+
+def _unscored(result: TaskResult, metric_id: str, headline: str,
+              lines: list[str]) -> BaseException:
+    """What a check of a metric without a value raises. The model's failure when its output
+    failed the structure check (nothing else of it was scored); a skip of the test when the
+    metric does not apply to the case (no domain term to preserve: nothing to hold to a
+    bound); otherwise the tool's error — an estimate the judge cannot make (the heuristic's
+    limits) or a custom metric gave none of is missing, which passes nothing and fails no
+    model."""
+    metric = result.metrics[metric_id]
+    if not result.valid:
+        return _fail(headline, lines)
+    reason = (metric.reason or "not scored").removeprefix("not scored: ")
+    if metric.not_applicable:
+        return pytest.skip.Exception(showable(
+            f"{metric_id} does not apply {_who(result)}: {reason}"))
+    return EvaluationUnavailable(showable(
+        f"{metric_id} could not be estimated {_who(result)}, so it cannot be checked (not a "
+        f"model failure): {reason}"))
 
 
 def _fail(headline: str, lines: list[str]) -> AssertionError:
@@ -297,7 +319,7 @@ def assert_metric(
     if metric.details.get("raised"):
         raise MetricCodeError(_code_error(result, [metric_id]))
     if not metric.scored or metric.value is None or not math.isfinite(metric.value):
-        raise _fail(f"{metric_id} was not scored {_who(result)}", [line])
+        raise _unscored(result, metric_id, f"{metric_id} was not scored {_who(result)}", [line])
     shown = _value(metric.value, spec)
     # A value that is only the lowest possible one breaks a maximum (and its rating) whatever
     # the rest; whether a minimum it misses, a maximum or a rating it keeps hold, the rest
@@ -356,6 +378,15 @@ def _blockers_decided(result: TaskResult) -> None:
               if m.details.get("raised") and m.details.get("blocker_metric")]
     if broken:
         raise MetricCodeError(_code_error(result, broken))
+    # The rest the evaluation marks: a blocker left without an estimate (the heuristic judge
+    # cannot make one; a custom metric returned none).
+    unestimated = [f"{mid}: {(m.reason or 'not scored').removeprefix('not scored: ')}"
+                   for mid, m in result.metrics.items()
+                   if m.details.get("blocker_metric") and not m.scored]
+    if unestimated:
+        raise EvaluationUnavailable(showable(
+            f"whether a blocker fired {_who(result)} is unknown (not a model failure): "
+            f"{'; '.join(unestimated)}"))
 
 
 def assert_no_blockers(result: TaskResult) -> None:

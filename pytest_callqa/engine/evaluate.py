@@ -150,7 +150,24 @@ def finish(prepared: Prepared, verdicts: Sequence[JudgeVerdict], judge_name: str
     result.usage.update(usage)
     result.notes = ctx.notes + result.notes
     _apply_custom_metrics(ctx, result, registry)
+    _mark_unestimated_blockers(result, registry)
     return result
+
+
+def _mark_unestimated_blockers(result: TaskResult, registry: Registry) -> None:
+    """A blocker metric of a scorable output left without a value for a reason of the
+    evaluation's own — the judge cannot estimate it, a custom metric returned none — may
+    have fired: marked ``blocker_metric`` like a judge error's (the helpers and the scorecard
+    cannot reach the run's registry, which says what blocks). One that does not apply to
+    the case is decided: it cannot fire."""
+    if not result.valid:
+        return  # the structure check blocked it: every other metric is moot
+    blocking = {spec.id for spec in registry.metrics_for(result.task) if spec.blocker}
+    for mid in blocking & result.metrics.keys():
+        metric = result.metrics[mid]
+        if not (metric.scored or metric.judge_error or metric.not_applicable
+                or "raised" in metric.details):
+            metric.details["blocker_metric"] = True
 
 
 def _benchmarked(spec: TaskSpec, ctx: EvalContext) -> bool:
@@ -288,6 +305,8 @@ def _custom_result(ctx: EvalContext, result: TaskResult, custom: CustomMetric,
     if number is None and result.judge_errors:
         return _unknown_custom(result, spec, "returned no value")
     if not isinstance(value, MetricResult):
+        if number is None:
+            return MetricResult.not_scored("not scored: the custom metric returned no value")
         return spec.result(number)
     value.value = number
     # A rating the metric gave itself stands, unless the team's policy redefines the metric.

@@ -260,8 +260,9 @@ def _footnotes(card: Scorecard, cards: list[ModelCard]) -> list[str]:
                 notes.append(
                     f"[!?] {c.model}: disqualification for {task} unknown: "
                     f"{agg.blocker_unknown_cases} of {agg.cases} case(s) have a blocker that "
-                    f"could not be decided ({', '.join(agg.unknown_blockers)}: a judge error or "
-                    f"a metric's code error, not a model failure), {agg.blocked_cases} blocked")
+                    f"could not be decided ({', '.join(agg.unknown_blockers)}: a judge error, "
+                    f"a metric's code error or a metric not estimated, not a model failure), "
+                    f"{agg.blocked_cases} blocked")
             if agg.renormalised_cases:
                 notes.append(f"{c.model}: {task}: weights renormalised in "
                              f"{agg.renormalised_cases} case(s) for metrics not scored")

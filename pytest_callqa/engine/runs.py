@@ -144,6 +144,28 @@ def _shared_details(entries: Sequence[MetricResult]) -> dict[str, Any]:
     return shared
 
 
+def _unknown_mean(entries: Sequence[MetricResult], missed: Sequence[tuple[int, MetricResult]],
+                  scored: int) -> MetricResult:
+    """The mean of runs of which none, or not all, scored the metric: not scored, for the
+    reason of the runs that missed it, keeping what the helpers read of them (an unknown
+    blocker, a custom metric that raised)."""
+    if not scored:
+        reason = entries[0].reason or "not scored in any run"
+    else:
+        first = missed[0][1].reason or "not scored"
+        runs = ", ".join(str(run + 1) for run, _ in missed)
+        plural = "s" if len(missed) > 1 else ""
+        reason = (f"not scored: the mean of the runs is unknown, run{plural} {runs} scored no "
+                  f"value ({first.removeprefix('not scored: ')})")
+    details: dict[str, Any] = {}
+    if any(m.details.get("blocker_metric") for m in entries):
+        details["blocker_metric"] = True  # as for a judge error
+    raised = next((m.details["raised"] for m in entries if "raised" in m.details), None)
+    if raised is not None:
+        details["raised"] = raised
+    return MetricResult.not_scored(reason, **details)
+
+
 def mean_result(results: Sequence[TaskResult], specs: Mapping[str, MetricSpec]) -> TaskResult:
     """One result standing for the runs: each metric's mean over the runs that scored it,
     rated by its spec. Conservative wherever the runs differ in kind: a metric the judge
@@ -164,8 +186,13 @@ def mean_result(results: Sequence[TaskResult], specs: Mapping[str, MetricSpec]) 
                 reason, **({"blocker_metric": True} if blocker else {}))
             continue
         values = [float(m.value) for m in entries if m.scored and m.value is not None]
-        if not values:
-            metrics[mid] = MetricResult.not_scored(entries[0].reason or "not scored in any run")
+        # A run without a value that the metric applies to (its output failed, no estimate
+        # was made, a custom metric raised) leaves the mean unknown: the mean of the others
+        # would pass over that run. One the metric does not apply to adds nothing.
+        missed = [(r.run, r.metrics[mid]) for r in results if mid in r.metrics
+                  and not r.metrics[mid].scored and not r.metrics[mid].not_applicable]
+        if not values or missed:
+            metrics[mid] = _unknown_mean(entries, missed, len(values))
             continue
         mean = sum(values) / len(values)
         rating = bracketed_rating(spec, entries, mean)

@@ -389,10 +389,11 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
 
 def _unknown_blockers(result: TaskResult) -> list[str]:
     """The blocker metrics of ``result`` that may or may not have fired, as
-    ``assert_no_blockers`` reads them: the judge could not score them, or their code raised
-    (the evaluation marks a blocker's unknown result ``blocker_metric``)."""
+    ``assert_no_blockers`` reads them: the judge could not score them, their code raised, or
+    no estimate of them was made (the evaluation marks a blocker's unknown result
+    ``blocker_metric``)."""
     return [mid for mid, m in result.metrics.items()
-            if m.details.get("blocker_metric") and (m.judge_error or "raised" in m.details)]
+            if m.details.get("blocker_metric") and not m.scored]
 
 
 def _any_blocker(tasks: Iterable[TaskAggregate]) -> bool | None:

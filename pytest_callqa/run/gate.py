@@ -30,6 +30,7 @@ from ..engine.core.numbers import finite_number
 from .gate_cases import (
     CODE_ERRORS,
     JUDGE_ERRORS,
+    NOT_ESTIMATED,
     TEST_ERRORS,
     Case,
     CaseKey,
@@ -273,10 +274,11 @@ class _Comparison:
 
     def unknown_blockers(self, case: Case, task: str) -> set[str]:
         """The blocker metrics whose verdict is unknown in ``case``: a judge error left them
-        unscored, or their code raised (the scorecard counts both as undecided)."""
+        unscored, their code raised, or no estimate of them was made (the scorecard counts
+        each as undecided)."""
         judged = {m for m in case.judge_errors
                   if (task, m) in self.blocking or m in case.blocker_metrics}
-        return (judged | case.raised_blockers) - case.blockers
+        return (judged | case.raised_blockers | case.unestimated_blockers) - case.blockers
 
     def undecided_reason(self, task: str, run: list[CaseKey], baseline: list[CaseKey],
                          metric: str | None = None) -> str:
@@ -290,8 +292,8 @@ class _Comparison:
                     causes |= case.undecided_by(mid)
         # A scorecard may say a disqualification is unknown with no case showing why (an
         # older report): the judge is named, as the gate has always named it.
-        return " and ".join(c for c in (JUDGE_ERRORS, CODE_ERRORS) if c in causes) or (
-            JUDGE_ERRORS)
+        return " and ".join(c for c in (JUDGE_ERRORS, CODE_ERRORS, NOT_ESTIMATED)
+                            if c in causes) or JUDGE_ERRORS
 
     def unmade(self, kind: str, model: str, task: str, metric: str | None, reason: str,
                run: list[CaseKey], baseline: list[CaseKey]) -> None:

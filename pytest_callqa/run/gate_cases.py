@@ -2,8 +2,9 @@
 (model, task, case) with its runs averaged as the scorecard averages them — the task score,
 the metric values and pooled counts, the blockers that fired — and what a failure of the tool
 left undecided in it: the metrics a judge error left unscored, the blocker metrics whose
-verdict is unknown (the judge could not score them, or a project's metric code raised, as the
-scorecard counts them), and the pairs the report did not evaluate because their test errored.
+verdict is unknown (the judge could not score them, a project's metric code raised, or no
+estimate of them was made, as the scorecard counts them), and the pairs the report did not
+evaluate because their test errored.
 
 Plain report dicts in, plain values out; no library loads.
 """
@@ -20,6 +21,7 @@ CaseKey = tuple[str, str, str]  # (model, task, case_id)
 # Why a comparison could not be made, in the gate's words (its "incomplete" entries' reason).
 JUDGE_ERRORS = "judge errors"
 CODE_ERRORS = "metric code errors"
+NOT_ESTIMATED = "metrics not estimated"
 TEST_ERRORS = "test errors"
 
 
@@ -39,11 +41,16 @@ class Case:
     # The blocker metrics whose (custom) code raised in any run: no value, so whether they
     # fired is unknown. Not judge errors: the task score and the metric values stand.
     raised_blockers: set[str] = field(default_factory=set)
+    # The blocker metrics left without an estimate in any run (the judge cannot make one, a
+    # custom metric returned none): whether they fired is unknown too.
+    unestimated_blockers: set[str] = field(default_factory=set)
 
     def undecided_by(self, metric: str) -> set[str]:
-        """What left ``metric`` unknown in this case (``JUDGE_ERRORS``, ``CODE_ERRORS``)."""
+        """What left ``metric`` unknown in this case (``JUDGE_ERRORS``, ``CODE_ERRORS``,
+        ``NOT_ESTIMATED``)."""
         return ({JUDGE_ERRORS} if metric in self.judge_errors else set()) | (
-            {CODE_ERRORS} if metric in self.raised_blockers else set())
+            {CODE_ERRORS} if metric in self.raised_blockers else set()) | (
+            {NOT_ESTIMATED} if metric in self.unestimated_blockers else set())
 
 
 def _mean(values: list[float]) -> float | None:
@@ -73,6 +80,18 @@ def _raised_blockers(entry: Mapping[str, Any]) -> set[str]:
     return found
 
 
+def _unestimated_blockers(entry: Mapping[str, Any]) -> set[str]:
+    """The blocker metrics of one run the evaluation marks ``blocker_metric`` for no judge
+    error and no code error: no estimate of them was made."""
+    found = set()
+    for mid, metric in entry["metrics"].items():
+        details = (metric.get("details") or {}) if isinstance(metric, dict) else {}
+        if details.get("blocker_metric") is True and metric.get("scored") is False \
+                and metric.get("judge_error") is not True and "raised" not in details:
+            found.add(mid)
+    return found
+
+
 def read_cases(report: Mapping[str, Any]) -> dict[CaseKey, Case]:
     """Every (model, task, case) of ``report``'s case entries, its runs averaged."""
     runs: dict[CaseKey, list[dict[str, Any]]] = defaultdict(list)
@@ -98,6 +117,7 @@ def read_cases(report: Mapping[str, Any]) -> dict[CaseKey, Case]:
         for entry in entries:
             item.blockers.update(str(b) for b in entry.get("blockers") or ())
             item.raised_blockers |= _raised_blockers(entry)
+            item.unestimated_blockers |= _unestimated_blockers(entry)
             for mid, metric in entry["metrics"].items():
                 value = metric.get("value") if isinstance(metric, dict) else None
                 if value is None or not metric.get("scored", True):

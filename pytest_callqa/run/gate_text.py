@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .gate_cases import CODE_ERRORS, JUDGE_ERRORS, TEST_ERRORS
+from .gate_cases import CODE_ERRORS, JUDGE_ERRORS, NOT_ESTIMATED, TEST_ERRORS
 from .settings import count
 
 # How many case ids a line names before it counts the rest.
@@ -79,10 +79,13 @@ def incomplete_summary(gate: Mapping[str, Any]) -> str:
     entries = [e for e in gate.get("incomplete") or [] if isinstance(e, Mapping)]
     parts = []
     # Every reason but a test error is a comparison not made: a judge error, a custom
-    # blocker metric whose code raised (gate_cases.py), or both in one comparison.
-    for reason in (JUDGE_ERRORS, CODE_ERRORS, f"{JUDGE_ERRORS} and {CODE_ERRORS}",
-                   TEST_ERRORS):
-        found = [e for e in entries if e.get("reason") == reason]
+    # blocker metric whose code raised, a blocker no estimate was made of (gate_cases.py),
+    # or several of them in one comparison; test errors come last.
+    alone = (JUDGE_ERRORS, CODE_ERRORS, NOT_ESTIMATED)
+    reasons = sorted({str(e.get("reason")) for e in entries}, key=lambda r: (
+        r == TEST_ERRORS, alone.index(r) if r in alone else len(alone), r))
+    for reason in reasons:
+        found = [e for e in entries if str(e.get("reason")) == reason]
         cases = {(e.get("model"), e.get("task"), c) for e in found
                  for c in [*(e.get("run") or []), *(e.get("baseline") or [])]}
         if found and reason != TEST_ERRORS:

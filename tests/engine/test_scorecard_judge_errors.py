@@ -187,8 +187,8 @@ def test_a_blocker_the_judge_could_not_score_leaves_the_disqualification_unknown
     assert row(text, "Any Blocker Triggered?").split("|")[1].strip() == "Unknown !?"
     assert row(text, "Text Score").split("|")[1].strip().endswith("!?")
     assert ("[!?] m: disqualification for text unknown: 5 of 5 case(s) have a blocker that "
-            "could not be decided (fabrication_free_rate: a judge error or a metric's code "
-            "error, not a model failure), 0 blocked") in text
+            "could not be decided (fabrication_free_rate: a judge error, a metric's code "
+            "error or a metric not estimated, not a model failure), 0 blocked") in text
 
 
 @pytest.mark.parametrize(("blocked", "undecided", "tolerance", "unknown", "disqualified"), [

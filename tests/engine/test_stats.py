@@ -179,6 +179,38 @@ def test_the_mean_of_runs_keeps_judge_errors_and_blockers() -> None:
         mean_result([], specs)
 
 
+def test_a_run_without_a_value_leaves_the_mean_unknown_unless_the_metric_does_not_apply(
+        ) -> None:
+    specs = metric_specs(default_registry(), "qa")
+    # Run 3's output failed its structure check: the mean of runs 1 and 2 alone (1.0) passed
+    # assert_metric(min=0.95) under --callqa-pass-rule mean, beside a QA score of 0.665.
+    broken = MetricResult.not_scored("not scored: the output failed the structure check")
+    runs = [_qa_run(0, MetricResult(1.0)), _qa_run(1, MetricResult(1.0)),
+            _qa_run(2, broken, score=None, valid=False, blockers=("structure",))]
+    mean = mean_result(runs, specs)
+    metric = mean.metrics["evidence_backed_reasoning"]
+    assert not metric.scored and metric.value is None and not mean.valid
+    assert metric.reason == ("not scored: the mean of the runs is unknown, run 3 scored no "
+                             "value (the output failed the structure check)")
+    from pytest_callqa import assert_metric
+
+    with pytest.raises(AssertionError, match="evidence_backed_reasoning was not scored"):
+        assert_metric(mean, "evidence_backed_reasoning", min=0.95)
+    # A run the metric does not apply to adds nothing to the mean, and takes nothing away.
+    absent = MetricResult.not_scored("n/a: no tool call expected and none made")
+    mean = mean_result([_qa_run(0, MetricResult(0.8)), _qa_run(1, absent)], specs)
+    assert mean.metrics["evidence_backed_reasoning"].value == pytest.approx(0.8)
+    # A blocker no estimate was made of in one run is unknown in the mean.
+    unknown = MetricResult.not_scored("not scored: the heuristic judge cannot estimate it",
+                                      blocker_metric=True)
+    from pytest_callqa import assert_no_blockers
+    from pytest_callqa.engine.core.results import EvaluationUnavailable
+
+    with pytest.raises(EvaluationUnavailable, match="whether a blocker fired"):
+        assert_no_blockers(mean_result([_qa_run(0, MetricResult(1.0)), _qa_run(1, unknown)],
+                                       specs))
+
+
 def _garbled_run(run: int, garbled: int, turns: int = 10) -> TaskResult:
     rate = garbled / turns
     metric = MetricResult(rate, rating="good" if rate < 0.05 else "fail",

@@ -21,6 +21,7 @@ from pytest_callqa import (
 )
 from pytest_callqa.assertions import metric_line
 from pytest_callqa.engine.core.metrics import Bands, MetricSpec
+from pytest_callqa.engine.core.results import EvaluationUnavailable
 from pytest_callqa.engine.embeddings import TfidfEmbedder
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
 from pytest_callqa.engine.registry import default_registry
@@ -171,14 +172,34 @@ def test_assert_metric_messages(golden: dict[str, Any], beta: dict[str, Any],
     assert message.startswith("keyword_f1 = 0.800 > max 0.500 for model 'beta'")
     message = failure(assert_metric, result, "keyword_f1")
     assert message.startswith("keyword_f1 = 0.800 is rated fail (threshold >= 0.90) for model")
-    message = failure(assert_metric, perfect["translation-fever"], "target_fluency", min=0.5)
-    assert message.startswith("target_fluency was not scored for model 'alpha', case "
-                              "'translation-fever'")
-    assert message.splitlines()[1] == (
-        "  target_fluency = not scored (threshold >= 0.85) — judge heuristic: the heuristic "
-        "judge cannot estimate target_fluency honestly; use an LLM judge (--callqa-judge openai)")
     with pytest.raises(KeyError, match="metric 'bleu' is not part of the entity result"):
         assert_metric(result, "bleu", min=0.1)
+
+
+def test_a_metric_without_a_value_fails_only_a_model_whose_output_failed(
+        golden: dict[str, Any], perfect: dict[str, TaskResult]) -> None:
+    # The heuristic judge cannot estimate fluency: the tool's gap, not the model's failure
+    # (it was an AssertionError, a failed test, for the model that passes everything).
+    with pytest.raises(EvaluationUnavailable) as info:
+        assert_metric(perfect["translation-fever"], "target_fluency", min=0.5)
+    assert str(info.value) == (
+        "target_fluency could not be estimated for model 'alpha', case 'translation-fever', so "
+        "it cannot be checked (not a model failure): the heuristic judge cannot estimate "
+        "target_fluency honestly; use an LLM judge (--callqa-judge openai)")
+    # A metric that does not apply to the case skips the test, with the reason.
+    assert perfect["entity-transfer"].metrics["cross_language_match_rate"].not_applicable
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        assert_metric(perfect["entity-transfer"], "cross_language_match_rate", min=0.5)
+    assert str(skipped.value) == (
+        "cross_language_match_rate does not apply for model 'alpha', case 'entity-transfer': "
+        "n/a: no expected entity is mentioned in another script or language")
+    # An output that failed its structure check: every other metric is unscored, the
+    # model's failure.
+    invalid = score(golden["entity-transfer"], {"entities": "not a list"})
+    assert not invalid.valid
+    message = failure(assert_metric, invalid, "keyword_f1", min=0.5)
+    assert message.startswith("keyword_f1 was not scored for model 'beta', case "
+                              "'entity-transfer'")
 
 
 def test_assert_no_blockers_message(golden: dict[str, Any], beta: dict[str, Any]) -> None:

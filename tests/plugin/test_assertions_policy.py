@@ -13,11 +13,17 @@ from typing import Any
 
 import pytest
 
-from pytest_callqa import TaskResult, assert_metric, assert_no_blockers, evaluate
+from pytest_callqa import (
+    TaskResult,
+    assert_metric,
+    assert_no_blockers,
+    assert_translation_score,
+    evaluate,
+)
 from pytest_callqa.assertions import metric_line
 from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict
 from pytest_callqa.engine.core.metrics import Bands, MetricSpec
-from pytest_callqa.engine.core.results import JudgeUnavailable
+from pytest_callqa.engine.core.results import EvaluationUnavailable, JudgeUnavailable
 from pytest_callqa.engine.embeddings import TfidfEmbedder
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
 from pytest_callqa.engine.loading import load_case_file
@@ -98,6 +104,62 @@ def test_a_policy_blocker_that_fires_fails_with_the_policys_threshold(
                         "evidence_backed_reasoning")
     assert lines[1].startswith("  evidence_backed_reasoning = 0.000 (blocker; threshold "
                                ">= 0.9 | < 0.8 blocker) — judge heuristic: 0 of 3 reasons")
+
+
+def translation(policy: dict[str, Any]) -> TaskResult:
+    [case] = load_case_file(EXAMPLE / "cases" / "translation" /
+                            "translation-tico-es-fever-102.yaml")
+    output = json.loads((EXAMPLE / "outputs" / "northwind-large" /
+                         "translation-tico-es-fever-102.json").read_text())
+    return evaluate(case, output, model="m", embedder=EMBEDDER,
+                    judge=HeuristicJudge(embedder=EMBEDDER), registry=with_policy(policy))
+
+
+def test_a_policy_blocker_the_heuristic_judge_cannot_estimate_is_an_error_not_a_pass() -> None:
+    # The heuristic judge leaves target_fluency unscored: the blocker the policy asked for
+    # was never checked, and assert_no_blockers and the score helper passed.
+    result = translation({"target_fluency": {"threshold": 0.85, "acceptable": 0.7,
+                                             "blocker": True}})
+    fluency = result.metrics["target_fluency"]
+    assert not fluency.scored and not fluency.judge_error and not result.blocked
+    assert fluency.details["blocker_metric"] is True
+    with pytest.raises(EvaluationUnavailable) as info:
+        assert_no_blockers(result)
+    assert str(info.value) == (
+        "whether a blocker fired for model 'm', case 'translation-tico-es-fever-102' is "
+        "unknown (not a model failure): target_fluency: the heuristic judge cannot estimate "
+        "target_fluency honestly; use an LLM judge (--callqa-judge openai)")
+    with pytest.raises(EvaluationUnavailable, match="whether a blocker fired"):
+        assert_translation_score(result, 0.5)
+    # Without the policy it blocks nothing: both pass.
+    plain = translation({})
+    assert "blocker_metric" not in plain.metrics["target_fluency"].details
+    assert_no_blockers(plain)
+    assert_translation_score(plain, 0.5)
+
+
+def test_a_blocker_that_does_not_apply_to_the_case_is_decided() -> None:
+    # proper_noun_preservation does not apply to a case without proper nouns: nothing to
+    # lose, so the blocker cannot fire and nothing is unknown.
+    result = translation({"proper_noun_preservation": {"threshold": 0.95, "blocker": True}})
+    nouns = result.metrics["proper_noun_preservation"]
+    assert nouns.not_applicable and "blocker_metric" not in nouns.details
+    assert_no_blockers(result)
+
+
+def test_a_custom_blocker_that_returns_no_value_is_an_error_not_a_pass(
+        golden: dict[str, Any]) -> None:
+    registry = default_registry().copy()
+    registry.register_metric(
+        MetricSpec(id="script_followed", task="qa", name="Script followed", description="d",
+                   scale="0-1", threshold=">= 1", bands=Bands(good=1.0, blocker=1.0),
+                   blocker=True),
+        lambda case, output, result: None)
+    result = qa(golden, golden["qa-refund"].expected_outcome,
+                HeuristicJudge(embedder=EMBEDDER), registry)
+    with pytest.raises(EvaluationUnavailable,
+                       match="script_followed: the custom metric returned no value"):
+        assert_no_blockers(result)
 
 
 @pytest.mark.parametrize("rule", [{"disabled": True}, {"blocker": False}])

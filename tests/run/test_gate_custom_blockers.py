@@ -199,3 +199,28 @@ def test_the_verdict_line_counts_comparisons_a_raised_blocker_left_unmade() -> N
         "1 comparison could not be made for judge errors on 1 case; "
         "1 comparison could not be made for metric code errors on 1 case; "
         "1 comparison could not be made for judge errors and metric code errors on 2 cases")
+
+
+def _no_value(case: GoldenCase, output: Any, result: TaskResult) -> float | None:
+    return None
+
+
+def test_a_blocker_left_without_an_estimate_is_incomplete_not_a_pass(
+        report: dict[str, Any]) -> None:
+    """A custom blocker that returns no value (or a policy blocker the heuristic judge cannot
+    estimate) may have fired: the scorecard counted it as decided, and the gate passed."""
+    unknown = text_ids(report)[0]
+    now, then = pair(report, {unknown: _no_value}, {}, tolerance=2)
+    [entry] = [e for e in case_entries(now, MODEL, "text") if e["case_id"] == unknown]
+    metric = entry["metrics"][CUSTOM.id]
+    assert (metric["scored"], metric["judge_error"]) == (False, False)
+    assert metric["details"] == {"blocker_metric": True, "threshold": "= 1"}
+    agg = now["models"][MODEL]["tasks"]["text"]
+    assert (agg["blocker_unknown_cases"], agg["unknown_blockers"]) == (1, [CUSTOM.id])
+    gate = compare_reports(now, then)
+    assert gate["verdict"] == "incomplete" and gate["regressions"] == []
+    assert unmade(gate, "new blocker") == [("metrics not estimated", (unknown,), ())]
+    entry = next(e for e in gate["incomplete"] if e["kind"] == "new blocker")
+    assert incomplete_line(entry) == (
+        f"{MODEL} · text · {CUSTOM.id} (new blocker check): metrics not estimated on 1 case "
+        f"in this run ({unknown})")

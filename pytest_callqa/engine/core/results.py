@@ -58,6 +58,10 @@ class MetricCodeError(EvaluationUnavailable):
     on it, or on the blockers when it is one, is reported as an error)."""
 
 
+# How the reason of a metric that does not apply begins (MetricResult.not_applicable).
+NOT_APPLICABLE = ("n/a", "skipped: config.")
+
+
 @dataclass
 class MetricResult:
     """One metric of one task output.
@@ -80,6 +84,13 @@ class MetricResult:
     @classmethod
     def not_scored(cls, reason: str, **details: Any) -> MetricResult:
         return cls(value=None, scored=False, reason=reason, details=dict(details))
+
+    @property
+    def not_applicable(self) -> bool:
+        """Not scored because the case or the output holds nothing the metric measures (no
+        domain term to preserve, no tool call expected and none made), or because the case
+        asks for it not to be: no estimate is missing."""
+        return not self.scored and (self.reason or "").startswith(NOT_APPLICABLE)
 
     @classmethod
     def judge_failed(cls, reason: str | None, **details: Any) -> MetricResult:

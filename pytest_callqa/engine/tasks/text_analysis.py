@@ -281,7 +281,7 @@ class TextTask(BaseTask):
             missing_sentence_ids=missing_ids,
         )
         if not pairs:
-            reason = "expected_outcome labels no sentence"
+            reason = "n/a: expected_outcome labels no sentence"
             return {"sentiment_accuracy": MetricResult.not_scored(reason),
                     "sentiment_macro_f1": MetricResult.not_scored(reason),
                     "missing_sentiment_labels": missing}

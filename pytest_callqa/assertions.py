@@ -444,9 +444,12 @@ def assert_agent_passes(
     overall = result.metric("overall_score")
     threshold = min_overall if min_overall is not None else float(
         overall.details.get("pass_threshold", 75.0))
-    if overall.value is None or not _at_least(overall.value, threshold):
-        shown = "not scored" if overall.value is None else f"{overall.value:.1f}"
-        raise _fail(f"agent overall score {shown} < {threshold:g} {_who(result)}", lines)
+    if overall.value is None:
+        raise _unscored(result, "overall_score",
+                        f"agent overall score not scored < {threshold:g} {_who(result)}", lines)
+    if not _at_least(overall.value, threshold):
+        raise _fail(f"agent overall score {overall.value:.1f} < {threshold:g} {_who(result)}",
+                    lines)
     if result.blocked and not allow_blockers:
         raise _fail(f"agent overall score {overall.value:.1f} >= {threshold:g} but blocker(s) "
                     f"fired {_who(result)}: {', '.join(result.blockers)}", lines)
@@ -465,8 +468,9 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
     _require_task(result, "conversation", "assert_no_garbled_turns")
     rate = result.metric("garbled_turn_rate")
     if rate.value is None:
-        raise _fail(f"garbled_turn_rate was not scored {_who(result)}",
-                    [metric_line(result, "garbled_turn_rate")])
+        raise _unscored(result, "garbled_turn_rate",
+                        f"garbled_turn_rate was not scored {_who(result)}",
+                        [metric_line(result, "garbled_turn_rate")])
     # By default the metric's rating decides: the case's limit, a policy's threshold, or for
     # a mean of runs the bands that rated them.
     passed = (rate.rating not in _FAILING if max_rate is None
@@ -513,10 +517,13 @@ def assert_extraction_f1(
     metric = result.metric(metric_id)
     if metric.value is not None and _at_least(metric.value, min_f1):
         return
-    shown = "not scored" if metric.value is None else f"{metric.value:.3f}"
     lines = [metric_line(result, mid) for mid, m in result.metrics.items()
              if mid.endswith("_f1") and m.rating in _FAILING]
-    raise _fail(f"extraction {metric_id} {shown} < {min_f1:.3f} {_who(result)}", lines)
+    if metric.value is None:
+        raise _unscored(result, metric_id, f"extraction {metric_id} not scored < {min_f1:.3f} "
+                        f"{_who(result)}", lines or [metric_line(result, metric_id)])
+    raise _fail(f"extraction {metric_id} {metric.value:.3f} < {min_f1:.3f} {_who(result)}",
+                lines)
 
 
 _VERDICT_OF_RATING = {"good": "PASS", "acceptable": "WARN"}

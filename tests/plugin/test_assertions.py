@@ -11,9 +11,12 @@ import pytest
 
 from pytest_callqa import (
     TaskResult,
+    assert_agent_passes,
     assert_entity_score,
+    assert_extraction_f1,
     assert_metric,
     assert_no_blockers,
+    assert_no_garbled_turns,
     assert_qa_score,
     assert_text_score,
     assert_translation_score,
@@ -21,7 +24,7 @@ from pytest_callqa import (
 )
 from pytest_callqa.assertions import metric_line
 from pytest_callqa.engine.core.metrics import Bands, MetricSpec
-from pytest_callqa.engine.core.results import EvaluationUnavailable
+from pytest_callqa.engine.core.results import EvaluationUnavailable, MetricResult
 from pytest_callqa.engine.embeddings import TfidfEmbedder
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
 from pytest_callqa.engine.registry import default_registry
@@ -312,3 +315,26 @@ def test_a_custom_metrics_failure_shows_its_threshold(golden: dict[str, Any]) ->
     assert metric_line(raised, "custom_block") == (
         "  custom_block = not scored (threshold = 1 | 0 = blocker) — custom metric raised "
         "KeyError: 'questions'")
+
+
+@pytest.mark.parametrize(("task", "metric_id", "check"), [
+    ("conversation", "garbled_turn_rate", lambda r: assert_no_garbled_turns(r)),
+    ("extraction", "signal_f1", lambda r: assert_extraction_f1(r, 0.5)),
+    ("agent", "overall_score", lambda r: assert_agent_passes(r)),
+])
+def test_the_family_helpers_fail_a_missing_value_only_on_a_failed_output(
+        task: str, metric_id: str, check: Any) -> None:
+    def result(valid: bool) -> TaskResult:
+        reason = ("not scored: the output failed the structure check" if not valid
+                  else "not scored: no turn has any score")
+        return TaskResult(task=task, case_id="c", score=None, valid=valid, blocked=not valid,
+                          blockers=[] if valid else ["response_structure_compliance"],
+                          model="m", metrics={metric_id: MetricResult.not_scored(reason)})
+
+    # No estimate was made: the check cannot be made (it was the model's failure).
+    with pytest.raises(EvaluationUnavailable, match=f"{metric_id} could not be estimated for "
+                                                    "model 'm', case 'c'"):
+        check(result(valid=True))
+    # The model's output failed: its failure.
+    with pytest.raises(AssertionError, match=r"invalid|not scored"):
+        check(result(valid=False))

@@ -107,6 +107,20 @@ def change_counts(gate: Mapping[str, Any]) -> list[str]:
     return changes
 
 
+def nothing_compared(gate: Mapping[str, Any]) -> str:
+    """For a pass: what says it compared nothing — every check with too few shared cases, or
+    no check at all (no model and task in both reports: a model renamed, say) — else
+    nothing. "No regression" alone would read as "nothing got worse"."""
+    checks = [c for c in gate.get("checks") or [] if isinstance(c, Mapping)]
+    if any(c.get("status") != "too few cases" for c in checks):
+        return ""
+    if checks:
+        return " found, but no comparison could be made"
+    changes = change_counts(gate)
+    return (" found, but no comparison could be made: no model and task shared with the "
+            "baseline" + (f" ({', '.join(changes)})" if changes else ""))
+
+
 def _verdict_line(gate: Mapping[str, Any]) -> str:
     where = f" against {gate['baseline']}" if gate.get("baseline") else ""
     verdict = str(gate.get("verdict", "pass"))
@@ -118,7 +132,7 @@ def _verdict_line(gate: Mapping[str, Any]) -> str:
         line += (" — no regression in what could be compared, but "
                  + incomplete_summary(gate))
     else:
-        line += " — no regression"
+        line += " — no regression" + nothing_compared(gate)
     if gate.get("mode") == "report" and verdict != "pass":
         line += " (report mode: the run's exit status is not changed)"
     elif verdict == "incomplete":

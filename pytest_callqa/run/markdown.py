@@ -18,6 +18,7 @@ from .gate_text import (
     confidence_label,
     incomplete_line,
     incomplete_summary,
+    nothing_compared,
     regression_line,
 )
 from .settings import count
@@ -93,12 +94,8 @@ def _gate_section(gate: Mapping[str, Any]) -> list[str]:
         verdict = (f"**Gate: ⚠️ incomplete**{where} — no regression in what could be "
                    f"compared, but {_cell(incomplete_summary(gate))}: a failure of the tool, "
                    "not of the model")
-    elif checks and few == len(checks):
-        # "No regression" alone would read as "nothing got worse", when nothing was compared.
-        verdict = (f"**Gate: ✅ pass**{where} — no regression found, but no comparison could "
-                   "be made")
     else:
-        verdict = f"**Gate: ✅ pass**{where} — no regression"
+        verdict = f"**Gate: ✅ pass**{where} — no regression{_cell(nothing_compared(gate))}"
     if gate.get("mode") == "report" and (failed or incomplete):
         verdict += " (report mode: the run does not fail on it)"
     lines = [verdict, ""]

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from pytest_callqa.run.gate import compare_reports
+from pytest_callqa.run.gate_text import gate_lines
 from pytest_callqa.run.markdown import MAX_CHARS, render_markdown
 
 from .conftest import case_entries, worsen
@@ -130,6 +131,25 @@ def test_comparisons_the_gate_could_not_make_are_counted(report: dict[str, Any])
     text = render_markdown(report, some)
     assert "**Gate: ✅ pass** — no regression\n" in text
     assert f"⚠️ {few} of {len(some['checks'])} comparisons could not be made" in text
+
+
+def test_a_gate_that_shares_nothing_with_its_baseline_says_it_compared_nothing(
+        report: dict[str, Any]) -> None:
+    """Every model renamed (``-v2``): no check at all, and the gate said "PASS — no
+    regression" in the terminal and "✅ pass — no regression" in the comment."""
+    renamed = copy.deepcopy(report)
+    renamed["models"] = {f"{m}-v2": v for m, v in renamed["models"].items()}
+    renamed["model_order"] = [f"{m}-v2" for m in renamed["model_order"]]
+    for case in renamed["cases"]:
+        case["model"] += "-v2"
+    gate = compare_reports(renamed, report)
+    gate.update(baseline="main.json", mode="fail")
+    models = len(report["models"])
+    assert gate["verdict"] == "pass" and gate["checks"] == []
+    said = (f"no regression found, but no comparison could be made: no model and task shared "
+            f"with the baseline ({models} models added, {models} models removed)")
+    assert gate_lines(gate)[0] == f"callqa gate against main.json: PASS — {said}"
+    assert f"**Gate: ✅ pass** against `main.json` — {said}\n" in render_markdown(renamed, gate)
 
 
 def test_intervals_are_shown_at_the_precision_of_their_values(report: dict[str, Any]) -> None:

@@ -31,13 +31,13 @@ from .gate_cases import (
     CODE_ERRORS,
     JUDGE_ERRORS,
     NOT_ESTIMATED,
+    NOT_SCORED_NOW,
     TEST_ERRORS,
     Case,
     CaseKey,
     errored_pairs,
     read_cases,
 )
-from .gate_text import fmt
 from .report_check import check_report
 
 if TYPE_CHECKING:
@@ -352,11 +352,22 @@ class _Comparison:
             check["status"] = "too few cases"
         else:
             self.judge(check, found, paired, old_cases, new_cases)
-        # Cases the judge failed on may hide a regression: no pass is given without them,
-        # unless the task has too few cases to tell with them anyway.
-        if out and check["status"] != "regression" and len(keys) >= max(self.min_cases, 1):
+        # Cases the judge failed on, and cases the baseline scored that this run has no value
+        # for (the judge cannot estimate it for the new output, or it failed), may hide a
+        # regression: no pass is given without them, unless the task has too few cases to
+        # tell with them anyway.
+        if pooled:
+            lost = [k for k in usable if metric in self.then[k].counts
+                    and metric not in self.now[k].counts]
+        else:
+            lost = [k for k in usable if k in old_cases and k not in new_cases]
+        if (out or lost) and check["status"] != "regression" \
+                and len(keys) >= max(self.min_cases, 1):
             check["status"] = "incomplete"
-            self.unmade("metric", model, task, metric, JUDGE_ERRORS, run_out, base_out)
+            if out:
+                self.unmade("metric", model, task, metric, JUDGE_ERRORS, run_out, base_out)
+            if lost:
+                self.unmade("metric", model, task, metric, NOT_SCORED_NOW, lost, [])
 
     def judge(self, check: dict[str, Any], found: tuple[float, list[float]],
               paired: list[CaseKey], old_cases: Mapping[CaseKey, float],
@@ -396,11 +407,9 @@ class _Comparison:
                 pairs.append((mid, (agg_then["metrics"][mid] or {}).get("value"),
                               (agg_now["metrics"][mid] or {}).get("value")))
         for metric, old, new in pairs:
-            # A figure a judge error left unknown is compared on the cases that have it.
-            if (old is None or new is None) and not any(self.left_out(keys, task, metric)):
-                if old is not None:
-                    self.warnings.append(f"{model} {task} {metric}: scored in the baseline "
-                                         f"({fmt(old)}), not in this run")
+            # A figure a judge error left unknown is compared on the cases that have it; one
+            # the baseline had and this run has not is a comparison not made (metric()).
+            if old is None and not any(self.left_out(keys, task, metric)):
                 continue
             self.metric(model, task, metric, _number(old), _number(new), keys)
         # Every shared case: a blocker that fired is known whatever else the judge could not

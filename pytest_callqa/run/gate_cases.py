@@ -22,6 +22,8 @@ CaseKey = tuple[str, str, str]  # (model, task, case_id)
 JUDGE_ERRORS = "judge errors"
 CODE_ERRORS = "metric code errors"
 NOT_ESTIMATED = "metrics not estimated"
+# A metric the baseline scored on a case and this run has no value for.
+NOT_SCORED_NOW = "metrics not scored"
 TEST_ERRORS = "test errors"
 
 

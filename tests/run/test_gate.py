@@ -271,6 +271,41 @@ def test_another_version_or_metric_set_is_compared_on_what_is_shared(
     assert "question_score_accuracy" in {c["metric"] for c in gate["checks"]}
 
 
+def test_a_metric_this_run_has_no_value_for_is_a_comparison_not_made(
+        report: dict[str, Any]) -> None:
+    """The baseline scored call intent on every text case; the new outputs leave the
+    heuristic judge without an estimate (the text score holds, renormalised): a warning
+    line, no check, and PASS — no regression."""
+    model = "northwind-large"
+    baseline = copy.deepcopy(report)
+    entries = case_entries(report, model, "text")
+    for entry in entries:
+        entry["metrics"]["call_intent_match"].update(
+            value=None, scored=False, rating=None,
+            reason="not scored: the heuristic judge cannot estimate it")
+    report["models"][model]["tasks"]["text"]["metrics"]["call_intent_match"]["value"] = None
+    gate = compare_reports(report, baseline, baseline_name="main.json")
+    assert gate["verdict"] == "incomplete" and gate["regressions"] == []
+    [check] = [c for c in gate["checks"] if (c["model"], c["task"], c["metric"]) ==
+               (model, "text", "call_intent_match")]
+    assert check["status"] == "incomplete"
+    [unmade] = [e for e in gate["incomplete"] if e["metric"] == "call_intent_match"]
+    ids = sorted(e["case_id"] for e in entries)
+    assert (unmade["reason"], unmade["run"], unmade["baseline"]) == (
+        "metrics not scored", ids, [])
+    assert gate_lines(gate)[0].startswith(
+        "callqa gate: INCOMPLETE — no regression in what could be compared, but 1 comparison "
+        f"could not be made for metrics not scored on {len(ids)} cases")
+    # Some cases only: the same, naming them (it was "too few cases", or a pass).
+    report = copy.deepcopy(baseline)
+    lost = case_entries(report, model, "text")[:2]
+    for entry in lost:
+        entry["metrics"]["call_intent_match"].update(value=None, scored=False, rating=None)
+    gate = compare_reports(report, baseline)
+    [unmade] = [e for e in gate["incomplete"] if e["metric"] == "call_intent_match"]
+    assert unmade["run"] == sorted(e["case_id"] for e in lost)
+
+
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda r: r.update(schema="callqa-report/0"), "main.json: key 'schema' is"),
     (lambda r: r.pop("cases"), "main.json: missing key 'cases'"),

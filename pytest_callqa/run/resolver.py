@@ -20,9 +20,9 @@ the case id (:func:`~.shard.shard_of` over the number of workers): worker *i* re
 cases of share *i* up front, so the workers' batches together cover every pair once and none
 waits for calls that only another needs. A test of another share's pair is given all
 pending pairs of its case at once: by then the other worker has put their replies in the
-shared cache (they are read without an event loop), or is sending them (the cache's key
-locks make this worker wait for the reply rather than send it again), or has died (this
-worker sends them). Grouping by case keeps every model's and run's pair of a case in one
+shared cache (they are read without an event loop) or, for a call that failed, in the run's
+exchange (transport.py), or is sending them (the cache's key locks make this worker wait for
+the outcome rather than send it again), or has died (this worker sends them). Grouping by case keeps every model's and run's pair of a case in one
 batch, as in a single process, so identical judgements of one case are charged to the same
 pair either way. The cache's slot files keep all workers together within the concurrency
 limit. The offline heuristic judge is CPU-bound instead: a worker scores only the pairs of

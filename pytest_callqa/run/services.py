@@ -146,9 +146,9 @@ class Services:
                 # Every worker of one run appends to the same spend ledger.
                 run_id = self.host.run_uid or uuid.uuid4().hex
             cache = JudgeCache(settings.cache_dir, settings.cache)
-            # xdist workers hand each other the replies a cache that keeps none would not.
+            # xdist workers hand each other the replies a cache keeps none of (transport.py).
             uid = self.host.run_uid
-            exchange = cache.run_exchange(uid) if uid and not cache.writable else None
+            exchange = cache.run_exchange(uid) if uid else None
             self.built_runner = ChatRunner(
                 concurrency=settings.concurrency, rpm=settings.rpm, cache=cache,
                 budget_usd=settings.budget, prices=settings.prices, timeout=settings.timeout,

@@ -56,10 +56,10 @@ class Usage:
 
     def end_run(self, run_ids: Sequence[str]) -> None:
         """Remove what this run's processes (itself and its workers) shared only while it
-        lasted: the spend ledgers of a budget, the exchange of a cache that keeps no reply."""
+        lasted: the spend ledgers of a budget, the exchange of the replies no cache keeps."""
         if self.settings.cache_dir is None:
             return
-        if run_ids and self.settings.cache != "rw":
+        if run_ids:
             # Standard library only, but kept out of start-up: a run with workers ends here.
             from ..engine.llm.cache import JudgeCache
 

@@ -25,7 +25,7 @@ import pytest
 
 from pytest_callqa.engine.llm import transport
 from pytest_callqa.engine.llm.budget import SETTLE_GRACE_S
-from pytest_callqa.engine.llm.cache import JudgeCache
+from pytest_callqa.engine.llm.cache import JudgeCache, content_key
 from pytest_callqa.engine.llm.counters import ModelUsage
 from pytest_callqa.engine.llm.endpoint import CallError, Endpoint
 from pytest_callqa.engine.llm.limits import Backoff
@@ -229,6 +229,50 @@ def test_a_failed_call_is_not_remembered_and_the_next_one_is_sent(fake: Any) -> 
     assert failed.error is not None and failed.error.startswith("HTTP 400")
     assert retried.usable and retried.content == REPLY
     assert server.requests == 2
+
+
+def worker(cache_dir: Path, **options: Any) -> ChatRunner:
+    """A runner as an xdist worker of run ``r1`` builds it: the shared cache, and the run's
+    exchange."""
+    cache = JudgeCache(cache_dir)
+    return make_runner(cache, prices=PRICES, exchange=cache.run_exchange("r1"), **options)
+
+
+def test_an_outcome_no_cache_keeps_is_read_by_the_runs_other_workers(
+        fake: Any, cache_dir: Path) -> None:
+    # A failure, an unusable reply and a reply cut at its bound: none is cached, so the
+    # other worker sent each again (and with a transient failure, got another verdict).
+    server = fake(reply=lambda body: "not JSON", schedule=["400"])
+    where = endpoint(server)
+    first = worker(cache_dir, reasks=0)
+    failed, unusable = calls(first, (where, SHORT), (where, LONG), check=is_good)
+    assert server.requests == 2
+    second = worker(cache_dir, reasks=0)
+    again, same = calls(second, (where, SHORT), (where, LONG), check=is_good)
+    assert server.requests == 2
+    assert (again.error, again.usage, again.asks) == (failed.error, {}, 0)
+    assert (same.content, same.problems, same.usage) == (unusable.content, unusable.problems,
+                                                         {})
+    # Not in the cache: a later run asks again.
+    later = make_runner(JudgeCache(cache_dir), prices=PRICES, reasks=0)
+    calls(later, (where, SHORT), check=is_good)
+    assert server.requests == 3
+
+
+def test_a_damaged_run_only_record_is_no_record(fake: Any, cache_dir: Path) -> None:
+    # Every call fails: no reply is ever cached, so each send is the damaged record's doing.
+    server = fake(reply=lambda body: REPLY, schedule=["400"] * 10)
+    where = endpoint(server)
+    calls(worker(cache_dir), (where, SHORT))
+    [record] = cache_dir.glob("runs/*/*/run-only-*.json")
+    entry = json.loads(record.read_text())
+    for damage in ({"problems": "x"}, {"problems": [1]}, {"truncated": "yes"}, {"error": 3},
+                   {"content": ["x"]}):
+        value = {**entry["value"], **damage}
+        record.write_text(json.dumps({**entry, "value": value, "digest": content_key(value)}))
+        before = server.requests
+        calls(worker(cache_dir), (where, SHORT))
+        assert server.requests == before + 1, damage
 
 
 def test_a_call_outside_a_session_is_refused() -> None:

@@ -276,6 +276,35 @@ def test_the_budget_holds_for_xdist_workers_together(
     assert llm.server.peak_in_flight == 1
 
 
+def test_a_judgement_that_failed_in_one_xdist_worker_is_not_sent_again_by_the_other(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    """Two tests of one pair, one per worker. The first worker's judge call stayed unusable
+    (three asks); no cache keeps a failure, so the other worker sent it again, got a verdict
+    and passed — one pair, one test a judge error and one a pass, and a report that showed
+    whichever test's id sorted first."""
+    asks: list[int] = []
+
+    def fault(index: int, body: dict[str, Any]) -> str | None:
+        if f'"metric": "{EVIDENCE}"' in body["messages"][1]["content"]:
+            asks.append(index)
+            return "garbage" if len(asks) <= 3 else None
+        return None
+
+    llm.serve(fault_for=fault)
+    llm.project.write_tests(QA_EVIDENCE + QA_EVIDENCE.replace("def test_evidence(",
+                                                              "def test_evidence_again("))
+    result = pytester.runpytest("-n", "2", f"{JUDGE_MODE_OPTION}=per-metric",
+                                "--callqa-models=alpha", "--no-callqa-benchmarks",
+                                f"{REPORT_OPTION}=r.json")
+    # As one process: the judgement failed once, for both tests.
+    result.assert_outcomes(errors=2)
+    assert len(asks) == 3
+    [case] = llm.project.report("r.json")["cases"]
+    assert case["judge_errors"] == [EVIDENCE]
+    assert case["metrics"][EVIDENCE]["judge_error"] is True
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

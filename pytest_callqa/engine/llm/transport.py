@@ -67,6 +67,8 @@ _RETRYABLE_STATUS = frozenset({408, 409, 429})
 # Status codes that say the endpoint, key or model is wrong: every later call would fail the
 # same way, so the run stops with the error instead of scoring hundreds of failures.
 _FATAL_STATUS = frozenset({401, 403, 404})
+# Where an outcome kept for this run alone lies in its exchange: beside the key's reply.
+_RUN_ONLY = "run-only-"
 
 
 @dataclass(frozen=True)
@@ -142,8 +144,12 @@ class ChatRunner:
     ``rpm_window_s`` the same way. ``budget_usd`` is a hard limit on the spend of this runner
     — or, with ``run_id`` and a cache directory, of every process of the run: a request is
     sent only once its worst-case cost is reserved within it. ``max_retries`` counts transport
-    retries per ask, ``reasks`` extra asks after unusable replies. ``exchange`` keeps replies
-    for the run's other processes when ``cache`` keeps none (``JudgeCache.run_exchange``).
+    retries per ask, ``reasks`` extra asks after unusable replies. ``exchange`` (the run's,
+    ``JudgeCache.run_exchange``) keeps for the run's other processes the replies ``cache``
+    keeps none of — every reply when it is not writable, and always the outcomes no cache
+    may keep: a call that failed or stayed unusable, a reply cut at its bound. Another
+    xdist worker whose test needs the same judgement then reads it, as one process would
+    have kept it, rather than sending the call again.
     """
 
     def __init__(
@@ -346,17 +352,43 @@ class ChatRunner:
                 hit = self._lookup(endpoint, key, check, stats, store)
             if hit is not None:
                 return hit
+            kept = self._run_only(key)
+            if kept is not None:
+                return kept
             outcome = await self._fetch(session, endpoint, request, check, stats)
+            # In a thread (files can take milliseconds on a busy disk, and the loop has
+            # requests to send), awaited under the key's lock so a waiting process finds it.
             if outcome.usable and outcome.content is not None and not outcome.truncated:
-                # In a thread (files can take milliseconds on a busy disk, and the loop has
-                # requests to send), awaited under the key's lock so a waiting process finds it.
                 await asyncio.to_thread(store.put, key, {
                     "kind": request.kind, "model": endpoint.model,
                     "prompt_version": request.version, "content": outcome.content,
                     "usage": {k: v for k, v in outcome.usage.items() if k != "cost_usd"},
                     "asks": outcome.asks,
                 })
+            elif self.exchange is not None and not outcome.budget_stopped:
+                # A budget that stopped a call stops it in every process by itself.
+                await asyncio.to_thread(self.exchange.put, _RUN_ONLY + key, {
+                    "content": outcome.content, "problems": list(outcome.problems),
+                    "error": outcome.error, "truncated": outcome.truncated,
+                })
             return outcome
+
+    def _run_only(self, key: str) -> ChatOutcome | None:
+        """The outcome another process of this run had for ``key`` that no cache keeps (see
+        the class docstring), as a second asker of one process gets it (``_shared``): paid
+        for once, by that process. None when there is none, or it is damaged."""
+        if self.exchange is None:
+            return None
+        kept = self.exchange.get(_RUN_ONLY + key)
+        if kept is None:
+            return None
+        content, problems, error = kept.get("content"), kept.get("problems"), kept.get("error")
+        if not (isinstance(content, (str, type(None))) and isinstance(error, (str, type(None)))
+                and isinstance(problems, list) and all(isinstance(p, str) for p in problems)
+                and isinstance(kept.get("truncated"), bool)):
+            return None
+        return ChatOutcome(content=content, problems=problems, error=error,
+                           truncated=kept["truncated"])
 
     def _lookup(self, endpoint: Endpoint, key: str, check: Check | None,
                 stats: ModelUsage, cache: JudgeCache | None = None) -> ChatOutcome | None:

@@ -18,15 +18,16 @@ xdist hands it tests a few at a time, in an order decided as the run goes, so no
 knows up front which tests it will run. The pairs are therefore split by a stable digest of
 the case id (:func:`~.shard.shard_of` over the number of workers): worker *i* resolves the
 cases of share *i* up front, so the workers' batches together cover every pair once and none
-waits for calls that only another needs. A test of another share's pair is given all
-pending pairs of its case at once: by then the other worker has put their replies in the
-shared cache (they are read without an event loop) or, for a call that failed, in the run's
+waits for calls that only another needs. A test of another share's pair is given all pending
+pairs of its case at once: by then the other worker has put their replies in the shared
+cache (they are read without an event loop) or, for a call that failed, in the run's
 exchange (transport.py), or is sending them (the cache's key locks make this worker wait for
-the outcome rather than send it again), or has died (this worker sends them). Grouping by case keeps every model's and run's pair of a case in one
-batch, as in a single process, so identical judgements of one case are charged to the same
-pair either way. The cache's slot files keep all workers together within the concurrency
-limit. The offline heuristic judge is CPU-bound instead: a worker scores only the pairs of
-the tests it is given, one by one, while a single process scores all of them in one batch.
+the outcome rather than send it again), or has died (this worker sends them). Grouping by
+case keeps every model's and run's pair of a case in one batch, as in a single process, so
+identical judgements of one case are charged to the same pair either way. The cache's slot
+files keep all workers together within the concurrency limit. The offline heuristic judge is
+CPU-bound instead: a worker scores only the pairs of the tests it is given, one by one,
+while a single process scores all of them in one batch.
 
 Repeated runs (``--callqa-runs N``) key everything by (model, case, run), run 0 being the run
 of a single-run session: a live model is generated again for each run and every run is

@@ -405,6 +405,20 @@ def test_budget_stops_new_calls_and_says_so(fake: Any) -> None:
     assert all("judge_calls" not in r.usage for r in results[sent:])
 
 
+def test_a_call_no_reply_came_back_to_is_no_call(fake: Any) -> None:
+    # Every other call refused (HTTP 400: nothing generated, nothing billed). Each counted as
+    # a call at $0, so "per 1000 judge calls" came out at half the judge's real cost.
+    server = fake(fault_for=lambda index, body: "400" if index % 2 else None)
+    judge = make_judge(server, concurrency=1, prices=PriceTable({MODEL: (0.0, 1000.0)}))
+    results = evaluate_many(qa_items(6), judge=judge, benchmarks=False)
+    answered = [r for r in results if r.metrics[EVIDENCE].scored]
+    refused = [r for r in results if r.metrics[EVIDENCE].judge_error]
+    assert len(answered) == len(refused) == 3
+    assert all(r.usage.get("judge_calls") == 1.0 and r.usage["judge_cost_usd"] > 0
+               for r in answered)
+    assert all("judge_calls" not in r.usage for r in refused)
+
+
 @pytest.mark.parametrize("shared", [False, True], ids=["one-process", "ledger"])
 def test_the_budget_holds_with_calls_in_flight(fake: Any, cache_dir: Path,
                                                shared: bool) -> None:

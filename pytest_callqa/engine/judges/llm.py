@@ -418,11 +418,13 @@ class OpenAIJudge:
 
     def _verdicts(self, items: Sequence[Item], outcome: ChatOutcome,
                   parsed: ParsedReply | None) -> list[JudgeVerdict]:
-        # A call the budget stopped before anything was sent is no call: counted as one (at
-        # $0), it halved the judge's "per 1000 judge calls" of a run the budget cut short.
-        unsent = outcome.budget_stopped and not any(outcome.usage.get(key) for key in (
+        # A call no reply came back to, and nothing was billed for (the budget stopped it
+        # before it was sent, an error status, a refused connection), is no call: counted as
+        # one at $0, it lowered the judge's "per 1000 judge calls" (halved it in a run the
+        # budget cut short; $0.1674 for $0.5578 with 7 of 10 calls refused).
+        unanswered = outcome.content is None and not any(outcome.usage.get(key) for key in (
             "prompt_tokens", "completion_tokens", "cost_usd"))
-        usage = _share(outcome.usage, len(items)) if outcome.usage and not unsent else {}
+        usage = _share(outcome.usage, len(items)) if outcome.usage and not unanswered else {}
         verdicts = []
         for item in items:
             metric = item.request.metric

@@ -339,13 +339,19 @@ class Summary:
         if found is None:
             return []
         metrics = found["metrics"]
-        agreement = ", ".join(f"{mid} {m['exact']:.2f} (n={m['n']})"
-                              for mid, m in metrics.items()) or "no verdict"
+        agreement = ", ".join(
+            f"{mid} {'—' if m['exact'] is None else format(m['exact'], '.2f')} (n={m['n']})"
+            for mid, m in metrics.items()) or "no verdict"
         disagree = sum(m["disagree"] for m in metrics.values())
-        return [f"judge repeats: {found['repeats']} per verdict (median; majority on 0/1); "
-                f"repeats all agreeing, per metric: {agreement}",
-                f"judge repeats: {count(disagree, 'verdict')} spread over more than "
-                f"{found['tolerance']:g} of the scale (flagged repeats_disagree)"]
+        lines = [f"judge repeats: {found['repeats']} per verdict (median; majority on 0/1); "
+                 f"repeats all agreeing, per metric: {agreement}",
+                 f"judge repeats: {count(disagree, 'verdict')} spread over more than "
+                 f"{found['tolerance']:g} of the scale (flagged repeats_disagree)"]
+        failed = sum(m.get("failed_asks", 0) for m in metrics.values())
+        if failed:
+            lines.append(f"judge repeats: {count(failed, 'verdict')} with an ask that gave no "
+                         "score (a judge error; agreement is over the asks that scored)")
+        return lines
 
     def render(self, color: bool, width: int | None = None) -> str:
         # The table renderer loads only in a run that evaluated something.

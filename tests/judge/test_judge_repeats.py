@@ -93,8 +93,26 @@ def test_agreement_per_metric_from_judge_records() -> None:
     result = TaskResult(task="qa", case_id="c", score=1.0, valid=True, blocked=False,
                         blockers=[], metrics={}, judge_records=[steady, shaky, single])
     assert repeat_agreement([result]) == {
-        "m": {"n": 2, "exact": 0.5, "mean_spread": 0.5, "disagree": 1}}
+        "m": {"n": 2, "exact": 0.5, "mean_spread": 0.5, "disagree": 1, "failed_asks": 0}}
     assert "repeats" not in single
+
+
+def test_an_ask_that_failed_is_no_disagreement() -> None:
+    # One ask of three a server error: the verdict counted as not exact, so an outage read
+    # as the judge disagreeing with itself.
+    failed = JudgeVerdict(metric="m", score=None, reason="judge call failed: HTTP 500",
+                          judge_error=True)
+    two_agree = combine(request("likert5"), [*verdicts(4.0, 4.0), failed], 0.25).record("j")
+    one_left = combine(request("likert5"), [*verdicts(4.0), failed, failed], 0.25).record("j")
+    result = TaskResult(task="qa", case_id="c", score=1.0, valid=True, blocked=False,
+                        blockers=[], metrics={}, judge_records=[two_agree, one_left])
+    assert two_agree["repeats"] == [4.0, 4.0, None]
+    assert repeat_agreement([result]) == {
+        "m": {"n": 1, "exact": 1.0, "mean_spread": 0.0, "disagree": 0, "failed_asks": 2}}
+    # Nothing two asks scored: no agreement to give.
+    alone = TaskResult(task="qa", case_id="c", score=1.0, valid=True, blocked=False,
+                       blockers=[], metrics={}, judge_records=[one_left])
+    assert repeat_agreement([alone])["m"]["exact"] is None
 
 
 def test_a_requests_key_is_worked_out_once_and_a_repeat_gets_its_own() -> None:

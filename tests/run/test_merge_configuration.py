@@ -97,7 +97,8 @@ def _repeat_record(case_number: int) -> dict[str, Any]:
 def _agreement(numbers: list[int]) -> dict[str, Any]:
     disagree = sum(1 for n in numbers if n % 3 == 0)
     return {REPEATED: {"n": len(numbers), "exact": (len(numbers) - disagree) / len(numbers),
-                       "mean_spread": disagree / len(numbers), "disagree": disagree}}
+                       "mean_spread": disagree / len(numbers), "disagree": disagree,
+                       "failed_asks": 0}}
 
 
 def test_the_judge_repeat_agreement_is_pooled_over_the_shards(

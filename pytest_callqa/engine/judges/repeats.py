@@ -133,23 +133,29 @@ def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
 
 
 def repeat_agreement(results: Iterable[TaskResult]) -> dict[str, dict[str, Any]]:
-    """Per metric, over the verdicts asked more than once: how many (``n``), the share whose
-    repeats all gave the same score (``exact``), the mean spread as a share of the scale
-    (``mean_spread``) and how many spread beyond the tolerance (``disagree``)."""
+    """Per metric, over the verdicts asked more than once that at least two asks scored: how
+    many (``n``), the share whose scored asks all gave the same score (``exact``; None with
+    none), the mean spread as a share of the scale (``mean_spread``) and how many spread
+    beyond the tolerance (``disagree``); and how many verdicts had an ask that gave no score
+    (``failed_asks``). An ask that failed says nothing of the judge's agreement with itself:
+    counted as a disagreement, a server's error lowered it."""
     found: dict[str, list[tuple[bool, float, bool]]] = {}
+    failed: dict[str, int] = {}
     for result in results:
         for record in result.judge_records:
             repeats = record.get("repeats")
             if not isinstance(repeats, list) or len(repeats) < 2:
                 continue
+            metric = str(record.get("metric"))
             scores = [s for s in repeats if s is not None]
-            found.setdefault(str(record.get("metric")), []).append((
-                len(scores) == len(repeats) and len(set(scores)) == 1,
-                float(record.get("repeat_spread") or 0.0),
-                bool(record.get("repeats_disagree"))))
+            failed[metric] = failed.get(metric, 0) + (len(scores) < len(repeats))
+            rows = found.setdefault(metric, [])
+            if len(scores) >= 2:
+                rows.append((len(set(scores)) == 1, float(record.get("repeat_spread") or 0.0),
+                             bool(record.get("repeats_disagree"))))
     return {
-        metric: {"n": len(rows), "exact": sum(r[0] for r in rows) / len(rows),
-                 "mean_spread": sum(r[1] for r in rows) / len(rows),
-                 "disagree": sum(r[2] for r in rows)}
+        metric: {"n": len(rows), "exact": sum(r[0] for r in rows) / len(rows) if rows else None,
+                 "mean_spread": sum(r[1] for r in rows) / len(rows) if rows else None,
+                 "disagree": sum(r[2] for r in rows), "failed_asks": failed[metric]}
         for metric, rows in sorted(found.items())
     }

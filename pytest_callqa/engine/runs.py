@@ -77,9 +77,10 @@ def run_stats(outcomes: Sequence[bool]) -> RunStats:
     return RunStats(runs=len(outcomes), passes=sum(1 for o in outcomes if o))
 
 
-def metric_spread(results: Sequence[TaskResult]) -> dict[str, dict[str, float | int]]:
-    """Each metric's mean and sample standard deviation over the runs that scored it."""
-    spread: dict[str, dict[str, float | int]] = {}
+def metric_spread(results: Sequence[TaskResult]) -> dict[str, dict[str, float | int | None]]:
+    """Each metric's mean and sample standard deviation over the runs that scored it (the
+    deviation None when one run did), and how many did."""
+    spread: dict[str, dict[str, float | int | None]] = {}
     ids = dict.fromkeys(mid for r in results for mid in r.metrics)
     for mid in ids:
         values = [float(m.value) for r in results

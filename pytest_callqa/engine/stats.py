@@ -324,12 +324,13 @@ def _check_k(passes: int, runs: int, k: int) -> None:
                          f"runs={runs}, k={k}")
 
 
-def mean_sd(values: Sequence[float]) -> tuple[float, float] | None:
-    """The mean and the sample standard deviation (n - 1; 0 for one value)."""
+def mean_sd(values: Sequence[float]) -> tuple[float, float | None] | None:
+    """The mean and the sample standard deviation (n - 1; None for one value, of which no
+    spread can be estimated: 0 read as "perfectly stable")."""
     if not values:
         return None
     mean = sum(values) / len(values)
     if len(values) == 1:
-        return mean, 0.0
+        return mean, None
     var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
     return mean, math.sqrt(var)

@@ -181,9 +181,12 @@ def _case_data(case: Mapping[str, Any],
         flags = [f for f, on in (("not scored", m.get("scored") is False),
                                  ("off-scale reply", m.get("flagged")),
                                  ("judge error", m.get("judge_error"))) if on]
-        if isinstance(m.get("sd"), (int, float)) and isinstance(m.get("mean"), (int, float)):
-            flags.append(f"over runs {fmt(m['mean'], unit(spec))} ± "
-                         f"{fmt(m['sd'], unit(spec))}")
+        if isinstance(m.get("mean"), (int, float)):
+            spread = (f" ± {fmt(m['sd'], unit(spec))}" if isinstance(m.get("sd"), (int, float))
+                      else "")
+            runs = m.get("scored_runs")
+            flags.append(f"over runs {fmt(m['mean'], unit(spec))}{spread}"
+                         + (" (one run scored it: no spread)" if runs == 1 else ""))
         rating = "blocker" if m.get("blocker") else rating_of(m.get("rating"))
         rows.append([spec.get("name", mid), fmt(m.get("value"), unit(spec)),
                      rating, m.get("reason") or "", ", ".join(flags),

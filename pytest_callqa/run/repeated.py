@@ -63,14 +63,18 @@ def run_fields(record: dict[str, Any],
         return
     outcomes = [r.passed for r in runs if r.passed is not None]
     record["runs"] = len(runs)
-    record["pass_rate"] = sum(outcomes) / len(outcomes) if outcomes else None
-    record["flaky"] = 0 < sum(outcomes) < len(outcomes)
+    # Of fewer than two known outcomes no rate is told (as the model's runs summary leaves
+    # such a case out): one run that passed is no pass rate of 1.
+    known = len(outcomes) >= 2
+    record["pass_rate"] = sum(outcomes) / len(outcomes) if known else None
+    record["flaky"] = 0 < sum(outcomes) < len(outcomes) if known else None
     record.setdefault("passed", None)
     if len(outcomes) < len(runs):
         record["unknown_runs"] = len(runs) - len(outcomes)
     for mid, spread in metric_spread(runs).items():
         if mid in record["metrics"]:
-            record["metrics"][mid].update(mean=spread["mean"], sd=spread["sd"])
+            record["metrics"][mid].update(mean=spread["mean"], sd=spread["sd"],
+                                          scored_runs=spread["scored_runs"])
 
 
 def unknown_runs(results: Iterable[TaskResult]) -> tuple[int, list[str], int]:

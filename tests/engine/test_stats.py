@@ -113,7 +113,8 @@ def test_mean_and_sample_standard_deviation() -> None:
     # 0.000178 + 0.000011 + 0.000278 = 0.000467, / 2 -> sd 0.015275.
     mean, sd = mean_sd([0.91, 0.90, 0.88])  # type: ignore[misc]
     assert mean == pytest.approx(0.896667, abs=1e-6) and sd == pytest.approx(0.015275, abs=1e-6)
-    assert mean_sd([0.4]) == (0.4, 0.0)
+    # One value has no spread to estimate: 0 read as "perfectly stable".
+    assert mean_sd([0.4]) == (0.4, None)
     assert mean_sd([]) is None
 
 

@@ -201,3 +201,28 @@ def test_merged_shards_keep_the_unknown_runs_note_and_header_line(
     runs_line = next(line for line in scorecard_of(whole.stdout.str()).splitlines()
                      if line.startswith("runs: "))
     assert runs_line in merged_scorecard_text(merged, width=400).splitlines()
+
+
+def test_one_known_run_gives_no_pass_rate_and_one_scored_run_no_spread() -> None:
+    # Runs 2 and 3 left the metric without a value and their outcome unknown: the case record
+    # said pass_rate 1.0 (from run 1 alone) and sd 0.0, read as perfectly stable.
+    from pytest_callqa.engine.core.results import MetricResult, TaskResult
+    from pytest_callqa.run.repeated import run_fields
+
+    def run(number: int, value: float | None, passed: bool | None) -> TaskResult:
+        metric = (MetricResult(value) if value is not None
+                  else MetricResult.not_scored("not scored: the heuristic judge abstained"))
+        result = TaskResult(task="text", case_id="c", score=0.9, valid=True, blocked=False,
+                            blockers=[], metrics={"call_intent_match": metric}, model="m",
+                            run=number)
+        result.passed = passed
+        return result
+
+    runs = [run(0, 1.0, True), run(1, None, None), run(2, None, None)]
+    record = {"model": "m", "task": "text", "case_id": "c",
+              "metrics": {"call_intent_match": {"value": 1.0}}}
+    run_fields(record, {("m", "text", "c"): runs})
+    assert (record["runs"], record["pass_rate"], record["flaky"], record["unknown_runs"]) == (
+        3, None, None, 2)
+    assert record["metrics"]["call_intent_match"] == {
+        "value": 1.0, "mean": 1.0, "sd": None, "scored_runs": 1}

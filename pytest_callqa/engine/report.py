@@ -180,7 +180,7 @@ def rank_label(basis: str, by_cost: bool) -> str:
     """What the rank row says it ranks by: cost efficiency, or — when some ranked model's
     cost is unknown — the final score alone (the scorecard ranks so then)."""
     by = "cost efficiency" if by_cost else "final score alone, a cost being unknown"
-    return f"by {by} ({basis}); tie: 95% intervals overlap"
+    return f"by {by} ({basis}); tie: 95% intervals overlap, or there is none (under 2 cases)"
 
 
 def _rank_cell(c: ModelCard, card: Scorecard) -> str:

@@ -475,7 +475,8 @@ def _unranked_reason(c: ModelCard, final: float | None, use_a: bool) -> str:
 
 def _ties(cards: list[ModelCard], use_a: bool, all_costed: bool) -> None:
     """The interval of what each model is ranked by, and the models it cannot be told apart
-    from: their intervals overlap (among models alike in having a blocker or not)."""
+    from: their intervals overlap, or one has none (too few cases to draw one: told apart
+    by nothing), among models alike in having a blocker or not."""
     if all_costed:
         cheapest = max(min(c.cost_per_1000_calls or 0.0 for c in cards), _COST_FLOOR)
     for c in cards:
@@ -487,4 +488,5 @@ def _ties(cards: list[ModelCard], use_a: bool, all_costed: bool) -> None:
     for c in cards:
         c.rank_ties = [o.model for o in sorted(cards, key=lambda o: o.cost_adjusted_rank or 0)
                        if o is not c and o.any_blocker == c.any_blocker
-                       and overlaps(c.rank_interval, o.rank_interval)]
+                       and (c.rank_interval is None or o.rank_interval is None
+                            or overlaps(c.rank_interval, o.rank_interval))]

@@ -145,9 +145,10 @@ def _exact_mean_distribution(values: Sequence[float]) -> list[tuple[float, float
 
 def bootstrap_mean(values: Sequence[float], *, level: float = LEVEL,
                    seed: int = SEED) -> Interval | None:
-    """The bootstrap interval of the mean of ``values`` (None without a value)."""
+    """The bootstrap interval of the mean of ``values`` (None with fewer than two: resampling
+    one value gives it back every time, a zero-width interval that estimates nothing)."""
     clean = [float(v) for v in values if v is not None and math.isfinite(v)]
-    if not clean:
+    if len(clean) < 2:
         return None
     return _through_memo("mean", [clean, float(level), int(seed)],
                          lambda: _bootstrap_mean(clean, level, seed))
@@ -217,8 +218,9 @@ def block_means(data: np.ndarray, blocks: Iterable[np.ndarray]) -> np.ndarray:
 def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], *,
                     level: float = LEVEL, seed: int = SEED) -> Interval | None:
     """The bootstrap interval of sum(numerators) / sum(denominators) over cases (a pooled
-    rate); a resample whose denominators sum to 0 has no rate and is left out."""
-    if not numerators or len(numerators) != len(denominators) or not sum(denominators):
+    rate); a resample whose denominators sum to 0 has no rate and is left out. None with
+    fewer than two cases (see :func:`bootstrap_mean`)."""
+    if len(numerators) < 2 or len(numerators) != len(denominators) or not sum(denominators):
         return None
     nums, dens = [float(v) for v in numerators], [float(v) for v in denominators]
     return _through_memo("ratio", [nums, dens, float(level), int(seed)],
@@ -246,9 +248,10 @@ def bootstrap_weighted(groups: Sequence[tuple[Sequence[float], float]], *,
                        seed: int = SEED) -> Interval | None:
     """The interval of a weighted mean of group means (a final score over task scores): each
     group's cases are resampled on their own; ``fixed`` (value, weight) parts are held
-    constant. Groups without a value are left out, as the point estimate leaves them."""
+    constant. Groups without a value are left out, as the point estimate leaves them. None
+    when no group has two values: nothing would vary (see :func:`bootstrap_mean`)."""
     kept = [([float(v) for v in values], float(w)) for values, w in groups if values]
-    if not kept:
+    if all(len(values) < 2 for values, _ in kept):
         return None
     held = [(float(v), float(w)) for v, w in fixed]
     return _through_memo("weighted", [kept, held, float(level), int(seed)],

@@ -338,11 +338,12 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
                 "final_interval_a": [round(0.125 / 0.55, 9), round(0.2 / 0.55, 9)],
                 "final_interval_b": [0.5, 0.8],
                 "rank_interval": [round(0.5 / 3, 9), round(0.8 / 3, 9)],
-                "rank_ties": [],
+                # beta's one case gives it no interval: nothing tells the two apart.
+                "rank_ties": ["beta"],
             },
             "beta": {
                 "tasks": {"qa": {
-                    "score": 0.6, "interval": [0.6, 0.6], "cases": 1, "invalid_cases": 0,
+                    "score": 0.6, "interval": None, "cases": 1, "invalid_cases": 0,
                     "blocked_cases": 0, "judge_error_cases": 0, "blocker_unknown_cases": 0,
                     "unknown_blockers": [], "disqualified": False,
                     "disqualification_unknown": False,
@@ -360,9 +361,9 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
                 "any_blocker": False,
                 "usage": {"input_tokens": 50.0, "cost_usd": 0.001},
                 "final_interval_a": None,
-                "final_interval_b": [0.6, 0.6],
-                "rank_interval": [0.6, 0.6],
-                "rank_ties": [],
+                "final_interval_b": None,
+                "rank_interval": None,
+                "rank_ties": ["alpha"],
             },
         },
         # beta has no Layer 2 figure, so not every model has a final score A
@@ -496,11 +497,12 @@ def test_every_interval_holds_its_point_estimate() -> None:
 
 
 def test_the_rank_interval_is_the_final_a_interval_over_the_normalised_cost() -> None:
-    # One case run twice at 0.6 per model: consistency 1, so final A = (0.25 × 0.6 + 0.30)
+    # Two cases run twice at 0.6 per model: consistency 1, so final A = (0.25 × 0.6 + 0.30)
     # / 0.55 = 0.45 / 0.55 while final B is 0.6. Costs per 1000 calls 2 and 6: normalised
     # by the cheaper, 1 and 3.
-    card = build_scorecard([result(m, "qa", "x", 0.6, run=k, cost=cost)
-                            for m, cost in (("cheap", 0.002), ("dear", 0.006)) for k in (0, 1)])
+    card = build_scorecard([result(m, "qa", case, 0.6, run=k, cost=cost)
+                            for m, cost in (("cheap", 0.002), ("dear", 0.006))
+                            for case in "xy" for k in (0, 1)])
     assert card.rank_basis == "final_score_a"
     final_a = 0.45 / 0.55
     assert card.models["cheap"].rank_interval == pytest.approx((final_a, final_a))
@@ -509,10 +511,20 @@ def test_the_rank_interval_is_the_final_a_interval_over_the_normalised_cost() ->
 
 def test_a_free_models_rank_interval_is_its_final_interval() -> None:
     # Normalised over the cost floor by itself, the free model's cost counts 1.
-    card = build_scorecard([result("free", "qa", "a", 0.5, cost=0.0),
-                            result("paid", "qa", "a", 0.9, cost=0.002)])
+    card = build_scorecard([result("free", "qa", case, 0.5, cost=0.0) for case in "ab"]
+                           + [result("paid", "qa", case, 0.9, cost=0.002) for case in "ab"])
     assert card.models["free"].rank_interval == (0.5, 0.5)
     assert card.models["paid"].rank_interval == pytest.approx((0.9 / 2e9, 0.9 / 2e9))
+    assert card.models["free"].rank_ties == []
+
+
+def test_models_of_one_case_each_cannot_be_told_apart() -> None:
+    # One case: the bootstrap gave each model a zero-width interval, so 0.9 and 0.91 were
+    # ranked as told apart, as far apart as any two models.
+    card = build_scorecard([result("a", "qa", "x", 0.9), result("b", "qa", "x", 0.91)])
+    a, b = card.models["a"], card.models["b"]
+    assert a.final_interval_b is None and a.tasks["qa"].interval is None
+    assert (a.rank_ties, b.rank_ties) == (["b"], ["a"])
 
 
 def test_models_a_model_cannot_be_told_apart_from_are_listed_in_rank_order() -> None:

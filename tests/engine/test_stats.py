@@ -40,7 +40,8 @@ def test_exact_bootstrap_of_two_and_three_cases() -> None:
     # [0.2, 0.4, 0.9]: the lowest mean (0.2, all three draws the same) has 1/27 = 0.037 >=
     # 0.025; the highest 0.9 also 1/27, so F just below it is 26/27 = 0.963 < 0.975.
     assert bootstrap_mean([0.2, 0.4, 0.9]) == (0.2, 0.9)
-    assert bootstrap_mean([0.7]) == (0.7, 0.7)
+    # One case: every resample gives it back, a zero-width interval that estimates nothing.
+    assert bootstrap_mean([0.7]) is None
 
 
 def test_resampled_bootstrap_of_ten_cases() -> None:
@@ -63,7 +64,8 @@ def test_a_sampled_interval_is_the_50th_and_1950th_of_2000_draws() -> None:
 def test_bootstrap_of_no_value_and_non_finite_values() -> None:
     assert bootstrap_mean([]) is None
     assert bootstrap_mean([float("nan")]) is None
-    assert bootstrap_mean([float("inf"), 1.0]) == (1.0, 1.0)
+    assert bootstrap_mean([float("inf"), 1.0]) is None  # one finite value
+    assert bootstrap_mean([float("inf"), 1.0, 1.0]) == (1.0, 1.0)
 
 
 def test_pooled_rate_interval() -> None:
@@ -82,8 +84,10 @@ def test_weighted_interval_of_a_final_score() -> None:
     assert bootstrap_weighted([([1.0, 1.0], 0.35), ([1.0], 0.3)], fixed=[(1.0, 0.3)]) \
         == (1.0, 1.0)
     # A task without a case is left out, as the point estimate leaves it out.
-    assert bootstrap_weighted([([0.5], 0.5), ([], 0.5)]) == (0.5, 0.5)
+    assert bootstrap_weighted([([0.5, 0.5], 0.5), ([], 0.5)]) == (0.5, 0.5)
     assert bootstrap_weighted([([], 1.0)]) is None
+    # No task with two cases: nothing varies, so no interval (it was a zero-width one).
+    assert bootstrap_weighted([([0.5], 0.5), ([0.9], 0.5)]) is None
 
 
 def test_around_and_overlaps() -> None:

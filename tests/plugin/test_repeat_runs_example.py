@@ -67,8 +67,8 @@ def test_three_runs_against_a_noisy_judge(fake: Callable[..., Any], tmp_path: Pa
         consistency = model["benchmarks"]["consistency"]
         assert consistency["value"] is not None and 0.0 <= consistency["value"] <= 1.0
         assert consistency["scored_cases"] == 1
-        low, high = model["tasks"]["qa"]["interval"]
-        assert low <= model["tasks"]["qa"]["score"] <= high
+        # One case, however many runs: no interval over cases to draw.
+        assert model["tasks"]["qa"]["interval"] is None
     flaky = [c for c in cases if c.get("flaky")]
     assert flaky, "the noisy judge made no case flaky"
     for record in cases:

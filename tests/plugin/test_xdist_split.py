@@ -153,22 +153,27 @@ def test_a_warm_rerun_takes_its_intervals_from_the_cache_directory_without_numpy
     llm: LLMProject, pytester: pytest.Pytester
 ) -> None:
     project = llm.project
-    # Only the QA case: checking the other families' cases loads numpy (text matching).
+    # Only QA cases: checking the other families' cases loads numpy (text matching). Two of
+    # them, so the scorecard has intervals to draw (one case gives none).
     for path in (project.root / "cases").rglob("*.json"):
         if json.loads(path.read_text(encoding="utf-8"))["task"] != "qa":
             path.unlink()
+    project.write_case({**project.cases["qa-refund"], "id": "qa-refund-2"})
+    for model in ("alpha", "beta"):
+        project.write_output(model, "qa-refund-2", json.loads(
+            (project.root / "outputs" / model / "qa-refund.json").read_text(encoding="utf-8")))
     project.write_tests(QA_SUITE)
     pytester.makeconftest(NUMPY_CONFTEST)
     args = ["-p", "no:xdist", "--no-callqa-benchmarks", "--callqa-judge-mode=per-metric"]
     pytester.runpytest_subprocess(*args, "--callqa-report=cold.json").assert_outcomes(
-        passed=2)
+        passed=4)
     # The cold run draws its scorecard's intervals (numpy) and stores them.
     assert (pytester.path / "numpy-at-the-end").exists()
     assert (project.root / ".callqa_cache" / "intervals.json").is_file()
     for mark in ("numpy-before-the-end", "numpy-at-the-end"):
         (pytester.path / mark).unlink(missing_ok=True)
     pytester.runpytest_subprocess(*args, "--callqa-report=warm.json").assert_outcomes(
-        passed=2)
+        passed=4)
     # The QA family with the LLM judge compares no texts, and the intervals are stored.
     assert not (pytester.path / "numpy-at-the-end").exists()
     cold, warm = project.report("cold.json"), project.report("warm.json")

@@ -39,6 +39,7 @@ from .budget import Budget, SpendLedger, completion_bound, no_price_message, wor
 from .cache import FileRateWindow, FileSlots, JudgeCache, content_key
 from .counters import ModelUsage
 from .endpoint import CallError, Endpoint
+from .kept import keep, kept
 from .limits import (
     Backoff,
     LocalRateWindow,
@@ -67,8 +68,6 @@ _RETRYABLE_STATUS = frozenset({408, 409, 429})
 # Status codes that say the endpoint, key or model is wrong: every later call would fail the
 # same way, so the run stops with the error instead of scoring hundreds of failures.
 _FATAL_STATUS = frozenset({401, 403, 404})
-# Where an outcome kept for this run alone lies in its exchange: beside the key's reply.
-_RUN_ONLY = "run-only-"
 
 
 @dataclass(frozen=True)
@@ -331,7 +330,7 @@ class ChatRunner:
         if known is not None:
             return _shared(known)
         # Counted on a hit only (never a damaged entry): call() counts a miss, looking again.
-        hit = self._lookup(endpoint, key, check, ModelUsage())
+        hit = _lookup(self.cache, self.prices, endpoint, key, check, ModelUsage())
         if hit is not None:
             self._memo[key] = hit
             stats = self.usage(endpoint.model, request.kind)
@@ -347,14 +346,15 @@ class ChatRunner:
             else self.cache
         # Looked up under the key's lock only: a second lookup per miss costs more than it saves.
         async with store.lock(key):
-            hit = self._lookup(endpoint, key, check, stats)
+            hit = _lookup(self.cache, self.prices, endpoint, key, check, stats)
             if hit is None and store is not self.cache:
-                hit = self._lookup(endpoint, key, check, stats, store)
+                hit = _lookup(store, self.prices, endpoint, key, check, stats)
             if hit is not None:
                 return hit
-            kept = self._run_only(key)
-            if kept is not None:
-                return kept
+            # As a second asker of this process gets it (_shared): paid for once, elsewhere.
+            found = kept(self.exchange, key) if self.exchange is not None else None
+            if found is not None:
+                return ChatOutcome(**found)
             outcome = await self._fetch(session, endpoint, request, check, stats)
             # In a thread (files can take milliseconds on a busy disk, and the loop has
             # requests to send), awaited under the key's lock so a waiting process finds it.
@@ -367,53 +367,9 @@ class ChatRunner:
                 })
             elif self.exchange is not None and not outcome.budget_stopped:
                 # A budget that stopped a call stops it in every process by itself.
-                await asyncio.to_thread(self.exchange.put, _RUN_ONLY + key, {
-                    "content": outcome.content, "problems": list(outcome.problems),
-                    "error": outcome.error, "truncated": outcome.truncated,
-                })
+                await asyncio.to_thread(keep, self.exchange, key, outcome.content,
+                                        outcome.problems, outcome.error, outcome.truncated)
             return outcome
-
-    def _run_only(self, key: str) -> ChatOutcome | None:
-        """The outcome another process of this run had for ``key`` that no cache keeps (see
-        the class docstring), as a second asker of one process gets it (``_shared``): paid
-        for once, by that process. None when there is none, or it is damaged."""
-        if self.exchange is None:
-            return None
-        kept = self.exchange.get(_RUN_ONLY + key)
-        if kept is None:
-            return None
-        content, problems, error = kept.get("content"), kept.get("problems"), kept.get("error")
-        if not (isinstance(content, (str, type(None))) and isinstance(error, (str, type(None)))
-                and isinstance(problems, list) and all(isinstance(p, str) for p in problems)
-                and isinstance(kept.get("truncated"), bool)):
-            return None
-        return ChatOutcome(content=content, problems=problems, error=error,
-                           truncated=kept["truncated"])
-
-    def _lookup(self, endpoint: Endpoint, key: str, check: Check | None,
-                stats: ModelUsage, cache: JudgeCache | None = None) -> ChatOutcome | None:
-        found = (cache or self.cache).lookup(key)
-        entry = found.value
-        if found.status == "damaged":
-            stats.damaged += 1
-        if entry is None:
-            return None
-        content = entry.get("content")
-        stored = entry.get("usage")
-        if not isinstance(content, str) or not isinstance(stored, dict):
-            stats.damaged += 1
-            return None
-        # An entry the checks reject (another version's, or edited) is a miss, then replaced.
-        if check is not None and list(check(content)):
-            return None
-        prompt = stored.get("prompt_tokens")
-        completion = stored.get("completion_tokens")
-        tokens_ok = all(isinstance(v, (int, float)) for v in (prompt, completion))
-        usage = _usage_dict(self.prices, endpoint.model, prompt if tokens_ok else None,
-                                 completion if tokens_ok else None)
-        usage["cached"] = 1.0
-        stats.cache_hits += 1
-        return ChatOutcome(content=content, usage=usage, cached=True, asks=0)
 
     async def _fetch(self, session: _Session, endpoint: Endpoint, request: ChatRequest,
                      check: Check | None, stats: ModelUsage) -> ChatOutcome:
@@ -566,6 +522,34 @@ class ChatRunner:
         """Refuse a budget that could not be enforced: spend is only known with a price."""
         if self.budget.limit_usd is not None and model not in self.prices:
             raise CallError(no_price_message(model))
+
+
+def _lookup(cache: JudgeCache, prices: PriceTable, endpoint: Endpoint, key: str,
+            check: Check | None, stats: ModelUsage) -> ChatOutcome | None:
+    """The reply ``cache`` holds for ``key``, counted in ``stats`` as a hit (None: a miss,
+    or an entry that is damaged or that ``check`` rejects)."""
+    found = cache.lookup(key)
+    entry = found.value
+    if found.status == "damaged":
+        stats.damaged += 1
+    if entry is None:
+        return None
+    content = entry.get("content")
+    stored = entry.get("usage")
+    if not isinstance(content, str) or not isinstance(stored, dict):
+        stats.damaged += 1
+        return None
+    # An entry the checks reject (another version's, or edited) is a miss, then replaced.
+    if check is not None and list(check(content)):
+        return None
+    prompt = stored.get("prompt_tokens")
+    completion = stored.get("completion_tokens")
+    tokens_ok = all(isinstance(v, (int, float)) for v in (prompt, completion))
+    usage = _usage_dict(prices, endpoint.model, prompt if tokens_ok else None,
+                             completion if tokens_ok else None)
+    usage["cached"] = 1.0
+    stats.cache_hits += 1
+    return ChatOutcome(content=content, usage=usage, cached=True, asks=0)
 
 
 def _usage_dict(prices: PriceTable, model: str, prompt: float | None,

@@ -1,0 +1,33 @@
+"""What one xdist worker of a run keeps for the others and no cache may keep: the outcome of
+a call that failed or stayed unusable, a reply cut at its completion bound (transport.py).
+It lies in the run's exchange (``JudgeCache.run_exchange``), beside the key's reply, and goes
+with the exchange when the run ends; a later run asks again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .cache import JudgeCache
+
+_PREFIX = "run-only-"
+
+
+def keep(exchange: JudgeCache, key: str, content: str | None, problems: list[str],
+         error: str | None, truncated: bool) -> None:
+    exchange.put(_PREFIX + key, {"content": content, "problems": list(problems),
+                                 "error": error, "truncated": truncated})
+
+
+def kept(exchange: JudgeCache, key: str) -> dict[str, Any] | None:
+    """The fields :func:`keep` kept for ``key`` (``content``, ``problems``, ``error``,
+    ``truncated``), or None: none kept, or one that is not so shaped."""
+    found = exchange.get(_PREFIX + key)
+    if found is None:
+        return None
+    content, problems, error = found.get("content"), found.get("problems"), found.get("error")
+    if not (isinstance(content, (str, type(None))) and isinstance(error, (str, type(None)))
+            and isinstance(problems, list) and all(isinstance(p, str) for p in problems)
+            and isinstance(found.get("truncated"), bool)):
+        return None
+    return {"content": content, "problems": problems, "error": error,
+            "truncated": found["truncated"]}

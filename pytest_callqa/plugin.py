@@ -8,7 +8,7 @@ a test first asks for a golden case, never by a run that evaluates nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -43,6 +43,7 @@ from .selection import (
     ShardSelection,
     item_pair,
     marker_filter,
+    marker_matches,
     pair_of,
 )
 from .session import CallqaSession
@@ -186,10 +187,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         raise pytest.Collector.CollectError(str(exc)) from None
     if wants_case and not cases:
         # One skipped test that says why, rather than pytest's generic empty-parameter-set skip.
-        marker = metafunc.definition.get_closest_marker(CASE_MARKER)
-        what = f" matches {CASE_MARKER}({_kwargs(marker.kwargs)})" if marker else " was loaded"
         argnames = [n for n in (MODEL_FIXTURE, CASE_FIXTURE) if n in names]
-        skip = pytest.mark.skip(reason=f"no golden case{what}")
+        skip = pytest.mark.skip(reason=f"no golden case{marker_matches(metafunc)}")
         metafunc.parametrize(argnames, [pytest.param(*[None] * len(argnames), marks=skip)],
                              ids=["no-case"], indirect=True)
         return
@@ -204,10 +203,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize(CASE_FIXTURE, cases, ids=[c.id for c in cases], indirect=True)
     else:
         metafunc.parametrize(MODEL_FIXTURE, models, ids=models, indirect=True)
-
-
-def _kwargs(kwargs: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
 
 
 class InvalidCaseFile(pytest.Item):

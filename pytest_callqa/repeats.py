@@ -52,6 +52,39 @@ class RunsRecord:
 RECORD_KEY = pytest.StashKey[RunsRecord]()
 
 
+@dataclass(frozen=True)
+class CaseMarker:
+    """A test's ``callqa`` markers read as one: each keyword from the closest marker that
+    sets it — a function's ``callqa(runs=2)`` under a module's ``callqa(task="qa")`` keeps the
+    task (the closest marker alone replaced the module's, and the test ran on every task's
+    cases) — the positional arguments of any of them, and ``conflict``: two markers of one
+    function, class or module that set a keyword to different values (one of them was
+    ignored without a word)."""
+
+    kwargs: dict[str, Any]
+    args: tuple[Any, ...]
+    conflict: str | None
+
+
+def case_marker(node: pytest.Item | Any) -> CaseMarker | None:
+    """The merged ``callqa`` marker of ``node`` (a test or its definition); None without one."""
+    kwargs: dict[str, Any] = {}
+    owners: dict[str, Any] = {}
+    args: tuple[Any, ...] = ()
+    conflict = None
+    found = False
+    for where, mark in node.iter_markers_with_node("callqa"):
+        found = True
+        args = args or tuple(mark.args)
+        for key, value in mark.kwargs.items():
+            if key not in kwargs:
+                kwargs[key], owners[key] = value, where
+            elif owners[key] is where and kwargs[key] != value and conflict is None:
+                on = "of this test" if where is node else f"on {where.nodeid or where.name}"
+                conflict = f"two callqa markers {on} set {key}: {kwargs[key]!r} and {value!r}"
+    return CaseMarker(kwargs, args, conflict) if found else None
+
+
 def marker_runs(value: Any) -> str | None:
     """What is wrong with a ``callqa(runs=...)`` value, or None when it is a count >= 1."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -63,7 +96,7 @@ def marker_runs(value: Any) -> str | None:
 
 def item_runs(item: pytest.Item, default: int) -> int:
     """The runs of ``item``: its ``callqa(runs=N)`` marker, else the session's setting."""
-    marker = item.get_closest_marker("callqa")
+    marker = case_marker(item)
     runs = marker.kwargs.get("runs") if marker is not None else None
     return runs if isinstance(runs, int) and marker_runs(runs) is None else default
 

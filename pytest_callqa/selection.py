@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .repeats import marker_runs
+from .repeats import case_marker, marker_runs
 from .run.shard import in_shard
 
 if TYPE_CHECKING:
@@ -23,17 +23,27 @@ MODEL_FIXTURE = "callqa_model"
 OTHER_SHARD_KEY = pytest.StashKey[bool]()
 
 
+def marker_matches(metafunc: pytest.Metafunc) -> str:
+    """What a test without a golden case asked for, for its skip reason: `` matches
+    callqa(task='qa')``, or `` was loaded`` without a marker."""
+    marker = case_marker(metafunc.definition)
+    if marker is None:
+        return " was loaded"
+    return f" matches {CASE_MARKER}({', '.join(f'{k}={v!r}' for k, v in marker.kwargs.items())})"
+
+
 def marker_filter(metafunc: pytest.Metafunc, registry: Registry) -> tuple[list[str], list[str]]:
-    """The tasks and tags of the test's closest ``callqa`` marker (empty lists: no filter)."""
-    marker = metafunc.definition.get_closest_marker(CASE_MARKER)
+    """The tasks and tags of the test's ``callqa`` markers (empty lists: no filter), each
+    keyword from the closest marker that sets it (:func:`~.repeats.case_marker`)."""
+    marker = case_marker(metafunc.definition)
     if marker is None:
         return [], []
     where = f"@pytest.mark.{CASE_MARKER} on {metafunc.definition.nodeid}"
-    problem = None
+    problem = marker.conflict
     unknown = sorted(set(marker.kwargs) - set(CASE_MARKER_KEYS))
-    if marker.args:
+    if problem is None and marker.args:
         problem = f"use keywords, e.g. {CASE_MARKER}(task='qa', tags=['billing'])"
-    elif unknown:
+    elif problem is None and unknown:
         problem = (f"unknown keyword(s) {', '.join(unknown)}; "
                    f"known: {', '.join(CASE_MARKER_KEYS)}")
 

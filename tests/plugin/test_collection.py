@@ -82,6 +82,59 @@ def test_callqa_marker_filters_by_task_and_tags(
     ]
 
 
+def test_markers_at_several_levels_give_each_keyword_from_the_closest(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # The function's runs=2 replaced the module's task="qa": test_runs got every task's
+    # cases; and the class's tags replaced the module's task as well.
+    project.write_tests("""
+        import pytest
+
+        pytestmark = pytest.mark.callqa(task="qa")
+
+        @pytest.mark.callqa(runs=2)
+        def test_runs(callqa_case):
+            pass
+
+        @pytest.mark.callqa(tags=["banking"])
+        class TestTagged:
+            def test_tagged(self, callqa_case):
+                pass
+
+        @pytest.mark.callqa(task="entity")
+        def test_closest_task(callqa_case):
+            pass
+    """)
+    assert collected(pytester.runpytest("--co", "-q")) == [
+        "test_runs[qa-refund]",
+        "TestTagged::test_tagged[no-case]",
+        "test_closest_task[entity-transfer]",
+    ]
+    # TestTagged asks for QA cases tagged banking: there is none, and the skip says so.
+    result = pytester.runpytest("-rs", "-k", "Tagged")
+    result.stdout.fnmatch_lines(["*no golden case matches callqa(tags=[[]'banking'[]], "
+                                 "task='qa')"])
+
+
+def test_two_markers_of_one_test_that_disagree_are_a_collection_error(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # The second was ignored without a word: the test got the QA cases alone.
+    project.write_tests("""
+        import pytest
+
+        @pytest.mark.callqa(task="translation")
+        @pytest.mark.callqa(task="qa")
+        def test_twice(callqa_case):
+            pass
+    """)
+    result = pytester.runpytest()
+    result.stdout.fnmatch_lines(["*ERROR collecting test_eval.py*",
+                                 "*callqa on test_eval.py::test_twice: two callqa markers "
+                                 "of this test set task: 'qa' and 'translation'"])
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+
+
 def test_a_marker_that_matches_no_case_skips_with_the_reason(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

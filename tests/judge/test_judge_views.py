@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from pytest_callqa.engine.core.cases import GoldenCase
-from pytest_callqa.engine.evaluate import evaluate
+from pytest_callqa.engine.evaluate import evaluate, evaluate_many
 from pytest_callqa.engine.judges.llm import OpenAIJudge
 from pytest_callqa.engine.judges.prompts import AGENT_PROMPT, CONVERSATION_PROMPT
+from pytest_callqa.engine.pricing import PriceTable
 from tests.families import test_agent, test_extraction
 
 from .conftest import make_runner
@@ -188,3 +189,28 @@ def test_a_seed_is_sent_and_dropped_for_a_server_that_refuses_it(fake: Any) -> N
     verdicts = judge.judge(requests)
     assert all(v.score is not None for v in verdicts)
     assert ["seed" in body for body in server.bodies] == [True, False, False, False]
+
+
+def test_a_turn_two_models_say_word_for_word_is_asked_and_charged_once(fake: Any) -> None:
+    # Turn 1 is the same text in both outputs: judged from its own window, the two
+    # judgements are one request. The server was asked once, but both results carried the
+    # call and its cost (142 calls and $0.06590 for 139 requests and $0.06538 on the example
+    # project).
+    server = fake()
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="combined",
+                        runner=make_runner(prices=PriceTable({MODEL: (1.0, 2.0)})))
+    other = {"turns": [SPOKEN["turns"][0], *({"turn": t["turn"], "text": t["text"] + " Okay."}
+                                            for t in SPOKEN["turns"][1:])]}
+    results = evaluate_many([(visit(combined=True), SPOKEN, "alpha"),
+                             (visit(combined=True), other, "beta")],
+                            judge=judge, benchmarks=False)
+    assert server.requests == 5  # three turns each, one of them the same
+    calls = sum(r.usage.get("judge_calls", 0.0) for r in results)
+    assert calls == pytest.approx(5.0)
+    spent = judge.usage_summary()["spent_usd"]
+    assert sum(r.usage.get("judge_cost_usd", 0.0) for r in results) == pytest.approx(spent)
+    # Charged to the first asker, as a judgement asked twice in one batch is.
+    assert results[0].usage["judge_calls"] == pytest.approx(3.0)
+    assert results[1].usage["judge_calls"] == pytest.approx(2.0)
+    # Both have every verdict.
+    assert not results[0].judge_errors and not results[1].judge_errors

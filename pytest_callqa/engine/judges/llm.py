@@ -139,6 +139,11 @@ class _GroupCall:
     group: list[tuple[str, Item]]
     build: Callable[[str], ChatRequest]
     refusal: str | None
+    # What makes two calls one request: their messages, sample and reply bound.
+    identity: tuple[Any, ...] = ()
+    # Calls of the batch that would send this very request (the same turn, word for word, in
+    # two models' outputs): answered with its reply, charged nothing (see _answers).
+    copies: list[_GroupCall] = dataclasses.field(default_factory=list)
     _last: dict[str, ParsedReply] = dataclasses.field(default_factory=dict)
 
     @property
@@ -161,6 +166,22 @@ class _GroupCall:
             parsed = self._last.get(outcome.content) or parse_reply(outcome.content,
                                                                      self.items)
         return list(zip(self.keys, judge._verdicts(self.items, outcome, parsed), strict=True))
+
+
+def _one_per_request(calls: list[_GroupCall]) -> list[_GroupCall]:
+    """``calls`` less those that would send a request an earlier one sends, each kept as a
+    copy of that one. Judgements of different outputs can ask the very same thing — a turn
+    judged from its own window, said word for word by two models — and the transport sends
+    such a request once; a refused call is its own (its verdicts say why)."""
+    first: dict[tuple[Any, ...], _GroupCall] = {}
+    kept = []
+    for call in calls:
+        same = first.setdefault(call.identity, call) if call.refusal is None else call
+        if same is call:
+            kept.append(call)
+        else:
+            same.copies.append(call)
+    return kept
 
 
 def _unit_by_unit(request: JudgeRequest) -> bool:
@@ -278,7 +299,7 @@ class OpenAIJudge:
                 if outcome is None:
                     missing.append(call)  # sent as built: its prompt is not built twice
                     continue
-                verdicts.add(call.verdicts(self, outcome))
+                verdicts.add(self._answers(call, outcome))
             progress.advance()
         if missing:
             if self.before_send is not None:
@@ -309,7 +330,7 @@ class OpenAIJudge:
                           for key, item in group]
             else:
                 calls.append(call)
-        return keys, calls
+        return keys, _one_per_request(calls)
 
     async def _send(self, calls: list[_GroupCall], verdicts: _Verdicts,
                     progress: _Progress) -> None:
@@ -398,14 +419,25 @@ class OpenAIJudge:
             return ChatRequest(messages=messages, params=params, kind="judge",
                                version=PROMPT_VERSION, variant=variant)
 
-        return _GroupCall(group=group, build=build, refusal=refusal)
+        identity = (tuple((m["role"], m["content"]) for m in messages),
+                    tuple(sorted(variant.items())), tuple(sorted(bound.items())))
+        return _GroupCall(group=group, build=build, refusal=refusal, identity=identity)
 
     async def _judge_group(self, call: _GroupCall) -> list[tuple[str, JudgeVerdict]]:
         if call.refusal is not None:
             return self._refused(call)
         outcome = await call_structured(self.runner, self.endpoint, self.formats, call.build,
                                         call.check)
-        return call.verdicts(self, outcome)
+        return self._answers(call, outcome)
+
+    def _answers(self, call: _GroupCall,
+                 outcome: ChatOutcome) -> list[tuple[str, JudgeVerdict]]:
+        """The verdicts of ``call`` and of its copies, from its one outcome. A copy's cost
+        is the call's, paid once: counted again, a batch's results summed to more calls and
+        spend than the server saw (142 calls for 139 requests in the example project)."""
+        unpaid = dataclasses.replace(outcome, usage={})
+        return [*call.verdicts(self, outcome),
+                *(pair for copy in call.copies for pair in copy.verdicts(self, unpaid))]
 
     def _too_large(self, messages: list[dict[str, str]], reply: int, what: str) -> str | None:
         refusal = too_large(messages, self.model, self.max_input_tokens, what)

@@ -268,8 +268,12 @@ def per_process(processes: Sequence[Mapping[str, Any]], totals: Mapping[str, Any
 def _calls_line(what: str, per_process: Mapping[str, Any]) -> str:
     processes = per_process["processes"]
     where = f" over {processes} processes" if processes > 1 else ""
+    # Under xdist a worker also reads the replies another sent for the run (through the run's
+    # exchange when the cache keeps none): "from the cache" alone read wrong beside "cache
+    # off", and on a cold run whose every reply was bought in it.
+    source = ("the cache or another worker's reply" if processes > 1 else "the cache")
     line = (f"{what} calls: {per_process['calls']}{where}, "
-            f"{per_process['cache_hits']} answered from the cache")
+            f"{per_process['cache_hits']} answered from {source}")
     damaged = per_process.get("damaged_cache_entries", 0)
     if damaged:
         entries = "entry" if damaged == 1 else "entries"

@@ -296,7 +296,9 @@ def assert_metric(
     """Fail unless ``metric_id`` was scored and lies within ``[min, max]``.
 
     Without bounds the metric must not be rated *fail* or *blocker* by its own thresholds.
-    A metric that was not scored fails: an estimate that does not exist cannot pass.
+    A metric without a value never passes: it fails when the output failed its structure
+    check, skips the test when it does not apply, and is otherwise the tool's error
+    (:func:`_unscored`).
     """
     __tracebackhide__ = True
     for name, bound in (("min", min), ("max", max)):

@@ -476,7 +476,8 @@ def _unranked_reason(c: ModelCard, final: float | None, use_a: bool) -> str:
 def _ties(cards: list[ModelCard], use_a: bool, all_costed: bool) -> None:
     """The interval of what each model is ranked by, and the models it cannot be told apart
     from: their intervals overlap, or one has none (too few cases to draw one: told apart
-    by nothing), among models alike in having a blocker or not."""
+    by nothing), among models alike in having a blocker or not. A model without the final
+    score it is ranked by ties with none."""
     if all_costed:
         cheapest = max(min(c.cost_per_1000_calls or 0.0 for c in cards), _COST_FLOOR)
     for c in cards:
@@ -485,8 +486,9 @@ def _ties(cards: list[ModelCard], use_a: bool, all_costed: bool) -> None:
             normalised = max(c.cost_per_1000_calls or 0.0, _COST_FLOOR) / cheapest
             interval = (interval[0] / normalised, interval[1] / normalised)
         c.rank_interval = interval
+    figured = [c for c in cards if (c.final_score_a if use_a else c.final_score_b) is not None]
     for c in cards:
-        c.rank_ties = [o.model for o in sorted(cards, key=lambda o: o.cost_adjusted_rank or 0)
-                       if o is not c and o.any_blocker == c.any_blocker
+        c.rank_ties = [o.model for o in sorted(figured, key=lambda o: o.cost_adjusted_rank or 0)
+                       if c in figured and o is not c and o.any_blocker == c.any_blocker
                        and (c.rank_interval is None or o.rank_interval is None
                             or overlaps(c.rank_interval, o.rank_interval))]

@@ -361,6 +361,8 @@ class _Comparison:
                     and metric not in self.now[k].counts]
         else:
             lost = [k for k in usable if k in old_cases and k not in new_cases]
+        # One that no longer applies (the new output has no pair to compare) misses nothing.
+        lost = [k for k in lost if metric not in self.now[k].not_applicable]
         if (out or lost) and check["status"] != "regression" \
                 and len(keys) >= max(self.min_cases, 1):
             check["status"] = "incomplete"

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.core.results import NOT_APPLICABLE
+
 CaseKey = tuple[str, str, str]  # (model, task, case_id)
 
 # Why a comparison could not be made, in the gate's words (its "incomplete" entries' reason).
@@ -46,6 +48,9 @@ class Case:
     # The blocker metrics left without an estimate in any run (the judge cannot make one, a
     # custom metric returned none): whether they fired is unknown too.
     unestimated_blockers: set[str] = field(default_factory=set)
+    # The metrics that do not apply to the case in some run (no matched pair to compare, no
+    # fact stated): no value, and none missing.
+    not_applicable: set[str] = field(default_factory=set)
 
     def undecided_by(self, metric: str) -> set[str]:
         """What left ``metric`` unknown in this case (``JUDGE_ERRORS``, ``CODE_ERRORS``,
@@ -120,6 +125,10 @@ def read_cases(report: Mapping[str, Any]) -> dict[CaseKey, Case]:
             item.blockers.update(str(b) for b in entry.get("blockers") or ())
             item.raised_blockers |= _raised_blockers(entry)
             item.unestimated_blockers |= _unestimated_blockers(entry)
+            item.not_applicable |= {
+                mid for mid, m in entry["metrics"].items() if isinstance(m, dict)
+                and m.get("scored") is False and str(m.get("reason") or "").startswith(
+                    NOT_APPLICABLE)}
             for mid, metric in entry["metrics"].items():
                 value = metric.get("value") if isinstance(metric, dict) else None
                 if value is None or not metric.get("scored", True):

@@ -157,7 +157,7 @@ def gate_lines(gate: Mapping[str, Any]) -> list[str]:
     statuses = [c.get("status") for c in checks]
     lines.append(f"  {len(checks)} comparisons: {statuses.count('improvement')} improved, "
                  f"{statuses.count('too few cases')} with too few shared cases to tell"
-                 + (f", {n} incomplete (judge errors)"
+                 + (f", {n} incomplete (listed above)"
                     if (n := statuses.count("incomplete")) else ""))
     changes = change_counts(gate)
     if changes:

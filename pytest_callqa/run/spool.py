@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 # How much of each transcript the report carries for a reader (the HTML drill-down).
 EXCERPT_TURNS = 12
 EXCERPT_CHARS = 300
-# The details of a metric the scorecard reads (pooled rates); the rest stay in the report.
-POOLED_DETAILS = ("numerator", "denominator")
+# The details of a metric the scorecard reads — a pooled rate's counts; whether its missing
+# value may hide a blocker, and a custom metric's raised code — the rest stay in the report.
+SCORECARD_DETAILS = ("numerator", "denominator", "blocker_metric", "raised")
 # The keys of a packed payload (see packed) that hold its case entry and its later runs'
 # results as JSON text...
 ENTRY = "entry"
@@ -81,7 +82,7 @@ def golden_entry(case: GoldenCase) -> dict[str, Any]:
 
 def scorecard_view(result: dict[str, Any]) -> dict[str, Any]:
     """What the scorecard reads of a result (``summary._for_scorecard`` gives the same
-    from either): no reasons, no details but the pooled rates' counts, of the judge records
+    from either): no reasons, no details but :data:`SCORECARD_DETAILS`, of the judge records
     only what :func:`kept_records` keeps: about a third of the text (2.7 of 8.4 KB an output
     in benchmarks/scale_bench.py's suites) to read back at the end of a run, where every
     result is read."""
@@ -90,7 +91,7 @@ def scorecard_view(result: dict[str, Any]) -> dict[str, Any]:
     for mid, m in (result.get("metrics") or {}).items():
         details = m.get("details") or {}
         metrics[mid] = {**{k: m[k] for k in _METRIC_VIEW_KEYS if k in m},
-                        "details": {k: details[k] for k in POOLED_DETAILS if k in details}}
+                        "details": {k: details[k] for k in SCORECARD_DETAILS if k in details}}
     view["metrics"] = metrics
     view["judge_records"] = kept_records(result)
     return view

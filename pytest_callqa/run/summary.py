@@ -36,7 +36,7 @@ from .settings import (
     count,
     display_path,
 )
-from .spool import NOT_JSON, POOLED_DETAILS, ResultSpool, entry_text, golden_entry, kept_records
+from .spool import NOT_JSON, SCORECARD_DETAILS, ResultSpool, entry_text, golden_entry, kept_records
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -350,7 +350,7 @@ class Summary:
         failed = sum(m.get("failed_asks", 0) for m in metrics.values())
         if failed:
             lines.append(f"judge repeats: {count(failed, 'verdict')} with an ask that gave no "
-                         "score (a judge error; agreement is over the asks that scored)")
+                         "score (left out of the agreement, which is over the asks that scored)")
         return lines
 
     def render(self, color: bool, width: int | None = None) -> str:
@@ -464,7 +464,7 @@ def _for_scorecard(data: dict[str, Any],
     metrics: dict[str, MetricResult] = {}
     for mid, m in (data.get("metrics") or {}).items():
         details = m.get("details") or {}
-        kept = tuple((k, details[k]) for k in POOLED_DETAILS if k in details)
+        kept = tuple((k, details[k]) for k in SCORECARD_DETAILS if k in details)
         rating = m.get("rating")
         key = (m.get("value"), bool(m.get("scored", True)), rating,
                bool(m.get("blocker", False)), bool(m.get("flagged", False)),

@@ -518,6 +518,17 @@ def test_a_free_models_rank_interval_is_its_final_interval() -> None:
     assert card.models["free"].rank_ties == []
 
 
+def test_a_model_without_a_final_score_ties_with_none() -> None:
+    # Only an agent case: no final score B, ranked last; it was "3 (tie 1, 2)", its missing
+    # interval read as "too few cases".
+    card = build_scorecard([result("a", "qa", c, 0.9) for c in "xy"]
+                           + [result("b", "qa", c, 0.5) for c in "xy"]
+                           + [result("c", "agent", "z", 0.9)])
+    assert card.models["c"].final_score_b is None
+    assert card.models["c"].rank_ties == []
+    assert "c" not in card.models["a"].rank_ties + card.models["b"].rank_ties
+
+
 def test_models_of_one_case_each_cannot_be_told_apart() -> None:
     # One case: the bootstrap gave each model a zero-width interval, so 0.9 and 0.91 were
     # ranked as told apart, as far apart as any two models.

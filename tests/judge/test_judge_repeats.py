@@ -113,6 +113,12 @@ def test_an_ask_that_failed_is_no_disagreement() -> None:
     alone = TaskResult(task="qa", case_id="c", score=1.0, valid=True, blocked=False,
                        blockers=[], metrics={}, judge_records=[one_left])
     assert repeat_agreement([alone])["m"]["exact"] is None
+    # No ask scored: still one verdict with asks that gave no score (it was not counted).
+    none = combine(request("likert5"), [failed, failed, failed], 0.25)
+    assert none.judge_error and none.record("j")["repeats"] == [None, None, None]
+    lost = TaskResult(task="qa", case_id="c", score=1.0, valid=True, blocked=False,
+                      blockers=[], metrics={}, judge_records=[two_agree, none.record("j")])
+    assert repeat_agreement([lost])["m"]["failed_asks"] == 2
 
 
 def test_a_requests_key_is_worked_out_once_and_a_repeat_gets_its_own() -> None:

@@ -125,3 +125,30 @@ def test_a_metric_tolerance_is_passed_to_the_gate() -> None:
     # The threshold itself is untouched by a tolerance alone.
     assert registry.metric("entity", "keyword_f1").bands == \
         default_registry().metric("entity", "keyword_f1").bands
+
+
+def test_the_runs_scorecard_counts_a_blocker_no_estimate_was_made_of_as_undecided(
+    project: MiniProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    # The heuristic judge cannot estimate fluency: the tests said the blocker was unknown,
+    # while the run's scorecard (built from what each test sent the controller, without the
+    # metric's details) said the task was decided, no disqualification in doubt.
+    with_policy(project, "\n[tool.callqa.metrics.target_fluency]\nthreshold = 0.85\n"
+                         "acceptable = 0.7\nblocker = true\n")
+    project.write_tests("""
+        import pytest
+        from pytest_callqa import assert_no_blockers
+
+        @pytest.mark.callqa(task="translation")
+        def test_no_blockers(callqa_result):
+            assert_no_blockers(callqa_result)
+    """)
+    for workers in ([], ["-n", "2"]):
+        result = pytester.runpytest(*workers, "--callqa-models=alpha",
+                                    "--callqa-report=report.json")
+        result.assert_outcomes(errors=1)
+        agg = project.report("report.json")["models"]["alpha"]["tasks"]["translation"]
+        assert (agg["blocker_unknown_cases"], agg["unknown_blockers"]) == (1, ["target_fluency"])
+        assert agg["disqualification_unknown"] is True
+        assert "[!?] alpha: disqualification for translation unknown" in scorecard_of(
+            result.stdout.str())

@@ -304,6 +304,11 @@ def test_a_metric_this_run_has_no_value_for_is_a_comparison_not_made(
     gate = compare_reports(report, baseline)
     [unmade] = [e for e in gate["incomplete"] if e["metric"] == "call_intent_match"]
     assert unmade["run"] == sorted(e["case_id"] for e in lost)
+    # One that no longer applies to the new output misses nothing: no comparison left out.
+    for entry in lost:
+        entry["metrics"]["call_intent_match"]["reason"] = "n/a: nothing to compare"
+    gate = compare_reports(report, baseline)
+    assert not [e for e in gate["incomplete"] if e["metric"] == "call_intent_match"]
 
 
 @pytest.mark.parametrize(("edit", "message"), [

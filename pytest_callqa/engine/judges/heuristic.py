@@ -247,7 +247,8 @@ class HeuristicJudge:
     def _facts(self, request: JudgeRequest) -> JudgeVerdict:
         facts = [str(f) for f in request.focus.get("facts", []) if str(f).strip()]
         if not facts:
-            return JudgeVerdict(request.metric, None, "not scored: the output states no fact")
+            # Nothing to have fabricated: the rate does not apply (its blocker cannot fire).
+            return JudgeVerdict(request.metric, None, "n/a: the output states no fact")
         contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
         fabricated = []
         for fact in facts:

@@ -116,7 +116,9 @@ def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
             usage[key] = usage.get(key, 0.0) + amount
     given = [v for v in verdicts if not v.judge_error and v.score is not None]
     if not given:
-        return dataclasses.replace(verdicts[0], usage=usage)
+        # Its asks are still counted, each one that gave no score (repeat_agreement).
+        return dataclasses.replace(verdicts[0], usage=usage, details={
+            **verdicts[0].details, REPEATS_KEY: [None] * len(verdicts)})
     scores = [float(v.score) for v in given]  # type: ignore[arg-type]
     if request.scale == "binary":
         score = 1.0 if 2 * sum(1 for s in scores if s >= 0.5) > len(scores) else 0.0

@@ -386,8 +386,8 @@ class JudgeCache:
             return None
 
     def run_exchange(self, run_id: str) -> JudgeCache | None:
-        """A cache of run ``run_id`` alone, for the replies this one keeps none of (``off``,
-        ``ro``); removed by :meth:`end_exchange`, or swept a day later (a killed run's)."""
+        """A cache of run ``run_id`` alone: every reply of an ``off`` or ``ro`` cache, what no
+        cache keeps (kept.py); removed by :meth:`end_exchange`, or swept after a day."""
         folder = self._coordination_dir(_EXCHANGES)
         if folder is None:
             return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -454,7 +454,7 @@ def _rank(card: Scorecard) -> None:
     ))
     for rank, c in enumerate(ordered, start=1):
         c.cost_adjusted_rank = rank
-    _ties(ranked, use_a, all_costed)
+    _ties(ranked, use_a, all_costed, basis)
     if unranked:
         card.notes.append("not ranked, what it would be ranked on being unknown — "
                           + "; ".join(_unranked_reason(c, basis(c), use_a) for c in unranked))
@@ -473,7 +473,8 @@ def _unranked_reason(c: ModelCard, final: float | None, use_a: bool) -> str:
     return f"{c.model}: {', '.join(reasons)}"
 
 
-def _ties(cards: list[ModelCard], use_a: bool, all_costed: bool) -> None:
+def _ties(cards: list[ModelCard], use_a: bool, all_costed: bool,
+          basis: Callable[[ModelCard], float | None]) -> None:
     """The interval of what each model is ranked by, and the models it cannot be told apart
     from: their intervals overlap, or one has none (too few cases to draw one: told apart
     by nothing), among models alike in having a blocker or not. A model without the final
@@ -486,7 +487,7 @@ def _ties(cards: list[ModelCard], use_a: bool, all_costed: bool) -> None:
             normalised = max(c.cost_per_1000_calls or 0.0, _COST_FLOOR) / cheapest
             interval = (interval[0] / normalised, interval[1] / normalised)
         c.rank_interval = interval
-    figured = [c for c in cards if (c.final_score_a if use_a else c.final_score_b) is not None]
+    figured = [c for c in cards if basis(c) is not None]
     for c in cards:
         c.rank_ties = [o.model for o in sorted(figured, key=lambda o: o.cost_adjusted_rank or 0)
                        if c in figured and o is not c and o.any_blocker == c.any_blocker

@@ -147,7 +147,7 @@ def call_runs(item: pytest.Function, state: CallqaSession,
             # per-test time limit interrupted), so the test function ran in none: no run of
             # the pair has a known outcome from this test.
             _keep(item, payload, results,
-                  RunsRecord(outcomes=[None] * runs, rule=rule, passed=None))
+                  RunsRecord(outcomes=[None] * runs, rule=rule, passed=None), outputs)
             _unproduced(payload, failed, runs, len(results) if results else len(outputs))
         raise
     argnames = item._fixtureinfo.argnames
@@ -189,7 +189,8 @@ def call_runs(item: pytest.Function, state: CallqaSession,
                                                               for ok in outcomes])):
         # The test is the tool's error unless the known runs fail it even were every unknown
         # run a pass. A pass is never decided so: it would pass over the tool's failure.
-        _keep(item, payload, results, RunsRecord(outcomes=outcomes, rule=rule, passed=None))
+        _keep(item, payload, results, RunsRecord(outcomes=outcomes, rule=rule, passed=None),
+              outputs)
         raise tool_errors[0]
     decisive: BaseException | None
     if on_mean:
@@ -203,7 +204,8 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     # A tool failure on the mean of the runs leaves the rule undecided, as in a run.
     undecided = decisive is not None and is_tool_failure(decisive)
     _keep(item, payload, results, RunsRecord(outcomes=outcomes, rule=rule,
-                                             passed=None if undecided else decisive is None))
+                                             passed=None if undecided else decisive is None),
+          outputs)
     if decisive is not None:
         raise decisive
     return True
@@ -224,19 +226,25 @@ def _unproduced(payload: dict[str, Any] | None,
 
 
 def _keep(item: pytest.Item, payload: dict[str, Any] | None, results: list[TaskResult],
-          record: RunsRecord) -> None:
+          record: RunsRecord, outputs: list[Any]) -> None:
     """The record on the test (its report's runs section) and on the payload."""
     item.stash[RECORD_KEY] = record
-    _attach(item, payload, results, record)
+    _attach(item, payload, results, record, outputs)
 
 
 def _attach(item: pytest.Item, payload: dict[str, Any] | None, results: list[TaskResult],
-            record: RunsRecord) -> None:
-    """The later runs' results and every run's outcome (None: unknown), on the payload the
-    controller gathers; the runs in the JUnit properties, the pass rate over the runs whose
-    outcome is known (empty when none is)."""
+            record: RunsRecord, outputs: list[Any]) -> None:
+    """The later runs' results — each with its own output when that is not run 1's: a live
+    model answers anew in each run, and the report showed run 1's output beside a later
+    run's verdicts — and every run's outcome (None: unknown), on the payload the controller
+    gathers; the runs in the JUnit properties, the pass rate over the runs whose outcome is
+    known (empty when none is). A recorded output is one object in every run: not repeated."""
     if payload is not None and "result" in payload:
-        payload["runs"] = [r.to_dict() for r in results[1:]]
+        payload["runs"] = [
+            {**r.to_dict(), **({"output": outputs[run]} if run < len(outputs)
+                               and outputs[run] is not outputs[0]
+                               and outputs[run] != outputs[0] else {})}
+            for run, r in enumerate(results[1:], start=1)]
         payload["passed"] = list(record.outcomes)
     item.user_properties.extend(run_properties(record.outcomes))
 

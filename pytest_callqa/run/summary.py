@@ -159,9 +159,14 @@ class Summary:
             nodeid, index = found
             entry = self.spool.entry(nodeid)
             result = [entry["result"], *entry["runs"]][index]
-            # Every run of a pair reports the output its first test recorded.
-            first = self._output_of.get((r.model, r.case_id), nodeid)
-            output = entry["output"] if first == nodeid else self.spool.entry(first)["output"]
+            if "output" in result:
+                # A later run's own output (a live model's, when it differs from run 1's).
+                output = result.pop("output")
+            else:
+                # Otherwise every run of a pair reports the output its first test recorded.
+                first = self._output_of.get((r.model, r.case_id), nodeid)
+                output = (entry["output"] if first == nodeid
+                          else self.spool.entry(first)["output"])
             record = {**result, "output": output}
             if r.passed is not None:
                 record["passed"] = r.passed

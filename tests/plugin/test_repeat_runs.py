@@ -253,3 +253,21 @@ def test_a_generation_that_fails_in_a_later_run_is_an_error_not_a_failure(
     result = pytester.runpytest(f"--callqa-models=fast=gpt-4o-mini@{url}", "--callqa-runs", "2")
     result.assert_outcomes(errors=4)
     result.stdout.fnmatch_lines(["*generating the output of model 'fast' for case*failed*"])
+
+
+def test_a_later_run_of_a_live_model_reports_its_own_output(llm: LLMProject,
+                                                            pytester: pytest.Pytester) -> None:
+    # Run 2 (seed 1) answers differently: its record showed run 1's output beside the
+    # verdicts of run 2's. A recorded model's output, the same in every run, is not repeated.
+    llm.serve(reply=lambda body: "second answer" if body.get("seed") == 1 else None)
+    # The heuristic judge (serve() pointed the judge at the server): generation calls only.
+    (llm.root / "pyproject.toml").write_text(PYPROJECT + 'callqa_report = "report.json"\n',
+                                             encoding="utf-8")
+    llm.project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
+                            "def test_r(callqa_result):\n    assert callqa_result.case_id\n")
+    pytester.runpytest(f"--callqa-models=alpha,fast=gpt-4o-mini@{llm.server.base_url}",
+                       "--callqa-runs", "2")
+    records = {(c["model"], c["run"]): c for c in llm.project.report()["cases"]}
+    assert records[("fast", 1)]["output"] == "second answer"
+    assert records[("fast", 0)]["output"] != "second answer"
+    assert records[("alpha", 1)]["output"] == records[("alpha", 0)]["output"]

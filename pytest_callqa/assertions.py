@@ -21,12 +21,17 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .engine.core.results import EvaluationUnavailable, JudgeUnavailable, MetricCodeError
+from .engine.core.results import (
+    EvaluationUnavailable,
+    JudgeUnavailable,
+    MetricCodeError,
+    TaskResult,
+)
 from .engine.core.unicode_text import showable
 
 if TYPE_CHECKING:
     from .engine.core.metrics import MetricSpec
-    from .engine.core.results import MetricResult, TaskResult
+    from .engine.core.results import MetricResult
 
 __all__ = [
     "assert_agent_passes",
@@ -179,6 +184,17 @@ def _unscored(result: TaskResult, metric_id: str, headline: str,
         f"model failure): {reason}"))
 
 
+def _a_result(value: object, helper: str) -> None:
+    """Refuse what is not an evaluation result, naming the fixture that gives one (the
+    model's output passed in its place ended in an AttributeError from inside a helper)."""
+    __tracebackhide__ = True
+    if not isinstance(value, TaskResult):
+        raise TypeError(f"{helper} needs an evaluation result (the callqa_result fixture), got "
+                        f"{type(value).__name__}" + (" — the model's output, as callqa_output "
+                                                     "gives it?" if isinstance(
+                                                         value, (dict, list, str)) else ""))
+
+
 def _fail(headline: str, lines: list[str]) -> AssertionError:
     # A model's text (a keyword, a judge's reason quoting it) may hold escape sequences that
     # would act on the terminal or CI log showing the failure: they are shown escaped.
@@ -214,6 +230,7 @@ def _assert_task_score(
     result: TaskResult, task: str, helper: str, min_score: float | None, allow_blockers: bool
 ) -> None:
     __tracebackhide__ = True
+    _a_result(result, helper)
     if result.task != task:
         right = f"assert_{result.task}_score" if result.task in _TITLES else "assert_metric"
         raise TypeError(
@@ -301,6 +318,7 @@ def assert_metric(
     (:func:`_unscored`).
     """
     __tracebackhide__ = True
+    _a_result(result, "assert_metric")
     for name, bound in (("min", min), ("max", max)):
         if bound is not None:
             _bound("assert_metric", name, bound)
@@ -394,6 +412,7 @@ def _blockers_decided(result: TaskResult) -> None:
 def assert_no_blockers(result: TaskResult) -> None:
     """Fail when any blocker metric fired for this output (the model is disqualified)."""
     __tracebackhide__ = True
+    _a_result(result, "assert_no_blockers")
     if not result.blocked:
         _blockers_decided(result)
         return
@@ -408,6 +427,7 @@ def assert_no_blockers(result: TaskResult) -> None:
 
 def _require_task(result: TaskResult, task: str, helper: str) -> None:
     __tracebackhide__ = True
+    _a_result(result, helper)
     if result.task != task:
         raise TypeError(f"{helper} needs a result of task {task!r}, got one of task "
                         f"{result.task!r} {_who(result)}")

@@ -338,3 +338,21 @@ def test_the_family_helpers_fail_a_missing_value_only_on_a_failed_output(
     # The model's output failed: its failure.
     with pytest.raises(AssertionError, match=r"invalid|not scored"):
         check(result(valid=False))
+
+
+@pytest.mark.parametrize("helper", [
+    lambda x: assert_metric(x, "keyword_f1", min=0.5), lambda x: assert_no_blockers(x),
+    lambda x: assert_entity_score(x, 0.5), lambda x: assert_no_garbled_turns(x),
+])
+def test_the_models_output_passed_for_its_result_is_named(helper: Any) -> None:
+    # callqa_output in place of callqa_result: an AttributeError ('dict' object has no
+    # attribute 'task') from inside the helper.
+    with pytest.raises(TypeError, match=r"needs an evaluation result \(the callqa_result "
+                                        r"fixture\), got dict — the model's output"):
+        helper({"entities": []})
+
+
+def test_a_mistyped_metric_id_suggests_the_closest(perfect: dict[str, TaskResult]) -> None:
+    with pytest.raises(KeyError, match="'keyword_f2' is not part of the entity result for "
+                                       "case 'entity-transfer'; did you mean 'keyword_f1'"):
+        assert_metric(perfect["entity-transfer"], "keyword_f2", min=0.5)

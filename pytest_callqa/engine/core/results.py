@@ -162,10 +162,15 @@ class TaskResult:
         try:
             found = self.metrics[metric_id]
         except KeyError:
+            # Standard library, loaded for a mistyped id only.
+            import difflib
+
+            close = difflib.get_close_matches(str(metric_id), list(self.metrics), n=1)
             known = ", ".join(sorted(self.metrics)) or "none"
             raise KeyError(
                 f"metric {metric_id!r} is not part of the {self.task} result for case "
-                f"{self.case_id!r} (known: {known})"
+                f"{self.case_id!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+                + f" (known: {known})"
             ) from None
         if found.judge_error:
             raise JudgeUnavailable(self.judge_error_text([metric_id]))

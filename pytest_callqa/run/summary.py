@@ -111,7 +111,10 @@ class Summary:
             passed = self.collected.get(nodeid, {}).get("passed") or []
             for index, data in enumerate(views):
                 key = (data.get("model"), data["case_id"], int(data.get("run", 0)))
-                if key not in unique:
+                # Two tests of one pair that disagree (one got a verdict the judge could not
+                # give the other) leave it the judge's error, not scored (docs/judge.md).
+                if key not in unique or (data.get("judge_errors")
+                                         and not unique[key].judge_errors):
                     unique[key] = _for_scorecard(data, shared)
                     self._entry_of[key] = (nodeid, index)
                 if index < len(passed):

@@ -118,8 +118,17 @@ def metric_line(result: TaskResult, metric_id: str) -> str:
 
 
 def _details(result: TaskResult, *, include_below_good: bool = True) -> list[str]:
+    # Loaded with the result's own family (the benchmarks are scored beside it).
+    from .engine.tasks.benchmark_specs import BENCHMARK_SPECS
+
     failing = [mid for mid, m in result.metrics.items() if m.rating in _FAILING]
-    lines = [metric_line(result, mid) for mid in failing]
+    # The Layer 2 benchmarks weigh nothing in the task score: listed after the task's own
+    # metrics, under a heading, so a failed score's message leads with what made it.
+    layer2 = [mid for mid in failing if mid in BENCHMARK_SPECS]
+    lines = [metric_line(result, mid) for mid in failing if mid not in layer2]
+    if layer2:
+        lines.append("  Layer 2 benchmarks (not in the task score):")
+        lines.extend(metric_line(result, mid) for mid in layer2)
     if not failing and include_below_good:
         weak = [mid for mid, m in result.metrics.items() if m.rating == "acceptable"]
         if weak:
@@ -386,7 +395,8 @@ def _one_sided(metric_id: str, spec: MetricSpec, low: float | None,
 
 def _blockers_decided(result: TaskResult) -> None:
     """Raise the tool's error when no blocker is known to have fired but one could not be
-    decided: a blocker the judge could not score, or one whose code raised, may have fired."""
+    decided: a blocker the judge could not score, one whose code raised, or one no estimate
+    was made of may have fired."""
     __tracebackhide__ = True
     # Whether a metric is a blocker is the run's definition (its policy), recorded on the
     # metric by the evaluation.

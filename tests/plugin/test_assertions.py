@@ -75,6 +75,13 @@ def test_qa_score_message_names_model_case_metrics_blockers_and_judge(
     assert ("  compliance_false_pass_rate = 50.0% (blocker; threshold <= 1% | > 3% blocker) — "
             "1 of 2 PASS_FAIL questions falsely passed: Q2") in lines
     assert "  blockers: compliance_false_pass_rate" in lines
+    # The Layer 2 benchmark that failed comes after the task's own metrics, under a heading:
+    # it weighs nothing in the score (it was listed among them, as if it did).
+    heading = lines.index("  Layer 2 benchmarks (not in the task score):")
+    exact = next(i for i, line in enumerate(lines) if line.startswith("  exact_match = "))
+    own = lines.index("  compliance_false_pass_rate = 50.0% (blocker; threshold <= 1% | > 3% "
+                      "blocker) — 1 of 2 PASS_FAIL questions falsely passed: Q2")
+    assert own < heading < exact
 
 
 def test_judge_reason_is_quoted_for_a_failing_judge_metric(golden: dict[str, Any]) -> None:

@@ -14,13 +14,14 @@ tool failed in. A skip in any run skips it.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from .outcomes import TOOL_FAILURE, is_tool_failure, produce_or_fail
-from .outputs import ModelOutput
+from .outputs import ModelOutput, for_report
 from .run.junit import run_properties
 from .run.settings import ERROR_PAYLOAD, MAX_RUNS, UNPRODUCED_PAYLOAD, Missing
 
@@ -73,16 +74,36 @@ def case_marker(node: pytest.Item | Any) -> CaseMarker | None:
     args: tuple[Any, ...] = ()
     conflict = None
     found = False
-    for where, mark in node.iter_markers_with_node("callqa"):
+    for where, owner, mark in _declared_marks(node):
         found = True
         args = args or tuple(mark.args)
         for key, value in mark.kwargs.items():
             if key not in kwargs:
-                kwargs[key], owners[key] = value, where
-            elif owners[key] is where and kwargs[key] != value and conflict is None:
+                kwargs[key], owners[key] = value, owner
+            elif owners[key] is owner and kwargs[key] != value and conflict is None:
                 on = "of this test" if where is node else f"on {where.nodeid or where.name}"
                 conflict = f"two callqa markers {on} set {key}: {kwargs[key]!r} and {value!r}"
     return CaseMarker(kwargs, args, conflict) if found else None
+
+
+def _declared_marks(node: pytest.Item | Any) -> Iterator[tuple[Any, Any, Any]]:
+    """``node``'s ``callqa`` marks, closest first, each with the node that holds it and what
+    declared it. A class holds its bases' marks too (pytest reads them down its MRO, bases
+    first): ordered by the MRO here, a subclass's own marker comes before its base's and wins,
+    and only two marks one class declares can disagree — a subclass overriding its base's
+    ``task`` is no conflict."""
+    for where in reversed(node.listchain()):
+        if isinstance(where, pytest.Class):
+            for klass in where.obj.__mro__:
+                declared = klass.__dict__.get("pytestmark", [])
+                for mark in declared if isinstance(declared, list) else [declared]:
+                    mark = getattr(mark, "mark", mark)
+                    if getattr(mark, "name", None) == "callqa":
+                        yield where, klass, mark
+        else:
+            for mark in where.own_markers:
+                if mark.name == "callqa":
+                    yield where, where, mark
 
 
 def marker_runs(value: Any) -> str | None:
@@ -240,11 +261,16 @@ def _attach(item: pytest.Item, payload: dict[str, Any] | None, results: list[Tas
     gathers; the runs in the JUnit properties, the pass rate over the runs whose outcome is
     known (empty when none is). A recorded output is one object in every run: not repeated."""
     if payload is not None and "result" in payload:
-        payload["runs"] = [
-            {**r.to_dict(), **({"output": outputs[run]} if run < len(outputs)
-                               and outputs[run] is not outputs[0]
-                               and outputs[run] != outputs[0] else {})}
-            for run, r in enumerate(results[1:], start=1)]
+        # Kept as the report keeps run 1's (JSON builtins: a NaN a model wrote is null).
+        first = for_report(outputs[0]) if outputs else None
+        payload["runs"] = []
+        for run, result in enumerate(results[1:], start=1):
+            entry = result.to_dict()
+            if run < len(outputs) and outputs[run] is not outputs[0]:
+                own = for_report(outputs[run])
+                if own != first:
+                    entry["output"] = own
+            payload["runs"].append(entry)
         payload["passed"] = list(record.outcomes)
     item.user_properties.extend(run_properties(record.outcomes))
 

@@ -135,6 +135,27 @@ def test_two_markers_of_one_test_that_disagree_are_a_collection_error(
     assert result.ret == pytest.ExitCode.INTERRUPTED
 
 
+def test_a_subclass_marker_overrides_its_bases(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # pytest gives a class its bases' marks too: the subclass's own task read as a second
+    # marker of the same class, a conflict that stopped the collection of every test.
+    project.write_tests("""
+        import pytest
+
+        @pytest.mark.callqa(task="qa")
+        class TestBase:
+            def test_it(self, callqa_case):
+                pass
+
+        @pytest.mark.callqa(task="entity")
+        class TestEntity(TestBase):
+            pass
+    """)
+    assert collected(pytester.runpytest("--co", "-q")) == [
+        "TestBase::test_it[qa-refund]", "TestEntity::test_it[entity-transfer]"]
+
+
 def test_a_marker_that_matches_no_case_skips_with_the_reason(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

@@ -271,3 +271,19 @@ def test_a_later_run_of_a_live_model_reports_its_own_output(llm: LLMProject,
     assert records[("fast", 1)]["output"] == "second answer"
     assert records[("fast", 0)]["output"] != "second answer"
     assert records[("alpha", 1)]["output"] == records[("alpha", 0)]["output"]
+
+
+def test_a_later_runs_output_is_kept_as_the_report_keeps_run_1s(llm: LLMProject,
+                                                                pytester: pytest.Pytester) -> None:
+    # Run 2 answers with a NaN (json.loads reads it): kept raw, it ended the session in an
+    # INTERNALERROR when the report was written (JSON has no NaN).
+    llm.serve(reply=lambda body: '{"answer": NaN}' if body.get("seed") == 1 else None)
+    (llm.root / "pyproject.toml").write_text(PYPROJECT + 'callqa_report = "report.json"\n',
+                                             encoding="utf-8")
+    llm.project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
+                            "def test_r(callqa_result):\n    assert callqa_result.case_id\n")
+    result = pytester.runpytest(f"--callqa-models=fast=gpt-4o-mini@{llm.server.base_url}",
+                                "--callqa-runs", "2")
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    records = {c["run"]: c for c in llm.project.report()["cases"]}
+    assert records[1]["output"] == {"answer": None}

@@ -255,19 +255,27 @@ def test_a_generation_that_fails_in_a_later_run_is_an_error_not_a_failure(
     result.stdout.fnmatch_lines(["*generating the output of model 'fast' for case*failed*"])
 
 
-def test_a_later_run_of_a_live_model_reports_its_own_output(llm: LLMProject,
-                                                            pytester: pytest.Pytester) -> None:
-    # Run 2 (seed 1) answers differently: its record showed run 1's output beside the
-    # verdicts of run 2's. A recorded model's output, the same in every run, is not repeated.
-    llm.serve(reply=lambda body: "second answer" if body.get("seed") == 1 else None)
+def live_runs(llm: LLMProject, pytester: pytest.Pytester, run_2_reply: str,
+              models: str) -> tuple[pytest.RunResult, dict[tuple[str, int], Any]]:
+    """QA cases over two runs of ``models``, the heuristic judging; live ``fast``'s run 2
+    (seed 1) answers ``run_2_reply``. The run, and its case records by (model, run)."""
+    llm.serve(reply=lambda body: run_2_reply if body.get("seed") == 1 else None)
     # The heuristic judge (serve() pointed the judge at the server): generation calls only.
     (llm.root / "pyproject.toml").write_text(PYPROJECT + 'callqa_report = "report.json"\n',
                                              encoding="utf-8")
     llm.project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
                             "def test_r(callqa_result):\n    assert callqa_result.case_id\n")
-    pytester.runpytest(f"--callqa-models=alpha,fast=gpt-4o-mini@{llm.server.base_url}",
-                       "--callqa-runs", "2")
-    records = {(c["model"], c["run"]): c for c in llm.project.report()["cases"]}
+    result = pytester.runpytest(
+        f"--callqa-models={models.replace('FAST', 'fast=gpt-4o-mini@' + llm.server.base_url)}",
+        "--callqa-runs", "2")
+    return result, {(c["model"], c["run"]): c for c in llm.project.report()["cases"]}
+
+
+def test_a_later_run_of_a_live_model_reports_its_own_output(llm: LLMProject,
+                                                            pytester: pytest.Pytester) -> None:
+    # Run 2 (seed 1) answers differently: its record showed run 1's output beside the
+    # verdicts of run 2's. A recorded model's output, the same in every run, is not repeated.
+    _, records = live_runs(llm, pytester, "second answer", "alpha,FAST")
     assert records[("fast", 1)]["output"] == "second answer"
     assert records[("fast", 0)]["output"] != "second answer"
     assert records[("alpha", 1)]["output"] == records[("alpha", 0)]["output"]
@@ -277,13 +285,6 @@ def test_a_later_runs_output_is_kept_as_the_report_keeps_run_1s(llm: LLMProject,
                                                                 pytester: pytest.Pytester) -> None:
     # Run 2 answers with a NaN (json.loads reads it): kept raw, it ended the session in an
     # INTERNALERROR when the report was written (JSON has no NaN).
-    llm.serve(reply=lambda body: '{"answer": NaN}' if body.get("seed") == 1 else None)
-    (llm.root / "pyproject.toml").write_text(PYPROJECT + 'callqa_report = "report.json"\n',
-                                             encoding="utf-8")
-    llm.project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
-                            "def test_r(callqa_result):\n    assert callqa_result.case_id\n")
-    result = pytester.runpytest(f"--callqa-models=fast=gpt-4o-mini@{llm.server.base_url}",
-                                "--callqa-runs", "2")
+    result, records = live_runs(llm, pytester, '{"answer": NaN}', "FAST")
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
-    records = {c["run"]: c for c in llm.project.report()["cases"]}
-    assert records[1]["output"] == {"answer": None}
+    assert records[("fast", 1)]["output"] == {"answer": None}

@@ -173,6 +173,11 @@ def _beyond_lowest(result: TaskResult, metric_id: str, shown: str) -> JudgeUnava
                                      f"only known to be at least {shown}"))
 
 
+def _why(metric: MetricResult) -> str:
+    """Why ``metric`` has no value, without the "not scored: " its reason may begin with."""
+    return (metric.reason or "not scored").removeprefix("not scored: ")
+
+
 def _unscored(result: TaskResult, metric_id: str, headline: str,
               lines: list[str]) -> BaseException:
     """What a check of a metric without a value raises. The model's failure when its output
@@ -184,7 +189,7 @@ def _unscored(result: TaskResult, metric_id: str, headline: str,
     metric = result.metrics[metric_id]
     if not result.valid:
         return _fail(headline, lines)
-    reason = (metric.reason or "not scored").removeprefix("not scored: ")
+    reason = _why(metric)
     if metric.not_applicable:
         return pytest.skip.Exception(showable(
             f"{metric_id} does not apply {_who(result)}: {reason}"))
@@ -410,8 +415,7 @@ def _blockers_decided(result: TaskResult) -> None:
         raise MetricCodeError(_code_error(result, broken))
     # The rest the evaluation marks: a blocker left without an estimate (the heuristic judge
     # cannot make one; a custom metric returned none).
-    unestimated = [f"{mid}: {(m.reason or 'not scored').removeprefix('not scored: ')}"
-                   for mid, m in result.metrics.items()
+    unestimated = [f"{mid}: {_why(m)}" for mid, m in result.metrics.items()
                    if m.details.get("blocker_metric") and not m.scored]
     if unestimated:
         raise EvaluationUnavailable(showable(

@@ -261,14 +261,16 @@ def _attach(item: pytest.Item, payload: dict[str, Any] | None, results: list[Tas
     gathers; the runs in the JUnit properties, the pass rate over the runs whose outcome is
     known (empty when none is). A recorded output is one object in every run: not repeated."""
     if payload is not None and "result" in payload:
-        # Kept as the report keeps run 1's (JSON builtins: a NaN a model wrote is null).
-        first = for_report(outputs[0]) if outputs else None
+        # Kept as the report keeps run 1's (JSON builtins: a NaN a model wrote is null); a
+        # recorded output is one object in every run, converted for none of them.
+        first: list[Any] = []
         payload["runs"] = []
         for run, result in enumerate(results[1:], start=1):
             entry = result.to_dict()
             if run < len(outputs) and outputs[run] is not outputs[0]:
                 own = for_report(outputs[run])
-                if own != first:
+                first = first or [for_report(outputs[0])]
+                if own != first[0]:
                     entry["output"] = own
             payload["runs"].append(entry)
         payload["passed"] = list(record.outcomes)

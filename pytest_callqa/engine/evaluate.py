@@ -162,12 +162,13 @@ def _mark_unestimated_blockers(result: TaskResult, registry: Registry) -> None:
     the case is decided: it cannot fire."""
     if not result.valid:
         return  # the structure check blocked it: every other metric is moot
-    blocking = {spec.id for spec in registry.metrics_for(result.task) if spec.blocker}
-    for mid in blocking & result.metrics.keys():
-        metric = result.metrics[mid]
-        if not (metric.scored or metric.judge_error or metric.not_applicable
-                or "raised" in metric.details):
-            metric.details["blocker_metric"] = True
+    missing = {mid for mid, m in result.metrics.items() if not (
+        m.scored or m.judge_error or m.not_applicable or "raised" in m.details)}
+    if not missing:
+        return  # most results: the run's definitions need not be read
+    for spec in registry.metrics_for(result.task):
+        if spec.blocker and spec.id in missing:
+            result.metrics[spec.id].details["blocker_metric"] = True
 
 
 def _benchmarked(spec: TaskSpec, ctx: EvalContext) -> bool:

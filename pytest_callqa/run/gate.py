@@ -356,13 +356,10 @@ class _Comparison:
         # for (the judge cannot estimate it for the new output, or it failed), may hide a
         # regression: no pass is given without them, unless the task has too few cases to
         # tell with them anyway.
-        if pooled:
-            lost = [k for k in usable if metric in self.then[k].counts
-                    and metric not in self.now[k].counts]
-        else:
-            lost = [k for k in usable if k in old_cases and k not in new_cases]
         # One that no longer applies (the new output has no pair to compare) misses nothing.
-        lost = [k for k in lost if metric not in self.now[k].not_applicable]
+        lost = [k for k in usable if metric not in self.now[k].not_applicable and (
+            metric in self.then[k].counts and metric not in self.now[k].counts if pooled
+            else k in old_cases and k not in new_cases)]
         if (out or lost) and check["status"] != "regression" \
                 and len(keys) >= max(self.min_cases, 1):
             check["status"] = "incomplete"

@@ -23,6 +23,7 @@ from .core.context import Deferred, EvalContext, check_structure, parse_output
 from .core.judging import Judge, JudgeRequest, JudgeVerdict, StreamingJudge
 from .core.memo import ByIdentity, batch_memoised, in_batch_memo
 from .core.metrics import CustomMetric, MetricSpec, TaskSpec
+from .core.numbers import MAX_MAGNITUDE, measurable
 from .core.results import MetricResult, TaskResult
 from .registry import Registry, default_registry
 from .tasks.base import BaseTask
@@ -346,6 +347,10 @@ def _custom_number(returned: object) -> tuple[float | None, str | None]:
     if not math.isfinite(number):
         # NaN compares false with every bound, so an assertion on it could never fail.
         return None, f"{returned!r}, not a finite number"
+    if not measurable(number):
+        # Two of them summed to infinity in the scorecard's mean: the report, which JSON
+        # writes, was lost at the end of the run.
+        return None, f"{returned!r}, beyond {MAX_MAGNITUDE:g} either side of zero"
     return number, None
 
 

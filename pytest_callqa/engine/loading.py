@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Hashable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
@@ -58,7 +59,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\(?:u|U0000)[dD][89a-fA-F]")
 def _read_documents(path: Path) -> tuple[str, list[Any]]:
     """The file's text and its documents."""
     text = path.read_text(encoding="utf-8")
-    if path.suffix == ".json":
+    if path.suffix.lower() == ".json":
         data = json.loads(text, object_pairs_hook=_unique_keys)
         return text, data if isinstance(data, list) else [data]
     # PyYAML is imported with the first YAML file: a suite of JSON cases never needs it.
@@ -78,6 +79,40 @@ def _read_documents(path: Path) -> tuple[str, list[Any]]:
     if len(documents) == 1 and isinstance(documents[0], list):
         return text, list(documents[0])
     return text, documents
+
+
+# Only a file with one of these can hold a value JSON cannot: NaN or an infinity (JSON's
+# extensions, YAML's .nan and .inf), or an explicitly tagged YAML value (a date, bytes, a
+# set): a file without one needs no walk over every value.
+_MAYBE_NOT_JSON = re.compile(r"NaN|Infinity|\.(?:nan|inf)\b|!!|!<", re.IGNORECASE)
+
+
+def _first_non_json(document: dict[str, Any]) -> str | None:
+    """The first value of ``document`` that JSON cannot hold, where it is and what it is —
+    or None. Golden values are written into every report, spool and cache key as JSON: one
+    that is not (a NaN, a date, bytes, a set) stopped the run at its first report."""
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, dict):
+            for name, child in reversed(list(item.items())):
+                # JSON writes a number, true or null as a key's text; nothing else.
+                if not isinstance(name, (str, int, float, type(None))) or (
+                        isinstance(name, float) and not math.isfinite(name)):
+                    return (f"{where or '(top level)'}: the key {name!r} is not text; "
+                            "quote it")
+                stack.append((child, f"{where}.{name}" if where else str(name)))
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{index}]")
+                         for index, child in reversed(list(enumerate(item))))
+        elif isinstance(item, float) and not math.isfinite(item):
+            return f"{where}: {item!r} is not a number JSON can hold"
+        elif not isinstance(item, (str, int, float, type(None))):
+            shown = repr(item)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            return (f"{where}: a {type(item).__name__} ({shown}) is not JSON data; write "
+                    "it as text")
+    return None
 
 
 # Values a case file may expand to through YAML aliases: far above any real case (the
@@ -123,6 +158,14 @@ def _unique_key_loader() -> type:
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class UniqueKeyLoader(base):  # type: ignore[valid-type,misc]
+        # A bare 2024-05-01 stays the text it is: golden values are JSON data, which has no
+        # date (YAML 1.1 would make it a datetime.date, which no report can write and no
+        # model's JSON output can equal).
+        yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
+            first: [(tag, pattern) for tag, pattern in resolvers
+                    if tag != "tag:yaml.org,2002:timestamp"]
+            for first, resolvers in base.yaml_implicit_resolvers.items()}
+
         def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
             seen: set[Any] = set()
             for key_node, _ in node.value:
@@ -160,6 +203,7 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
     if not documents:
         raise CaseFileError(path, ["(file) contains no case"])
     escapes = _SURROGATE_ESCAPE.search(text) is not None
+    maybe_foreign = _MAYBE_NOT_JSON.search(text) is not None
     registry = registry or default_registry()
     cases: list[GoldenCase] = []
     problems: list[str] = []
@@ -175,6 +219,10 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
         if reference is not None and not isinstance(reference, str):
             problems.append(f"{label}{SCHEMA_KEY}: must be the schema's URL or path (a "
                             f"string), got {type(reference).__name__}")
+        foreign = _first_non_json(document) if maybe_foreign else None
+        if foreign is not None:
+            problems.append(f"{label}{foreign}")
+            continue
         unpaired = first_lone_surrogate(document) if escapes else None
         if unpaired is not None:
             # JSON's "\ud800" escape alone: not Unicode, and no report could write it.
@@ -246,7 +294,8 @@ def _case_paths(root: Path) -> Iterator[Path]:
         dirs.sort()
         for name in files:
             path = Path(folder, name)
-            if (path.suffix in CASE_SUFFIXES and not name.startswith(".")
+            # "CASE.YAML" is a case file too: left out, its cases would vanish without a word.
+            if (path.suffix.lower() in CASE_SUFFIXES and not name.startswith(".")
                     and not name.endswith(SCHEMA_FILE_SUFFIX)
                     and (path.is_file() or not path.exists())):
                 yield path

@@ -14,14 +14,14 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..engine.core.numbers import finite_number
+from ..engine.core.numbers import MAX_MAGNITUDE, finite_number, measurable
 from .summary import REPORT_SCHEMA
 
 
 def _number(value: Any) -> bool:
     # A NaN or an infinity (which json.loads reads) would reach the gate's JSON, which
-    # refuses them, after the last test.
-    return finite_number(value)
+    # refuses them, after the last test; so would a sum of numbers near the largest float.
+    return measurable(value)
 
 
 # Each kind of value the gate reads: how it is told, and how a message names it.
@@ -49,6 +49,8 @@ def _kind(value: Any) -> str:
         return "a boolean"
     if isinstance(value, int) and not finite_number(value):
         return "a number too large for a float"
+    if finite_number(value) and not measurable(value):
+        return f"a number beyond ±{MAX_MAGNITUDE:g}, which no measurement reaches"
     for test, words in (_KINDS["number"], _KINDS["string"], _KINDS["array"], _KINDS["object"]):
         if test(value):
             return words

@@ -494,11 +494,13 @@ def _with_politeness(returned: Any) -> TaskResult:
     (MetricResult(value=float("nan")), "custom metric returned nan, not a finite number"),
     # An int past a float's range ended the evaluation in an OverflowError.
     (10 ** 400, "custom metric returned a number too large for a float, not a finite number"),
+    # Two of them summed to infinity in the scorecard: the report was lost at the run's end.
+    (1.7e308, "custom metric returned 1.7e+308, beyond 1e+15 either side of zero"),
     # True scored 1.0: a check's truth value is not a score on its scale.
     (True, "custom metric returned True, a truth value, not a number: return 1.0 or 0.0"),
     (MetricResult(value=False),  # type: ignore[arg-type]
      "custom metric returned False, a truth value, not a number: return 1.0 or 0.0"),
-], ids=["nan", "inf", "text", "result-nan", "huge-int", "bool", "result-bool"])
+], ids=["nan", "inf", "text", "result-nan", "huge-int", "huge-float", "bool", "result-bool"])
 def test_a_custom_metric_that_returns_no_number_is_not_scored(returned: Any,
                                                               reason: str) -> None:
     # NaN passed every bound of assert_metric; a string crashed the evaluation.

@@ -146,6 +146,56 @@ def test_a_json_case_with_a_lone_surrogate_names_the_file_and_the_field(
 
 
 
+@pytest.mark.parametrize(("value", "problem"), [
+    (".nan", "config.extra: nan is not a number JSON can hold"),
+    ("-.inf", "config.extra: -inf is not a number JSON can hold"),
+    ("!!binary aGVsbG8=", "config.extra: a bytes (b'hello') is not JSON data; write it as text"),
+    ("!!set {a}", "config.extra: a set ({'a'}) is not JSON data; write it as text"),
+    ("!!timestamp 2024-05-01",
+     "config.extra: a date (datetime.date(2024, 5, 1)) is not JSON data; write it as text"),
+    ("{.inf: a}", "config.extra: the key inf is not text; quote it"),
+    ("{!!binary aGk=: a}", "config.extra: the key b'hi' is not text; quote it"),
+])
+def test_a_yaml_value_json_cannot_hold_names_the_file_and_the_field(
+        tmp_path: Path, value: str, problem: str) -> None:
+    # Golden values are written into the spool, the report and cache keys as JSON: such a
+    # value ended the run in an INTERNALERROR at its first test's report (a date, bytes, a
+    # set) or lost the report and pytest's summary at the end (NaN, an infinity).
+    text = GOOD.replace("config:\n", f"config:\n  extra: {value}\n", 1)
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(write(tmp_path, "odd.yaml", text))
+    assert info.value.problems == [problem]
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+def test_a_json_number_json_cannot_hold_names_the_file_and_the_field(
+        tmp_path: Path, value: str) -> None:
+    import yaml
+
+    case = yaml.safe_load(GOOD)
+    case["config"]["extra"] = {"list": [1, "PLACEHOLDER"]}
+    text = json.dumps(case).replace('"PLACEHOLDER"', value)
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(write(tmp_path, "odd.json", text))
+    assert info.value.problems == [
+        f"config.extra.list[1]: {float(value)!r} is not a number JSON can hold"]
+
+
+def test_a_bare_yaml_date_is_read_as_the_text_it_is(tmp_path: Path) -> None:
+    # A tool call's "date: 2024-05-01" is compared with a model's JSON, which has no date.
+    text = GOOD.replace("config:\n", "config:\n  extra: {when: 2024-05-01, n: 1_000}\n", 1)
+    [case] = load_case_file(write(tmp_path, "dated.yaml", text))
+    assert case.config["extra"] == {"when": "2024-05-01", "n": 1000}
+
+
+def test_case_files_are_found_whatever_the_case_of_their_suffix(tmp_path: Path) -> None:
+    # Cases in "A.YAML" were left out without a word: a suite could pass with none evaluated.
+    write(tmp_path, "A.YAML", GOOD)
+    write(tmp_path, "B.Json", json.dumps({**__import__("yaml").safe_load(GOOD), "id": "qa-2"}))
+    write(tmp_path, "notes.TXT", "not a case")
+    assert sorted(case.id for case in load_cases(tmp_path)) == ["qa-1", "qa-2"]
+
+
 def _json_case(text: str) -> str:
     import yaml
 

@@ -331,6 +331,11 @@ def test_a_metric_this_run_has_no_value_for_is_a_comparison_not_made(
     (lambda r: r["cases"][0].update(score=10 ** 400),
      "main.json: cases[0]: key 'score' should be a number or null, not a number too large "
      "for a float"),
+    # Finite, but its sum with the other cases' overflowed: the run, and a merge, ended in
+    # a ValueError writing the gate's infinite change.
+    (lambda r: r["cases"][0]["metrics"]["question_score_accuracy"].update(value=1.7e308),
+     "main.json: cases[0].metrics.question_score_accuracy: key 'value' should be a number "
+     "or null, not a number beyond ±1e+15, which no measurement reaches"),
     (lambda r: r["cases"][0]["metrics"]["question_score_accuracy"].update(value="x"),
      "main.json: cases[0].metrics.question_score_accuracy: key 'value' should be a number "
      "or null, not a string"),

@@ -18,3 +18,14 @@ def finite_number(value: Any) -> bool:
         return math.isfinite(value)
     except OverflowError:
         return False
+
+
+# Larger than any score, rate, count, duration or cost an evaluation measures, yet far from
+# where a sum of a few million such numbers overflows to infinity (a mean or a gate's change
+# that JSON cannot write).
+MAX_MAGNITUDE = 1e15
+
+
+def measurable(value: Any) -> bool:
+    """A :func:`finite_number` of at most :data:`MAX_MAGNITUDE` either side of zero."""
+    return finite_number(value) and abs(value) <= MAX_MAGNITUDE

@@ -154,6 +154,16 @@ def test_credentials_are_stripped_from_urls() -> None:
                                         "unprintable character"),
     ("http://1.2.3.999/v1", "its host is not a valid IPv4 address"),
     ("http://10.0.0.1/v1", None),
+    # Requests append their path, so a query never reached the server as one; and the URL,
+    # with its key, was shown in the header, the reports and the preflight's error.
+    ("http://127.0.0.1:8000/v1?api_key=LEAK", "it has a '?' or '#' part, which requests to "
+     "it cannot carry: give the key in OPENAI_API_KEY, and write a '#', '?' or '/' of a "
+     "password as %23, %3F or %2F"),
+    # A password's unencoded '#': urlsplit read "localhost:4242" as the host, and the rest
+    # (the password) as a fragment shown wherever the URL was.
+    ("http://localhost:4242#LEAK@127.0.0.1:8000/v1", "it has a '?' or '#' part, which "
+     "requests to it cannot carry: give the key in OPENAI_API_KEY, and write a '#', '?' or "
+     "'/' of a password as %23, %3F or %2F"),
     # urlsplit's own message would quote the part after the password's '/': not repeated.
     ("http://user:pw/LEAK@127.0.0.1:8000/v1", "it cannot be parsed (check its user:password@ "
                                               "part, host and port)"),
@@ -229,6 +239,46 @@ def test_a_model_spec_never_shows_its_urls_credentials() -> None:
     assert "LEAK" not in str(nameless.value) and "names no model" in str(nameless.value)
     assert without_credentials("a http://u:p@h/v1 b HTTPS://x@y c") == \
         "a http://<redacted>@h/v1 b HTTPS://<redacted>@y c"
+
+
+@pytest.mark.parametrize("key", [f"{SECRET}\n", f" {SECRET}", f"{SECRET[:5]}\t{SECRET[5:]}"])
+def test_a_key_no_http_header_can_carry_is_refused_without_repeating_it(
+        monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+    # A CI secret pasted with its line break: the HTTP library's error quoted the header,
+    # key and all, in every test's error (and an INTERNALERROR under xdist).
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with pytest.raises(ValueError) as from_env:
+        Endpoint("gpt-4o-mini", "http://127.0.0.1:9/v1")
+    with pytest.raises(ValueError) as given:
+        Endpoint("gpt-4o-mini", "http://127.0.0.1:9/v1", key)
+    assert str(from_env.value).startswith("OPENAI_API_KEY of model 'gpt-4o-mini' is not "
+                                          "usable: it has a line break")
+    assert str(given.value).startswith("the API key of model 'gpt-4o-mini' is not usable")
+    assert SECRET[5:] not in str(from_env.value) + str(given.value)
+
+
+def test_a_key_echoed_with_its_middle_starred_out_is_redacted() -> None:
+    # OpenAI's 401 shows the key's first 8 and last 4 characters: both were kept.
+    endpoint = Endpoint("gpt-4o-mini", "http://127.0.0.1:9/v1", SECRET)
+    masked = f"{SECRET[:8]}{'*' * 10}{SECRET[-4:]}"
+    assert endpoint.redact(f"Incorrect API key provided: {masked}. See the docs.") == \
+        "Incorrect API key provided: <redacted>. See the docs."
+    # Stars around text that is no part of the key are left alone.
+    assert endpoint.redact("rated ***** by x***y") == "rated ***** by x***y"
+
+
+def test_a_client_the_http_library_cannot_make_is_the_tools_error_without_the_key(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # ALL_PROXY=socks5://... without socksio: the raw ImportError went up through frames
+    # whose local variables (shown by -l or --tb=long) held the key and its header.
+    monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:1")
+    endpoint = Endpoint("gpt-4o-mini", "http://127.0.0.1:9/v1", SECRET)
+    with pytest.raises(CallError) as info:
+        endpoint.client(1.0)
+    assert str(info.value).startswith("no HTTP client for http://127.0.0.1:9/v1 could be "
+                                      "made (ImportError: ")
+    assert info.value.__suppress_context__ and info.value.__traceback__ is not None
+    assert SECRET not in str(info.value)
 
 
 def test_the_key_is_not_part_of_cache_keys_or_reprs() -> None:

@@ -88,7 +88,23 @@ def redact(text: str, api_key: str, url: str, *, shortest: int = 1) -> str:
             text = text.replace(secret, "<redacted>")
             if "\\" in text:
                 text = _json_spellings(secret).sub("<redacted>", text)
+            if "***" in text and len(secret) >= SHORTEST_REPLY_SECRET:
+                text = _MASKED.sub(lambda m, s=secret: _unmasked(m, s), text)
     return text
+
+
+# A key shown with its middle starred out, as OpenAI's "Incorrect API key provided:
+# sk-abc12***********wxyz" shows it: its first and last characters are still the key's.
+_MASKED = re.compile(r"[^\s'\"*]*\*{3,}[^\s'\"*.,;:]*")
+
+
+def _unmasked(match: re.Match[str], secret: str) -> str:
+    head, _, tail = match.group().partition("***")
+    tail = tail.lstrip("*")
+    shown = len(head) + len(tail)
+    if shown and shown < len(secret) and secret.startswith(head) and secret.endswith(tail):
+        return "<redacted>"
+    return match.group()
 
 
 @functools.lru_cache(maxsize=16)

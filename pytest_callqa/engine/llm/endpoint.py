@@ -61,11 +61,29 @@ def url_problem(url: str) -> str | None:
         return "it is not an http:// or https:// URL"
     if not host:
         return "it names no host"
+    if parts.query or parts.fragment or "?" in url or "#" in url:
+        # Requests append their path to the base URL, so a query would not reach the server
+        # as one (``/v1?key=K/chat/completions``); and a password's unencoded '#' or '?'
+        # made the rest of the URL look like one, showing the password wherever the URL is.
+        return ("it has a '?' or '#' part, which requests to it cannot carry: give the key "
+                "in OPENAI_API_KEY, and write a '#', '?' or '/' of a password as %23, %3F "
+                "or %2F")
     if _DIGITS_AND_DOTS.fullmatch(host):
         try:
             ipaddress.IPv4Address(host)
         except ValueError:
             return "its host is not a valid IPv4 address"
+    return None
+
+
+def key_problem(key: str) -> str | None:
+    """Why ``key`` cannot go in an HTTP header, in words that do not repeat it; None when
+    it can."""
+    if key != key.strip() or any(not ch.isprintable() for ch in key):
+        # A secret pasted with its line break: the HTTP library refused the header in an
+        # error that quoted it whole.
+        return ("it has a line break, a space at an end or another character an HTTP header "
+                "cannot carry (remove the trailing newline of the secret, if it has one)")
     return None
 
 
@@ -87,6 +105,10 @@ class Endpoint:
             source = "the base URL" if base_url else "OPENAI_BASE_URL"
             raise ValueError(f"{source} of model {model!r} is not usable: {problem}")
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or ""
+        problem = key_problem(self._api_key)
+        if problem is not None:
+            source = "the API key" if api_key else "OPENAI_API_KEY"
+            raise ValueError(f"{source} of model {model!r} is not usable: {problem}")
         self._cache_name = cache_name
 
     def __repr__(self) -> str:
@@ -127,7 +149,13 @@ class Endpoint:
         # The wire loads asyncio: with the first client, not while the plugin reads options.
         from .wire import ChatClient
 
-        return ChatClient(self.base_url, self.api_key_or_placeholder, timeout)
+        try:
+            return ChatClient(self.base_url, self.api_key_or_placeholder, timeout)
+        except Exception as exc:
+            # A proxy setting the HTTP library cannot follow (socks5:// without socksio), and
+            # the like: the tool's error, raised without the frames that hold the key.
+            raise CallError(self.redact(f"no HTTP client for {self.display_url} could be "
+                                        f"made ({type(exc).__name__}: {exc})")) from None
 
     @property
     def client_key(self) -> tuple[str, str]:

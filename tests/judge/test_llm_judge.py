@@ -378,6 +378,39 @@ def test_requests_per_minute_limit_spaces_requests(fake: Any) -> None:
     assert starts[3] - starts[0] >= 0.45
 
 
+@pytest.mark.parametrize("shared", [False, True], ids=["in-process", "across-processes"])
+def test_a_start_is_counted_when_the_request_goes_out(fake: Any, tmp_path: Path,
+                                                       shared: bool) -> None:
+    # The window counted a call when it began to queue for its slot: one that waited behind
+    # a slow request went out with the next calls of the window, three starts within 4 ms
+    # against a limit of two.
+
+    def reply(body: dict[str, Any]) -> str:
+        if "slow" in body["messages"][0]["content"]:
+            time.sleep(0.9)
+        return "ok"
+
+    server = fake(reply=reply)
+    cache = JudgeCache(tmp_path / "cache") if shared else None
+    runner = make_runner(cache, concurrency=1, rpm=2, rpm_window_s=0.6)
+    endpoint = Endpoint(MODEL, server.base_url, SECRET)
+
+    async def send() -> None:
+        async with runner.session():
+            calls = []
+            for text in ("slow", "b", "c", "d"):
+                calls.append(asyncio.create_task(runner.call(
+                    endpoint, ChatRequest(messages=[{"role": "user", "content": text}]))))
+                await asyncio.sleep(0.01)
+            await asyncio.gather(*calls)
+
+    asyncio.run(send())
+    starts = sorted(info.received for info in server.log)
+    assert len(starts) == 4
+    # No window of 0.6 s (less the timer's slack) holds more than two starts.
+    assert all(sum(1 for t in starts if s <= t < s + 0.58) <= 2 for s in starts)
+
+
 def test_budget_stops_new_calls_and_says_so(fake: Any) -> None:
     server = fake()
     # Free input, $1000 per million output tokens: each call reserves exactly $0.462 (the

@@ -438,20 +438,25 @@ class ChatRunner:
                  if bound is not None else None)
         last_error = ""
         for attempt in range(self.max_retries + 1):
-            if session.rate is not None:
-                await session.rate.acquire()
-            slot = await session.slots.acquire()
-            # Reserved with the slot in hand: calls queued while the budget ran out stay home.
-            hold = await self.budget.reserve(worst) if worst is not None else ""
-            if hold is None:
-                session.slots.release(slot)
-                return None, self.budget.refusal(worst or 0.0), True
             retry_after: float | None = None
             reply: Reply | None = None
-            # What the attempt is charged: its worst case until the server says otherwise
-            # (a timeout or a cut connection may still be billed).
-            billed = worst
+            slot = await session.slots.acquire()
+            hold: str | None = ""
+            # Nothing is charged until the request goes out.
+            billed: float | None = 0.0
             try:
+                # Reserved with the slot in hand: calls queued while the budget ran out stay.
+                hold = await self.budget.reserve(worst) if worst is not None else ""
+                if hold is None:
+                    return None, self.budget.refusal(worst or 0.0), True
+                if session.rate is not None:
+                    # A start is counted as the request goes out: counted while the call
+                    # still queued for its slot, it let the next calls of the minute through
+                    # as well.
+                    await session.rate.acquire()
+                # What the attempt is charged: its worst case until the server says otherwise
+                # (a timeout or a cut connection may still be billed).
+                billed = worst
                 stats.requests += 1
                 reply = self._accept(endpoint, await client.complete(body), stats)
             except StatusError as exc:
@@ -482,7 +487,7 @@ class ChatRunner:
                     billed = reply.cost
             finally:
                 session.slots.release(slot)
-                if billed is not None:
+                if hold is not None and billed is not None:
                     self.budget.settle(hold, billed)
             if reply is not None:
                 # Let the call that got this slot send before this one checks, caches and

@@ -60,6 +60,8 @@ class Verdicts:
         # once they are done.
         self._beside: _Beside | None = None
         self._held: list[str] | None = None
+        # Set once the judge refused the run's key or model: no later batch sends it again.
+        self._refused: CallqaCallError | None = None
 
     # --- the terminal -------------------------------------------------------------------
 
@@ -95,6 +97,13 @@ class Verdicts:
                 self.results[key] = exc
             return
         runner = self.services.built_runner if self.settings.llm_judge else None
+        refused = self._refused or _refused_elsewhere(runner)
+        if refused is not None:
+            # Each batch after a rejected key sent it again: under xdist one per test of the
+            # other worker's share (60 requests where one process sent 5).
+            for key in prepared:
+                self.results[key] = refused
+            return
         before = kind_totals(runner, "judge")
         if runner is not None:
             self.start(f"judging {count(len(prepared), 'output')} with "
@@ -135,6 +144,12 @@ class Verdicts:
         if isinstance(exc, CallError):
             # A rejected key or an unknown model: every call would fail the same way.
             error = CallqaCallError(f"callqa: the judge cannot be used: {exc}")
+            self._refused = error
+            if runner is not None and runner.exchange is not None:
+                # Loaded with the runner that had the call refused.
+                from ..engine.llm.kept import refuse
+
+                refuse(runner.exchange, str(exc))
             for key in prepared:
                 self.results[key] = error
             if runner is not None:
@@ -258,6 +273,18 @@ class _Beside:
 
         self.stream: VerdictStream[RunKey] = VerdictStream(list(self.prepared), batch)
         self.stream.start()
+
+
+def _refused_elsewhere(runner: ChatRunner | None) -> CallqaCallError | None:
+    """The refusal another xdist worker of the run kept (none outside xdist)."""
+    if runner is None or runner.exchange is None:
+        return None
+    # Loaded with the runner.
+    from ..engine.llm.kept import refusal
+
+    message = refusal(runner.exchange)
+    return None if message is None else CallqaCallError(
+        f"callqa: the judge cannot be used: {message}")
 
 
 def _compare_ahead(judged: list[Prepared]) -> None:

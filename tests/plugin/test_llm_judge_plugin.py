@@ -305,6 +305,23 @@ def test_a_judgement_that_failed_in_one_xdist_worker_is_not_sent_again_by_the_ot
     assert case["metrics"][EVIDENCE]["judge_error"] is True
 
 
+def test_a_rejected_key_is_not_sent_again_by_either_xdist_worker(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    # A 401 stopped only the batch it came in: each test xdist handed a worker from the
+    # other's share opened a batch that sent the rejected key again (60 requests for 100
+    # cases where one process sent 5) — on a real provider, a key lockout.
+    llm.serve(fault_rate=1.0, faults=("401",))
+    llm.project.write_tests(SUITE)
+    result = pytester.runpytest("-n", "2", f"{JUDGE_MODE_OPTION}=per-metric",
+                                f"{CONCURRENCY_OPTION}=1", f"{CACHE_OPTION}=off")
+    result.assert_outcomes(errors=10)
+    result.stdout.fnmatch_lines(["*callqa: the judge cannot be used: *HTTP 401*"])
+    # Each worker's first call, at most, and the one a waiting call sends as the first
+    # refusal comes in.
+    assert llm.server.requests <= 4
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -89,7 +89,7 @@ def redact(text: str, api_key: str, url: str, *, shortest: int = 1) -> str:
             if "\\" in text:
                 text = _json_spellings(secret).sub("<redacted>", text)
             if "***" in text and len(secret) >= SHORTEST_REPLY_SECRET:
-                text = _MASKED.sub(lambda m, s=secret: _unmasked(m, s), text)
+                text = _MASKED.sub(functools.partial(_unmasked, secret=secret), text)
     return text
 
 
@@ -98,7 +98,7 @@ def redact(text: str, api_key: str, url: str, *, shortest: int = 1) -> str:
 _MASKED = re.compile(r"[^\s'\"*]*\*{3,}[^\s'\"*.,;:]*")
 
 
-def _unmasked(match: re.Match[str], secret: str) -> str:
+def _unmasked(match: re.Match[str], *, secret: str) -> str:
     head, _, tail = match.group().partition("***")
     tail = tail.lstrip("*")
     shown = len(head) + len(tail)

@@ -1,5 +1,6 @@
 """What one xdist worker of a run keeps for the others and no cache may keep: the outcome of
-a call that failed or stayed unusable, a reply cut at its completion bound (transport.py).
+a call that failed or stayed unusable, a reply cut at its completion bound (transport.py),
+and that the judge refused the run's key or model (a 401, 403 or 404: run/verdicts.py).
 It lies in the run's exchange (``JudgeCache.run_exchange``), beside the key's reply, and goes
 with the exchange when the run ends; a later run asks again."""
 
@@ -31,3 +32,18 @@ def kept(exchange: JudgeCache, key: str) -> dict[str, Any] | None:
         return None
     return {"content": content, "problems": problems, "error": error,
             "truncated": found["truncated"]}
+
+
+_REFUSED = _PREFIX + "judge-refused"
+
+
+def refuse(exchange: JudgeCache, message: str) -> None:
+    """Keep that the judge cannot be used, and why (a redacted :class:`CallError`'s text)."""
+    exchange.put(_REFUSED, {"message": message})
+
+
+def refusal(exchange: JudgeCache) -> str | None:
+    """Why another process of the run found the judge unusable, or None."""
+    found = exchange.get(_REFUSED)
+    message = found.get("message") if found is not None else None
+    return message if isinstance(message, str) else None

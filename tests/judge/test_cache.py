@@ -287,24 +287,25 @@ def test_the_spend_ledger_reserves_within_the_limit_and_settles(tmp_path: Path) 
     async def main() -> None:
         ledger = SpendLedger(tmp_path / "run.log")
         other = SpendLedger(tmp_path / "run.log")  # another process of the run
-        first = await ledger.reserve(0.4, 1.0)
-        second = await other.reserve(0.4, 1.0)
+        first = await ledger.reserve(0.4, 1.0, stale_after=60)
+        second = await other.reserve(0.4, 1.0, stale_after=60)
         assert isinstance(first, str) and isinstance(second, str) and first != second
         # 0.8 held: a third 0.4 fits only if a reservation comes back unused.
-        assert await ledger.reserve(0.4, 1.0) == "wait"
-        assert await ledger.reserve(0.4, 1.0, patient=False) is None
+        assert await ledger.reserve(0.4, 1.0, stale_after=60) == "wait"
+        # Held longer than a live holder would: spent.
+        assert await ledger.reserve(0.4, 1.0, stale_after=0.0) is None
         ledger.settle(first, 0.1)
         assert other.total() == pytest.approx(0.1)
-        third = await other.reserve(0.4, 1.0)
+        third = await other.reserve(0.4, 1.0, stale_after=60)
         assert isinstance(third, str)
         other.settle(second, 0.3)
         other.settle(third, 0.2)
         assert ledger.total() == pytest.approx(0.6)
         # 0.6 spent: 0.5 can never fit, whatever is settled later.
-        assert await ledger.reserve(0.5, 1.0) is None
+        assert await ledger.reserve(0.5, 1.0, stale_after=60) is None
         with (tmp_path / "run.log").open("a") as handle:
             handle.write("S x 0.1")  # a record cut short: "S x 0.12 ;" never finished
-        final = await ledger.reserve(0.4, 1.0)
+        final = await ledger.reserve(0.4, 1.0, stale_after=60)
         assert isinstance(final, str)
         # The next record starts on a line of its own, so only the torn one is lost.
         ledger.settle(final, 0.05)
@@ -384,7 +385,39 @@ def test_a_request_waits_for_reservations_in_flight_but_not_for_a_dead_holder(
         started = time.monotonic()
         assert await shared.reserve(0.2) is None
         assert 0.05 <= time.monotonic() - started < 2.0
+        # The refusal says where the budget went: nothing settled, 0.9 never settled.
+        assert shared.refusal(0.2) == (
+            "budget of $1 exhausted ($0.0000 spent, $0.9000 held by requests that never "
+            "settled; this request could cost up to $0.2000); it was not sent")
         assert await shared.reserve(0.1) is not None  # what is left still fits
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["in-process", "ledger"])
+def test_a_waiting_request_does_not_count_fresh_reservations_as_spent(
+    tmp_path: Path, shared: bool
+) -> None:
+    # A request that had waited its patience counted every reservation then held as spent,
+    # those live calls took while it waited too: it was refused as "exhausted" with the
+    # budget a fifth spent, and the calls after it were sent.
+    from pytest_callqa.engine.llm.budget import Budget
+
+    async def main() -> None:
+        ledger = SpendLedger(tmp_path / "run.log") if shared else None
+        budget = Budget(1.0, ledger, hold_s=0.3, grace_s=0.0)
+        first = await budget.reserve(0.5)
+        assert first is not None
+        waiting = asyncio.create_task(budget.reserve(0.6))
+        await asyncio.sleep(0.25)
+        # The first settles and another call takes its place before the waiter looks.
+        budget.settle(first, 0.0)
+        second = await budget.reserve(0.5)
+        assert second is not None
+        await asyncio.sleep(0.2)  # past the waiter's patience, not the second's hold time
+        assert not waiting.done()
+        budget.settle(second, 0.0)
+        assert await asyncio.wait_for(waiting, 2.0) is not None
 
     asyncio.run(main())
 

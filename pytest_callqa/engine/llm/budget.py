@@ -113,14 +113,16 @@ def reserve_verdict(spent: float, held: float, amount: float, limit: float) -> R
     return "go"
 
 
-def _book_verdict(spent: float, held: Mapping[str, float], amount: float, limit: float,
-                  patient: bool) -> ReserveVerdict:
-    """A patient request counts the reservations held as possibly freed; an impatient one
-    counts them as spent (their holder may be dead)."""
-    total = sum(held.values())
-    if patient:
-        return reserve_verdict(spent, total, amount, limit)
-    return reserve_verdict(spent + total, 0.0, amount, limit)
+def _book_verdict(spent: float, held: Mapping[str, tuple[float, float]], amount: float,
+                  limit: float, stale_before: float) -> ReserveVerdict:
+    """The reservations held (amount, when this process first saw it) since before
+    ``stale_before`` count as spent — a live holder settles its own within the hold time, so
+    their holder died — and the others as possibly freed. Counting every reservation held
+    as spent once the asker had waited its own patience refused calls that fit: those taken
+    by live calls while it waited were counted too."""
+    stale = sum(amount for amount, seen in held.values() if seen < stale_before)
+    fresh = sum(amount for amount, seen in held.values() if seen >= stale_before)
+    return reserve_verdict(spent + stale, fresh, amount, limit)
 
 
 class SpendLedger:
@@ -140,7 +142,7 @@ class SpendLedger:
         self.lock_path = path.with_suffix(".lock")
         self._offset = 0
         self._spent = 0.0
-        self._held: dict[str, float] = {}
+        self._held: dict[str, tuple[float, float]] = {}
         self._next = 0
 
     def _append(self, line: str) -> None:
@@ -177,10 +179,17 @@ class SpendLedger:
         if not math.isfinite(amount) or amount < 0:
             return
         if fields[0] == "R":
-            self._held[fields[1]] = amount
+            # Seen first here: its own reservations this process dates as it takes them.
+            self._held.setdefault(fields[1], (amount, time.monotonic()))
         else:
             self._held.pop(fields[1], None)
             self._spent += amount
+
+    @property
+    def held(self) -> Mapping[str, tuple[float, float]]:
+        """The reservations not settled when this process last read the ledger: amount,
+        and when it first saw each (monotonic)."""
+        return self._held
 
     def total(self) -> float:
         """What the run's settled requests cost, in US dollars."""
@@ -188,20 +197,21 @@ class SpendLedger:
         return self._spent
 
     async def reserve(self, amount: float, limit: float, *,
-                      patient: bool = True) -> str | Literal["wait"] | None:
+                      stale_after: float) -> str | Literal["wait"] | None:
         """Reserve ``amount`` against ``limit``: the reservation's id, None when it does not
-        fit, or ``"wait"`` when it would fit once reservations held now are settled.
-        ``patient=False`` counts those as spent (their holder may be dead) and never waits."""
+        fit, or ``"wait"`` when it would fit once reservations held now are settled; those
+        this process has seen held for over ``stale_after`` seconds count as spent."""
         fd = await acquire_file_lock(self.lock_path)
         try:
             self._refresh()
-            verdict = _book_verdict(self._spent, self._held, amount, limit, patient)
+            now = time.monotonic()
+            verdict = _book_verdict(self._spent, self._held, amount, limit, now - stale_after)
             if verdict != "go":
                 return None if verdict == "stop" else "wait"
             self._next += 1
             reservation = f"{os.getpid()}-{id(self):x}-{self._next}"
             self._append(f"R {reservation} {amount!r}")
-            self._held[reservation] = amount
+            self._held[reservation] = (amount, now)
             return reservation
         finally:
             release_file_lock(fd)
@@ -222,9 +232,9 @@ class Budget:
     the same for every process of a run; without one the book is this process's).
 
     A request whose worst case does not fit waits while reservations of requests in flight
-    might still free enough — at most ``hold_s`` (the longest an attempt may hold one: the
-    request timeout) plus ``grace_s``, after which reservations still held count as spent;
-    it is refused once it cannot fit.
+    might still free enough; a reservation held for longer than ``hold_s`` (the longest an
+    attempt may hold one: the request timeout) plus ``grace_s`` counts as spent (its holder
+    died). A request is refused once it cannot fit.
     """
 
     def __init__(self, limit_usd: float | None, ledger: SpendLedger | None,
@@ -233,7 +243,7 @@ class Budget:
         self.patience_s = hold_s + grace_s
         self._ledger = ledger
         self._spent = 0.0
-        self._held: dict[str, float] = {}
+        self._held: dict[str, tuple[float, float]] = {}
         self._next = 0
 
     def spent(self) -> float:
@@ -246,32 +256,37 @@ class Budget:
         limit = self.limit_usd
         if limit is None:
             return ""
-        deadline = time.monotonic() + self.patience_s
         delay = _WAIT_FIRST_S
+        # Ends: a reservation held for longer than the patience counts as spent, and new
+        # ones are taken only by requests that fit.
         while True:
-            patient = time.monotonic() < deadline
-            verdict = await self._reserve(amount_usd, limit, patient)
+            verdict = await self._reserve(amount_usd, limit)
             if verdict != "wait":
                 return verdict
             await asyncio.sleep(delay)
             delay = min(delay * 1.5, _WAIT_MAX_S)
 
-    async def _reserve(self, amount: float, limit: float,
-                       patient: bool) -> str | Literal["wait"] | None:
+    async def _reserve(self, amount: float, limit: float) -> str | Literal["wait"] | None:
         if self._ledger is not None:
-            return await self._ledger.reserve(amount, limit, patient=patient)
-        verdict = _book_verdict(self._spent, self._held, amount, limit, patient)
+            return await self._ledger.reserve(amount, limit, stale_after=self.patience_s)
+        now = time.monotonic()
+        verdict = _book_verdict(self._spent, self._held, amount, limit, now - self.patience_s)
         if verdict != "go":
             return None if verdict == "stop" else "wait"
         self._next += 1
         reservation = str(self._next)
-        self._held[reservation] = amount
+        self._held[reservation] = (amount, now)
         return reservation
 
     def refusal(self, worst_usd: float) -> str:
         """Why a request whose worst case costs ``worst_usd`` was not sent."""
-        return (f"budget of ${self.limit_usd:g} exhausted (${self.spent():.4f} spent; this "
-                f"request could cost up to ${worst_usd:.4f}); it was not sent")
+        book = self._ledger.held if self._ledger is not None else self._held
+        cutoff = time.monotonic() - self.patience_s
+        lost = sum(amount for amount, seen in book.values() if seen < cutoff)
+        unsettled = f", ${lost:.4f} held by requests that never settled" if lost else ""
+        return (f"budget of ${self.limit_usd:g} exhausted (${self.spent():.4f} spent"
+                f"{unsettled}; this request could cost up to ${worst_usd:.4f}); it was not "
+                "sent")
 
     def settle(self, reservation: str, cost_usd: float) -> None:
         """Replace ``reservation`` by what its request cost."""

@@ -134,6 +134,9 @@ def read_usage(model_dir: Path) -> dict[str, dict[str, float]]:
     except ValueError as exc:
         # Not JSON, not UTF-8, or a number of over 4,300 digits.
         raise OutputsError(f"{path}: not valid JSON ({exc})") from None
+    except OSError as exc:
+        # A folder of that name, or a file this user may not read: the run's input, named.
+        raise OutputsError(f"{path}: cannot be read ({exc.strerror})") from None
     if not isinstance(data, dict):
         raise OutputsError(f"{path}: must map case ids to token counts, "
                            f"got {type(data).__name__}")

@@ -202,6 +202,14 @@ def test_bad_usage_file_names_the_file(tmp_path: Path, content: str, message: st
     assert "_usage.json" in str(info.value)
 
 
+def test_a_usage_file_that_cannot_be_read_names_the_file(tmp_path: Path) -> None:
+    # A folder named _usage.json: each test of the model ended in a raw IsADirectoryError.
+    (tmp_path / "_usage.json").mkdir()
+    with pytest.raises(OutputsError) as info:
+        read_usage(tmp_path)
+    assert str(info.value) == f"{tmp_path / '_usage.json'}: cannot be read (Is a directory)"
+
+
 def test_a_cost_that_overflows_is_unknown_not_infinite() -> None:
     prices = PriceTable.parse(["m: 1e308 1e308"])
     assert "cost_usd" not in with_cost({"prompt_tokens": 1e6, "completion_tokens": 1e6},

@@ -221,13 +221,20 @@ class OpenAIEmbedder(_CachingEmbedder):
 
         # The client is given the URL without its credentials (httpx logs each request's
         # URL) and the header they make, which replaces the key's as httpx would replace it.
-        return openai.OpenAI(
-            api_key=self._api_key,
-            base_url=self.shown_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            default_headers={"Authorization": authorization(self.base_url, self._api_key)},
-        )
+        try:
+            return openai.OpenAI(
+                api_key=self._api_key,
+                base_url=self.shown_url,
+                timeout=self.timeout,
+                max_retries=self.max_retries,
+                default_headers={"Authorization": authorization(self.base_url, self._api_key)},
+            )
+        except Exception as exc:
+            # A proxy setting httpx cannot follow, and the like: raised without the frames
+            # whose local variables (shown by pytest -l) hold the key.
+            raise EmbeddingError(self._redact(
+                f"no openai client for {self.shown_url} could be made "
+                f"({type(exc).__name__}: {exc})")) from None
 
     def _failure(self, exc: Exception) -> EmbeddingError:
         # openai loads only when the OpenAI embedder is used.

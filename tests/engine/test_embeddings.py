@@ -494,6 +494,21 @@ def test_openai_connection_refused_names_url(monkeypatch: pytest.MonkeyPatch) ->
     assert SECRET not in str(info.value)
 
 
+def test_an_openai_client_that_cannot_be_made_is_named_without_the_key(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # ALL_PROXY=socks5://... without socksio: the raw ImportError went up through openai's
+    # and httpx's frames, whose local variables (pytest -l) hold the key.
+    monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:1")
+    embedder = OpenAIEmbedder(base_url="http://127.0.0.1:9/v1", api_key=SECRET, timeout=2.0,
+                              max_retries=0)
+    with pytest.raises(EmbeddingError) as info:
+        embedder.embed(["hello"])
+    assert str(info.value).startswith("no openai client for http://127.0.0.1:9/v1 could be "
+                                      "made (ImportError: ")
+    assert info.value.__suppress_context__
+    assert SECRET not in str(info.value)
+
+
 def test_openai_timeout_is_reported(fake_server: FakeServerState) -> None:
     fake_server.stall = True
     with pytest.raises(EmbeddingError, match=r"timed out after 0\.3s") as info:

@@ -557,6 +557,25 @@ def test_a_runs_exchange_is_a_cache_of_that_run_alone(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "c" / "runs").iterdir()) == ["run-2"]
 
 
+def test_a_refused_judge_is_kept_for_the_runs_other_processes_alone(tmp_path: Path) -> None:
+    from pytest_callqa.engine.llm.kept import refusal, refuse
+
+    cache = JudgeCache(tmp_path / "c", "rw")
+    exchange, other_run = cache.run_exchange("run-1"), cache.run_exchange("run-2")
+    assert exchange is not None and other_run is not None
+    assert refusal(exchange) is None
+    refuse(exchange, "gpt-4o-mini at http://127.0.0.1:9/v1: HTTP 401: bad key <redacted>")
+    assert refusal(exchange) == "gpt-4o-mini at http://127.0.0.1:9/v1: HTTP 401: bad key " \
+                                "<redacted>"
+    # Another run asks again; the cache itself keeps nothing of it.
+    assert refusal(other_run) is None
+    assert refusal(cache) is None
+    # An entry not so shaped (another version's, a hand edit) is no refusal.
+    for found in ({"message": 401}, {"reason": "x"}):
+        exchange.put("run-only-judge-refused", found)
+        assert refusal(exchange) is None
+
+
 def test_an_exchange_a_killed_run_left_is_swept_after_a_day(tmp_path: Path) -> None:
     cache = JudgeCache(tmp_path, "off")
     for run_id in ("old", "recent"):

@@ -82,9 +82,14 @@ def _read_documents(path: Path) -> tuple[str, list[Any]]:
 
 
 # Only a file with one of these can hold a value JSON cannot: NaN or an infinity (JSON's
-# extensions, YAML's .nan and .inf), or an explicitly tagged YAML value (a date, bytes, a
-# set): a file without one needs no walk over every value.
-_MAYBE_NOT_JSON = re.compile(r"NaN|Infinity|\.(?:nan|inf)\b|!!|!<", re.IGNORECASE)
+# extensions; a number whose exponent has three digits, which may overflow to one), and in
+# YAML also .nan, .inf and a tag of any spelling (!!timestamp, !<...>, a %TAG shorthand's
+# !y!timestamp): a file without one needs no walk over every value (a JSON case loads in a
+# few times the walk's time).
+_MAYBE_NOT_JSON = {
+    "json": re.compile(r"NaN|Infinity|[eE][+-]?\d{3}"),
+    "yaml": re.compile(r"(?i:\.nan|\.inf)|!|[eE][+-]?\d{3}"),
+}
 
 
 def _first_non_json(document: dict[str, Any]) -> str | None:
@@ -203,7 +208,8 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
     if not documents:
         raise CaseFileError(path, ["(file) contains no case"])
     escapes = _SURROGATE_ESCAPE.search(text) is not None
-    maybe_foreign = _MAYBE_NOT_JSON.search(text) is not None
+    syntax = "json" if path.suffix.lower() == ".json" else "yaml"
+    maybe_foreign = _MAYBE_NOT_JSON[syntax].search(text) is not None
     registry = registry or default_registry()
     cases: list[GoldenCase] = []
     problems: list[str] = []
@@ -296,7 +302,7 @@ def _case_paths(root: Path) -> Iterator[Path]:
             path = Path(folder, name)
             # "CASE.YAML" is a case file too: left out, its cases would vanish without a word.
             if (path.suffix.lower() in CASE_SUFFIXES and not name.startswith(".")
-                    and not name.endswith(SCHEMA_FILE_SUFFIX)
+                    and not name.lower().endswith(SCHEMA_FILE_SUFFIX)
                     and (path.is_file() or not path.exists())):
                 yield path
 

@@ -153,6 +153,8 @@ def test_a_json_case_with_a_lone_surrogate_names_the_file_and_the_field(
     ("!!set {a}", "config.extra: a set ({'a'}) is not JSON data; write it as text"),
     ("!!timestamp 2024-05-01",
      "config.extra: a date (datetime.date(2024, 5, 1)) is not JSON data; write it as text"),
+    # Finite as written, infinite as read: past the largest float.
+    ("1.0e+400", "config.extra: inf is not a number JSON can hold"),
     ("{.inf: a}", "config.extra: the key inf is not text; quote it"),
     ("{!!binary aGk=: a}", "config.extra: the key b'hi' is not text; quote it"),
 ])
@@ -167,7 +169,17 @@ def test_a_yaml_value_json_cannot_hold_names_the_file_and_the_field(
     assert info.value.problems == [problem]
 
 
-@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity"])
+def test_a_yaml_tag_shorthand_is_found_too(tmp_path: Path) -> None:
+    # "%TAG !y! tag:yaml.org,2002:" makes !y!timestamp a date without a "!!" in the file.
+    text = "%TAG !y! tag:yaml.org,2002:\n---\n" + GOOD.replace(
+        "config:\n", "config:\n  extra: !y!timestamp 2024-05-01\n", 1)
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(write(tmp_path, "tagged.yaml", text))
+    assert info.value.problems == [
+        "config.extra: a date (datetime.date(2024, 5, 1)) is not JSON data; write it as text"]
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e400"])
 def test_a_json_number_json_cannot_hold_names_the_file_and_the_field(
         tmp_path: Path, value: str) -> None:
     import yaml
@@ -193,6 +205,7 @@ def test_case_files_are_found_whatever_the_case_of_their_suffix(tmp_path: Path) 
     write(tmp_path, "A.YAML", GOOD)
     write(tmp_path, "B.Json", json.dumps({**__import__("yaml").safe_load(GOOD), "id": "qa-2"}))
     write(tmp_path, "notes.TXT", "not a case")
+    write(tmp_path, "cases.SCHEMA.JSON", "{}")  # the case schema, whatever its case
     assert sorted(case.id for case in load_cases(tmp_path)) == ["qa-1", "qa-2"]
 
 

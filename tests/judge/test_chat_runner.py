@@ -600,6 +600,32 @@ def test_an_error_status_is_not_charged_but_a_timeout_is_charged_its_worst_case(
     assert runner.budget.spent() > 20.0 + 2048 * 2
 
 
+def test_a_call_waiting_on_the_rate_limit_holds_no_reservation(fake: Any) -> None:
+    # The reservation was taken before the rate's wait: held through it past a request's
+    # time, it looked abandoned, and a call that fitted was refused as "budget exhausted"
+    # with nothing spent.
+    from pytest_callqa.engine.llm.budget import Budget, completion_bound, worst_case
+
+    server = fake(reply=lambda body: REPLY)
+    requests = [ChatRequest(messages=[{"role": "user", "content": f"{i}" * 40}])
+                for i in range(4)]
+    params, bound = completion_bound("priced", requests[0].kind, requests[0].params)
+    worst = worst_case(PRICES, "priced", {"model": "priced", "messages":
+                                          requests[0].messages, **params}, bound)
+    runner = make_runner(prices=PRICES, concurrency=4, rpm=1, rpm_window_s=0.3)
+    # Two worst cases and a half: a third call fits once one of two in flight settles.
+    runner.budget = Budget(2.5 * worst, None, hold_s=0.05, grace_s=0.0)
+
+    async def together() -> list[ChatOutcome]:
+        async with runner.session():
+            return await asyncio.gather(*(runner.call(endpoint(server), request)
+                                          for request in requests))
+
+    outcomes = asyncio.run(together())
+    assert [o.budget_stopped for o in outcomes] == [False] * 4
+    assert [o.content for o in outcomes] == [REPLY] * 4
+
+
 # --- answers without an event loop ---------------------------------------------------------
 
 

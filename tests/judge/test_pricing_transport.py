@@ -263,8 +263,16 @@ def test_a_key_echoed_with_its_middle_starred_out_is_redacted() -> None:
     masked = f"{SECRET[:8]}{'*' * 10}{SECRET[-4:]}"
     assert endpoint.redact(f"Incorrect API key provided: {masked}. See the docs.") == \
         "Incorrect API key provided: <redacted>. See the docs."
-    # Stars around text that is no part of the key are left alone.
-    assert endpoint.redact("rated ***** by x***y") == "rated ***** by x***y"
+    assert endpoint.redact(f"key=({masked})") == "key=(<redacted>)"
+    # Starred words of a reply are left alone: a key's start alone ("s***", every OpenAI
+    # key's) or an end of under four characters shows no key.
+    for text in ("rated ***** by x***y", "what the s*** is this?", "Rating: ***9 of 10",
+                 f"{SECRET[:3]}***{SECRET[-3:]}"):
+        assert endpoint.redact(text) == text
+    # Bounded: a long word before stars is not tried from each of its characters.
+    started = time.perf_counter()
+    endpoint.redact_reply("x" * 40_000 + " ***" + "y" * 40_000 + "***z")
+    assert time.perf_counter() - started < 0.5
 
 
 def test_a_client_the_http_library_cannot_make_is_the_tools_error_without_the_key(

@@ -94,15 +94,18 @@ def redact(text: str, api_key: str, url: str, *, shortest: int = 1) -> str:
 
 
 # A key shown with its middle starred out, as OpenAI's "Incorrect API key provided:
-# sk-abc12***********wxyz" shows it: its first and last characters are still the key's.
-_MASKED = re.compile(r"[^\s'\"*]*\*{3,}[^\s'\"*.,;:]*")
+# sk-abc12***********wxyz" shows it. A word of 3 to 64 characters, stars, and 4 to 64 more:
+# bounded, so a long run of text before stars is not tried from each of its characters.
+_MASKED = re.compile(
+    r"(?<![^\s'\"(\[{<=:])([^\s'\"*(\[{<=:]{3,64})\*{3,}([^\s'\"*.,;:)\]}>]{4,64})")
 
 
 def _unmasked(match: re.Match[str], *, secret: str) -> str:
-    head, _, tail = match.group().partition("***")
-    tail = tail.lstrip("*")
-    shown = len(head) + len(tail)
-    if shown and shown < len(secret) and secret.startswith(head) and secret.endswith(tail):
+    """``<redacted>`` when the starred word shows the start and the end of ``secret`` — the
+    end at least 4 characters, so a starred-out word of a reply ("s***") stays itself."""
+    head, tail = match.group(1), match.group(2)
+    if len(head) + len(tail) < len(secret) and secret.startswith(head) and \
+            secret.endswith(tail):
         return "<redacted>"
     return match.group()
 

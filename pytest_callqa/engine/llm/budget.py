@@ -179,7 +179,7 @@ class SpendLedger:
         if not math.isfinite(amount) or amount < 0:
             return
         if fields[0] == "R":
-            # Seen first here: its own reservations this process dates as it takes them.
+            # Dated when this process first reads it (its own, when it takes them).
             self._held.setdefault(fields[1], (amount, time.monotonic()))
         else:
             self._held.pop(fields[1], None)

@@ -442,18 +442,17 @@ class ChatRunner:
             reply: Reply | None = None
             slot = await session.slots.acquire()
             hold: str | None = ""
-            # Nothing is charged until the request goes out.
-            billed: float | None = 0.0
+            billed: float | None = 0.0  # nothing is charged until the request goes out
             try:
+                if session.rate is not None:
+                    # Counted with the slot in hand (counted in the slot's queue, it let the
+                    # minute's next calls through too), before the budget: a reservation
+                    # held through the rate's wait looked abandoned, and was counted spent.
+                    await session.rate.acquire()
                 # Reserved with the slot in hand: calls queued while the budget ran out stay.
                 hold = await self.budget.reserve(worst) if worst is not None else ""
                 if hold is None:
                     return None, self.budget.refusal(worst or 0.0), True
-                if session.rate is not None:
-                    # A start is counted as the request goes out: counted while the call
-                    # still queued for its slot, it let the next calls of the minute through
-                    # as well.
-                    await session.rate.acquire()
                 # What the attempt is charged: its worst case until the server says otherwise
                 # (a timeout or a cut connection may still be billed).
                 billed = worst
@@ -487,7 +486,7 @@ class ChatRunner:
                     billed = reply.cost
             finally:
                 session.slots.release(slot)
-                if hold is not None and billed is not None:
+                if hold and billed is not None:
                     self.budget.settle(hold, billed)
             if reply is not None:
                 # Let the call that got this slot send before this one checks, caches and

@@ -48,10 +48,14 @@ def _cell(value: Any) -> str:
     image of its own, and an ``@`` kept from mentioning (notifying) a GitHub user or team."""
     if value is None:
         return "–"
-    text = _number(value) if isinstance(value, float) else str(value)
+    return _cut(_inert(_number(value) if isinstance(value, float) else str(value)))
+
+
+def _inert(text: str) -> str:
+    """``text`` on one line, shown as written (see :func:`_cell`), whatever its length."""
     # A lone carriage return ends a table row in GitHub's markdown as a newline does.
     text = _ACTIVE.sub(r"\\\1", text.replace("\r", " ").replace("\n", " "))
-    return _cut(text.replace("@", "@\u2060"))
+    return text.replace("@", "@\u2060")
 
 
 def _code(value: Any) -> str:
@@ -124,7 +128,9 @@ def _gate_section(gate: Mapping[str, Any]) -> list[str]:
                 reg.get("shared_cases"), moved,
             ])
         else:
-            other.append(f"- {regression_line(reg, confidence_label(gate))}")
+            # Model names and case ids, as in the table: a new blocker's line rendered a
+            # model's "@team" as a mention and its "<details>" as a tag.
+            other.append(f"- {_inert(regression_line(reg, confidence_label(gate)))}")
     if metric_rows:
         lines += _table(["model", "task", "metric", "baseline → now",
                          f"{confidence_label(gate)} interval of Δ",

@@ -109,6 +109,28 @@ def test_a_model_name_shows_as_written_not_as_markdown(report: dict[str, Any]) -
     assert not re.search(r"@[A-Za-z0-9]|\]\(|(?<!\\)<img", cell)
 
 
+def test_a_new_blockers_line_shows_the_model_as_written_not_as_markdown(
+        report: dict[str, Any]) -> None:
+    # The table's cells were escaped, the lines under it (a new blocker, a new
+    # disqualification) not: "@team" notified a team, "<details open>" opened a tag.
+    hostile = "@octo-org <details open> [click](https://evil.example) `x`"
+    old = report["model_order"][0]
+    report["model_order"][0] = hostile
+    report["models"][hostile] = report["models"].pop(old)
+    for case in report["cases"]:
+        if case["model"] == old:
+            case["model"] = hostile
+    baseline = copy.deepcopy(report)
+    entry = case_entries(report, hostile, "entity")[0]
+    entry.update(blockers=["config_adherence"], blocked=True)
+    gate = compare_reports(report, baseline)
+    gate.update(baseline="main.json", mode="fail")
+    [line] = [row for row in render_markdown(report, gate).splitlines()
+              if "new blocker" in row]
+    assert line == ("- @\u2060octo-org \\<details open\\> [click]\\(https://evil.example) "
+                    f"\\`x\\` · entity · config_adherence: new blocker on {entry['case_id']}")
+
+
 def test_comparisons_the_gate_could_not_make_are_counted(report: dict[str, Any]) -> None:
     """A passing gate that compared almost nothing (case ids renamed: too few shared cases
     everywhere) says so in the comment a reviewer reads, as the terminal does."""

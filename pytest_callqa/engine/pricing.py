@@ -123,6 +123,12 @@ class PriceTable:
         """Whether ``model``'s price is a built-in default rather than the user's figure."""
         return self.get(model) is not None and model not in self._user
 
+    def configured(self) -> dict[str, list[float]]:
+        """The prices the user gave, by model: input and output dollars per million tokens
+        (the defaults are the package version's, which a report records apart)."""
+        return {model: [self._prices[model].input_per_million,
+                        self._prices[model].output_per_million] for model in sorted(self._user)}
+
     def cost(self, model: str, prompt_tokens: float, completion_tokens: float) -> float | None:
         """The cost of one call in US dollars, or None when ``model`` has no price."""
         price = self.get(model)

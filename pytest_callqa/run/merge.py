@@ -281,8 +281,14 @@ def _pooled_not_evaluated(shards: Sequence[_Shard]) -> list[dict[str, Any]]:
 
 
 def _model_order(shards: Sequence[_Shard], card: Scorecard) -> list[str]:
-    """The configured order, pieced together from the shards' (each lists only the models it
-    scored): a model one shard lacks goes before the next model its own shard lists."""
+    """The configured order (``run.settings.models``, which the shards share); for a
+    report older than it, pieced together from the shards' (each lists only the models it
+    scored): a model one shard lacks goes before the next model its own shard lists — which
+    depended on the order the shards were given in."""
+    configured = _get(shards[0].report, ("run", "settings", "models"))
+    if isinstance(configured, list):
+        listed = [m for m in configured if isinstance(m, str) and m in card.models]
+        return listed + sorted(m for m in card.models if m not in listed)
     order: list[str] = []
     for shard in shards:
         names = [str(n) for n in shard.report["model_order"]]

@@ -559,9 +559,10 @@ def run_settings(settings: Settings, root: Path, models: list[str]) -> dict[str,
     """The report's ``run.settings``: what decides which results a run has and how they are
     read — the models (the pairs are they times the cases), where the cases and the outputs
     are, the runs per pair and their pass rule, the judge's asks per verdict and their
-    spread, and the regression tolerance. The shards of one run agree on all of them, or the
-    merge refuses them: a shard of another model list or run count makes a scorecard that
-    silently lacks pairs or mixes unlike results."""
+    spread, the regression tolerance, and the prices given (each case's cost is priced by
+    them). The shards of one run agree on all of them, or the merge refuses them: a shard of
+    another model list, run count or price makes a scorecard that silently lacks pairs or
+    mixes unlike results."""
     return {
         "models": models,
         "cases": None if settings.cases is None else display_path(settings.cases, root),
@@ -571,4 +572,5 @@ def run_settings(settings: Settings, root: Path, models: list[str]) -> dict[str,
         "judge_repeats": settings.judge_repeats,
         "judge_repeat_tolerance": settings.judge_repeat_tolerance,
         "regression_tolerance": settings.regression_tolerance,
+        "prices": settings.prices.configured(),
     }

@@ -42,7 +42,9 @@ def test_a_report_records_the_settings_and_the_selection_it_was_run_with(
     assert unsharded["run"]["settings"] == {
         "models": ["northwind-large", "northwind-mini", "budget-7b"],
         "cases": "cases", "outputs": "outputs", "runs": 1, "pass_rule": "all",
-        "judge_repeats": 1, "judge_repeat_tolerance": 0.25, "regression_tolerance": 0.02}
+        "judge_repeats": 1, "judge_repeat_tolerance": 0.25, "regression_tolerance": 0.02,
+        "prices": {"budget-7b": [0.05, 0.1], "northwind-large": [2.5, 10.0],
+                   "northwind-mini": [0.15, 0.6]}}
     assert unsharded["run"]["selection"] == {
         "args": ["tests/test_release_gate.py"], "keyword": "", "markexpr": "eval",
         "deselect": [], "lf": False, "last_failed": False}
@@ -58,6 +60,8 @@ def test_a_report_records_the_settings_and_the_selection_it_was_run_with(
     (("run", "settings", "judge_repeats"), 3),
     (("run", "settings", "judge_repeat_tolerance"), 0.5),
     (("run", "settings", "regression_tolerance"), 0.05),
+    # Each case's cost is priced by its own shard: merged, a blend no price gives.
+    (("run", "settings", "prices", "northwind-large"), [25.0, 100.0]),
     (("run", "selection", "keyword"), "northwind-mini"),
     (("run", "selection", "markexpr"), "eval and not slow"),
     (("run", "selection", "args"), ["tests/test_release_gate.py::test_qa"]),

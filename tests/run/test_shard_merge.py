@@ -134,6 +134,13 @@ def test_a_model_one_shard_lacks_keeps_its_configured_place(
     shards[1]["cases"] = [c for c in shards[1]["cases"] if c["model"] != order[0]]
     shards[1]["model_order"] = [order[1], last]
     assert merge_reports(shards, ["1.json", "2.json"])["model_order"] == order
+    # Whatever order the shards are given in (pieced together, the first model of the second
+    # shard went first): the configured one, which every shard records.
+    assert merge_reports(shards[::-1], ["2.json", "1.json"])["model_order"] == order
+    # A report older than run.settings: pieced together as before.
+    for shard in shards:
+        del shard["run"]["settings"]
+    assert merge_reports(shards, ["1.json", "2.json"])["model_order"] == order
 
 
 def _with_llm_judge(report: dict[str, Any], usage: dict[str, Any],

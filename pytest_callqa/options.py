@@ -420,6 +420,11 @@ def read_settings(config: pytest.Config) -> Settings:
     timeout = _number(config, TIMEOUT_OPTION, float, minimum=0, exclusive=True)
     budget = _number(config, BUDGET_OPTION, float, minimum=0)
     calibrate = _option_or_ini(config, CALIBRATE_OPTION)
+    if calibrate and shard is not None:
+        # Each job's kappa is over its own share of the labels (12 pairs where the run has
+        # 21), its exit by that; and no merge can pool agreement statistics.
+        raise pytest.UsageError(f"{CALIBRATE_OPTION} compares the judge with every labelled "
+                                f"case in one run: it cannot be combined with {SHARD_OPTION}")
     min_kappa = _number(config, MIN_KAPPA_OPTION, float, minimum=-1)
     if min_kappa is not None and min_kappa > 1:
         raise pytest.UsageError(f"{ini_name(MIN_KAPPA_OPTION)}: kappa is at most 1, got "

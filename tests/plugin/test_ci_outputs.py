@@ -110,6 +110,12 @@ def test_shards_split_the_pairs_without_overlap(
     bad = pytester.runpytest("--callqa-shard=3/2")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*--callqa-shard*3/2*"])
+    # A calibration's kappa is over every label: a shard's, over its share, is not it.
+    calibrating = pytester.runpytest("--callqa-shard=1/2", "--callqa-calibrate")
+    assert calibrating.ret == pytest.ExitCode.USAGE_ERROR
+    calibrating.stderr.fnmatch_lines(["*--callqa-calibrate compares the judge with every "
+                                      "labelled case in one run: it cannot be combined with "
+                                      "--callqa-shard*"])
 
 
 def test_a_report_that_cannot_be_written_is_named_and_the_run_still_ends_with_its_card(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
+from .engine.core.urls import knows_secrets, redact_known
 from .gather import CRASHED_ATTR
 from .outputs import OutputsError
 from .run.resolver import Interrupted, interruption
@@ -32,6 +33,21 @@ TOOL_FAILURE = "callqa_tool_failure"
 # The attribute of a call report whose test the tool stopped (crosses xdist too: a report's
 # attributes reach the controller as they are).
 TOOL_ERROR_ATTR = "callqa_tool_error"
+
+
+def redact_report(report: pytest.TestReport) -> None:
+    """Blank out of ``report`` every key and URL credential this process's endpoints were
+    given: a frame's local variables (``pytest -l``, ``--tb=long``) or a test's captured
+    output could show one, and the report goes on to the terminal, the JUnit file and, under
+    xdist, the controller. Nothing to do in a run that was given none."""
+    if not knows_secrets():
+        return
+    if report.longrepr is not None:
+        text = str(report.longrepr)
+        redacted = redact_known(text)
+        if redacted != text:
+            report.longrepr = redacted
+    report.sections = [(name, redact_known(content)) for name, content in report.sections]
 
 
 def tool_failure(message: str) -> BaseException:

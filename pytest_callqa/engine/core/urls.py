@@ -128,3 +128,35 @@ def _json_spellings(secret: str) -> re.Pattern[str]:
 def without_credentials(text: str) -> str:
     """``text`` with the credentials of any http(s) URL in it blanked out."""
     return _CREDENTIALS_IN_TEXT.sub(r"\1<redacted>@", text)
+
+
+# Every key and URL credential an endpoint of this process was given, in the forms a text
+# could show them (see url_secrets): what a test's report carries out of the process —
+# its traceback with the frames' local variables (pytest -l), its captured output — is
+# searched for them (redact_known). Placeholders shorter than SHORTEST_REPLY_SECRET are no
+# secret, and would corrupt every text they were searched in.
+_KNOWN: set[str] = set()
+
+
+def remember_secrets(api_key: str, url: str) -> None:
+    """Note ``api_key`` and ``url``'s credentials as this process's secrets (a URL that
+    cannot be parsed is refused where it is used, saying so)."""
+    try:
+        in_url = url_secrets(url)
+    except ValueError:
+        in_url = []
+    _KNOWN.update(secret for secret in [api_key, *in_url]
+                  if len(secret) >= SHORTEST_REPLY_SECRET)
+
+
+def redact_known(text: str) -> str:
+    """``text`` with every secret :func:`remember_secrets` noted blanked out, longest first
+    (one may hold another: a Basic token the user name)."""
+    for secret in sorted(_KNOWN, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, "<redacted>")
+    return text
+
+
+def knows_secrets() -> bool:
+    return bool(_KNOWN)

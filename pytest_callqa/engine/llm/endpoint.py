@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.defaults import DEFAULT_BASE_URL
-from ..core.urls import SHORTEST_REPLY_SECRET, redact, safe_url, without_credentials
+from ..core.urls import (
+    SHORTEST_REPLY_SECRET,
+    redact,
+    remember_secrets,
+    safe_url,
+    without_credentials,
+)
 
 if TYPE_CHECKING:
     from .wire import ChatClient
@@ -109,6 +115,7 @@ class Endpoint:
         if problem is not None:
             source = "the API key" if api_key else "OPENAI_API_KEY"
             raise ValueError(f"{source} of model {model!r} is not usable: {problem}")
+        remember_secrets(self._api_key, self.base_url)
         self._cache_name = cache_name
 
     def __repr__(self) -> str:

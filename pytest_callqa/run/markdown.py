@@ -30,6 +30,7 @@ MAX_WARNINGS = 10
 MAX_INCOMPLETE = 10
 WORST_CASES = 8
 _TRUNCATED = "\n\n> … truncated: {n} more lines. The JSON report has everything."
+_CLOSE = "\n\n</details>"
 
 
 def _number(value: float) -> str:
@@ -260,7 +261,9 @@ def _fit(lines: list[str], limit: int) -> str:
     text = "\n".join(lines)
     if len(text) <= limit:
         return text
-    note_room = len(_TRUNCATED.format(n=len(lines)))
+    # Room for the note, and to close a collapsed block the cut falls in: left open, the
+    # note (and the rest of the comment) was hidden inside the gate's warnings.
+    note_room = len(_TRUNCATED.format(n=len(lines))) + len(_CLOSE)
     kept: list[str] = []
     size = 0
     for line in lines:
@@ -268,7 +271,9 @@ def _fit(lines: list[str], limit: int) -> str:
             break
         kept.append(line)
         size += len(line) + 1
-    return "\n".join(kept) + _TRUNCATED.format(n=len(lines) - len(kept))
+    still_open = sum(line.startswith("<details>") for line in kept) - kept.count("</details>")
+    return ("\n".join(kept) + _CLOSE * (still_open > 0)
+            + _TRUNCATED.format(n=len(lines) - len(kept)))
 
 
 def render_markdown(report: Mapping[str, Any], gate: Mapping[str, Any] | None = None, *,

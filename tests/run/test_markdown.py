@@ -83,6 +83,21 @@ def test_a_huge_report_stays_under_the_comment_limit(report: dict[str, Any]) -> 
     assert len(small) <= 1000 and "… truncated:" in small
 
 
+def test_a_cut_inside_the_gates_warnings_closes_their_collapsed_block(
+        report: dict[str, Any]) -> None:
+    # Left open, the truncation note — and what GitHub shows after the comment — was hidden
+    # inside the collapsed "Gate warnings".
+    gate = compare_reports(report, copy.deepcopy(report))
+    gate.update(baseline="main.json", mode="fail", warnings=[f"warning {i} " + "w" * 150
+                                                             for i in range(20)])
+    whole = render_markdown(report, gate, limit=10**9)
+    limit = whole.index("warning 5 ")
+    text = render_markdown(report, gate, limit=limit)
+    assert len(text) <= limit and "warning 2 " in text and "warning 5 " not in text
+    assert text.count("<details>") == text.count("</details>") == 1
+    assert text.rindex("</details>") < text.index("… truncated:")
+
+
 def test_a_carriage_return_stays_inside_its_cell(report: dict[str, Any]) -> None:
     # GitHub ends a table row at a lone carriage return as at a newline: a model named so
     # split its row in two (the name on one line, its scores on the next).

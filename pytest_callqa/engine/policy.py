@@ -32,7 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from .core.metrics import Bands, MetricSpec
-from .core.numbers import finite_number
+from .core.numbers import MAX_MAGNITUDE, finite_number
 from .registry import Registry
 
 _KEYS = frozenset({"threshold", "acceptable", "blocker", "disabled", "tolerance"})
@@ -88,9 +88,13 @@ def _rule(spec: MetricSpec, entry: Mapping[str, Any], where: str) -> MetricSpec:
                           f"{', '.join(sorted(_KEYS))}")
     if "tolerance" in entry:
         tolerance = entry["tolerance"]
+        # Written into the report's metric definitions, which a later run reads as its
+        # baseline: past MAX_MAGNITUDE it refused them (and an int past a float's range
+        # raised OverflowError here).
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)) \
-                or not 0 <= tolerance < math.inf:
-            raise PolicyError(f"{where}.tolerance: expected a number >= 0, got {tolerance!r}")
+                or not 0 <= tolerance <= MAX_MAGNITUDE:
+            raise PolicyError(f"{where}.tolerance: expected a number from 0 to "
+                              f"{MAX_MAGNITUDE:g}, got {tolerance!r}")
     disabled = entry.get("disabled", False)
     if not isinstance(disabled, bool):
         raise PolicyError(f"{where}.disabled: expected true or false, got {disabled!r}")

@@ -131,6 +131,9 @@ def test_disabled_false_changes_nothing_else() -> None:
 def test_the_origin_is_recorded_and_the_tolerance_kept() -> None:
     registry = applied({"keyword_f1": {"tolerance": 0.05}})
     assert registry.tolerances == {"entity.keyword_f1": 0.05}
+    # The largest a report's baseline check reads back is allowed.
+    assert applied({"keyword_f1": {"tolerance": 1e15}}).tolerances == {
+        "entity.keyword_f1": 1e15}
     assert registry.origin("entity", "keyword_f1") == ORIGIN
     assert registry.metric("entity", "keyword_f1").bands == \
         default_registry().metric("entity", "keyword_f1").bands

@@ -253,7 +253,10 @@ def _pooled_golden(shards: Sequence[_Shard]) -> dict[str, Any]:
                 raise ValueError(f"cannot merge {shard.name} with {origin[case_id]}: "
                                  f"golden_cases.{case_id} differs (the case files changed "
                                  "between the runs)")
-    return pooled
+    # By task, then id: the order a single run's catalogue has when each task's cases sit in
+    # a folder of their own, named by id; in the order first seen, it followed the order the
+    # shards were given in.
+    return dict(sorted(pooled.items(), key=lambda item: (str(item[1].get("task")), item[0])))
 
 
 def _not_evaluated_key(entry: Mapping[str, Any]) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..engine.core.defaults import DEFAULT_BASE_URL
 from ..engine.core.embedder_names import identity_by_name
 from ..engine.core.urls import remember_secrets
-from .settings import CallqaCallError, CallqaUsageError, Settings, display_path
+from .settings import CallqaUsageError, Settings, display_path, judge_unusable
 
 if TYPE_CHECKING:
     from ..engine.core.context import Deferred
@@ -184,7 +184,7 @@ class Services:
                 except ValueError as exc:
                     # A setting the options could not check (OPENAI_BASE_URL): every call
                     # would fail, so every test that needs the judge reports this error.
-                    raise CallqaCallError(f"callqa: the judge cannot be used: {exc}") from None
+                    raise judge_unusable(exc) from None
                 if self.settings.judge_repeats > 1:
                     # Loaded only when the judge is asked more than once per verdict.
                     from ..engine.judges.repeats import RepeatedJudge

@@ -45,6 +45,11 @@ class CallqaCallError(Exception):
     exhausted). The message comes from the engine, which redacts the API key."""
 
 
+def judge_unusable(why: object) -> CallqaCallError:
+    """The error of every test that needs a judge that cannot be used, and why (redacted)."""
+    return CallqaCallError(f"callqa: the judge cannot be used: {why}")
+
+
 @dataclass(frozen=True)
 class Settings:
     """The resolved ``--callqa-*`` options (command line over ini file over default)."""

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from .settings import CallqaCallError, CallqaUsageError, Settings, count
+from .settings import CallqaCallError, CallqaUsageError, Settings, count, judge_unusable
 from .stream import VerdictStream
 from .usage import call_delta, kind_totals
 
@@ -143,7 +143,7 @@ class Verdicts:
             raise exc  # nothing was sent; the run stops (or, in a worker, skips its batch)
         if isinstance(exc, CallError):
             # A rejected key or an unknown model: every call would fail the same way.
-            error = CallqaCallError(f"callqa: the judge cannot be used: {exc}")
+            error = judge_unusable(exc)
             self._refused = error
             if runner is not None and runner.exchange is not None:
                 # Loaded with the runner that had the call refused.
@@ -283,8 +283,7 @@ def _refused_elsewhere(runner: ChatRunner | None) -> CallqaCallError | None:
     from ..engine.llm.kept import refusal
 
     message = refusal(runner.exchange)
-    return None if message is None else CallqaCallError(
-        f"callqa: the judge cannot be used: {message}")
+    return None if message is None else judge_unusable(message)
 
 
 def _compare_ahead(judged: list[Prepared]) -> None:

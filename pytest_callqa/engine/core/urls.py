@@ -136,6 +136,9 @@ def without_credentials(text: str) -> str:
 # searched for them (redact_known). Placeholders shorter than SHORTEST_REPLY_SECRET are no
 # secret, and would corrupt every text they were searched in.
 _KNOWN: set[str] = set()
+# The same, longest first (one may hold another: a Basic token the user name), kept sorted
+# as they are noted rather than for each of the three reports of every test.
+_KNOWN_LONGEST_FIRST: tuple[str, ...] = ()
 
 
 def remember_secrets(api_key: str, url: str) -> None:
@@ -145,14 +148,17 @@ def remember_secrets(api_key: str, url: str) -> None:
         in_url = url_secrets(url)
     except ValueError:
         in_url = []
-    _KNOWN.update(secret for secret in [api_key, *in_url]
-                  if len(secret) >= SHORTEST_REPLY_SECRET)
+    global _KNOWN_LONGEST_FIRST
+    new = {secret for secret in [api_key, *in_url]
+           if len(secret) >= SHORTEST_REPLY_SECRET} - _KNOWN
+    if new:
+        _KNOWN.update(new)
+        _KNOWN_LONGEST_FIRST = tuple(sorted(_KNOWN, key=len, reverse=True))
 
 
 def redact_known(text: str) -> str:
-    """``text`` with every secret :func:`remember_secrets` noted blanked out, longest first
-    (one may hold another: a Basic token the user name)."""
-    for secret in sorted(_KNOWN, key=len, reverse=True):
+    """``text`` with every secret :func:`remember_secrets` noted blanked out."""
+    for secret in _KNOWN_LONGEST_FIRST:
         if secret in text:
             text = text.replace(secret, "<redacted>")
     return text

@@ -120,9 +120,14 @@ def _book_verdict(spent: float, held: Mapping[str, tuple[float, float]], amount:
     their holder died — and the others as possibly freed. Counting every reservation held
     as spent once the asker had waited its own patience refused calls that fit: those taken
     by live calls while it waited were counted too."""
-    stale = sum(amount for amount, seen in held.values() if seen < stale_before)
-    fresh = sum(amount for amount, seen in held.values() if seen >= stale_before)
-    return reserve_verdict(spent + stale, fresh, amount, limit)
+    stale = _stale(held, stale_before)
+    return reserve_verdict(spent + stale, sum(a for a, _ in held.values()) - stale, amount,
+                           limit)
+
+
+def _stale(held: Mapping[str, tuple[float, float]], before: float) -> float:
+    """What the reservations first seen before ``before`` hold."""
+    return sum(amount for amount, seen in held.values() if seen < before)
 
 
 class SpendLedger:
@@ -281,8 +286,7 @@ class Budget:
     def refusal(self, worst_usd: float) -> str:
         """Why a request whose worst case costs ``worst_usd`` was not sent."""
         book = self._ledger.held if self._ledger is not None else self._held
-        cutoff = time.monotonic() - self.patience_s
-        lost = sum(amount for amount, seen in book.values() if seen < cutoff)
+        lost = _stale(book, time.monotonic() - self.patience_s)
         unsettled = f", ${lost:.4f} held by requests that never settled" if lost else ""
         return (f"budget of ${self.limit_usd:g} exhausted (${self.spent():.4f} spent"
                 f"{unsettled}; this request could cost up to ${worst_usd:.4f}); it was not "

@@ -176,7 +176,8 @@ def _mean(values: Iterable[float]) -> float | None:
 
 
 def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
-                      case_groups: Mapping[str, list[TaskResult]]) -> MetricAggregate | None:
+                      case_groups: Mapping[str, list[TaskResult]], *,
+                      interval_wanted: bool = True) -> MetricAggregate | None:
     entries = [r.metrics[spec.id] for r in results if spec.id in r.metrics]
     if not entries:
         return None
@@ -197,7 +198,7 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
             if pooled:
                 nums.append(sum(float(m.details.get("numerator", 0)) for m in pooled))
                 dens.append(sum(float(m.details.get("denominator", 0)) for m in pooled))
-        interval = around(bootstrap_ratio(nums, dens), value)
+        interval = around(bootstrap_ratio(nums, dens), value) if interval_wanted else None
     else:
         per_case = []
         for runs in case_groups.values():
@@ -207,7 +208,7 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
             if case_value is not None:
                 per_case.append(case_value)
         value = _mean(per_case)
-        interval = around(bootstrap_mean(per_case), value)
+        interval = around(bootstrap_mean(per_case), value) if interval_wanted else None
     # A case rated by bands of its own (its threshold) is rated so in the aggregate too.
     rating: Rating | None = "blocker" if blocker else (
         None if value is None else bracketed_rating(spec, scored, value))
@@ -332,7 +333,10 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
             value, n = _consistency(all_groups)
             agg = MetricAggregate(value, spec.rate(value), False, n)
         else:
-            found = _aggregate_metric(spec, results, all_groups)
+            # A criterion is shown by value and verdict alone: its interval, resampled over
+            # all of a model's cases (tens of thousands in a large suite), would be thrown
+            # away.
+            found = _aggregate_metric(spec, results, all_groups, interval_wanted=False)
             if found is None:
                 continue
             agg = found

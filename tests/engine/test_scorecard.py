@@ -13,6 +13,7 @@ from pytest_callqa.engine.evaluate import evaluate_many
 from pytest_callqa.engine.loading import load_cases
 from pytest_callqa.engine.report import render_scorecard
 from pytest_callqa.engine.scorecard import build_scorecard
+from pytest_callqa.engine.stats import IntervalMemo, remembered
 
 from .helpers import TFIDF
 
@@ -470,6 +471,25 @@ def test_a_benchmark_metric_absent_from_the_results_does_not_hide_the_ones_after
     assert benchmarks["consistency"] == {"value": None, "passed": None, "scored_cases": 0,
                                          "judge_errors": 0}
     assert card.models["m"].benchmark_score == 0.0
+
+
+def test_every_interval_drawn_is_one_the_scorecard_shows() -> None:
+    # A Layer 2 criterion is shown by value and verdict: its interval, resampled over all of
+    # a model's cases, was drawn and thrown away (15 s of a 100,000-output run's end).
+    rows = [result("m", "qa", f"c{i}", 0.1 * (i % 10), metrics={
+        "exact_match": MetricResult(value=float(i % 2)),
+        "compliance_false_pass_rate": MetricResult(value=0.0, details={
+            "numerator": i % 3 == 0, "denominator": 2})}) for i in range(12)]
+    memo = IntervalMemo()
+    with remembered(memo):
+        card = build_scorecard(rows)
+    qa = card.models["m"].tasks["qa"]
+    shown = {qa.interval, qa.metrics["compliance_false_pass_rate"].interval,
+             card.models["m"].final_interval_b, card.models["m"].final_interval_a}
+    assert set(memo.kept.values()) <= shown
+    # The task score's, the pooled rate's and the two final scores'.
+    assert memo.drawn == 4
+    assert card.models["m"].benchmarks["exact_match"]["value"] == pytest.approx(0.5)
 
 
 def test_every_interval_holds_its_point_estimate() -> None:

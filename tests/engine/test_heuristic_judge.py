@@ -37,6 +37,33 @@ def test_contextual_precision_and_recall_trace_quotes_to_turns() -> None:
         assert (recall.score, recall.details) == (1.0, {"used": [1, 2], "needed": [1]})
 
 
+def test_contextual_shares_are_not_scored_when_a_side_cites_no_turn() -> None:
+    # A side that cites no turn may still rest on turns: 0 of 0 was scored 0.0, a failed
+    # Layer 2 criterion, though neither share can be told offline.
+    quoted = ['The customer said "my refund of $49 has not arrived".']
+    for claims, expected, side in ((["The refund is late."], quoted, "the output"),
+                                   (quoted, ["The refund is late."], "the truth")):
+        for metric in ("contextual_precision", "contextual_recall"):
+            verdict = HeuristicJudge().judge_one(_contextual(metric, claims, expected))
+            assert verdict.score is None
+            assert verdict.reason.startswith(f"not scored: {side} cites no turn")
+
+
+def test_a_timestamp_cites_the_turn_that_starts_near_it() -> None:
+    case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": [
+        {"speaker": "agent", "text": "Thank you for calling.", "start": 0.0},
+        {"speaker": "customer", "text": "My refund has not arrived.", "start": 12.0},
+        {"speaker": "agent", "text": "It will arrive in 3 to 5 days.", "start": 30.0}]})
+    for metric in ("contextual_precision", "contextual_recall"):
+        verdict = HeuristicJudge().judge_one(JudgeRequest(
+            case=case, task="qa", metric=metric, scale="unit", instructions="",
+            model_output={}, focus={"claims": ["The customer complained at 00:14."],
+                                    "expected_claims": ['"My refund has not arrived."',
+                                                        "At 00:40 nothing happened."]}))
+        # 00:14 points at turn 1 (2 s off); 00:40 is 10 s from the nearest start: no turn.
+        assert (verdict.score, verdict.details) == (1.0, {"used": [1], "needed": [1]})
+
+
 def test_statements_are_checked_against_the_call_and_the_truth() -> None:
     contexts = [TRANSCRIPT, "Refund of $49 confirmed, 3-5 days."]
     for scope in _with_and_without_memo():

@@ -316,26 +316,50 @@ class HeuristicJudge:
     # --- Layer 2 --------------------------------------------------------------------------
 
     def _contextual(self, request: JudgeRequest) -> JudgeVerdict:
-        turns = _normalized_turns(tuple(t.text for t in request.case.transcript))
-        used = self._cited_turns(request.focus.get("claims", []), turns)
-        needed = self._cited_turns(request.focus.get("expected_claims", []), turns)
-        if not used and not needed:
+        case_turns = request.case.transcript
+        turns = _normalized_turns(tuple(t.text for t in case_turns))
+        starts = tuple(t.start for t in case_turns)
+        used = self._cited_turns(request.focus.get("claims", []), turns, starts)
+        needed = self._cited_turns(request.focus.get("expected_claims", []), turns, starts)
+        # Offline, a turn is known used or needed only when it is cited: a side that cites
+        # none may still rest on turns, so a share of it is unknown, not 0 (nor 1).
+        if not used or not needed:
+            side = ("neither the output nor the truth" if not used and not needed
+                    else "the output" if not used else "the truth")
             return JudgeVerdict(request.metric, None,
-                                "not scored: neither the output nor the truth quotes the call")
+                                f"not scored: {side} cites no turn of the call (by quote or "
+                                "timestamp), so which turns are used and needed cannot be "
+                                "told offline")
         both = used & needed
         if request.metric == "contextual_precision":
-            score = len(both) / len(used) if used else 0.0
+            score = len(both) / len(used)
             what = f"{len(both)} of {len(used)} turns the output cites are needed"
         else:
-            score = len(both) / len(needed) if needed else 0.0
+            score = len(both) / len(needed)
             what = f"{len(both)} of {len(needed)} needed turns are cited by the output"
         return JudgeVerdict(request.metric, score, what,
                             details={"used": sorted(used), "needed": sorted(needed)})
 
     @staticmethod
-    def _cited_turns(statements: Sequence[Any], turns: tuple[str, ...]) -> set[int]:
-        """Indices of the (normalised) turns that the statements quote."""
-        return set(_quoted_turns(tuple(map(str, statements)), turns))
+    def _cited_turns(statements: Sequence[Any], turns: tuple[str, ...],
+                     starts: tuple[float | None, ...]) -> set[int]:
+        """Indices of the (normalised) turns that the statements quote, or point at by a
+        timestamp near the turn's start (as the evidence check accepts one)."""
+        texts = tuple(map(str, statements))
+        return set(_quoted_turns(texts, turns)) | _stamped_turns(texts, starts)
+
+
+def _stamped_turns(statements: tuple[str, ...], starts: tuple[float | None, ...]) -> set[int]:
+    """Indices of the turns whose start is the nearest to a timestamp ``statements`` cite,
+    within :data:`TIMESTAMP_TOLERANCE_S`."""
+    timed = [(start, i) for i, start in enumerate(starts) if start is not None]
+    cited: set[int] = set()
+    for stamp in (s for statement in statements if timed
+                  for s in extract_timestamps(statement)):
+        start, index = min(timed, key=lambda pair: abs(pair[0] - stamp))
+        if abs(start - stamp) <= TIMESTAMP_TOLERANCE_S:
+            cited.add(index)
+    return cited
 
 
 @batch_memoised

@@ -159,18 +159,26 @@ def _unknown_score(what: str, result: TaskResult) -> str:
 
 def _lowest_only(result: TaskResult, metric_id: str) -> bool:
     """Whether the value of ``metric_id`` is only the lowest it could be: a garbled turn rate
-    beside turn metrics the judge could not score (the evaluation's lower bound of a rate the
-    known turns already fail, or a mean of runs over one)."""
-    return metric_id == "garbled_turn_rate" and result.task == "conversation" and any(
-        result.metrics[mid].judge_error for mid in _TURN_METRICS if mid in result.metrics)
+    beside turn metrics the judge could not score or gave no score for (the evaluation's
+    lower bound of a rate the known turns already fail, or a mean of runs over one)."""
+    return metric_id == "garbled_turn_rate" and result.task == "conversation" and (
+        result.metrics[metric_id].details.get("lower_bound") is True
+        or any(result.metrics[mid].judge_error for mid in _TURN_METRICS
+               if mid in result.metrics))
 
 
-def _beyond_lowest(result: TaskResult, metric_id: str, shown: str) -> JudgeUnavailable:
+def _beyond_lowest(result: TaskResult, metric_id: str, shown: str) -> EvaluationUnavailable:
     """The error of a check a lowest value cannot decide: the rest of it the judge could not
-    give."""
+    give, or cannot estimate."""
+    so = f"so {metric_id} is only known to be at least {shown}"
     missed = [mid for mid in _TURN_METRICS if mid in result.judge_errors]
-    return JudgeUnavailable(showable(f"{result.judge_error_text(missed)}\n  so {metric_id} is "
-                                     f"only known to be at least {shown}"))
+    if missed:
+        return JudgeUnavailable(showable(f"{result.judge_error_text(missed)}\n  {so}"))
+    blank = [mid for mid in _TURN_METRICS
+             if mid in result.metrics and result.metrics[mid].value is None]
+    return EvaluationUnavailable(showable(
+        f"{', '.join(blank) or 'some turn scores'} not scored {_who(result)}, {so} (not a "
+        "model failure)"))
 
 
 def _why(metric: MetricResult) -> str:

@@ -432,7 +432,10 @@ def test_a_hindi_conversation_is_not_called_garbled_by_the_heuristic_judge() -> 
     result = evaluate(_case(expected=expected, transcript=transcript), expected,
                       judge=HeuristicJudge(), embedder=TFIDF)
     assert result.metrics["segmentation"].value == 1.0
-    assert result.metrics["garbled_turn_rate"].value == 0.0
+    # Segmentation garbles nothing; with the other two scores left out offline, whether the
+    # turn is garbled is unknown, not a pass.
+    garbled = result.metrics["garbled_turn_rate"]
+    assert (garbled.value, garbled.rating, garbled.judge_error) == (None, None, False)
 
 
 def test_heuristic_judge_scores_segmentation_only() -> None:

@@ -101,12 +101,15 @@ def test_a_policy_threshold_on_the_garbled_rate_decides_the_default_check() -> N
     apply_policy(registry, {"metrics": {"garbled_turn_rate": {"threshold": 0.05}}},
                  "pyproject.toml")
     case_id = "conversation-sgd-5_00004-savings-and-transfer"
-    results = {model: evaluate(*example(case_id, model), embedder=TFIDF, model=model,
-                               registry=registry)
-               for model in ("northwind-large", "budget-7b")}
-    assert_no_garbled_turns(results["northwind-large"])
+    # Every turn scored 5 of 5 on all three: a rate of 0, which the policy's threshold passes.
+    clean = FixedJudge(dict.fromkeys(("intelligibility", "segmentation", "context"), 5))
+    assert_no_garbled_turns(evaluate(*example(case_id, "northwind-large"), judge=clean,
+                                     embedder=TFIDF, model="northwind-large",
+                                     registry=registry))
+    weak = evaluate(*example(case_id, "budget-7b"), embedder=TFIDF, model="budget-7b",
+                    registry=registry)
     with pytest.raises(AssertionError, match=r"within the policy's threshold \(<= 0\.05\)"):
-        assert_no_garbled_turns(results["budget-7b"])
+        assert_no_garbled_turns(weak)
 
 
 def test_an_agent_at_exactly_its_pass_threshold_passes_everywhere() -> None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -442,8 +442,10 @@ class ConversationTask(FamilyTask):
         bot = self._bot(ctx)
         records: dict[str, list[dict[str, Any]]] = {m: [] for m in QUALITY_METRICS}
         per_turn: list[dict[str, Any]] = []
-        # Turns the judge gave no usable verdict on, with the metrics it missed.
+        # Turns with the metrics the judge gave no usable verdict on, or no score it can
+        # estimate (the heuristic's limits).
         unknown: list[tuple[int, list[str]]] = []
+        unscored: list[tuple[int, list[str]]] = []
         for expected in ctx.expected.turns:  # type: ignore[attr-defined]
             turn = expected.turn
             text = bot.get(turn, "")
@@ -459,16 +461,20 @@ class ConversationTask(FamilyTask):
             errors = sorted(m for m, ts in scores.items() if ts.status == "error")
             if errors:
                 unknown.append((turn, errors))
+            blanks = sorted(m for m, ts in scores.items()
+                            if ts.score is None and ts.status != "error")
+            if blanks:
+                unscored.append((turn, blanks))
             if any(v is not None for v in values.values()):
                 garbled = is_garbled(values, config.garbled_max_score)
-                # A turn a verdict is missing from may yet be garbled: unknown, unless its
+                # A turn a score is missing from may yet be garbled: unknown, unless its
                 # known scores already make it so.
-                per_turn.append({"turn": turn, "scores": values,
-                                 "garbled": True if garbled else None if errors else False})
+                per_turn.append({"turn": turn, "scores": values, "garbled":
+                                 True if garbled else None if errors or blanks else False})
         metrics: dict[str, MetricResult] = {
             m: self._aggregate(m, records[m], config) for m in QUALITY_METRICS
         }
-        metrics["garbled_turn_rate"] = self._garbled(per_turn, unknown, config)
+        metrics["garbled_turn_rate"] = self._garbled(per_turn, unknown, unscored, config)
         score, dropped = weighted_score([(m, metrics[m], 1.0) for m in QUALITY_METRICS])
         return metrics, score, dropped
 
@@ -535,54 +541,60 @@ class ConversationTask(FamilyTask):
 
     @staticmethod
     def _garbled(per_turn: list[dict[str, Any]], unknown: list[tuple[int, list[str]]],
+                 unscored: list[tuple[int, list[str]]],
                  config: ConversationConfig) -> MetricResult:
         if unknown:
-            return _garbled_at_least(per_turn, unknown, config)
+            return _garbled_at_least(per_turn, unknown, config, judge_error=True)
         if not per_turn:
             return MetricResult.not_scored("not scored: no turn has any score")
+        if unscored:
+            return _garbled_at_least(per_turn, unscored, config, judge_error=False)
         garbled = [t["turn"] for t in per_turn if t["garbled"]]
         rate = len(garbled) / len(per_turn)
         passed = rate < config.garbled_rate_threshold
-        partial = sorted({m for t in per_turn for m, v in t["scores"].items() if v is None})
         return MetricResult(
             value=rate, rating="good" if passed else "fail",
             reason=f"{len(garbled)} of {len(per_turn)} turns garbled (a score <= "
                    f"{config.garbled_max_score})"
-                   + (f": turn {', '.join(map(str, garbled))}" if garbled else "")
-                   + (f"; from the scored metrics only ({', '.join(partial)} not scored on "
-                      "some turns)" if partial else ""),
+                   + (f": turn {', '.join(map(str, garbled))}" if garbled else ""),
             details={"garbled_turns": garbled, "turns": per_turn,
                      "threshold": config.garbled_rate_threshold, "passed": passed,
                      "numerator": len(garbled), "denominator": len(per_turn)},
         )
 
 
-def _garbled_at_least(per_turn: list[dict[str, Any]], unknown: list[tuple[int, list[str]]],
-                      config: ConversationConfig) -> MetricResult:
-    """The garbled turn rate when the judge gave no verdict on some turns' metrics (``unknown``):
-    failed, at its lowest possible value, when that value already fails it; else a judge error.
-
-    The rate is lowest with none of the turns whose verdict is missing garbled and with every
-    turn the judge gave no verdict at all on counted (those verdicts could have been scores):
-    the turns known garbled over every turn that has or may have a score. The rate is garbled
-    turns over scored turns, passing strictly below the threshold, so a lowest value at or
-    above it fails whatever the judge would have said. A pass is never decided so."""
+def _garbled_at_least(per_turn: list[dict[str, Any]], missing: list[tuple[int, list[str]]],
+                      config: ConversationConfig, *, judge_error: bool) -> MetricResult:
+    """The garbled turn rate when some turns' metrics have no score (``missing``: the judge
+    gave no verdict, ``judge_error``, or no score it can estimate): failed at its lowest
+    possible value when that fails it, else a judge error, or not scored. Lowest: the turns
+    known garbled over every turn that has or may have a score. A pass is never decided so:
+    a turn is garbled when ANY of its scores is low, so one left out may be the one."""
     garbled = [t["turn"] for t in per_turn if t["garbled"]]
     scored = {t["turn"] for t in per_turn}
-    most = len(scored) + sum(1 for turn, _ in unknown if turn not in scored)
+    most = len(scored) + sum(1 for turn, _ in missing if turn not in scored)
     lowest = len(garbled) / most
-    missed = "; ".join(f"turn {turn} ({', '.join(metrics)})" for turn, metrics in unknown)
+    if judge_error:
+        how = "the judge could not score"
+        missed = "; ".join(f"turn {turn} ({', '.join(metrics)})" for turn, metrics in missing)
+    else:
+        # The heuristic leaves the same metrics out of every turn: said once, not per turn.
+        how, turns_of = "the judge gave no score for", defaultdict(list)
+        for turn, metrics in missing:
+            turns_of[tuple(metrics)].append(turn)
+        missed = "; ".join(f"{', '.join(metrics)} on turn{'s' if len(turns) > 1 else ''} "
+                           f"{', '.join(map(str, turns))}" for metrics, turns in turns_of.items())
     if lowest < config.garbled_rate_threshold:
-        return MetricResult.judge_failed(
-            f"the judge could not score {missed}, so whether those turns are garbled is "
-            "unknown")
+        why = f"{how} {missed}, so whether those turns are garbled is unknown"
+        return (MetricResult.judge_failed(why) if judge_error
+                else MetricResult.not_scored(f"not scored: {why}"))
     return MetricResult(
         value=lowest, rating="fail",
         reason=f"at least {len(garbled)} of {most} turns garbled (a score <= "
-               f"{config.garbled_max_score}): turn {', '.join(map(str, garbled))}; the judge "
-               f"could not score {missed}, so the rate is at least {lowest:.1%}, not below "
+               f"{config.garbled_max_score}): turn {', '.join(map(str, garbled))}; {how} "
+               f"{missed}, so the rate is at least {lowest:.1%}, not below "
                f"{config.garbled_rate_threshold:.0%} whatever those turns are",
         details={"garbled_turns": garbled, "turns": per_turn,
                  "threshold": config.garbled_rate_threshold, "passed": False,
                  "numerator": len(garbled), "denominator": most, "lower_bound": True,
-                 "unknown_turns": [turn for turn, _ in unknown if turn not in garbled]})
+                 "unknown_turns": [turn for turn, _ in missing if turn not in garbled]})

@@ -218,11 +218,17 @@ def block_means(data: np.ndarray, blocks: Iterable[np.ndarray]) -> np.ndarray:
 def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], *,
                     level: float = LEVEL, seed: int = SEED) -> Interval | None:
     """The bootstrap interval of sum(numerators) / sum(denominators) over cases (a pooled
-    rate); a resample whose denominators sum to 0 has no rate and is left out. None with
-    fewer than two cases (see :func:`bootstrap_mean`)."""
-    if len(numerators) < 2 or len(numerators) != len(denominators) or not sum(denominators):
+    rate); a resample whose denominators sum to 0 has no rate and is left out. A case with
+    no units (denominator 0) adds nothing to the rate and is left out of the resampling too:
+    None unless two cases carry units (see :func:`bootstrap_mean` — one would give back its
+    own rate every time, a zero-width interval that estimates nothing)."""
+    if len(numerators) != len(denominators):
         return None
-    nums, dens = [float(v) for v in numerators], [float(v) for v in denominators]
+    carried = [(float(n), float(d)) for n, d in zip(numerators, denominators, strict=True)
+               if d]
+    if len(carried) < 2:
+        return None
+    nums, dens = [n for n, _ in carried], [d for _, d in carried]
     return _through_memo("ratio", [nums, dens, float(level), int(seed)],
                          lambda: _bootstrap_ratio(nums, dens, level, seed))
 

@@ -335,8 +335,11 @@ class _Comparison:
         old_cases = _per_case(self.then, usable, metric)
         new_cases = _per_case(self.now, usable, metric)
         if pooled:
+            # A case with no units in either run (0 of 0 both times) cannot move the rate:
+            # counted as shared, it let one case's change pass for the evidence of many.
             paired = [k for k in usable if metric in self.then[k].counts
-                      and metric in self.now[k].counts]
+                      and metric in self.now[k].counts
+                      and (self.then[k].counts[metric][1] or self.now[k].counts[metric][1])]
         else:
             paired = [k for k in usable if k in old_cases and k in new_cases]
         check: dict[str, Any] = {

@@ -75,6 +75,10 @@ def test_pooled_rate_interval() -> None:
     assert bootstrap_ratio([0, 0], [0, 0]) is None
     assert bootstrap_ratio([], []) is None
     assert bootstrap_ratio([1], [2, 3]) is None
+    # One case carries every unit: resampling gave back its own rate each time, a zero-width
+    # interval that estimates nothing, as for one case alone.
+    assert bootstrap_ratio([1] + [0] * 9, [3] + [0] * 9) is None
+    assert bootstrap_ratio([1, 0, 0], [3, 0, 2]) == bootstrap_ratio([1, 0], [3, 2])
     low, high = bootstrap_ratio([1, 0, 2, 0, 0, 1, 0, 0, 0, 0], [4] * 10)  # type: ignore[misc]
     assert 0.0 <= low <= 4 / 40 <= high <= 0.3
 

@@ -170,6 +170,27 @@ def test_lower_is_better_pooled_rates_regress_when_they_rise(report: dict[str, A
     assert _statuses(better, MODEL, "qa")["compliance_false_pass_rate"] == "improvement"
 
 
+def test_cases_without_units_do_not_count_as_shared_evidence(report: dict[str, Any]) -> None:
+    # Four cases with no PASS_FAIL question in either run (0 of 0) and one that moves from
+    # 0 of 2 to 1 of 2: the gate called it a significant regression, interval [0.5, 0.5],
+    # on one case's evidence.
+    baseline = copy.deepcopy(report)
+    for data, moved in ((baseline, 0), (report, 1)):
+        entries = case_entries(data, MODEL, "qa")
+        for i, entry in enumerate(entries):
+            metric = entry["metrics"]["compliance_false_pass_rate"]
+            metric["details"]["numerator"], metric["details"]["denominator"] = (
+                (moved, 2) if i == 0 else (0, 0))
+            metric["value"] = moved / 2 if i == 0 else 0.0
+        refresh(data, MODEL, "qa")
+    gate = compare_reports(report, baseline)
+    check = next(c for c in gate["checks"] if c["metric"] == "compliance_false_pass_rate"
+                 and c["model"] == MODEL)
+    assert (check["status"], check["shared_cases"], check["interval"]) == (
+        "too few cases", 1, None)
+    assert not [r for r in gate["regressions"] if r["metric"] == "compliance_false_pass_rate"]
+
+
 def test_tolerance_follows_the_metric_scale(report: dict[str, Any]) -> None:
     gate = compare_reports(report, report, min_cases=1)
     tolerance = {(c["task"], c["metric"]): c["tolerance"] for c in gate["checks"]}

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-# pytest's configuration files, and what marks one as pytest's (None: any content).
+# pytest's configuration files in the order it looks for them, and what marks one as
+# pytest's (None: any content; pytest 9 reads pytest.toml even when empty).
 INI_FILES: dict[str, str | None] = {
-    "pytest.ini": None, ".pytest.ini": None, "pyproject.toml": "[tool.pytest",
-    "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
+    "pytest.toml": None, ".pytest.toml": None, "pytest.ini": None, ".pytest.ini": None,
+    "pyproject.toml": "[tool.pytest", "tox.ini": "[pytest]", "setup.cfg": "[tool:pytest]"}
 
 
 def read_toml(path: Path, what: str) -> dict[str, Any]:
@@ -55,7 +56,8 @@ def _ini_options(path: Path) -> dict[str, Any]:
 
 def raw_ini(config: pytest.Config, name: str) -> Any:
     """The value of ini key ``name`` as the file typed it, when pytest read a pyproject.toml
-    (None otherwise: other ini files hold text only)."""
+    (None otherwise: other ini files hold text only, and pytest checks the types of a
+    pytest.toml's itself)."""
     path = config.inipath
     if path is None or path.name != "pyproject.toml":
         return None

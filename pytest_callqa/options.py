@@ -357,15 +357,19 @@ def _split_models(values: Iterable[str]) -> tuple[str, ...]:
 
 
 def _policies(config: pytest.Config) -> tuple[tuple[str, dict[str, Any]], ...]:
-    """The policies to apply, in order: ``[tool.callqa]`` of the pyproject.toml the run reads
-    its ini keys from, then the ``--callqa-policy`` file (``[tool.callqa]`` or top level)."""
+    """The policies to apply, in order: ``[tool.callqa]`` of the project's pyproject.toml —
+    the ini file, or the one beside it when pytest reads another (a pytest.toml, a tox.ini) —
+    then the ``--callqa-policy`` file (``[tool.callqa]`` or top level)."""
     found: list[tuple[str, dict[str, Any]]] = []
     inipath = config.inipath
-    if inipath is not None and inipath.name == "pyproject.toml":
-        table = callqa_table(ini_toml(inipath), inipath, None)
+    project = None if inipath is None else inipath.parent / "pyproject.toml"
+    if project is not None and (project == inipath or project.is_file()):
+        data = (ini_toml(project) if project == inipath
+                else read_toml(project, "the project's pyproject.toml"))
+        table = callqa_table(data, project, None)
         if table:
             # A copy: the parsed file is kept for the run's other reads of it.
-            found.append((display_path(inipath, config.rootpath), dict(table)))
+            found.append((display_path(project, config.rootpath), dict(table)))
     path = _path_setting(config, POLICY_OPTION)
     if path is not None:
         data = read_toml(path, f"{POLICY_OPTION} file")

@@ -288,6 +288,24 @@ def test_a_path_value_pytest_took_for_a_test_path_stops_the_run_with_the_fix(
     pytester.runpytest("--callqa-cache-dir", "cache-here").assert_outcomes(passed=2)
 
 
+@pytest.mark.parametrize("name", ["pytest.toml", ".pytest.toml"])
+def test_a_project_configured_in_pytest_toml_gets_the_same_stop(
+    project: MiniProject, pytester: pytest.Pytester, name: str
+) -> None:
+    # pytest 9 reads [pytest] of pytest.toml first; the guard knew only the older files, so
+    # the run went on without the project's settings (no models, calibration/ collected).
+    shared = _shared_cache_outside(project, pytester)
+    (project.root / "pyproject.toml").unlink()
+    (project.root / name).write_text(
+        PYPROJECT.replace("[tool.pytest.ini_options]", "[pytest]").replace(
+            'addopts = "-p no:cacheprovider"', 'addopts = ["-p", "no:cacheprovider"]')
+        + 'callqa_models = ["alpha"]\n', encoding="utf-8")
+    result = pytester.runpytest("--callqa-cache-dir", str(shared))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*pytest did not read {name}*with '='*"])
+    pytester.runpytest(f"--callqa-cache-dir={shared}").assert_outcomes(passed=1)
+
+
 def test_a_project_configured_on_the_command_line_alone_is_left_alone(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

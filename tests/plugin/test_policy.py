@@ -47,6 +47,28 @@ def test_a_threshold_changes_the_rating_the_default_assertion_and_the_listing(
     assert "threshold >= 0.90 (good >= 0.9, acceptable >= 0.8, built-in)" in listing
 
 
+@pytest.mark.parametrize("ini", ["pytest.toml", "pytest.ini"])
+def test_the_policy_of_a_pyproject_toml_beside_another_ini_file_is_applied(
+    project: MiniProject, pytester: pytest.Pytester, ini: str
+) -> None:
+    # pytest reads its keys from pytest.toml or pytest.ini first; the team's bars written in
+    # pyproject.toml beside it were ignored without a word.
+    project.write_tests(KEYWORDS)
+    keys = PYPROJECT.removeprefix("[tool.pytest.ini_options]\n")
+    if ini == "pytest.toml":
+        keys = keys.replace('addopts = "-p no:cacheprovider"',
+                            'addopts = ["-p", "no:cacheprovider"]')
+    else:
+        keys = keys.replace('filterwarnings = ["error"]', "filterwarnings = error").replace(
+            '"', "")
+    (project.root / ini).write_text("[pytest]\n" + keys, encoding="utf-8")
+    (project.root / "pyproject.toml").write_text(
+        "[tool.callqa.metrics.keyword_f1]\nthreshold = 0.75\n", encoding="utf-8")
+    pytester.runpytest().assert_outcomes(passed=2)
+    listing = pytester.runpytest("--callqa-metrics").stdout.str()
+    assert "threshold >= 0.75 (good >= 0.75, pyproject.toml)" in listing
+
+
 def test_a_policy_blocker_is_a_new_blocker_for_the_gate(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

@@ -20,9 +20,10 @@ if TYPE_CHECKING:
 
 # The module whose pytest_callqa_generate answers for live models and recorded files.
 _OWN_PLUGIN = "pytest_callqa.plugin"
-# The key of an xdist worker's ``workeroutput`` that carries how many evaluation tests it
-# deselected.
+# The keys of an xdist worker's ``workeroutput`` that carry how many evaluation tests it
+# deselected, and whether --lf reran failures on record among its tests.
 DESELECTED_OUTPUT_KEY = "callqa_deselected"
+RERAN_OUTPUT_KEY = "callqa_reran_failures"
 
 
 class PytestHost:
@@ -34,10 +35,12 @@ class PytestHost:
         self.config = config
         # Read at configure time: --lf adds this run's failures to the record as they come.
         lastfailed = getattr(config.pluginmanager.get_plugin("lfplugin"), "lastfailed", None)
-        self._failures_on_record = bool(lastfailed)
         # Every process that collects (the only one, each xdist worker) sees the
         # deselections; the xdist controller hears of them from its workers.
-        self._deselected = Deselections()
+        self._deselected = Deselections(
+            # pytest 9 keys the record by a parsed node id, which is not its text.
+            frozenset(map(str, lastfailed)) if getattr(config.option, "lf", False)
+            and lastfailed else frozenset())
         config.pluginmanager.register(self._deselected, "callqa-deselections")
 
     @property
@@ -63,9 +66,9 @@ class PytestHost:
             "deselect": sorted(option.deselect or ()),
             # What the command asked for; a sharded job's cache decides what --lf found.
             "lf": bool(getattr(option, "lf", False)),
-            # --lf with failures on record: the tests that failed last time, not the suite
-            # (with none, pytest runs every test).
-            "last_failed": bool(getattr(option, "lf", False) and self._failures_on_record),
+            # --lf that reran failures on record: the tests that failed last time, not the
+            # suite (with none among the selected tests, pytest runs every one of them).
+            "last_failed": self._deselected.reran_failures,
         }
         if self._deselected.count:
             # Whatever deselected them: -k, --deselect, --lf, an -m narrower than `eval`,
@@ -119,8 +122,18 @@ class Deselections:
     the controller, which collects nothing and keeps the largest (every worker collects and
     deselects the same tests: the report is the same with and without xdist)."""
 
-    def __init__(self) -> None:
+    def __init__(self, failures: frozenset[str] = frozenset()) -> None:
         self.count = 0
+        # The failures on record when --lf was given, and whether any is among the tests
+        # collected: only then does pytest narrow the run to them.
+        self._failures = failures
+        self.reran_failures = False
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Fires once the collection is final, after --lf kept only the failures."""
+        if self._failures:
+            self.reran_failures = any(item.nodeid in self._failures for item in session.items)
 
     @pytest.hookimpl
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -137,11 +150,14 @@ class Deselections:
         workeroutput = getattr(session.config, "workeroutput", None)
         if workeroutput is not None:
             workeroutput[DESELECTED_OUTPUT_KEY] = self.count
+            workeroutput[RERAN_OUTPUT_KEY] = self.reran_failures
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
         """Fires on the xdist controller as each worker ends (one that crashed hands on
         nothing; the others, or the worker that replaced it, counted the same)."""
-        count = (getattr(node, "workeroutput", None) or {}).get(DESELECTED_OUTPUT_KEY)
+        output = getattr(node, "workeroutput", None) or {}
+        count = output.get(DESELECTED_OUTPUT_KEY)
         if isinstance(count, int):
             self.count = max(self.count, count)
+        self.reran_failures = self.reran_failures or output.get(RERAN_OUTPUT_KEY) is True

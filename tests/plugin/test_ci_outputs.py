@@ -213,6 +213,30 @@ def test_a_stop_after_the_last_test_and_an_lf_with_nothing_failed_are_whole_runs
                                 "the selected tests"])
 
 
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+def test_an_lf_whose_failures_on_record_are_not_among_the_tests_is_a_whole_run(
+    project: MiniProject, pytester: pytest.Pytester, workers: tuple[str, ...]
+) -> None:
+    # A plain test failed, then was deleted: pytest ran every test ("known failures not in
+    # selected tests"), and the scorecard still said it held only the selected ones.
+    project.with_pytest_cache()
+    project.write_tests(SUITE)
+    pytester.makepyfile(test_gone="def test_gone():\n    assert False\n")
+    pytester.runpytest("test_gone.py").assert_outcomes(failed=1)
+    (pytester.path / "test_gone.py").unlink()
+    rerun = pytester.runpytest("--lf", "--callqa-report=report.json", *workers)
+    rerun.assert_outcomes(passed=9, failed=2)
+    assert "selection: --lf" not in rerun.stdout.str()
+    selection = project.report()["run"]["selection"]
+    assert (selection["lf"], selection["last_failed"]) == (True, False)
+    # The two failures it left are on record now: --lf reruns them alone.
+    again = pytester.runpytest("--lf", "--callqa-report=report.json", *workers)
+    again.assert_outcomes(failed=2)
+    again.stdout.fnmatch_lines(["selection: --lf: the scorecard holds only the results of "
+                                "the selected tests"])
+    assert project.report()["run"]["selection"]["last_failed"] is True
+
+
 JUDGED_SUITE = """
 import pytest
 from pytest_callqa import assert_metric, assert_no_blockers

@@ -640,6 +640,6 @@ def test_a_pooled_rate_counts_only_the_scored_cases_that_give_their_counts() -> 
     ])
     agg = card.models["m"].tasks["qa"].metrics["compliance_false_pass_rate"]
     assert agg.value == pytest.approx(0.1) and agg.scored_cases == 2
-    # Resampled by case, the case without counts adds nothing either: every resample that
-    # has a count is case a's rate.
-    assert agg.interval == pytest.approx((0.1, 0.1))
+    # Resampled by case, the case without counts adds nothing either: one case carries
+    # every unit, and one case's rate drawn again and again estimates nothing — no interval.
+    assert agg.interval is None

@@ -388,6 +388,63 @@ def test_an_expected_call_without_arguments_never_made_extracts_no_parameter() -
                    expected=expected).metrics["parameter_extraction"]
     assert (metric.value, metric.details["failure_code"]) == (0, "no_tool_called")
 
+@pytest.mark.parametrize("got", [{"amount": "9999"}, {}])
+def test_a_call_whose_only_argument_is_invented_or_missing_extracted_nothing(
+        got: dict[str, Any]) -> None:
+    # One error of one argument took the "one critical error" 3; the seed's 0 is "no
+    # parameters extracted from conversation, all values fabricated or empty".
+    transcript = [{"speaker": "customer", "text": "Send 1,540 dollars to Svetlana please."},
+                  tool_call("TransferMoney", amount="1540"),
+                  tool_result('{"status": "success"}'),
+                  {"speaker": "agent", "text": "Done."}]
+    case = make_case("agent", {"tool_calls": [{"name": "TransferMoney", "turn": 1,
+                                               "arguments": {"amount": "1540"}}],
+                               "task_outcome": "sent"},
+                     config={"system_prompt": "Bank assistant."}, transcript=transcript)
+    output = {"tool_calls": [{"turn": 1, "name": "TransferMoney", "arguments": got}],
+              "responses": [{"turn": 3, "text": "Done."}]}
+    metric = evaluate(case, output, judge=FixedJudge(ALL_FIVE),
+                      embedder=TFIDF).metrics["parameter_extraction"]
+    assert metric.value == 0
+    assert metric.reason == "no argument taken from the conversation: all invented or empty"
+
+
+@pytest.mark.parametrize("judge", ["programmatic", "heuristic"])
+def test_a_call_has_seen_the_results_of_the_calls_made_before_it_at_its_turn(
+        judge: str) -> None:
+    # Two calls at one position: the look-up's result (the account id) was counted unknown
+    # to the transfer after it, a fabricated argument (3 of 5) and a detail "asked for only
+    # after the call".
+    transcript = [
+        {"speaker": "customer", "text": "Move 200 dollars to checking. My phone is 555-201-3344."},
+        tool_call("FindAccount", phone="555-201-3344"),
+        tool_result('{"account_id": "ACC88213"}'),
+        tool_call("Transfer", account_id="ACC88213", amount="200"),
+        tool_result('{"status": "ok"}'),
+        {"speaker": "agent", "text": "Done, 200 dollars moved."}]
+    expected = {"tool_calls": [{"name": "FindAccount", "arguments": {"phone": "555-201-3344"}},
+                               {"name": "Transfer", "arguments": {"amount": "200"}}],
+                "task_outcome": "moved"}
+    metric = ("parameter_extraction" if judge == "programmatic"
+              else "information_gathering")
+    case = make_case("agent", expected if judge == "programmatic" else {
+        "tool_calls": None, "task_outcome": "moved"},
+        config={"system_prompt": "Bank assistant.", "metrics": [{"metric": metric}]},
+        transcript=transcript)
+    for first, second in ((1, 3), (5, 5)):
+        output = {"tool_calls": [
+            {"turn": first, "name": "FindAccount", "arguments": {"phone": "555-201-3344"}},
+            {"turn": second, "name": "Transfer",
+             "arguments": {"account_id": "ACC88213", "amount": "200"}}],
+            "responses": [{"turn": 5, "text": "Done, 200 dollars moved."}]}
+        result = evaluate(case, output, judge=HeuristicJudge(), embedder=TFIDF)
+        assert result.metrics[metric].value == 5, (first, second, result.metrics[metric].reason)
+    # The transfer before the look-up at one position had not seen its result.
+    output["tool_calls"].reverse()
+    late = evaluate(case, output, judge=HeuristicJudge(), embedder=TFIDF).metrics[metric]
+    assert late.value is not None and late.value < 5
+
+
 # --- the replay ----------------------------------------------------------------------------
 
 

@@ -30,7 +30,13 @@ from typing import Any
 
 from ..anchors import Anchor, anchor_supported, extract_anchors
 from ..core.judging import JudgeRequest, JudgeVerdict
-from ..tasks.agent_calls import align_calls, contexts_before, value_grounded, values_equal
+from ..tasks.agent_calls import (
+    align_calls,
+    calls_ahead,
+    contexts_before,
+    value_grounded,
+    values_equal,
+)
 from ..tasks.agent_schemas import TOOL_RESULT, AgentToolCall, ToolCall
 from ..tasks.conversation import segmentation_proxy
 from ..text import normalize
@@ -88,8 +94,9 @@ def _agent_parts(request: JudgeRequest) -> tuple[list[dict[str, Any]], list[str]
 
 
 def _told_before(view: Sequence[Mapping[str, Any]], position: int,
-                 config: Sequence[str], *, reply: bool = False) -> list[str]:
-    return contexts_before(view, position, reply=reply) + list(config)
+                 config: Sequence[str], *, reply: bool = False,
+                 calls_before: int = 0) -> list[str]:
+    return contexts_before(view, position, reply=reply, calls_before=calls_before) + list(config)
 
 
 def _replies(view: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -230,8 +237,10 @@ def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
     checked = 0
     problems: list[str] = []
     turns: list[int] = []
-    for call in request.focus.get("tool_calls", []):
-        told = _told_before(view, int(call["turn"]), config)
+    calls = request.focus.get("tool_calls", [])
+    for index, call in enumerate(calls):
+        told = _told_before(view, int(call["turn"]), config,
+                            calls_before=calls_ahead(calls, index, call["turn"]))
         for key, value in (call.get("arguments") or {}).items():
             if isinstance(value, bool) or value is None or value == "":
                 continue

@@ -231,25 +231,40 @@ def value_grounded(value: Any, contexts: Sequence[str]) -> bool:
 
 
 def contexts_before(view: Sequence[Mapping[str, Any]], position: int,
-                    config: AgentConfig | None = None, *, reply: bool = False) -> list[str]:
+                    config: AgentConfig | None = None, *, reply: bool = False,
+                    calls_before: int = 0) -> list[str]:
     """What the agent had been told before ``position``: customer turns, recorded tool
     results and its instructions. Its own earlier replies are not evidence: an invented
     value does not become grounded by saying it twice.
 
     A ``reply`` at agent turn ``position`` has also seen the results of calls made at that
-    position (they come right before it); a call made there has not.
+    position (they come right before it); a call made there has seen those of the
+    ``calls_before`` calls made there ahead of it (a look-up whose result the next call
+    uses), not its own or later ones.
     """
-    def seen(entry: Mapping[str, Any]) -> bool:
+    texts = []
+    here = 0
+    for entry in view:
         if entry["speaker"] in ("customer", "other"):
-            return bool(entry["turn"] < position)
-        if entry["speaker"] == TOOL_RESULT and entry.get("recorded"):
-            return bool(entry["turn"] < position or (reply and entry["turn"] == position))
-        return False
-
-    texts = [str(entry["text"]) for entry in view if seen(entry)]
+            if entry["turn"] < position:
+                texts.append(str(entry["text"]))
+        elif entry["speaker"] == TOOL_RESULT:
+            same = entry["turn"] == position
+            earlier = same and here < calls_before
+            here += same
+            if entry.get("recorded") and (entry["turn"] < position or (reply and same)
+                                          or earlier):
+                texts.append(str(entry["text"]))
     if config is not None:
         texts.extend([config.system_prompt, *config.business_rules])
     return [t for t in texts if t.strip()]
+
+
+def calls_ahead(calls: Sequence[Any], index: int, turn: int) -> int:
+    """How many of ``calls`` (in the order the agent made them) before ``index`` were made at
+    ``turn``: whose results the call at ``index`` had seen."""
+    return sum(1 for call in calls[:index]
+               if (call["turn"] if isinstance(call, Mapping) else call.turn) == turn)
 
 
 # --- programmatic tool routing and parameter extraction ------------------------------------
@@ -402,7 +417,8 @@ def score_parameters(
     for ei, mj, _ in al.pairs:
         exp, got = expected[ei], made[mj]
         tool = config.tool(exp.name)
-        context = contexts_before(view, got.turn, config)
+        context = contexts_before(view, got.turn, config,
+                                  calls_before=calls_ahead(made, mj, got.turn))
         for key, value in exp.arguments.items():
             total += 1
             required = True
@@ -434,7 +450,8 @@ def score_parameters(
                                "critical": True, "turn": got.turn, "got": value})
     for mj in al.extra:
         got = made[mj]
-        context = contexts_before(view, got.turn, config)
+        context = contexts_before(view, got.turn, config,
+                                  calls_before=calls_ahead(made, mj, got.turn))
         for key, value in got.arguments.items():
             if not value_grounded(value, context):
                 errors.append({"call": got.name, "parameter": key, "kind": "fabricated",
@@ -452,13 +469,16 @@ def score_parameters(
         score = 5.0
         reason = (f"all {total} arguments correct" if total
                   else "no argument expected and none invented")
+    elif (total and correct == 0 and n_critical
+          and all(e["kind"] in ("fabricated", "missing") for e in errors)):
+        # Before "one error": a call whose only argument is invented took nothing from the
+        # conversation (the seed's 0), not one argument wrong of several (its 3).
+        score, reason = 0.0, "no argument taken from the conversation: all invented or empty"
     elif len(errors) == 1:
         score = 4.0 if not n_critical else 3.0
         e = errors[0]
         reason = (f"one {'minor' if not n_critical else 'critical'} argument error: "
                   f"{e['call']}.{e['parameter']} {e['kind']}")
-    elif total and correct == 0 and all(e["kind"] in ("fabricated", "missing") for e in errors):
-        score, reason = 0.0, "no argument taken from the conversation: all invented or empty"
     elif 2 * (fabricated + missing) > max(total, 1):
         score = 1.0
         reason = (f"most arguments invented or missing ({correct} of {total} correct, "

@@ -41,12 +41,14 @@ def test_contextual_shares_are_not_scored_when_a_side_cites_no_turn() -> None:
     # A side that cites no turn may still rest on turns: 0 of 0 was scored 0.0, a failed
     # Layer 2 criterion, though neither share can be told offline.
     quoted = ['The customer said "my refund of $49 has not arrived".']
-    for claims, expected, side in ((["The refund is late."], quoted, "the output"),
-                                   (quoted, ["The refund is late."], "the truth")):
+    late = ["The refund is late."]
+    for claims, expected, side in ((late, quoted, "the output cites"),
+                                   (quoted, late, "the truth cites"),
+                                   (late, late, "the output and the truth cite")):
         for metric in ("contextual_precision", "contextual_recall"):
             verdict = HeuristicJudge().judge_one(_contextual(metric, claims, expected))
             assert verdict.score is None
-            assert verdict.reason.startswith(f"not scored: {side} cites no turn")
+            assert verdict.reason.startswith(f"not scored: {side} no turn of the call")
 
 
 def test_a_timestamp_cites_the_turn_that_starts_near_it() -> None:

@@ -17,7 +17,12 @@ from pytest_callqa.engine.core.results import JudgeUnavailable, TaskResult
 from pytest_callqa.engine.evaluate import evaluate
 from pytest_callqa.engine.policy import apply_policy
 from pytest_callqa.engine.registry import default_registry
-from pytest_callqa.engine.tasks.conversation import COMBINED, QUALITY_METRICS
+from pytest_callqa.engine.tasks.conversation import (
+    COMBINED,
+    QUALITY_METRICS,
+    ConversationConfig,
+    ConversationTask,
+)
 from tests.engine.helpers import TFIDF
 
 from .helpers import ScriptedJudge
@@ -122,3 +127,21 @@ def test_a_policys_rating_of_the_lowest_rate_is_no_pass() -> None:
     assert result.metrics["garbled_turn_rate"].rating == "good"
     with pytest.raises(JudgeUnavailable, match="could not score context"):
         assert_metric(result, "garbled_turn_rate")
+
+
+def test_a_turn_without_any_score_counts_among_the_turns_a_judge_error_leaves_open() -> None:
+    # Nine scored turns (one garbled), a judge error on turn 9 and nothing scored on turn
+    # 10 (offline: a turn the proxy cannot read). The lowest rate is 1 of 11, below 10 %:
+    # undecided. Turn 10 was left out of the count, a failure "at least 1 of 10".
+    def full(turn: int, score: int) -> dict[str, Any]:
+        return {"turn": turn, "scores": dict.fromkeys(QUALITY_METRICS, score),
+                "garbled": score <= 2}
+
+    every = sorted(QUALITY_METRICS)
+    rate = ConversationTask._garbled([full(0, 1), *(full(t, 5) for t in range(1, 9))],
+                                     [(9, every)], [(10, every)], ConversationConfig())
+    assert (rate.value, rate.judge_error) == (None, True)
+    assert rate.reason == (
+        "the judge could not score turn 9 (context, intelligibility, segmentation) and the "
+        "judge gave no score for context, intelligibility, segmentation on turn 10, so "
+        "whether those turns are garbled is unknown")

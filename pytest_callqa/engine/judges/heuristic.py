@@ -324,10 +324,10 @@ class HeuristicJudge:
         # Offline, a turn is known used or needed only when it is cited: a side that cites
         # none may still rest on turns, so a share of it is unknown, not 0 (nor 1).
         if not used or not needed:
-            side = ("neither the output nor the truth" if not used and not needed
-                    else "the output" if not used else "the truth")
+            side = ("the output and the truth cite" if not used and not needed
+                    else "the output cites" if not used else "the truth cites")
             return JudgeVerdict(request.metric, None,
-                                f"not scored: {side} cites no turn of the call (by quote or "
+                                f"not scored: {side} no turn of the call (by quote or "
                                 "timestamp), so which turns are used and needed cannot be "
                                 "told offline")
         both = used & needed

@@ -543,12 +543,10 @@ class ConversationTask(FamilyTask):
     def _garbled(per_turn: list[dict[str, Any]], unknown: list[tuple[int, list[str]]],
                  unscored: list[tuple[int, list[str]]],
                  config: ConversationConfig) -> MetricResult:
-        if unknown:
-            return _garbled_at_least(per_turn, unknown, config, judge_error=True)
-        if not per_turn:
+        if not per_turn and not unknown:
             return MetricResult.not_scored("not scored: no turn has any score")
-        if unscored:
-            return _garbled_at_least(per_turn, unscored, config, judge_error=False)
+        if unknown or unscored:
+            return _garbled_at_least(per_turn, unknown, unscored, config)
         garbled = [t["turn"] for t in per_turn if t["garbled"]]
         rate = len(garbled) / len(per_turn)
         passed = rate < config.garbled_rate_threshold
@@ -563,38 +561,39 @@ class ConversationTask(FamilyTask):
         )
 
 
-def _garbled_at_least(per_turn: list[dict[str, Any]], missing: list[tuple[int, list[str]]],
-                      config: ConversationConfig, *, judge_error: bool) -> MetricResult:
-    """The garbled turn rate when some turns' metrics have no score (``missing``: the judge
-    gave no verdict, ``judge_error``, or no score it can estimate): failed at its lowest
-    possible value when that fails it, else a judge error, or not scored. Lowest: the turns
-    known garbled over every turn that has or may have a score. A pass is never decided so:
-    a turn is garbled when ANY of its scores is low, so one left out may be the one."""
+def _garbled_at_least(per_turn: list[dict[str, Any]], unknown: list[tuple[int, list[str]]],
+                      unscored: list[tuple[int, list[str]]],
+                      config: ConversationConfig) -> MetricResult:
+    """The garbled turn rate when the judge gave no verdict on some turns' metrics
+    (``unknown``) or no score it can estimate (``unscored``): failed at its lowest value —
+    the known garbled turns over every turn that has or may have a score — when that fails
+    it, else a judge error (any ``unknown``) or not scored. Never a pass: a turn is garbled
+    when ANY of its scores is low, and one left out may be the one."""
     garbled = [t["turn"] for t in per_turn if t["garbled"]]
     scored = {t["turn"] for t in per_turn}
-    most = len(scored) + sum(1 for turn, _ in missing if turn not in scored)
+    most = len(scored) + len({turn for turn, _ in (*unknown, *unscored)} - scored)
     lowest = len(garbled) / most
-    if judge_error:
-        how = "the judge could not score"
-        missed = "; ".join(f"turn {turn} ({', '.join(metrics)})" for turn, metrics in missing)
-    else:
-        # The heuristic leaves the same metrics out of every turn: said once, not per turn.
-        how, turns_of = "the judge gave no score for", defaultdict(list)
-        for turn, metrics in missing:
-            turns_of[tuple(metrics)].append(turn)
-        missed = "; ".join(f"{', '.join(metrics)} on turn{'s' if len(turns) > 1 else ''} "
-                           f"{', '.join(map(str, turns))}" for metrics, turns in turns_of.items())
+    said = ["the judge could not score " + "; ".join(
+        f"turn {turn} ({', '.join(metrics)})" for turn, metrics in unknown)] if unknown else []
+    turns_of: defaultdict[tuple[str, ...], list[int]] = defaultdict(list)
+    for turn, metrics in unscored:  # the heuristic's: the same metrics on every turn
+        turns_of[tuple(metrics)].append(turn)
+    said += ["the judge gave no score for " + "; ".join(
+        f"{', '.join(metrics)} on turn{'s' if len(turns) > 1 else ''} "
+        f"{', '.join(map(str, turns))}" for metrics, turns in turns_of.items())] if unscored else []
+    missed = " and ".join(said)
     if lowest < config.garbled_rate_threshold:
-        why = f"{how} {missed}, so whether those turns are garbled is unknown"
-        return (MetricResult.judge_failed(why) if judge_error
+        why = f"{missed}, so whether those turns are garbled is unknown"
+        return (MetricResult.judge_failed(why) if unknown
                 else MetricResult.not_scored(f"not scored: {why}"))
     return MetricResult(
         value=lowest, rating="fail",
         reason=f"at least {len(garbled)} of {most} turns garbled (a score <= "
-               f"{config.garbled_max_score}): turn {', '.join(map(str, garbled))}; {how} "
-               f"{missed}, so the rate is at least {lowest:.1%}, not below "
+               f"{config.garbled_max_score}): turn {', '.join(map(str, garbled))}; {missed}, "
+               f"so the rate is at least {lowest:.1%}, not below "
                f"{config.garbled_rate_threshold:.0%} whatever those turns are",
         details={"garbled_turns": garbled, "turns": per_turn,
                  "threshold": config.garbled_rate_threshold, "passed": False,
                  "numerator": len(garbled), "denominator": most, "lower_bound": True,
-                 "unknown_turns": [turn for turn, _ in missing if turn not in garbled]})
+                 "unknown_turns": sorted({turn for turn, _ in (*unknown, *unscored)}
+                                         - set(garbled))})

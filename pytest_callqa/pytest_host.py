@@ -33,14 +33,9 @@ class PytestHost:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        # Read at configure time: --lf adds this run's failures to the record as they come.
-        lastfailed = getattr(config.pluginmanager.get_plugin("lfplugin"), "lastfailed", None)
         # Every process that collects (the only one, each xdist worker) sees the
         # deselections; the xdist controller hears of them from its workers.
-        self._deselected = Deselections(
-            # pytest 9 keys the record by a parsed node id, which is not its text.
-            frozenset(map(str, lastfailed)) if getattr(config.option, "lf", False)
-            and lastfailed else frozenset())
+        self._deselected = Deselections(bool(getattr(config.option, "lf", False)))
         config.pluginmanager.register(self._deselected, "callqa-deselections")
 
     @property
@@ -122,18 +117,24 @@ class Deselections:
     the controller, which collects nothing and keeps the largest (every worker collects and
     deselects the same tests: the report is the same with and without xdist)."""
 
-    def __init__(self, failures: frozenset[str] = frozenset()) -> None:
+    def __init__(self, last_failed: bool = False) -> None:
         self.count = 0
-        # The failures on record when --lf was given, and whether any is among the tests
+        # Whether --lf was given, and whether a failure on record is among the tests
         # collected: only then does pytest narrow the run to them.
-        self._failures = failures
+        self._last_failed = last_failed
         self.reran_failures = False
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Fires once the collection is final, after --lf kept only the failures."""
-        if self._failures:
-            self.reran_failures = any(item.nodeid in self._failures for item in session.items)
+        """Fires once the collection is final, after --lf kept only the failures. The record
+        is read now: a module that failed to collect last time and collects now has had
+        its entry replaced by its failing tests' as it was collected."""
+        record = getattr(session.config.pluginmanager.get_plugin("lfplugin"), "lastfailed",
+                         None)
+        if self._last_failed and record:
+            # pytest 9 keys the record by a parsed node id, which is not its text.
+            failures = set(map(str, record))
+            self.reran_failures = any(item.nodeid in failures for item in session.items)
 
     @pytest.hookimpl
     def pytest_deselected(self, items: list[pytest.Item]) -> None:

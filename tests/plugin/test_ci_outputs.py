@@ -237,6 +237,27 @@ def test_an_lf_whose_failures_on_record_are_not_among_the_tests_is_a_whole_run(
     assert project.report()["run"]["selection"]["last_failed"] is True
 
 
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+def test_an_lf_after_a_collection_error_is_mended_reruns_that_module(
+    project: MiniProject, pytester: pytest.Pytester, workers: tuple[str, ...]
+) -> None:
+    # The record held the module's id when the run began; pytest swapped it for the
+    # module's tests as it collected them, and reran only those: the scorecard called it a
+    # whole run ("N evaluation tests deselected" at best).
+    project.with_pytest_cache()
+    project.write_tests(SUITE)
+    pytester.makepyfile(test_other="def test_other():\n    pass\n")
+    (pytester.path / "test_eval.py").write_text(SUITE + "\nimport not_a_module_xyz\n",
+                                                encoding="utf-8")
+    pytester.runpytest("--continue-on-collection-errors").assert_outcomes(passed=1, errors=1)
+    project.write_tests(SUITE)
+    rerun = pytester.runpytest("--lf", "--callqa-report=report.json", *workers)
+    rerun.assert_outcomes(passed=9, failed=2)
+    rerun.stdout.fnmatch_lines(["selection: --lf: the scorecard holds only the results of "
+                                "the selected tests"])
+    assert project.report()["run"]["selection"]["last_failed"] is True
+
+
 JUDGED_SUITE = """
 import pytest
 from pytest_callqa import assert_metric, assert_no_blockers

@@ -9,6 +9,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..engine.judges.replies import SHARE_TOLERANCE, SHARES
+
 _SCALES: dict[str, tuple[float, ...] | tuple[float, float]] = {
     "unit": (0.0, 1.0),
     "binary": (0.0, 1.0),
@@ -56,22 +58,40 @@ def default_judge_reply(items: Sequence[Mapping[str, Any]],
                         score: Callable[[Mapping[str, Any]], Any] | None = None) -> str:
     """Verdicts keyed by metric id, the shape the judge asks for. The fields a 0-1 metric
     lists besides its score are counts (facts supported and unsupported, a criterion's
-    pieces): each is given as 0; the fields other scales list (a combined turn's scores, an
-    agent's failure code) are left out."""
-    return json.dumps({str(item.get("metric")): {
-        "score": score(item) if score else mid_score(str(item.get("scale"))),
-        "expected_outcome_reference": "expected_outcome (fake server)",
-        "model_output_observed": "model_output (fake server)",
-        "reason": f"fake verdict for {item.get('metric')}",
-        **_counts(item),
-    } for item in items})
+    pieces): given as the fewest pieces whose share is the score, as the judge checks a
+    score against them, others as 0; the fields other scales list (a combined turn's
+    scores, an agent's failure code) are left out."""
+    verdicts = {}
+    for item in items:
+        value = score(item) if score else mid_score(str(item.get("scale")))
+        verdicts[str(item.get("metric"))] = {
+            "score": value,
+            "expected_outcome_reference": "expected_outcome (fake server)",
+            "model_output_observed": "model_output (fake server)",
+            "reason": f"fake verdict for {item.get('metric')}",
+            **_counts(item, value),
+        }
+    return json.dumps(verdicts)
 
 
-def _counts(item: Mapping[str, Any]) -> dict[str, int]:
+def _counts(item: Mapping[str, Any], score: Any) -> dict[str, int]:
     fields = item.get("reply_fields")
     if item.get("scale") != "unit" or not isinstance(fields, Mapping):
         return {}
-    return dict.fromkeys(map(str, fields), 0)
+    counts = dict.fromkeys(map(str, fields), 0)
+    if not isinstance(score, (int, float)) or not 0 <= score <= 1:
+        return counts
+    whole = next((n for n in range(1, 21)
+                  if abs(round(score * n) / n - score) <= SHARE_TOLERANCE), 20)
+    part = round(score * whole)
+    for name, wholes in SHARES:
+        if name in counts and set(wholes) <= counts.keys():
+            counts[name] = part
+            rest = [other for other in wholes if other != name]
+            # The whole is one count, or the part and the rest of it (supported and
+            # unsupported).
+            counts[rest[0]] = whole - part if name in wholes else whole
+    return counts
 
 
 def noisy_judge_reply(content: str, items: Sequence[Mapping[str, Any]],

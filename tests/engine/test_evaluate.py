@@ -93,6 +93,18 @@ class FailingJudge:
                 if r.metric in self.failing else a for r, a in zip(requests, answers, strict=True)]
 
 
+def test_a_criterion_computed_from_a_failed_verdict_is_a_judge_error() -> None:
+    # Contextual relevancy is the mean of precision and recall: with the judge down on
+    # precision it was "not scored", as if it could not be estimated, and the benchmark
+    # score was taken over the criteria left.
+    case, output = example("qa-abcd-9489-refund-status")
+    result = evaluate(case, output, judge=FailingJudge({"contextual_precision"}),
+                      embedder=TFIDF, model="m")
+    relevancy = result.metrics["contextual_relevancy"]
+    assert relevancy.judge_error and relevancy.value is None
+    assert "contextual_relevancy" in result.judge_errors
+
+
 def test_a_weighted_metric_without_a_verdict_leaves_the_task_score_unknown() -> None:
     case, output = example("text-abcd-3647-overnight-shipping-cost")
     good = evaluate(case, output, judge=FailingJudge(set()), embedder=TFIDF, model="m")
@@ -104,7 +116,11 @@ def test_a_weighted_metric_without_a_verdict_leaves_the_task_score_unknown() -> 
     assert "connection refused" in (fabrication.reason or "")
     # Its parent is computed from it: unknown too, never renormalised around the gap.
     assert result.metrics["summary_score"].judge_error
-    assert result.judge_errors == ["fabrication_free_rate", "summary_score"]
+    # So are the Layer 2 criteria computed from the same verdict (they were left "not
+    # scored", as if the judge could not estimate them, and the benchmark score went on
+    # without them).
+    assert result.judge_errors == ["fabrication_free_rate", "faithfulness",
+                                   "hallucination_rate", "summary_score"]
     assert result.score is None and result.valid and result.incomplete
     assert not result.renormalised
     assert any("a judge error, not a model failure" in note for note in result.notes)

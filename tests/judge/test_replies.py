@@ -365,3 +365,38 @@ def test_an_off_scale_verdict_without_a_listed_score_has_both_problems() -> None
         "the verdict for metric 'turn_quality' gives no number for context")
     assert len(parsed.problems["turn_quality"]) == 2
     assert parsed.off_scale == {"turn_quality": 7.0}
+
+
+_FACTS = (("supported", "count", "facts supported"), ("unsupported", "count", "facts not"))
+_USED = (("relevant_used", "count", "pieces used that are needed"),
+         ("referenced", "count", "pieces used"))
+
+
+@pytest.mark.parametrize(("fields", "score", "counts", "problem"), [
+    # Every fact unsupported, scored 1.0: the hallucination rate (pooled from the counts)
+    # failed while the score passed, and the blocker it feeds was not raised.
+    (_FACTS, 1.0, {"supported": 0, "unsupported": 3},
+     "score 1.0 is not the share its counts give (supported 0 of 3: 0.00)"),
+    (_USED, 1.0, {"relevant_used": 0, "referenced": 5},
+     "score 1.0 is not the share its counts give (relevant_used 0 of 5: 0.00)"),
+    (_USED, 1.0, {"relevant_used": 6, "referenced": 5}, "relevant_used 6 is more than "
+     "referenced (5)"),
+])
+def test_a_score_its_own_counts_contradict_is_unusable(fields, score, counts, problem) -> None:
+    item = _item("faithfulness", "unit", reply_fields=fields)
+    parsed = parse_reply(json.dumps({"faithfulness": _verdict(score, **counts)}), [item])
+    assert parsed.replies == {}
+    assert parsed.problems == {"faithfulness": [
+        f"the verdict for metric 'faithfulness' contradicts itself: {problem}"]}
+
+
+@pytest.mark.parametrize(("fields", "score", "counts"), [
+    (_FACTS, 0.7, {"supported": 2, "unsupported": 1}),  # 2 of 3, rounded by the judge
+    (_FACTS, 1.0, {"supported": 0, "unsupported": 0}),  # no fact: nothing unsupported
+    (_USED, 1.0, {"relevant_used": 0, "referenced": 0}),
+    (_USED, 0.6, {"relevant_used": 3, "referenced": 5}),
+])
+def test_a_score_its_counts_agree_with_is_usable(fields, score, counts) -> None:
+    item = _item("faithfulness", "unit", reply_fields=fields)
+    parsed = parse_reply(json.dumps({"faithfulness": _verdict(score, **counts)}), [item])
+    assert parsed.all_problems() == []

@@ -138,6 +138,36 @@ def _bad_counts(reply: JudgeReply, request: JudgeRequest) -> list[str]:
             if kind == "count" and not _is_count(given.get(name))]
 
 
+# Counts a verdict gives beside its score, as (part, the counts whose sum is the whole):
+# its score is the part's share of the whole (1.0 of none). A score that contradicts them —
+# 1.0 beside three facts of three unsupported — would pass what the counts fail: the
+# hallucination rate, pooled from the counts, and the fabrication-free rate, the score,
+# gave opposite verdicts and the blocker was not raised.
+SHARES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("supported", ("supported", "unsupported")), ("relevant_used", ("referenced",)),
+    ("relevant_used", ("needed",)), ("followed", ("instructions",)))
+# How far a score may be from its counts' share: a judge rounds 2 of 3 to 0.7.
+SHARE_TOLERANCE = 0.05
+
+
+def _contradicted(reply: JudgeReply, request: JudgeRequest) -> str | None:
+    """How ``reply``'s score contradicts the counts it gives beside it (None when it does
+    not, or gives no such counts); its counts are whole numbers >= 0 (:func:`_bad_counts`)."""
+    given = kept_fields(reply, request)
+    counts = {name for name, kind, _meaning in request.reply_fields if kind == "count"}
+    for part, wholes in SHARES:
+        if part not in counts or not set(wholes) <= counts:
+            continue
+        whole = sum(given[name] for name in wholes)
+        if given[part] > whole:
+            return f"{part} {given[part]} is more than {' + '.join(wholes)} ({whole})"
+        share = given[part] / whole if whole else 1.0
+        if abs(float(reply.score) - share) > SHARE_TOLERANCE:
+            return (f"score {reply.score} is not the share its counts give ({part} "
+                    f"{given[part]} of {whole}: {share:.2f})")
+    return None
+
+
 def _missing_scores(reply: JudgeReply, request: JudgeRequest) -> list[str]:
     """The scores ``request`` lists among its reply fields (a combined verdict's per-metric
     scores) that ``reply`` does not give as numbers: without one, the verdict says nothing
@@ -278,6 +308,9 @@ def parse_reply(content: str, items: Sequence[Item]) -> ParsedReply:
         if uncounted:
             problems.append(f"the verdict for metric {ident!r} gives no whole count >= 0 for "
                             f"{', '.join(uncounted)}, which the metric asks for")
+        elif not problems and (contradiction := _contradicted(reply, request)):
+            problems.append(f"the verdict for metric {ident!r} contradicts itself: "
+                            f"{contradiction}")
         if problems:
             parsed.problems.setdefault(ident, []).extend(problems)
             continue

@@ -209,8 +209,12 @@ def score_benchmarks(
     facts = verdicts.get("fabrication_free_rate" if task == "text" else "faithfulness")
     if facts is None or facts.score is None:
         why = facts.reason if facts else "no judge verdict"
-        m["faithfulness"] = MetricResult.not_scored(why)
-        m["hallucination_rate"] = MetricResult.not_scored(why)
+        # The rate is computed from the same verdict: the judge's failure, not a metric it
+        # cannot estimate (which the benchmark score leaves out as if never asked).
+        unknown = (MetricResult.judge_failed if facts is not None and facts.judge_error
+                   else MetricResult.not_scored)
+        m["faithfulness"] = unknown(why)
+        m["hallucination_rate"] = unknown(why)
     else:
         n = len(views.claims)
         unsupported = unsupported_facts(facts.details, facts.score, n)
@@ -252,6 +256,10 @@ def score_benchmarks(
         m["contextual_relevancy"] = _spec_result(
             "contextual_relevancy", (precision.value + recall.value) / 2,
             "mean of contextual precision and recall")
+    elif any(v is not None and v.judge_error for v in (
+            verdicts.get("contextual_precision"), verdicts.get("contextual_recall"))):
+        m["contextual_relevancy"] = MetricResult.judge_failed(
+            "computed from contextual precision and recall, which the judge could not score")
     else:
         m["contextual_relevancy"] = MetricResult.not_scored(
             "contextual precision or recall not scored")

@@ -478,6 +478,9 @@ def test_every_interval_drawn_is_one_the_scorecard_shows() -> None:
     # a model's cases, was drawn and thrown away (15 s of a 100,000-output run's end).
     rows = [result("m", "qa", f"c{i}", 0.1 * (i % 10), metrics={
         "exact_match": MetricResult(value=float(i % 2)),
+        # A pooled criterion: its interval was drawn and thrown away as well.
+        "hallucination_rate": MetricResult(value=0.0, details={
+            "numerator": i % 4 == 0, "denominator": 3}),
         "compliance_false_pass_rate": MetricResult(value=0.0, details={
             "numerator": i % 3 == 0, "denominator": 2})}) for i in range(12)]
     memo = IntervalMemo()
@@ -640,6 +643,14 @@ def test_a_pooled_rate_counts_only_the_scored_cases_that_give_their_counts() -> 
     ])
     agg = card.models["m"].tasks["qa"].metrics["compliance_false_pass_rate"]
     assert agg.value == pytest.approx(0.1) and agg.scored_cases == 2
+    # A count the metric leaves out is 0, in the figure and in its resampling alike.
+    halves = build_scorecard([
+        result("m", "qa", "a", 0.9, metrics=false_pass(1, 10)),
+        result("m", "qa", "b", 0.9, metrics={"compliance_false_pass_rate": MetricResult(
+            value=0.0, details={"denominator": 10})})])
+    halved = halves.models["m"].tasks["qa"].metrics["compliance_false_pass_rate"]
+    assert halved.value == pytest.approx(0.05)
+    assert halved.interval == pytest.approx((0.0, 0.1))
     # Resampled by case, the case without counts adds nothing either: one case carries
     # every unit, and one case's rate drawn again and again estimates nothing — no interval.
     assert agg.interval is None

@@ -445,6 +445,35 @@ def test_a_call_has_seen_the_results_of_the_calls_made_before_it_at_its_turn(
     assert late.value is not None and late.value < 5
 
 
+@pytest.mark.parametrize(("result", "reply", "score"), [
+    # Said in words, or not the caller's to hear: it scored 1, "tool output ignored".
+    ('{"status": "cancelled", "refund_days": 3}',
+     "Your order is cancelled; the refund reaches you in three days.", None),
+    ('{"status": "cancelled", "ticket": 48213, "updated_at": "2024-05-02"}',
+     "Your order A-77 is cancelled.", None),
+    ('{"status": "cancelled", "refund_days": 3}',
+     "Your order is cancelled; the refund reaches you in 3 days.", 5),
+    ('{"status": "cancelled", "refund_days": 3}',
+     "Your order is cancelled; the refund reaches you in 9 days.", 1),
+])
+def test_offline_a_reply_repeating_no_number_of_a_result_is_not_read_as_ignoring_it(
+        result: str, reply: str, score: float | None) -> None:
+    transcript = [{"speaker": "customer", "text": "Please cancel my order A-77."},
+                  tool_call("CancelOrder", order_ref="A-77"), tool_result(result),
+                  {"speaker": "agent", "text": "Your order is cancelled."}]
+    case = make_case("agent", {"tool_calls": None, "task_outcome": "order cancelled"},
+                     config={"system_prompt": "You are a shop's voice assistant."},
+                     transcript=transcript)
+    output = {"tool_calls": [{"turn": 1, "name": "CancelOrder",
+                              "arguments": {"order_ref": "A-77"}}],
+              "responses": [{"turn": 3, "text": reply}]}
+    metric = evaluate(case, output, judge=HeuristicJudge(embedder=TFIDF),
+                      embedder=TFIDF).metrics["result_interpretation"]
+    assert metric.value == score, metric.reason
+    if score is None:
+        assert "whether it relayed them in words" in (metric.reason or "")
+
+
 # --- the replay ----------------------------------------------------------------------------
 
 

@@ -209,7 +209,14 @@ def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
     elif misreported:
         score, code = 3.0, "misreported_tool_result"
     elif len(omitted) == total:
-        score, code = 1.0, "ignored_tool_result"
+        # None of them said as a number, none contradicted: said in words ("three days"),
+        # or not the user's to hear (a ticket id, a timestamp) — or ignored. Offline, which
+        # is unknown.
+        return JudgeVerdict(request.metric, None,
+                            f"not scored: the agent replied after its tool results but "
+                            f"repeated none of their {total} number(s), date(s) or "
+                            "amount(s) and contradicted none; whether it relayed them in "
+                            f"words, or they were not for the user, needs reading; {_LLM_HINT}")
     elif omitted:
         score, code = 4.0, None
     else:

@@ -119,6 +119,13 @@ RETURNS = "Free returns are accepted within 30 days of delivery."
 SPLIT_CLAIM = "Overnight shipping includes free returns."
 
 
+
+def test_the_month_may_is_no_hedge() -> None:
+    # "since May" read as the modal "may" took the claim back, and a made-up one passed.
+    (claim,) = extract_claims("The premium plan includes free hardware since May.")
+    assert claim.verb == "includes" and claim.subject == ("premium", "plan")
+    assert extract_claims("May I say the plan includes hardware? It may include a modem.") == []
+
 def test_a_claim_is_supported_only_within_one_passage() -> None:
     (claim,) = extract_claims(SPLIT_CLAIM)
     assert (claim.subject, claim.object) == (("overnight", "shipping"), ("free", "returns"))

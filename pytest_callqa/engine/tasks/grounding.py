@@ -172,6 +172,7 @@ HEDGES = frozenset(_HEDGE_TEXT.split())
 PARTICIPANTS = frozenset({"customer", "caller", "agent", "user", "client", "representative",
                           "assistant"})
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ def extract_claims(text: str) -> list[Claim]:
     claims = []
     for sentence in _SENTENCE.split(text):
         words = tokens(sentence)
-        if not words or any(w in HEDGES for w in words):
+        if not words or _hedged(sentence):
             continue
         verb_at = next((i for i, w in enumerate(words) if w in FACT_VERBS), None)
         if verb_at is None:
@@ -235,6 +236,15 @@ def extract_claims(text: str) -> list[Claim]:
             claims.append(Claim(tuple(before[-3:]), words[verb_at], tuple(after[:3]),
                                 sentence.strip()))
     return claims
+
+
+def _hedged(sentence: str) -> bool:
+    """Whether ``sentence`` holds a hedge word. "May" with a capital inside a sentence is the
+    month ("free hardware since May"), not the modal: read as a hedge, it took back the
+    claim, and a made-up one passed."""
+    words = _WORD.findall(sentence)
+    return any(w.lower() in HEDGES and not (w == "May" and i > 0) for i, w in enumerate(words))
+
 
 
 def as_passages(context: str | Sequence[str]) -> list[str]:

@@ -247,6 +247,21 @@ OBJECTIONS: dict[str, Any] = {
 }
 
 
+def test_a_signal_sharing_no_word_with_any_turn_is_judged_on_the_whole_call() -> None:
+    # "cost" for "the price is far too high": no turn shares a word with it, and the judge
+    # was shown no turn at all, told that what the excerpt does not say the signal must not
+    # claim.
+    transcript = [{"speaker": "customer", "text": "Honestly the price is far too high for us."},
+                  {"speaker": "agent", "text": "I understand, let me see what I can do."}]
+    expected = {"aspects": [{"name": "pricing", "polarity": "negative", "intensity": 0.8}]}
+    output = {"aspects": [{"name": "cost", "polarity": "negative", "intensity": 0.7}]}
+    judge = ScriptedJudge({"aspect_granularity": 4})
+    evaluate(make_case("extraction", expected, transcript=transcript), output, judge=judge,
+             embedder=TFIDF)
+    (request,) = judge.seen
+    assert [t["turn"] for t in request.focus["excerpt"]] == [0, 1]
+
+
 def test_judge_rubrics_are_asked_per_signal_with_only_the_source_turns() -> None:
     judge = ScriptedJudge({"objection_completeness": 4, "aspect_granularity": 5})
     result = evaluate(_case(expected=OBJECTIONS), OBJECTIONS, judge=judge, embedder=TFIDF)

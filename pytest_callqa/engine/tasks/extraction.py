@@ -366,9 +366,12 @@ class ExtractionTask(FamilyTask):
         requests = []
         for metric_id, name, data, item in self._judged_signals(ctx):
             indices = data.get("source_utterance_indices") or relevant_turns(ctx.case, data)
+            shown = [i for i in indices if 0 <= i < len(ctx.case.transcript)]
+            # A signal no turn shares a word with (a paraphrase: "cost" for "the price")
+            # was judged on no evidence at all: the judge sees the whole call instead.
             excerpt = [{"turn": i, "speaker": ctx.case.transcript[i].speaker,
                         "text": ctx.case.transcript[i].text}
-                       for i in indices if 0 <= i < len(ctx.case.transcript)]
+                       for i in shown or range(len(ctx.case.transcript))]
             focus = {"signal_type": name, "signal": data, "excerpt": excerpt,
                      "ground_truth": [s.model_dump(mode="json") for s in exp.signals(name)]}
             requests.append(self.item_request(ctx, metric_id, "likert5", focus, item,

@@ -400,3 +400,18 @@ def test_a_score_its_counts_agree_with_is_usable(fields, score, counts) -> None:
     item = _item("faithfulness", "unit", reply_fields=fields)
     parsed = parse_reply(json.dumps({"faithfulness": _verdict(score, **counts)}), [item])
     assert parsed.all_problems() == []
+
+
+def test_a_combined_score_that_is_not_the_lowest_of_its_scores_is_unusable() -> None:
+    # Asked for the lowest of the three as its score: 1 beside 5, 5, 5 ("garbled and
+    # unintelligible") scored all three 5, a clean turn, with no flag.
+    parsed = parse_reply(json.dumps({"turn_quality": _verdict(
+        1, "Turn is garbled.", clarity=5, context=5, unsupported=0)}), [COMBINED])
+    assert parsed.replies == {}
+    assert parsed.problems == {"turn_quality": [
+        "the verdict for metric 'turn_quality' contradicts itself: score 1 is not the lowest "
+        "of its scores (5)"]}
+    # A field off the scale is the family's to rule on (1, with a warning), as before.
+    off_grid = parse_reply(json.dumps({"turn_quality": _verdict(
+        4, clarity=4.5, context=5, unsupported=0)}), [COMBINED])
+    assert off_grid.all_problems() == []

@@ -151,9 +151,17 @@ SHARE_TOLERANCE = 0.05
 
 
 def _contradicted(reply: JudgeReply, request: JudgeRequest) -> str | None:
-    """How ``reply``'s score contradicts the counts it gives beside it (None when it does
-    not, or gives no such counts); its counts are whole numbers >= 0 (:func:`_bad_counts`)."""
+    """How ``reply``'s score contradicts the scores or counts it gives beside it (None when
+    it does not, or gives neither); its counts are whole numbers >= 0 (:func:`_bad_counts`)
+    and its scores numbers (:func:`_missing_scores`)."""
     given = kept_fields(reply, request)
+    scores = [given[name] for name, kind, _meaning in request.reply_fields
+              if kind in _SCORE_SCHEMAS]
+    # A verdict that scores several metrics at once (a conversation turn's three) is asked
+    # for the lowest of them as its score: the garbled rule reads it.
+    if scores and all(valid_score(request.scale, v) for v in scores) \
+            and float(reply.score) != min(scores):
+        return f"score {reply.score} is not the lowest of its scores ({min(scores)})"
     counts = {name for name, kind, _meaning in request.reply_fields if kind == "count"}
     for part, wholes in SHARES:
         if part not in counts or not set(wholes) <= counts:
@@ -308,7 +316,7 @@ def parse_reply(content: str, items: Sequence[Item]) -> ParsedReply:
         if uncounted:
             problems.append(f"the verdict for metric {ident!r} gives no whole count >= 0 for "
                             f"{', '.join(uncounted)}, which the metric asks for")
-        elif not problems and (contradiction := _contradicted(reply, request)):
+        elif not problems and not missing and (contradiction := _contradicted(reply, request)):
             problems.append(f"the verdict for metric {ident!r} contradicts itself: "
                             f"{contradiction}")
         if problems:

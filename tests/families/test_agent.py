@@ -141,6 +141,19 @@ def test_task_completion_needs_an_explicit_weight() -> None:
     assert MetricSelection(metric="task_completion", weight=0.5).weight == 0.5
 
 
+def test_every_agent_rubric_names_fields_its_request_carries() -> None:
+    # The agent's calls show the judge `focus` alone: task completion pointed it at
+    # expected_outcome.task_outcome, a key the call does not hold.
+    config = {**CONFIG, "metrics": [{"metric": m.id, "weight": 1.0} for m in AGENT_METRICS]}
+    judge = FixedJudge({**ALL_FIVE, "task_completion": 1})
+    _eval(GOOD, judge=judge, config=config, expected={**EXPECTED, "tool_calls": None})
+    completion = next(r for r in judge.seen if r.metric == "task_completion")
+    assert "focus.task_outcome" in completion.instructions
+    assert completion.focus["task_outcome"] == EXPECTED["task_outcome"]
+    for request in judge.seen:
+        assert "expected_outcome." not in request.instructions, request.metric
+
+
 @pytest.mark.parametrize(("metrics", "message"), [
     ('[{metric: task_completion}]', "config.metrics[0]: Value error, task_completion has no "
                                     "default weight"),

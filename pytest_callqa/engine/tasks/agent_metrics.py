@@ -102,7 +102,7 @@ DELIVERY_RUBRIC = (
     "0 = replies entirely unsuitable for voice."
 )
 COMPLETION_RUBRIC = (
-    "Did the agent complete the primary task stated in expected_outcome.task_outcome? "
+    "Did the agent complete the primary task stated in focus.task_outcome? "
     "1 = completed, 0 = not completed."
 )
 

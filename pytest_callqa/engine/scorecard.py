@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .core.metrics import MetricSpec
-from .core.results import Rating, TaskResult, plain
+from .core.results import MetricResult, Rating, TaskResult, plain
 from .registry import Registry, default_registry
 from .runs import RunStats, bracketed_rating, run_stats
 from .stats import (
@@ -186,7 +186,16 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
     flagged = sum(1 for m in entries if m.flagged)
     judge_errors = sum(1 for m in entries if m.judge_error)
     interval: Interval | None
-    if spec.aggregate == "pooled":
+    # A rate some cases know only from below (a garbled turn rate beside turn scores the
+    # judge did not give) is known only from below over the cases too: over every case,
+    # decided or not, it fails when that fails, and is otherwise unknown. Over the decided
+    # cases alone — those already failing — it was neither.
+    if any(m.details.get("lower_bound") is True for m in entries):
+        lowest = _lowest(spec, case_groups)
+        rated = None if lowest is None else bracketed_rating(spec, scored, lowest)
+        value = lowest if rated in ("fail", "blocker") else None
+        interval = None
+    elif spec.aggregate == "pooled":
         num = sum(float(m.details.get("numerator", 0)) for m in scored)
         den = sum(float(m.details.get("denominator", 0)) for m in scored)
         value = num / den if den else None
@@ -215,6 +224,28 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
     return MetricAggregate(value=value, rating=rating, blocker=blocker,
                            scored_cases=len(scored), flagged=flagged, judge_errors=judge_errors,
                            interval=interval)
+
+
+def _lowest(spec: MetricSpec, case_groups: Mapping[str, list[TaskResult]]) -> float | None:
+    """The lowest a rate could be over the cases, some of which know it only from below: a
+    case's lower bound is its counts' share, one without any is 0, and a case's runs are
+    averaged (or pooled) as the exact rate's would be."""
+    def share(metric: MetricResult) -> tuple[float, float]:
+        if metric.details.get("lower_bound") is True or metric.scored:
+            num = float(metric.details.get("numerator", 0))
+            den = float(metric.details.get("denominator", 0))
+            if den:
+                return num, den
+            return (float(metric.value), 1.0) if metric.value is not None else (0.0, 0.0)
+        return 0.0, 0.0
+
+    shares = [[share(r.metrics[spec.id]) for r in runs if spec.id in r.metrics]
+              for runs in case_groups.values()]
+    if spec.aggregate == "pooled":
+        den = sum(d for case in shares for _, d in case)
+        return sum(n for case in shares for n, _ in case) / den if den else None
+    return _mean(_mean(n / d if d else 0.0 for n, d in case) or 0.0
+                 for case in shares if case)
 
 
 def _consistency(case_groups: Mapping[str, list[TaskResult]]) -> tuple[float | None, int]:

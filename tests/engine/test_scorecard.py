@@ -473,6 +473,33 @@ def test_a_benchmark_metric_absent_from_the_results_does_not_hide_the_ones_after
     assert card.models["m"].benchmark_score == 0.0
 
 
+def _garbled(numerator: int, denominator: int, *, decided: bool) -> dict[str, MetricResult]:
+    counts = {"numerator": numerator, "denominator": denominator, "lower_bound": True}
+    return {"garbled_turn_rate": MetricResult(
+        value=numerator / denominator, rating="fail", details=counts) if decided
+        else MetricResult.not_scored("not scored: the judge gave no score for context",
+                                     **counts)}
+
+
+def test_a_rate_known_only_from_below_is_pooled_over_every_case_or_unknown() -> None:
+    # Offline, only cases whose segmentation already fails the garbled rate are decided;
+    # pooled over those alone the model's rate was 14.3 % "x", neither its rate nor a
+    # bound of it (over all 24 turns it may be as low as 1 in 24).
+    undecided = build_scorecard([
+        result("m", "conversation", "a", None, metrics=_garbled(1, 7, decided=True)),
+        result("m", "conversation", "b", None, metrics=_garbled(0, 8, decided=False)),
+        result("m", "conversation", "c", None, metrics=_garbled(0, 9, decided=False))])
+    rate = undecided.models["m"].tasks["conversation"].metrics["garbled_turn_rate"]
+    assert (rate.value, rate.rating, rate.interval) == (None, None, None)
+    # A bound that already fails is the model's failure, at that bound (the mean over the
+    # cases of each one's lowest rate: 5 of 7 and 0 of 3).
+    failing = build_scorecard([
+        result("m", "conversation", "a", None, metrics=_garbled(5, 7, decided=True)),
+        result("m", "conversation", "b", None, metrics=_garbled(0, 3, decided=False))])
+    rate = failing.models["m"].tasks["conversation"].metrics["garbled_turn_rate"]
+    assert (rate.value, rate.rating, rate.interval) == (pytest.approx(5 / 14), "fail", None)
+
+
 def test_every_interval_drawn_is_one_the_scorecard_shows() -> None:
     # A Layer 2 criterion is shown by value and verdict: its interval, resampled over all of
     # a model's cases, was drawn and thrown away (15 s of a 100,000-output run's end).

@@ -584,8 +584,10 @@ def _garbled_at_least(per_turn: list[dict[str, Any]], unknown: list[tuple[int, l
     missed = " and ".join(said)
     if lowest < config.garbled_rate_threshold:
         why = f"{missed}, so whether those turns are garbled is unknown"
-        return (MetricResult.judge_failed(why) if unknown
-                else MetricResult.not_scored(f"not scored: {why}"))
+        # Its counts stay for the scorecard's pooled rate, which is known only from below too.
+        counts = {"numerator": len(garbled), "denominator": most, "lower_bound": True}
+        return (MetricResult.judge_failed(why, **counts) if unknown
+                else MetricResult.not_scored(f"not scored: {why}", **counts))
     return MetricResult(
         value=lowest, rating="fail",
         reason=f"at least {len(garbled)} of {most} turns garbled (a score <= "

@@ -453,8 +453,9 @@ def test_a_reask_lists_every_problem_and_asks_for_the_json_again() -> None:
         "Your previous reply could not be used:\n"
         "- not valid JSON\n"
         "- score 7 is off the scale\n"
-        "Reply again with only the JSON object described in the instructions, every score "
-        "on its stated scale."
+        "Reply again with only the JSON object described in the instructions, with every "
+        "verdict it asks for (those above corrected, the others repeated: this reply "
+        "replaces the previous one), every score on its stated scale."
     )
 
 
@@ -492,18 +493,20 @@ def test_a_reask_adds_its_tokens_and_is_counted(fake: Any) -> None:
     [outcome] = calls(runner, (endpoint(server), SHORT), check=is_good)
     assert outcome.usable and outcome.content == "good" and outcome.asks == 2
     # First ask: 40 characters in, "bad" out (10 + 1 tokens). The re-ask sends the 40
-    # characters, "bad" and the 151-character re-ask message (194 characters: 49 tokens)
+    # characters, "bad" and the 266-character re-ask message (309 characters: 78 tokens)
     # and gets "good" (1 token).
-    assert outcome.usage == {"prompt_tokens": 59.0, "completion_tokens": 2.0,
-                             "cost_usd": 63.0}
+    assert outcome.usage == {"prompt_tokens": 88.0, "completion_tokens": 2.0,
+                             "cost_usd": 92.0}
     assert runner.usage("priced", "chat").to_dict() == {
-        **NOTHING_YET, "calls": 1, "requests": 2, "reasks": 1, "prompt_tokens": 59.0,
-        "completion_tokens": 2.0, "spent_usd": 63.0, "cost_per_1000_calls": 63_000.0}
+        **NOTHING_YET, "calls": 1, "requests": 2, "reasks": 1, "prompt_tokens": 88.0,
+        "completion_tokens": 2.0, "spent_usd": 92.0, "cost_per_1000_calls": 92_000.0}
 
 
 def test_every_unusable_failed_and_budget_stopped_call_is_counted(fake: Any) -> None:
-    server = fake(reply=lambda body: "bad",
-                  fault_for=lambda index, body: "400" if "f" in str(body["messages"]) else None)
+    # The calls asking "f1" and "f2" fail (their first message: a re-ask's words may hold
+    # an "f" too).
+    server = fake(reply=lambda body: "bad", fault_for=lambda index, body: "400" if str(
+        body["messages"][0]["content"]).startswith("f") else None)
     runner = make_runner(prices=PRICES, reasks=1)
     where = endpoint(server)
     bad_once, bad_twice, failing, failing_too = (

@@ -594,6 +594,7 @@ def reask_message(problems: Sequence[str]) -> str:
     return (
         "Your previous reply could not be used:\n"
         f"{listed}\n"
-        "Reply again with only the JSON object described in the instructions, every score "
-        "on its stated scale."
+        "Reply again with only the JSON object described in the instructions, with every "
+        "verdict it asks for (those above corrected, the others repeated: this reply "
+        "replaces the previous one), every score on its stated scale."
     )

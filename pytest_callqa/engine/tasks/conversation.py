@@ -442,8 +442,7 @@ class ConversationTask(FamilyTask):
         bot = self._bot(ctx)
         records: dict[str, list[dict[str, Any]]] = {m: [] for m in QUALITY_METRICS}
         per_turn: list[dict[str, Any]] = []
-        # Turns with the metrics the judge gave no usable verdict on, or no score it can
-        # estimate (the heuristic's limits).
+        # Turns with the metrics the judge gave no usable verdict on, or no score (offline).
         unknown: list[tuple[int, list[str]]] = []
         unscored: list[tuple[int, list[str]]] = []
         for expected in ctx.expected.turns:  # type: ignore[attr-defined]
@@ -567,8 +566,9 @@ def _garbled_at_least(per_turn: list[dict[str, Any]], unknown: list[tuple[int, l
     """The garbled turn rate when the judge gave no verdict on some turns' metrics
     (``unknown``) or no score it can estimate (``unscored``): failed at its lowest value —
     the known garbled turns over every turn that has or may have a score — when that fails
-    it, else a judge error (any ``unknown``) or not scored. Never a pass: a turn is garbled
-    when ANY of its scores is low, and one left out may be the one."""
+    it, else a judge error (any ``unknown``) or not scored, keeping its counts for the
+    scorecard. Never a pass: a turn is garbled when ANY of its scores is low, and one left
+    out may be the one."""
     garbled = [t["turn"] for t in per_turn if t["garbled"]]
     scored = {t["turn"] for t in per_turn}
     most = len(scored) + len({turn for turn, _ in (*unknown, *unscored)} - scored)
@@ -584,7 +584,6 @@ def _garbled_at_least(per_turn: list[dict[str, Any]], unknown: list[tuple[int, l
     missed = " and ".join(said)
     if lowest < config.garbled_rate_threshold:
         why = f"{missed}, so whether those turns are garbled is unknown"
-        # Its counts stay for the scorecard's pooled rate, which is known only from below too.
         counts = {"numerator": len(garbled), "denominator": most, "lower_bound": True}
         return (MetricResult.judge_failed(why, **counts) if unknown
                 else MetricResult.not_scored(f"not scored: {why}", **counts))

@@ -392,6 +392,7 @@ def test_a_score_its_own_counts_contradict_is_unusable(fields, score, counts, pr
 
 @pytest.mark.parametrize(("fields", "score", "counts"), [
     (_FACTS, 0.7, {"supported": 2, "unsupported": 1}),  # 2 of 3, rounded by the judge
+    (_FACTS, 0.05, {"supported": 0, "unsupported": 1}),  # the tolerance's edge, inside it
     (_FACTS, 1.0, {"supported": 0, "unsupported": 0}),  # no fact: nothing unsupported
     (_USED, 1.0, {"relevant_used": 0, "referenced": 0}),
     (_USED, 0.6, {"relevant_used": 3, "referenced": 5}),

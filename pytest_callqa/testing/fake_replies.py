@@ -105,16 +105,20 @@ def noisy_judge_reply(content: str, items: Sequence[Mapping[str, Any]],
         return content
     if not isinstance(verdicts, dict):
         return content
-    scales = {str(item.get("metric")): str(item.get("scale")) for item in items}
+    by_ident = {str(item.get("metric")): item for item in items}
     for ident, verdict in verdicts.items():
-        if not isinstance(verdict, dict) or ident not in scales:
+        if not isinstance(verdict, dict) or ident not in by_ident:
             continue
         rng = rng_for(ident)
         if rng.random() >= rate:
             continue
-        values = _SCALES.get(scales[ident], (0.0, 1.0))
-        verdict["score"] = (round(rng.random(), 2) if scales[ident] == "unit"
-                            else rng.choice(values))
+        scale = str(by_ident[ident].get("scale"))
+        values = _SCALES.get(scale, (0.0, 1.0))
+        verdict["score"] = round(rng.random(), 2) if scale == "unit" else rng.choice(values)
+        # Its counts follow, as a judge's own would.
+        verdict.update((key, count) for key, count in _counts(by_ident[ident],
+                                                              verdict["score"]).items()
+                       if key in verdict)
     return json.dumps(verdicts)
 
 

@@ -377,6 +377,8 @@ _USED = (("relevant_used", "count", "pieces used that are needed"),
     # failed while the score passed, and the blocker it feeds was not raised.
     (_FACTS, 1.0, {"supported": 0, "unsupported": 3},
      "score 1.0 is not the share its counts give (supported 0 of 3: 0.00)"),
+    (_FACTS, 0.81, {"supported": 3, "unsupported": 1},
+     "score 0.81 is not the share its counts give (supported 3 of 4: 0.75)"),
     (_USED, 1.0, {"relevant_used": 0, "referenced": 5},
      "score 1.0 is not the share its counts give (relevant_used 0 of 5: 0.00)"),
     (_USED, 1.0, {"relevant_used": 6, "referenced": 5}, "relevant_used 6 is more than "
@@ -393,6 +395,10 @@ def test_a_score_its_own_counts_contradict_is_unusable(fields, score, counts, pr
 @pytest.mark.parametrize(("fields", "score", "counts"), [
     (_FACTS, 0.7, {"supported": 2, "unsupported": 1}),  # 2 of 3, rounded by the judge
     (_FACTS, 0.05, {"supported": 0, "unsupported": 1}),  # the tolerance's edge, inside it
+    # 3 of 4 rounded either way: 0.8 - 0.75 is a hair over 0.05 in floating point.
+    (_FACTS, 0.8, {"supported": 3, "unsupported": 1}),
+    (_FACTS, 0.7, {"supported": 3, "unsupported": 1}),
+    (_USED, 0.4, {"relevant_used": 7, "referenced": 20}),
     (_FACTS, 1.0, {"supported": 0, "unsupported": 0}),  # no fact: nothing unsupported
     (_USED, 1.0, {"relevant_used": 0, "referenced": 0}),
     (_USED, 0.6, {"relevant_used": 3, "referenced": 5}),

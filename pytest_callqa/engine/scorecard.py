@@ -192,7 +192,12 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
     # cases alone — those already failing — it was neither.
     if any(m.details.get("lower_bound") is True for m in entries):
         lowest = _lowest(spec, case_groups)
-        rated = None if lowest is None else bracketed_rating(spec, scored, lowest)
+        # Failed only under every bar the cases set (their own, a conversation's threshold).
+        bars = [m.details.get("bound_limit") for m in entries
+                if m.details.get("lower_bound") is True]
+        rated = None if lowest is None or not all(
+            isinstance(bar, (int, float)) and lowest >= bar for bar in bars) \
+            else bracketed_rating(spec, scored, lowest)
         value = lowest if rated in ("fail", "blocker") else None
         interval = None
     elif spec.aggregate == "pooled":

@@ -134,8 +134,9 @@ def unregistered_notes(card: Scorecard) -> list[str]:
 
 
 def unscored_lines(card: Scorecard, *, benchmarks: bool) -> list[str]:
-    """The header's line naming the metrics a run reached but could not score for any model
-    (the heuristic judge leaves what it cannot estimate unscored), per task, so a column of
+    """The header's line naming the metrics a run reached but could not score or decide for
+    any model (the heuristic judge leaves what it cannot estimate unscored; a rate some
+    cases know only from below is undecided unless that fails it), per task, so a column of
     dashes is read as "not measured", not overlooked. ``benchmarks`` is whether the run
     had the Layer 2 benchmarks switched on."""
     # The benchmark definitions load with the task families they read.
@@ -155,7 +156,7 @@ def unscored_lines(card: Scorecard, *, benchmarks: bool) -> list[str]:
                if all(m.benchmarks.get(spec.id, {}).get("value") is None for m in models)]
     if dropped and benchmarks and any(m.benchmarks for m in models):
         unscored.append(f"benchmarks: {', '.join(dropped)}")
-    return ["not scored for any model: " + "; ".join(unscored)] if unscored else []
+    return ["not scored or undecided for any model: " + "; ".join(unscored)] if unscored else []
 
 
 def _has_metric(agg: Any, metric_id: str) -> bool:

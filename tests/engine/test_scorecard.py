@@ -473,8 +473,10 @@ def test_a_benchmark_metric_absent_from_the_results_does_not_hide_the_ones_after
     assert card.models["m"].benchmark_score == 0.0
 
 
-def _garbled(numerator: int, denominator: int, *, decided: bool) -> dict[str, MetricResult]:
-    counts = {"numerator": numerator, "denominator": denominator, "lower_bound": True}
+def _garbled(numerator: int, denominator: int, *, decided: bool,
+             bar: float = 0.1) -> dict[str, MetricResult]:
+    counts = {"numerator": numerator, "denominator": denominator, "lower_bound": True,
+              "bound_limit": bar}
     return {"garbled_turn_rate": MetricResult(
         value=numerator / denominator, rating="fail", details=counts) if decided
         else MetricResult.not_scored("not scored: the judge gave no score for context",
@@ -498,6 +500,12 @@ def test_a_rate_known_only_from_below_is_pooled_over_every_case_or_unknown() -> 
         result("m", "conversation", "b", None, metrics=_garbled(0, 3, decided=False))])
     rate = failing.models["m"].tasks["conversation"].metrics["garbled_turn_rate"]
     assert (rate.value, rate.rating, rate.interval) == (pytest.approx(5 / 14), "fail", None)
+    # Under cases whose own bar is 50 %, the same bound fails nothing: unknown.
+    lenient = build_scorecard([
+        result("m", "conversation", "a", None, metrics=_garbled(1, 4, decided=False, bar=0.5)),
+        result("m", "conversation", "b", None, metrics=_garbled(1, 4, decided=False, bar=0.5))])
+    rate = lenient.models["m"].tasks["conversation"].metrics["garbled_turn_rate"]
+    assert (rate.value, rate.rating) == (None, None)
 
 
 def test_every_interval_drawn_is_one_the_scorecard_shows() -> None:

@@ -423,7 +423,7 @@ def test_the_merge_command_writes_the_report_and_prints_the_scorecard(
             in done.stdout)
     # The metrics no model could be scored on are named as a run's own header names them.
     unscored = [line for line in done.stdout.splitlines()
-                if line.startswith("not scored for any model: ")]
+                if line.startswith("not scored or undecided for any model: ")]
     assert len(unscored) == 1 and "translation: Target Language Fluency Score" in unscored[0]
     assert f"merged 2 reports into {out}" in done.stdout
     # Written atomically: no temporary file is left beside the report.

@@ -566,8 +566,8 @@ def _garbled_at_least(per_turn: list[dict[str, Any]], unknown: list[tuple[int, l
     """The garbled turn rate when the judge gave no verdict on some turns' metrics
     (``unknown``) or no score it can estimate (``unscored``): failed at its lowest value —
     the known garbled turns over every turn that has or may have a score — when that fails
-    it, else a judge error (any ``unknown``) or not scored, keeping its counts for the
-    scorecard. Never a pass: a turn is garbled when ANY of its scores is low, and one left
+    it, else a judge error (any ``unknown``) or not scored, keeping its counts and bar for
+    the scorecard. Never a pass: a turn is garbled when ANY of its scores is low, and one left
     out may be the one."""
     garbled = [t["turn"] for t in per_turn if t["garbled"]]
     scored = {t["turn"] for t in per_turn}
@@ -582,9 +582,10 @@ def _garbled_at_least(per_turn: list[dict[str, Any]], unknown: list[tuple[int, l
         f"{', '.join(metrics)} on turn{'s' if len(turns) > 1 else ''} "
         f"{', '.join(map(str, turns))}" for metrics, turns in turns_of.items())] if unscored else []
     missed = " and ".join(said)
+    counts = {"numerator": len(garbled), "denominator": most, "lower_bound": True,
+              "bound_limit": config.garbled_rate_threshold}
     if lowest < config.garbled_rate_threshold:
         why = f"{missed}, so whether those turns are garbled is unknown"
-        counts = {"numerator": len(garbled), "denominator": most, "lower_bound": True}
         return (MetricResult.judge_failed(why, **counts) if unknown
                 else MetricResult.not_scored(f"not scored: {why}", **counts))
     return MetricResult(
@@ -593,8 +594,7 @@ def _garbled_at_least(per_turn: list[dict[str, Any]], unknown: list[tuple[int, l
                f"{config.garbled_max_score}): turn {', '.join(map(str, garbled))}; {missed}, "
                f"so the rate is at least {lowest:.1%}, not below "
                f"{config.garbled_rate_threshold:.0%} whatever those turns are",
-        details={"garbled_turns": garbled, "turns": per_turn,
+        details={"garbled_turns": garbled, "turns": per_turn, **counts,
                  "threshold": config.garbled_rate_threshold, "passed": False,
-                 "numerator": len(garbled), "denominator": most, "lower_bound": True,
                  "unknown_turns": sorted({turn for turn, _ in (*unknown, *unscored)}
                                          - set(garbled))})

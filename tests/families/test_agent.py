@@ -16,6 +16,7 @@ from pytest_callqa.engine.tasks.agent_calls import (
     NO_RESULT,
     align_calls,
     replay,
+    score_parameters,
     score_tool_routing,
     values_equal,
 )
@@ -26,6 +27,8 @@ from pytest_callqa.engine.tasks.agent_schemas import (
     AgentToolCall,
     MetricSelection,
     ToolCall,
+    ToolParameter,
+    ToolSpec,
 )
 from tests.engine.helpers import TFIDF, FixedJudge, make_case
 
@@ -420,6 +423,19 @@ def test_a_call_whose_only_argument_is_invented_or_missing_extracted_nothing(
                       embedder=TFIDF).metrics["parameter_extraction"]
     assert metric.value == 0
     assert metric.reason == "no argument taken from the conversation: all invented or empty"
+
+
+@pytest.mark.parametrize(("expected", "score"), [
+    ({"note": "phone"}, 4),  # one optional argument left out: a minor error
+    ({"note": "phone", "channel": "voice"}, 0),  # nothing extracted, optional or not
+])
+def test_optional_arguments_left_out(expected: dict[str, str], score: float) -> None:
+    config = AgentConfig(tools=[ToolSpec(name="lookup", parameters={
+        "note": ToolParameter(required=False), "channel": ToolParameter(required=False)})])
+    view = [{"turn": 0, "speaker": "customer", "text": "Please note it was by phone."}]
+    rubric = score_parameters([ToolCall(name="lookup", arguments=expected)],
+                              [AgentToolCall(turn=1, name="lookup", arguments={})], config, view)
+    assert rubric is not None and rubric.score == score, rubric
 
 
 @pytest.mark.parametrize("judge", ["programmatic", "heuristic"])

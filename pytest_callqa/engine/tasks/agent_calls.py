@@ -469,16 +469,17 @@ def score_parameters(
         score = 5.0
         reason = (f"all {total} arguments correct" if total
                   else "no argument expected and none invented")
-    elif (total and correct == 0 and n_critical
-          and all(e["kind"] in ("fabricated", "missing") for e in errors)):
-        # Before "one error": a call whose only argument is invented took nothing from the
-        # conversation (the seed's 0), not one argument wrong of several (its 3).
+    elif len(errors) == 1 and not n_critical:
+        e = errors[0]
+        score, reason = 4.0, f"one minor argument error: {e['call']}.{e['parameter']} {e['kind']}"
+    elif total and correct == 0 and all(e["kind"] in ("fabricated", "missing") for e in errors):
+        # Before "one critical error": a call whose only argument is invented took nothing
+        # from the conversation (the seed's 0), not one argument wrong of several (its 3).
         score, reason = 0.0, "no argument taken from the conversation: all invented or empty"
     elif len(errors) == 1:
-        score = 4.0 if not n_critical else 3.0
         e = errors[0]
-        reason = (f"one {'minor' if not n_critical else 'critical'} argument error: "
-                  f"{e['call']}.{e['parameter']} {e['kind']}")
+        score, reason = 3.0, (f"one critical argument error: {e['call']}.{e['parameter']} "
+                              f"{e['kind']}")
     elif 2 * (fabricated + missing) > max(total, 1):
         score = 1.0
         reason = (f"most arguments invented or missing ({correct} of {total} correct, "

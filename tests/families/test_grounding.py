@@ -125,6 +125,9 @@ def test_the_month_may_is_no_hedge() -> None:
     (claim,) = extract_claims("The premium plan includes free hardware since May.")
     assert claim.verb == "includes" and claim.subject == ("premium", "plan")
     assert extract_claims("May I say the plan includes hardware? It may include a modem.") == []
+    # Hedges are read normalised, as before: a soft hyphen or full-width letters hide none.
+    assert extract_claims("The plan mi\u00adght include free hardware.") == []
+    assert extract_claims("The plan \uff4d\uff49\uff47\uff48\uff54 include free hardware.") == []
 
 def test_a_claim_is_supported_only_within_one_passage() -> None:
     (claim,) = extract_claims(SPLIT_CLAIM)

@@ -24,6 +24,7 @@ the case's threshold (``hallucination_fail_above``, default 0.5) is also a block
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -239,11 +240,14 @@ def extract_claims(text: str) -> list[Claim]:
 
 
 def _hedged(sentence: str) -> bool:
-    """Whether ``sentence`` holds a hedge word. "May" with a capital inside a sentence is the
-    month ("free hardware since May"), not the modal: read as a hedge, it took back the
-    claim, and a made-up one passed."""
-    words = _WORD.findall(sentence)
-    return any(w.lower() in HEDGES and not (w == "May" and i > 0) for i, w in enumerate(words))
+    """Whether ``sentence`` holds a hedge word (its tokens, normalised). "May" with a capital
+    inside a sentence is the month ("free hardware since May"), not the modal: read as a
+    hedge, it took back the claim, and a made-up one passed."""
+    hedges = {w for w in tokens(sentence) if w in HEDGES}
+    if hedges != {"may"}:
+        return bool(hedges)
+    written = _WORD.findall(unicodedata.normalize("NFKC", sentence))
+    return any(w.lower() == "may" and not (w == "May" and i > 0) for i, w in enumerate(written))
 
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .core.metrics import MetricSpec
-from .core.results import MetricResult, Rating, TaskResult, plain
+from .core.results import Rating, TaskResult, plain
 from .registry import Registry, default_registry
 from .runs import RunStats, bracketed_rating, run_stats
 from .stats import (
@@ -232,25 +232,18 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
 
 
 def _lowest(spec: MetricSpec, case_groups: Mapping[str, list[TaskResult]]) -> float | None:
-    """The lowest a rate could be over the cases, some of which know it only from below: a
-    case's lower bound is its counts' share, one without any is 0, and a case's runs are
-    averaged (or pooled) as the exact rate's would be."""
-    def share(metric: MetricResult) -> tuple[float, float]:
-        if metric.details.get("lower_bound") is True or metric.scored:
-            num = float(metric.details.get("numerator", 0))
-            den = float(metric.details.get("denominator", 0))
-            if den:
-                return num, den
-            return (float(metric.value), 1.0) if metric.value is not None else (0.0, 0.0)
-        return 0.0, 0.0
-
-    shares = [[share(r.metrics[spec.id]) for r in runs if spec.id in r.metrics]
+    """The lowest a rate could be over the cases, some of which know it only from below:
+    each run counts at its counts (numerator over denominator — an exact rate's or a
+    bound's; without any, 0 of 0, a rate of 0), a case's runs averaged, or pooled for a
+    pooled rate, as the exact rate's would be."""
+    counts = [[(float(m.details.get("numerator", 0)), float(m.details.get("denominator", 0)))
+               for r in runs if (m := r.metrics.get(spec.id)) is not None]
               for runs in case_groups.values()]
+    counts = [case for case in counts if case]
     if spec.aggregate == "pooled":
-        den = sum(d for case in shares for _, d in case)
-        return sum(n for case in shares for n, _ in case) / den if den else None
-    return _mean(_mean(n / d if d else 0.0 for n, d in case) or 0.0
-                 for case in shares if case)
+        den = sum(d for case in counts for _, d in case)
+        return sum(n for case in counts for n, _ in case) / den if den else None
+    return _mean(sum(n / d if d else 0.0 for n, d in case) / len(case) for case in counts)
 
 
 def _consistency(case_groups: Mapping[str, list[TaskResult]]) -> tuple[float | None, int]:

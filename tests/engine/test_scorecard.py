@@ -508,6 +508,43 @@ def test_a_rate_known_only_from_below_is_pooled_over_every_case_or_unknown() -> 
     assert (rate.value, rate.rating) == (None, None)
 
 
+def test_a_lower_bound_over_runs_and_cases_and_at_its_bar() -> None:
+    # Runs of one case are averaged (3 of 10 and 1 of 10: 0.2), a run without counts is a
+    # rate of 0, and a bound exactly at its bar fails it (the rate passes strictly below).
+    rows = [result("m", "conversation", "a", None, run=0, metrics=_garbled(3, 10, decided=True)),
+            result("m", "conversation", "a", None, run=1, metrics=_garbled(1, 10, decided=False)),
+            result("m", "conversation", "b", None, metrics={
+                "garbled_turn_rate": MetricResult.not_scored("not scored: no turn")}),
+            result("m", "conversation", "c", None, metrics=_garbled(4, 10, decided=True))]
+    rate = build_scorecard(rows).models["m"].tasks["conversation"].metrics["garbled_turn_rate"]
+    assert (rate.value, rate.rating) == (pytest.approx(0.2), "fail")  # (0.2 + 0 + 0.4) / 3
+    at_bar = build_scorecard([result("m", "conversation", "a", None, metrics=_garbled(
+        1, 5, decided=False, bar=0.2))])
+    rate = at_bar.models["m"].tasks["conversation"].metrics["garbled_turn_rate"]
+    assert (rate.value, rate.rating) == (pytest.approx(0.2), "fail")
+
+
+def test_a_pooled_rate_known_only_from_below_pools_every_case() -> None:
+    # A project's pooled metric may give a bound too: its counts are pooled over every case,
+    # decided or not, and a blocker's band decides it as a failure's does.
+    def bound(numerator: int, denominator: int, scored: bool) -> dict[str, MetricResult]:
+        details = {"numerator": numerator, "denominator": denominator, "lower_bound": True,
+                   "bound_limit": 0.0}
+        return {"compliance_false_pass_rate": MetricResult(
+            value=numerator / denominator, rating="blocker", details=details) if scored
+            else MetricResult.not_scored("not scored: undecided", **details)}
+
+    card = build_scorecard([result("m", "qa", "a", 0.9, metrics=bound(2, 10, True)),
+                            result("m", "qa", "b", 0.9, metrics=bound(0, 30, False))])
+    rate = card.models["m"].tasks["qa"].metrics["compliance_false_pass_rate"]
+    assert (rate.value, rate.rating) == (pytest.approx(2 / 40), "blocker")
+    # Pooled, 1 of 40 is in the acceptable band: undecided (averaged, it was 5 %).
+    card = build_scorecard([result("m", "qa", "a", 0.9, metrics=bound(1, 10, True)),
+                            result("m", "qa", "b", 0.9, metrics=bound(0, 30, False))])
+    rate = card.models["m"].tasks["qa"].metrics["compliance_false_pass_rate"]
+    assert (rate.value, rate.rating) == (None, None)
+
+
 def test_every_interval_drawn_is_one_the_scorecard_shows() -> None:
     # A Layer 2 criterion is shown by value and verdict: its interval, resampled over all of
     # a model's cases, was drawn and thrown away (15 s of a 100,000-output run's end).

@@ -534,10 +534,17 @@ def test_a_pooled_rate_known_only_from_below_pools_every_case() -> None:
             value=numerator / denominator, rating="blocker", details=details) if scored
             else MetricResult.not_scored("not scored: undecided", **details)}
 
+    # A case the metric gives no counts for adds nothing to either sum.
     card = build_scorecard([result("m", "qa", "a", 0.9, metrics=bound(2, 10, True)),
-                            result("m", "qa", "b", 0.9, metrics=bound(0, 30, False))])
+                            result("m", "qa", "b", 0.9, metrics=bound(0, 30, False)),
+                            result("m", "qa", "c", 0.9, metrics={
+                                "compliance_false_pass_rate": MetricResult.not_scored(
+                                    "n/a: no PASS_FAIL question")})])
     rate = card.models["m"].tasks["qa"].metrics["compliance_false_pass_rate"]
     assert (rate.value, rate.rating) == (pytest.approx(2 / 40), "blocker")
+    # Bounds over no unit at all: no rate.
+    empty = build_scorecard([result("m", "qa", "a", 0.9, metrics=bound(0, 0, False))])
+    assert empty.models["m"].tasks["qa"].metrics["compliance_false_pass_rate"].value is None
     # Pooled, 1 of 40 is in the acceptable band: undecided (averaged, it was 5 %).
     card = build_scorecard([result("m", "qa", "a", 0.9, metrics=bound(1, 10, True)),
                             result("m", "qa", "b", 0.9, metrics=bound(0, 30, False))])

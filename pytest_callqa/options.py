@@ -358,12 +358,16 @@ def _split_models(values: Iterable[str]) -> tuple[str, ...]:
 
 def _policies(config: pytest.Config) -> tuple[tuple[str, dict[str, Any]], ...]:
     """The policies to apply, in order: ``[tool.callqa]`` of the project's pyproject.toml —
-    the ini file, or the one beside it when pytest reads another (a pytest.toml, a tox.ini) —
-    then the ``--callqa-policy`` file (``[tool.callqa]`` or top level)."""
+    the ini file, or the one beside it when pytest reads another (a pytest.toml, a tox.ini),
+    or else the rootdir's (``-c ci/pytest.ini``) — then the ``--callqa-policy`` file
+    (``[tool.callqa]`` or top level)."""
     found: list[tuple[str, dict[str, Any]]] = []
     inipath = config.inipath
-    project = None if inipath is None else inipath.parent / "pyproject.toml"
-    if project is not None and (project == inipath or project.is_file()):
+    project = None if inipath is None else next(
+        (path for path in (inipath.parent / "pyproject.toml",
+                           config.rootpath / "pyproject.toml")
+         if path == inipath or path.is_file()), None)
+    if project is not None:
         data = (ini_toml(project) if project == inipath
                 else read_toml(project, "the project's pyproject.toml"))
         table = callqa_table(data, project, None)

@@ -69,6 +69,23 @@ def test_the_policy_of_a_pyproject_toml_beside_another_ini_file_is_applied(
     assert "threshold >= 0.75 (good >= 0.75, pyproject.toml)" in listing
 
 
+def test_the_rootdirs_pyproject_toml_policy_applies_with_an_ini_file_elsewhere(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # `-c ci/pytest.ini`: no pyproject.toml beside the ini file; the project's own, at the
+    # rootdir, holds the team's bars (they were ignored without a word).
+    project.write_tests(KEYWORDS)
+    (project.root / "ci").mkdir()
+    keys = PYPROJECT.removeprefix("[tool.pytest.ini_options]\n").replace(
+        'filterwarnings = ["error"]', "filterwarnings = error").replace('"', "").replace(
+        "= cases", "= ../cases").replace("= outputs", "= ../outputs")
+    (project.root / "ci" / "pytest.ini").write_text("[pytest]\n" + keys, encoding="utf-8")
+    (project.root / "pyproject.toml").write_text(
+        "[tool.callqa.metrics.keyword_f1]\nthreshold = 0.75\n", encoding="utf-8")
+    listing = pytester.runpytest("-c", "ci/pytest.ini", "--rootdir", ".", "--callqa-metrics")
+    assert "threshold >= 0.75 (good >= 0.75, pyproject.toml)" in listing.stdout.str()
+
+
 def test_a_policy_blocker_is_a_new_blocker_for_the_gate(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

@@ -22,7 +22,7 @@ from pytest_callqa.engine.loading import load_case_file
 from pytest_callqa.engine.registry import Registry
 from pytest_callqa.engine.scorecard import build_scorecard
 
-from .helpers import TFIDF
+from .helpers import TFIDF, make_case
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "example_project"
 
@@ -237,3 +237,43 @@ def test_a_batch_compares_its_texts_ahead_and_scores_each_output_as_alone() -> N
     assert len(together) == len(batch) > evaluate_module.SIMILARITY_CHUNK
     for i, result in enumerate(together):
         assert result.to_dict() == alone[i % len(items)].to_dict()
+
+
+_CALL = ("agent: Good morning, this is Dev from Acme billing. How can I help?\n"
+         "customer: Hi, this is Priya Sharma. I was charged twice for my plan this month.\n"
+         "agent: I see the duplicate charge of $49. I have initiated a refund.\n")
+
+
+def _text_truth(info: dict[str, Any]) -> dict[str, Any]:
+    return {"sentiment": [{"sentence_id": 1, "text": "a", "label": "neutral"}],
+            "summary": {"call_purpose": "Customer requesting refund for duplicate charge",
+                        "highlights": ["Agent confirmed duplicate charge",
+                                       "Refund initiated for $49"],
+                        "call_extracted_info": info}, "emotion": {"neutral": 100}}
+
+
+def test_offline_an_invented_extracted_value_is_not_supported_by_its_keys_words() -> None:
+    # "customer name: Rahul Verma": the key's words, which the truth holds too, were half of
+    # the fact's, and an invented name passed the fabrication blocker.
+    truth = _text_truth({"customer_name": "Priya Sharma", "issue_type": "Billing",
+                         "resolution": "Refund approved"})
+    output = {**truth, "summary": {**truth["summary"], "call_extracted_info": {
+        "customer_name": "Rahul Verma", "issue_type": "Insurance",
+        "resolution": "Refund approved"}}}
+    result = evaluate(make_case("text", truth, transcript=_CALL), output,
+                      judge=HeuristicJudge(), embedder=TFIDF)
+    fabrication = result.metrics["fabrication_free_rate"]
+    assert fabrication.value == pytest.approx(4 / 6) and fabrication.rating == "blocker"
+    assert "'customer name: Rahul Verma'" in (fabrication.reason or "")
+    assert result.metrics["hallucination_rate"].value == pytest.approx(2 / 6)
+
+
+def test_a_field_the_truth_leaves_empty_is_not_required() -> None:
+    # An output equal to the truth scored 1 of 3 against it ("missing or empty: follow_up,
+    # resolution").
+
+    truth = _text_truth({"customer_name": "Priya Sharma", "follow_up": None, "resolution": ""})
+    result = evaluate(make_case("text", truth, transcript=_CALL), truth,
+                      judge=HeuristicJudge(), embedder=TFIDF)
+    presence = result.metrics["required_field_presence"]
+    assert (presence.value, presence.reason) == (1.0, "1 of 1 required fields filled")

@@ -250,9 +250,18 @@ class HeuristicJudge:
             # Nothing to have fabricated: the rate does not apply (its blocker cannot fire).
             return JudgeVerdict(request.metric, None, "n/a: the output states no fact")
         contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
+        # An extracted value is listed after its key ("customer name: Rahul Verma"), and the
+        # truth names the same keys: their words were half of a short value's, and an
+        # invented name was "supported". The value alone is checked.
+        summary = request.model_output.get("summary") \
+            if isinstance(request.model_output, dict) else None
+        info = summary.get("call_extracted_info") if isinstance(summary, dict) else None
+        labels = {str(k).replace("_", " ") for k in info} if isinstance(info, dict) else set()
         fabricated = []
         for fact in facts:
-            ok, why = statement_support(fact, contexts)
+            label, colon, value = fact.partition(": ")
+            ok, why = statement_support(value if colon and label in labels else fact,
+                                        contexts)
             if not ok:
                 fabricated.append(f"{fact!r} ({why})")
         return JudgeVerdict(

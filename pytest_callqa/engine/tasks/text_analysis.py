@@ -317,9 +317,12 @@ class TextTask(BaseTask):
         )
 
     def _field_presence(self, out: TextOutput, exp: TextOutput) -> MetricResult:
-        required = list(exp.summary.call_extracted_info)
+        # A field the truth leaves empty (null, "") is not required: an output equal to the
+        # truth scored 1 of 3 against it.
+        required = [k for k, v in exp.summary.call_extracted_info.items() if _filled(v)]
         if not required:
-            return MetricResult.not_scored("n/a: expected_outcome lists no extracted field")
+            return MetricResult.not_scored(
+                "n/a: expected_outcome lists no extracted field with a value")
         given = {normalize(k): v for k, v in out.summary.call_extracted_info.items()}
         absent = [k for k in required if not _filled(given.get(normalize(k)))]
         present = len(required) - len(absent)

@@ -118,7 +118,24 @@ def output_problem(value: Any) -> str | None:
         elif not isinstance(item, (str, int, float, type(None))):
             kinds = "text, bytes or a JSON value" if item is value else "a JSON value"
             return f"{where} is of type {type(item).__name__}, not {kinds} ({_JSON_KINDS})"
+        elif isinstance(item, int) and _too_long(item):
+            # Python writes no int of more digits than its limit as text: the report's
+            # JSON could not hold it, and the run ended in an INTERNALERROR.
+            return (f"{where} is an integer of more than {sys.get_int_max_str_digits():,} "
+                    "digits, which no JSON text can be written for")
     return None
+
+
+def _too_long(number: int) -> bool:
+    limit = sys.get_int_max_str_digits()
+    # Three bits a digit is fewer than a digit holds: such a number is within the limit.
+    if not limit or abs(number).bit_length() <= 3 * limit:
+        return False
+    try:
+        str(number)
+    except ValueError:
+        return True
+    return False
 
 
 def read_usage(model_dir: Path) -> dict[str, dict[str, float]]:

@@ -331,8 +331,13 @@ def test_a_generate_hook_must_give_an_output(
                        "are str"),
     ([b"raw"], "the value[0] is of type bytes, not a JSON value (dict, list, str, int, "
                "float, bool or None)"),
+    # No JSON text can be written for it: the report's writing ended the run in an
+    # INTERNALERROR, no scorecard printed.
+    ({"trace": [10 ** 4400]}, "the value['trace'][0] is an integer of more than 4,300 digits, "
+                              "which no JSON text can be written for"),
+    (10 ** 4299, None),  # 4,300 digits: as many as Python writes
 ], ids=["text", "bytes", "null", "number", "bool", "nested", "object", "tuple", "int-key",
-        "inner-bytes"])
+        "inner-bytes", "huge-int", "longest-int"])
 def test_what_an_output_can_be(value: Any, problem: str | None) -> None:
     assert output_problem(value) == problem
 

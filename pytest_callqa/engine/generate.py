@@ -101,12 +101,16 @@ def output_schema(task: str) -> dict[str, Any]:
 
 # --- default prompts -----------------------------------------------------------------------
 
+class NoPrompt(ValueError):
+    """A case whose task has no built-in generation prompt: its pair cannot be generated."""
+
+
 def default_messages(case: GoldenCase) -> list[dict[str, str]]:
     """The built-in prompt for ``case``'s task; the expected outcome is never included."""
     instructions = TASK_INSTRUCTIONS.get(case.task)
     if instructions is None:
         known = ", ".join(sorted(TASK_INSTRUCTIONS))
-        raise ValueError(
+        raise NoPrompt(
             f"no default generation prompt for task {case.task!r} (built in: {known}); "
             "generate its outputs with a pytest_callqa_generate hook or pass prompts="
         )
@@ -229,8 +233,13 @@ class OpenAIGenerator:
 
         async def one(case: GoldenCase) -> ChatOutcome:
             nonlocal done
-            refusal = too_large(self.messages(case), self.model, input_limit(self.model),
-                                f"the generation call for case {case.id!r}")
+            try:
+                refusal = too_large(self.messages(case), self.model, input_limit(self.model),
+                                    f"the generation call for case {case.id!r}")
+            except NoPrompt as exc:
+                # That case's pair alone: raised, it cancelled the model's whole batch, and
+                # every pair of the model errored (under xdist, those of one worker's share).
+                refusal = str(exc)
             if refusal is not None:
                 outcome = ChatOutcome(content=None, error=refusal)
             else:

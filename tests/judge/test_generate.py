@@ -117,6 +117,20 @@ def test_failed_generation_is_an_error_not_an_output(fake: Any) -> None:
     assert generation.error.startswith("gpt-4o-mini: ")
 
 
+def test_a_case_without_a_prompt_fails_its_own_generation_alone(fake: Any) -> None:
+    # It raised in the batch's task group: the other cases' requests were cancelled, and
+    # every pair of the model errored (under xdist, one worker's share, so -n 2 differed).
+    server = fake()
+    generator = OpenAIGenerator("gpt-4o-mini", server.base_url, SECRET, runner=make_runner())
+    cases = [qa_case(0), qa_case(1).model_copy(update={"task": "grounding"}), qa_case(2)]
+    first, grounding, last = generator.generate(cases)
+    assert first.error is None and last.error is None and first.text and last.text
+    assert grounding.text is None and grounding.error is not None
+    assert grounding.error.startswith(
+        "gpt-4o-mini: no default generation prompt for task 'grounding'")
+    assert server.requests == 2
+
+
 def test_a_rejected_key_raises_without_the_key(fake: Any) -> None:
     server = fake(fault_for=lambda index, body: "401")
     generator = OpenAIGenerator("gpt-4o-mini", server.base_url, SECRET, runner=make_runner())

@@ -213,14 +213,25 @@ def test_a_stop_after_the_last_test_and_an_lf_with_nothing_failed_are_whole_runs
                                 "the selected tests"])
 
 
+def _cached_suite(project: MiniProject) -> None:
+    """The suite with pytest's cache on (--lf needs its record of failures)."""
+    project.with_pytest_cache()
+    project.write_tests(SUITE)
+
+
+def _assert_lf_narrowed(result: pytest.RunResult, project: MiniProject) -> None:
+    result.stdout.fnmatch_lines(["selection: --lf: the scorecard holds only the results of "
+                                 "the selected tests"])
+    assert project.report()["run"]["selection"]["last_failed"] is True
+
+
 @pytest.mark.parametrize("workers", [(), ("-n", "2")])
 def test_an_lf_whose_failures_on_record_are_not_among_the_tests_is_a_whole_run(
     project: MiniProject, pytester: pytest.Pytester, workers: tuple[str, ...]
 ) -> None:
     # A plain test failed, then was deleted: pytest ran every test ("known failures not in
     # selected tests"), and the scorecard still said it held only the selected ones.
-    project.with_pytest_cache()
-    project.write_tests(SUITE)
+    _cached_suite(project)
     pytester.makepyfile(test_gone="def test_gone():\n    assert False\n")
     pytester.runpytest("test_gone.py").assert_outcomes(failed=1)
     (pytester.path / "test_gone.py").unlink()
@@ -232,9 +243,7 @@ def test_an_lf_whose_failures_on_record_are_not_among_the_tests_is_a_whole_run(
     # The two failures it left are on record now: --lf reruns them alone.
     again = pytester.runpytest("--lf", "--callqa-report=report.json", *workers)
     again.assert_outcomes(failed=2)
-    again.stdout.fnmatch_lines(["selection: --lf: the scorecard holds only the results of "
-                                "the selected tests"])
-    assert project.report()["run"]["selection"]["last_failed"] is True
+    _assert_lf_narrowed(again, project)
 
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")])
@@ -244,8 +253,7 @@ def test_an_lf_after_a_collection_error_is_mended_reruns_that_module(
     # The record held the module's id when the run began; pytest swapped it for the
     # module's tests as it collected them, and reran only those: the scorecard called it a
     # whole run ("N evaluation tests deselected" at best).
-    project.with_pytest_cache()
-    project.write_tests(SUITE)
+    _cached_suite(project)
     pytester.makepyfile(test_other="def test_other():\n    pass\n")
     (pytester.path / "test_eval.py").write_text(SUITE + "\nimport not_a_module_xyz\n",
                                                 encoding="utf-8")
@@ -253,9 +261,7 @@ def test_an_lf_after_a_collection_error_is_mended_reruns_that_module(
     project.write_tests(SUITE)
     rerun = pytester.runpytest("--lf", "--callqa-report=report.json", *workers)
     rerun.assert_outcomes(passed=9, failed=2)
-    rerun.stdout.fnmatch_lines(["selection: --lf: the scorecard holds only the results of "
-                                "the selected tests"])
-    assert project.report()["run"]["selection"]["last_failed"] is True
+    _assert_lf_narrowed(rerun, project)
 
 
 JUDGED_SUITE = """

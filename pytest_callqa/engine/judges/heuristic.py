@@ -250,18 +250,16 @@ class HeuristicJudge:
             # Nothing to have fabricated: the rate does not apply (its blocker cannot fire).
             return JudgeVerdict(request.metric, None, "n/a: the output states no fact")
         contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
-        # An extracted value is listed after its key ("customer name: Rahul Verma"), and the
-        # truth names the same keys: their words were half of a short value's, and an
-        # invented name was "supported". The value alone is checked.
-        summary = request.model_output.get("summary") \
-            if isinstance(request.model_output, dict) else None
-        info = summary.get("call_extracted_info") if isinstance(summary, dict) else None
-        labels = {str(k).replace("_", " ") for k in info} if isinstance(info, dict) else set()
+        claimed: Callable[[str], str] = str
+        if request.task == "text":
+            # Loaded by the family that asked; a text fact may be an extracted value, whose
+            # key's words are no support (claimed_text).
+            from ..tasks.text_analysis import claimed_text
+
+            claimed = functools.partial(claimed_text, output=request.model_output)
         fabricated = []
         for fact in facts:
-            label, colon, value = fact.partition(": ")
-            ok, why = statement_support(value if colon and label in labels else fact,
-                                        contexts)
+            ok, why = statement_support(claimed(fact), contexts)
             if not ok:
                 fabricated.append(f"{fact!r} ({why})")
         return JudgeVerdict(
@@ -363,8 +361,9 @@ def _stamped_turns(statements: tuple[str, ...], starts: tuple[float | None, ...]
     within :data:`TIMESTAMP_TOLERANCE_S`."""
     timed = [(start, i) for i, start in enumerate(starts) if start is not None]
     cited: set[int] = set()
-    for stamp in (s for statement in statements if timed
-                  for s in extract_timestamps(statement)):
+    if not timed:
+        return cited
+    for stamp in (s for statement in statements for s in extract_timestamps(statement)):
         start, index = min(timed, key=lambda pair: abs(pair[0] - stamp))
         if abs(start - stamp) <= TIMESTAMP_TOLERANCE_S:
             cited.add(index)

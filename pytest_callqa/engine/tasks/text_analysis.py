@@ -140,8 +140,25 @@ def summary_facts(output: TextOutput) -> list[str]:
     facts = [output.summary.call_purpose, *output.summary.highlights]
     for key, value in output.summary.call_extracted_info.items():
         if _filled(value):
-            facts.append(f"{key.replace('_', ' ')}: {value}")
+            facts.append(f"{_info_label(key)}: {value}")
     return [f for f in facts if f.strip()]
+
+
+def claimed_text(fact: str, output: Any) -> str:
+    """What a fact of :func:`summary_facts` claims: an extracted value without the key
+    written before it ("customer name: Rahul Verma" claims "Rahul Verma"; the truth names
+    the same keys, and their words made half of a short invented value "supported"), else
+    the whole fact. ``output`` is the model's output as it came (any JSON value)."""
+    summary = output.get("summary") if isinstance(output, dict) else None
+    info = summary.get("call_extracted_info") if isinstance(summary, dict) else None
+    label, colon, value = fact.partition(": ")
+    if colon and isinstance(info, dict) and label in {_info_label(str(k)) for k in info}:
+        return value
+    return fact
+
+
+def _info_label(key: str) -> str:
+    return key.replace("_", " ")
 
 
 def _filled(value: Any) -> bool:

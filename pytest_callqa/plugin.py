@@ -184,6 +184,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             if wants_case:
                 tasks, tags = marker_filter(metafunc, state.services.registry())
                 cases = state.catalog.select(tasks, tags)
+                if wants_model:
+                    state.catalog.check_recorded_cases()
     except CallqaUsageError as exc:
         raise pytest.Collector.CollectError(str(exc)) from None
     if wants_case and not cases:

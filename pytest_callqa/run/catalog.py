@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..engine.core.unicode_text import unshowable
-from ..outputs import discover_models
+from ..outputs import OUTPUT_SUFFIX, USAGE_FILE, discover_models
 from .settings import CallqaUsageError, Settings, display_path, live_entry
 
 if TYPE_CHECKING:
@@ -66,6 +66,7 @@ class Catalog:
         self._kept: dict[str, GoldenCase] = {}
         self._positions: dict[str, int] | None = None
         self._specs: dict[str, ModelSpec | None] | None = None
+        self._recorded_checked = False
         # The metrics a case's human labels may name, the project's own among them (the
         # session gives it once its services exist); None: the built-in ones.
         self.labels: Callable[[], Registry] | None = None
@@ -257,6 +258,35 @@ class Catalog:
             "evaluated. Record the outputs, point --callqa-outputs at them, make the model "
             "live (name=model@base_url) or leave it out of callqa_models")
 
+    def check_recorded_cases(self) -> None:
+        """Refuse a recorded model whose directory holds the output of no golden case,
+        unless the project's ``pytest_callqa_generate`` may answer for it: as with no
+        directory at all, every one of its tests would be skipped and the run pass having
+        measured nothing of it (files named in another letter case, another extension, or
+        the wrong directory copied). Checked against every case of the catalogue, not the
+        selected ones: a model recorded for some families only is a choice, not a typo."""
+        if self._recorded_checked:
+            return
+        self._recorded_checked = True
+        outputs = self.settings.outputs
+        ids = {ref.id for ref in self.files().cases}
+        if self.host.generates_outputs or outputs is None or not ids:
+            return
+        empty = {}
+        for name, spec in self.model_specs().items():
+            if spec is None:
+                problem = _none_recorded(outputs / name, ids)
+                if problem is not None:
+                    empty[name] = problem
+        if not empty:
+            return
+        shown = "; ".join(f"{name!r} ({display_path(outputs / name, self.host.rootpath)}: "
+                          f"{problem})" for name, problem in empty.items())
+        raise CallqaUsageError(
+            f"callqa: the recorded outputs of model(s) {shown} hold no golden case's output, "
+            "and no pytest_callqa_generate implementation: none of their tests could be "
+            f"evaluated. An output is read from <outputs>/<model>/<case_id>{OUTPUT_SUFFIX}")
+
     def models(self) -> list[str]:
         return list(self.model_specs())
 
@@ -268,6 +298,33 @@ class Catalog:
         if not self.settings.models:
             return {}
         return {name: spec for name, spec in self.model_specs().items() if spec is not None}
+
+
+def _none_recorded(directory: Path, ids: set[str]) -> str | None:
+    """What the files of ``directory`` are, when none of them is the output of a case of
+    ``ids``; None when one is, or when the directory cannot be listed (each test then says
+    why its output cannot be read)."""
+    try:
+        names = [entry.name for entry in os.scandir(directory) if entry.name != USAGE_FILE]
+    except OSError:
+        return None
+    stems = {name[:-len(OUTPUT_SUFFIX)]: name for name in names
+             if name.endswith(OUTPUT_SUFFIX)}
+    if not ids.isdisjoint(stems):
+        return None
+    by_fold = {case_id.casefold(): case_id for case_id in ids}
+    for stem, name in stems.items():
+        case_id = by_fold.get(stem.casefold())
+        if case_id is not None:
+            if (directory / f"{case_id}{OUTPUT_SUFFIX}").is_file():
+                # A file system that ignores letter case finds the output under either name.
+                return None
+            return (f"its file names differ from the case ids in letter case, e.g. {name!r} "
+                    f"for case {case_id!r}")
+    if stems:
+        return (f"{len(stems)} {OUTPUT_SUFFIX} file(s), none named after a case id, e.g. "
+                f"{min(stems.values())!r}")
+    return f"no {OUTPUT_SUFFIX} file" + (f", e.g. {min(names)!r}" if names else "")
 
 
 def _stamp(path: str) -> tuple[int, int]:

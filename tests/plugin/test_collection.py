@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from pytest_callqa.run import catalog as catalog_module
 
 from .conftest import MiniProject
 
@@ -302,6 +306,70 @@ def test_a_named_model_with_nothing_recorded_is_a_collection_error(
         "*ERROR collecting test_eval.py*",
         f"*callqa: no recorded outputs of model(s) * ({where}), and no pytest_callqa_generate "
         "implementation: none of their tests could be evaluated.*"])
+
+
+@pytest.mark.parametrize(("files", "problem"), [
+    ({"QA-Refund.json": "{}", "_usage.json": "{}"},
+     "its file names differ from the case ids in letter case, e.g. 'QA-Refund.json' for "
+     "case 'qa-refund'"),
+    ({"qa-refund.txt": "{}", "notes.json": "{}"},
+     "1 .json file(s), none named after a case id, e.g. 'notes.json'"),
+    ({"_usage.json": "{}"}, "no .json file"),
+    ({"qa-refund.JSON": "{}"}, "no .json file, e.g. 'qa-refund.JSON'"),
+])
+def test_a_model_whose_directory_holds_no_cases_output_is_a_collection_error(
+    project: MiniProject, pytester: pytest.Pytester, files: dict[str, str], problem: str
+) -> None:
+    # Every test of gamma was skipped and the run passed (exit 0) having measured nothing of
+    # it: its directory existed, but no file in it was <case_id>.json.
+    for name, text in files.items():
+        path = project.root / "outputs" / "gamma" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    result = pytester.runpytest("--callqa-models=alpha,gamma")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([
+        "*ERROR collecting test_eval.py*",
+        f"*callqa: the recorded outputs of model(s) 'gamma' (outputs*gamma: {problem}) hold "
+        "no golden case's output, and no pytest_callqa_generate implementation: none of "
+        "their tests could be evaluated. An output is read from "
+        "<outputs>/<model>/<case_id>.json*"])
+
+
+def test_a_model_with_one_cases_output_is_evaluated(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # One recorded case of the catalogue is enough: a model recorded for some families only
+    # is a choice, and its tests of the others are skipped, as a single missing file is.
+    project.write_output("gamma", "qa-refund", project.cases["qa-refund"]["expected_outcome"])
+    project.write_tests("import pytest\n\n@pytest.mark.callqa(task='translation')\n"
+                        "def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    result = pytester.runpytest("--callqa-models=alpha,gamma")
+    result.assert_outcomes(passed=1, skipped=1)
+
+
+def test_a_model_whose_directory_is_empty_is_left_to_the_projects_generate_hook(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    (project.root / "outputs" / "delta").mkdir()
+    pytester.makeconftest("""
+        def pytest_callqa_generate(model, case, config):
+            return case.expected_outcome if model == "delta" else None
+    """)
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    result = pytester.runpytest("--callqa-models=delta")
+    result.assert_outcomes(passed=4)
+
+
+def test_a_case_insensitive_file_system_finds_an_output_named_in_another_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "QA-Refund.json").write_text("{}", encoding="utf-8")
+    assert catalog_module._none_recorded(tmp_path, {"qa-refund"}) is not None
+    # What such a file system answers for the case's own name.
+    monkeypatch.setattr(Path, "is_file", lambda self: self.name.casefold() == "qa-refund.json")
+    assert catalog_module._none_recorded(tmp_path, {"qa-refund"}) is None
 
 
 @pytest.mark.parametrize("args", [[], ["--callqa-models=alpha,m\x1b[2J"]])

@@ -21,6 +21,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .assertion_lines import (
+    FAILING,
+    apart,
+    detail_lines,
+    metric_line,
+    spec_for,
+    value_text,
+    value_texts,
+    who,
+)
 from .engine.core.results import (
     EvaluationUnavailable,
     JudgeUnavailable,
@@ -49,104 +59,14 @@ __all__ = [
 _TITLES = {"qa": "QA", "entity": "Entity", "text": "Text", "translation": "Translation"}
 # The digits a rating compares a value with a band's edge to (engine/core/metrics.py).
 _BOUND_DIGITS = 9
-_FAILING = ("fail", "blocker")
 # The conversation family's per-turn metrics, the garbled turn rate's inputs.
 _TURN_METRICS = ("intelligibility", "segmentation", "context")
-
-
-def _spec(result: TaskResult, metric_id: str) -> MetricSpec | None:
-    """The built-in definition of a metric (custom metrics have none here): how its values
-    are shown. What a policy or a custom metric's definition changes — its threshold, whether
-    it is a blocker — the evaluation records on the metric itself."""
-    # Test modules import the helpers at collection; the task families load on first use.
-    from .engine.registry import default_registry
-    from .engine.tasks.benchmark_specs import BENCHMARK_SPECS
-
-    registry = default_registry()
-    if result.task in registry.tasks:
-        for spec in registry.metrics_for(result.task):
-            if spec.id == metric_id:
-                return spec
-    return BENCHMARK_SPECS.get(metric_id)
-
-
-def _value(value: float | None, spec: MetricSpec | None) -> str:
-    if value is None:
-        return "not scored"
-    if spec is not None and spec.percent:
-        return f"{value * 100:.1f}%"
-    if spec is not None and spec.scale == "count" and float(value).is_integer():
-        return f"{value:.0f}"
-    return f"{value:.3f}"
-
-
-def _who(result: TaskResult) -> str:
-    model = result.model if result.model is not None else "(unnamed)"
-    return f"for model {model!r}, case {result.case_id!r}"
-
-
-def _reason(result: TaskResult, metric_id: str, metric: MetricResult) -> str | None:
-    for record in result.judge_records:
-        if record.get("metric") == metric_id:
-            said = str(record.get("reason") or metric.reason or "")
-            return f"judge {record.get('judge', '?')}: {said.removeprefix('not scored: ')}"
-    return metric.reason
-
-
-def metric_line(result: TaskResult, metric_id: str) -> str:
-    """``  metric = value (rating; threshold …) — reason`` for one metric of ``result``."""
-    metric = result.metrics[metric_id]
-    spec = _spec(result, metric_id)
-    facts: list[str] = []
-    if metric.scored:
-        facts.append(metric.rating or "unrated")
-    # A policy's threshold, recorded on the metric when it was rated, wins over the built-in.
-    threshold = metric.details.get("threshold") or (spec.threshold if spec else None)
-    if threshold is not None:
-        facts.append(f"threshold {threshold}")
-    if metric.flagged:
-        facts.append("flagged: an off-scale judge reply, scored by the family's rule")
-    if metric.judge_error:
-        facts.append("judge error")
-    line = f"  {metric_id} = {_value(metric.value, spec)}"
-    if facts:
-        line += f" ({'; '.join(facts)})"
-    reason = _reason(result, metric_id, metric)
-    if reason and not metric.scored:
-        reason = reason.removeprefix("not scored: ")
-    return f"{line} — {reason}" if reason else line
-
-
-def _details(result: TaskResult, *, include_below_good: bool = True) -> list[str]:
-    # Loaded with the result's own family (the benchmarks are scored beside it).
-    from .engine.tasks.benchmark_specs import BENCHMARK_SPECS
-
-    failing = [mid for mid, m in result.metrics.items() if m.rating in _FAILING]
-    # The Layer 2 benchmarks weigh nothing in the task score: listed after the task's own
-    # metrics, under a heading, so a failed score's message leads with what made it.
-    layer2 = [mid for mid in failing if mid in BENCHMARK_SPECS]
-    lines = [metric_line(result, mid) for mid in failing if mid not in layer2]
-    if layer2:
-        lines.append("  Layer 2 benchmarks (not in the task score):")
-        lines.extend(metric_line(result, mid) for mid in layer2)
-    if not failing and include_below_good:
-        weak = [mid for mid, m in result.metrics.items() if m.rating == "acceptable"]
-        if weak:
-            lines.append("  no metric failed; below good:")
-            lines.extend(metric_line(result, mid) for mid in weak)
-    if result.blockers:
-        lines.append(f"  blockers: {', '.join(result.blockers)}")
-    unscored = [mid for mid, m in result.metrics.items() if not m.scored]
-    if unscored and result.valid:
-        lines.append(f"  not scored: {', '.join(unscored)}")
-    lines.extend(f"  note: {note}" for note in result.notes)
-    return lines
 
 
 def _code_error(result: TaskResult, metric_ids: list[str]) -> str:
     """Why custom metrics whose code raised cannot be asserted on."""
     reasons = "; ".join(f"{mid}: {result.metrics[mid].reason}" for mid in metric_ids)
-    return showable(f"the custom metric code raised {_who(result)}, so it could not be scored "
+    return showable(f"the custom metric code raised {who(result)}, so it could not be scored "
                     f"(an error in the evaluation, not a model failure): {reasons}")
 
 
@@ -177,7 +97,7 @@ def _beyond_lowest(result: TaskResult, metric_id: str, shown: str) -> Evaluation
     blank = [mid for mid in _TURN_METRICS
              if mid in result.metrics and result.metrics[mid].value is None]
     return EvaluationUnavailable(showable(
-        f"{', '.join(blank) or 'some turn scores'} not scored {_who(result)}, {so} (not a "
+        f"{', '.join(blank) or 'some turn scores'} not scored {who(result)}, {so} (not a "
         "model failure)"))
 
 
@@ -200,10 +120,26 @@ def _unscored(result: TaskResult, metric_id: str, headline: str,
     reason = _why(metric)
     if metric.not_applicable:
         return pytest.skip.Exception(showable(
-            f"{metric_id} does not apply {_who(result)}: {reason}"))
+            f"{metric_id} does not apply {who(result)}: {reason}"))
     return EvaluationUnavailable(showable(
-        f"{metric_id} could not be estimated {_who(result)}, so it cannot be checked (not a "
+        f"{metric_id} could not be estimated {who(result)}, so it cannot be checked (not a "
         f"model failure): {reason}"))
+
+
+def _nothing_scored(result: TaskResult, what: str) -> BaseException:
+    """What a check of a task score none of whose metrics could be scored raises: a skip
+    when none of them applies to the case, else the tool's error naming what the judge could
+    not estimate — never the model's failure (nothing of it was measured)."""
+    missing = [mid for mid in result.not_scored if mid != "response_structure_compliance"
+               and mid in result.metrics and mid not in ("overall_score", "passed")]
+    reasons = "; ".join(f"{mid}: {_why(result.metrics[mid])}" for mid in missing)
+    if missing and all(result.metrics[mid].not_applicable for mid in missing):
+        return pytest.skip.Exception(showable(
+            f"{what} does not apply {who(result)}: {reasons}"))
+    return EvaluationUnavailable(showable(
+        f"{what} could not be estimated {who(result)}, so it cannot be checked (not a "
+        f"model failure): no metric of it could be scored" + (f" ({reasons})" if reasons
+                                                              else "")))
 
 
 def _a_result(value: object, helper: str) -> None:
@@ -257,7 +193,7 @@ def _assert_task_score(
         right = f"assert_{result.task}_score" if result.task in _TITLES else "assert_metric"
         raise TypeError(
             f"{helper} needs a {task} result, got a result of task {result.task!r} "
-            f"{_who(result)}; use {right}"
+            f"{who(result)}; use {right}"
         )
     title = _TITLES[task]
     if min_score is not None:
@@ -270,20 +206,26 @@ def _assert_task_score(
     if result.incomplete:
         if result.blocked and not allow_blockers:
             # A blocker that fired fails the check whatever the unknown score would be.
-            raise _fail(f"{title} blocker(s) fired {_who(result)}: {', '.join(result.blockers)}; "
-                        + _unknown_score("score", result), _details(result))
+            raise _fail(f"{title} blocker(s) fired {who(result)}: {', '.join(result.blockers)}; "
+                        + _unknown_score("score", result), detail_lines(result))
         raise JudgeUnavailable(showable(result.judge_error_text()))
+    if result.score_unknown:
+        if result.blocked and not allow_blockers:
+            raise _fail(f"{title} blocker(s) fired {who(result)}: {', '.join(result.blockers)}; "
+                        "no metric of the task score could be scored", detail_lines(result))
+        raise _nothing_scored(result, f"the {title} score")
     if not result.valid or result.score is None:
-        raise _fail(f"{title} score invalid {_who(result)} (required >= {min_score:.3f})",
-                    _details(result))
+        raise _fail(f"{title} score invalid {who(result)} (required >= {min_score:.3f})",
+                    detail_lines(result))
     if not _at_least(result.score, min_score):
-        raise _fail(f"{title} score {result.score:.3f} < {min_score:.3f} {_who(result)}",
-                    _details(result))
+        shown, bar = apart(result.score, min_score)
+        raise _fail(f"{title} score {shown} < {bar} {who(result)}",
+                    detail_lines(result))
     if result.blocked and not allow_blockers:
         raise _fail(
             f"{title} score {result.score:.3f} >= {min_score:.3f} but blocker(s) fired "
-            f"{_who(result)}: {', '.join(result.blockers)}",
-            _details(result),
+            f"{who(result)}: {', '.join(result.blockers)}",
+            detail_lines(result),
         )
     if not allow_blockers:
         # The score passes; a blocker nobody could decide may still disqualify it.
@@ -345,7 +287,7 @@ def assert_metric(
         if bound is not None:
             _bound("assert_metric", name, bound)
     # The bounds are the test's own: refused whatever the result, before it is read.
-    spec = _spec(result, metric_id)
+    spec = spec_for(result, metric_id)
     if spec is not None:
         # The engine's scales load with the metric's definition.
         from .engine.policy import scale_range
@@ -361,8 +303,8 @@ def assert_metric(
     if metric.details.get("raised"):
         raise MetricCodeError(_code_error(result, [metric_id]))
     if not metric.scored or metric.value is None or not math.isfinite(metric.value):
-        raise _unscored(result, metric_id, f"{metric_id} was not scored {_who(result)}", [line])
-    shown = _value(metric.value, spec)
+        raise _unscored(result, metric_id, f"{metric_id} was not scored {who(result)}", [line])
+    shown = value_text(metric.value, spec)
     # A value that is only the lowest possible one breaks a maximum (and its rating) whatever
     # the rest; whether a minimum it misses, a maximum or a rating it keeps hold, the rest
     # decides.
@@ -373,21 +315,25 @@ def assert_metric(
         if lowest:
             undecided = True
         else:
-            problems.append(f"{metric_id} = {shown} < min {_value(min, spec)}")
+            seen, bar = value_texts(metric.value, min, spec)
+            problems.append(f"{metric_id} = {seen} < min {bar}")
     if max is not None:
         if not _at_most(metric.value, max):
-            problems.append(f"{metric_id} = {shown} > max {_value(max, spec)}")
+            seen, bar = value_texts(metric.value, max, spec)
+            problems.append(f"{metric_id} = {seen} > max {bar}")
         else:
             undecided = undecided or lowest
     if min is None and max is None:
-        if metric.rating in _FAILING:
-            bar = metric.details.get("threshold") or (spec.threshold if spec else None)
-            threshold = f" (threshold {bar})" if bar is not None else ""
+        if metric.rating in FAILING:
+            rule = metric.details.get("threshold")
+            if rule is None and spec is not None:
+                rule = spec.threshold
+            threshold = f" (threshold {rule})" if rule is not None else ""
             problems.append(f"{metric_id} = {shown} is rated {metric.rating}{threshold}")
         else:
             undecided = lowest
     if problems:
-        raise _fail(f"{'; '.join(problems)} {_who(result)}", [line])
+        raise _fail(f"{'; '.join(problems)} {who(result)}", [line])
     if undecided:
         raise _beyond_lowest(result, metric_id, shown)
 
@@ -427,7 +373,7 @@ def _blockers_decided(result: TaskResult) -> None:
                    if m.details.get("blocker_metric") and not m.scored]
     if unestimated:
         raise EvaluationUnavailable(showable(
-            f"whether a blocker fired {_who(result)} is unknown (not a model failure): "
+            f"whether a blocker fired {who(result)} is unknown (not a model failure): "
             f"{'; '.join(unestimated)}"))
 
 
@@ -440,7 +386,7 @@ def assert_no_blockers(result: TaskResult) -> None:
         return
     count = len(result.blockers)
     raise _fail(
-        f"{count} blocker{'s' if count != 1 else ''} {_who(result)} ({result.task}): "
+        f"{count} blocker{'s' if count != 1 else ''} {who(result)} ({result.task}): "
         + ", ".join(result.blockers),
         [metric_line(result, mid) for mid in result.blockers if mid in result.metrics]
         + [f"  note: {note}" for note in result.notes],
@@ -452,9 +398,9 @@ def _require_task(result: TaskResult, task: str, helper: str) -> None:
     _a_result(result, helper)
     if result.task != task:
         raise TypeError(f"{helper} needs a result of task {task!r}, got one of task "
-                        f"{result.task!r} {_who(result)}")
+                        f"{result.task!r} {who(result)}")
     if not result.valid:
-        raise _fail(f"{task} result invalid {_who(result)}", _details(result))
+        raise _fail(f"{task} result invalid {who(result)}", detail_lines(result))
 
 
 def assert_agent_passes(
@@ -469,7 +415,7 @@ def assert_agent_passes(
     _require_task(result, "agent", "assert_agent_passes")
     lines = []
     for mid, metric in result.metrics.items():
-        if metric.rating in _FAILING and mid not in ("overall_score", "passed"):
+        if metric.rating in FAILING and mid not in ("overall_score", "passed"):
             code = metric.details.get("failure_code")
             turns = metric.details.get("turns")
             extra = "".join([f" [failure_code {code}]" if code else "",
@@ -483,20 +429,27 @@ def assert_agent_passes(
         lines.append(f"  not scored (weights renormalised): {', '.join(unscored)}")
     if "overall_score" in result.judge_errors and result.blocked and not allow_blockers:
         # A blocker that fired fails the check whatever the unknown overall score would be.
-        raise _fail(f"agent blocker(s) fired {_who(result)}: {', '.join(result.blockers)}; "
+        raise _fail(f"agent blocker(s) fired {who(result)}: {', '.join(result.blockers)}; "
                     + _unknown_score("overall score", result), lines)
     overall = result.metric("overall_score")
     threshold = min_overall if min_overall is not None else float(
         overall.details.get("pass_threshold", 75.0))
     if overall.value is None:
+        if result.blocked and not allow_blockers:
+            raise _fail(f"agent blocker(s) fired {who(result)}: {', '.join(result.blockers)}; "
+                        "no metric of the overall score could be scored", lines)
         raise _unscored(result, "overall_score",
-                        f"agent overall score not scored < {threshold:g} {_who(result)}", lines)
+                        f"agent overall score not scored < {threshold:g} {who(result)}", lines)
     if not _at_least(overall.value, threshold):
-        raise _fail(f"agent overall score {overall.value:.1f} < {threshold:g} {_who(result)}",
+        shown, bar = f"{overall.value:.1f}", f"{threshold:g}"
+        if float(shown) >= threshold:
+            # Rounded up to the bar, the headline would state "75.0 < 75".
+            shown, bar = apart(overall.value, threshold, 2)
+        raise _fail(f"agent overall score {shown} < {bar} {who(result)}",
                     lines)
     if result.blocked and not allow_blockers:
         raise _fail(f"agent overall score {overall.value:.1f} >= {threshold:g} but blocker(s) "
-                    f"fired {_who(result)}: {', '.join(result.blockers)}", lines)
+                    f"fired {who(result)}: {', '.join(result.blockers)}", lines)
     if not allow_blockers:
         _blockers_decided(result)
 
@@ -509,15 +462,21 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
     __tracebackhide__ = True
     if max_rate is not None:
         _bound("assert_no_garbled_turns", "max_rate", max_rate, (0.0, 1.0))
+        if max_rate == 0:
+            # The rate must be below the bound, and no rate is below 0: every result failed,
+            # as the model's failure.
+            raise ValueError("assert_no_garbled_turns: no rate is below a max_rate of 0, so "
+                             "the check could never pass; to allow no garbled turn at all, "
+                             "use assert_metric(result, 'garbled_turn_rate', max=0)")
     _require_task(result, "conversation", "assert_no_garbled_turns")
     rate = result.metric("garbled_turn_rate")
     if rate.value is None:
         raise _unscored(result, "garbled_turn_rate",
-                        f"garbled_turn_rate was not scored {_who(result)}",
+                        f"garbled_turn_rate was not scored {who(result)}",
                         [metric_line(result, "garbled_turn_rate")])
     # By default the metric's rating decides: the case's limit, a policy's threshold, or for
     # a mean of runs the bands that rated them.
-    passed = (rate.rating not in _FAILING if max_rate is None
+    passed = (rate.rating not in FAILING if max_rate is None
               else not _at_least(rate.value, max_rate))
     limit = (f"below {max_rate:.0%}" if max_rate is not None
              else _limit_text(rate.details.get("threshold", 0.10)))
@@ -532,9 +491,9 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
         if isinstance(turn, dict) and turn.get("garbled"):
             lines.append(f"  turn {turn.get('turn')}: {turn.get('scores', turn)}")
     lines.extend(metric_line(result, mid) for mid in _TURN_METRICS
-                 if mid in result.metrics and result.metrics[mid].rating in _FAILING)
+                 if mid in result.metrics and result.metrics[mid].rating in FAILING)
     raise _fail(f"garbled turn rate {'at least ' if lowest else ''}{rate.value:.1%} is not "
-                f"{limit} {_who(result)}", lines)
+                f"{limit} {who(result)}", lines)
 
 
 def _limit_text(threshold: object) -> str:
@@ -556,17 +515,18 @@ def assert_extraction_f1(
     if metric_id not in result.metrics:
         known = sorted(m.removesuffix("_f1") for m in result.metrics
                        if m.endswith("_f1") and m != "signal_f1")
-        raise KeyError(f"no signal type {signal!r} in this extraction result {_who(result)} "
+        raise KeyError(f"no signal type {signal!r} in this extraction result {who(result)} "
                        f"(evaluated: {', '.join(known) or 'none'})")
     metric = result.metric(metric_id)
     if metric.value is not None and _at_least(metric.value, min_f1):
         return
     lines = [metric_line(result, mid) for mid, m in result.metrics.items()
-             if mid.endswith("_f1") and m.rating in _FAILING]
+             if mid.endswith("_f1") and m.rating in FAILING]
     if metric.value is None:
         raise _unscored(result, metric_id, f"extraction {metric_id} not scored < {min_f1:.3f} "
-                        f"{_who(result)}", lines or [metric_line(result, metric_id)])
-    raise _fail(f"extraction {metric_id} {metric.value:.3f} < {min_f1:.3f} {_who(result)}",
+                        f"{who(result)}", lines or [metric_line(result, metric_id)])
+    shown, bar = apart(metric.value, min_f1)
+    raise _fail(f"extraction {metric_id} {shown} < {bar} {who(result)}",
                 lines)
 
 
@@ -587,7 +547,7 @@ def assert_grounded(result: TaskResult, *, allow_warn: bool = False) -> None:
         if result.blocked:
             # In one run a blocker (hallucination over the case's limit) makes the verdict
             # FAIL; a mean of runs that reads as passing still holds a run's blocker.
-            raise _fail(f"grounding verdict {verdict} but blocker(s) fired {_who(result)}: "
+            raise _fail(f"grounding verdict {verdict} but blocker(s) fired {who(result)}: "
                         f"{', '.join(result.blockers)}",
                         [metric_line(result, mid) for mid in result.blockers
                          if mid in result.metrics])
@@ -595,4 +555,4 @@ def assert_grounded(result: TaskResult, *, allow_warn: bool = False) -> None:
         return
     lines = [metric_line(result, mid) for mid in ("hallucination", "relevance", "completeness")
              if mid in result.metrics]
-    raise _fail(f"grounding verdict {verdict} {_who(result)}: {verdict_metric.reason}", lines)
+    raise _fail(f"grounding verdict {verdict} {who(result)}: {verdict_metric.reason}", lines)

@@ -231,6 +231,8 @@ def _task_cell(c: ModelCard, task: str) -> tuple[str, str | None]:
         text += f" ({agg.invalid_cases}/{agg.cases} invalid)"
     if agg.judge_error_cases:
         text += f" ({agg.judge_error_cases}/{agg.cases} judge error)"
+    if agg.unscored_cases:
+        text += f" ({agg.unscored_cases}/{agg.cases} not scored)"
     if agg.disqualified:
         return (text, "blocker")
     return (text, "undecided" if agg.disqualification_unknown else None)

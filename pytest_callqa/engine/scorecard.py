@@ -61,6 +61,9 @@ class TaskAggregate:
     renormalised_cases: int
     # Cases left out of the task score because the judge could not score them.
     judge_error_cases: int = 0
+    # Cases left out of the task score because none of their metrics could be scored (none
+    # applies, or the judge cannot estimate any): not a judge error, not a model failure.
+    unscored_cases: int = 0
     # Cases not known to be blocked whose blocker metric could not be decided (the judge could
     # not score it, or its code raised): each may or may not have been blocked.
     blocker_unknown_cases: int = 0
@@ -76,6 +79,7 @@ class TaskAggregate:
             "score": plain(self.score), "interval": plain(self.interval), "cases": self.cases,
             "invalid_cases": self.invalid_cases, "blocked_cases": self.blocked_cases,
             "judge_error_cases": self.judge_error_cases,
+            "unscored_cases": self.unscored_cases,
             "blocker_unknown_cases": self.blocker_unknown_cases,
             "unknown_blockers": list(self.unknown_blockers),
             "disqualified": self.disqualified,
@@ -251,7 +255,7 @@ def _consistency(case_groups: Mapping[str, list[TaskResult]]) -> tuple[float | N
     for runs in case_groups.values():
         # A run whose score the judge left unknown is left out, as from the task score (it
         # counted 0, so one judge error failed the benchmark); two scorable runs are needed.
-        known = [r for r in runs if not r.incomplete]
+        known = [r for r in runs if not r.score_unknown]
         if len(known) < 2:
             continue
         scores = [r.score if r.valid and r.score is not None else 0.0 for r in known]
@@ -312,12 +316,13 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
         for r in task_results:
             groups[r.case_id].append(r)
             all_groups[f"{task}/{r.case_id}"].append(r)
-        # A run whose score the judge left unknown counts neither 0 (a model failure) nor
-        # anything else: it is left out, and counted apart.
+        # A run whose score is unknown (the judge could not score it, or none of its
+        # metrics could be scored) counts neither 0 (a model failure) nor anything else: it
+        # is left out, and counted apart.
         case_scores = [
             _mean(r.score if r.valid and r.score is not None else 0.0 for r in known) or 0.0
             for runs in groups.values()
-            if (known := [r for r in runs if not r.incomplete])
+            if (known := [r for r in runs if not r.score_unknown])
         ]
         metrics = {}
         specs = registry.metrics_for(task) if task in registry.tasks else []
@@ -344,6 +349,9 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
             # leaves out nothing: it is counted on its metric.
             judge_error_cases=sum(1 for runs in groups.values()
                                   if any(r.incomplete for r in runs)),
+            unscored_cases=sum(1 for runs in groups.values()
+                               if not any(r.incomplete for r in runs)
+                               and any(r.score_unknown for r in runs)),
             blocker_unknown_cases=len(undecided),
             unknown_blockers=sorted({mid for ids in undecided for mid in ids}),
             disqualification_unknown=blocked <= tolerance < blocked + len(undecided),

@@ -112,8 +112,10 @@ def read_cases(report: Mapping[str, Any]) -> dict[CaseKey, Case]:
             errors = _judge_errors(entry, item)
             item.judge_errors |= errors
             valid = entry.get("valid", True)
-            if valid and entry.get("score") is None and errors:
-                item.score_unknown = True
+            if valid and entry.get("score") is None:
+                # Unknown, left out of the task score as on the scorecard: the judge could
+                # not score a metric of it, or none of its metrics could be scored.
+                item.score_unknown = item.score_unknown or bool(errors)
                 continue
             # An invalid output counts 0 in the task score, as on the scorecard.
             scores.append(float(entry["score"]) if valid and entry.get("score") is not None

@@ -430,7 +430,8 @@ class _Page:
         if not agg:
             return self._cell("n/a", None)
         text = fmt(agg.get("score"))
-        for key, what in (("invalid_cases", "invalid"), ("judge_error_cases", "judge error")):
+        for key, what in (("invalid_cases", "invalid"), ("judge_error_cases", "judge error"),
+                          ("unscored_cases", "not scored")):
             if agg.get(key):
                 text += f" ({agg[key]}/{agg.get('cases')} {what})"
         if agg.get("disqualified"):

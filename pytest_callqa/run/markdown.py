@@ -197,6 +197,9 @@ def _task_cell(agg: Mapping[str, Any]) -> str:
     errors = agg.get("judge_error_cases")
     if errors:
         text += f" E ({errors}/{agg.get('cases')} judge error)"
+    unscored = agg.get("unscored_cases")
+    if unscored:
+        text += f" ({unscored}/{agg.get('cases')} not scored)"
     if agg.get("disqualified"):
         return f"{text} ⛔"
     return f"{text} ⛔?" if agg.get("disqualification_unknown") else text

@@ -518,6 +518,7 @@ def models_section(card: Scorecard) -> dict[str, Any]:
                 "cases": agg.cases,
                 "invalid_cases": agg.invalid_cases,
                 "judge_error_cases": agg.judge_error_cases,
+                "unscored_cases": agg.unscored_cases,
                 "blocked_cases": agg.blocked_cases,
                 "disqualified": agg.disqualified,
                 "blocker_unknown_cases": agg.blocker_unknown_cases,

@@ -316,7 +316,8 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
             "alpha": {
                 "tasks": {"qa": {
                     "score": 0.65, "interval": [0.5, 0.8], "cases": 2, "invalid_cases": 0,
-                    "blocked_cases": 0, "judge_error_cases": 0, "blocker_unknown_cases": 0,
+                    "blocked_cases": 0, "judge_error_cases": 0, "unscored_cases": 0,
+                    "blocker_unknown_cases": 0,
                     "unknown_blockers": [], "disqualified": False,
                     "disqualification_unknown": False,
                     "metrics": {"compliance_false_pass_rate": {
@@ -345,7 +346,8 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
             "beta": {
                 "tasks": {"qa": {
                     "score": 0.6, "interval": None, "cases": 1, "invalid_cases": 0,
-                    "blocked_cases": 0, "judge_error_cases": 0, "blocker_unknown_cases": 0,
+                    "blocked_cases": 0, "judge_error_cases": 0, "unscored_cases": 0,
+                    "blocker_unknown_cases": 0,
                     "unknown_blockers": [], "disqualified": False,
                     "disqualification_unknown": False,
                     "metrics": {},

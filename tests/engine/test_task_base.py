@@ -134,4 +134,7 @@ def test_a_task_with_nothing_scored_says_so() -> None:
         "weights renormalised without: question_score_accuracy (not scored)",
         "no metric of this task could be scored"]
     assert result.not_scored == ["question_score_accuracy"]
-    assert (result.valid, result.score) == (False, None)
+    # Unknown, not invalid: an invalid case counts 0 in the task score, a number nobody
+    # measured.
+    assert (result.valid, result.score, result.score_unknown) == (True, None, True)
+    assert not result.incomplete

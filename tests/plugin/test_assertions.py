@@ -278,11 +278,12 @@ def test_a_value_at_a_bound_but_for_float_arithmetic_meets_it(
     assert_entity_score(entity, min_score=0.906, allow_blockers=True)
     keywords = with_value(entity, "keyword_f1", 0.30000000000000004)
     assert_metric(keywords, "keyword_f1", max=0.3)
-    # Past the rounding, the bound still holds.
+    # Past the rounding, the bound still holds; the message shows the digits that tell the
+    # two apart (it read "0.300 > max 0.300").
     message = failure(assert_metric, keywords, "keyword_f1", max=0.299999999)
-    assert message.startswith("keyword_f1 = 0.300 > max 0.300 for model 'beta'")
+    assert message.startswith("keyword_f1 = 0.300000000 > max 0.299999999 for model 'beta'")
     message = failure(assert_entity_score, entity, min_score=0.906000001, allow_blockers=True)
-    assert message.startswith("Entity score 0.906 < 0.906 for model 'beta'")
+    assert message.startswith("Entity score 0.906000000 < 0.906000001 for model 'beta'")
     # A bound of more digits than a rating keeps, met exactly (rounding the value alone
     # failed it: 0.333333333 < 1/3).
     third = with_value(entity, "keyword_f1", 1 / 3)
@@ -363,3 +364,39 @@ def test_a_mistyped_metric_id_suggests_the_closest(perfect: dict[str, TaskResult
     with pytest.raises(KeyError, match="'keyword_f2' is not part of the entity result for "
                                        "case 'entity-transfer'; did you mean 'keyword_f1'"):
         assert_metric(perfect["entity-transfer"], "keyword_f2", min=0.5)
+
+
+@pytest.mark.parametrize(("reason", "raised", "message"), [
+    ("not scored: the heuristic judge cannot estimate it", EvaluationUnavailable,
+     r"the QA score could not be estimated for model 'm', case 'c', so it cannot be checked "
+     r"\(not a model failure\): no metric of it could be scored \(question_score_accuracy: "
+     r"the heuristic judge cannot estimate it\)"),
+    ("n/a: no question applies", pytest.skip.Exception,
+     r"the QA score does not apply for model 'm', case 'c': question_score_accuracy: n/a"),
+])
+def test_a_task_score_nothing_of_which_was_scored_is_no_failure_of_the_model(
+        reason: str, raised: type[BaseException], message: str) -> None:
+    # It was an invalid score: "QA score invalid (required >= 0.800)", the model's failure.
+    result = TaskResult(task="qa", case_id="c", score=None, valid=True, blocked=False,
+                        blockers=[], model="m", not_scored=["question_score_accuracy"],
+                        metrics={"question_score_accuracy": MetricResult.not_scored(reason)})
+    with pytest.raises(raised, match=message):
+        assert_qa_score(result, 0.8)
+    # A blocker that fired still fails it.
+    blocked = dataclasses.replace(result, blocked=True, blockers=["compliance_false_pass_rate"])
+    with pytest.raises(AssertionError, match=(
+            r"QA blocker.s. fired for model 'm', case 'c': compliance_false_pass_rate; no metric "
+            r"of the task score could be scored")):
+        assert_qa_score(blocked, 0.8)
+
+
+@pytest.mark.parametrize(("threshold", "shown"), [(0.1, "threshold 10.0%"),
+                                                  (0, "threshold 0.0%")])
+def test_a_cases_own_bar_is_shown_on_the_metrics_scale(threshold: float, shown: str) -> None:
+    # "garbled_turn_rate = 0.0% (good; threshold 0.1)": a rate beside a fraction; a bar of 0
+    # was replaced by the built-in rule ("threshold < 10%").
+    metric = MetricResult(value=0.0, rating="good", details={"threshold": threshold})
+    result = TaskResult(task="conversation", case_id="c", score=1.0, valid=True,
+                        blocked=False, blockers=[], model="m",
+                        metrics={"garbled_turn_rate": metric})
+    assert metric_line(result, "garbled_turn_rate") == f"  garbled_turn_rate = 0.0% (good; {shown})"

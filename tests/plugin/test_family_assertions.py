@@ -14,9 +14,14 @@ from pytest_callqa import (
     assert_no_garbled_turns,
     load_cases,
 )
-from pytest_callqa.engine.core.results import EvaluationUnavailable, TaskResult
+from pytest_callqa.engine.core.cases import GoldenCase
+from pytest_callqa.engine.core.results import EvaluationUnavailable, JudgeUnavailable, TaskResult
 from pytest_callqa.engine.embeddings import TfidfEmbedder
 from pytest_callqa.engine.evaluate import evaluate
+from pytest_callqa.engine.report import render_scorecard
+from pytest_callqa.engine.scorecard import build_scorecard
+
+from ..engine.test_evaluate import FailingJudge
 
 EXAMPLE = Path(__file__).parents[2] / "example_project"
 CASES = {c.id: c for c in load_cases(EXAMPLE / "cases")}
@@ -109,8 +114,18 @@ def test_family_bounds_compare_values_as_ratings_do() -> None:
         assert_agent_passes(agent, min_overall=30.001)
     extraction = with_value(scored("budget-7b", EXTRACTION), "topics_f1", 0.49999999999999994)
     assert_extraction_f1(extraction, 0.5, signal="topics")
-    with pytest.raises(AssertionError, match=r"extraction topics_f1 0\.500 < 0\.500 for"):
+    with pytest.raises(AssertionError,
+                       match=r"extraction topics_f1 0\.500000000 < 0\.500000001 for"):
         assert_extraction_f1(extraction, 0.500000001, signal="topics")
+    # A value rounded up to its bound is shown with the digits that tell them apart (it read
+    # "75.0 < 75" and "75.0 < 74.99").
+    close = with_value(scored("budget-7b", AGENT), "overall_score", 74.96)
+    with pytest.raises(AssertionError, match=r"agent overall score 74\.96 < 75\.00 for"):
+        assert_agent_passes(close, min_overall=75)
+    with pytest.raises(AssertionError, match=r"agent overall score 74\.96 < 74\.99 for"):
+        assert_agent_passes(close, min_overall=74.99)
+    with pytest.raises(AssertionError, match=r"extraction topics_f1 0\.8996 < 0\.9000 for"):
+        assert_extraction_f1(with_value(extraction, "topics_f1", 0.8996), 0.9, signal="topics")
     conversation = scored("northwind-large", CONVERSATION)
     with_value(conversation, "garbled_turn_rate", 0.09999999999999999)
     # An exact rate (offline it is known only from below, which a bound alone cannot pass).
@@ -126,3 +141,60 @@ def test_family_helpers_refuse_another_task() -> None:
         assert_agent_passes(result)
     with pytest.raises(TypeError, match="needs a result of task 'conversation'"):
         assert_no_garbled_turns(result)
+
+
+def _judged_only_agent() -> tuple[GoldenCase, str]:
+    """The agent case with only metrics the offline judge cannot estimate: none of its tool
+    calls is checked in code."""
+    case = CASES[AGENT]
+    expected = {**case.expected_outcome, "tool_calls": []}
+    config = {**case.config, "metrics": [{"metric": "instruction_compliance"},
+                                         {"metric": "conversation_management"}]}
+    output = (EXAMPLE / "outputs" / "northwind-large" / f"{AGENT}.json").read_text(
+        encoding="utf-8")
+    return case.model_copy(update={"expected_outcome": expected, "config": config}), output
+
+
+def test_an_agent_score_nothing_of_which_could_be_estimated_is_unknown_not_invalid() -> None:
+    # It was invalid: the test failed as the model's failure and the scorecard counted the
+    # case 0.000 (1/1 invalid), a number the heuristic judge never measured.
+    case, output = _judged_only_agent()
+    result = evaluate(case, output, model="northwind-large", embedder=TfidfEmbedder())
+    assert (result.valid, result.score, result.score_unknown) == (True, None, True)
+    assert result.metrics["overall_score"].value is None
+    with pytest.raises(EvaluationUnavailable, match=(
+            r"overall_score could not be estimated for model 'northwind-large', case '.*', "
+            r"so it cannot be checked \(not a model failure\): no weighted metric was "
+            r"scored: instruction_compliance, conversation_management")):
+        assert_agent_passes(result)
+    card = build_scorecard([result])
+    agg = card.models["northwind-large"].tasks["agent"]
+    assert (agg.score, agg.invalid_cases, agg.unscored_cases, agg.judge_error_cases) == (
+        None, 0, 1, 0)
+    assert "— (1/1 not scored)" in render_scorecard(card)
+
+
+def test_an_agent_score_the_judge_could_not_give_at_all_is_the_judges_error() -> None:
+    # Every verdict a judge error: the overall score was missing from the result, and
+    # assert_agent_passes failed the model with a KeyError.
+    case, output = _judged_only_agent()
+    judge = FailingJudge({"instruction_compliance", "conversation_management"})
+    result = evaluate(case, output, model="northwind-large", judge=judge,
+                      embedder=TfidfEmbedder())
+    assert result.incomplete and "overall_score" in result.judge_errors
+    with pytest.raises(JudgeUnavailable, match=(
+            "overall_score: judge error: computed from instruction_compliance, "
+            "conversation_management, which the judge could not score")):
+        assert_agent_passes(result)
+
+
+def test_a_garbled_rate_bound_of_zero_is_refused_and_the_metric_check_offered() -> None:
+    # No rate is below 0: the check failed every result, 0 of 9 turns garbled included, as
+    # the model's failure, where assert_metric(max=0) passed the same result.
+    conversation = scored("northwind-large", CONVERSATION)
+    with_value(conversation, "garbled_turn_rate", 0.0)
+    conversation.metrics["garbled_turn_rate"].details.pop("lower_bound")
+    with pytest.raises(ValueError, match=(
+            r"no rate is below a max_rate of 0, so the check could never pass; to allow no "
+            r"garbled turn at all, use assert_metric\(result, 'garbled_turn_rate', max=0\)")):
+        assert_no_garbled_turns(conversation, max_rate=0)

@@ -471,3 +471,17 @@ def test_the_paired_bootstrap_of_many_cases_holds_no_whole_draw() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 80 * 2**20  # one whole draw of indices alone is 320 MB
+
+
+def test_a_case_none_of_whose_metrics_could_be_scored_is_left_out_not_counted_zero(
+        report: dict[str, Any]) -> None:
+    # A task score with nothing scored (unknown, valid) counted 0 in the gate's case score:
+    # a drop from the baseline's score that read as a regression of the model.
+    baseline = copy.deepcopy(report)
+    entry = case_entries(report, MODEL, "qa")[0]
+    entry.update(score=None, valid=True)
+    gate = compare_reports(report, baseline)
+    assert gate["regressions"] == []
+    assert _statuses(gate, MODEL, "qa")["score"] == "incomplete"
+    [unmade] = [e for e in gate["incomplete"] if (e["task"], e["metric"]) == ("qa", "score")]
+    assert (unmade["reason"], unmade["run"]) == ("metrics not scored", [entry["case_id"]])

@@ -133,7 +133,8 @@ class TaskResult:
     "score = invalid"); an invalid case counts 0.0 in the task mean. ``blocked`` is True when
     any blocker fired, which disqualifies the model for the task. ``judge_errors`` lists the
     metrics the judge could not score; when one of the task's own metrics is among them the
-    task score is unknown (None), which is neither a pass nor a model failure.
+    task score is unknown (None), which is neither a pass nor a model failure. So is a task
+    score none of whose metrics could be scored (:attr:`score_unknown`).
     """
 
     task: str
@@ -180,6 +181,14 @@ class TaskResult:
     def incomplete(self) -> bool:
         """Whether the task score is unknown because the judge could not score a metric."""
         return bool(self.judge_errors) and self.score is None and self.valid
+
+    @property
+    def score_unknown(self) -> bool:
+        """Whether the task score is unknown: the judge could not score a metric
+        (:attr:`incomplete`), or no metric of the task could be scored at all (none
+        applies to the case, or the judge cannot estimate any). Neither a pass nor a model
+        failure: the scorecard leaves the output out of the task score."""
+        return self.score is None and self.valid
 
     def judge_error_text(self, metric_ids: list[str] | None = None) -> str:
         """Why the judge could not decide, for a test's error message."""

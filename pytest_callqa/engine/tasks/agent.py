@@ -201,6 +201,12 @@ class AgentTask(FamilyTask):
             total += w * float(result.details.get("normalized", result.value))
             weight_sum += w
         if weight_sum == 0:
+            # Not scored rather than absent: a check of the overall score then says what the
+            # judge could not estimate or give, where a missing metric was a KeyError.
+            reason = "no weighted metric was scored: " + ", ".join(dropped)
+            for mid in ("overall_score", "passed"):
+                metrics[mid] = MetricResult.not_scored(
+                    reason, pass_threshold=config.pass_threshold, renormalised_without=dropped)
             return metrics, None, dropped
         overall = 100 * total / weight_sum
         # At the threshold passes: the weighted sum of exact scores may land a rounding error

@@ -219,7 +219,9 @@ class BaseTask(ABC):
         return TaskResult(
             task=self.name, case_id=ctx.case.id,
             score=None if voided else score,
-            valid=not voided and score is not None,
+            # Nothing scored without a voiding blocker is an unknown score, not an invalid
+            # one: an invalid case counts 0 in the task mean, a number nobody measured.
+            valid=not voided,
             blocked=bool(blockers), blockers=blockers, metrics=full, model=ctx.model,
             run=ctx.run, not_scored=not_scored, renormalised=bool(dropped), notes=notes,
         )

@@ -1,0 +1,130 @@
+"""How the assertion helpers' messages show a result: a metric's line (value, rating,
+threshold, the judge's reason) and the lines of every metric a failed check lists."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .engine.core.metrics import MetricSpec
+    from .engine.core.results import MetricResult, TaskResult
+
+FAILING = ("fail", "blocker")
+
+
+def spec_for(result: TaskResult, metric_id: str) -> MetricSpec | None:
+    """The built-in definition of a metric (custom metrics have none here): how its values
+    are shown. What a policy or a custom metric's definition changes — its threshold, whether
+    it is a blocker — the evaluation records on the metric itself."""
+    # Test modules import the helpers at collection; the task families load on first use.
+    from .engine.registry import default_registry
+    from .engine.tasks.benchmark_specs import BENCHMARK_SPECS
+
+    registry = default_registry()
+    if result.task in registry.tasks:
+        for spec in registry.metrics_for(result.task):
+            if spec.id == metric_id:
+                return spec
+    return BENCHMARK_SPECS.get(metric_id)
+
+
+def value_text(value: float | None, spec: MetricSpec | None) -> str:
+    if value is None:
+        return "not scored"
+    if spec is not None and spec.percent:
+        return f"{value * 100:.1f}%"
+    if spec is not None and spec.scale == "count" and float(value).is_integer():
+        return f"{value:.0f}"
+    return f"{value:.3f}"
+
+
+def apart(value: float, bound: float, digits: int = 3, *,
+          percent: bool = False) -> tuple[str, str]:
+    """``value`` and the ``bound`` it was checked against, with ``digits`` decimals (of a
+    percentage with ``percent``), or with as many more as two different numbers take to read
+    differently: rounded alike, a headline stated "0.900 < 0.900"."""
+    scale, suffix = (100.0, "%") if percent else (1.0, "")
+    for places in range(digits, 18):
+        shown = (f"{value * scale:.{places}f}{suffix}", f"{bound * scale:.{places}f}{suffix}")
+        if shown[0] != shown[1] or value == bound:
+            return shown
+    return (repr(value), repr(bound))
+
+
+def value_texts(value: float, bound: float, spec: MetricSpec | None) -> tuple[str, str]:
+    """:func:`value_text` of a metric's value and of a bound it was checked against, apart
+    (:func:`apart`)."""
+    if spec is not None and spec.percent:
+        return apart(value, bound, 1, percent=True)
+    if spec is not None and spec.scale == "count" and float(value).is_integer() \
+            and float(bound).is_integer():
+        return (f"{value:.0f}", f"{bound:.0f}")
+    return apart(value, bound)
+
+
+def who(result: TaskResult) -> str:
+    model = result.model if result.model is not None else "(unnamed)"
+    return f"for model {model!r}, case {result.case_id!r}"
+
+
+def judge_reason(result: TaskResult, metric_id: str, metric: MetricResult) -> str | None:
+    for record in result.judge_records:
+        if record.get("metric") == metric_id:
+            said = str(record.get("reason") or metric.reason or "")
+            return f"judge {record.get('judge', '?')}: {said.removeprefix('not scored: ')}"
+    return metric.reason
+
+
+def metric_line(result: TaskResult, metric_id: str) -> str:
+    """``  metric = value (rating; threshold …) — reason`` for one metric of ``result``."""
+    metric = result.metrics[metric_id]
+    spec = spec_for(result, metric_id)
+    facts: list[str] = []
+    if metric.scored:
+        facts.append(metric.rating or "unrated")
+    # A policy's threshold, recorded on the metric when it was rated, wins over the built-in.
+    threshold = metric.details.get("threshold")
+    if threshold is None and spec is not None:
+        threshold = spec.threshold
+    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
+        # A case's own bar (a fraction): shown on the metric's scale, a rate as a percentage.
+        threshold = value_text(float(threshold), spec)
+    if threshold is not None:
+        facts.append(f"threshold {threshold}")
+    if metric.flagged:
+        facts.append("flagged: an off-scale judge reply, scored by the family's rule")
+    if metric.judge_error:
+        facts.append("judge error")
+    line = f"  {metric_id} = {value_text(metric.value, spec)}"
+    if facts:
+        line += f" ({'; '.join(facts)})"
+    reason = judge_reason(result, metric_id, metric)
+    if reason and not metric.scored:
+        reason = reason.removeprefix("not scored: ")
+    return f"{line} — {reason}" if reason else line
+
+
+def detail_lines(result: TaskResult, *, include_below_good: bool = True) -> list[str]:
+    # Loaded with the result's own family (the benchmarks are scored beside it).
+    from .engine.tasks.benchmark_specs import BENCHMARK_SPECS
+
+    failing = [mid for mid, m in result.metrics.items() if m.rating in FAILING]
+    # The Layer 2 benchmarks weigh nothing in the task score: listed after the task's own
+    # metrics, under a heading, so a failed score's message leads with what made it.
+    layer2 = [mid for mid in failing if mid in BENCHMARK_SPECS]
+    lines = [metric_line(result, mid) for mid in failing if mid not in layer2]
+    if layer2:
+        lines.append("  Layer 2 benchmarks (not in the task score):")
+        lines.extend(metric_line(result, mid) for mid in layer2)
+    if not failing and include_below_good:
+        weak = [mid for mid, m in result.metrics.items() if m.rating == "acceptable"]
+        if weak:
+            lines.append("  no metric failed; below good:")
+            lines.extend(metric_line(result, mid) for mid in weak)
+    if result.blockers:
+        lines.append(f"  blockers: {', '.join(result.blockers)}")
+    unscored = [mid for mid, m in result.metrics.items() if not m.scored]
+    if unscored and result.valid:
+        lines.append(f"  not scored: {', '.join(unscored)}")
+    lines.extend(f"  note: {note}" for note in result.notes)
+    return lines

@@ -82,14 +82,30 @@ def _read_documents(path: Path) -> tuple[str, list[Any]]:
 
 
 # Only a file with one of these can hold a value JSON cannot: NaN or an infinity (JSON's
-# extensions; a number whose exponent has three digits, which may overflow to one), and in
-# YAML also .nan, .inf and a tag of any spelling (!!timestamp, !<...>, a %TAG shorthand's
-# !y!timestamp): a file without one needs no walk over every value (a JSON case loads in a
-# few times the walk's time).
+# extensions; a number whose exponent has three digits, or of 309 digits or more — past
+# 1.8e308 — either of which may overflow to one), and in YAML also .nan, .inf and a tag of
+# any spelling (!!timestamp, !<...>, a %TAG shorthand's !y!timestamp): a file without one
+# needs no walk over every value (a JSON case loads in a few times the walk's time).
 _MAYBE_NOT_JSON = {
-    "json": re.compile(r"NaN|Infinity|[eE][+-]?\d{3}"),
-    "yaml": re.compile(r"(?i:\.nan|\.inf)|!|[eE][+-]?\d{3}"),
+    "json": re.compile(r"NaN|Infinity|[eE][+-]?\d{3}|\d{309}"),
+    "yaml": re.compile(r"(?i:\.nan|\.inf)|!|[eE][+-]?\d{3}|\d{309}"),
 }
+
+_YAML_TAG = "tag:yaml.org,2002:"
+# The plain scalars read as other than text: YAML 1.2's (true, 12, +12, -0.5, .5, 1e3; null
+# as before) but for a number with a leading zero, and .inf and .nan, which the walk above
+# then names. YAML 1.1, PyYAML's, also reads
+# yes/no/on/off as booleans, 0123 as octal, 0x1F as hexadecimal, 10:30 as base 60 (630) and
+# a bare date as a date: golden values (a zip code, a time, an answer) changed without a
+# word. Those stay the text they are written as.
+_YAML_SCALARS = (
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("int", r"^[-+]?(?:0|[1-9][0-9]*)$", "-+0123456789"),
+    # After int: the first pattern that matches a scalar decides its type.
+    ("float", r"^[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"
+              r"|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$", "-+0123456789."),
+)
+_YAML_REPLACED = {f"{_YAML_TAG}{name}" for name in ("bool", "int", "float", "timestamp")}
 
 
 def _first_non_json(document: dict[str, Any]) -> str | None:
@@ -151,6 +167,17 @@ def _expanded_size(root: Any) -> int:
     return sizes.get(id(root), 1)
 
 
+def _json_like_resolvers(resolvers: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
+    """PyYAML's implicit resolvers with its booleans, numbers and dates replaced by
+    :data:`_YAML_SCALARS` (null and the merge key kept)."""
+    kept = {first: [(tag, pattern) for tag, pattern in found if tag not in _YAML_REPLACED]
+            for first, found in resolvers.items()}
+    for name, pattern, firsts in _YAML_SCALARS:
+        for first in firsts:
+            kept.setdefault(first, []).append((f"{_YAML_TAG}{name}", re.compile(pattern)))
+    return kept
+
+
 @functools.cache
 def _unique_key_loader() -> type:
     """PyYAML's safe loader, refusing a mapping that gives a key twice (PyYAML keeps the
@@ -163,13 +190,11 @@ def _unique_key_loader() -> type:
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     class UniqueKeyLoader(base):  # type: ignore[valid-type,misc]
-        # A bare 2024-05-01 stays the text it is: golden values are JSON data, which has no
-        # date (YAML 1.1 would make it a datetime.date, which no report can write and no
-        # model's JSON output can equal).
-        yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {
-            first: [(tag, pattern) for tag, pattern in resolvers
-                    if tag != "tag:yaml.org,2002:timestamp"]
-            for first, resolvers in base.yaml_implicit_resolvers.items()}
+        # Golden values are JSON data: a plain scalar is read as JSON would read it, or as
+        # text (_YAML_SCALARS). A bare 2024-05-01 stays text too: YAML 1.1 would make it a
+        # datetime.date, which no report can write and no model's JSON output can equal.
+        yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = _json_like_resolvers(
+            base.yaml_implicit_resolvers)
 
         def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
             seen: set[Any] = set()

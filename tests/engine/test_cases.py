@@ -197,7 +197,48 @@ def test_a_bare_yaml_date_is_read_as_the_text_it_is(tmp_path: Path) -> None:
     # A tool call's "date: 2024-05-01" is compared with a model's JSON, which has no date.
     text = GOOD.replace("config:\n", "config:\n  extra: {when: 2024-05-01, n: 1_000}\n", 1)
     [case] = load_case_file(write(tmp_path, "dated.yaml", text))
-    assert case.config["extra"] == {"when": "2024-05-01", "n": 1000}
+    assert case.config["extra"] == {"when": "2024-05-01", "n": "1_000"}
+
+
+@pytest.mark.parametrize(("written", "read"), [
+    # YAML 1.1 (PyYAML's) read each of these as another value than the text written: a
+    # time as base 60, a zip code as octal, an answer as a boolean, an id as hexadecimal.
+    ("10:30", "10:30"), ("01234", "01234"), ("0123", "0123"), ("yes", "yes"), ("no", "no"),
+    ("On", "On"), ("off", "off"), ("0x1F", "0x1F"), ("0o17", "0o17"), ("1_000", "1_000"),
+    ("190:20:30", "190:20:30"),
+    # What JSON (and YAML 1.2) read as numbers, booleans and null stays so.
+    ("12", 12), ("-12", -12), ("+12", 12), ("0", 0), ("3.5", 3.5), ("-0.5", -0.5),
+    (".5", 0.5), ("12.", 12.0), ("1e3", 1000.0), ("2.5E-3", 0.0025), ("true", True),
+    ("False", False), ("null", None), ("~", None), ('"yes"', "yes"), ("'10:30'", "10:30"),
+])
+def test_a_plain_yaml_scalar_is_read_as_json_would_read_it_or_as_text(
+        tmp_path: Path, written: str, read: object) -> None:
+    text = GOOD.replace("config:\n", f"config:\n  extra: {{value: {written}}}\n", 1)
+    [case] = load_case_file(write(tmp_path, "scalar.yaml", text))
+    found = case.config["extra"]["value"]
+    assert found == read and type(found) is type(read)
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("case.yaml", "config:\n  extra: {big: 1" + "0" * 400 + ".0}\n"),
+    ("case.yaml", "config:\n  extra: {big: -2" + "0" * 308 + ".5}\n"),
+    ("case.json", None),
+])
+def test_a_number_too_large_for_a_float_is_named_not_read_as_infinity(
+        tmp_path: Path, name: str, text: str | None) -> None:
+    # It loaded as inf: the tests passed, then writing the report raised "Out of range float
+    # values are not JSON compliant" (no scorecard, exit 1, the last run's report left).
+    if text is None:
+        import yaml
+
+        case = yaml.safe_load(GOOD)
+        case["config"]["extra"] = {"big": 0.0}
+        body = json.dumps(case).replace('"big": 0.0', '"big": 1' + "0" * 400 + ".0")
+    else:
+        body = GOOD.replace("config:\n", text, 1)
+    with pytest.raises(CaseFileError, match=r"config\.extra\.big: (-)?inf is not a number JSON "
+                                            r"can hold"):
+        load_case_file(write(tmp_path, name, body))
 
 
 def test_case_files_are_found_whatever_the_case_of_their_suffix(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import importlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from .core.metrics import CustomMetric, CustomMetricFn, MetricSpec, TaskSpec
+from .core.metrics import TASK_SCORE_ID, CustomMetric, CustomMetricFn, MetricSpec, TaskSpec
 from .tasks.benchmark_specs import BENCHMARK_IDS
 
 # The built-in families by task name, in the scorecard's order: the module below ``tasks``
@@ -83,6 +83,8 @@ class Registry:
         for metric in spec.metrics:
             if metric.id in BENCHMARK_IDS:
                 raise ValueError(f"task {spec.name!r}: {_benchmark_clash(metric.id)}")
+            if metric.id == TASK_SCORE_ID:
+                raise ValueError(f"task {spec.name!r}: {_task_score_clash()}")
         self.tasks.add(spec)
 
     def register_metric(self, spec: MetricSpec, compute: CustomMetricFn) -> None:
@@ -91,6 +93,8 @@ class Registry:
             raise ValueError(f"metric {spec.id!r}: unknown task {spec.task!r} (known: {known})")
         if spec.id in BENCHMARK_IDS:
             raise ValueError(_benchmark_clash(spec.id))
+        if spec.id == TASK_SCORE_ID:
+            raise ValueError(_task_score_clash())
         if any(m.id == spec.id for m in self.metrics_for(spec.task)):
             raise ValueError(f"metric {spec.id!r} is already registered for task {spec.task!r}")
         self.custom.setdefault(spec.task, []).append(CustomMetric(spec, compute))
@@ -131,6 +135,13 @@ class Registry:
         return Registry(tasks=self.tasks.copy(), custom=copy.deepcopy(self.custom),
                         overrides=dict(self.overrides), origins=dict(self.origins),
                         pass_bars=dict(self.pass_bars), tolerances=dict(self.tolerances))
+
+
+def _task_score_clash() -> str:
+    # The baseline gate and the reports' per-metric keys call a task's score "score": a
+    # metric of that id was gated as the task score, with its own direction and tolerance.
+    return (f"metric id {TASK_SCORE_ID!r} is the task score's name in the gate and the "
+            "reports; give the metric another id")
 
 
 def _benchmark_clash(metric_id: str) -> str:

@@ -115,6 +115,15 @@ class Catalog:
                     kept = kept if len(kept) <= KEPT_CASES else None
             else:
                 found.errors.append(loaded)
+        if not (found.cases or found.errors):
+            # Every evaluation test was one skip ("no golden case") and the run passed having
+            # evaluated nothing: the wrong directory, or cases saved as .jsonl or .yaml.txt.
+            from ..engine.loading import CASE_SUFFIXES  # loaded by the scan already
+
+            raise CallqaUsageError(
+                f"callqa: no golden case file under {display_path(root, self.host.rootpath)} "
+                f"(a case file's name ends in {', '.join(CASE_SUFFIXES)}): "
+                f"{_other_files(root)}")
         self._kept = kept or {}
         return found
 
@@ -298,6 +307,16 @@ class Catalog:
         if not self.settings.models:
             return {}
         return {name: spec for name, spec in self.model_specs().items() if spec is not None}
+
+
+def _other_files(root: Path) -> str:
+    """What the cases directory ``root`` holds instead of case files, in a few words."""
+    names = sorted(str(Path(folder, name).relative_to(root))
+                   for folder, _, files in os.walk(root) for name in files)
+    if not names:
+        return "it holds no file"
+    shown = ", ".join(repr(name) for name in names[:3])
+    return f"it holds {len(names)} other file(s), e.g. {shown}"
 
 
 def _none_recorded(directory: Path, ids: set[str]) -> str | None:

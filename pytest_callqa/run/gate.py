@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..engine.core.metrics import TASK_SCORE_ID
 from ..engine.core.numbers import finite_number
 from .gate_cases import (
     CODE_ERRORS,
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-TASK_SCORE = "score"
+TASK_SCORE = TASK_SCORE_ID
 DEFAULT_TOLERANCE = 0.02
 # How far a move may pass its tolerance by the rounding of its sums alone.
 TOLERANCE_SLACK = 1e-9

@@ -541,6 +541,8 @@ def models_section(card: Scorecard) -> dict[str, Any]:
             "final_score_a": model_card.final_score_a,
             "final_score_b": model_card.final_score_b,
             "cost_per_1000_calls": model_card.cost_per_1000_calls,
+            # Whether the rank weighed cost: the HTML report's rank row says what it ranked by.
+            "cost_efficiency": model_card.cost_efficiency,
             "cost_adjusted_rank": model_card.cost_adjusted_rank,
             "final_interval_a": model_card.final_interval_a,
             "final_interval_b": model_card.final_interval_b,

@@ -94,6 +94,22 @@ def test_a_task_may_not_define_a_benchmarks_metric() -> None:
     assert list(registry.tasks) == []
 
 
+def test_no_metric_may_take_the_task_scores_name() -> None:
+    # A custom metric "score" was gated as the task score (its direction and tolerance on the
+    # task's score, the task's score compared as its values): an improvement failed the gate.
+    message = ("metric id 'score' is the task score's name in the gate and the reports; give "
+               "the metric another id")
+    registry = default_registry().copy()
+    with pytest.raises(ValueError) as info:
+        registry.register_metric(_custom(task="text", metric_id="score"), _compute)
+    assert str(info.value) == message
+    assert registry.custom == {}
+    own = _FakeTask(name="sales", metrics=(_custom(task="sales", metric_id="score"),))
+    with pytest.raises(ValueError) as info:
+        Registry().register_task(own)
+    assert str(info.value) == f"task 'sales': {message}"
+
+
 def test_an_unknown_metric_is_a_key_error_naming_task_and_metric() -> None:
     with pytest.raises(KeyError, match="task 'qa' has no metric 'tone'"):
         default_registry().metric("qa", "tone")

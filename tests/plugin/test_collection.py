@@ -418,3 +418,27 @@ def test_getfixturevalue_is_refused_with_an_explanation(
     result.stdout.fnmatch_lines(["*callqa_case is parametrized at collection: request it as an "
                                  "argument*"])
 
+
+
+@pytest.mark.parametrize(("files", "holds"), [
+    ({}, "it holds no file"),
+    ({"qa.jsonl": "{}", "notes/readme.md": "x", "a.yaml.txt": "x"},
+     "it holds 3 other file(s), e.g. 'a.yaml.txt', 'notes/readme.md', 'qa.jsonl'"),
+])
+def test_a_cases_directory_without_a_case_file_is_a_collection_error(
+    pytester: pytest.Pytester, files: dict[str, str], holds: str
+) -> None:
+    # Every evaluation test was one "no golden case" skip, and the run passed (exit 0)
+    # having evaluated nothing.
+    (pytester.path / "cases").mkdir()
+    for name, text in files.items():
+        path = pytester.path / "cases" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    pytester.makepyfile(test_eval="def test_c(callqa_case):\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--callqa-cases=cases")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines([
+        "*ERROR collecting test_eval.py*",
+        f"*callqa: no golden case file under cases (a case file's name ends in .yaml, .yml, "
+        f".json): {holds}*"])

@@ -493,3 +493,13 @@ def test_the_rank_row_says_what_the_rank_was_made_by() -> None:
     for card in report["models"].values():
         card["cost_efficiency"] = 0.9
     assert "by cost efficiency (final)" in render_html(report)
+
+
+def test_a_real_reports_rank_row_says_it_weighed_cost(report: dict[str, Any]) -> None:
+    # Every model of the example has a cost, and the terminal ranks "by cost efficiency";
+    # the HTML said "by final score alone, a cost being unknown": the report held no
+    # cost_efficiency, which the row reads.
+    assert all(isinstance(card["cost_per_1000_calls"], float)
+               and isinstance(card["cost_efficiency"], float)
+               for card in report["models"].values())
+    assert "by cost efficiency (" in render_html(report)

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from .judging import JudgeRequest, JudgeVerdict
     from .results import TaskResult
 
+# What the baseline gate and the reports' per-metric keys call a task's own score: no
+# metric may take the id.
+TASK_SCORE_ID = "score"
 # Rounding before comparing keeps 19/20 (0.9499999…) on the right side of a 0.95 band.
 _BAND_DIGITS = 9
 

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 TASK_SCORE = TASK_SCORE_ID
+# The "task" under which the gate compares a model's Layer 2 criteria: each is scored on the
+# cases of several tasks.
+BENCHMARKS = "benchmarks"
 DEFAULT_TOLERANCE = 0.02
 # How far a move may pass its tolerance by the rounding of its sums alone.
 TOLERANCE_SLACK = 1e-9
@@ -102,6 +105,17 @@ def _specs(report: Mapping[str, Any]) -> dict[tuple[str, str], _Spec]:
                                               spec.get("blocker") is True,
                                               spec.get("weight", 1) is not None)
     return found
+
+
+def _benchmark_specs() -> dict[tuple[str, str], _Spec]:
+    """The Layer 2 criteria as metrics of a task of their own, :data:`BENCHMARKS`."""
+    # Definitions alone (no task family): loaded with the gate.
+    from ..engine.tasks.benchmark_specs import BENCHMARK_SPECS
+
+    return {(BENCHMARKS, bid): _Spec(spec.bands.higher_is_better if spec.bands else True,
+                                     spec.aggregate == "pooled", spec.scale, None,
+                                     weighted=False)
+            for bid, spec in BENCHMARK_SPECS.items()}
 
 
 def _builtin_pooled() -> dict[tuple[str, str], bool]:
@@ -244,7 +258,7 @@ class _Comparison:
         self.current, self.baseline = current, baseline
         self.now, self.then = read_cases(current), read_cases(baseline)
         specs_then, specs_now = _specs(baseline), _specs(current)
-        self.specs = {**specs_then, **specs_now}
+        self.specs = {**_benchmark_specs(), **specs_then, **specs_now}
         # A metric either report defines as a blocker: a judge error leaves its verdict unknown.
         self.blocking = {k for specs in (specs_then, specs_now)
                          for k, spec in specs.items() if spec.blocker}
@@ -421,6 +435,21 @@ class _Comparison:
         self.blockers(model, task, keys)
         self.disqualification(model, task, keys, agg_now, agg_then)
 
+    def benchmarks(self, model: str) -> None:
+        """Each Layer 2 criterion both reports scored for ``model``, over every shared case
+        that has it. Consistency has no value per case (it is the spread of a case's runs):
+        the task scores it is worked out from are compared with their tasks."""
+        now = self.current["models"][model].get(BENCHMARKS) or {}
+        then = self.baseline["models"][model].get(BENCHMARKS) or {}
+        keys = sorted(k for k in self.now if k[0] == model and k in self.then)
+        for bid in now:
+            if bid not in then or bid == "consistency":
+                continue
+            old, new = (then[bid] or {}).get("value"), (now[bid] or {}).get("value")
+            if old is None and not any(self.left_out(keys, BENCHMARKS, bid)):
+                continue
+            self.metric(model, BENCHMARKS, bid, _number(old), _number(new), keys)
+
     def blockers(self, model: str, task: str, keys: list[CaseKey]) -> None:
         fresh: dict[str, list[CaseKey]] = defaultdict(list)
         unknown: dict[str, tuple[list[CaseKey], list[CaseKey]]] = defaultdict(lambda: ([], []))
@@ -529,6 +558,7 @@ def compare_reports(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
         for task in models_now[model]["tasks"]:
             if task in models_then[model]["tasks"]:
                 comparison.task(model, task)
+        comparison.benchmarks(model)
     added, removed = comparison.not_evaluated()
     shared = set(shared_models)
     # A model whose every pair errored is not evaluated, not removed (nor added).

@@ -366,7 +366,7 @@ class _Page:
                                   "Option B")):
             out.append(self._row(label, "score", [self._cell(
                 fmt(self.cards[m].get(key)) + _judge_gap(self.cards[m], key), None,
-                _ci(self.cards[m].get(key.replace("score", "interval"))) + self._delta(m, "", key))
+                _ci(self.cards[m].get(key.replace("score", "interval"))))
                 for m in self.models], note + " [95% interval]"))
         cost = [self.cards[m].get("cost_per_1000_calls") for m in self.models]
         out.append(self._row("Cost per 1000 calls", "final", [self._cell(

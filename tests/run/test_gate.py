@@ -485,3 +485,36 @@ def test_a_case_none_of_whose_metrics_could_be_scored_is_left_out_not_counted_ze
     assert _statuses(gate, MODEL, "qa")["score"] == "incomplete"
     [unmade] = [e for e in gate["incomplete"] if (e["task"], e["metric"]) == ("qa", "score")]
     assert (unmade["reason"], unmade["run"]) == ("metrics not scored", [entry["case_id"]])
+
+
+def test_the_layer_2_criteria_are_gated_as_metrics_of_their_own(
+        report: dict[str, Any]) -> None:
+    # The gate compared tasks only: faithfulness and answer correctness at 0 on every case
+    # (Benchmark Score 1.000 -> 0.500, Final Score A 1.000 -> 0.850) passed it, "no
+    # regression" — a model that keeps its task scores but invents its reasons.
+    baseline = copy.deepcopy(report)
+    hit = ("faithfulness", "answer_correctness")
+    for entry in report["cases"]:
+        if entry["model"] == MODEL:
+            for bid in hit:
+                if (entry["metrics"].get(bid) or {}).get("value") is not None:
+                    entry["metrics"][bid]["value"] = 0.0
+    for bid in hit:
+        report["models"][MODEL]["benchmarks"][bid]["value"] = 0.0
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "fail"
+    found = {(r["task"], r["metric"]) for r in gate["regressions"] if r["model"] == MODEL}
+    assert found == {("benchmarks", bid) for bid in hit}
+    statuses = _statuses(gate, MODEL, "benchmarks")
+    assert {statuses[bid] for bid in hit} == {"regression"}
+    assert "consistency" not in statuses
+    # Unchanged, every criterion is compared and passes.
+    same = compare_reports(copy.deepcopy(baseline), baseline)
+    assert same["verdict"] == "pass"
+    compared = _statuses(same, MODEL, "benchmarks")
+    scored = {bid for bid, b in baseline["models"][MODEL]["benchmarks"].items()
+              if b["value"] is not None}
+    assert set(compared) == scored - {"consistency"}
+    assert set(compared.values()) <= {"unchanged", "too few cases"}
+    assert any(gate_line.startswith(f"  regression: {MODEL} · benchmarks · faithfulness: ")
+               for gate_line in gate_lines(gate))

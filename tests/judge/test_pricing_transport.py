@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import base64
 import http.server
+import json
 import random
 import socket
 import threading
 import time
 from email.utils import formatdate
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
 from pytest_callqa.engine.core.urls import (
+    redact_known,
+    remember_secrets,
     safe_url,
     url_credentials,
     url_secrets,
@@ -208,6 +212,26 @@ def test_a_urls_credentials_are_redacted_in_every_form_a_server_could_echo() -> 
     assert "p%40ss" not in repr(endpoint.client_key)
     assert endpoint.client_key != Endpoint("gpt-4o-mini", "https://user:other@proxy.example/v1",
                                            SECRET).client_key
+
+
+@pytest.mark.parametrize("password", ["pa\\ssw0rd-XYZ", 'pa"ssw0rd-XYZ', "pa/ss\\w0\"rd"])
+def test_a_secret_a_json_reply_must_escape_is_redacted_as_the_reply_spells_it(
+        password: str) -> None:
+    # A backslash or a quote in a URL's password: a judge's JSON verdict spells it \\ or \",
+    # the plain text was not found, and decoding the verdict restored the secret in its
+    # reason (the cache entry, the judge records, the reports).
+    url = f"http://u:{quote(password, safe='')}@127.0.0.1:9/v1"
+    reply = json.dumps({"reason": f"the header said {password}"})
+    assert password not in reply
+    redacted = Endpoint("m", url, SECRET).redact(reply)
+    assert json.loads(redacted) == {"reason": "the header said <redacted>"}
+
+
+def test_a_known_secret_is_redacted_as_repr_shows_it() -> None:
+    # pytest -l prints a frame's local variables as repr() does: a backslash doubled.
+    remember_secrets(SECRET, "http://u:pa%5Cssw0rd-REPR@127.0.0.1:9/v1")
+    shown = repr({"password": "pa\\ssw0rd-REPR"})
+    assert "ssw0rd-REPR" not in redact_known(shown)
 
 
 def test_the_preflight_is_authorised_as_the_chat_calls_will_be(

@@ -110,17 +110,23 @@ def _unmasked(match: re.Match[str], *, secret: str) -> str:
     return match.group()
 
 
+# The characters JSON text may write with a short escape; a quote and a backslash must be.
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f",
+                  "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 @functools.lru_cache(maxsize=16)
 def _json_spellings(secret: str) -> re.Pattern[str]:
     """``secret`` with each character as itself or as a JSON escape of it (a server may
-    escape any character: ``\\u`` and four hex digits of either case, ``\\/`` for a slash)."""
+    escape any character: ``\\u`` and four hex digits of either case, and the short escapes —
+    ``\\/``, and ``\\"`` and ``\\\\``, which a reply holding a quote or a backslash must use)."""
     forms = []
     for char in secret:
         spellings = [re.escape(char)]
         if ord(char) <= 0xFFFF:
             spellings.append(rf"\\u(?i:{ord(char):04x})")
-        if char == "/":
-            spellings.append(r"\\/")
+        if char in _SHORT_ESCAPES:
+            spellings.append(re.escape(_SHORT_ESCAPES[char]))
         forms.append(f"(?:{'|'.join(spellings)})")
     return re.compile("".join(forms))
 
@@ -149,8 +155,10 @@ def remember_secrets(api_key: str, url: str) -> None:
     except ValueError:
         in_url = []
     global _KNOWN_LONGEST_FIRST
-    new = {secret for secret in [api_key, *in_url]
-           if len(secret) >= SHORTEST_REPLY_SECRET} - _KNOWN
+    secrets = [secret for secret in [api_key, *in_url] if len(secret) >= SHORTEST_REPLY_SECRET]
+    # Also as repr() shows it (a backslash doubled, a tab as \\t): pytest -l prints the
+    # frames' local variables so.
+    new = {*secrets, *(repr(secret)[1:-1] for secret in secrets)} - _KNOWN
     if new:
         _KNOWN.update(new)
         _KNOWN_LONGEST_FIRST = tuple(sorted(_KNOWN, key=len, reverse=True))

@@ -51,9 +51,12 @@ def mark_shared_snapshot_files(items: Iterable[pytest.Item]) -> None:
     by_file: dict[tuple[str, str], list[pytest.Item]] = defaultdict(list)
     for item in items:
         if SNAPSHOT_FIXTURE in getattr(item, "fixturenames", ()):
-            # The file's directory is the test module's (and class's, if any).
-            where = item.nodeid[:-len(item.name)]
-            by_file[(where, _file_stem(item.name))].append(item)
+            # The file's directory is the test module's; a test in a class is named
+            # "Class.test[id]" (syrupy's snapshot name), and the cut to fit a file name
+            # counts the class's part: two long ids that differ only past it share a file.
+            module, *classes, _ = item.nodeid.split("::")
+            name = ".".join([*classes, item.name])
+            by_file[(module, _file_stem(name))].append(item)
     for sharing in by_file.values():
         if len(sharing) > 1:
             for item in sharing:

@@ -189,6 +189,28 @@ def test_long_ids_alike_up_to_where_a_file_name_ends_are_errors(
                                  "that of *"])
 
 
+def test_long_ids_alike_up_to_where_a_file_name_ends_in_a_class_are_errors(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # In a class the file is named "TestSnap.test_snap[id]": ids 8 characters short of
+    # the cut without the class's part were taken apart, and both tests wrote one file
+    # (the update passed; the next run failed one against the other's verdict).
+    stem = "qa-" + "x" * 226
+    snapshot_cases(project, {stem + "-a": "a.json", stem + "-b": "b.json"})
+    project.write_tests("""
+        import pytest
+
+        @pytest.mark.callqa(task="qa")
+        class TestSnap:
+            def test_snap(self, callqa_result, callqa_snapshot):
+                assert {"case": callqa_result.case_id} == callqa_snapshot
+    """)
+    result = pytester.runpytest("--callqa-models=alpha", "--snapshot-update")
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(["*callqa_snapshot: this test's snapshot file would also be "
+                                 "that of test_eval.py::TestSnap::test_snap*"])
+
+
 def test_a_snapshot_in_a_test_over_repeated_runs_is_an_error_naming_the_fix(
         verdicts: dict[str, float], pytester: pytest.Pytester) -> None:
     # Before: runs 2..N were checked against snapshots one run never wrote: "FAILED (flaky

@@ -520,3 +520,22 @@ def test_cases_behind_symlinks_are_read_and_a_dangling_one_is_named(tmp_path: Pa
     [error] = [e for e in found if isinstance(e, CaseFileError)]
     assert "gone.yaml" in str(error) and "cannot be read" in str(error)
 
+
+
+@pytest.mark.parametrize(("key", "known"), [("question", "questions"),
+                                            ("Questions", "questions")])
+def test_a_config_key_that_is_a_near_miss_of_a_known_one_is_refused(
+        tmp_path: Path, key: str, known: str) -> None:
+    # Unknown config keys are kept for judges and hooks: "threshold" for an extraction
+    # case's "thresholds" was kept too, and the default bar applied (a case scored 0.0 with
+    # the key spelled right passed with it misspelled).
+    text = GOOD.replace("config:\n", f"config:\n  {key}: []\n", 1)
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(write(tmp_path, "near.yaml", text))
+    assert f"unknown key {key!r} is a near miss of the known key {known!r}: spell it " \
+           f"{known!r}" in str(info.value)
+    assert "config" in str(info.value)
+    # A key of the project's own, like no known one, is kept.
+    [case] = load_case_file(write(tmp_path, "own.yaml",
+                                  GOOD.replace("config:\n", "config:\n  team_notes: x\n", 1)))
+    assert case.config["team_notes"] == "x"

@@ -7,11 +7,16 @@ score of ``"5"`` or ``true`` is not a number). The same models validate a golden
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ItemId = int | str
+# How alike an unknown config key and a known one must be for the unknown one to be taken
+# for a misspelling (difflib's ratio): "treshold"/"threshold" 0.94, "bussiness_rules"/
+# "business_rules" 0.97, "contexts"/"context" 0.93; "notes"/"metrics" 0.33.
+NEAR_MISS = 0.8
 
 
 class StrictModel(BaseModel):
@@ -19,9 +24,23 @@ class StrictModel(BaseModel):
 
 
 class LooseConfig(BaseModel):
-    """Task configuration: known keys are typed, unknown keys are kept for judges and hooks."""
+    """Task configuration: known keys are typed, unknown keys are kept for judges and hooks —
+    but for one that is a near miss of a known key (``treshold``, ``threshold`` for
+    ``thresholds``): kept, it left the default bar in force without a word."""
 
     model_config = ConfigDict(extra="allow", allow_inf_nan=False, frozen=True)
+
+    @model_validator(mode="after")
+    def _no_near_miss(self) -> LooseConfig:
+        known = list(type(self).model_fields)
+        for key in self.model_extra or {}:
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=NEAR_MISS)
+            if close:
+                raise ValueError(
+                    f"unknown key {key!r} is a near miss of the known key {close[0]!r}: "
+                    f"spell it {close[0]!r} (an unknown key is kept for judges and hooks, so "
+                    "the default applied), or give a key of the project's own another name")
+        return self
 
 
 def _duplicates(ids: list[Any]) -> list[str]:

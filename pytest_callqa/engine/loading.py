@@ -60,6 +60,9 @@ def _read_documents(path: Path) -> tuple[str, list[Any]]:
     """The file's text and its documents."""
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() == ".json":
+        # A byte-order mark is how an editor saved the file, as YAML's reader and the
+        # recorded outputs' take it; json refuses it.
+        text = text.removeprefix("\ufeff")
         data = json.loads(text, object_pairs_hook=_unique_keys)
         return text, data if isinstance(data, list) else [data]
     # PyYAML is imported with the first YAML file: a suite of JSON cases never needs it.
@@ -197,17 +200,27 @@ def _unique_key_loader() -> type:
             base.yaml_implicit_resolvers)
 
         def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> Any:
-            seen: set[Any] = set()
+            # Each key as the JSON report writes it: 1 and '1' (or null and 'null') are one
+            # key there, and the first value was lost.
+            seen: dict[Any, Any] = {}
+            keys: set[Any] = set()
             for key_node, _ in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     continue
                 key = self.construct_object(key_node, deep=deep)
                 if isinstance(key, Hashable):
-                    if key in seen:
+                    written = key if isinstance(key, str) or not isinstance(
+                        key, (int, float, type(None))) else json.dumps(key)
+                    # A Python dict holds 1 and 1.0 (or 1 and true) as one key too.
+                    if written in seen or key in keys:
+                        first = seen.get(written, key)
+                        also = "" if repr(first) == repr(key) else \
+                            f" (as {first!r} and {key!r}, which are one key)"
                         raise yaml.constructor.ConstructorError(
                             "while reading a mapping", node.start_mark,
-                            f"found the key {key!r} twice", key_node.start_mark)
-                    seen.add(key)
+                            f"found the key {key!r} twice{also}", key_node.start_mark)
+                    seen[written] = key
+                    keys.add(key)
             return super().construct_mapping(node, deep=deep)
 
     return UniqueKeyLoader
@@ -225,6 +238,9 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
         text, documents = _read_documents(path)
     except RecursionError as exc:
         raise CaseFileError(path, [f"(file) cannot be parsed: {unreadable_json(exc)}"]) from None
+    except CaseFileError:
+        # Says what is wrong already (a ValueError too, it was wrapped in itself).
+        raise
     except ValueError as exc:
         # Bad JSON, bytes that are not UTF-8, a number of over 4,300 digits.
         raise CaseFileError(path, [f"(file) cannot be parsed: {exc}"]) from None
@@ -250,6 +266,12 @@ def load_case_file(path: Path | str, registry: Registry | None = None) -> list[G
         if reference is not None and not isinstance(reference, str):
             problems.append(f"{label}{SCHEMA_KEY}: must be the schema's URL or path (a "
                             f"string), got {type(reference).__name__}")
+        if "path" in document:
+            # The loader sets it to the file's location: the value written was replaced
+            # without a word (the only unknown key the schema did not refuse).
+            problems.append(f"{label}path: is the case file's own location, set when it is "
+                            "read; remove the key")
+            continue
         foreign = _first_non_json(document) if maybe_foreign else None
         if foreign is not None:
             problems.append(f"{label}{foreign}")

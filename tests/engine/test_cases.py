@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -539,3 +540,43 @@ def test_a_config_key_that_is_a_near_miss_of_a_known_one_is_refused(
     [case] = load_case_file(write(tmp_path, "own.yaml",
                                   GOOD.replace("config:\n", "config:\n  team_notes: x\n", 1)))
     assert case.config["team_notes"] == "x"
+
+
+def test_a_yaml_parse_error_is_said_once(tmp_path: Path) -> None:
+    # "(file) cannot be parsed: invalid golden case file X:\n  - (file) cannot be parsed: ..."
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(write(tmp_path, "bad.yaml", "id: [unclosed\n"))
+    assert info.value.problems[0].startswith("(file) cannot be parsed: while parsing")
+    assert str(info.value).count("cannot be parsed") == 1
+
+
+def test_a_json_case_file_saved_with_a_byte_order_mark_loads(tmp_path: Path) -> None:
+    # It was invalid ("Unexpected UTF-8 BOM"), where a YAML case and a recorded output with
+    # one were read.
+    import yaml
+
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(yaml.safe_load(GOOD)).encode("utf-8"))
+    [case] = load_case_file(path)
+    assert case.id == "qa-1"
+
+
+def test_a_path_key_in_a_case_is_refused_not_replaced(tmp_path: Path) -> None:
+    with pytest.raises(CaseFileError) as info:
+        load_case_file(write(tmp_path, "p.yaml", GOOD + "path: elsewhere.yaml\n"))
+    assert info.value.problems == [
+        "path: is the case file's own location, set when it is read; remove the key"]
+
+
+@pytest.mark.parametrize(("mapping", "said"), [
+    ("{1: one, '1': uno}", "found the key '1' twice (as 1 and '1', which are one key)"),
+    ("{null: x, 'null': y}", "found the key 'null' twice (as None and 'null', which are one "
+                             "key)"),
+    ("{a: 1, a: 2}", "found the key 'a' twice"),
+])
+def test_keys_a_report_writes_alike_are_refused(tmp_path: Path, mapping: str,
+                                                said: str) -> None:
+    # The report showed {"1": "uno"}: the first value was lost without a word.
+    text = GOOD.replace("config:\n", f"config:\n  extra: {mapping}\n", 1)
+    with pytest.raises(CaseFileError, match=re.escape(said)):
+        load_case_file(write(tmp_path, "keys.yaml", text))

@@ -252,6 +252,16 @@ class Summary:
                             "kind": "unproduced_run", "model": u["model"],
                             "case_id": u["case_id"], "task": u["task"], "run": run,
                             "runs": u["runs"], "reason": u["reason"]}
+        # A bad case file's test may have been deselected (-k, a node id, another shard's
+        # share): the file is still named, as the cases in it may be ones the run asked for.
+        try:
+            errors = self.catalog.files().errors
+        except CallqaUsageError:
+            errors = []
+        for error in errors:
+            path = display_path(error.path, self.catalog.host.rootpath)
+            entries.setdefault(("case_file", path), {
+                "kind": "invalid_case_file", "path": path, "problems": list(error.problems)})
         return [entries[k] for k in sorted(entries)]
 
     @property

@@ -226,6 +226,15 @@ def test_malformed_case_file_is_an_error_naming_file_and_field_and_others_run(
     ])
     assert "invalid case files, not evaluated: cases/qa/garbled.yaml, cases/qa/qa-broken.json" \
         in result.stdout.str()
+    # -k deselects the bad files' tests: the scorecard still names them (it said nothing,
+    # and the cases in them may be ones the selection asked for).
+    result = pytester.runpytest("-m", "eval", "-p", "no:randomly", "-k", "alpha",
+                                "--callqa-report=r.json")
+    result.assert_outcomes(passed=4)
+    assert "invalid case files, not evaluated: cases/qa/garbled.yaml, cases/qa/qa-broken.json" \
+        in result.stdout.str()
+    assert [e["path"] for e in project.report("r.json")["not_evaluated"]] == [
+        "cases/qa/garbled.yaml", "cases/qa/qa-broken.json"]
     # Not an eval run: the bad files do not concern it.
     pytester.makepyfile(test_unit="def test_unit():\n    pass\n")
     pytester.runpytest("-m", "not eval").assert_outcomes(passed=1)

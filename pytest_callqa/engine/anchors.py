@@ -11,7 +11,7 @@ from datetime import date
 from decimal import Decimal
 
 from .core.memo import batch_memoised
-from .text import NOT_AFTER_WORD, NOT_BEFORE_WORD, ascii_digits
+from .text import NOT_AFTER_SPACED_WORD, NOT_AFTER_WORD, NOT_BEFORE_WORD, ascii_digits
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ _NUM = (
 )
 # A digit right after "3.5." is a version or list tail, not a new number; after a comma
 # ("1,2,3") it is the next list item.
-_NUM_START = rf"{NOT_AFTER_WORD}(?<![0-9]\.)"
+_NUM_START = rf"{NOT_AFTER_SPACED_WORD}(?<![0-9]\.)"
 _CURRENCY_BEFORE = rf"(?:US\$|[AC]\$|[$₹€£¥]|{NOT_AFTER_WORD}(?:Rs\.?|INR|USD|EUR|GBP|rupees?))"
 _CURRENCY_AFTER = (
     rf"(?:(?:dollars?|bucks|usd|rupees?|rs|inr|euros?|eur|pounds?|gbp){NOT_BEFORE_WORD}\.?|/-)"
@@ -214,10 +214,16 @@ def extract_anchors(text: str) -> list[Anchor]:
     return list(_anchors(text))
 
 
+_FULL_WIDTH_SEPARATORS = str.maketrans({"\uff0c": ",", "\uff0e": "."})
+
+
 @batch_memoised
 def _anchors(text: str) -> tuple[Anchor, ...]:
     """The anchors of ``text``; one text is checked against many statements in a batch."""
     ascii_text = ascii_digits(text)
+    if "\uff0c" in ascii_text or "\uff0e" in ascii_text:
+        # Full-width separators ("１，２００"), one character each as ASCII's: offsets hold.
+        ascii_text = ascii_text.translate(_FULL_WIDTH_SEPARATORS)
     if _DIGIT.search(ascii_text) is None:
         # Every pattern needs a digit; most statements have none, and scanning them with
         # all the patterns is the bulk of the work.

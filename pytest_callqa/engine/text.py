@@ -101,6 +101,14 @@ def _word_char(marks: str) -> str:
 _WORD_CHAR = _word_char(_char_class(_CATEGORIES["M"]))
 NOT_AFTER_WORD = r"(?<![^\W_])"
 NOT_BEFORE_WORD = r"(?![^\W_])"
+# Scripts written without spaces between words (Han, kana, Thai, Lao, Khmer, Myanmar): a run
+# of their letters is one token however many words it holds.
+_UNSEGMENTED = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff"
+                "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f")
+# Not right after a letter or digit of a script written with spaces: "退款49元" and "は4,900円"
+# hold the numbers 49 and 4,900, where "A49" holds none.
+NOT_AFTER_SPACED_WORD = rf"(?<![^\W_{_UNSEGMENTED}])"
+_UNSEGMENTED_RE = re.compile(f"[{_UNSEGMENTED}]")
 
 # Every Unicode decimal digit maps to one ASCII digit, so rewriting keeps string offsets.
 # Characters are replaced through a regex of the few to replace rather than str.translate,
@@ -222,7 +230,9 @@ _WORD_CHAR_RE = re.compile(_WORD_CHAR)
 
 
 def contains_phrase(haystack: str, needle: str) -> bool:
-    """Whether ``needle`` occurs in ``haystack`` as whole words; an empty needle never does."""
+    """Whether ``needle`` occurs in ``haystack`` as whole words; an empty needle never does.
+    Between two letters of a script written without spaces (退款 in 我要退款) there is no
+    word boundary to ask for: there, an occurrence is enough."""
     n = normalize_loose(needle)
     if not n:
         return False
@@ -232,12 +242,21 @@ def contains_phrase(haystack: str, needle: str) -> bool:
     start = h.find(n)
     while start != -1:
         end = start + len(n)
-        before = start > 0 and _WORD_CHAR_RE.match(h, start - 1) is not None
-        after = end < len(h) and _WORD_CHAR_RE.match(h, end) is not None
+        before = start > 0 and _joined(h, start - 1, n, 0)
+        after = end < len(h) and _joined(h, end, n, len(n) - 1)
         if not before and not after:
             return True
         start = h.find(n, start + 1)
     return False
+
+
+def _joined(haystack: str, at: int, needle: str, edge: int) -> bool:
+    """Whether the haystack's character at ``at``, beside the needle's ``edge`` character,
+    continues the needle's word: both are letters or digits, neither of an unsegmented
+    script."""
+    return (_WORD_CHAR_RE.match(haystack, at) is not None
+            and _UNSEGMENTED_RE.match(haystack, at) is None
+            and _UNSEGMENTED_RE.match(needle, edge) is None)
 
 
 # --- quotes and timestamps -------------------------------------------------------------------
@@ -335,14 +354,32 @@ def extract_timestamps(text: str) -> list[float]:
 
     Clock times marked am/pm are not offsets; an unmarked "15:30" reads as 15 min 30 s.
     """
-    found: list[float] = []
     if ":" not in text:
         # Every offset has one; most statements have none.
-        return found
+        return []
+    return [_offset(m) for m in _TIMESTAMP_RE.finditer(ascii_digits(text))]
+
+
+def _offset(m: re.Match[str]) -> float:
+    """A :data:`_TIMESTAMP_RE` match in seconds."""
+    seconds = int(m["h"] or 0) * 3600 + int(m["m"]) * 60 + int(m["s"])
+    return seconds + (float(f"0.{m['f']}") if m["f"] else 0.0)
+
+
+def without_timestamps(text: str, starts: Sequence[float], tolerance: float) -> str:
+    """``text`` with each call offset it cites blanked out (spaces, so offsets hold) when a
+    turn of ``starts`` begins within ``tolerance`` seconds of it: a reason that says "at
+    00:12" cites the call's timing, which its text does not hold, so the offset is no clock
+    time to look for there."""
+    if ":" not in text or not starts:
+        return text
+    pieces, end = [], 0
     for m in _TIMESTAMP_RE.finditer(ascii_digits(text)):
-        seconds = int(m["h"] or 0) * 3600 + int(m["m"]) * 60 + int(m["s"])
-        found.append(seconds + (float(f"0.{m['f']}") if m["f"] else 0.0))
-    return found
+        offset = _offset(m)
+        if min(abs(offset - start) for start in starts) <= tolerance:
+            pieces += [text[end:m.start()], " " * (m.end() - m.start())]
+            end = m.end()
+    return "".join([*pieces, text[end:]])
 
 
 # --- fuzzy support, scripts, coverage --------------------------------------------------------
@@ -424,12 +461,8 @@ def _without_digits(vocabulary: frozenset[str]) -> tuple[str, ...]:
     return tuple(t for t in vocabulary if t.isalpha() or not any(ch.isdigit() for ch in t))
 
 
-# Scripts written without spaces between words (Han, kana, Thai, Lao, Khmer, Myanmar): a run
-# of their letters is one token however many words it holds, so whole tokens of a claim and
-# of a call hardly ever meet. Their content is compared by character pairs instead.
-_UNSEGMENTED_RE = re.compile(
-    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff"
-    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]")
+# Whole tokens of an unsegmented script (_UNSEGMENTED) in a claim and in a call hardly ever
+# meet: their content is compared by character pairs instead.
 
 
 def _unsegmented(token: str) -> bool:

@@ -93,5 +93,54 @@ def test_a_verbatim_phrase_of_a_chinese_call_is_supported() -> None:
                 is False
 
 
+def test_an_amount_written_beside_chinese_or_japanese_characters_is_checked() -> None:
+    # "退款49元" and "返金は4,900円" held no number (a number after a letter was refused,
+    # and a CJK character is one; "4,900" was read from its comma as 900): a wrong refund
+    # passed as supported, where the English statement was refused.
+    contexts = ["客服: 已为您退款49元。担当者: 返金は4,900円です。返金額は １，２００ 円です。"]
+    for scope in _with_and_without_memo():
+        with scope:
+            assert statement_support("已退款49元", contexts) == (True, "supported")
+            assert statement_support("已退款99元", contexts) == (
+                False, "unsupported number '99'")
+            assert statement_support("返金は4,900円", contexts) == (True, "supported")
+            assert statement_support("返金は1,900円", contexts) == (
+                False, "unsupported number '1,900'")
+            # Full-width digits and separators are the same amount.
+            assert statement_support("返金額 1,200 円", contexts) == (True, "supported")
+    # A number glued to a letter of a spaced script is still none ("A49": an id's tail).
+    assert statement_support("Refund A49 issued", ["Refund issued"])[0] is True
+
+
+def test_a_call_offset_near_a_turns_start_is_supported_by_the_calls_timing() -> None:
+    # "at 00:20" was read as the clock time 00:20, which the turns' text does not hold:
+    # the seed's own example of a traceable reason was refused, and a highlight citing
+    # the time of a turn voided the text case as a fabrication.
+    contexts = ["agent: Thanks for calling. customer: I was charged twice."]
+    starts = (0.0, 12.0, 20.0)
+    assert statement_support("Charged twice, said at 00:20", contexts, starts) == (
+        True, "supported")
+    assert statement_support("Charged twice, said at 00:23", contexts, starts) == (
+        True, "supported")
+    assert statement_support("Charged twice, said at 03:20", contexts, starts) == (
+        False, "unsupported time '03:20'")
+    # Without timings a cited offset is a time like any other.
+    assert statement_support("Charged twice, said at 00:20", contexts)[0] is False
+
+
+def test_a_reason_citing_a_turns_time_and_words_is_verified() -> None:
+    case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": (
+        "[00:00] agent: Thanks for calling.\n[00:12] agent: Good morning, how can I help?\n"
+        "[00:20] customer: I was charged twice for my order.")})
+    for stamp, factual in (("00:12", 1.0), ("00:13", 1.0), ("00:50", 0.5)):
+        reason = f"Agent greeted the customer at {stamp} by saying 'Good morning, how can I help?'"
+        verdict = HeuristicJudge().judge_one(JudgeRequest(
+            case=case, task="qa", metric="evidence_backed_reasoning", scale="unit",
+            instructions="", model_output={},
+            focus={"reasons": [{"question_id": "Q1", "reason": reason,
+                                "expected_reason": "Agent greeted the customer."}]}))
+        assert verdict.score == factual, verdict.reason
+
+
 def _with_and_without_memo() -> list[AbstractContextManager[None]]:
     return [nullcontext(), batch_memo()]

@@ -139,6 +139,13 @@ def test_token_jaccard(a: str, b: str, expected: float) -> None:
         ("रिफंडो", "रिफंड", False),
         ("anything", "", False),
         ("", "refund", False),
+        # Scripts written without spaces have no word boundary inside a run: a word said in
+        # the call is in it (it was reported absent, and counted fabricated).
+        ("我要退款。", "退款", True),
+        ("返金をお願いします", "返金", True),
+        ("ฉันต้องการขอคืนเงิน", "คืนเงิน", True),
+        ("退款refund", "refund", True),
+        ("我要退款。", "扣款", False),
     ],
 )
 def test_contains_phrase(haystack: str, needle: str, expected: bool) -> None:

@@ -9,6 +9,7 @@ argument. Every verdict says what was checked, so a proxy never passes for a jud
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from ..text import (
     normalize,
     normalize_loose,
     tokens,
+    without_timestamps,
 )
 from .heuristic_families import family_handlers
 
@@ -101,13 +103,21 @@ def _support_context(contexts: tuple[str, ...]) -> tuple[tuple[Anchor, ...], fro
     return known, frozenset().union(*(words for _, words in profiles))
 
 
-def statement_support(statement: str, contexts: Sequence[str]) -> tuple[bool, str]:
-    """Whether a statement is supported by ``contexts`` and, if not, why not."""
+def _starts(case: GoldenCase) -> tuple[float, ...]:
+    return tuple(t.start for t in case.transcript if t.start is not None)
+
+
+def statement_support(statement: str, contexts: Sequence[str],
+                      starts: Sequence[float] = ()) -> tuple[bool, str]:
+    """Whether a statement is supported by ``contexts`` and, if not, why not. A call offset
+    it cites within :data:`TIMESTAMP_TOLERANCE_S` of a turn's start (of ``starts``) is
+    supported by the call's timing."""
     known, vocabulary = _support_context(tuple(contexts))
-    missing = [a for a in extract_anchors(statement) if not anchor_supported(a, known)]
+    checked = without_timestamps(statement, starts, TIMESTAMP_TOLERANCE_S)
+    missing = [a for a in extract_anchors(checked) if not anchor_supported(a, known)]
     if missing:
         return False, "unsupported " + ", ".join(f"{a.kind} {a.text!r}" for a in missing)
-    coverage = content_coverage(statement, vocabulary=vocabulary)
+    coverage = content_coverage(checked, vocabulary=vocabulary)
     if coverage < SUPPORT_COVERAGE:
         return False, f"only {coverage:.0%} of its content words occur in the call or the truth"
     return True, "supported"
@@ -176,7 +186,8 @@ class HeuristicJudge:
             for stamp in stamps if starts else []:
                 if min(abs(stamp - s) for s in starts) > TIMESTAMP_TOLERANCE_S:
                     problems.append(f"no turn starts near {stamp:g}s")
-            anchors = extract_anchors(reason)
+            # The offsets it cites were checked against the turns' starts just above.
+            anchors = extract_anchors(without_timestamps(reason, starts, math.inf))
             if anchors:
                 known = [*call_anchors, *_profile(str(item.get("expected_reason", "")))[0]]
                 for anchor in anchors:
@@ -233,7 +244,8 @@ class HeuristicJudge:
         if not highlights:
             return JudgeVerdict(request.metric, None, "not scored: no highlight returned")
         contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
-        verdicts = [(h, *statement_support(h, contexts)) for h in highlights]
+        starts = _starts(request.case)
+        verdicts = [(h, *statement_support(h, contexts, starts)) for h in highlights]
         wrong = [f"{h!r} ({why})" for h, ok, why in verdicts if not ok]
         accurate = len(highlights) - len(wrong)
         return JudgeVerdict(
@@ -259,7 +271,7 @@ class HeuristicJudge:
             claimed = functools.partial(claimed_text, output=request.model_output)
         fabricated = []
         for fact in facts:
-            ok, why = statement_support(claimed(fact), contexts)
+            ok, why = statement_support(claimed(fact), contexts, _starts(request.case))
             if not ok:
                 fabricated.append(f"{fact!r} ({why})")
         return JudgeVerdict(

@@ -10,6 +10,8 @@ if TYPE_CHECKING:
     from .engine.core.results import MetricResult, TaskResult
 
 FAILING = ("fail", "blocker")
+# The digits a rating compares a value with a band's edge to (engine/core/metrics.py).
+BOUND_DIGITS = 9
 
 
 def spec_for(result: TaskResult, metric_id: str) -> MetricSpec | None:
@@ -44,9 +46,12 @@ def apart(value: float, bound: float, digits: int = 3, *,
     percentage with ``percent``), or with as many more as two different numbers take to read
     differently: rounded alike, a headline stated "0.900 < 0.900"."""
     scale, suffix = (100.0, "%") if percent else (1.0, "")
+    # Values the checks take for equal (they compare to 9 digits, as ratings do) are shown
+    # alike: 0.09999999999999999 is at a bound of 0.1.
+    same = round(value - bound, BOUND_DIGITS) == 0
     for places in range(digits, 18):
         shown = (f"{value * scale:.{places}f}{suffix}", f"{bound * scale:.{places}f}{suffix}")
-        if shown[0] != shown[1] or value == bound:
+        if shown[0] != shown[1] or same:
             return shown
     return (repr(value), repr(bound))
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .assertion_lines import (
+    BOUND_DIGITS,
     FAILING,
     apart,
     detail_lines,
@@ -57,8 +58,6 @@ __all__ = [
 ]
 
 _TITLES = {"qa": "QA", "entity": "Entity", "text": "Text", "translation": "Translation"}
-# The digits a rating compares a value with a band's edge to (engine/core/metrics.py).
-_BOUND_DIGITS = 9
 # The conversation family's per-turn metrics, the garbled turn rate's inputs.
 _TURN_METRICS = ("intelligibility", "segmentation", "context")
 
@@ -162,12 +161,12 @@ def _fail(headline: str, lines: list[str]) -> AssertionError:
 def _at_least(value: float, bound: float) -> bool:
     """``value >= bound`` to the digits ratings keep: a value that is the bound but for float
     arithmetic (0.9999999999999998 for 1.0, or 1/3 against a bound of 1/3) is at it."""
-    return round(value - bound, _BOUND_DIGITS) >= 0
+    return round(value - bound, BOUND_DIGITS) >= 0
 
 
 def _at_most(value: float, bound: float) -> bool:
     """``value <= bound``, compared as :func:`_at_least` compares."""
-    return round(value - bound, _BOUND_DIGITS) <= 0
+    return round(value - bound, BOUND_DIGITS) <= 0
 
 
 def _bound(helper: str, name: str, value: object, scale: tuple[float, float] | None = None
@@ -478,8 +477,7 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
     # a mean of runs the bands that rated them.
     passed = (rate.rating not in FAILING if max_rate is None
               else not _at_least(rate.value, max_rate))
-    limit = (f"below {max_rate:.0%}" if max_rate is not None
-             else _limit_text(rate.details.get("threshold", 0.10)))
+    bound = max_rate if max_rate is not None else rate.details.get("threshold", 0.10)
     lowest = _lowest_only(result, "garbled_turn_rate")
     if passed and lowest:
         # Only the lowest possible rate passes: the turns the judge missed decide.
@@ -492,15 +490,21 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
             lines.append(f"  turn {turn.get('turn')}: {turn.get('scores', turn)}")
     lines.extend(metric_line(result, mid) for mid in _TURN_METRICS
                  if mid in result.metrics and result.metrics[mid].rating in FAILING)
-    raise _fail(f"garbled turn rate {'at least ' if lowest else ''}{rate.value:.1%} is not "
-                f"{limit} {who(result)}", lines)
+    shown, limit = _rate_and_limit(rate.value, bound)
+    raise _fail(f"garbled turn rate {'at least ' if lowest else ''}{shown} is not {limit} "
+                f"{who(result)}", lines)
 
 
-def _limit_text(threshold: object) -> str:
-    """A rate's limit as the metric records it: a share (the case's), or a policy's rule."""
-    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
-        return f"below {threshold:.0%}"
-    return f"within the policy's threshold ({threshold})"
+def _rate_and_limit(rate: float, threshold: object) -> tuple[str, str]:
+    """A rate and its limit as the metric records it — a share (the case's, or the check's
+    ``max_rate``), or a policy's rule — with the digits that tell a rate and a share apart
+    ("9.5% is not below 10%" was 9.52 % against 9.5 %)."""
+    if not isinstance(threshold, (int, float)) or isinstance(threshold, bool):
+        return f"{rate:.1%}", f"within the policy's threshold ({threshold})"
+    shown, bar = f"{rate:.1%}", f"{threshold:.0%}"
+    if shown == f"{threshold:.1%}" or float(bar.rstrip("%")) != round(threshold * 100, 9):
+        shown, bar = apart(rate, threshold, 1, percent=True)
+    return shown, f"below {bar}"
 
 
 def assert_extraction_f1(

@@ -85,13 +85,14 @@ def _read_documents(path: Path) -> tuple[str, list[Any]]:
 
 
 # Only a file with one of these can hold a value JSON cannot: NaN or an infinity (JSON's
-# extensions; a number whose exponent has three digits, or of 309 digits or more — past
-# 1.8e308 — either of which may overflow to one), and in YAML also .nan, .inf and a tag of
-# any spelling (!!timestamp, !<...>, a %TAG shorthand's !y!timestamp): a file without one
-# needs no walk over every value (a JSON case loads in a few times the walk's time).
+# extensions; a number whose exponent has three digits, or a run of 200 digits or more —
+# past 1.8e308 an exponent of at most 99 needs 210 before it — either of which may
+# overflow to one), and in YAML also .nan, .inf and a tag of any spelling (!!timestamp,
+# !<...>, a %TAG shorthand's !y!timestamp): a file without one needs no walk over every
+# value (a JSON case loads in a few times the walk's time).
 _MAYBE_NOT_JSON = {
-    "json": re.compile(r"NaN|Infinity|[eE][+-]?\d{3}|\d{309}"),
-    "yaml": re.compile(r"(?i:\.nan|\.inf)|!|[eE][+-]?\d{3}|\d{309}"),
+    "json": re.compile(r"NaN|Infinity|[eE][+-]?\d{3}|\d{200}"),
+    "yaml": re.compile(r"(?i:\.nan|\.inf)|!|[eE][+-]?\d{3}|\d{200}"),
 }
 
 _YAML_TAG = "tag:yaml.org,2002:"
@@ -108,7 +109,9 @@ _YAML_SCALARS = (
     ("float", r"^[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$"
               r"|^[-+]?\.(?:inf|Inf|INF)$|^\.(?:nan|NaN|NAN)$", "-+0123456789."),
 )
-_YAML_REPLACED = {f"{_YAML_TAG}{name}" for name in ("bool", "int", "float", "timestamp")}
+# YAML 1.1's "=" (a mapping's default value) has no constructor either: it stopped the file.
+_YAML_REPLACED = {f"{_YAML_TAG}{name}" for name in ("bool", "int", "float", "timestamp",
+                                                    "value")}
 
 
 def _first_non_json(document: dict[str, Any]) -> str | None:
@@ -172,7 +175,7 @@ def _expanded_size(root: Any) -> int:
 
 def _json_like_resolvers(resolvers: dict[Any, list[Any]]) -> dict[Any, list[Any]]:
     """PyYAML's implicit resolvers with its booleans, numbers and dates replaced by
-    :data:`_YAML_SCALARS` (null and the merge key kept)."""
+    :data:`_YAML_SCALARS`, and "=" read as text (null and the merge key kept)."""
     kept = {first: [(tag, pattern) for tag, pattern in found if tag not in _YAML_REPLACED]
             for first, found in resolvers.items()}
     for name, pattern, firsts in _YAML_SCALARS:

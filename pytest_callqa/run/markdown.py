@@ -244,7 +244,10 @@ def _worst_section(report: Mapping[str, Any]) -> list[str]:
     blocked = sorted((c for c in cases if c.get("blockers")), key=score)[:WORST_CASES // 2]
     errors = [c for c in cases if c.get("judge_errors") and not c.get("blockers")][:2]
     listed = {id(c) for c in blocked + errors}
-    lowest = sorted((c for c in cases if id(c) not in listed), key=score)
+    # A score nobody measured (the judge could not give it, or none of its metrics could be
+    # scored) is no low score: an invalid output's counts 0, an unknown one is left out.
+    lowest = sorted((c for c in cases if id(c) not in listed
+                     and (c.get("score") is not None or not c.get("valid", True))), key=score)
     worst = (blocked + errors + lowest)[:WORST_CASES]
     if not worst:
         return []

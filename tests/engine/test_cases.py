@@ -206,7 +206,7 @@ def test_a_bare_yaml_date_is_read_as_the_text_it_is(tmp_path: Path) -> None:
     # time as base 60, a zip code as octal, an answer as a boolean, an id as hexadecimal.
     ("10:30", "10:30"), ("01234", "01234"), ("0123", "0123"), ("yes", "yes"), ("no", "no"),
     ("On", "On"), ("off", "off"), ("0x1F", "0x1F"), ("0o17", "0o17"), ("1_000", "1_000"),
-    ("190:20:30", "190:20:30"),
+    ("190:20:30", "190:20:30"), ("=", "="),
     # What JSON (and YAML 1.2) read as numbers, booleans and null stays so.
     ("12", 12), ("-12", -12), ("+12", 12), ("0", 0), ("3.5", 3.5), ("-0.5", -0.5),
     (".5", 0.5), ("12.", 12.0), ("1e3", 1000.0), ("2.5E-3", 0.0025), ("true", True),
@@ -223,6 +223,8 @@ def test_a_plain_yaml_scalar_is_read_as_json_would_read_it_or_as_text(
 @pytest.mark.parametrize(("name", "text"), [
     ("case.yaml", "config:\n  extra: {big: 1" + "0" * 400 + ".0}\n"),
     ("case.yaml", "config:\n  extra: {big: -2" + "0" * 308 + ".5}\n"),
+    # A mantissa of 210 digits or more with a two-digit exponent: 1e310.
+    ("case.yaml", "config:\n  extra: {big: 1" + "0" * 300 + "e10}\n"),
     ("case.json", None),
 ])
 def test_a_number_too_large_for_a_float_is_named_not_read_as_infinity(

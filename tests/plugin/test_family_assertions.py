@@ -130,9 +130,13 @@ def test_family_bounds_compare_values_as_ratings_do() -> None:
     with_value(conversation, "garbled_turn_rate", 0.09999999999999999)
     # An exact rate (offline it is known only from below, which a bound alone cannot pass).
     conversation.metrics["garbled_turn_rate"].details.pop("lower_bound")
-    with pytest.raises(AssertionError, match=r"garbled turn rate 10\.0% is not below 10%"):
+    with pytest.raises(AssertionError, match=r"garbled turn rate 10\.0% is not below 10\.0%"):
         assert_no_garbled_turns(conversation, max_rate=0.1)
     assert_no_garbled_turns(conversation, max_rate=0.100000001)
+    # "9.5% is not below 10%": 9.52 % against a bound of 9.5 %.
+    with_value(conversation, "garbled_turn_rate", 0.0952)
+    with pytest.raises(AssertionError, match=r"garbled turn rate 9\.52% is not below 9\.50%"):
+        assert_no_garbled_turns(conversation, max_rate=0.095)
 
 
 def test_family_helpers_refuse_another_task() -> None:

@@ -36,6 +36,20 @@ def test_without_a_gate_it_shows_models_in_order_and_the_worst_cases(
     assert "more cases in the JSON report" in text
 
 
+def test_a_case_whose_score_nobody_measured_is_not_a_worst_case(
+        report: dict[str, Any]) -> None:
+    # A task score none of whose metrics could be scored sorted as 0.0, "lowest score":
+    # such cases filled the table and pushed the lowest measured case out of it.
+    for entry in report["cases"]:
+        entry.update(score=0.9, valid=True, blockers=[], judge_errors=[])
+    for entry in case_entries(report, "northwind-large", "qa"):
+        entry["score"] = None
+    case_entries(report, "budget-7b", "text")[0]["score"] = 0.5
+    worst = _rows(render_markdown(report), "### Worst cases")[1:]
+    assert worst[0].startswith("| budget-7b | text |") and "| 0.500 | lowest score |" in worst[0]
+    assert not any(row.startswith("| northwind-large | qa |") for row in worst)
+
+
 def test_a_failed_gate_lists_each_regression_with_its_interval(
         report: dict[str, Any]) -> None:
     baseline = copy.deepcopy(report)

@@ -248,6 +248,11 @@ def _ini_base(config: pytest.Config) -> Path:
 def _path_setting(config: pytest.Config, option: str) -> Path | None:
     cli = config.getoption(ini_name(option))
     if cli is not None:
+        if not cli.strip():
+            # Path("") is the directory the run started in: the cache and its ignore-all
+            # .gitignore went into the project root, cases were read from all of it.
+            raise pytest.UsageError(f"{option}= names no path: it is usually a CI variable "
+                                    f"that went unset; give a path or leave {option} out")
         return Path(config.invocation_params.dir, os.path.expanduser(cli))
     ini = config.getini(ini_name(option))
     raw = raw_ini(config, ini_name(option))

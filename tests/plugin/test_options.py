@@ -132,6 +132,14 @@ def test_negative_disqualify_tolerance_is_a_usage_error(
     # Before, an empty list (an unset variable in CI) meant every model.
     (["--callqa-models="], "*--callqa-models names no model; leave it out*"),
     (["--callqa-models", " , "], "*--callqa-models names no model*"),
+    # Before, an empty path was the directory the run started in: the judge's cache (and
+    # its ignore-everything .gitignore) went into the project root, hiding new files from
+    # git; an empty cases option read every YAML file of the project as a case.
+    *[([f"{option}="], f"*{option}= names no path: it is usually a CI variable that went "
+       f"unset; give a path or leave {option} out*")
+      for option in ("--callqa-cache-dir", "--callqa-cases", "--callqa-outputs",
+                     "--callqa-report", "--callqa-baseline")],
+    (["--callqa-cache-dir", " "], "*--callqa-cache-dir= names no path*"),
 ])
 def test_options_that_would_disarm_the_run_are_usage_errors(
     project: MiniProject, pytester: pytest.Pytester, args: list[str], message: str

@@ -31,12 +31,18 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from .core.metrics import Bands, MetricSpec
+from .core.metrics import DISABLED_THRESHOLD, Bands, MetricSpec
 from .core.numbers import MAX_MAGNITUDE, finite_number
 from .registry import Registry
 
 _KEYS = frozenset({"threshold", "acceptable", "blocker", "disabled", "tolerance"})
+# The keys that change how a metric is rated (the tolerance is the gate's alone).
+_RATING_KEYS = frozenset({"threshold", "acceptable", "blocker"})
 _RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*[-–/]\s*(\d+(?:\.\d+)?)")
+# The values a metric takes, listed: "0/1", "0/0.5/1", "1/0.5/0" (read as a range, the last
+# two were 0 to 0.5 and 1 to 0.5: the built-in threshold was off its own scale).
+_VALUES = re.compile(r"\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)+")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 class PolicyError(ValueError):
@@ -44,8 +50,12 @@ class PolicyError(ValueError):
 
 
 def scale_range(spec: MetricSpec) -> tuple[float, float]:
-    """The values a metric can take: the last ``low-high`` of its scale ("1-5 → 0-1" is
-    reported on 0–1), 0–1 for rates, 0 and up for counts."""
+    """The values a metric can take: the lowest to the highest of a scale that lists them
+    ("0/0.5/1"), the last ``low-high`` of one that gives a range ("1-5 → 0-1" is reported on
+    0–1), 0–1 for rates, 0 and up for counts."""
+    if _VALUES.fullmatch(spec.scale.strip()):
+        values = [float(v) for v in _NUMBER.findall(spec.scale)]
+        return min(values), max(values)
     found = _RANGE.findall(spec.scale)
     if found:
         low, high = found[-1]
@@ -95,15 +105,29 @@ def _rule(spec: MetricSpec, entry: Mapping[str, Any], where: str) -> MetricSpec:
                 or not 0 <= tolerance <= MAX_MAGNITUDE:
             raise PolicyError(f"{where}.tolerance: expected a number from 0 to "
                               f"{MAX_MAGNITUDE:g}, got {tolerance!r}")
+        low, high = scale_range(spec)
+        if tolerance >= high - low:
+            # As --callqa-regression-tolerance 2 is refused: no drop could be a regression.
+            raise PolicyError(f"{where}.tolerance: {tolerance!r} is the metric's whole scale "
+                              f"({spec.scale}: {low:g} to {high:g}) or more, so no drop could "
+                              "regress; a tolerance is in the metric's own units (0.02 for 2 "
+                              "points of a 0-1 score)")
     disabled = entry.get("disabled", False)
     if not isinstance(disabled, bool):
         raise PolicyError(f"{where}.disabled: expected true or false, got {disabled!r}")
     if disabled:
         return replace(spec, bands=None, blocker=False, shown=False,
-                       threshold="disabled by policy")
+                       threshold=DISABLED_THRESHOLD)
     blocker = entry.get("blocker", spec.blocker)
     if not isinstance(blocker, bool):
         raise PolicyError(f"{where}.blocker: expected true or false, got {blocker!r}")
+    if not _RATING_KEYS & set(entry):
+        # A tolerance alone is the gate's: the ratings stay as they were (a metric without a
+        # bar was given one of its scale's top, ">= 1", and every value failed it).
+        return spec
+    if spec.bands is None and not blocker and set(entry) & _RATING_KEYS == {"blocker"}:
+        # No bar, and none asked for: there is no blocker edge to take away.
+        return replace(spec, blocker=False)
     old = spec.bands or Bands(good=scale_range(spec)[1])
     good = (_number(entry["threshold"], f"{where}.threshold", spec) if "threshold" in entry
             else old.good)

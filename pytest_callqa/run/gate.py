@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..engine.core.metrics import TASK_SCORE_ID
+from ..engine.core.metrics import DISABLED_THRESHOLD, TASK_SCORE_ID
 from ..engine.core.numbers import finite_number
 from .gate_cases import (
     CODE_ERRORS,
@@ -259,6 +259,11 @@ class _Comparison:
         self.now, self.then = read_cases(current), read_cases(baseline)
         specs_then, specs_now = _specs(baseline), _specs(current)
         self.specs = {**_benchmark_specs(), **specs_then, **specs_now}
+        # A metric this run's policy disabled is not rated, and not gated either: without
+        # its bands its direction is unknown (a worse count read as an improvement).
+        self.disabled = {(task, spec.get("id")) for task, specs in current["metric_specs"].items()
+                         for spec in specs if isinstance(spec, Mapping)
+                         and spec.get("threshold") == DISABLED_THRESHOLD}
         # A metric either report defines as a blocker: a judge error leaves its verdict unknown.
         self.blocking = {k for specs in (specs_then, specs_now)
                          for k, spec in specs.items() if spec.blocker}
@@ -420,7 +425,7 @@ class _Comparison:
         keys = self.shared_keys(model, task)
         pairs = [(TASK_SCORE, agg_then.get("score"), agg_now.get("score"))]
         for mid in agg_now["metrics"]:
-            if mid in agg_then["metrics"]:
+            if mid in agg_then["metrics"] and (task, mid) not in self.disabled:
                 pairs.append((mid, (agg_then["metrics"][mid] or {}).get("value"),
                               (agg_now["metrics"][mid] or {}).get("value")))
         for metric, old, new in pairs:
@@ -552,6 +557,9 @@ def compare_reports(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
                              min_cases=min_cases,
                              bootstrap=_Bootstrap(resamples, seed, confidence))
     comparison.warnings.extend(_version_warnings(current, baseline, baseline_name))
+    if comparison.disabled:
+        comparison.warnings.append("not compared, disabled by the run's policy: " + ", ".join(
+            sorted(f"{task}.{metric}" for task, metric in comparison.disabled)))
     models_now, models_then = current["models"], baseline["models"]
     shared_models = [m for m in models_now if m in models_then]
     for model in shared_models:

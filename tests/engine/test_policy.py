@@ -131,12 +131,34 @@ def test_disabled_false_changes_nothing_else() -> None:
 def test_the_origin_is_recorded_and_the_tolerance_kept() -> None:
     registry = applied({"keyword_f1": {"tolerance": 0.05}})
     assert registry.tolerances == {"entity.keyword_f1": 0.05}
-    # The largest a report's baseline check reads back is allowed.
-    assert applied({"keyword_f1": {"tolerance": 1e15}}).tolerances == {
-        "entity.keyword_f1": 1e15}
+    # The largest a report's baseline check reads back is allowed, on a scale without end.
+    assert applied({"fabricated_entity_count": {"tolerance": 1e15}}).tolerances == {
+        "entity.fabricated_entity_count": 1e15}
     assert registry.origin("entity", "keyword_f1") == ORIGIN
     assert registry.metric("entity", "keyword_f1").bands == \
         default_registry().metric("entity", "keyword_f1").bands
+
+
+@pytest.mark.parametrize("entry", [{"tolerance": 0.05}, {"blocker": False},
+                                   {"blocker": False, "tolerance": 0.05}])
+def test_a_rule_that_asks_for_no_bar_leaves_a_metric_without_one_unrated(entry: dict) -> None:
+    # A tolerance meant for the gate (or blocker = false) gave summary_score a bar at the top
+    # of its scale, ">= 1": budget-7b's 0.697 was rated a failure, and assert_metric failed.
+    before = default_registry().metric("text", "summary_score")
+    spec = applied({"summary_score": entry}).metric("text", "summary_score")
+    assert (spec.bands, spec.threshold, spec.blocker) == (None, before.threshold, False)
+    assert spec.rate(0.697) is None
+
+
+@pytest.mark.parametrize(("task", "metric"), [("text", "call_intent_match"),
+                                              ("grounding", "grounding_verdict")])
+def test_a_scale_that_lists_its_values_runs_from_the_lowest_to_the_highest(
+        task: str, metric: str) -> None:
+    # "0/0.5/1" was read as 0 to 0.5 and "1/0.5/0" as 1 to 0.5: call intent's own threshold
+    # of 1.0 was refused as off its scale, and grounding's verdict could take no edge.
+    spec = default_registry().metric(task, metric)
+    assert scale_range(spec) == (0.0, 1.0)
+    assert applied({metric: {"threshold": 1.0}}).metric(task, metric).bands.good == 1.0
 
 
 def test_a_task_pass_bar() -> None:
@@ -206,6 +228,16 @@ PREFIX = f"{ORIGIN}: tool.callqa.metrics"
      f"{PREFIX}.keyword_f1.tolerance: expected a number from 0 to 1e+15, got False"),
     ({"keyword_f1": {"tolerance": "0.1"}},
      f"{PREFIX}.keyword_f1.tolerance: expected a number from 0 to 1e+15, got '0.1'"),
+    # 2 meant as 2 %: on a 0-1 metric no drop could regress (the command line's twin was
+    # refused already).
+    ({"keyword_f1": {"tolerance": 2}},
+     f"{PREFIX}.keyword_f1.tolerance: 2 is the metric's whole scale (0-1: 0 to 1) or more, "
+     "so no drop could regress; a tolerance is in the metric's own units (0.02 for 2 points "
+     "of a 0-1 score)"),
+    ({"tool_routing": {"tolerance": 5}},
+     f"{PREFIX}.tool_routing.tolerance: 5 is the metric's whole scale (0-5: 0 to 5) or more, "
+     "so no drop could regress; a tolerance is in the metric's own units (0.02 for 2 points "
+     "of a 0-1 score)"),
     ({"keyword_f1": 0.9},
      f"{PREFIX}.keyword_f1: must be a table of threshold, acceptable, blocker, disabled"),
     ({"no_such_metric": {"threshold": 0.5}},

@@ -518,3 +518,21 @@ def test_the_layer_2_criteria_are_gated_as_metrics_of_their_own(
     assert set(compared.values()) <= {"unchanged", "too few cases"}
     assert any(gate_line.startswith(f"  regression: {MODEL} · benchmarks · faithfulness: ")
                for gate_line in gate_lines(gate))
+
+
+def test_a_metric_the_policy_disabled_is_not_gated_and_the_gate_says_so(
+        report: dict[str, Any]) -> None:
+    # Disabled, a lower-is-better count lost its bands and so its direction: fabricated
+    # entities going from 0 to 1.6 per case were an "improvement".
+    baseline = copy.deepcopy(report)
+    for spec in report["metric_specs"]["entity"]:
+        if spec["id"] == "fabricated_entity_count":
+            spec.update(bands=None, blocker=False, shown=False, threshold="disabled by policy")
+    for entry in case_entries(report, MODEL, "entity"):
+        entry["metrics"]["fabricated_entity_count"]["value"] = 2.0
+    report["models"][MODEL]["tasks"]["entity"]["metrics"]["fabricated_entity_count"][
+        "value"] = 2.0
+    gate = compare_reports(report, baseline)
+    assert "fabricated_entity_count" not in _statuses(gate, MODEL, "entity")
+    assert "not compared, disabled by the run's policy: entity.fabricated_entity_count" in \
+        gate["warnings"]

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 # What the baseline gate and the reports' per-metric keys call a task's own score: no
 # metric may take the id.
 TASK_SCORE_ID = "score"
+# The threshold text of a metric a team's policy disabled (not rated, never a blocker, not
+# shown, not gated).
+DISABLED_THRESHOLD = "disabled by policy"
 # Rounding before comparing keeps 19/20 (0.9499999…) on the right side of a 0.95 band.
 _BAND_DIGITS = 9
 

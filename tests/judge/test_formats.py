@@ -26,6 +26,7 @@ from pytest_callqa.engine.llm.formats import (
     with_text_limits,
 )
 from pytest_callqa.engine.llm.limits import refused_as_invalid
+from pytest_callqa.engine.llm.windows import count_tokens
 
 from .conftest import make_runner
 from .helpers import MODEL, SECRET, qa_case
@@ -220,12 +221,13 @@ def test_generation_bound_grows_with_the_input_and_stops_at_the_cap(fake: Any) -
     generator = OpenAIGenerator(MODEL, fake().base_url, SECRET, runner=make_runner())
     base = generation_max_tokens("qa", generator.messages(case))
     # 300 more bytes of turn text plus the turn's own JSON, estimated at three bytes a
-    # token and counted twice.
+    # token but a token a digit, and counted twice.
     added_json = len(', {"n": 3, "speaker": "agent", "text": "", "start_s": 0.0}')
     grown = generation_max_tokens("qa", generator.messages(longer))
     assert added_json == 58
-    # 358 bytes are 119 or 120 more tokens by the estimate (rounding up), counted twice.
-    assert grown - base in (238, 240)
+    # 355 bytes and 3 digits are 121 or 122 more tokens by the estimate (rounding up),
+    # counted twice.
+    assert grown - base in (242, 244)
     huge = case.model_copy(update={"transcript": [
         *case.transcript, case.transcript[0].model_copy(update={"text": "a" * 30_000})]})
     assert generation_max_tokens("qa", generator.messages(huge)) == 4096
@@ -253,6 +255,41 @@ def test_a_call_that_does_not_fit_the_servers_window_is_a_judge_error(fake: Any)
     assert "over the 538-token input limit" in verdict.reason
     assert "context window of 1,000 tokens less 462 for the reply" in verdict.reason
     assert "--callqa-local-ctx" in verdict.reason
+
+
+def test_a_reply_the_servers_window_cut_short_is_input_too_large_and_not_re_asked(
+        fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # llama.cpp's server cuts a reply's bound to what its window has left: 8 tokens of the
+    # verdict, "not valid JSON", a re-ask that added the cut reply to the prompt, and an
+    # HTTP 400 for the context length — the judge error said the reply was not JSON.
+    from pytest_callqa.engine.llm import transport
+
+    read = transport.read_completion
+
+    def window_cut(completion: Any) -> Any:
+        reply = read(completion)
+        reply.finish_reason, reply.content = "length", '{"evidence_backed_reasoning":'
+        reply.prompt_tokens, reply.completion_tokens = 4088.0, 8.0
+        return reply
+
+    monkeypatch.setattr(transport, "read_completion", window_cut)
+    server = fake()
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, runner=make_runner())
+    [verdict] = judge.judge(requests_for(1))
+    assert server.requests == 1
+    assert verdict.judge_error and verdict.score is None
+    assert "input too large: the server stopped the reply at 8 of the " in verdict.reason
+    assert "as the prompt (4,088 tokens) filled its context window" in verdict.reason
+
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("my account is 1234567890", 10 + 5), ("我要退款", 8), ("hello world this is a call", 9)])
+def test_the_token_estimate_counts_digits_and_wide_characters_high(
+        text: str, tokens: int) -> None:
+    # One token per three bytes: a ten-digit number was 3 and a half tokens where small
+    # models' tokenizers make 10, and a Chinese character one where SmolLM2 makes 1.7.
+    assert count_tokens([{"role": "user", "content": text}], estimate=True) == (
+        tokens, "estimate")
 
 
 # --- what an endpoint settled on, kept in the cache directory -----------------------------

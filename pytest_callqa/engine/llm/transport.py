@@ -54,6 +54,7 @@ from .wire import (
     RequestTimeout,
     StatusError,
     read_completion,
+    window_full,
 )
 
 T = TypeVar("T")
@@ -100,9 +101,8 @@ class ChatOutcome:
     ``content`` is the last reply (None when none arrived); ``problems`` what ``check``
     still found wrong with it; ``error`` why no (usable) reply came: a transport failure, or
     the budget (``budget_stopped``). ``usage`` totals every attempt of the call.
-    ``truncated``: the reply stopped at its completion bound (``finish_reason: length``), one
-    this tool set: it is not cached (the key leaves out a bound a budgeted run adds, and a
-    reply cut short is no whole answer to keep).
+    ``truncated``: the reply stopped at its completion bound (``finish_reason: length``): not
+    cached (the key leaves out a bound a budgeted run adds; a cut reply is no whole answer).
     """
 
     content: str | None
@@ -340,8 +340,7 @@ class ChatRunner:
 
     async def _call(self, session: _Session, endpoint: Endpoint, request: ChatRequest,
                     key: str, check: Check | None, stats: ModelUsage) -> ChatOutcome:
-        # Where the reply is kept for the other processes: the cache, or when it keeps none
-        # the run's exchange.
+        # Where the reply is kept for other processes: the cache, or else the run's exchange.
         store = self.exchange if self.exchange is not None and not self.cache.writable \
             else self.cache
         # Looked up under the key's lock only: a second lookup per miss costs more than it saves.
@@ -492,7 +491,8 @@ class ChatRunner:
                 # Let the call that got this slot send before this one checks, caches and
                 # scores its reply: replies come in bursts, and an idle slot is lost throughput.
                 await asyncio.sleep(0)
-                return reply, None, False
+                full = window_full(params, reply)
+                return (None, full, False) if full is not None else (reply, None, False)
             if attempt == self.max_retries:
                 break
             if retry_after is not None and retry_after > self.max_retry_after_s:

@@ -2,12 +2,15 @@
 before it is sent, so nothing goes out that the server must reject.
 
 Tokens are counted with tiktoken when it is installed (the encoding of OpenAI's models);
-otherwise they are estimated as one token per three bytes of UTF-8 — above what English
-(about four characters a token) needs and close to what scripts of several bytes per
-character use, so the estimate errs towards refusing an input that might fit rather than
-sending one the server refuses. Windows of common OpenAI models are built in; any model's
-limit can be set (the plugin's ``--callqa-judge-max-input-tokens``), and a model with
-neither is not checked.
+otherwise they are estimated: a digit is a token (small models' tokenizers split numbers
+digit by digit: a ten-digit account number is ten tokens, three times the bytes-based
+guess), a character outside ASCII one per 1.5 bytes of its UTF-8 (Chinese and Japanese
+came to 1.7-1.8 tokens a character on SmolLM2's tokenizer), anything else one per three
+bytes (English needs about four characters a token). The estimate errs towards refusing an
+input that might fit rather than sending one the server cuts short or refuses; a server that
+cuts a reply short for want of room is told apart from a reply at its bound (wire.py).
+Windows of common OpenAI models are built in; any model's limit can be set (the plugin's
+``--callqa-judge-max-input-tokens``), and a model with neither is not checked.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ CONTEXT_WINDOWS: dict[str, int] = {
 # Room left in the window for the reply (a judge's verdicts, a generated output).
 REPLY_RESERVE_TOKENS = 4096
 _BYTES_PER_TOKEN = 3
+_WIDE_BYTES_PER_TOKEN = 1.5
 
 
 def context_window(model: str) -> int | None:
@@ -80,7 +84,17 @@ def count_tokens(messages: Sequence[Mapping[str, Any]], *,
     encoding = None if estimate else _encoding()
     if encoding is not None:
         return len(encoding.encode(text)) + 4 * len(messages), "tiktoken"
-    return math.ceil(len(text.encode("utf-8")) / _BYTES_PER_TOKEN), "estimate"
+    return _estimate(text), "estimate"
+
+
+def _estimate(text: str) -> int:
+    """Prompt tokens of ``text`` by the estimate of the module docstring."""
+    digits = sum(map(text.count, "0123456789"))
+    wide = 0 if text.isascii() else sum(1 for ch in text if not ch.isascii())
+    # The UTF-8 bytes of the characters outside ASCII: each of the others is one byte.
+    wide_bytes = len(text.encode("utf-8")) - (len(text) - wide) if wide else 0
+    narrow = len(text) - wide - digits
+    return digits + math.ceil(narrow / _BYTES_PER_TOKEN + wide_bytes / _WIDE_BYTES_PER_TOKEN)
 
 
 def too_large(messages: Sequence[Mapping[str, Any]], model: str, limit: int | None,

@@ -167,6 +167,22 @@ def read_completion(completion: Any) -> Reply:
                  cost=None, finish_reason=finish if isinstance(finish, str) else None)
 
 
+def window_full(params: Mapping[str, Any], reply: Reply) -> str | None:
+    """Why a reply cut short is no answer at all: it stopped (``finish_reason: length``)
+    before the completion bound the call asked for, which a server such as llama.cpp's does
+    when the prompt leaves too little of its context window — the reply holds a few tokens
+    of the verdict, and a re-ask, which adds the reply and a message to the prompt, can only
+    overflow. None when the reply stopped at the bound, or the counts are unknown."""
+    asked = params.get("max_tokens", params.get("max_completion_tokens"))
+    got = reply.completion_tokens
+    if reply.finish_reason != "length" or isinstance(asked, bool) or not isinstance(
+            asked, int) or got is None or got >= asked:
+        return None
+    prompt = "" if reply.prompt_tokens is None else f" ({reply.prompt_tokens:,.0f} tokens)"
+    return (f"input too large: the server stopped the reply at {got:,.0f} of the {asked:,} "
+            f"tokens asked for, as the prompt{prompt} filled its context window")
+
+
 def _token_count(value: Any) -> float | None:
     """A token count as the server gave it, or None (unknown: the call is settled at its worst
     case) when it is none — a negative or non-finite count made the spend negative or NaN and

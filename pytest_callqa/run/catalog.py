@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -83,6 +84,18 @@ class Catalog:
                 if self._files is None:
                     self._files = self._load()
         return self._files
+
+    def digest(self) -> str:
+        """A fingerprint of the catalogue's cases (their tasks and ids, and its bad files'
+        paths): the shards of one run read the same catalogue, and the merge refuses shards
+        that did not — a report left from an earlier run lacks the cases added since, and
+        their pairs would be missing from a scorecard that said nothing of them."""
+        files = self.files()
+        listed = sorted(f"{ref.task}\t{ref.id}" for ref in files.cases)
+        listed += sorted(f"bad\t{display_path(error.path, self.host.rootpath)}"
+                         for error in files.errors)
+        found = hashlib.sha256("\n".join(listed).encode("utf-8")).hexdigest()[:16]
+        return f"{len(files.cases)} cases, {found}"
 
     def position(self, case_id: str) -> int:
         """Where a collected case stands in the catalogue's order (its files sorted, each

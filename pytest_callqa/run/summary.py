@@ -223,6 +223,12 @@ class Summary:
                 continue  # its file changed or went since collection
             yield case.id, golden_entry(case)
 
+    def _catalogue_digest(self) -> str | None:
+        try:
+            return self.catalog.digest()
+        except CallqaUsageError:
+            return None  # no case catalogue configured: tests over models alone
+
     def not_evaluated(self, card: Scorecard) -> list[dict[str, Any]]:
         """The pairs with no result and why (no output, a test error), the runs of a
         repeated pair its test could not produce (``unproduced_run``, numbered from 1), and
@@ -410,8 +416,9 @@ class Summary:
                 "embeddings": {"name": embedder_name, "description": embedder_description},
                 "benchmarks": self.settings.benchmarks,
                 "disqualify_tolerance": self.settings.disqualify_tolerance,
-                "settings": run_settings(self.settings, self.host.rootpath,
-                                         self.configured_models()),
+                "settings": {**run_settings(self.settings, self.host.rootpath,
+                                            self.configured_models()),
+                             "catalogue": self._catalogue_digest()},
                 "selection": self.host.selection,
                 "stopped_early": self.stopped_early,
                 "rank_basis": card.rank_basis,

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.loading import CaseFileError, load_case_file, load_cases
 from pytest_callqa.engine.registry import default_registry
 
@@ -582,3 +583,24 @@ def test_keys_a_report_writes_alike_are_refused(tmp_path: Path, mapping: str,
     text = GOOD.replace("config:\n", f"config:\n  extra: {mapping}\n", 1)
     with pytest.raises(CaseFileError, match=re.escape(said)):
         load_case_file(write(tmp_path, "keys.yaml", text))
+
+
+@pytest.mark.parametrize(("line", "speaker", "text"), [
+    # A speaker whose name began with a letter outside ASCII was folded into the previous
+    # turn's text.
+    ("Émile: bonjour", "Émile", "bonjour"),
+    ("客户: 我要退款", "客户", "我要退款"),
+    ("客服：您好", "客服", "您好"),  # a full-width colon takes no space
+    ("रोगी: नमस्ते", "रोगी", "नमस्ते"),
+    ("Jose\u0301: hola", "Jose\u0301", "hola"),
+    ("Agent (Ravi): hi", "Agent (Ravi)", "hi"),
+    # Not speakers: an offset, a URL, a colon without a space.
+    ("10:30 meeting moved", "", "10:30 meeting moved"),
+    ("https://example.com is down", "", "https://example.com is down"),
+    ("agent:x", "", "agent:x"),
+])
+def test_a_string_transcripts_speaker_may_be_written_in_any_script(
+        line: str, speaker: str, text: str) -> None:
+    case = GoldenCase.model_validate({"id": "c", "task": "qa",
+                                      "transcript": f"agent: Hello.\n{line}"})
+    assert (case.transcript[1].speaker, case.transcript[1].text) == (speaker, text)

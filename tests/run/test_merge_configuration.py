@@ -44,7 +44,9 @@ def test_a_report_records_the_settings_and_the_selection_it_was_run_with(
         "cases": "cases", "outputs": "outputs", "runs": 1, "pass_rule": "all",
         "judge_repeats": 1, "judge_repeat_tolerance": 0.25, "regression_tolerance": 0.02,
         "prices": {"budget-7b": [0.05, 0.1], "northwind-large": [2.5, 10.0],
-                   "northwind-mini": [0.15, 0.6]}}
+                   "northwind-mini": [0.15, 0.6]},
+        # Checked by test_a_report_names_its_catalogue_by_its_cases.
+        "catalogue": unsharded["run"]["settings"]["catalogue"]}
     assert unsharded["run"]["selection"] == {
         "args": ["tests/test_release_gate.py"], "keyword": "", "markexpr": "eval",
         "deselect": [], "lf": False, "last_failed": False}
@@ -68,6 +70,9 @@ def test_a_report_records_the_settings_and_the_selection_it_was_run_with(
     (("run", "selection", "deselect"), ["tests/test_release_gate.py::test_qa"]),
     (("run", "selection", "lf"), True),
     (("run", "judge_repeats", "repeats"), 5),
+    # A shard report left from an earlier run, before a case was added: the pairs of the
+    # new case that fell in its share were missing, and the merge said nothing.
+    (("run", "settings", "catalogue"), "31 cases, 0123456789abcdef"),
 ])
 def test_shards_of_other_settings_or_another_selection_are_refused(
         shards: list[dict[str, Any]], path: tuple[str, ...], value: Any) -> None:
@@ -79,6 +84,11 @@ def test_shards_of_other_settings_or_another_selection_are_refused(
     message = str(info.value)
     assert f"{'.'.join(path)} differs" in message
     assert "one.json" in message and "two.json" in message
+
+
+def test_a_report_names_its_catalogue_by_its_cases(unsharded: dict[str, Any]) -> None:
+    count, digest = unsharded["run"]["settings"]["catalogue"].split(" cases, ")
+    assert int(count) == len(unsharded["golden_cases"]) and len(digest) == 16
 
 
 def test_the_merge_command_refuses_shards_of_another_model_list_with_status_2(

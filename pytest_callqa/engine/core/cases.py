@@ -13,9 +13,12 @@ from .numbers import finite_number
 
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
 _TIME_PATTERN = re.compile(r"^(?:(\d+):)?(\d{1,2}):(\d{2}(?:\.\d+)?)$")
+# A speaker label is a letter of any script ("Émile", "客户", "रोगी") and up to 40 more
+# characters up to a colon and a space, or a full-width colon ("客服：您好", which takes
+# none): with an ASCII first letter only, "Émile: ..." was folded into the previous turn.
 _LINE_PATTERN = re.compile(
     r"^\s*(?:\[(?P<start>[\d:.]+)\]\s*)?"
-    r"(?:(?P<speaker>[A-Za-z][\w .'-]{0,40}?)\s*:\s+)?"
+    r"(?:(?P<speaker>[^\W\d_][^:\uff1a\n]{0,40}?)\s*(?::\s+|\uff1a\s*))?"
     r"(?P<text>.*\S)\s*$"
 )
 

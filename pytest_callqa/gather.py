@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 # The attribute of a test report that carries a builtins-only payload to the controller.
 REPORT_ATTR = "callqa"
+# The key of an xdist worker's ``workeroutput`` that carries its catalogue's fingerprint
+# and bad files (Catalog.handed_over).
+CATALOGUE_OUTPUT_KEY = "callqa_catalogue"
 # The key of an xdist worker's ``workeroutput`` that carries its call counters.
 WORKER_OUTPUT_KEY = "callqa_usage"
 # The attribute of the failed report xdist makes for an evaluation test its worker died
@@ -29,6 +32,18 @@ CRASHED_ATTR = "callqa_worker_crashed"
 # The number pytest appends to each of a test's equal parameter ids ("a-b" twice: "a-b0",
 # "a-b1"; after "_" when the id ends with a digit).
 _NUMBERED = re.compile(r"_?\d+$")
+
+
+def hand_over(config: pytest.Config, state: CallqaSession) -> None:
+    """On an xdist worker, after its last test: put its call counters and what its
+    catalogue tells the report (Catalog.handed_over) in its ``workeroutput``."""
+    if not state.is_worker:
+        return
+    output = config.workeroutput  # type: ignore[attr-defined]
+    usage = state.usage.own()
+    if usage is not None:
+        output[WORKER_OUTPUT_KEY] = usage
+    output[CATALOGUE_OUTPUT_KEY] = state.catalog.handed_over()
 
 
 class ResultsGatherer:
@@ -141,9 +156,11 @@ class ResultsGatherer:
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
         """Fires on the xdist controller as each worker ends: keeps its call counters for
         the header and the report (a worker that crashed has none)."""
-        usage = (getattr(node, "workeroutput", None) or {}).get(WORKER_OUTPUT_KEY)
+        output = getattr(node, "workeroutput", None) or {}
+        usage = output.get(WORKER_OUTPUT_KEY)
         if isinstance(usage, dict):
             self.state.usage.worker_usage.append(usage)
+        self.state.catalog.take(output.get(CATALOGUE_OUTPUT_KEY))
         run_id = (getattr(node, "workerinput", None) or {}).get("testrunuid")
         if isinstance(run_id, str):
             self.run_ids.append(run_id)

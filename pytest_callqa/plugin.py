@@ -16,7 +16,7 @@ import pytest
 
 from . import hookspecs
 from .garbage import CollectedFrozen, paused, skip_exit_collection
-from .gather import REPORT_ATTR, WORKER_OUTPUT_KEY, ResultsGatherer, SharedReportValues
+from .gather import REPORT_ATTR, ResultsGatherer, SharedReportValues, hand_over
 from .options import CASE_SCHEMA_OPTION, METRICS_OPTION, add_options, ini_name, read_settings
 from .outcomes import (
     JUnitToolErrors,
@@ -491,12 +491,10 @@ def pytest_callqa_generate(model: str, case: GoldenCase, config: pytest.Config) 
 @pytest.hookimpl
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Fires once per process, after the last test: an xdist worker hands its call counters
-    (requests, cache hits, tokens, spend) to the controller, as builtins; the controller
-    freezes what it built (garbage.py)."""
+    (requests, cache hits, tokens, spend) and its catalogue's fingerprint to the controller,
+    as builtins (gather.hand_over); the controller freezes what it built (garbage.py)."""
     state = _state(session.config)
-    usage = state.usage.own() if state.is_worker else None
-    if usage is not None:
-        session.config.workeroutput[WORKER_OUTPUT_KEY] = usage  # type: ignore[attr-defined]
+    hand_over(session.config, state)
     if state.summary.has_evaluations and session.config.pluginmanager.hasplugin("dsession"):
         # The xdist controller collects nothing and runs no test: what it holds by now (its
         # workers' reports, the scorecard) lives to the end, and pytest's closing

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..engine.core.unicode_text import unshowable
 from ..outputs import OUTPUT_SUFFIX, USAGE_FILE, discover_models
@@ -68,6 +68,8 @@ class Catalog:
         self._positions: dict[str, int] | None = None
         self._specs: dict[str, ModelSpec | None] | None = None
         self._recorded_checked = False
+        # What a worker handed the xdist controller (take), which reads no case file for it.
+        self._handed: dict[str, Any] | None = None
         # The metrics a case's human labels may name, the project's own among them (the
         # session gives it once its services exist); None: the built-in ones.
         self.labels: Callable[[], Registry] | None = None
@@ -85,17 +87,38 @@ class Catalog:
                     self._files = self._load()
         return self._files
 
-    def digest(self) -> str:
+    def digest(self) -> str | None:
         """A fingerprint of the catalogue's cases (their tasks and ids, and its bad files'
         paths): the shards of one run read the same catalogue, and the merge refuses shards
         that did not — a report left from an earlier run lacks the cases added since, and
-        their pairs would be missing from a scorecard that said nothing of them."""
-        files = self.files()
-        listed = sorted(f"{ref.task}\t{ref.id}" for ref in files.cases)
-        listed += sorted(f"bad\t{display_path(error.path, self.host.rootpath)}"
-                         for error in files.errors)
+        their pairs would be missing from a scorecard that said nothing of them. None when
+        no test read the catalogue (tests that take models alone)."""
+        if self._files is None:
+            return self._handed.get("digest") if self._handed else None
+        listed = sorted(f"{ref.task}\t{ref.id}" for ref in self._files.cases)
+        listed += sorted(f"bad\t{bad['path']}" for bad in self.bad_files())
         found = hashlib.sha256("\n".join(listed).encode("utf-8")).hexdigest()[:16]
-        return f"{len(files.cases)} cases, {found}"
+        return f"{len(self._files.cases)} cases, {found}"
+
+    def bad_files(self) -> list[dict[str, Any]]:
+        """The catalogue's case files that could not be read: path (as shown) and problems;
+        none when no test read the catalogue."""
+        if self._files is None:
+            return list(self._handed.get("bad_files") or []) if self._handed else []
+        return [{"path": display_path(error.path, self.host.rootpath),
+                 "problems": list(error.problems)} for error in self._files.errors]
+
+    def handed_over(self) -> dict[str, Any] | None:
+        """What an xdist worker that read the catalogue hands its controller (:meth:`take`),
+        which reads no case file for it: the fingerprint and the bad files."""
+        return None if self._files is None else {"digest": self.digest(),
+                                                 "bad_files": self.bad_files()}
+
+    def take(self, handed: Any) -> None:
+        """Keep what a worker handed over (:meth:`handed_over`), when it is so shaped."""
+        if isinstance(handed, dict) and isinstance(handed.get("digest"), str) \
+                and isinstance(handed.get("bad_files"), list):
+            self._handed = handed
 
     def position(self, case_id: str) -> int:
         """Where a collected case stands in the catalogue's order (its files sorted, each

@@ -177,8 +177,7 @@ class Summary:
         return record
 
     def configured_models(self) -> list[str]:
-        """The models the run was configured with, in order (none when they cannot be
-        read: the tests reported why)."""
+        """The models the run was configured with, in order (none if unreadable: tests said)."""
         try:
             return self.catalog.models()
         except CallqaUsageError:
@@ -223,18 +222,11 @@ class Summary:
                 continue  # its file changed or went since collection
             yield case.id, golden_entry(case)
 
-    def _catalogue_digest(self) -> str | None:
-        try:
-            return self.catalog.digest()
-        except CallqaUsageError:
-            return None  # no case catalogue configured: tests over models alone
-
     def not_evaluated(self, card: Scorecard) -> list[dict[str, Any]]:
         """The pairs with no result and why (no output, a test error), the runs of a
         repeated pair its test could not produce (``unproduced_run``, numbered from 1), and
         the case files that could not be read, sorted: the report's ``not_evaluated``. A pair
-        whose test errored, or a run, is listed only when no other test of it gave a
-        result."""
+        whose test errored, or a run, is listed only when no other test of it gave a result."""
         scored = {(r.model, r.case_id) for r in card.results}
         produced = {(r.model, r.case_id, r.run + 1) for r in card.results}
         entries: dict[tuple[str, ...], dict[str, Any]] = {}
@@ -258,16 +250,9 @@ class Summary:
                             "kind": "unproduced_run", "model": u["model"],
                             "case_id": u["case_id"], "task": u["task"], "run": run,
                             "runs": u["runs"], "reason": u["reason"]}
-        # A bad case file's test may have been deselected (-k, a node id, another shard's
-        # share): the file is still named, as the cases in it may be ones the run asked for.
-        try:
-            errors = self.catalog.files().errors
-        except CallqaUsageError:
-            errors = []
-        for error in errors:
-            path = display_path(error.path, self.catalog.host.rootpath)
-            entries.setdefault(("case_file", path), {
-                "kind": "invalid_case_file", "path": path, "problems": list(error.problems)})
+        # Named even when -k, a node id or the shard deselected its test: it may hold cases
+        for bad in self.catalog.bad_files():  # the run asked for.
+            entries.setdefault(("case_file", bad["path"]), {"kind": "invalid_case_file", **bad})
         return [entries[k] for k in sorted(entries)]
 
     @property
@@ -416,9 +401,8 @@ class Summary:
                 "embeddings": {"name": embedder_name, "description": embedder_description},
                 "benchmarks": self.settings.benchmarks,
                 "disqualify_tolerance": self.settings.disqualify_tolerance,
-                "settings": {**run_settings(self.settings, self.host.rootpath,
-                                            self.configured_models()),
-                             "catalogue": self._catalogue_digest()},
+                "settings": run_settings(self.settings, self.host.rootpath,
+                                         self.configured_models(), self.catalog.digest()),
                 "selection": self.host.selection,
                 "stopped_early": self.stopped_early,
                 "rank_basis": card.rank_basis,
@@ -575,12 +559,14 @@ def models_section(card: Scorecard) -> dict[str, Any]:
     return models
 
 
-def run_settings(settings: Settings, root: Path, models: list[str]) -> dict[str, Any]:
+def run_settings(settings: Settings, root: Path, models: list[str],
+                 catalogue: str | None) -> dict[str, Any]:
     """The report's ``run.settings``: what decides which results a run has and how they are
     read — the models (the pairs are they times the cases), where the cases and the outputs
     are, the runs per pair and their pass rule, the judge's asks per verdict and their
     spread, the regression tolerance, and the prices given (each case's cost is priced by
-    them). The shards of one run agree on all of them, or the merge refuses them: a shard of
+    them), and the catalogue's fingerprint (``Catalog.digest``). The shards of one run agree
+    on all of them, or the merge refuses them: a shard of
     another model list, run count or price makes a scorecard that silently lacks pairs or
     mixes unlike results."""
     return {
@@ -593,4 +579,5 @@ def run_settings(settings: Settings, root: Path, models: list[str]) -> dict[str,
         "judge_repeat_tolerance": settings.judge_repeat_tolerance,
         "regression_tolerance": settings.regression_tolerance,
         "prices": settings.prices.configured(),
+        "catalogue": catalogue,
     }

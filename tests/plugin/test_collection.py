@@ -233,8 +233,17 @@ def test_malformed_case_file_is_an_error_naming_file_and_field_and_others_run(
     result.assert_outcomes(passed=4)
     assert "invalid case files, not evaluated: cases/qa/garbled.yaml, cases/qa/qa-broken.json" \
         in result.stdout.str()
-    assert [e["path"] for e in project.report("r.json")["not_evaluated"]] == [
+    one = project.report("r.json")
+    assert [e["path"] for e in one["not_evaluated"]] == [
         "cases/qa/garbled.yaml", "cases/qa/qa-broken.json"]
+    # So does an xdist controller, which reads no case file: its workers hand over the bad
+    # files and the catalogue's fingerprint (the merge of shards compares it).
+    pytester.runpytest("-m", "eval", "-p", "no:randomly", "-k", "alpha", "-n", "2",
+                       "--callqa-report=x.json").assert_outcomes(passed=4)
+    two = project.report("x.json")
+    assert two["not_evaluated"] == one["not_evaluated"]
+    assert two["run"]["settings"]["catalogue"] == one["run"]["settings"]["catalogue"] \
+        == f"{len(project.cases)} cases, " + one["run"]["settings"]["catalogue"][-16:]
     # Not an eval run: the bad files do not concern it.
     pytester.makepyfile(test_unit="def test_unit():\n    pass\n")
     pytester.runpytest("-m", "not eval").assert_outcomes(passed=1)

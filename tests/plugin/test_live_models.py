@@ -108,14 +108,14 @@ def test_a_budget_stops_generation_and_the_pairs_are_not_evaluated(
     heuristic_judge(llm)
     llm.project.write_tests(RESULT_TEST)
     # Free input, $1000 per million output tokens: a generation reserves its max_tokens at
-    # $0.001 each — 738 for the entity case, asked first (its output skeleton plus twice its
-    # inputs' estimated tokens), 819 for the qa case after it — so $0.80 covers the first
-    # worst case and not the second, whatever the first reply cost.
+    # $0.001 each — 754 for the entity case, asked first (its output skeleton plus twice its
+    # inputs' estimated tokens, a digit a token), more than 800 for the qa case after it — so
+    # $0.80 covers the first worst case and not the second, whatever the first reply cost.
     result = pytester.runpytest(
         f"--callqa-models=fast=pricey@{llm.server.base_url}", "--callqa-prices=pricey: 0 1000",
         "--callqa-budget=0.8", "--callqa-concurrency=1", "-rs")
     assert llm.server.requests == 1
-    assert llm.server.log[0].body["max_tokens"] == 738
+    assert llm.server.log[0].body["max_tokens"] == 754
     result.assert_outcomes(passed=1, skipped=3)
     result.stdout.fnmatch_lines(["*no output of model 'fast' for case '*': the budget of $0.8 "
                                  "was spent before it was generated*"])

@@ -422,6 +422,10 @@ def read_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"{DISQUALIFY_TOLERANCE_OPTION} must be >= 0, got {tolerance}")
     judge_model = (config.getoption(ini_name(JUDGE_MODEL_OPTION))
                    or config.getini(ini_name(JUDGE_MODEL_OPTION)) or None)
+    if config.getoption(ini_name(JUDGE_MODEL_OPTION)) == "":
+        # Read as not given, it judged with the default model without a word.
+        raise pytest.UsageError(f"{JUDGE_MODEL_OPTION}= names no model: it is usually a CI "
+                                f"variable that went unset; give one or leave it out")
     base_url = (config.getoption(ini_name(JUDGE_BASE_URL_OPTION))
                 or config.getini(ini_name(JUDGE_BASE_URL_OPTION)) or None)
     problem = url_problem(str(base_url)) if base_url is not None else None

@@ -66,6 +66,12 @@ _ANCHOR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             rf"{_NUM_START}(?P<n>{_NUM})\s?(?:%|(?:percent|per\s?cent){NOT_BEFORE_WORD})",
         ),
         (
+            # Chinese and Japanese 2024年5月1日, Korean 2024년 5월 1일 (the year optional).
+            "date_cjk",
+            rf"{_NUM_START}(?:(?P<y>[0-9]{{4}})\s?[年년]\s?)?(?P<m>[0-9]{{1,2}})\s?[月월]\s?"
+            r"(?P<d>[0-9]{1,2})\s?[日일]",
+        ),
+        (
             "date_iso",
             rf"{_NUM_START}(?P<y>[0-9]{{4}})-(?P<m>[0-9]{{1,2}})-(?P<d>[0-9]{{1,2}})(?![0-9])",
         ),
@@ -120,6 +126,7 @@ _LITERALS: dict[str, tuple[str, ...]] = {
     "amount_after": ("dollar", "bucks", "usd", "rupee", "rs", "inr", "eur", "pound", "gbp",
                      "/-"),
     "percent": ("%", "per"),
+    "date_cjk": ("月", "월"),
     "date_iso": ("-",),
     "date_numeric": ("/", ".", "-"),
     "date_month_day": _MONTHS,
@@ -151,6 +158,11 @@ def _valid_day(year: int | None, month: int, day: int) -> bool:
 
 
 def _date_value(name: str, m: re.Match[str]) -> str | None:
+    if name == "date_cjk":
+        year, month, day = (int(m["y"]) if m["y"] else None), int(m["m"]), int(m["d"])
+        if not _valid_day(year, month, day):
+            return None
+        return f"m{month:02d}-d{day:02d}" if year is None else f"{year:04d}-{month:02d}-{day:02d}"
     if name == "date_iso":
         year, month, day = int(m["y"]), int(m["m"]), int(m["d"])
         return f"{year:04d}-{month:02d}-{day:02d}" if _valid_day(year, month, day) else None

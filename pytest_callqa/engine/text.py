@@ -366,15 +366,20 @@ def _offset(m: re.Match[str]) -> float:
     return seconds + (float(f"0.{m['f']}") if m["f"] else 0.0)
 
 
-def without_timestamps(text: str, starts: Sequence[float], tolerance: float) -> str:
+def without_timestamps(text: str, starts: Sequence[float], tolerance: float, *,
+                       zero_led: bool = False) -> str:
     """``text`` with each call offset it cites blanked out (spaces, so offsets hold) when a
     turn of ``starts`` begins within ``tolerance`` seconds of it: a reason that says "at
     00:12" cites the call's timing, which its text does not hold, so the offset is no clock
-    time to look for there."""
+    time to look for there. With ``zero_led``, only an offset written with a leading zero
+    ("00:20", "03:20") or in brackets: in a statement that is not a cited reason, "10:30"
+    is a clock time as much as an offset (a long call has a turn near nearly every one)."""
     if ":" not in text or not starts:
         return text
     pieces, end = [], 0
     for m in _TIMESTAMP_RE.finditer(ascii_digits(text)):
+        if zero_led and not (m.group().startswith("0") or text[max(m.start() - 1, 0)] == "["):
+            continue
         offset = _offset(m)
         if min(abs(offset - start) for start in starts) <= tolerance:
             pieces += [text[end:m.start()], " " * (m.end() - m.start())]

@@ -264,9 +264,10 @@ class _Comparison:
         self.disabled = {(task, spec.get("id")) for task, specs in current["metric_specs"].items()
                          for spec in specs if isinstance(spec, Mapping)
                          and spec.get("threshold") == DISABLED_THRESHOLD}
-        # A metric either report defines as a blocker: a judge error leaves its verdict unknown.
+        # A metric either report defines as a blocker, and the run's policy does not disable:
+        # a judge error leaves its verdict unknown.
         self.blocking = {k for specs in (specs_then, specs_now)
-                         for k, spec in specs.items() if spec.blocker}
+                         for k, spec in specs.items() if spec.blocker} - self.disabled
         self.tolerance, self.tolerances = tolerance, tolerances
         self.min_cases = min_cases
         self.bootstrap = bootstrap
@@ -298,7 +299,8 @@ class _Comparison:
         each as undecided)."""
         judged = {m for m in case.judge_errors
                   if (task, m) in self.blocking or m in case.blocker_metrics}
-        return (judged | case.raised_blockers | case.unestimated_blockers) - case.blockers
+        found = judged | case.raised_blockers | case.unestimated_blockers
+        return {m for m in found - case.blockers if (task, m) not in self.disabled}
 
     def undecided_reason(self, task: str, run: list[CaseKey], baseline: list[CaseKey],
                          metric: str | None = None) -> str:

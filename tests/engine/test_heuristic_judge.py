@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
 
+from pytest_callqa.engine.anchors import extract_anchors
 from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.core.judging import JudgeRequest
 from pytest_callqa.engine.core.memo import batch_memo
@@ -110,6 +111,14 @@ def test_an_amount_written_beside_chinese_or_japanese_characters_is_checked() ->
             assert statement_support("返金額 1,200 円", contexts) == (True, "supported")
     # A number glued to a letter of a spaced script is still none ("A49": an id's tail).
     assert statement_support("Refund A49 issued", ["Refund issued"])[0] is True
+    # A date written 2024年5月1日 is the date 2024-05-01 (its month and day were read as
+    # the numbers 5 and 1 once numbers beside CJK characters were).
+    iso = ["お客様：予約は2024-05-01です。"]
+    assert statement_support("予約は2024年5月1日です", iso) == (True, "supported")
+    assert statement_support("予約は2024年5月2日です", iso) == (
+        False, "unsupported date '2024年5月2日'")
+    assert [a.value for a in extract_anchors("예약 2024년 5월 1일, 5月1日")] == [
+        "2024-05-01", "m05-d01"]
 
 
 def test_a_call_offset_near_a_turns_start_is_supported_by_the_calls_timing() -> None:
@@ -126,6 +135,15 @@ def test_a_call_offset_near_a_turns_start_is_supported_by_the_calls_timing() -> 
         False, "unsupported time '03:20'")
     # Without timings a cited offset is a time like any other.
     assert statement_support("Charged twice, said at 00:20", contexts)[0] is False
+    # In a long call a turn starts near nearly every "10:30": a clock time without a leading
+    # zero is checked against the words (a made-up callback time passed as an offset, and
+    # a right one, blanked, fell below the content words' share).
+    long_call = ["agent: Please call me back tomorrow at 11:30."]
+    every = tuple(float(6 * i) for i in range(200))
+    assert statement_support("Callback tomorrow at 10:30", long_call, every) == (
+        False, "unsupported time '10:30'")
+    assert statement_support("Customer asked for a callback tomorrow at 11:30", long_call,
+                             every) == (True, "supported")
 
 
 def test_a_reason_citing_a_turns_time_and_words_is_verified() -> None:

@@ -140,6 +140,9 @@ def test_negative_disqualify_tolerance_is_a_usage_error(
       for option in ("--callqa-cache-dir", "--callqa-cases", "--callqa-outputs",
                      "--callqa-report", "--callqa-baseline")],
     (["--callqa-cache-dir", " "], "*--callqa-cache-dir= names no path*"),
+    # Read as not given, the local judge ran the bundled model without a word.
+    (["--callqa-judge=local", "--callqa-judge-model="],
+     "*--callqa-judge-model= names no model: it is usually a CI variable that went unset*"),
 ])
 def test_options_that_would_disarm_the_run_are_usage_errors(
     project: MiniProject, pytester: pytest.Pytester, args: list[str], message: str

@@ -536,3 +536,20 @@ def test_a_metric_the_policy_disabled_is_not_gated_and_the_gate_says_so(
     assert "fabricated_entity_count" not in _statuses(gate, MODEL, "entity")
     assert "not compared, disabled by the run's policy: entity.fabricated_entity_count" in \
         gate["warnings"]
+
+
+def test_a_disabled_blocker_with_judge_errors_leaves_the_gate_complete(
+        report: dict[str, Any]) -> None:
+    # Disabled now but a blocker in the baseline, its judge errors made the "new blocker"
+    # check unmade: the gate was INCOMPLETE (exit 4) over a metric it said it left out.
+    baseline = copy.deepcopy(report)
+    for spec in report["metric_specs"]["entity"]:
+        if spec["id"] == "fabricated_entity_count":
+            spec.update(bands=None, blocker=False, shown=False, threshold="disabled by policy")
+    for entry in case_entries(report, MODEL, "entity"):
+        entry["metrics"]["fabricated_entity_count"].update(
+            value=None, scored=False, judge_error=True, reason="judge error: timeout")
+        entry["judge_errors"] = ["fabricated_entity_count"]
+    gate = compare_reports(report, baseline)
+    assert not [e for e in gate["incomplete"] if e["metric"] == "fabricated_entity_count"]
+    assert gate["verdict"] == "pass"

@@ -110,10 +110,10 @@ def _starts(case: GoldenCase) -> tuple[float, ...]:
 def statement_support(statement: str, contexts: Sequence[str],
                       starts: Sequence[float] = ()) -> tuple[bool, str]:
     """Whether a statement is supported by ``contexts`` and, if not, why not. A call offset
-    it cites within :data:`TIMESTAMP_TOLERANCE_S` of a turn's start (of ``starts``) is
-    supported by the call's timing."""
+    it cites with a leading zero ("at 00:20") within :data:`TIMESTAMP_TOLERANCE_S` of a
+    turn's start (of ``starts``) is supported by the call's timing."""
     known, vocabulary = _support_context(tuple(contexts))
-    checked = without_timestamps(statement, starts, TIMESTAMP_TOLERANCE_S)
+    checked = without_timestamps(statement, starts, TIMESTAMP_TOLERANCE_S, zero_led=True)
     missing = [a for a in extract_anchors(checked) if not anchor_supported(a, known)]
     if missing:
         return False, "unsupported " + ", ".join(f"{a.kind} {a.text!r}" for a in missing)

@@ -520,14 +520,20 @@ def test_the_layer_2_criteria_are_gated_as_metrics_of_their_own(
                for gate_line in gate_lines(gate))
 
 
-def test_a_metric_the_policy_disabled_is_not_gated_and_the_gate_says_so(
-        report: dict[str, Any]) -> None:
-    # Disabled, a lower-is-better count lost its bands and so its direction: fabricated
-    # entities going from 0 to 1.6 per case were an "improvement".
+def _disable_fabricated_entity_count(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` as a run whose policy disables the entity count; the report before."""
     baseline = copy.deepcopy(report)
     for spec in report["metric_specs"]["entity"]:
         if spec["id"] == "fabricated_entity_count":
             spec.update(bands=None, blocker=False, shown=False, threshold="disabled by policy")
+    return baseline
+
+
+def test_a_metric_the_policy_disabled_is_not_gated_and_the_gate_says_so(
+        report: dict[str, Any]) -> None:
+    # Disabled, a lower-is-better count lost its bands and so its direction: fabricated
+    # entities going from 0 to 1.6 per case were an "improvement".
+    baseline = _disable_fabricated_entity_count(report)
     for entry in case_entries(report, MODEL, "entity"):
         entry["metrics"]["fabricated_entity_count"]["value"] = 2.0
     report["models"][MODEL]["tasks"]["entity"]["metrics"]["fabricated_entity_count"][
@@ -542,10 +548,7 @@ def test_a_disabled_blocker_with_judge_errors_leaves_the_gate_complete(
         report: dict[str, Any]) -> None:
     # Disabled now but a blocker in the baseline, its judge errors made the "new blocker"
     # check unmade: the gate was INCOMPLETE (exit 4) over a metric it said it left out.
-    baseline = copy.deepcopy(report)
-    for spec in report["metric_specs"]["entity"]:
-        if spec["id"] == "fabricated_entity_count":
-            spec.update(bands=None, blocker=False, shown=False, threshold="disabled by policy")
+    baseline = _disable_fabricated_entity_count(report)
     for entry in case_entries(report, MODEL, "entity"):
         entry["metrics"]["fabricated_entity_count"].update(
             value=None, scored=False, judge_error=True, reason="judge error: timeout")

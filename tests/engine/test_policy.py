@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from pytest_callqa.engine.core.metrics import Bands
+from pytest_callqa.engine.core.metrics import Bands, MetricSpec
 from pytest_callqa.engine.policy import PolicyError, apply_policy, scale_range
 from pytest_callqa.engine.registry import Registry, builtin_tasks, default_registry
 
@@ -150,6 +150,16 @@ def test_a_rule_that_asks_for_no_bar_leaves_a_metric_without_one_unrated(entry: 
     assert spec.rate(0.697) is None
 
 
+def test_blocker_false_takes_the_blocker_from_a_metric_without_a_bar() -> None:
+    registry = default_registry().copy()
+    spec = MetricSpec(id="team_check", task="qa", name="Team Check", description="d",
+                      scale="0-1", threshold="code decides", blocker=True)
+    registry.register_metric(spec, lambda case, output, result: 1.0)
+    apply_policy(registry, {"metrics": {"team_check": {"blocker": False}}}, ORIGIN)
+    found = registry.metric("qa", "team_check")
+    assert (found.blocker, found.bands, found.threshold) == (False, None, "code decides")
+
+
 @pytest.mark.parametrize(("task", "metric"), [("text", "call_intent_match"),
                                               ("grounding", "grounding_verdict")])
 def test_a_scale_that_lists_its_values_runs_from_the_lowest_to_the_highest(
@@ -234,6 +244,11 @@ PREFIX = f"{ORIGIN}: tool.callqa.metrics"
      f"{PREFIX}.keyword_f1.tolerance: 2 is the metric's whole scale (0-1: 0 to 1) or more, "
      "so no drop could regress; a tolerance is in the metric's own units (0.02 for 2 points "
      "of a 0-1 score)"),
+    # A scale from 1: its width is 4.
+    ({"aspect_granularity": {"tolerance": 4}},
+     f"{PREFIX}.aspect_granularity.tolerance: 4 is the metric's whole scale (1-5: 1 to 5) or "
+     "more, so no drop could regress; a tolerance is in the metric's own units (0.02 for 2 "
+     "points of a 0-1 score)"),
     ({"tool_routing": {"tolerance": 5}},
      f"{PREFIX}.tool_routing.tolerance: 5 is the metric's whole scale (0-5: 0 to 5) or more, "
      "so no drop could regress; a tolerance is in the metric's own units (0.02 for 2 points "

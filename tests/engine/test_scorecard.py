@@ -735,3 +735,18 @@ def test_a_pooled_rate_counts_only_the_scored_cases_that_give_their_counts() -> 
     # Resampled by case, the case without counts adds nothing either: one case carries
     # every unit, and one case's rate drawn again and again estimates nothing — no interval.
     assert agg.interval is None
+
+
+def test_a_case_none_of_whose_metrics_was_scored_is_left_out_and_counted_apart() -> None:
+    # It counted 0.0 in the task mean, "(1/2 invalid)": a number nobody measured.
+    unscored = result("m", "qa", "b", None)
+    judge_error = result("m", "qa", "c", None)
+    judge_error.judge_errors = ["evidence_backed_reasoning"]
+    card = build_scorecard([result("m", "qa", "a", 0.8), unscored, result("m", "qa", "d", 0.6),
+                            judge_error])
+    agg = card.models["m"].tasks["qa"]
+    assert agg.score == pytest.approx(0.7)
+    assert (agg.cases, agg.invalid_cases, agg.unscored_cases, agg.judge_error_cases) == (
+        4, 0, 1, 1)
+    assert agg.to_dict()["unscored_cases"] == 1
+    assert "0.700 (1/4 judge error) (1/4 not scored)" in render_scorecard(card)

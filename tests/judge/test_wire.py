@@ -17,6 +17,7 @@ from pytest_callqa.engine.llm.wire import (
     StatusError,
     error_message,
     read_completion,
+    window_full,
 )
 
 from .helpers import MODEL, SECRET, fixed_reply
@@ -204,3 +205,25 @@ def test_a_token_count_no_float_holds_is_unknown_not_a_crash(count: Any) -> None
     reply = read_completion({"choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}],
                              "usage": {"prompt_tokens": count, "completion_tokens": 3}})
     assert reply.prompt_tokens is None and reply.completion_tokens == 3.0
+
+
+@pytest.mark.parametrize(("params", "completion", "finish", "cut"), [
+    ({"max_tokens": 462}, 8.0, "length", True),
+    # A reasoning model's bound has another name.
+    ({"max_completion_tokens": 462}, 8.0, "length", True),
+    # At its bound: a reply the model ran long on, which a re-ask may shorten.
+    ({"max_tokens": 462}, 462.0, "length", False),
+    ({"max_tokens": 462}, 8.0, "stop", False),
+    ({"max_tokens": 462}, None, "length", False),
+    ({}, 8.0, "length", False),
+    ({"max_tokens": True}, 0.0, "length", False),
+])
+def test_a_reply_the_window_cut_short_is_told_from_one_at_its_bound(
+        params: dict[str, Any], completion: float | None, finish: str, cut: bool) -> None:
+    reply = read_completion({"choices": [{"message": {"content": "{"}, "finish_reason": finish}],
+                             "usage": {"prompt_tokens": 4088, "completion_tokens": completion}})
+    found = window_full(params, reply)
+    assert (found is not None) is cut
+    if cut:
+        assert found == ("input too large: the server stopped the reply at 8 of the 462 tokens "
+                         "asked for, as the prompt (4,088 tokens) filled its context window")

@@ -227,3 +227,12 @@ def test_a_reply_the_window_cut_short_is_told_from_one_at_its_bound(
     if cut:
         assert found == ("input too large: the server stopped the reply at 8 of the 462 tokens "
                          "asked for, as the prompt (4,088 tokens) filled its context window")
+
+
+def test_a_cut_reply_without_a_prompt_count_still_says_so() -> None:
+    reply = read_completion({"choices": [{"message": {"content": "{"},
+                                          "finish_reason": "length"}],
+                             "usage": {"completion_tokens": 8}})
+    assert window_full({"max_tokens": 462}, reply) == (
+        "input too large: the server stopped the reply at 8 of the 462 tokens asked for, as "
+        "the prompt filled its context window")

@@ -270,8 +270,9 @@ class HeuristicJudge:
 
             claimed = functools.partial(claimed_text, output=request.model_output)
         fabricated = []
+        starts = _starts(request.case)
         for fact in facts:
-            ok, why = statement_support(claimed(fact), contexts, _starts(request.case))
+            ok, why = statement_support(claimed(fact), contexts, starts)
             if not ok:
                 fabricated.append(f"{fact!r} ({why})")
         return JudgeVerdict(

@@ -457,6 +457,10 @@ def read_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"{JUDGE_REPEATS_OPTION}: expected at most "
                                 f"{MAX_JUDGE_REPEATS}, got {repeats:g}")
     repeat_tolerance = _number(config, REPEAT_TOLERANCE_OPTION, float, minimum=0)
+    if repeat_tolerance is not None and repeat_tolerance >= 1:
+        # A spread is a share of the scale: none is over 1, so nothing would be flagged.
+        raise pytest.UsageError(f"{REPEAT_TOLERANCE_OPTION}: expected a share of the scale "
+                                f"below 1, got {repeat_tolerance:g}: no spread is larger")
     local: dict[str, Any] = {}
     if judge == "local":
         local = _local_settings(config, judge_model)

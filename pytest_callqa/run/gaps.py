@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..engine.core.metrics import DISABLED_THRESHOLD
 from .settings import count
 
 if TYPE_CHECKING:
     from ..engine.core.results import TaskResult
+    from ..engine.registry import Registry
     from ..engine.scorecard import Scorecard
 
 
@@ -195,3 +197,16 @@ def partial_run_lines(run: Mapping[str, Any]) -> list[str]:
             lines.append(f"selection: {', '.join(narrowed)}: the scorecard holds only the "
                          "results of the selected tests")
     return lines
+
+
+def policy_lines(registry: Registry) -> list[str]:
+    """The header's lines on the bars a team's policy set, one per file that set any: each
+    metric it disabled or gave its own threshold. A disabled blocker left no trace but the
+    JSON report's definitions: a model no longer disqualified read as one that had improved."""
+    by_origin: dict[str, list[str]] = {}
+    for (task, metric_id), spec in sorted(registry.overrides.items()):
+        rule = "disabled" if spec.threshold == DISABLED_THRESHOLD else spec.threshold
+        by_origin.setdefault(registry.origin(task, metric_id), []).append(
+            f"{task}.{metric_id} {rule}")
+    return [f"policy ({origin}): {'; '.join(rules)}" for origin, rules in by_origin.items()]
+

@@ -17,6 +17,7 @@ from .gaps import (
     judge_error_lines,
     not_evaluated_lines,
     partial_run_lines,
+    policy_lines,
     unscored_lines,
 )
 from .repeated import (
@@ -322,6 +323,7 @@ class Summary:
             lines.append("benchmarks: Layer 2 standard benchmarks switched off "
                          "(--no-callqa-benchmarks)")
         lines += unscored_lines(card, benchmarks=self.settings.benchmarks)
+        lines += policy_lines(self.services.registry())
         lines += partial_run_lines({"stopped_early": self.stopped_early,
                                     "selection": self.host.selection})
         return lines + not_evaluated_lines(self.not_evaluated(card))

@@ -140,6 +140,10 @@ def test_negative_disqualify_tolerance_is_a_usage_error(
       for option in ("--callqa-cache-dir", "--callqa-cases", "--callqa-outputs",
                      "--callqa-report", "--callqa-baseline")],
     (["--callqa-cache-dir", " "], "*--callqa-cache-dir= names no path*"),
+    # 25 (meant as 25 %) turned the flagging of repeats that disagree off without a word.
+    (["--callqa-judge-repeat-tolerance", "25"],
+     "*--callqa-judge-repeat-tolerance: expected a share of the scale below 1, got 25: no "
+     "spread is larger*"),
     # Read as not given, the local judge ran the bundled model without a word.
     (["--callqa-judge=local", "--callqa-judge-model="],
      "*--callqa-judge-model= names no model: it is usually a CI variable that went unset*"),

@@ -42,6 +42,15 @@ def test_a_threshold_changes_the_rating_the_default_assertion_and_the_listing(
     assert " x" not in row and ">= 0.75" in row
     specs = project.report("after.json")["metric_specs"]["entity"]
     assert next(s for s in specs if s["id"] == "keyword_f1")["bands"]["good"] == 0.75
+    # The header says which bars the run was held to (a disabled blocker left no trace but
+    # the JSON report).
+    assert "policy (pyproject.toml): entity.keyword_f1 >= 0.75" in after.stdout.str()
+    assert "policy (" not in before.stdout.str()
+    with_policy(project, "\n[tool.callqa.metrics.keyword_f1]\nthreshold = 0.75\n"
+                         "\n[tool.callqa.metrics.config_adherence]\ndisabled = true\n")
+    disabled = pytester.runpytest().stdout.str()
+    assert ("policy (pyproject.toml): entity.config_adherence disabled; entity.keyword_f1 "
+            ">= 0.75") in disabled
     listing = pytester.runpytest("--callqa-metrics").stdout.str()
     assert "threshold >= 0.75 (good >= 0.75, pyproject.toml)" in listing
     assert "threshold >= 0.90 (good >= 0.9, acceptable >= 0.8, built-in)" in listing

@@ -165,7 +165,7 @@ def render_scorecard(
     table.row("  95% interval", [_interval(c.final_interval_b) for c in cards],
               "bootstrap over cases")
     table.row("Cost per 1000 calls",
-              [(NOT_SCORED if c.cost_per_1000_calls is None else f"${c.cost_per_1000_calls:.2f}",
+              [(NOT_SCORED if c.cost_per_1000_calls is None else cost_text(c.cost_per_1000_calls),
                 None) for c in cards], "$")
     table.row("Cost-Adjusted Rank", [(_rank_cell(c, card), None) for c in cards],
               rank_label(card.rank_basis,
@@ -174,6 +174,12 @@ def render_scorecard(
     lines = [*([title] if title else []), *header, "", table.render(width)]
     lines.extend(_footnotes(card, cards))
     return "\n".join(lines)
+
+
+def cost_text(dollars: float) -> str:
+    """A cost in dollars to the cent, or to four places below a cent: $0.004 shown as
+    "$0.00" read as free beside a rank that weighed it."""
+    return f"${dollars:.2f}" if dollars == 0 or abs(dollars) >= 0.005 else f"${dollars:.4f}"
 
 
 def rank_label(basis: str, by_cost: bool) -> str:

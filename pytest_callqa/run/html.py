@@ -368,13 +368,13 @@ class _Page:
                 fmt(self.cards[m].get(key)) + _judge_gap(self.cards[m], key), None,
                 _ci(self.cards[m].get(key.replace("score", "interval"))))
                 for m in self.models], note + " [95% interval]"))
+        # The scorecard's own words; the engine is loaded once a report is rendered.
+        from ..engine.report import cost_text, rank_label
+
         cost = [self.cards[m].get("cost_per_1000_calls") for m in self.models]
         out.append(self._row("Cost per 1000 calls", "final", [self._cell(
-            f"${c:.2f}" if isinstance(c, (int, float)) else NOT_SCORED, None) for c in cost],
+            cost_text(c) if isinstance(c, (int, float)) else NOT_SCORED, None) for c in cost],
             "$"))
-        # The scorecard's own words; the engine is loaded once a report is rendered.
-        from ..engine.report import rank_label
-
         basis = (self.report.get("run") or {}).get("rank_basis", "")
         by_cost = any(isinstance(self.cards[m].get("cost_efficiency"), (int, float))
                       for m in self.models)

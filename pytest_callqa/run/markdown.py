@@ -40,8 +40,10 @@ def _number(value: float) -> str:
 
 # What would make a model name, case id or reason act in the pull request's comment rather
 # than be shown: an HTML tag or autolink (< >), a code span (`), a link or image ("](" after
-# its text), and a table cell's end (|). Escaped, they show as written.
-_ACTIVE = re.compile(r"([\\`<>|]|(?<=\])\()")
+# its text), a table cell's end (|), a character reference (&#x202E; is a bidi override, which
+# names may not hold), emphasis and strike-through (* ~, and _ at a word's edge: inside a word,
+# as in metric ids, it is no emphasis). Escaped, they show as written.
+_ACTIVE = re.compile(r"([\\`<>|&*~]|(?<=\])\(|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 
 
 def _cell(value: Any) -> str:

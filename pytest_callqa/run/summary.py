@@ -263,8 +263,7 @@ class Summary:
     @property
     def delivers(self) -> bool:
         """Whether the run ends with a scorecard and its files: it evaluated something, or
-        it is a shard — one given no pair of its own still writes its (empty) report, which
-        the merge needs to see the split whole."""
+        it is a shard (one with no pair still writes its empty report, for the merge)."""
         return self.has_evaluations or self.settings.shard is not None
 
     @staticmethod

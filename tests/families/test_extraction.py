@@ -414,6 +414,12 @@ def test_unknown_signal_type_in_the_output_is_an_invalid_result() -> None:
      "expected_outcome.aspects[0].intensity"),
     ("expected_outcome: {topics: [{name: x}]}\nconfig: {similarity: semantic}",
      "config.similarity"),
+    # The truth listing one signal twice capped a right output at 0.67 and rewarded one
+    # that listed it twice (1.0).
+    ("expected_outcome: {entities: [{name: David Chen, type: person}, "
+     "{name: '  david  chen ', type: person}]}",
+     "expected_outcome.entities[1]: the same signal as entities[0] (compared as written, "
+     "case and spacing aside); list it once"),
 ])
 def test_bad_cases_are_case_file_errors(tmp_path: Any, body: str, message: str) -> None:
     path = write_case(tmp_path, "id: e1\ntask: extraction\ntranscript: 'customer: Hi'\n"

@@ -113,6 +113,34 @@ def test_assertive_claims_need_subject_and_object_close_together() -> None:
     assert not claim_supported(claims[0], far)
 
 
+@pytest.mark.parametrize(("answer", "supported"), [
+    # A status given by a fact verb's participle made no claim (the participle was no
+    # object): "denied" against an approved refund passed at hallucination 0.
+    ("Your refund status is denied.", False),
+    ("Your refund status is approved.", True),
+    # A hedge in another clause took the claim back.
+    ("Your refund status is declined, but you could appeal.", False),
+])
+def test_a_status_stated_by_a_participle_is_a_claim(answer: str, supported: bool) -> None:
+    context = "Your refund status is approved; the money goes back to your credit card."
+    (claim,) = extract_claims(answer)
+    assert claim.subject == ("refund", "status") and len(claim.object) == 1
+    assert claim_supported(claim, context) is supported
+
+
+@pytest.mark.parametrize("answer", [
+    "Overnight shipping costs 89.99 for items over 10 lbs.",
+    "Overnight shipping costs $89.99, and standard shipping is free.",
+    "Overnight shipping for items over 10 lbs costs 89.99.",
+])
+def test_a_claims_object_ends_where_its_value_does(answer: str) -> None:
+    # The object ran on past the value ("89.99 items 10"), and "shipping" near "items" in the
+    # context supported a wrong price: the word order decided the verdict.
+    (claim,) = extract_claims(answer)
+    assert claim.object == ("89.99",)
+    assert not claim_supported(claim, "Overnight shipping costs 69.99 for items over 10 lbs.")
+
+
 # A passage on overnight shipping next to one on returns: each is a separate text.
 SHIPPING = "Overnight shipping costs 69.99 for items over 10 lbs."
 RETURNS = "Free returns are accepted within 30 days of delivery."

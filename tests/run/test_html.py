@@ -23,6 +23,7 @@ import pytest
 import websocket
 
 from pytest_callqa.engine.registry import default_registry
+from pytest_callqa.engine.report import cost_text
 from pytest_callqa.run.html import HtmlReportError, fmt, render_html, scale_top
 
 MODELS = ["gamma", "alpha", "beta"]  # the configured order, not alphabetical
@@ -503,3 +504,12 @@ def test_a_real_reports_rank_row_says_it_weighed_cost(report: dict[str, Any]) ->
                and isinstance(card["cost_efficiency"], float)
                for card in report["models"].values())
     assert "by cost efficiency (" in render_html(report)
+
+
+def test_a_cost_below_a_cent_is_not_shown_as_free(report: dict[str, Any]) -> None:
+    # "$0.00" beside a rank that weighed the cost read as free; the markdown said $0.0040.
+    model = report["model_order"][0]
+    report["models"][model]["cost_per_1000_calls"] = 0.004
+    assert "$0.0040" in render_html(report)
+    assert (cost_text(0.004), cost_text(0.0), cost_text(4.83), cost_text(0.05)) == (
+        "$0.0040", "$0.00", "$4.83", "$0.05")

@@ -138,6 +138,19 @@ def test_a_model_name_shows_as_written_not_as_markdown(report: dict[str, Any]) -
     assert not re.search(r"@[A-Za-z0-9]|\]\(|(?<!\\)<img", cell)
 
 
+def test_references_emphasis_and_strike_through_in_a_name_show_as_written(
+        report: dict[str, Any]) -> None:
+    # "&#x202E;" became a bidi override in the rendered comment (the model-name check refuses
+    # the character itself), and ~~x~~ and **b** struck through and bolded the name.
+    hostile = "safe&#x202E;2.0-ledom ~~x~~ **b** _i_ snake_case_id"
+    old = report["model_order"][0]
+    report["model_order"][0] = hostile
+    report["models"][hostile] = report["models"].pop(old)
+    [row] = [r for r in _rows(render_markdown(report), "### Scorecard") if "ledom" in r]
+    assert row.split(" | ")[0][2:] == (
+        "safe\\&#x202E;2.0-ledom \\~\\~x\\~\\~ \\*\\*b\\*\\* \\_i\\_ snake_case_id")
+
+
 def test_a_new_blockers_line_shows_the_model_as_written_not_as_markdown(
         report: dict[str, Any]) -> None:
     # The table's cells were escaped, the lines under it (a new blocker, a new

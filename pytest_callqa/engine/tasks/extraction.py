@@ -317,6 +317,7 @@ class ExtractionTask(FamilyTask):
             problems.append("expected_outcome: no signal type given (one of "
                             f"{', '.join(SIGNAL_TYPES)})")
         for name in expected.given():
+            seen: dict[str, int] = {}
             for k, item in enumerate(expected.signals(name)):
                 bad = [i for i in item.source_utterance_indices
                        if not 0 <= i < len(case.transcript)]
@@ -324,6 +325,14 @@ class ExtractionTask(FamilyTask):
                     problems.append(f"expected_outcome.{name}[{k}].source_utterance_indices: "
                                     f"{bad} outside the transcript ({len(case.transcript)} "
                                     "turns)")
+                # One signal listed twice in the truth: a right output scored 0.67 for it,
+                # and one listing it twice 1.0.
+                key = normalize(str(getattr(item, SIGNAL_TYPES[name].key)))
+                if key in seen:
+                    problems.append(f"expected_outcome.{name}[{k}]: the same signal as "
+                                    f"{name}[{seen[key]}] (compared as written, case and "
+                                    "spacing aside); list it once")
+                seen.setdefault(key, k)
         return problems
 
     def output_problems(self, ctx: EvalContext) -> list[str]:

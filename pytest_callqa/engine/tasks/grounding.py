@@ -173,6 +173,16 @@ HEDGES = frozenset(_HEDGE_TEXT.split())
 PARTICIPANTS = frozenset({"customer", "caller", "agent", "user", "client", "representative",
                           "assistant"})
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+# A clause led by a conjunction after a comma ("…, but you could appeal"): a hedge there is
+# not the first clause's.
+_CLAUSE = re.compile(r",\s*(?=(?:but|and|or|so|yet|although|though|while|whereas)\b)",
+                     re.IGNORECASE)
+# Words that end a claim's object: what follows a preposition or a conjunction qualifies the
+# value rather than being it ("89.99 for items over 10 lbs").
+_OBJECT_ENDS = frozenset({
+    "for", "to", "in", "on", "at", "with", "over", "under", "by", "from", "of", "per", "and",
+    "but", "or", "which", "that", "while", "if", "when", "because", "since", "until", "after",
+    "before", "than", "within", "without"})
 _WORD = re.compile(r"\w+")
 
 
@@ -219,24 +229,35 @@ def _stem(word: str) -> str:
 
 
 def extract_claims(text: str) -> list[Claim]:
-    """One claim per sentence: its first fact verb, with up to three content words either
-    side as subject and object (words naming the call's participants aside). A sentence
-    with a hedge word makes no claim."""
+    """One claim per sentence: the first fact verb of its first clause that has one and no
+    hedge word, with up to three content words before it as subject (words naming the
+    call's participants aside) and the content words after it, up to the first preposition
+    or conjunction, as object ("costs 89.99 for items over 10 lbs": 89.99). A fact verb's
+    participle is no object ("was launched in March": March) unless it is all there is
+    ("the refund status is denied": denied). A hedged clause makes no claim, and a hedge in
+    another clause ("…, but you could appeal") does not take back this one's."""
     claims = []
     for sentence in _SENTENCE.split(text):
-        words = tokens(sentence)
-        if not words or _hedged(sentence):
-            continue
-        verb_at = next((i for i, w in enumerate(words) if w in FACT_VERBS), None)
-        if verb_at is None:
-            continue
-        skip = FACT_VERBS | PARTICIPANTS
-        before = [w for w in content_tokens(" ".join(words[:verb_at])) if w not in skip]
-        after = [w for w in content_tokens(" ".join(words[verb_at + 1:])) if w not in skip]
-        if before and after:
-            claims.append(Claim(tuple(before[-3:]), words[verb_at], tuple(after[:3]),
-                                sentence.strip()))
+        for clause in _CLAUSE.split(sentence):
+            words = tokens(clause)
+            verb_at = next((i for i, w in enumerate(words) if w in FACT_VERBS), None)
+            if verb_at is None or _hedged(clause):
+                continue
+            skip = FACT_VERBS | PARTICIPANTS
+            before = [w for w in content_tokens(" ".join(words[:verb_at])) if w not in skip]
+            rest = words[verb_at + 1:]
+            stop = next((i for i, w in enumerate(rest) if w in _OBJECT_ENDS), len(rest))
+            after = (_object_words(rest[:stop], skip) or _object_words(rest, skip)
+                     or _object_words(rest, PARTICIPANTS))
+            if before and after:
+                claims.append(Claim(tuple(before[-3:]), words[verb_at], tuple(after[:3]),
+                                    sentence.strip()))
+            break
     return claims
+
+
+def _object_words(words: Sequence[str], skip: frozenset[str]) -> list[str]:
+    return [w for w in content_tokens(" ".join(words)) if w not in skip]
 
 
 def _hedged(sentence: str) -> bool:

@@ -123,16 +123,20 @@ def test_a_carriage_return_stays_inside_its_cell(report: dict[str, Any]) -> None
     assert any(row.startswith("| be ta |") for row in _rows(text, "### Scorecard"))
 
 
+def _first_model_named(report: dict[str, Any], name: str) -> str:
+    """Rename the report's first model ``name``; the scorecard cell that shows it."""
+    old = report["model_order"][0]
+    report["model_order"][0] = name
+    report["models"][name] = report["models"].pop(old)
+    # The header, then the models in their order.
+    return _rows(render_markdown(report), "### Scorecard")[1].split(" | ")[0][2:]
+
+
 def test_a_model_name_shows_as_written_not_as_markdown(report: dict[str, Any]) -> None:
     # Before: written verbatim into every row naming the model, this notified a GitHub user
     # and put a link, an image and an HTML tag into the pull request's comment.
-    hostile = "@octocat [pwn](https://evil.example) ![t](https://evil.example/t.png) <img>"
-    old = report["model_order"][0]
-    report["model_order"][0] = hostile
-    report["models"][hostile] = report["models"].pop(old)
-    [row] = [r for r in _rows(render_markdown(report), "### Scorecard")
-             if "octocat" in r]
-    cell = row.split(" | ")[0][2:]
+    cell = _first_model_named(
+        report, "@octocat [pwn](https://evil.example) ![t](https://evil.example/t.png) <img>")
     assert cell == ("@\u2060octocat [pwn]\\(https://evil.example) ![t]\\(https://evil.example/"
                     "t.png) \\<img\\>")
     assert not re.search(r"@[A-Za-z0-9]|\]\(|(?<!\\)<img", cell)
@@ -142,12 +146,8 @@ def test_references_emphasis_and_strike_through_in_a_name_show_as_written(
         report: dict[str, Any]) -> None:
     # "&#x202E;" became a bidi override in the rendered comment (the model-name check refuses
     # the character itself), and ~~x~~ and **b** struck through and bolded the name.
-    hostile = "safe&#x202E;2.0-ledom ~~x~~ **b** _i_ snake_case_id"
-    old = report["model_order"][0]
-    report["model_order"][0] = hostile
-    report["models"][hostile] = report["models"].pop(old)
-    [row] = [r for r in _rows(render_markdown(report), "### Scorecard") if "ledom" in r]
-    assert row.split(" | ")[0][2:] == (
+    cell = _first_model_named(report, "safe&#x202E;2.0-ledom ~~x~~ **b** _i_ snake_case_id")
+    assert cell == (
         "safe\\&#x202E;2.0-ledom \\~\\~x\\~\\~ \\*\\*b\\*\\* \\_i\\_ snake_case_id")
 
 

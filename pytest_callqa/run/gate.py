@@ -85,6 +85,7 @@ class _Spec:
     blocker: bool = False
     # Weighted into the task score (a definition that does not say is taken to be).
     weighted: bool = True
+    percent: bool = False  # shown in percent, as the scorecard shows it
 
 
 def _specs(report: Mapping[str, Any]) -> dict[tuple[str, str], _Spec]:
@@ -103,7 +104,8 @@ def _specs(report: Mapping[str, Any]) -> dict[tuple[str, str], _Spec]:
             found[(task, spec["id"])] = _Spec(higher, pooled, spec.get("scale"),
                                               spec.get("regression_tolerance"),
                                               spec.get("blocker") is True,
-                                              spec.get("weight", 1) is not None)
+                                              spec.get("weight", 1) is not None,
+                                              spec.get("percent") is True)
     return found
 
 
@@ -114,7 +116,7 @@ def _benchmark_specs() -> dict[tuple[str, str], _Spec]:
 
     return {(BENCHMARKS, bid): _Spec(spec.bands.higher_is_better if spec.bands else True,
                                      spec.aggregate == "pooled", spec.scale, None,
-                                     weighted=False)
+                                     weighted=False, percent=spec.percent)
             for bid, spec in BENCHMARK_SPECS.items()}
 
 
@@ -259,8 +261,7 @@ class _Comparison:
         self.now, self.then = read_cases(current), read_cases(baseline)
         specs_then, specs_now = _specs(baseline), _specs(current)
         self.specs = {**_benchmark_specs(), **specs_then, **specs_now}
-        # A metric this run's policy disabled is not rated, and not gated either: without
-        # its bands its direction is unknown (a worse count read as an improvement).
+        # Disabled by this run's policy: no bands, so no direction (a worse count read better).
         self.disabled = {(task, spec.get("id")) for task, specs in current["metric_specs"].items()
                          for spec in specs if isinstance(spec, Mapping)
                          and spec.get("threshold") == DISABLED_THRESHOLD}
@@ -368,6 +369,7 @@ class _Comparison:
             "model": model, "task": task, "metric": metric, "old": old, "new": new,
             "delta": None if old is None or new is None else new - old, "tolerance": tol,
             "higher_is_better": higher, "pooled": pooled, "shared_cases": len(paired),
+            "percent": bool(spec and spec.percent),
             "judge_error_cases": len(out), "shared_delta": None, "interval": None,
             "significant": False, "status": "unchanged",
         }
@@ -413,7 +415,8 @@ class _Comparison:
                            * (1 if higher else -1))
             self.regressions.append({
                 "kind": "metric", **{k: check[k] for k in ("model", "task", "metric", "old",
-                                                           "new", "delta", "shared_delta")},
+                                                           "new", "delta", "shared_delta",
+                                                           "percent")},
                 "interval": interval, "shared_cases": len(paired), "tolerance": tol,
                 "moved_cases": [{"case_id": k[2], "old": old_cases.get(k),
                                  "new": new_cases.get(k)} for k in moved[:MOVED_CASES]],

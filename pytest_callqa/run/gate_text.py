@@ -25,6 +25,32 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def figure(value: Any, percent: bool = False) -> str:
+    """:func:`fmt`, or for a metric shown in percent (a rate) the percentage the scorecard
+    shows beside it."""
+    if percent and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value * 100:.1f}%"
+    return fmt(value)
+
+
+def change(delta: Any, percent: bool = False) -> str:
+    """A change, in percentage points for a metric shown in percent ("+9.3 pts": "+0.093"
+    beside "9.3%" read as a rise of a tenth of a point)."""
+    if not isinstance(delta, (int, float)) or isinstance(delta, bool):
+        return "–"
+    return f"{delta * 100:+.1f} pts" if percent else f"{delta:+.3f}"
+
+
+def bounds(interval: Any, percent: bool = False) -> str:
+    """An interval of a change, in the change's units; empty when there is none."""
+    if not (isinstance(interval, (list, tuple)) and len(interval) == 2
+            and all(isinstance(v, (int, float)) for v in interval)):
+        return ""
+    if percent:
+        return f"[{interval[0] * 100:+.1f}, {interval[1] * 100:+.1f}] pts"
+    return f"[{interval[0]:+.3f}, {interval[1]:+.3f}]"
+
+
 def confidence_label(gate: Mapping[str, Any]) -> str:
     """The interval's confidence as text (``95 %``), from the gate's bootstrap settings."""
     confidence = (gate.get("bootstrap") or {}).get("confidence", 0.95)
@@ -41,14 +67,16 @@ def regression_line(reg: Mapping[str, Any], confidence: str = "95 %") -> str:
     if reg.get("kind") == "new disqualification":
         return (f"{head}: newly disqualified ({fmt(reg.get('old'))} → "
                 f"{fmt(reg.get('new'))} blocked cases)")
-    cases = "; ".join(f"{m['case_id']} {fmt(m['old'])} → {fmt(m['new'])}" for m in moved)
+    pct = reg.get("percent") is True
+    cases = "; ".join(f"{m['case_id']} {figure(m['old'], pct)} → {figure(m['new'], pct)}"
+                      for m in moved)
     # A figure a judge error left unknown has no delta: the shared cases' change stands in.
     delta = reg.get("delta")
     delta = reg.get("shared_delta") if delta is None else delta
-    return (f"{head}: {fmt(reg['old'])} → {fmt(reg['new'])} (Δ "
-            + (f"{delta:+.3f}" if isinstance(delta, (int, float)) else "–")
-            + (f", {confidence} interval [{interval[0]:+.3f}, {interval[1]:+.3f}]"
-               if (interval := reg.get("interval")) else "")
+    interval = bounds(reg.get("interval"), pct)
+    return (f"{head}: {figure(reg['old'], pct)} → {figure(reg['new'], pct)} (Δ "
+            + change(delta, pct)
+            + (f", {confidence} interval {interval}" if interval else "")
             + f", {reg['shared_cases']} shared cases)"
             + (f"; moved most: {cases}" if cases else ""))
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .gaps import report_judge_errors
-from .gate_text import incomplete_line
+from .gate_text import bounds, change, figure, incomplete_line
 from .html_cases import (
     NOT_SCORED,
     SCRIPT,
@@ -147,18 +147,15 @@ def _item(value: Any) -> str:
 
 
 def _regression_row(reg: Mapping[str, Any]) -> str:
-    interval = reg.get("interval")
-    bounds = (f"[{interval[0]:+.3f}, {interval[1]:+.3f}]" if isinstance(interval, list)
-              and len(interval) == 2 and all(isinstance(v, (int, float)) for v in interval)
-              else "")
+    pct = reg.get("percent") is True
     delta = reg.get("delta")
     moved = "; ".join(
-        f"{m.get('case_id')} {fmt(m.get('old'))} → {fmt(m.get('new'))}"
+        f"{m.get('case_id')} {figure(m.get('old'), pct)} → {figure(m.get('new'), pct)}"
         for m in reg.get("moved_cases") or [] if isinstance(m, Mapping))
     cells = [reg.get("kind", "metric"), reg.get("model"), reg.get("task"), reg.get("metric"),
-             f"{fmt(reg.get('old'))} → {fmt(reg.get('new'))}",
-             f"{delta:+.3f}" if isinstance(delta, (int, float)) else "", bounds,
-             reg.get("shared_cases", ""), moved]
+             f"{figure(reg.get('old'), pct)} → {figure(reg.get('new'), pct)}",
+             change(delta, pct) if isinstance(delta, (int, float)) else "",
+             bounds(reg.get("interval"), pct), reg.get("shared_cases", ""), moved]
     return "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>"
 
 
@@ -317,10 +314,11 @@ class _Page:
         if check is None:
             return ""
         delta, status = check.get("delta"), str(check.get("status") or "")
+        pct = check.get("percent") is True
         # An unchanged metric shows its delta alone; any other verdict is written beside it.
-        text = (f"{delta:+.3f}" if isinstance(delta, (int, float)) else NOT_SCORED) + (
+        text = (change(delta, pct) if isinstance(delta, (int, float)) else NOT_SCORED) + (
             f" {status}" if status and status != "unchanged" else "")
-        tip = f"baseline {fmt(check.get('old'))} → {fmt(check.get('new'))}"
+        tip = f"baseline {figure(check.get('old'), pct)} → {figure(check.get('new'), pct)}"
         css = re.sub(r"[^a-z]+", "-", status.lower())
         return f'<small class="d d-{css}" title="{esc(tip)}">Δ {esc(text)}</small>'
 

@@ -14,8 +14,10 @@ from typing import Any
 
 from .gaps import report_judge_errors
 from .gate_text import (
+    bounds,
     change_counts,
     confidence_label,
+    figure,
     incomplete_line,
     incomplete_summary,
     nothing_compared,
@@ -121,13 +123,14 @@ def _gate_section(gate: Mapping[str, Any]) -> list[str]:
     metric_rows, other = [], []
     for reg in regressions[:MAX_REGRESSIONS]:
         if reg.get("kind", "metric") == "metric":
-            interval = reg.get("interval")
-            moved = ", ".join(f"{m['case_id']} ({_cell(m.get('old'))} → {_cell(m.get('new'))})"
+            pct = reg.get("percent") is True
+            moved = ", ".join(f"{m['case_id']} ({figure(m.get('old'), pct)} → "
+                              f"{figure(m.get('new'), pct)})"
                               for m in reg.get("moved_cases") or [])
             metric_rows.append([
                 reg["model"], reg["task"], reg["metric"],
-                f"{_cell(reg.get('old'))} → {_cell(reg.get('new'))}",
-                f"[{interval[0]:+.3f}, {interval[1]:+.3f}]" if interval else None,
+                f"{figure(reg.get('old'), pct)} → {figure(reg.get('new'), pct)}",
+                bounds(reg.get("interval"), pct) or None,
                 reg.get("shared_cases"), moved,
             ])
         else:

@@ -15,6 +15,8 @@ import pytest
 from pytest_callqa.engine import stats
 from pytest_callqa.run.gate import _Bootstrap, compare_reports, scale_factor
 from pytest_callqa.run.gate_text import gate_lines
+from pytest_callqa.run.html import render_html
+from pytest_callqa.run.markdown import render_markdown
 
 from .conftest import case_entries, refresh, spec_of, worsen
 
@@ -556,3 +558,31 @@ def test_a_disabled_blocker_with_judge_errors_leaves_the_gate_complete(
     gate = compare_reports(report, baseline)
     assert not [e for e in gate["incomplete"] if e["metric"] == "fabricated_entity_count"]
     assert gate["verdict"] == "pass"
+
+
+def test_a_rates_change_is_shown_in_percentage_points_everywhere(
+        report: dict[str, Any]) -> None:
+    # The HTML cell showed "100.0%" with "Δ +1.000" under it, and the gate lines, the
+    # markdown and the HTML's table gave the rate as a fraction (0.000 → 1.000): a rise read
+    # as a tenth of a point. In the metric's units now, as the scorecard shows it.
+    baseline = copy.deepcopy(report)
+    for entry in case_entries(report, MODEL, "qa"):
+        metric = entry["metrics"]["compliance_false_pass_rate"]
+        metric["details"]["numerator"] = metric["details"]["denominator"]
+        metric["value"] = 1.0
+    refresh(report, MODEL, "qa")
+    gate = compare_reports(report, baseline)
+    reg = next(r for r in gate["regressions"] if r["metric"] == "compliance_false_pass_rate")
+    assert reg["percent"] is True
+    [line] = [g for g in gate_lines(gate) if "compliance_false_pass_rate" in g]
+    assert f"{reg['old'] * 100:.1f}% → 100.0% (Δ +{reg['delta'] * 100:.1f} pts, 95 % interval [+" \
+        in line and "] pts, " in line
+    gate.update(baseline="main.json", mode="fail")
+    markdown = render_markdown(report, gate)
+    assert f"| {reg['old'] * 100:.1f}% → 100.0% | [+" in markdown
+    html = render_html(report, gate)
+    assert f"Δ +{reg['delta'] * 100:.1f} pts regression" in html
+    # A metric on a 0-1 scale keeps its three decimals.
+    score = next(c for c in gate["checks"] if (c["model"], c["task"], c["metric"]) ==
+                 (MODEL, "qa", "score"))
+    assert score["percent"] is False

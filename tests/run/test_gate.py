@@ -152,13 +152,20 @@ def test_too_few_shared_cases_say_so_instead_of_guessing(report: dict[str, Any])
     assert "too few shared cases" in "\n".join(gate_lines(gate))
 
 
-def test_lower_is_better_pooled_rates_regress_when_they_rise(report: dict[str, Any]) -> None:
+def _every_question_falsely_passed(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` with every PASS_FAIL question of the model's QA cases falsely passed; the
+    report before."""
     baseline = copy.deepcopy(report)
     for entry in case_entries(report, MODEL, "qa"):
         metric = entry["metrics"]["compliance_false_pass_rate"]
         metric["details"]["numerator"] = metric["details"]["denominator"]
         metric["value"] = 1.0
     refresh(report, MODEL, "qa")
+    return baseline
+
+
+def test_lower_is_better_pooled_rates_regress_when_they_rise(report: dict[str, Any]) -> None:
+    baseline = _every_question_falsely_passed(report)
     gate = compare_reports(report, baseline)
     reg = next(r for r in gate["regressions"] if r["metric"] == "compliance_false_pass_rate")
     assert reg["new"] == 1.0 and reg["old"] < 0.1
@@ -565,12 +572,7 @@ def test_a_rates_change_is_shown_in_percentage_points_everywhere(
     # The HTML cell showed "100.0%" with "Δ +1.000" under it, and the gate lines, the
     # markdown and the HTML's table gave the rate as a fraction (0.000 → 1.000): a rise read
     # as a tenth of a point. In the metric's units now, as the scorecard shows it.
-    baseline = copy.deepcopy(report)
-    for entry in case_entries(report, MODEL, "qa"):
-        metric = entry["metrics"]["compliance_false_pass_rate"]
-        metric["details"]["numerator"] = metric["details"]["denominator"]
-        metric["value"] = 1.0
-    refresh(report, MODEL, "qa")
+    baseline = _every_question_falsely_passed(report)
     gate = compare_reports(report, baseline)
     reg = next(r for r in gate["regressions"] if r["metric"] == "compliance_false_pass_rate")
     assert reg["percent"] is True

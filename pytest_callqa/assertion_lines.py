@@ -80,6 +80,18 @@ def judge_reason(result: TaskResult, metric_id: str, metric: MetricResult) -> st
     return metric.reason
 
 
+def threshold_text(metric: MetricResult, spec: MetricSpec | None) -> str | None:
+    """The bar ``metric`` was rated against: a policy's or a case's, recorded on the metric
+    when it was rated, over the built-in one; None when there is neither."""
+    threshold = metric.details.get("threshold")
+    if threshold is None and spec is not None:
+        threshold = spec.threshold
+    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
+        # A case's own bar (a fraction): shown on the metric's scale, a rate as a percentage.
+        return value_text(float(threshold), spec)
+    return None if threshold is None else str(threshold)
+
+
 def metric_line(result: TaskResult, metric_id: str) -> str:
     """``  metric = value (rating; threshold …) — reason`` for one metric of ``result``."""
     metric = result.metrics[metric_id]
@@ -87,13 +99,7 @@ def metric_line(result: TaskResult, metric_id: str) -> str:
     facts: list[str] = []
     if metric.scored:
         facts.append(metric.rating or "unrated")
-    # A policy's threshold, recorded on the metric when it was rated, wins over the built-in.
-    threshold = metric.details.get("threshold")
-    if threshold is None and spec is not None:
-        threshold = spec.threshold
-    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
-        # A case's own bar (a fraction): shown on the metric's scale, a rate as a percentage.
-        threshold = value_text(float(threshold), spec)
+    threshold = threshold_text(metric, spec)
     if threshold is not None:
         facts.append(f"threshold {threshold}")
     if metric.flagged:

@@ -28,6 +28,7 @@ from .assertion_lines import (
     detail_lines,
     metric_line,
     spec_for,
+    threshold_text,
     value_text,
     value_texts,
     who,
@@ -129,8 +130,8 @@ def _nothing_scored(result: TaskResult, what: str) -> BaseException:
     """What a check of a task score none of whose metrics could be scored raises: a skip
     when none of them applies to the case, else the tool's error naming what the judge could
     not estimate — never the model's failure (nothing of it was measured)."""
-    missing = [mid for mid in result.not_scored if mid != "response_structure_compliance"
-               and mid in result.metrics and mid not in ("overall_score", "passed")]
+    missing = [mid for mid in result.not_scored
+               if mid != "response_structure_compliance" and mid in result.metrics]
     reasons = "; ".join(f"{mid}: {_why(result.metrics[mid])}" for mid in missing)
     if missing and all(result.metrics[mid].not_applicable for mid in missing):
         return pytest.skip.Exception(showable(
@@ -202,16 +203,15 @@ def _assert_task_score(
             raise TypeError(f"{helper} needs min_score, or a pass_bar for the {task} task in "
                             f"the project's policy ([tool.callqa.tasks.{task}])")
         min_score = result.pass_bar
-    if result.incomplete:
-        if result.blocked and not allow_blockers:
-            # A blocker that fired fails the check whatever the unknown score would be.
-            raise _fail(f"{title} blocker(s) fired {who(result)}: {', '.join(result.blockers)}; "
-                        + _unknown_score("score", result), detail_lines(result))
-        raise JudgeUnavailable(showable(result.judge_error_text()))
     if result.score_unknown:
         if result.blocked and not allow_blockers:
+            # A blocker that fired fails the check whatever the unknown score would be.
+            why = (_unknown_score("score", result) if result.incomplete
+                   else "no metric of the task score could be scored")
             raise _fail(f"{title} blocker(s) fired {who(result)}: {', '.join(result.blockers)}; "
-                        "no metric of the task score could be scored", detail_lines(result))
+                        + why, detail_lines(result))
+        if result.incomplete:
+            raise JudgeUnavailable(showable(result.judge_error_text()))
         raise _nothing_scored(result, f"the {title} score")
     if not result.valid or result.score is None:
         raise _fail(f"{title} score invalid {who(result)} (required >= {min_score:.3f})",
@@ -324,9 +324,7 @@ def assert_metric(
             undecided = undecided or lowest
     if min is None and max is None:
         if metric.rating in FAILING:
-            rule = metric.details.get("threshold")
-            if rule is None and spec is not None:
-                rule = spec.threshold
+            rule = threshold_text(metric, spec)
             threshold = f" (threshold {rule})" if rule is not None else ""
             problems.append(f"{metric_id} = {shown} is rated {metric.rating}{threshold}")
         else:

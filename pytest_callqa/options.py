@@ -420,9 +420,9 @@ def read_settings(config: pytest.Config) -> Settings:
     tolerance = _option_or_ini(config, DISQUALIFY_TOLERANCE_OPTION) or 0
     if tolerance < 0:
         raise pytest.UsageError(f"{DISQUALIFY_TOLERANCE_OPTION} must be >= 0, got {tolerance}")
-    judge_model = (config.getoption(ini_name(JUDGE_MODEL_OPTION))
-                   or config.getini(ini_name(JUDGE_MODEL_OPTION)) or None)
-    if config.getoption(ini_name(JUDGE_MODEL_OPTION)) == "":
+    cli_model = config.getoption(ini_name(JUDGE_MODEL_OPTION))
+    judge_model = cli_model or config.getini(ini_name(JUDGE_MODEL_OPTION)) or None
+    if cli_model == "":
         # Read as not given, it judged with the default model without a word.
         raise pytest.UsageError(f"{JUDGE_MODEL_OPTION}= names no model: it is usually a CI "
                                 f"variable that went unset; give one or leave it out")

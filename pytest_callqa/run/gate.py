@@ -86,6 +86,7 @@ class _Spec:
     # Weighted into the task score (a definition that does not say is taken to be).
     weighted: bool = True
     percent: bool = False  # shown in percent, as the scorecard shows it
+    disabled: bool = False  # by the run's policy: no bands, so no direction; not gated
 
 
 def _specs(report: Mapping[str, Any]) -> dict[tuple[str, str], _Spec]:
@@ -105,7 +106,8 @@ def _specs(report: Mapping[str, Any]) -> dict[tuple[str, str], _Spec]:
                                               spec.get("regression_tolerance"),
                                               spec.get("blocker") is True,
                                               spec.get("weight", 1) is not None,
-                                              spec.get("percent") is True)
+                                              spec.get("percent") is True,
+                                              spec.get("threshold") == DISABLED_THRESHOLD)
     return found
 
 
@@ -261,10 +263,8 @@ class _Comparison:
         self.now, self.then = read_cases(current), read_cases(baseline)
         specs_then, specs_now = _specs(baseline), _specs(current)
         self.specs = {**_benchmark_specs(), **specs_then, **specs_now}
-        # Disabled by this run's policy: no bands, so no direction (a worse count read better).
-        self.disabled = {(task, spec.get("id")) for task, specs in current["metric_specs"].items()
-                         for spec in specs if isinstance(spec, Mapping)
-                         and spec.get("threshold") == DISABLED_THRESHOLD}
+        # Disabled by this run's policy (a worse count was read as better): not gated.
+        self.disabled = {key for key, spec in specs_now.items() if spec.disabled}
         # A metric either report defines as a blocker, and the run's policy does not disable:
         # a judge error leaves its verdict unknown.
         self.blocking = {k for specs in (specs_then, specs_now)

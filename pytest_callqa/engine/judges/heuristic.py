@@ -164,7 +164,7 @@ class HeuristicJudge:
             return JudgeVerdict(request.metric, None, "not scored: the output gives no reason")
         turns = request.case.transcript
         texts = _normalized_turns(tuple(t.text for t in turns))
-        starts = [t.start for t in turns if t.start is not None]
+        starts = _starts(request.case)
         with_evidence = factual = 0
         checks = []
         call_anchors = _profile(_transcript_plain(ByIdentity(request.case)))[0]

@@ -172,6 +172,8 @@ HEDGES = frozenset(_HEDGE_TEXT.split())
 # "the customer" or "the agent".
 PARTICIPANTS = frozenset({"customer", "caller", "agent", "user", "client", "representative",
                           "assistant"})
+# Neither a claim's subject nor, but for a participle alone, its object.
+_NOT_SUBJECT_OR_OBJECT = FACT_VERBS | PARTICIPANTS
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # A clause led by a conjunction after a comma ("…, but you could appeal"): a hedge there is
 # not the first clause's.
@@ -243,7 +245,7 @@ def extract_claims(text: str) -> list[Claim]:
             verb_at = next((i for i, w in enumerate(words) if w in FACT_VERBS), None)
             if verb_at is None or _hedged(clause):
                 continue
-            skip = FACT_VERBS | PARTICIPANTS
+            skip = _NOT_SUBJECT_OR_OBJECT
             before = [w for w in content_tokens(" ".join(words[:verb_at])) if w not in skip]
             rest = words[verb_at + 1:]
             stop = next((i for i, w in enumerate(rest) if w in _OBJECT_ENDS), len(rest))

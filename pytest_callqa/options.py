@@ -241,6 +241,16 @@ def add_options(parser: pytest.Parser) -> None:
 
 
 
+def _text_setting(config: pytest.Config, option: str) -> str | None:
+    """A text option (command line over ini), or None; empty on the command line (an unset
+    CI variable, read as not given, used the default without a word) a usage error."""
+    cli = config.getoption(ini_name(option))
+    if cli is not None and not cli.strip():
+        raise pytest.UsageError(f"{option}= names nothing: it is usually a CI variable that "
+                                f"went unset; give a value or leave {option} out")
+    return cli or config.getini(ini_name(option)) or None
+
+
 def _ini_base(config: pytest.Config) -> Path:
     return config.inipath.parent if config.inipath is not None else config.rootpath
 
@@ -420,14 +430,8 @@ def read_settings(config: pytest.Config) -> Settings:
     tolerance = _option_or_ini(config, DISQUALIFY_TOLERANCE_OPTION) or 0
     if tolerance < 0:
         raise pytest.UsageError(f"{DISQUALIFY_TOLERANCE_OPTION} must be >= 0, got {tolerance}")
-    cli_model = config.getoption(ini_name(JUDGE_MODEL_OPTION))
-    judge_model = cli_model or config.getini(ini_name(JUDGE_MODEL_OPTION)) or None
-    if cli_model == "":
-        # Read as not given, it judged with the default model without a word.
-        raise pytest.UsageError(f"{JUDGE_MODEL_OPTION}= names no model: it is usually a CI "
-                                f"variable that went unset; give one or leave it out")
-    base_url = (config.getoption(ini_name(JUDGE_BASE_URL_OPTION))
-                or config.getini(ini_name(JUDGE_BASE_URL_OPTION)) or None)
+    judge_model = _text_setting(config, JUDGE_MODEL_OPTION)
+    base_url = _text_setting(config, JUDGE_BASE_URL_OPTION)
     problem = url_problem(str(base_url)) if base_url is not None else None
     if problem is not None:
         raise pytest.UsageError(f"{JUDGE_BASE_URL_OPTION}: the URL is not usable: {problem}")
@@ -446,9 +450,7 @@ def read_settings(config: pytest.Config) -> Settings:
     if min_kappa is not None and min_kappa > 1:
         raise pytest.UsageError(f"{ini_name(MIN_KAPPA_OPTION)}: kappa is at most 1, got "
                                 f"{min_kappa:g}")
-    calibration_model = (config.getoption(ini_name(CALIBRATION_MODEL_OPTION))
-                         or config.getini(ini_name(CALIBRATION_MODEL_OPTION))
-                         or DEFAULT_CALIBRATION_MODEL)
+    calibration_model = _text_setting(config, CALIBRATION_MODEL_OPTION) or DEFAULT_CALIBRATION_MODEL
     runs = _number(config, RUNS_OPTION, int, minimum=1)
     if runs is not None and runs > MAX_RUNS:
         raise pytest.UsageError(f"{RUNS_OPTION}: expected at most {MAX_RUNS}, got {int(runs)}")

@@ -146,7 +146,11 @@ def test_negative_disqualify_tolerance_is_a_usage_error(
      "spread is larger*"),
     # Read as not given, the local judge ran the bundled model without a word.
     (["--callqa-judge=local", "--callqa-judge-model="],
-     "*--callqa-judge-model= names no model: it is usually a CI variable that went unset*"),
+     "*--callqa-judge-model= names nothing: it is usually a CI variable that went unset*"),
+    # The same for the judge's endpoint and the calibration model (found by review helper
+    # 95): the ini value or the default was used without a word.
+    (["--callqa-judge-base-url="], "*--callqa-judge-base-url= names nothing*"),
+    (["--callqa-calibration-model", " "], "*--callqa-calibration-model= names nothing*"),
 ])
 def test_options_that_would_disarm_the_run_are_usage_errors(
     project: MiniProject, pytester: pytest.Pytester, args: list[str], message: str

@@ -18,6 +18,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from .core.memo import batch_memoised
+from .stopwords import STOPWORDS
 from .unicode_ranges import RANGES, UNIDATA_VERSION
 
 # Combining marks, punctuation and decimal digits only occur in planes 0, 1 and 14 (planes
@@ -185,24 +186,6 @@ def _tokens(s: str) -> tuple[str, ...]:
         return tuple(_ASCII_TOKEN_RE.findall(s.lower()))
     text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", s)).casefold()
     return tuple(_TOKEN.for_text(text).findall(text))
-
-
-_STOPWORD_TEXT = """
-    a an the this that these those
-    i me my mine myself we us our ours ourselves you your yours yourself yourselves
-    he him his himself she her hers herself it its itself they them their theirs themselves
-    who whom whose which what
-    am is are was were be been being have has had having do does did doing
-    will would shall should can could may might must
-    of at by for with about against between into through during before after above below
-    to from up down in out on off over under again further
-    and but or nor so yet if then else than because as until while
-    there here when where why how all any both each few more most other some such
-    no not only own same too very just also
-    s t d ll m o re ve y don didn doesn isn wasn weren aren hasn haven hadn won wouldn
-    shouldn couldn mustn needn
-"""
-STOPWORDS: frozenset[str] = frozenset(_STOPWORD_TEXT.split())
 
 
 def content_tokens(s: str) -> list[str]:

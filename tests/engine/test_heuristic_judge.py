@@ -162,3 +162,49 @@ def test_a_reason_citing_a_turns_time_and_words_is_verified() -> None:
 
 def _with_and_without_memo() -> list[AbstractContextManager[None]]:
     return [nullcontext(), batch_memo()]
+
+
+def _intent(expected: str, model: str) -> JudgeRequest:
+    case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": TRANSCRIPT})
+    return JudgeRequest(case=case, task="text", metric="call_intent_match", scale="ternary",
+                        instructions="", model_output={},
+                        focus={"expected": expected, "model": model})
+
+
+def test_a_call_purpose_is_rated_alike_in_another_language_and_in_english() -> None:
+    # Articles, prepositions and the caller's own words were key words outside English: a
+    # purpose to cancel and one to check a balance shared most of them and were rated a
+    # partial match, or a full one (the second pair), where the same two in English were not.
+    pairs = {
+        ("El cliente quiere cancelar la suscripción",
+         "El cliente quiere saber el saldo de la cuenta"):
+            ("The customer wants to cancel the subscription",
+             "The customer wants to know the balance of the account"),
+        ("El cliente llama porque quiere que le cancelen el pedido de la tienda",
+         "El cliente llama porque quiere que le cambien la dirección de la tienda"):
+            ("The customer calls because she wants them to cancel the order from the store",
+             "The customer calls because she wants them to change the address of the store"),
+        ("Le client appelle parce qu'il veut que l'on annule sa commande",
+         "Le client appelle parce qu'il veut que l'on change son adresse"):
+            ("The customer calls because he wants them to cancel his order",
+             "The customer calls because he wants them to change his address"),
+        ("Der Kunde möchte sein Abonnement kündigen", "Der Kunde möchte sein Passwort ändern"):
+            ("The customer wants to end his subscription",
+             "The customer wants to change his password"),
+        ("O cliente quer cancelar a assinatura da conta", "O cliente quer saber o saldo"):
+            ("The customer wants to cancel the subscription", "The customer wants the balance"),
+        ("ग्राहक अपनी सदस्यता रद्द करना चाहता है", "ग्राहक अपना पासवर्ड बदलना चाहता है"):
+            ("The customer wants to cancel the subscription",
+             "The customer wants to change the password"),
+    }
+    for (expected, model), (english_expected, english_model) in pairs.items():
+        verdict = HeuristicJudge().judge_one(_intent(expected, model))
+        english = HeuristicJudge().judge_one(_intent(english_expected, english_model))
+        assert verdict.score == english.score != 1.0, (expected, verdict.reason)
+
+
+def test_the_same_call_purpose_in_another_language_still_matches() -> None:
+    verdict = HeuristicJudge().judge_one(_intent(
+        "El cliente quiere cancelar la suscripción", "Quiere cancelar su suscripción"))
+    assert (verdict.score, verdict.reason) == (1.0, "100% of the expected intent's key words "
+                                                    "present")

@@ -626,3 +626,17 @@ def test_a_quote_found_word_for_word_scores_as_the_full_alignment_does() -> None
         assert text.best_fuzzy_match(needle, turns) == expected, needle
         normalised = [text.normalize_loose(t) for t in turns]
         assert text.best_fuzzy_match(needle, normalised, normalized=True) == expected, needle
+
+
+def test_stopwords_of_other_languages_leave_english_content_words() -> None:
+    # The Spanish, French, German, Portuguese, Italian and Hindi function words are skipped;
+    # a word that is also an English content word (a son, a SIM card, a time zone) is not.
+    assert content_tokens("el cliente quiere cancelar la suscripción de su cuenta") == [
+        "cliente", "quiere", "cancelar", "suscripción", "cuenta"]
+    assert content_tokens("der Kunde möchte sein Abonnement kündigen") == [
+        "kunde", "möchte", "abonnement", "kündigen"]
+    assert content_tokens("ग्राहक अपनी सदस्यता रद्द करना चाहता है") == ["ग्राहक", "सदस्यता", "रद्द",
+                                                                    "चाहता"]
+    english = "my son's SIM card OS update at 9 ET or EST died hat den come plus AI"
+    assert content_tokens(english) == ["son", "sim", "card", "os", "update", "9", "et", "est",
+                                       "died", "hat", "den", "come", "plus", "ai"]

@@ -17,6 +17,7 @@ from ..anchors import Anchor, anchor_supported, extract_anchors
 from ..core.cases import GoldenCase
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.memo import ByIdentity, batch_memoised
+from ..stopwords import CALLER_WORDS
 from ..text import (
     best_fuzzy_match,
     content_coverage,
@@ -43,12 +44,6 @@ TIMESTAMP_TOLERANCE_S = 5.0
 # for the statement to count as supported.
 SUPPORT_COVERAGE = 0.5
 INTENT_FULL_COVERAGE = 0.8
-# Words that say who called rather than why; they must not make two intents look alike.
-_INTENT_GENERIC = frozenset({
-    "customer", "caller", "client", "user", "agent", "call", "calling", "called", "wants",
-    "want", "wanted", "asking", "asks", "asked", "requesting", "requests", "request",
-    "inquiring", "inquiry", "about", "regarding", "help", "needs", "need", "would", "like",
-})
 
 
 def _flatten(value: Any) -> Iterator[str]:
@@ -224,7 +219,7 @@ class HeuristicJudge:
 
         if not model.strip():
             return verdict(0.0, "the output states no call purpose")
-        key_words = [w for w in content_tokens(expected) if w not in _INTENT_GENERIC]
+        key_words = [w for w in content_tokens(expected) if w not in CALLER_WORDS]
         if normalize(model) == normalize(expected):
             return verdict(1.0, "same call purpose")
         if not key_words:

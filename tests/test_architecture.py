@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                     "pytest_callqa.engine.tfidf",
                     "pytest_callqa.engine.pricing", "pytest_callqa.engine.calibration",
                     "pytest_callqa.engine.stats",
-                    "pytest_callqa.engine.unicode_ranges", "pytest_callqa.engine.stopwords")),
+                    "pytest_callqa.engine.unicode_ranges", "pytest_callqa.engine.lexicon")),
     ("llm plumbing", ("pytest_callqa.engine.llm",)),
     ("tasks", ("pytest_callqa.engine.tasks",)),
     ("registry", ("pytest_callqa.engine.registry", "pytest_callqa.engine.policy")),

@@ -11,6 +11,7 @@ from datetime import date
 from decimal import Decimal
 
 from .core.memo import batch_memoised
+from .lexicon import MONTH_NAMES
 from .text import NOT_AFTER_SPACED_WORD, NOT_AFTER_WORD, NOT_BEFORE_WORD, ascii_digits
 
 
@@ -45,14 +46,17 @@ _CURRENCY_AFTER = (
     rf"(?:(?:dollars?|bucks|usd|rupees?|rs|inr|euros?|eur|pounds?|gbp){NOT_BEFORE_WORD}\.?|/-)"
 )
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-# Only an abbreviation takes a dot, so "on 3rd March." does not swallow the full stop.
+# Only an abbreviation takes a dot, so "on 3rd March." does not swallow the full stop. The
+# other languages' names are written in full (lexicon.MONTH_NAMES), longest first.
 _MONTH = (
     r"(?P<{g}>(?:january|february|march|april|may|june|july|august|september|october"
-    r"|november|december)" + NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov"
-    r"|dec)" + NOT_BEFORE_WORD + r"\.?)"
+    r"|november|december|" + "|".join(sorted(MONTH_NAMES, key=len, reverse=True)) + ")"
+    + NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
+    + NOT_BEFORE_WORD + r"\.?)"
 )
-_DAY = r"(?P<{g}>[0-9]{{1,2}})(?:st|nd|rd|th)?(?![0-9])"
-_YEAR_TAIL = r"(?:,?\s+(?P<{g}>(?:19|20)[0-9]{{2}})(?![0-9]))?"
+_DAY = r"(?P<{g}>[0-9]{{1,2}})(?:st|nd|rd|th|er|º|ª)?(?![0-9])"
+# "5 de marzo de 2024", "5 de março de 2024", "5 de marzo del 2024".
+_YEAR_TAIL = r"(?:,?\s+(?:del?\s+)?(?P<{g}>(?:19|20)[0-9]{{2}})(?![0-9]))?"
 _MERIDIEM = r"(?P<{g}>[ap]\.?m\b\.?)"
 
 # Listed in priority order: when two candidates start at the same offset the earlier wins.
@@ -88,7 +92,8 @@ _ANCHOR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "date_day_month",
             rf"{_NUM_START}"
             + _DAY.format(g="d")
-            + r"\s+(?:of\s+)?"
+            # "5th of March", "5 de marzo", German "5. März".
+            + r"\.?\s+(?:(?:of|de)\s+)?"
             + _MONTH.format(g="mon")
             + _YEAR_TAIL.format(g="y"),
         ),
@@ -118,6 +123,7 @@ _ANCHOR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 _PRIORITY = {name: rank for rank, (name, _) in enumerate(_ANCHOR_PATTERNS)}
 _DIGIT = re.compile("[0-9]")
+_MONTH_LITERALS = (*_MONTHS, *(name for name in MONTH_NAMES if name.isascii()))
 # Text, in lower case, of which every match of a pattern contains one. In an ASCII text,
 # where IGNORECASE pairs a letter with its other case only, a pattern none of whose
 # literals occurs cannot match, and is not run.
@@ -129,8 +135,8 @@ _LITERALS: dict[str, tuple[str, ...]] = {
     "date_cjk": ("月", "월"),
     "date_iso": ("-",),
     "date_numeric": ("/", ".", "-"),
-    "date_month_day": _MONTHS,
-    "date_day_month": _MONTHS,
+    "date_month_day": _MONTH_LITERALS,
+    "date_day_month": _MONTH_LITERALS,
     "time_clock": (":",),
     "time_hour": ("am", "pm", "a.m", "p.m"),
     "year": ("19", "20"),
@@ -145,7 +151,8 @@ def _decimal_value(number: str) -> str:
 
 
 def _month_number(name: str) -> int:
-    return _MONTHS.index(name[:3].casefold()) + 1
+    folded = name.casefold()
+    return MONTH_NAMES.get(folded) or _MONTHS.index(folded[:3]) + 1
 
 
 def _valid_day(year: int | None, month: int, day: int) -> bool:

@@ -18,7 +18,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from .core.memo import batch_memoised
-from .stopwords import STOPWORDS
+from .lexicon import STOPWORDS
 from .unicode_ranges import RANGES, UNIDATA_VERSION
 
 # Combining marks, punctuation and decimal digits only occur in planes 0, 1 and 14 (planes

@@ -208,3 +208,45 @@ def test_the_same_call_purpose_in_another_language_still_matches() -> None:
         "El cliente quiere cancelar la suscripción", "Quiere cancelar su suscripción"))
     assert (verdict.score, verdict.reason) == (1.0, "100% of the expected intent's key words "
                                                     "present")
+
+
+def _facts(*pairs: tuple[str, str]) -> JudgeRequest:
+    case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": TRANSCRIPT})
+    return JudgeRequest(case=case, task="translation", metric="critical_fact_preservation",
+                        scale="unit", instructions="", model_output={},
+                        focus={"pairs": [{"source_id": n, "expected": e, "model": m}
+                                         for n, (e, m) in enumerate(pairs, start=1)],
+                               "critical_facts": []})
+
+
+def test_a_changed_month_in_another_language_drifts() -> None:
+    # The month names were English only: "5 de marzo de 2024" held the numbers 5 and 2024,
+    # as "5 de abril de 2024" did, and the changed date passed at 1.0.
+    for expected, model in (("Mi cita es el 5 de marzo de 2024.",
+                             "Mi cita es el 5 de abril de 2024."),
+                            ("मेरी अपॉइंटमेंट 5 मार्च 2024 को है।", "मेरी अपॉइंटमेंट 5 अप्रैल 2024 को है।")):
+        verdict = HeuristicJudge().judge_one(_facts((expected, model)))
+        assert verdict.score == 0.0, verdict.reason
+    kept = HeuristicJudge().judge_one(_facts(("On March 5 you will pay $49.",
+                                              "Pagará 49 dólares el 5 de marzo.")))
+    assert kept.score == 1.0, kept.reason
+
+
+def test_figures_in_another_order_or_beside_a_number_in_words_are_undecided() -> None:
+    # Swapped amounts passed at 1.0 (the figures were compared as a set); "tres días" for
+    # "3 días" voided a faithful translation as an added fact. Neither can be told offline.
+    swapped = HeuristicJudge().judge_one(_facts(("Paga 49 dólares ahora y 99 el próximo mes.",
+                                                 "Paga 99 dólares ahora y 49 el próximo mes.")))
+    words = HeuristicJudge().judge_one(_facts(("Tengo fiebre desde hace tres días.",
+                                               "Tengo fiebre desde hace 3 días.")))
+    assert (swapped.score, words.score) == (None, None)
+    assert swapped.reason.endswith("sentence 1: the same figures in another order")
+    assert words.reason.endswith("sentence 1: '3' beside a number said in words")
+    # Beside a decided fact, an undecided one is left out of the rate and named.
+    mixed = HeuristicJudge().judge_one(_facts(("I have had a fever for three days.",
+                                               "I have had a fever for 3 days."),
+                                              ("Pay $49 now.", "Pay $94 now.")))
+    assert (mixed.score, mixed.details["undecided"]) == (0.0, 1)
+    # A changed figure the words cannot explain still drifts.
+    changed = HeuristicJudge().judge_one(_facts(("In 3 days and $49.", "In three days and $99.")))
+    assert changed.score == 0.0 and "'$99' added" in changed.reason

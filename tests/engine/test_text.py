@@ -235,6 +235,16 @@ def test_number_lists_and_versions() -> None:
         ("sept. 30", "m09-d30"),
         ("on 3rd March.", "m03-d03"),
         ("in 2019", "y2019"),
+        # Month names of the languages the offline checks read (they were bare numbers, so
+        # "5 de marzo" and "5 de abril" were the same two facts, 5 and 2024).
+        ("el 5 de marzo de 2024", "2024-03-05"),
+        ("5 de marzo del 2024", "2024-03-05"),
+        ("le 1er août 2024", "2024-08-01"),
+        ("am 5. März 2024", "2024-03-05"),
+        ("5 de setembro de 2024", "2024-09-05"),
+        ("il 5 dicembre", "m12-d05"),
+        ("5 अप्रैल 2024", "2024-04-05"),
+        ("3 fe\u0301vrier", "m02-d03"),
     ],
 )
 def test_dates(raw: str, value: str) -> None:

@@ -17,7 +17,7 @@ from ..anchors import Anchor, anchor_supported, extract_anchors
 from ..core.cases import GoldenCase
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.memo import ByIdentity, batch_memoised
-from ..stopwords import CALLER_WORDS
+from ..lexicon import CALLER_WORDS, NUMBER_WORDS
 from ..text import (
     best_fuzzy_match,
     content_coverage,
@@ -283,17 +283,29 @@ class HeuristicJudge:
         """Each expected sentence carrying numbers, dates or amounts is one critical fact; it
         drifts when the model's sentence omits, changes or adds such an anchor. A model
         sentence that adds anchors to an expected sentence without any is an added fact.
-        Each ``config.critical_facts`` entry is one more fact, found by fuzzy search."""
+        Each ``config.critical_facts`` entry is one more fact, found by fuzzy search. A
+        sentence whose difference a number said in words may explain, or whose figures are
+        all there in another order, is undecided: left out of the rate, and named."""
         pairs = list(request.focus.get("pairs", []))
         configured = [str(f) for f in request.focus.get("critical_facts", [])]
         total = drifted = 0
         problems = []
+        undecided = []
         for pair in pairs:
             sid = pair.get("source_id")
-            expected = extract_anchors(str(pair.get("expected", "")))
-            model = extract_anchors(str(pair.get("model", "")))
+            expected_text, model_text = str(pair.get("expected", "")), str(pair.get("model", ""))
+            expected = extract_anchors(expected_text)
+            model = extract_anchors(model_text)
             omitted = [a.text for a in expected if not anchor_supported(a, model)]
             added = [a.text for a in model if not anchor_supported(a, expected)]
+            if (omitted or added) and (not omitted or _says_a_number(model_text)) and (
+                    not added or _says_a_number(expected_text)):
+                undecided.append(f"sentence {sid}: {', '.join(map(repr, omitted + added))} "
+                                 "beside a number said in words")
+                continue
+            if not (omitted or added) and _reordered(expected, model):
+                undecided.append(f"sentence {sid}: the same figures in another order")
+                continue
             if expected:
                 total += 1
             if omitted or added:
@@ -308,11 +320,13 @@ class HeuristicJudge:
             if fuzzy_support(fact, [translation]) < QUOTE_MATCH:
                 drifted += 1
                 problems.append(f"critical fact {fact!r} not found")
+        unsure = (f"; undecided, left out (whether they drifted needs an LLM judge): "
+                  f"{'; '.join(undecided)}" if undecided else "")
         if total == 0 and not drifted:
-            return JudgeVerdict(
-                request.metric, None,
-                "not scored: no number, date or amount in the expected translation and no "
-                "config.critical_facts; outcome facts need an LLM judge")
+            return JudgeVerdict(request.metric, None, "not scored: " + (
+                "no sentence's numbers, dates or amounts could be compared" if undecided else
+                "no number, date or amount in the expected translation and no "
+                "config.critical_facts; outcome facts need an LLM judge") + unsure)
         # A fact added where the expected translation has none is the seed's drift over no
         # facts: 1 - drifted / total, clipped at 0, in the limit (it went unscored, so an
         # invented amount voided the score only beside some unrelated fact).
@@ -324,8 +338,8 @@ class HeuristicJudge:
             request.metric, score,
             f"{counted} (facts with numbers, dates or amounts, and config.critical_facts; "
             "other outcomes are not checked offline)"
-            + (f": {'; '.join(problems)}" if problems else ""),
-            details={"facts": total, "drifted": drifted},
+            + (f": {'; '.join(problems)}" if problems else "") + unsure,
+            details={"facts": total, "drifted": drifted, "undecided": len(undecided)},
         )
 
     # --- Layer 2 --------------------------------------------------------------------------
@@ -389,3 +403,33 @@ def _quoted_turns(statements: tuple[str, ...], turns: tuple[str, ...]) -> frozen
             if score >= QUOTE_MATCH:
                 cited.add(index)
     return frozenset(cited)
+
+
+def _says_a_number(text: str) -> bool:
+    """Whether ``text`` says a number in words ("tres días"), which no anchor reads."""
+    return not NUMBER_WORDS.isdisjoint(tokens(text))
+
+
+def _reordered(expected: Sequence[Anchor], model: Sequence[Anchor]) -> bool:
+    """Whether two of the model's figures of one kind, each found among the expected ones,
+    come in another order: "49 now and 99 next month" turned into "99 now and 49 next
+    month". A date moved before an amount is a translation's word order, not a swap."""
+    return any(_out_of_order([a for a in expected if _kind(a) == kind],
+                             [a for a in model if _kind(a) == kind])
+               for kind in {_kind(a) for a in model})
+
+
+def _kind(anchor: Anchor) -> str:
+    return "number" if anchor.kind in ("amount", "percent", "number") else anchor.kind
+
+
+def _out_of_order(expected: Sequence[Anchor], model: Sequence[Anchor]) -> bool:
+    # A figure backed by one of another kind (a year by the number 2024) says nothing of
+    # the order and is passed over.
+    at = 0
+    for anchor in model:
+        places = [i for i, e in enumerate(expected) if anchor_supported(anchor, [e])]
+        if places and places[-1] < at:
+            return True
+        at = next((i for i in places if i >= at), at)
+    return False

@@ -1,5 +1,5 @@
-"""Function words the offline support checks skip, in the languages customer calls here are
-held in most.
+"""Words the offline checks read, in the languages customer calls here are held in most:
+function words they skip, the caller's own words, month names and numbers said in words.
 
 With English words alone, a Spanish or French claim's articles and prepositions (el, la,
 de, le, des) counted as content: two different call purposes shared half their "key
@@ -12,6 +12,8 @@ state codes such as LA, IL and DE go, as ME, IN and OR always did.
 """
 
 from __future__ import annotations
+
+from unicodedata import normalize
 
 _ENGLISH = """
     a an the this that these those
@@ -80,3 +82,48 @@ _CALLER = """
     ग्राहक चाहता चाहती चाहते कॉल मदद
 """
 CALLER_WORDS: frozenset[str] = frozenset(_CALLER.split())
+
+# Month names beside English's (which anchors.py spells with their abbreviations), written
+# in full: an abbreviation such as "set" or "out" is an English word.
+_MONTHS = {
+    "spanish": "enero febrero marzo abril mayo junio julio agosto septiembre octubre "
+               "noviembre diciembre",
+    "french": "janvier février mars avril mai juin juillet août septembre octobre novembre "
+              "décembre",
+    "german": "januar februar märz april mai juni juli august september oktober november "
+              "dezember",
+    "portuguese": "janeiro fevereiro março abril maio junho julho agosto setembro outubro "
+                  "novembro dezembro",
+    "italian": "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre "
+               "novembre dicembre",
+    "hindi": "जनवरी फ़रवरी मार्च अप्रैल मई जून जुलाई अगस्त सितंबर अक्टूबर नवंबर दिसंबर",
+}
+# Each in its composed and its decomposed form ("é" as one character or two): the anchors
+# are read from the text as written.
+MONTH_NAMES: dict[str, int] = {
+    normalize(form, name): number
+    for names in _MONTHS.values()
+    for number, name in enumerate(names.split(), start=1)
+    for form in ("NFC", "NFD")
+} | {"setiembre": 9, "फरवरी": 2, "सितम्बर": 9, "नवम्बर": 11, "दिसम्बर": 12}
+
+# Numbers said in words, two to twenty and the tens, that a translation may write in digits
+# ("tres días" for "3 days"). The words for one are left out: un, una, ein and एक are
+# articles too, and would make nearly every sentence hold a number; so are the words that
+# are also English ones a sentence with a figure holds ("once", "sept", "cent", "due").
+_NUMBERS = """
+    two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
+    ninety hundred thousand
+    dos tres cuatro cinco seis siete ocho nueve diez doce quince veinte treinta
+    cuarenta cincuenta cien ciento mil
+    deux trois quatre cinq huit neuf dix onze douze quinze vingt trente quarante
+    cinquante mille
+    zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig dreißig vierzig
+    fünfzig hundert tausend
+    dois duas três quatro sete oito nove dez doze vinte trinta quarenta cinquenta
+    tre quattro sei sette otto nove dieci undici dodici venti trenta quaranta
+    cinquanta cento
+    दो तीन चार पांच पाँच छह सात आठ नौ दस बारह बीस तीस चालीस पचास सौ हज़ार हजार
+"""
+NUMBER_WORDS: frozenset[str] = frozenset(_NUMBERS.split())

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from pytest_callqa.assertions import assert_metric, assert_no_blockers
+from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.core.context import parse_output
 from pytest_callqa.engine.core.metrics import Bands, MetricSpec
 from pytest_callqa.engine.core.results import (
@@ -643,3 +644,16 @@ def test_a_judge_giving_no_fact_count_leaves_the_share_its_score_gives_unrounded
     assert metric.details["unsupported"] == pytest.approx(0.5)
     assert metric.details["numerator"] == pytest.approx(4.5)
     assert metric.details["denominator"] == 5
+
+
+def test_a_blank_reference_translation_is_a_case_error() -> None:
+    # A model that copied the blank reference was scored as leaving the sentence out (0.5).
+    expected = copy.deepcopy(TRANSLATION_EXPECTED)
+    expected["sentence_translations"][1]["translated_text"] = "  "
+    case = GoldenCase.model_validate({"id": "t", "task": "translation",
+                                      "transcript": "customer: KYC is complete.",
+                                      "config": {"target_language": "hi"},
+                                      "expected_outcome": expected})
+    assert default_registry().task("translation").check_case(case) == [
+        "expected_outcome.sentence_translations[1].translated_text: blank (source_id 2); a "
+        "reference translation is needed"]

@@ -159,3 +159,20 @@ def test_a_blank_name_is_a_structure_failure(field: str, blank: str) -> None:
     assert not result.valid and result.score is None
     assert f"{blank!r} is a blank name" in (
         result.metrics["response_structure_compliance"].reason or "")
+
+
+def test_a_truth_naming_an_entity_outside_the_configuration_is_a_case_error() -> None:
+    # The model that copied such a truth was disqualified by config adherence (0.333).
+    from pytest_callqa.engine.core.cases import GoldenCase
+    from pytest_callqa.engine.registry import default_registry
+
+    case = GoldenCase.model_validate({
+        "id": "fee", "task": "entity", "transcript": "customer: I want a refund of the fee.",
+        "config": {"keywords": ["Refund"], "topics": ["billing"]},
+        "expected_outcome": {"detected_keywords": ["refund", "late fee"],
+                             "detected_topics": ["fees"], "valid_entity_set": []}})
+    assert default_registry().task("entity").check_case(case) == [
+        "expected_outcome.detected_keywords[1]: 'late fee' is not in config.keywords or "
+        "config.topics, and a model may report only configured entities",
+        "expected_outcome.detected_topics[0]: 'fees' is not in config.keywords or "
+        "config.topics, and a model may report only configured entities"]

@@ -102,6 +102,18 @@ class EntityTask(BaseTask):
     config_model = EntityConfig
     voiding = frozenset({STRUCTURE, "fabricated_entity_count"})
 
+    def check_consistency(self, case: Any, expected: Any, config: Any) -> list[str]:
+        # The seed asks for the configured entities and nothing else; a truth naming one
+        # outside the list would fail config adherence for a model that copied it.
+        configured = {normalize(e) for e in [*config.keywords, *config.topics]}
+        return [
+            f"expected_outcome.{field}[{i}]: {name!r} is not in config.keywords or "
+            "config.topics, and a model may report only configured entities"
+            for field in ("detected_keywords", "detected_topics")
+            for i, name in enumerate(getattr(expected, field))
+            if normalize(name) not in configured
+        ]
+
     def _score(
         self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
     ) -> tuple[dict[str, MetricResult], float | None, list[str]]:

@@ -94,7 +94,11 @@ class TranslationTask(BaseTask):
     def check_consistency(self, case: Any, expected: Any, config: Any) -> list[str]:
         if not expected.sentence_translations:
             return ["expected_outcome.sentence_translations: no source sentence to translate"]
-        return []
+        # A blank reference would score a model that copied it as leaving the sentence out.
+        return [f"expected_outcome.sentence_translations[{i}].translated_text: blank "
+                f"(source_id {s.source_id}); a reference translation is needed"
+                for i, s in enumerate(expected.sentence_translations)
+                if not s.translated_text.strip()]
 
     def _pairs(self, ctx: EvalContext) -> list[dict[str, Any]]:
         model = _texts(ctx.parsed)  # type: ignore[arg-type]

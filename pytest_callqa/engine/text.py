@@ -356,15 +356,18 @@ def without_timestamps(text: str, starts: Sequence[float], tolerance: float, *,
     00:12" cites the call's timing, which its text does not hold, so the offset is no clock
     time to look for there. With ``zero_led``, only an offset written with a leading zero
     ("00:20", "03:20") or in brackets: in a statement that is not a cited reason, "10:30"
-    is a clock time as much as an offset (a long call has a turn near nearly every one)."""
-    if ":" not in text or not starts:
+    is a clock time as much as an offset (a long call has a turn near nearly every one).
+    Without ``starts`` (a call with no timings), a cited reason's offset written so is
+    blanked too: no timing can check it and it is no clock time, so what it cites rests on
+    its quote ("10:30" stays). A statement's (``zero_led``) stays: it states the time."""
+    if ":" not in text or (zero_led and not starts):
         return text
     pieces, end = [], 0
     for m in _TIMESTAMP_RE.finditer(ascii_digits(text)):
-        if zero_led and not (m.group().startswith("0") or text[max(m.start() - 1, 0)] == "["):
+        led = m.group().startswith("0") or text[max(m.start() - 1, 0)] == "["
+        if (zero_led or not starts) and not led:
             continue
-        offset = _offset(m)
-        if min(abs(offset - start) for start in starts) <= tolerance:
+        if not starts or min(abs(_offset(m) - start) for start in starts) <= tolerance:
             pieces += [text[end:m.start()], " " * (m.end() - m.start())]
             end = m.end()
     return "".join([*pieces, text[end:]])

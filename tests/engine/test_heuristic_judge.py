@@ -160,6 +160,25 @@ def test_a_reason_citing_a_turns_time_and_words_is_verified() -> None:
         assert verdict.score == factual, verdict.reason
 
 
+def test_a_cited_offset_on_a_call_without_timings_is_not_read_as_a_clock_time() -> None:
+    # The seed's own example on a transcript without timings scored 0.5: "time '00:12' is
+    # not in the call", though the check of offsets against timings is skipped without
+    # timings. The offset cites; the quote decides. A clock time ("10:30") is looked for.
+    case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": (
+        "agent: Good morning, how can I help?\ncustomer: Call me back at 11:30.")})
+    for reason, factual in (
+            ("Agent greeted the customer at 00:12 by saying 'Good morning, how can I help?'",
+             1.0),
+            ("Agent greeted the customer [0:12] saying 'Good morning, how can I help?'", 1.0),
+            ("The customer asked for a call at 10:30: 'Call me back'", 0.5)):
+        verdict = HeuristicJudge().judge_one(JudgeRequest(
+            case=case, task="qa", metric="evidence_backed_reasoning", scale="unit",
+            instructions="", model_output={},
+            focus={"reasons": [{"question_id": "Q1", "reason": reason,
+                                "expected_reason": "Agent greeted the customer."}]}))
+        assert verdict.score == factual, verdict.reason
+
+
 def _with_and_without_memo() -> list[AbstractContextManager[None]]:
     return [nullcontext(), batch_memo()]
 

@@ -129,3 +129,22 @@ def test_a_requests_key_is_worked_out_once_and_a_repeat_gets_its_own() -> None:
     repeated = dataclasses.replace(asked, repeat=1)
     assert repeated.key != asked.key
     assert dataclasses.replace(repeated, repeat=0).key == asked.key
+
+
+def test_failed_asks_that_could_move_the_verdict_make_it_a_judge_error() -> None:
+    # Of [5, a server error, 2] the lower middle of what was left, 2, failed a passing
+    # model's turn; [1, error, 0] was a tie, 0. Had the failed ask answered, either verdict
+    # could have been the other one.
+    for scale, scores in (("likert5", (5.0, None, 2.0)), ("binary", (1.0, None, 0.0)),
+                          ("unit", (0.9, None, 0.8))):
+        found = combine(request(scale), verdicts(*scores), 0.25)
+        assert found.judge_error and found.score is None, scale
+        assert found.reason == ("ask 1 (1 of 3 asks failed, and the scores of the others do "
+                                "not decide the verdict)")
+        assert found.details["judge_repeats"] == list(scores)
+    # Whatever the failed asks would have said, the others decide: the verdict stands.
+    for scale, scores, kept in (("likert5", (5.0, 5.0, None), 5.0),
+                                ("likert5", (2.0, 4.0, 4.0, 4.0, None), 4.0),
+                                ("binary", (1.0, 1.0, None), 1.0),
+                                ("binary", (0.0, 0.0, None), 0.0)):
+        assert combine(request(scale), verdicts(*scores), 0.25).score == kept, scores

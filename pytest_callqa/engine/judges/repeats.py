@@ -5,8 +5,10 @@ The combined score is the median of the repeats that gave one (the lower of the 
 values on a discrete scale, so it stays on the scale; their mean on the continuous 0–1
 scale) or, on a 0/1 scale, the majority (a tie is 0: a pass needs more than half). A verdict
 whose repeats spread over more than ``tolerance`` of the scale is marked
-``repeats_disagree``. Repeats that failed (judge errors) are left out; when none gave a
-score, the verdict is the first repeat's judge error.
+``repeats_disagree``. Repeats that failed (judge errors) are left out when the others decide
+the verdict — it is the same whether each failed one would have given the scale's lowest
+score or its highest; otherwise, and when none gave a score, the verdict is the first failed
+repeat's judge error.
 
 :func:`repeat_agreement` reads the judge's test-retest agreement per metric from the
 results' judge records.
@@ -107,6 +109,12 @@ def _median(scores: list[float], scale: str) -> float:
     return ordered[middle - 1]
 
 
+def _combined(scores: list[float], scale: str) -> float:
+    if scale == "binary":
+        return 1.0 if 2 * sum(1 for s in scores if s >= 0.5) > len(scores) else 0.0
+    return _median(scores, scale)
+
+
 def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
             tolerance: float) -> JudgeVerdict:
     """One verdict from the repeats of ``request`` (module docstring)."""
@@ -120,11 +128,18 @@ def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
         return dataclasses.replace(verdicts[0], usage=usage, details={
             **verdicts[0].details, REPEATS_KEY: [None] * len(verdicts)})
     scores = [float(v.score) for v in given]  # type: ignore[arg-type]
-    if request.scale == "binary":
-        score = 1.0 if 2 * sum(1 for s in scores if s >= 0.5) > len(scores) else 0.0
-    else:
-        score = _median(scores, request.scale)
+    score = _combined(scores, request.scale)
     low, high = SCALE_RANGES[request.scale]
+    failed = [v for v in verdicts if v.judge_error]
+    if failed and any(_combined(scores + [bound] * len(failed), request.scale) != score
+                      for bound in (low, high)):
+        # The failed asks could have moved the verdict (of [5, error, 2] the lower middle
+        # is 2): what the judge would have said is unknown, a failure of the tool.
+        return dataclasses.replace(failed[0], usage=usage, details={
+            **failed[0].details,
+            REPEATS_KEY: [None if v.judge_error else v.score for v in verdicts]},
+            reason=f"{failed[0].reason} ({len(failed)} of {len(verdicts)} asks failed, and "
+                   "the scores of the others do not decide the verdict)")
     spread = (max(scores) - min(scores)) / (high - low)
     chosen = min(given, key=lambda v: abs(float(v.score) - score))  # type: ignore[arg-type]
     details = dict(chosen.details)

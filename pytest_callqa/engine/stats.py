@@ -255,9 +255,10 @@ def bootstrap_weighted(groups: Sequence[tuple[Sequence[float], float]], *,
     """The interval of a weighted mean of group means (a final score over task scores): each
     group's cases are resampled on their own; ``fixed`` (value, weight) parts are held
     constant. Groups without a value are left out, as the point estimate leaves them. None
-    when no group has two values: nothing would vary (see :func:`bootstrap_mean`)."""
+    when any group left has a single value: every resample of it is that value, so its share
+    of the weight would be held as if known exactly (see :func:`bootstrap_mean`)."""
     kept = [([float(v) for v in values], float(w)) for values, w in groups if values]
-    if all(len(values) < 2 for values, _ in kept):
+    if not kept or any(len(values) < 2 for values, _ in kept):
         return None
     held = [(float(v), float(w)) for v, w in fixed]
     return _through_memo("weighted", [kept, held, float(level), int(seed)],

@@ -622,6 +622,22 @@ def test_a_free_models_rank_interval_is_its_final_interval() -> None:
     assert card.models["free"].rank_ties == []
 
 
+def test_a_one_case_task_leaves_the_final_score_untold_apart() -> None:
+    # The same eight QA cases, and one entity, text and translation case each (65 % of
+    # Final B): the one-case tasks were held as if known, [0.826, 0.846] against
+    # [0.873, 0.893], and three single cases told the models apart.
+    qa = [0.9, 1.0, 0.95, 1.0, 0.9, 1.0, 1.0, 0.95]
+    singles = {"entity": (0.80, 0.90), "text": (0.70, 0.75), "translation": (0.80, 0.85)}
+    card = build_scorecard(
+        [result(m, "qa", f"q{i}", s) for m in "ab" for i, s in enumerate(qa)]
+        + [result(m, task, "only", pair[k]) for task, pair in singles.items()
+           for k, m in enumerate("ab")])
+    a, b = card.models["a"], card.models["b"]
+    assert a.tasks["qa"].interval is not None and a.tasks["entity"].interval is None
+    assert (a.final_interval_b, b.final_interval_b) == (None, None)
+    assert (a.rank_ties, b.rank_ties) == (["b"], ["a"])
+
+
 def test_a_model_without_a_final_score_ties_with_none() -> None:
     # Only an agent case: no final score B, ranked last; it was "3 (tie 1, 2)", its missing
     # interval read as "too few cases".

@@ -85,13 +85,22 @@ def test_pooled_rate_interval() -> None:
 
 def test_weighted_interval_of_a_final_score() -> None:
     # Every case of both tasks scores 1 and the fixed part is 1: the final score is 1.
-    assert bootstrap_weighted([([1.0, 1.0], 0.35), ([1.0], 0.3)], fixed=[(1.0, 0.3)]) \
+    assert bootstrap_weighted([([1.0, 1.0], 0.35), ([1.0, 1.0], 0.3)], fixed=[(1.0, 0.3)]) \
         == (1.0, 1.0)
     # A task without a case is left out, as the point estimate leaves it out.
     assert bootstrap_weighted([([0.5, 0.5], 0.5), ([], 0.5)]) == (0.5, 0.5)
     assert bootstrap_weighted([([], 1.0)]) is None
     # No task with two cases: nothing varies, so no interval (it was a zero-width one).
     assert bootstrap_weighted([([0.5], 0.5), ([0.9], 0.5)]) is None
+
+
+def test_a_one_case_task_leaves_the_final_score_without_an_interval() -> None:
+    # The one-case tasks were held fixed beside the resampled one: [0.62, 0.82], for a figure
+    # whose 0.8 of weight rested on two single cases, as if they were known exactly.
+    assert bootstrap_weighted([([0.0, 0.5, 1.0], 0.2), ([0.7], 0.5), ([0.9], 0.3)]) is None
+    # Two cases alike in each are a measured lack of spread: that interval stays.
+    assert bootstrap_weighted([([0.0, 0.5, 1.0], 0.2), ([0.7, 0.7], 0.5), ([0.9, 0.9], 0.3)]) \
+        == pytest.approx((0.62, 0.82))
 
 
 def test_around_and_overlaps() -> None:

@@ -293,10 +293,12 @@ def _judge_gap_notes(c: ModelCard) -> list[str]:
     if errors:
         notes.append(f"E {c.model}: benchmarks: judge errors (not scored, not counted against "
                      "the model) in " + ", ".join(f"{bid} ×{n}" for bid, n in errors.items()))
-    if c.incomplete_tasks:
-        which = ("Benchmark Score and final score A" if c.incomplete_tasks == ["benchmarks"]
-                 else "final scores")
-        notes.append(f"E {c.model}: {which} unknown: the judge could not score all of "
-                     f"{', '.join(c.incomplete_tasks)} (a judge error, not a model failure; "
-                     "not renormalised around it)")
+    judged = [t for t in c.incomplete_tasks if t not in c.errored_tasks]
+    for gaps, cause in ((judged, "the judge could not score all of {} (a judge error"),
+                        (c.errored_tasks, "a test errored in {} (a failure of the tool")):
+        if gaps:
+            which = ("Benchmark Score and final score A" if gaps == ["benchmarks"]
+                     else "final scores")
+            notes.append(f"E {c.model}: {which} unknown: {cause.format(', '.join(gaps))}, "
+                         "not a model failure; not renormalised around it)")
     return notes

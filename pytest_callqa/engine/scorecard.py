@@ -112,9 +112,12 @@ class ModelCard:
     rank_ties: list[str] = field(default_factory=list)
     # Repeated runs: each (task/case) with test outcomes per run, and what they say.
     run_stats: dict[str, RunStats] = field(default_factory=dict)
-    # The final-score tasks (and "benchmarks") the judge could not score in full: the final
-    # scores that weigh them are unknown, not renormalised around the gap.
+    # The final-score tasks (and "benchmarks") the judge could not score in full, or with a
+    # case whose test errored: the final scores that weigh them are unknown, not
+    # renormalised around the gap.
     incomplete_tasks: list[str] = field(default_factory=list)
+    # Those of them with a case whose test errored (the notes say which failure it was).
+    errored_tasks: list[str] = field(default_factory=list)
 
     def runs_summary(self) -> dict[str, Any] | None:
         """Pass rate, pass^k and pass@k over the cases run more than once (means over
@@ -278,6 +281,7 @@ def build_scorecard(
     *,
     registry: Registry | None = None,
     disqualify_tolerance: int = 0,
+    errored: Iterable[tuple[str, str, str]] = (),
 ) -> Scorecard:
     """Aggregate results of many models and cases (any order) into a scorecard.
 
@@ -288,6 +292,9 @@ def build_scorecard(
     disqualification is unknown when the cases whose blocker could not be decided could tip
     it. A final score weighing a task (or benchmark criterion) with judge errors is unknown,
     not renormalised around them; a model whose rank rests on something unknown is not ranked.
+    ``errored`` names the (model, task, case id) pairs whose test errored, which have no
+    result: left out of the task score, they leave the final scores that weigh their task
+    unknown, and their cases count as cases whose blocker could not be decided.
     """
     registry = registry or default_registry()
     ordered = sorted(results, key=lambda r: (r.model or UNNAMED_MODEL, r.task, r.case_id, r.run))
@@ -296,8 +303,11 @@ def build_scorecard(
         by_model[result.model or UNNAMED_MODEL].append(result)
     task_order = [t for t in registry.tasks if any(r.task == t for r in ordered)]
     task_order += sorted({r.task for r in ordered} - set(task_order))
+    errored_by_model: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for model, task, _ in set(errored):
+        errored_by_model[model][task] += 1
     models = {
-        name: _model_card(name, rs, registry, disqualify_tolerance)
+        name: _model_card(name, rs, registry, disqualify_tolerance, errored_by_model[name])
         for name, rs in sorted(by_model.items())
     }
     card = Scorecard(models=models, task_order=task_order, results=ordered, registry=registry)
@@ -306,7 +316,7 @@ def build_scorecard(
 
 
 def _model_card(name: str, results: list[TaskResult], registry: Registry,
-                tolerance: int) -> ModelCard:
+                tolerance: int, errored: Mapping[str, int]) -> ModelCard:
     tasks: dict[str, TaskAggregate] = {}
     all_groups: dict[str, list[TaskResult]] = defaultdict(list)
     unknown_scores: set[str] = set()
@@ -333,7 +343,9 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
         blocked = sum(1 for runs in groups.values() if any(r.blocked for r in runs))
         undecided = [ids for runs in groups.values() if not any(r.blocked for r in runs)
                      and (ids := {mid for r in runs for mid in _unknown_blockers(r)})]
-        if any(r.incomplete for r in task_results):
+        # A case whose test errored may have been blocked, and its score is not known.
+        undecided_cases = len(undecided) + errored.get(task, 0)
+        if any(r.incomplete for r in task_results) or errored.get(task):
             unknown_scores.add(task)
         tasks[task] = TaskAggregate(
             task=task,
@@ -352,9 +364,9 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
             unscored_cases=sum(1 for runs in groups.values()
                                if not any(r.incomplete for r in runs)
                                and any(r.score_unknown for r in runs)),
-            blocker_unknown_cases=len(undecided),
+            blocker_unknown_cases=undecided_cases,
             unknown_blockers=sorted({mid for ids in undecided for mid in ids}),
-            disqualification_unknown=blocked <= tolerance < blocked + len(undecided),
+            disqualification_unknown=blocked <= tolerance < blocked + undecided_cases,
             interval=around(bootstrap_mean(case_scores), _mean(case_scores)),
             case_scores=case_scores,
         )
@@ -388,7 +400,11 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
     has_call_tasks = any(t in FINAL_WEIGHTS_B for t in tasks)
     # A criterion with judge errors leaves the benchmark score unknown: counting it on the
     # cases left, or leaving it out, would let a failure of the judge move the score.
-    benchmark_gap = has_call_tasks and any(b["judge_errors"] for b in benchmarks.values())
+    errored_call_task = bool(evaluated) and any(t in FINAL_WEIGHTS_B for t in errored)
+    benchmark_gap = has_call_tasks and (any(b["judge_errors"] for b in benchmarks.values())
+                                        or errored_call_task)
+    # A task every case of which errored has no aggregate, and is no missing task either.
+    unknown_scores.update(t for t in errored if t not in tasks)
     benchmark_score = (sum(1 for b in evaluated if b["passed"]) / len(evaluated)
                        if evaluated and has_call_tasks and not benchmark_gap else None)
 
@@ -405,7 +421,7 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
     interval_a = None if benchmark_score is None or gaps else around(bootstrap_weighted(
         [(tasks[t].case_scores, w) for t, w in FINAL_WEIGHTS_A.items() if t in tasks],
         fixed=[(benchmark_score, FINAL_WEIGHTS_A["benchmarks"])]), final_a)
-    missing = [t for t in FINAL_WEIGHTS_B if t not in tasks]
+    missing = [t for t in FINAL_WEIGHTS_B if t not in tasks and t not in errored]
 
     usage: dict[str, float] = defaultdict(float)
     costs = []
@@ -420,11 +436,13 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
         final_score_a=final_a, final_score_b=final_b,
         missing_tasks=missing if has_call_tasks else [],
         cost_per_1000_calls=cost_per_1000,
-        any_blocker=_any_blocker(tasks.values()),
+        any_blocker=_any_blocker(tasks.values(), unknown=any(t not in tasks for t in errored)),
         usage=dict(usage),
         final_interval_a=interval_a, final_interval_b=interval_b,
         run_stats=_run_stats(all_groups),
         incomplete_tasks=gaps + (["benchmarks"] if benchmark_gap else []),
+        errored_tasks=[t for t in gaps if t in errored]
+        + (["benchmarks"] if has_call_tasks and errored_call_task else []),
     )
 
 
@@ -437,13 +455,13 @@ def _unknown_blockers(result: TaskResult) -> list[str]:
             if m.details.get("blocker_metric") and not m.scored]
 
 
-def _any_blocker(tasks: Iterable[TaskAggregate]) -> bool | None:
+def _any_blocker(tasks: Iterable[TaskAggregate], unknown: bool) -> bool | None:
     """Whether a task disqualifies the model: None when none is known to, but one's
-    disqualification is unknown."""
+    disqualification is unknown (``unknown``: a task none of whose cases has a result)."""
     found = list(tasks)
     if any(a.disqualified for a in found):
         return True
-    return None if any(a.disqualification_unknown for a in found) else False
+    return None if unknown or any(a.disqualification_unknown for a in found) else False
 
 
 def _run_stats(groups: Mapping[str, list[TaskResult]]) -> dict[str, RunStats]:
@@ -505,10 +523,16 @@ def _unranked_reason(c: ModelCard, final: float | None, use_a: bool) -> str:
     reasons = []
     if final is None:
         gaps = [t for t in c.incomplete_tasks if use_a or t != "benchmarks"]
-        reasons.append(f"final score {'A' if use_a else 'B'} unknown (the judge could not "
-                       f"score all of {', '.join(gaps)})")
+        judged = [t for t in gaps if t not in c.errored_tasks]
+        errored = [t for t in gaps if t in c.errored_tasks]
+        reasons.append(f"final score {'A' if use_a else 'B'} unknown ("
+                       + "; ".join([*([f"the judge could not score all of {', '.join(judged)}"]
+                                      if judged else []),
+                                    *([f"a test errored in {', '.join(errored)}"]
+                                      if errored else [])]) + ")")
     if c.any_blocker is None:
         undecided = [t for t, a in c.tasks.items() if a.disqualification_unknown]
+        undecided += [t for t in c.errored_tasks if t not in c.tasks and t != "benchmarks"]
         reasons.append(f"disqualification unknown (a blocker could not be decided in "
                        f"{', '.join(undecided)})")
     return f"{c.model}: {', '.join(reasons)}"

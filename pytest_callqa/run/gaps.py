@@ -97,6 +97,13 @@ def report_judge_errors(report: Mapping[str, Any]) -> str | None:
     return line
 
 
+def errored_pairs(entries: Iterable[Any]) -> list[tuple[str, str, str]]:
+    """The (model, task, case id) of each pair a test error left without a result, from a
+    report's ``not_evaluated`` entries: the scorecard counts them as not known."""
+    return [(str(e.get("model")), str(e.get("task")), str(e.get("case_id"))) for e in entries
+            if isinstance(e, Mapping) and e.get("kind") == "test_error"]
+
+
 def not_evaluated_notes(entries: Iterable[Any]) -> list[str]:
     """The scorecard's notes on pairs a test error left without a result: without them a
     model's task score (or, when every case of a task errored, its final score, renormalised

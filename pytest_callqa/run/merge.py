@@ -23,6 +23,7 @@ from ..engine.judges.repeats import repeat_agreement
 from ..engine.report import render_scorecard
 from ..engine.scorecard import Scorecard, build_scorecard
 from .gaps import (
+    errored_pairs,
     judge_error_lines,
     not_evaluated_lines,
     partial_run_lines,
@@ -471,7 +472,8 @@ def scorecard_of(report: Mapping[str, Any], name: str = "report") -> Scorecard:
     shard = _read(name, report)
     registry = recorded_registry(_pooled_specs([shard]))
     return build_scorecard(shard.results, registry=registry,
-                           disqualify_tolerance=int(report["run"]["disqualify_tolerance"]))
+                           disqualify_tolerance=int(report["run"]["disqualify_tolerance"]),
+                           errored=errored_pairs(report["not_evaluated"]))
 
 
 def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, Any]:
@@ -497,9 +499,10 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
     if not isinstance(tolerance, int):
         raise ValueError(f"{shards[0].name}: run.disqualify_tolerance is {_show(tolerance)}, "
                          "expected a whole number")
-    card = build_scorecard(results, registry=recorded_registry(specs),
-                           disqualify_tolerance=tolerance)
     not_evaluated = _pooled_not_evaluated(shards)
+    card = build_scorecard(results, registry=recorded_registry(specs),
+                           disqualify_tolerance=tolerance,
+                           errored=errored_pairs(not_evaluated))
     card.notes.extend(run_notes(card, not_evaluated))
     merged: dict[str, Any] = {
         "schema": REPORT_SCHEMA,

@@ -7,13 +7,14 @@ import importlib
 import platform
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, cast
 
 from .._version import __version__
 from .gaps import (
+    errored_pairs,
     judge_error_lines,
     not_evaluated_lines,
     partial_run_lines,
@@ -223,13 +224,13 @@ class Summary:
                 continue  # its file changed or went since collection
             yield case.id, golden_entry(case)
 
-    def not_evaluated(self, card: Scorecard) -> list[dict[str, Any]]:
+    def not_evaluated(self, results: Sequence[TaskResult]) -> list[dict[str, Any]]:
         """The pairs with no result and why (no output, a test error), the runs of a
         repeated pair its test could not produce (``unproduced_run``, numbered from 1), and
         the case files that could not be read, sorted: the report's ``not_evaluated``. A pair
         whose test errored, or a run, is listed only when no other test of it gave a result."""
-        scored = {(r.model, r.case_id) for r in card.results}
-        produced = {(r.model, r.case_id, r.run + 1) for r in card.results}
+        scored = {(r.model, r.case_id) for r in results}
+        produced = {(r.model, r.case_id, r.run + 1) for r in results}
         entries: dict[tuple[str, ...], dict[str, Any]] = {}
         for payload in self.collected.values():
             if "missing" in payload:
@@ -286,10 +287,13 @@ class Summary:
             from .intervals import load_memo, save_memo
 
             memo = load_memo(self.settings)
+            results = self.results()
+            entries = self.not_evaluated(results)
             with remembered(memo):
-                card = build_scorecard(self.results(), registry=self.services.registry(),
-                                       disqualify_tolerance=self.settings.disqualify_tolerance)
-            card.notes.extend(run_notes(card, self.not_evaluated(card)))
+                card = build_scorecard(results, registry=self.services.registry(),
+                                       disqualify_tolerance=self.settings.disqualify_tolerance,
+                                       errored=errored_pairs(entries))
+            card.notes.extend(run_notes(card, entries))
             if memo is not None:
                 save_memo(memo, self.settings)
             try:
@@ -325,7 +329,7 @@ class Summary:
         lines += policy_lines(self.services.registry())
         lines += partial_run_lines({"stopped_early": self.stopped_early,
                                     "selection": self.host.selection})
-        return lines + not_evaluated_lines(self.not_evaluated(card))
+        return lines + not_evaluated_lines(self.not_evaluated(card.results))
 
     def judge_repeats(self, card: Scorecard) -> dict[str, Any] | None:
         """The judge's test-retest agreement per metric, when it was asked more than once."""
@@ -425,7 +429,7 @@ class Summary:
             "golden_cases": (dict(self.golden_case_entries(card)) if with_cases
                              else GOLDEN_MARK),
             "cases": cases,
-            "not_evaluated": self.not_evaluated(card),
+            "not_evaluated": self.not_evaluated(card.results),
             "notes": list(card.notes),
             "judge_errors": {
                 "verdicts": sum(1 for r in card.results for rec in r.judge_records

@@ -348,3 +348,42 @@ def test_the_note_lists_every_unranked_model_and_every_task_that_leaves_it_so() 
         "(the judge could not score all of qa, entity), disqualification unknown (a blocker "
         "could not be decided in text, translation); b: final score B unknown (the judge "
         "could not score all of qa)")
+
+
+def test_a_pair_whose_test_errored_leaves_the_model_unranked_not_clean() -> None:
+    # A live model's generation failed on its blocked case: computed from the results that
+    # existed, the model had no blocker, a higher final score and rank 1 — the outage read
+    # as a clean run. The errored pair may have been blocked, and its score is unknown.
+    results = [scored("m1", "qa", "a", 0.6), scored("m1", "qa", "b", 0.6),
+               scored("gen", "qa", "a", 0.9)]
+    clean = build_scorecard(results)
+    assert clean.models["gen"].cost_adjusted_rank == 1 and clean.models["gen"].any_blocker is False
+    card = build_scorecard(results, errored=[("gen", "qa", "b")])
+    gen, m1 = card.models["gen"], card.models["m1"]
+    qa = gen.tasks["qa"]
+    assert (qa.score, qa.cases, qa.blocker_unknown_cases, qa.disqualification_unknown) == (
+        0.9, 1, 1, True)
+    assert (gen.any_blocker, gen.final_score_b, gen.cost_adjusted_rank) == (None, None, None)
+    assert gen.incomplete_tasks == gen.errored_tasks == ["qa"]
+    assert m1.cost_adjusted_rank == 1
+    assert ("not ranked, what it would be ranked on being unknown — gen: final score B unknown "
+            "(a test errored in qa), disqualification unknown (a blocker could not be decided "
+            "in qa)") in card.notes
+    assert ("E gen: final scores unknown: a test errored in qa (a failure of the tool, not a "
+            "model failure; not renormalised around it)") in render_scorecard(card)
+    # A task known to disqualify the model stays disqualified whatever the errored case held.
+    blocked = build_scorecard([scored("gen", "qa", "a", 0.0, valid=False, blocked=True)],
+                              errored=[("gen", "qa", "b")])
+    assert blocked.models["gen"].any_blocker is True
+
+
+def test_a_task_every_case_of_which_errored_is_unknown_not_missing() -> None:
+    # Renormalised away as a task the model was never asked, it raised the final score.
+    card = build_scorecard([scored("gen", "qa", "a", 0.9)],
+                           errored=[("gen", "entity", "e1"), ("gen", "entity", "e2")])
+    gen = card.models["gen"]
+    assert "entity" not in gen.tasks and "entity" not in gen.missing_tasks
+    assert (gen.final_score_b, gen.any_blocker, gen.incomplete_tasks) == (
+        None, None, ["entity"])
+    assert any("disqualification unknown (a blocker could not be decided in entity)" in note
+               for note in card.notes)

@@ -147,3 +147,27 @@ def test_a_run_xdist_stopped_after_a_crashed_worker_says_its_scorecard_is_partia
     result.stdout.fnmatch_lines(["run stopped early (worker gw? crashed and worker restarting "
                                  "disabled): the scorecard holds only the results of the "
                                  "tests that ran before it stopped"])
+
+
+def test_a_pair_whose_test_errored_leaves_its_models_rank_and_blocker_unknown(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # One of beta's pairs errored: computed from the pairs left, beta read "no blocker" and
+    # took a rank, though the errored case might have been blocked and its score is unknown.
+    first = sorted(project.cases)[0]
+    project.write_tests(SETUP_ERROR_SUITE.replace(
+        'if callqa_model == "beta":',
+        f'if callqa_model == "beta" and request.node.callspec.id.endswith("{first}"):').replace(
+        "def crm(callqa_model):", "def crm(callqa_model, request):"))
+    result = pytester.runpytest("--callqa-report=report.json")
+    result.assert_outcomes(passed=2 * len(project.cases) - 1, errors=1)
+    beta = project.report()["models"]["beta"]
+    task = project.cases[first]["task"]
+    assert (beta["final_score_a"], beta["cost_adjusted_rank"]) == (None, None)
+    assert task in beta["incomplete_tasks"]
+    result.stdout.fnmatch_lines([
+        f"E beta: final scores unknown: a test errored in {task}, benchmarks (a failure of the "
+        "tool, not a model failure; not renormalised around it)"])
+    result.stdout.fnmatch_lines([
+        f"*not ranked, what it would be ranked on being unknown — beta: final score A unknown "
+        f"(a test errored in {task}, benchmarks)*"])

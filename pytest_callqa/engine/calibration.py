@@ -237,6 +237,7 @@ class _Pairs:
     labels: int = 0
     not_scored: int = 0
     judge_error: int = 0
+    code_error: int = 0
     not_evaluated: int = 0
 
     def __post_init__(self) -> None:
@@ -259,7 +260,7 @@ def _entry(pairs: _Pairs) -> dict[str, Any]:
         "labels": pairs.labels,
         "n": len(pairs.items),
         "left_out": {"not_scored": pairs.not_scored, "judge_error": pairs.judge_error,
-                     "not_evaluated": pairs.not_evaluated},
+                     "code_error": pairs.code_error, "not_evaluated": pairs.not_evaluated},
         "agreement": agreement(hc, jc),
         "kappa": cohen_kappa(hc, jc, k, weighted=scale.weighted),
         "spearman": spearman(human, judge),
@@ -275,9 +276,9 @@ def calibrate(results: Iterable[TaskResult], cases: Iterable[GoldenCase],
     """Per labelled metric, the judge's agreement with people on ``model``'s outputs.
 
     ``specs`` maps a task to its metrics. A label whose metric the run did not score (not
-    scored, or a judge error) or whose case has no result for ``model`` is left out of n and
-    counted under ``left_out``. Keyed by metric id, or ``task.metric`` when two tasks share
-    a labelled metric id.
+    scored, a judge error, or a custom metric whose code raised) or whose case has no result
+    for ``model`` is left out of n and counted under ``left_out``. Keyed by metric id, or
+    ``task.metric`` when two tasks share a labelled metric id.
     """
     # With --callqa-runs N, the first run's: the verdict a single-run session gives. Keyed
     # by case alone, the last run read overwrote the others, so the order of the results
@@ -307,6 +308,9 @@ def calibrate(results: Iterable[TaskResult], cases: Iterable[GoldenCase],
                 pairs.not_evaluated += 1
             elif found.judge_error:
                 pairs.judge_error += 1
+            elif found.details.get("raised"):
+                # The metric's code failed, not the judge's answer: as unknown as a judge error.
+                pairs.code_error += 1
             elif not found.scored or found.value is None:
                 pairs.not_scored += 1
             else:
@@ -325,8 +329,8 @@ def _unrated_entry(spec: MetricSpec, reason: str, cases: list[str]) -> dict[str,
     left out as ``not_rated``, with why."""
     return {"task": spec.task, "scale": spec.scale, "source": spec.source, "categories": [],
             "weights": "none", "labels": len(cases), "n": 0,
-            "left_out": {"not_scored": 0, "judge_error": 0, "not_evaluated": 0,
-                         "not_rated": len(cases)},
+            "left_out": {"not_scored": 0, "judge_error": 0, "code_error": 0,
+                         "not_evaluated": 0, "not_rated": len(cases)},
             "not_rated": reason, "agreement": None, "kappa": None, "spearman": None,
             "bias": None, "confusion": [], "pairs": [], "cases": []}
 
@@ -343,9 +347,9 @@ def verdict(calibration: Mapping[str, Mapping[str, Any]],
     A metric the judge scored on some labelled item must reach ``min_kappa``; an undefined
     kappa (every pair in one category) cannot show it and fails. A metric the judge scored
     on no labelled item gives no number to trust and is reported, not failed; but a run
-    that compared no pair at all fails — unless judge errors left labels out: then nothing
-    was compared because the judge could not answer, which is the tool's failure, not the
-    judge disagreeing with people (:func:`incomplete`).
+    that compared no pair at all fails — unless judge errors or metric code errors left labels
+    out: then nothing was compared because the tool could not give a value, which is the
+    tool's failure, not the judge disagreeing with people (:func:`incomplete`).
     """
     problems = []
     for metric, entry in calibration.items():
@@ -367,27 +371,50 @@ def verdict(calibration: Mapping[str, Mapping[str, Any]],
     return problems
 
 
+# The failures of the tool that leave a label without a value: left_out key, what it is
+# called, why, and what to do before running again.
+_TOOL_FAILURES = (
+    ("judge_error", "judge errors", "the judge could not answer them",
+     "run it again once the judge answers"),
+    ("code_error", "metric code errors", "the metric's code raised on them",
+     "fix the metric's code and run it again"),
+)
+
+
 def incomplete(calibration: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Why the calibration cannot pass even where no metric fails it: labels left out because
-    the judge could not answer them (a judge error: the call failed, the reply was unusable,
-    the budget was spent). How the judge agrees with people on those is unknown, and a
-    calibration that passed without them would vouch for a judge on labels it never saw.
-    (Labels the judge abstained on — *not scored* — are its answer, and stay left out.)"""
+    the tool could not give them a value — a judge error (the call failed, the reply was
+    unusable, the budget was spent) or a custom metric whose code raised. How the judge agrees
+    with people on those is unknown, and a calibration that passed without them would vouch
+    for a judge on labels it never saw. (Labels the judge abstained on — *not scored* — are
+    its answer, and stay left out.)"""
     found = []
     for metric, entry in calibration.items():
-        errors = (entry.get("left_out") or {}).get("judge_error", 0)
-        if errors:
-            found.append(f"{metric}: {errors} of {entry.get('labels', errors)} labels left out "
-                         "for judge errors (the judge could not answer them): its agreement on "
-                         "them is unknown")
+        left_out = entry.get("left_out") or {}
+        for key, kind, why, _ in _TOOL_FAILURES:
+            errors = left_out.get(key, 0)
+            if errors:
+                found.append(f"{metric}: {errors} of {entry.get('labels', errors)} labels "
+                             f"left out for {kind} ({why}): its agreement on them is unknown")
     return found
+
+
+def _incomplete_verdict(calibration: Mapping[str, Mapping[str, Any]]) -> str:
+    """The closing line of an incomplete calibration: which failures left labels out, and
+    what to do about each."""
+    causes = [(kind, remedy) for key, kind, _, remedy in _TOOL_FAILURES
+              if any((e.get("left_out") or {}).get(key) for e in calibration.values())]
+    return ("callqa calibration: incomplete — not a pass: "
+            f"{' and '.join(kind for kind, _ in causes)} left labels out; "
+            f"{'; '.join(remedy for _, remedy in causes)}")
 
 
 def outcome(calibration: Mapping[str, Mapping[str, Any]],
             min_kappa: float = DEFAULT_MIN_KAPPA) -> str:
     """The calibration's verdict: ``fail`` when a metric fails it (:func:`verdict`), else
-    ``incomplete`` when judge errors left labels out (:func:`incomplete`) — not a pass, and
-    not the judge's disagreement either — else ``pass``."""
+    ``incomplete`` when judge errors or metric code errors left labels out
+    (:func:`incomplete`) — not a pass, and not the judge's disagreement either — else
+    ``pass``."""
     if verdict(calibration, min_kappa):
         return "fail"
     return "incomplete" if incomplete(calibration) else "pass"
@@ -431,8 +458,7 @@ def calibration_lines(calibration: Mapping[str, Mapping[str, Any]], *, judge: st
     lines += [f"callqa calibration: FAIL — {p}" for p in problems]
     lines += [f"callqa calibration: INCOMPLETE — {g}" for g in gaps]
     if gaps and not problems:
-        lines.append("callqa calibration: incomplete — not a pass: judge errors left labels "
-                     "out; run it again once the judge answers")
+        lines.append(_incomplete_verdict(calibration))
     elif not problems:
         lines.append("callqa calibration: pass — every metric the judge scored reaches "
                      f"kappa >= {min_kappa:g}")

@@ -451,7 +451,7 @@ class Summary:
     def calibration(self, card: Scorecard) -> tuple[dict[str, Any], dict[str, Any]]:
         """Per labelled metric, the judge against the human_labels (the report's
         ``calibration``), and the verdict of the kappa gate (``run.calibration``: pass,
-        fail, or incomplete when judge errors left labels out)."""
+        fail, or incomplete when judge errors or metric code errors left labels out)."""
         # Loaded only by a calibrating run.
         from ..engine.calibration import calibrate, incomplete, outcome, verdict
 

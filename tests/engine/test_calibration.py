@@ -217,7 +217,8 @@ def test_calibrate_pairs_labels_with_scores_and_counts_what_it_leaves_out() -> N
                       "human")
     entry = found["call_intent_match"]
     assert entry["n"] == 4 and entry["labels"] == 7
-    assert entry["left_out"] == {"not_scored": 1, "judge_error": 1, "not_evaluated": 1}
+    assert entry["left_out"] == {"not_scored": 1, "judge_error": 1, "code_error": 0,
+                                 "not_evaluated": 1}
     assert entry["pairs"] == [[1.0, 1.0], [0.0, 0.5], [0.5, 0.5], [1.0, 1.0]]
     assert entry["cases"] == ["c0", "c1", "c2", "c3"]
     assert entry["agreement"] == pytest.approx(0.75)
@@ -443,3 +444,30 @@ def test_the_heuristic_judge_abstaining_is_not_a_judge_error() -> None:
     assert incomplete(found) == [] and outcome(found) == "pass"
     # Every label not scored: nothing was compared, which fails as before.
     assert outcome(_judged([MetricResult.not_scored("no shared key word")] * 4)) == "fail"
+
+
+RAISED = MetricResult.not_scored("custom metric raised ConnectionError: timed out",
+                                 raised="ConnectionError")
+
+
+def test_labels_a_metric_raised_on_make_the_calibration_incomplete() -> None:
+    # They were counted "not scored", as if the judge had abstained, and the calibration
+    # passed on the labels left.
+    found = _judged([MetricResult(1.0), MetricResult(0.0), RAISED, RAISED])
+    assert found["call_intent_match"]["left_out"] == {
+        "not_scored": 0, "judge_error": 0, "code_error": 2, "not_evaluated": 0}
+    assert incomplete(found) == [
+        "call_intent_match: 2 of 4 labels left out for metric code errors (the metric's code "
+        "raised on them): its agreement on them is unknown"]
+    assert outcome(found) == "incomplete"
+    lines = calibration_lines(found, judge="heuristic", model="human", min_kappa=0.6)
+    assert lines[-1] == ("callqa calibration: incomplete — not a pass: metric code errors "
+                         "left labels out; fix the metric's code and run it again")
+    # Nothing compared because the code raised on every label: the tool's failure, not "no
+    # labelled output was scored".
+    assert verdict(_judged([RAISED] * 4)) == []
+    both = _judged([MetricResult(1.0), MetricResult(0.0), RAISED, JUDGE_ERROR])
+    assert calibration_lines(both, judge="openai", model="human", min_kappa=0.6)[-1] == (
+        "callqa calibration: incomplete — not a pass: judge errors and metric code errors "
+        "left labels out; run it again once the judge answers; fix the metric's code and "
+        "run it again")

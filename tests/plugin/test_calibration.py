@@ -93,7 +93,8 @@ def test_calibration_table_report_and_a_passing_gate(labelled: pytest.Pytester,
     assert entry["kappa"] == pytest.approx(1 / 3)
     assert entry["spearman"] == pytest.approx(3 / 18 ** 0.5)
     assert entry["bias"] == pytest.approx(0.25)
-    assert entry["left_out"] == {"not_scored": 1, "judge_error": 0, "not_evaluated": 0}
+    assert entry["left_out"] == {"not_scored": 1, "judge_error": 0, "code_error": 0,
+                                 "not_evaluated": 0}
     assert report["run"]["calibration"] == {"model": "human", "min_kappa": 0.3,
                                             "verdict": "pass", "problems": [],
                                             "incomplete": []}
@@ -225,7 +226,8 @@ def test_the_llm_judge_is_calibrated_the_same_way(
     entry = _report(labelled)["calibration"]["call_intent_match"]
     assert entry["pairs"] == [[1.0, 0.5], [0.5, 0.5], [0.5, 0.5], [0.0, 0.5]]
     assert entry["kappa"] == pytest.approx(0.0) and entry["spearman"] is None
-    assert entry["left_out"] == {"not_scored": 0, "judge_error": 1, "not_evaluated": 0}
+    assert entry["left_out"] == {"not_scored": 0, "judge_error": 1, "code_error": 0,
+                                 "not_evaluated": 0}
 
 
 def _judge_down(labelled: pytest.Pytester, fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -294,3 +296,48 @@ def test_labels_of_a_projects_own_metric_are_calibrated(labelled: pytest.Pyteste
     assert "has no metric" not in result.stdout.str()
     entry = _report(labelled)["calibration"]["states_purpose"]
     assert entry["labels"] == 5 and entry["agreement"] == 1.0
+
+
+RAISING_METRIC = """
+import pytest
+from pytest_callqa.engine.core.metrics import Bands, MetricSpec
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_callqa_register_metrics(registry, config):
+    def mentions_account(case, output, result):
+        if case.id in ("c", "d", "e"):
+            raise ConnectionError("checker service timed out")
+        return 1.0 if "account" in output["summary"]["call_purpose"] else 0.0
+
+    registry.register_metric(MetricSpec(
+        id="mentions_account", task="text", name="Mentions Account",
+        description="the purpose names an account", scale="0/1", threshold="= 1",
+        bands=Bands(good=1.0)), mentions_account)
+"""
+
+
+def test_labels_a_projects_metric_raised_on_make_the_calibration_incomplete(
+        labelled: pytest.Pytester) -> None:
+    # Before: the three labels were counted "not scored", as if the judge had abstained, and
+    # the calibration passed on the two left (exit 0, verdict "pass").
+    labelled.makeconftest(RAISING_METRIC)
+    for case_id, *_ in ITEMS:
+        path = labelled.path / "cases" / f"{case_id}.json"
+        case = json.loads(path.read_text(encoding="utf-8"))
+        case["human_labels"] = {"mentions_account": 1 if case_id == "a" else 0}
+        path.write_text(json.dumps(case), encoding="utf-8")
+    result = labelled.runpytest("-p", "no:cacheprovider", "--callqa-calibrate")
+    result.assert_outcomes(passed=5)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines([
+        "  mentions_account: left out of n: 3 code error (of 5 labels)",
+        "callqa calibration: INCOMPLETE — mentions_account: 3 of 5 labels left out for metric "
+        "code errors (the metric's code raised on them): its agreement on them is unknown",
+        "callqa calibration: incomplete — not a pass: metric code errors left labels out; fix "
+        "the metric's code and run it again",
+    ])
+    report = _report(labelled)
+    assert report["calibration"]["mentions_account"]["left_out"] == {
+        "not_scored": 0, "judge_error": 0, "code_error": 3, "not_evaluated": 0}
+    assert report["run"]["calibration"]["verdict"] == "incomplete"

@@ -4,8 +4,9 @@ A labelled case is an ordinary golden case; the output people labelled is the on
 model (``human`` by default) recorded for it. The run scores that output as usual, and each
 label is set beside the value the run reported for its metric. Per metric this module gives
 n, exact agreement, Cohen's kappa (linear-weighted when the scale has more than two ordered
-categories, unweighted otherwise), Spearman's rho, the mean bias (judge − people) and the
-confusion matrix. Pure Python: the statistics are small sums over a few hundred labels.
+categories, unweighted otherwise), Spearman's rho, the mean bias (how much more lenient the
+judge is than people) and the confusion matrix. Pure Python: the statistics are small sums
+over a few hundred labels.
 
 Categories come from the metric's scale: a grid scale (``0/0.5/1``) is its own categories, an
 integer rubric (``1-5``, ``0-5``) its levels, and a continuous scale (``0-1``, ``rate``,
@@ -220,11 +221,15 @@ def agreement(human: Sequence[int], judge: Sequence[int]) -> float | None:
     return sum(h == j for h, j in zip(human, judge, strict=True)) / len(human)
 
 
-def mean_bias(human: Sequence[float], judge: Sequence[float]) -> float | None:
-    """Mean of judge − people: above 0 the judge is more lenient than people."""
+def mean_bias(human: Sequence[float], judge: Sequence[float], *,
+              higher_is_better: bool = True) -> float | None:
+    """How much more lenient the judge is than people, in the metric's units: the mean of
+    judge − people, or of people − judge when lower is better (a hallucination rate), so
+    above 0 the judge is more lenient and below 0 stricter whatever the metric's direction."""
     if not human:
         return None
-    return sum(j - h for h, j in zip(human, judge, strict=True)) / len(human)
+    sign = 1.0 if higher_is_better else -1.0
+    return sign * sum(j - h for h, j in zip(human, judge, strict=True)) / len(human)
 
 
 # --- a run's calibration ------------------------------------------------------------------
@@ -264,7 +269,9 @@ def _entry(pairs: _Pairs) -> dict[str, Any]:
         "agreement": agreement(hc, jc),
         "kappa": cohen_kappa(hc, jc, k, weighted=scale.weighted),
         "spearman": spearman(human, judge),
-        "bias": mean_bias(human, judge),
+        # A metric without bands counts as higher-is-better, as the baseline gate reads it.
+        "bias": mean_bias(human, judge, higher_is_better=pairs.spec.bands is None
+                          or pairs.spec.bands.higher_is_better),
         "confusion": confusion(hc, jc, k),
         "pairs": [[h, j] for h, j in zip(human, judge, strict=True)],
         "cases": [case_id for case_id, _, _ in pairs.items],

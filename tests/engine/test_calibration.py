@@ -100,6 +100,27 @@ def test_agreement_and_bias_by_hand() -> None:
     assert mean_bias([1.0, 0.5, 1.0, 0.0], [1.1, 0.5, 0.5, 0.2]) == pytest.approx(-0.05)
     assert agreement([], []) is None
     assert mean_bias([], []) is None
+    # Lower is better: a judge giving higher values than people is stricter.
+    assert mean_bias([0.0, 0.1], [0.4, 0.3], higher_is_better=False) == pytest.approx(-0.3)
+
+
+def test_bias_is_above_zero_for_a_lenient_judge_whatever_the_direction() -> None:
+    # The judge saw more hallucination than people (stricter), yet the bias was +0.425,
+    # which the docs read as "more lenient".
+    people, judge = [0.0, 0.0, 0.1, 0.0], [0.4, 0.5, 0.6, 0.3]
+    cases = [GoldenCase.model_validate({"id": f"c{i}", "task": "grounding",
+                                        "expected_outcome": {},
+                                        "human_labels": {"hallucination": h}})
+             for i, h in enumerate(people)]
+    specs = {"grounding": default_registry().metrics_for("grounding")}
+
+    def bias(values: list[float]) -> object:
+        results = [_result(f"c{i}", {"hallucination": MetricResult(v)}, task="grounding")
+                   for i, v in enumerate(values)]
+        return calibrate(results, cases, specs, "human")["hallucination"]["bias"]
+
+    assert bias(judge) == pytest.approx(-0.425)
+    assert bias([0.0, 0.0, 0.0, 0.0]) == pytest.approx(0.025)
 
 
 def _spec(task: str, metric: str):  # type: ignore[no-untyped-def]

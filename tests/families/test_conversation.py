@@ -239,6 +239,21 @@ def test_first_turn_has_no_history_and_the_window_is_respected() -> None:
     assert "history" not in intelligibility.focus
 
 
+def test_a_bot_turn_the_model_left_without_a_reply_is_empty_in_the_history() -> None:
+    # The reference's words stood in for it: the judge of turn 3 read "Line 0." as the bot's.
+    transcript = [{"speaker": "bot" if i % 2 == 0 else "user", "text": f"Line {i}."}
+                  for i in range(4)]
+    expected = {"turns": [{"turn": i, "text": f"Line {i}."} for i in (0, 2)]}
+    judge = _judge()
+    evaluate(_case(expected=expected, transcript=transcript),
+             {"turns": [{"turn": 0, "text": " "}, {"turn": 2, "text": "Bot two."}]},
+             judge=judge, embedder=TFIDF)
+    history = next(r.focus["history"] for r in judge.seen
+                   if r.metric == "context" and r.item == "turn 2")
+    assert history == [{"turn": 0, "speaker": "bot", "text": " "},
+                       {"turn": 1, "speaker": "user", "text": "Line 1."}]
+
+
 class _FailingOn:
     """A scripted judge that cannot give the verdicts of ``failing`` ((metric, item) pairs):
     judge errors, as the LLM judge gives for a failed call or an unusable reply."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -172,13 +172,15 @@ def is_garbled(scores: Mapping[str, float | None], max_score: int = GARBLED_MAX_
     return any(s is not None and s <= max_score for s in scores.values())
 
 
-def history(case: GoldenCase, bot: Mapping[int, str], turn: int,
-            max_turns: int) -> list[dict[str, Any]]:
-    """The last ``max_turns`` turns before ``turn``, bot turns in the model's words."""
+def history(case: GoldenCase, bot: Mapping[int, str], turn: int, max_turns: int,
+            bot_turns: Collection[int]) -> list[dict[str, Any]]:
+    """The last ``max_turns`` turns before ``turn``, ``bot_turns`` in the model's words: a
+    bot turn it left without a reply is empty there, not the reference's words, which the
+    judge would have read as the bot's."""
     start = max(0, turn - max_turns)
     return [
         {"turn": j, "speaker": case.transcript[j].speaker,
-         "text": bot[j] if bot.get(j, "").strip() else case.transcript[j].text}
+         "text": bot.get(j, "") if j in bot_turns else case.transcript[j].text}
         for j in range(start, turn)
     ] if max_turns else []
 
@@ -363,6 +365,7 @@ class ConversationTask(FamilyTask):
     def _plan(self, ctx: EvalContext) -> list[JudgeRequest]:
         config: ConversationConfig = ctx.config  # type: ignore[assignment]
         bot = self._bot(ctx)
+        bot_turns = {e.turn for e in ctx.expected.turns}  # type: ignore[attr-defined]
         requests = []
         for expected in ctx.expected.turns:  # type: ignore[attr-defined]
             text = bot.get(expected.turn, "")
@@ -370,7 +373,7 @@ class ConversationTask(FamilyTask):
                 continue
             turn = expected.turn
             base = {"turn": turn, "speaker": ctx.case.transcript[turn].speaker, "text": text}
-            past = history(ctx.case, bot, turn, config.max_history_turns)
+            past = history(ctx.case, bot, turn, config.max_history_turns, bot_turns)
             if config.combined:
                 requests.append(self.item_request(
                     ctx, COMBINED, "likert5", {**base, "history": past, "first_turn": turn == 0},

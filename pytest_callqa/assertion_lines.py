@@ -3,7 +3,10 @@ threshold, the judge's reason) and the lines of every metric a failed check list
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from .engine.core.metrics import beside_edges
 
 if TYPE_CHECKING:
     from .engine.core.metrics import MetricSpec
@@ -30,14 +33,27 @@ def spec_for(result: TaskResult, metric_id: str) -> MetricSpec | None:
     return BENCHMARK_SPECS.get(metric_id)
 
 
-def value_text(value: float | None, spec: MetricSpec | None) -> str:
+def value_text(value: float | None, spec: MetricSpec | None,
+               edges: Sequence[float] = ()) -> str:
+    """A metric's value on its scale, with more digits beside one of ``edges``, the band
+    edges it was rated by (:func:`beside_edges`): "3.0%" read as no blocker above 3 %."""
     if value is None:
         return "not scored"
     if spec is not None and spec.percent:
-        return f"{value * 100:.1f}%"
+        return beside_edges(value, edges, 1, percent=True)
     if spec is not None and spec.scale == "count" and float(value).is_integer():
         return f"{value:.0f}"
-    return f"{value:.3f}"
+    return beside_edges(value, edges)
+
+
+def rated_edges(metric: MetricResult, spec: MetricSpec | None) -> tuple[float, ...]:
+    """The edges of the bands ``metric`` was rated by, as far as a message can know them:
+    the built-in definition's and a case's own bar (a fraction, recorded on the metric)."""
+    edges = spec.bands.edges if spec is not None and spec.bands is not None else ()
+    bar = metric.details.get("threshold")
+    if isinstance(bar, (int, float)) and not isinstance(bar, bool):
+        edges += (float(bar),)
+    return edges
 
 
 def apart(value: float, bound: float, digits: int = 3, *,
@@ -106,7 +122,7 @@ def metric_line(result: TaskResult, metric_id: str) -> str:
         facts.append("flagged: an off-scale judge reply, scored by the family's rule")
     if metric.judge_error:
         facts.append("judge error")
-    line = f"  {metric_id} = {value_text(metric.value, spec)}"
+    line = f"  {metric_id} = {value_text(metric.value, spec, rated_edges(metric, spec))}"
     if facts:
         line += f" ({'; '.join(facts)})"
     reason = judge_reason(result, metric_id, metric)

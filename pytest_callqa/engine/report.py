@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .core.metrics import MetricSpec
+from .core.metrics import MetricSpec, beside_edges
 from .scorecard import ModelCard, Scorecard
 from .tasks.benchmark_specs import BENCHMARK_METRICS
 
@@ -22,13 +22,17 @@ JUDGE_ERROR = "E"
 
 
 def _fmt(value: float | None, spec: MetricSpec | None = None) -> str:
+    """A figure with the table's usual digits, or more beside an edge of ``spec``'s bands
+    (:func:`beside_edges`): the rating next to it must not contradict it."""
     if value is None:
         return NOT_SCORED
+    edges = spec.bands.edges if spec is not None and spec.bands is not None else ()
     if spec is not None and spec.percent:
-        return f"{value * 100:.1f}%"
+        return beside_edges(value, edges, 1, percent=True)
     if spec is not None and spec.scale == "count":
-        return f"{value:.2f}".rstrip("0").rstrip(".") if value % 1 else f"{value:.0f}"
-    return f"{value:.3f}"
+        return beside_edges(value, edges, 2).rstrip("0").rstrip(".") if value % 1 \
+            else f"{value:.0f}"
+    return beside_edges(value, edges)
 
 
 def _interval(interval: tuple[float, float] | None) -> tuple[str, None]:

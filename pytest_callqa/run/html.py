@@ -27,6 +27,7 @@ from .html_cases import (
     SCRIPT,
     HtmlReportError,
     cases_section,
+    edges,
     esc,
     fmt,
     rating_of,
@@ -302,7 +303,8 @@ class _Page:
                         spec = self.specs[task].get(mid, {})
                         rows.append(f"<li><b>{esc(model)}</b>: {esc(task)} / "
                                     f"{esc(spec.get('name', mid))} = "
-                                    f"{fmt(m.get('value'), unit(spec))} (threshold "
+                                    f"{fmt(m.get('value'), unit(spec), edges(spec))} "
+                                    "(threshold "
                                     f"{esc(spec.get('threshold', ''))})</li>")
         if not rows:
             return ""
@@ -343,8 +345,8 @@ class _Page:
                         continue
                     rating = "blocker" if m.get("blocker") else rating_of(m.get("rating"))
                     # E: cases the judge could not score are missing from the figure.
-                    shown = fmt(m.get("value"), unit(spec)) + ("E" if m.get("judge_errors")
-                                                               else "")
+                    shown = fmt(m.get("value"), unit(spec), edges(spec)) + (
+                        "E" if m.get("judge_errors") else "")
                     cells.append(self._cell(shown, rating,
                                             _ci(m.get("interval"), unit(spec))
                                             + self._delta(model, task, mid)))
@@ -461,7 +463,7 @@ class _Page:
                     cells.append(self._cell(NOT_SCORED + flag, None))
                     continue
                 passed = bool(b.get("passed"))
-                text = f"{int(passed)} ({fmt(b['value'], unit(spec))}){flag}"
+                text = f"{int(passed)} ({fmt(b['value'], unit(spec), edges(spec))}){flag}"
                 cells.append(self._cell(text, "good" if passed else "fail",
                                         self._delta(m, "benchmarks", bid)))
             out.append(self._row(spec.name if spec else bid, "bench", cells,
@@ -500,16 +502,17 @@ class _Page:
                     " (lower is better)" if bands and bands.get("higher_is_better") is False
                     else "")
                 figures.append(self._chart(title, values, top, bands and bands.get("good"),
-                                           unit(spec)))
+                                           unit(spec), edges(spec)))
             if figures:
                 out.append(f'<h3>{esc(task)}</h3><div class="charts">{"".join(figures)}</div>')
         return "\n".join(out)
 
     @staticmethod
     def _chart(title: str, values: list[tuple[str, Any, str | None]], top: float,
-               mark: Any, scale: str = "") -> str:
-        """One horizontal bar per model, its length the value over ``top``; a dashed line
-        at ``mark`` (the metric's good bound) when it has one."""
+               mark: Any, scale: str = "", band_edges: Sequence[float] = ()) -> str:
+        """One horizontal bar per model, its length the value over ``top``, its figure as
+        the scorecard's (``band_edges``: of the metric's bands); a dashed line at ``mark``
+        (the metric's good bound) when it has one."""
         height = BAR_H * len(values) + 6 * (len(values) + 1)
         width = LABEL_W + TRACK_W + VALUE_W
         parts = [f'<figure><figcaption>{esc(title)}</figcaption><svg width="{width}" '
@@ -525,7 +528,7 @@ class _Page:
                 parts.append(f'<rect class="b-{rating or "none"}" x="{LABEL_W}" y="{y}" '
                              f'width="{length:.1f}" height="{BAR_H}"/>')
             parts.append(f'<text x="{LABEL_W + TRACK_W + 4}" y="{y + 11}">'
-                         f'{esc(fmt(value, scale))}</text>')
+                         f'{esc(fmt(value, scale, band_edges))}</text>')
         if isinstance(mark, (int, float)) and top and 0 <= mark <= top:
             x = LABEL_W + mark / top * TRACK_W
             parts.append(f'<line class="bar-thr" x1="{x:.1f}" x2="{x:.1f}" y1="2" '

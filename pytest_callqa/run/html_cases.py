@@ -16,6 +16,9 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from ..engine.core.metrics import Bands, beside_edges
+from ..engine.core.numbers import finite_number
+
 NOT_SCORED = "—"
 RATINGS = ("good", "acceptable", "fail", "blocker")
 STATUS_ORDER = {"blocked": 0, "invalid": 1, "judge-error": 2, "unscored": 3, "scored": 4}
@@ -80,16 +83,30 @@ def unit(spec: Any) -> str:
     return "rate" if getattr(spec, "percent", False) else str(getattr(spec, "scale", ""))
 
 
-def fmt(value: Any, scale: str = "") -> str:
+def edges(spec: Any) -> tuple[float, ...]:
+    """The edges of a metric's bands, from its definition or as the report records it."""
+    if isinstance(spec, Mapping):
+        bands = spec.get("bands")
+        if not isinstance(bands, Mapping):
+            return ()
+        return tuple(float(bands[key]) for key in ("good", "acceptable", "blocker")
+                     if finite_number(bands.get(key)))
+    bands = getattr(spec, "bands", None)
+    return bands.edges if isinstance(bands, Bands) else ()
+
+
+def fmt(value: Any, scale: str = "", edges: Sequence[float] = ()) -> str:
     """A metric value as the scorecard writes it: rates in percent, counts without
-    decimals, the rest with three; ``—`` when not scored."""
+    decimals, the rest with three, and more beside one of ``edges``, the band edges that
+    rated it (:func:`beside_edges`); ``—`` when not scored."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return NOT_SCORED
     if scale == "rate":
-        return f"{value * 100:.1f}%"
+        return beside_edges(value, edges, 1, percent=True)
     if scale == "count":
-        return f"{value:.2f}".rstrip("0").rstrip(".") if value % 1 else f"{value:.0f}"
-    return f"{value:.3f}"
+        return beside_edges(value, edges, 2).rstrip("0").rstrip(".") if value % 1 \
+            else f"{value:.0f}"
+    return beside_edges(value, edges)
 
 
 def esc(value: Any) -> str:
@@ -188,7 +205,7 @@ def _case_data(case: Mapping[str, Any],
             flags.append(f"over runs {fmt(m['mean'], unit(spec))}{spread}"
                          + (" (one run scored it: no spread)" if runs == 1 else ""))
         rating = "blocker" if m.get("blocker") else rating_of(m.get("rating"))
-        rows.append([spec.get("name", mid), fmt(m.get("value"), unit(spec)),
+        rows.append([spec.get("name", mid), fmt(m.get("value"), unit(spec), edges(spec)),
                      rating, m.get("reason") or "", ", ".join(flags),
                      _judge_lines(records.pop(mid, []), m.get("reason"))])
     notes = [str(n) for n in case.get("notes") or []]

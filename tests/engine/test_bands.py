@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_callqa.engine.core.metrics import beside_edges
 from pytest_callqa.engine.registry import default_registry
 from pytest_callqa.engine.tasks.benchmark_specs import BENCHMARK_SPECS
 
@@ -104,6 +105,32 @@ CASES = [
 @pytest.mark.parametrize(("task", "metric", "value", "rating"), CASES)
 def test_band(task: str, metric: str, value: float, rating: str) -> None:
     assert default_registry().metric(task, metric).rate(value) == rating
+
+
+@pytest.mark.parametrize(("task", "metric", "value", "rating"), CASES)
+def test_the_figure_shown_has_the_rating_shown(task: str, metric: str, value: float,
+                                                rating: str) -> None:
+    # Each value at or just past an edge, shown with the table's digits or more, reads back
+    # with its own rating: 0.9499 was "0.950" rated acceptable under ">= 0.95".
+    spec = default_registry().metric(task, metric)
+    assert spec.bands is not None
+    shown = beside_edges(value, spec.bands.edges, 1 if spec.percent else 3,
+                         percent=spec.percent)
+    read = float(shown.rstrip("%")) / (100 if spec.percent else 1)
+    assert spec.rate(read) == rating, shown
+
+
+@pytest.mark.parametrize(("value", "edges", "shown"), [
+    (19 / 20, (0.95, 0.9), "0.950"),       # at the edge but for float arithmetic
+    (0.9504, (0.95,), "0.9504"),           # not at it: not shown at it
+    (0.91234, (0.95, 0.9), "0.912"),       # away from the edges: the usual digits
+    (0.91234, (), "0.912"),
+    (0.1, (0.1 - 1e-6,), "0.100"),         # past the edge a strict "< 0.1" is rated by
+    (0.0996, (0.1 - 1e-6,), "0.0996"),
+])
+def test_a_figure_keeps_its_side_of_each_edge(value: float, edges: tuple[float, ...],
+                                              shown: str) -> None:
+    assert beside_edges(value, edges) == shown
 
 
 BENCHMARK_EDGES = [

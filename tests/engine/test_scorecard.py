@@ -766,3 +766,29 @@ def test_a_case_none_of_whose_metrics_was_scored_is_left_out_and_counted_apart()
         4, 0, 1, 1)
     assert agg.to_dict()["unscored_cases"] == 1
     assert "0.700 (1/4 judge error) (1/4 not scored)" in render_scorecard(card)
+
+
+def row_cells(text: str, label: str, models: int) -> list[str]:
+    line = next(line for line in text.splitlines() if line.startswith(label))
+    return [cell.strip() for cell in line.split(" | ")[1:1 + models]]
+
+
+def test_a_figure_by_a_band_edge_keeps_the_digits_that_tell_it_from_the_edge() -> None:
+    # Rounded to the usual digits, 1/33 read "3.0% !!" beside 3/100's "3.0% ~", 1/99
+    # "1.0% ~" under "<= 1%", 189/199 "0.950 ~" under ">= 0.95" and a garbled turn rate of
+    # 9.96 % "10.0%", passing "< 10%".
+    def case(model: str, false_passes: tuple[int, int], accuracy: float,
+             garbled: float) -> list[TaskResult]:
+        qa = {**false_pass(*false_passes),
+              "question_score_accuracy": MetricResult(value=accuracy)}
+        rate = {"garbled_turn_rate": MetricResult(value=garbled)}
+        return [result(model, "qa", "q", 0.9, metrics=qa),
+                result(model, "conversation", "c", 0.9, metrics=rate)]
+
+    text = render_scorecard(build_scorecard([
+        *case("a", (1, 33), 189 / 199, 0.0996), *case("b", (3, 100), 0.95, 0.1),
+        *case("c", (1, 99), 0.9, 0.05)]), order=["a", "b", "c"])
+    assert row_cells(text, "[!] Compliance False Pass Rate", 3) == ["3.03% !!", "3.0% ~",
+                                                                   "1.01% ~"]
+    assert row_cells(text, "Question Score Accuracy", 3) == ["0.9497 ~", "0.950", "0.900 ~"]
+    assert row_cells(text, "Garbled Turn Rate", 3) == ["9.96%", "10.0% x", "5.0%"]

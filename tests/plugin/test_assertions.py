@@ -400,3 +400,30 @@ def test_a_cases_own_bar_is_shown_on_the_metrics_scale(threshold: float, shown: 
                         blocked=False, blockers=[], model="m",
                         metrics={"garbled_turn_rate": metric})
     assert metric_line(result, "garbled_turn_rate") == f"  garbled_turn_rate = 0.0% (good; {shown})"
+
+
+def test_a_value_by_a_band_edge_is_shown_apart_from_it() -> None:
+    # "compliance_false_pass_rate = 3.0% is rated blocker (threshold <= 1% | > 3% blocker)":
+    # 1/33 rounded onto the edge it is above.
+    spec = default_registry().metric("qa", "compliance_false_pass_rate")
+
+    def qa(value: float) -> TaskResult:
+        return TaskResult(task="qa", case_id="c", score=0.9, valid=True, blocked=False,
+                          blockers=[], model="m",
+                          metrics={"compliance_false_pass_rate": spec.result(value)})
+
+    assert "compliance_false_pass_rate = 3.03% is rated blocker (threshold <= 1% | > 3% " \
+        "blocker) for model 'm'" in failure(assert_metric, qa(1 / 33),
+                                            "compliance_false_pass_rate")
+    assert metric_line(qa(1 / 99), "compliance_false_pass_rate").startswith(
+        "  compliance_false_pass_rate = 1.01% (acceptable;")
+    assert metric_line(qa(0.03), "compliance_false_pass_rate").startswith(
+        "  compliance_false_pass_rate = 3.0% (acceptable;")
+    # A case's own bar is an edge too: 11.96 % passed a bar of 12 % as "12.0%".
+    for value, bar, shown in ((0.0996, 0.1, "9.96%"), (0.1196, 0.12, "11.96%")):
+        metric = MetricResult(value=value, rating="good", details={"threshold": bar})
+        result = TaskResult(task="conversation", case_id="c", score=1.0, valid=True,
+                            blocked=False, blockers=[], model="m",
+                            metrics={"garbled_turn_rate": metric})
+        assert metric_line(result, "garbled_turn_rate") == \
+            f"  garbled_turn_rate = {shown} (good; threshold {bar:.1%})"

@@ -75,6 +75,10 @@ def test_garbled_turns_listed() -> None:
         assert_no_garbled_turns(scored("budget-7b", CONVERSATION), max_rate=0.6)
     assert "  turn 2: " in message
     assert "segmentation = " in message
+    # By the bound it passes, the lowest rate keeps the digits that put it below: 5/9 read
+    # "at least 55.6%" beside a max_rate of 0.556.
+    with pytest.raises(EvaluationUnavailable, match=r"known to be at least 55\.56% \(not"):
+        assert_no_garbled_turns(scored("budget-7b", CONVERSATION), max_rate=0.556)
 
 
 def test_extraction_f1_overall_and_per_signal() -> None:

@@ -169,6 +169,29 @@ def test_blocker_cell_is_rated_and_listed_before_the_scorecard() -> None:
     assert "beta" in panel and "Compliance False Pass Rate" in panel and "alpha" not in panel
 
 
+def test_a_figure_by_a_band_edge_keeps_the_digits_that_tell_it_from_the_edge() -> None:
+    # Rounded to one decimal, beta's 1/33 read "3.0% !!" beside gamma's 3/100 "3.0% ~", and
+    # alpha's 1/99 "1.0% ~" under "<= 1%", in the table, the blockers, the chart and the case.
+    report = make_report()
+    rates = {"gamma": (0.03, "acceptable"), "alpha": (1 / 99, "acceptable"),
+             "beta": (1 / 33, "blocker")}
+    for model, (value, rating) in rates.items():
+        aggregate = report["models"][model]["tasks"]["qa"]["metrics"]
+        case = next(c for c in report["cases"] if (c["model"], c["case_id"]) == (model, "qa-0"))
+        for metric in (aggregate["compliance_false_pass_rate"],
+                       case["metrics"]["compliance_false_pass_rate"]):
+            metric.update(value=value, rating=rating, blocker=rating == "blocker")
+    html = render_html(report)
+    page = Markup(html)
+    row = next(r for r in page.rows if r["metric"] == "compliance_false_pass_rate")
+    assert row["cells"] == ["3.0% ~", "1.01% ~", "3.03% !!"]
+    assert "Compliance False Pass Rate = 3.03% (threshold" in html
+    assert ">3.03%</text>" in html and ">1.01%</text>" in html
+    cases = json.loads(page.data)["cases"]
+    assert sorted(row[1] for c in cases if c["id"] == "qa-0" for row in c["m"]
+                  if row[0] == "Compliance False Pass Rate") == ["1.01%", "3.0%", "3.03%"]
+
+
 def test_model_output_and_names_are_escaped() -> None:
     report = make_report()
     report["cases"][0]["output"] = HOSTILE

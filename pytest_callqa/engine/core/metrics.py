@@ -3,7 +3,7 @@ task family must provide."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -66,6 +66,37 @@ class Bands:
     def passes(self, value: float) -> bool:
         """Whether ``value`` meets the good threshold (Layer 2 binarisation)."""
         return self.rate(value) == "good"
+
+    @property
+    def edges(self) -> tuple[float, ...]:
+        """The values at which the rating changes."""
+        return tuple(edge for edge in (self.good, self.acceptable, self.blocker)
+                     if edge is not None)
+
+
+def _side(value: float, edge: float) -> int:
+    """-1, 0 or 1: below ``edge``, at it or above it, as :meth:`Bands.rate` compares them."""
+    rounded = round(value, _BAND_DIGITS)
+    return (rounded > edge) - (rounded < edge)
+
+
+def beside_edges(value: float, edges: Sequence[float], digits: int = 3, *,
+                 percent: bool = False) -> str:
+    """``value`` with ``digits`` decimals (of a percentage with ``percent``), or with as many
+    more as keep the figure on the side of each band edge in ``edges`` that the value is on,
+    and at an edge only when the value is (to the digits ratings compare to). Rounded to the
+    usual digits, 1/33 read "3.0%" beside a blocker rating for "> 3%", and 189/199 "0.950"
+    beside "acceptable" for ">= 0.95"."""
+    scale, suffix = (100.0, "%") if percent else (1.0, "")
+    # The figure is read back and compared with each edge as a rating compares, not printed
+    # beside the edge's own figure as the failure headlines' apart() does: the edge a strict
+    # bar is rated by sits just inside it (garbled turns' "< 10%" at 0.1 - 1e-6), and a rate
+    # of exactly 10 % would have been told apart from it as "10.0000%".
+    for places in range(digits, 18):
+        text = f"{value * scale:.{places}f}"
+        if all(_side(float(text) / scale, edge) == _side(value, edge) for edge in edges):
+            return text + suffix
+    return repr(value)
 
 
 @dataclass(frozen=True)

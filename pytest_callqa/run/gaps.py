@@ -5,11 +5,11 @@ the merge of shard reports."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..engine.core.metrics import DISABLED_THRESHOLD
-from .settings import count
+from .settings import ERROR_PAYLOAD, UNPRODUCED_PAYLOAD, count
 
 if TYPE_CHECKING:
     from ..engine.core.results import TaskResult
@@ -95,6 +95,42 @@ def report_judge_errors(report: Mapping[str, Any]) -> str | None:
         line += (f" In all, judge errors left {count(unknown, 'metric result')} in "
                  f"{count(sum(1 for n in per_output if n), 'output')} unknown.")
     return line
+
+
+def not_evaluated(payloads: Iterable[Mapping[str, Any]],
+                  bad_files: Iterable[Mapping[str, Any]],
+                  results: Sequence[TaskResult]) -> list[dict[str, Any]]:
+    """A run's ``not_evaluated``, sorted, from the tests' payloads, the case files that could
+    not be read, and the results: pairs with no result and why (no output, a test error),
+    the runs of a repeated pair its test could not produce (``unproduced_run``, numbered
+    from 1), the unreadable case files. A pair whose test errored, or a run, is listed only
+    when no other test of it gave a result."""
+    scored = {(r.model, r.case_id) for r in results}
+    produced = {(r.model, r.case_id, r.run + 1) for r in results}
+    entries: dict[tuple[str, ...], dict[str, Any]] = {}
+    for payload in payloads:
+        if "missing" in payload:
+            m = payload["missing"]
+            entries[("missing", m["model"], m["case_id"])] = {"kind": "missing_output", **m}
+        if "case_file" in payload:
+            f = payload["case_file"]
+            entries[("case_file", f["path"])] = {"kind": "invalid_case_file", **f}
+        if ERROR_PAYLOAD in payload:
+            e = payload[ERROR_PAYLOAD]
+            if (e["model"], e["case_id"]) not in scored:
+                entries[("test_error", e["model"], e["case_id"])] = {"kind": "test_error", **e}
+        if UNPRODUCED_PAYLOAD in payload:
+            u = payload[UNPRODUCED_PAYLOAD]
+            for run in u["missing"]:
+                if (u["model"], u["case_id"], run) not in produced:
+                    entries[("unproduced_run", u["model"], u["case_id"], f"{run:09d}")] = {
+                        "kind": "unproduced_run", "model": u["model"], "case_id": u["case_id"],
+                        "task": u["task"], "run": run, "runs": u["runs"],
+                        "reason": u["reason"]}
+    # Named even when -k, a node id or the shard deselected its test: it may hold cases the
+    for bad in bad_files:  # run asked for.
+        entries.setdefault(("case_file", bad["path"]), {"kind": "invalid_case_file", **bad})
+    return [entries[k] for k in sorted(entries)]
 
 
 def errored_pairs(entries: Iterable[Any]) -> list[tuple[str, str, str]]:

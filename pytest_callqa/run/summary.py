@@ -16,6 +16,7 @@ from .._version import __version__
 from .gaps import (
     errored_pairs,
     judge_error_lines,
+    not_evaluated,
     not_evaluated_lines,
     partial_run_lines,
     policy_lines,
@@ -31,8 +32,6 @@ from .repeated import (
     runs_section,
 )
 from .settings import (
-    ERROR_PAYLOAD,
-    UNPRODUCED_PAYLOAD,
     CallqaUsageError,
     Settings,
     count,
@@ -225,37 +224,8 @@ class Summary:
             yield case.id, golden_entry(case)
 
     def not_evaluated(self, results: Sequence[TaskResult]) -> list[dict[str, Any]]:
-        """The pairs with no result and why (no output, a test error), the runs of a
-        repeated pair its test could not produce (``unproduced_run``, numbered from 1), and
-        the case files that could not be read, sorted: the report's ``not_evaluated``. A pair
-        whose test errored, or a run, is listed only when no other test of it gave a result."""
-        scored = {(r.model, r.case_id) for r in results}
-        produced = {(r.model, r.case_id, r.run + 1) for r in results}
-        entries: dict[tuple[str, ...], dict[str, Any]] = {}
-        for payload in self.collected.values():
-            if "missing" in payload:
-                m = payload["missing"]
-                entries[("missing", m["model"], m["case_id"])] = {"kind": "missing_output", **m}
-            if "case_file" in payload:
-                f = payload["case_file"]
-                entries[("case_file", f["path"])] = {"kind": "invalid_case_file", **f}
-            if ERROR_PAYLOAD in payload:
-                e = payload[ERROR_PAYLOAD]
-                if (e["model"], e["case_id"]) not in scored:
-                    entries[("test_error", e["model"], e["case_id"])] = {"kind": "test_error",
-                                                                         **e}
-            if UNPRODUCED_PAYLOAD in payload:
-                u = payload[UNPRODUCED_PAYLOAD]
-                for run in u["missing"]:
-                    if (u["model"], u["case_id"], run) not in produced:
-                        entries[("unproduced_run", u["model"], u["case_id"], f"{run:09d}")] = {
-                            "kind": "unproduced_run", "model": u["model"],
-                            "case_id": u["case_id"], "task": u["task"], "run": run,
-                            "runs": u["runs"], "reason": u["reason"]}
-        # Named even when -k, a node id or the shard deselected its test: it may hold cases
-        for bad in self.catalog.bad_files():  # the run asked for.
-            entries.setdefault(("case_file", bad["path"]), {"kind": "invalid_case_file", **bad})
-        return [entries[k] for k in sorted(entries)]
+        """The report's ``not_evaluated`` (:func:`gaps.not_evaluated`)."""
+        return not_evaluated(self.collected.values(), self.catalog.bad_files(), results)
 
     @property
     def has_evaluations(self) -> bool:
@@ -287,8 +257,7 @@ class Summary:
             from .intervals import load_memo, save_memo
 
             memo = load_memo(self.settings)
-            results = self.results()
-            entries = self.not_evaluated(results)
+            entries = self.not_evaluated(results := self.results())
             with remembered(memo):
                 card = build_scorecard(results, registry=self.services.registry(),
                                        disqualify_tolerance=self.settings.disqualify_tolerance,
@@ -451,7 +420,7 @@ class Summary:
     def calibration(self, card: Scorecard) -> tuple[dict[str, Any], dict[str, Any]]:
         """Per labelled metric, the judge against the human_labels (the report's
         ``calibration``), and the verdict of the kappa gate (``run.calibration``: pass,
-        fail, or incomplete when judge errors or metric code errors left labels out)."""
+        fail, or incomplete when the tool failed on labels: judge or metric code errors)."""
         # Loaded only by a calibrating run.
         from ..engine.calibration import calibrate, incomplete, outcome, verdict
 

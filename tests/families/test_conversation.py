@@ -16,8 +16,8 @@ from pytest_callqa.engine.tasks.conversation import (
     QUALITY_METRICS,
     is_garbled,
     normalize_score,
-    segmentation_proxy,
 )
+from pytest_callqa.engine.tasks.conversation_segmentation import segmentation_proxy
 from tests.engine.helpers import TFIDF, make_case
 
 from .helpers import ScriptedJudge, write_case

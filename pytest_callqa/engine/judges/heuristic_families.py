@@ -38,7 +38,7 @@ from ..tasks.agent_calls import (
     values_equal,
 )
 from ..tasks.agent_schemas import TOOL_RESULT, AgentToolCall, ToolCall
-from ..tasks.conversation import segmentation_proxy
+from ..tasks.conversation_segmentation import segmentation_proxy
 from ..text import normalize
 
 Handler = Callable[[JudgeRequest], JudgeVerdict]

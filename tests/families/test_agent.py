@@ -334,6 +334,8 @@ def test_alignment_is_order_aware_and_prefers_matching_arguments() -> None:
     ("(977) 625-2661", "977-625-2661"), ("Crystal Minh", "crystal minh"),
     ("cminh730@email.com", "CMINH730@email.com"), ("11:00 AM", "11 am"),
     (["a", "b"], ["B", "a"]), ({"x": "1"}, {"x": 1}),
+    ("-20", -20), ("$-20", "-$20"), ("$50", "50 USD"), ("$50", "A$50"), ("Rs. 500", "₹500"),
+    ("50 pounds", "£50"), ("2024-03-05", "2024-03-05"),
 ])
 def test_argument_values_match_after_normalisation(expected: Any, got: Any) -> None:
     assert values_equal(expected, got)
@@ -342,6 +344,10 @@ def test_argument_values_match_after_normalisation(expected: Any, got: Any) -> N
 @pytest.mark.parametrize(("expected", "got"), [
     ("1540", "15400"), ("1540", "$1,450"), ("savings", "checking"), (["a"], ["a", "b"]),
     ("1540", "1540 euros extra"),
+    # A credit made a charge, and one currency for another, were equal once the sign and the
+    # currency word were dropped: a wrong call scored 5/5.
+    (-20, 20), ("-20", "20"), ("20", "\u221220"), ("50 USD", "50 EUR"), ("€50", "£50"),
+    ("50 rupees", "$50"), ("US$50", "C$50"),
 ])
 def test_different_argument_values_do_not_match(expected: Any, got: Any) -> None:
     assert not values_equal(expected, got)

@@ -6,6 +6,7 @@ parameter extraction)."""
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -189,12 +190,43 @@ def values_equal(expected: Any, got: Any) -> bool:
     if isinstance(expected, (Mapping, list)) or isinstance(got, (Mapping, list)):
         return False
     a, b = str(expected), str(got)
+    if _negative(a) != _negative(b) or not _same_currency(_currency(a), _currency(b)):
+        # A credit of -20 made a charge of 20, or $50 made €50: loose forms compare equal.
+        return False
     if _compact(a) == _compact(b):
         return True
     anchors_a, anchors_b = extract_anchors(a), extract_anchors(b)
     return (len(anchors_a) == 1 and len(anchors_b) == 1
             and anchor_supported(anchors_a[0], anchors_b)
             and _residue(a, anchors_a[0].text) == _residue(b, anchors_b[0].text))
+
+
+# A minus sign before a number (or before its currency sign), not a hyphen inside a phone
+# number, a date or an id ("625-2661", "2024-03-05", "AB-12").
+_NEGATIVE = re.compile(r"(?<![\w.])[-\u2212]\s*(?:US\$|[AC]\$|[$₹€£¥])?\s*[0-9]"
+                       r"|(?:US\$|[AC]\$|[$₹€£¥])\s*[-\u2212]\s*[0-9]")
+# The currency a value names, by sign or word; a bare "$" or "dollars" is any dollar.
+_CURRENCY = re.compile(
+    r"(?P<USD>US\$|\busd\b)|(?P<AUD>A\$|\baud\b)|(?P<CAD>C\$|\bcad\b)"
+    r"|(?P<dollar>\$|\bdollars?\b|\bbucks\b)|(?P<EUR>€|\beur\b|\beuros?\b)"
+    r"|(?P<GBP>£|\bgbp\b|\bpounds?\b)|(?P<INR>₹|\brs\b\.?|\binr\b|\brupees?\b)"
+    r"|(?P<JPY>¥|\bjpy\b|\byen\b)", re.IGNORECASE)
+_DOLLARS = frozenset({"USD", "AUD", "CAD", "dollar"})
+
+
+def _negative(text: str) -> bool:
+    return _NEGATIVE.search(text) is not None
+
+
+def _currency(text: str) -> str | None:
+    found = _CURRENCY.search(text)
+    return found.lastgroup if found is not None else None
+
+
+def _same_currency(a: str | None, b: str | None) -> bool:
+    """Whether two values may name one currency: either names none, both the same, or one a
+    bare dollar and the other a dollar of some country."""
+    return a is None or b is None or a == b or ("dollar" in (a, b) and {a, b} <= _DOLLARS)
 
 
 _UNIT_WORDS = frozenset({"usd", "dollar", "dollars", "bucks", "rs", "inr", "rupee", "rupees",

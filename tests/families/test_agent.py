@@ -746,3 +746,34 @@ def test_replies_without_symbols_have_no_emoji() -> None:
                               "Arrives in 3\u20135 days."])
     assert [i["meaningful"] for i in issues] == [
         [], ["formatting a voice would read out (Markdown, URL or emoji)"], []]
+
+
+def test_a_number_said_in_words_leaves_the_offline_checks_undecided() -> None:
+    # "five tickets" holds no digit: quantity=5 read as never given (3), the reply's "5" as
+    # untraceable (3) and as a misreported result (3) — one correct behaviour penalised
+    # three times; the outcome said as "three business days" failed task completion (0).
+    transcript = [{"speaker": "customer", "text": "Hi, I'd like five tickets for Saturday."},
+                  tool_call("BuyTickets", quantity=5, show="Saturday concert"),
+                  tool_result('{"status": "confirmed", "total": "$250"}'),
+                  {"speaker": "agent", "text": "Done, five tickets confirmed, $250 in total."}]
+    expected = {"tool_calls": [{"name": "BuyTickets", "turn": 1,
+                                "arguments": {"quantity": 5, "show": "Saturday concert"}}],
+                "task_outcome": "Five tickets bought; the caller hears the total of $250."}
+    config = {"system_prompt": "You sell concert tickets.", "business_rules": []}
+    output = {"tool_calls": [{"turn": 1, "name": "BuyTickets",
+                              "arguments": {"quantity": 5, "show": "Saturday concert"}}],
+              "responses": [{"turn": 3, "text": "Done: your 5 tickets are confirmed, $250."}]}
+    metrics = evaluate(_case(config=config, expected=expected, transcript=transcript), output,
+                       judge=HeuristicJudge(), embedder=TFIDF).metrics
+    for metric in ("information_gathering", "grounding_fidelity", "result_interpretation"):
+        assert metrics[metric].value is None, metrics[metric].reason
+        assert "a number said in words in the conversation may be it" in metrics[metric].reason
+    words = copy.deepcopy(GOOD)
+    words["responses"][1]["text"] = "Done: $1,540 is on its way and takes three business days."
+    with_completion = {**CONFIG, "metrics": [{"metric": "task_completion", "weight": 1.0},
+                                             {"metric": "tool_routing"}]}
+    completion = _eval(words, judge=HeuristicJudge(),
+                       config=with_completion).metrics["task_completion"]
+    assert completion.value is None and completion.reason.startswith(
+        "not scored: every expected tool call made with the expected arguments, and the "
+        "outcome's 3 is not among the digits of the replies")

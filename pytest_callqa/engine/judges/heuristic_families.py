@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..anchors import Anchor, anchor_supported, extract_anchors
 from ..core.judging import JudgeRequest, JudgeVerdict
+from ..lexicon import NUMBER_WORDS
 from ..tasks.agent_calls import (
     align_calls,
     calls_ahead,
@@ -39,7 +40,7 @@ from ..tasks.agent_calls import (
 )
 from ..tasks.agent_schemas import TOOL_RESULT, AgentToolCall, ToolCall
 from ..tasks.conversation_segmentation import segmentation_proxy
-from ..text import normalize
+from ..text import normalize, tokens
 
 Handler = Callable[[JudgeRequest], JudgeVerdict]
 
@@ -104,6 +105,20 @@ def _replies(view: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             if e["speaker"] == "agent" and str(e.get("text", "")).strip()]
 
 
+def _in_words(texts: Iterable[str]) -> bool:
+    """Whether ``texts`` say a number in words ("five tickets"), which no anchor reads: a
+    figure not found among their digits may still have been said there."""
+    return any(not NUMBER_WORDS.isdisjoint(tokens(t)) for t in texts)
+
+
+def _heard(view: Sequence[Mapping[str, Any]], config: Sequence[str]) -> list[str]:
+    return [str(e["text"]) for e in view if e["speaker"] in ("customer", "other")] + list(config)
+
+
+_IN_WORDS = ("a number said in words in the conversation may be it, which the offline check "
+             "cannot read")
+
+
 def told_anchors_by_reply(view: Sequence[Mapping[str, Any]],
                           config: Sequence[str]) -> dict[int, list[Anchor]]:
     """For each turn the agent replied at, the anchors of what it had been told by then:
@@ -147,6 +162,9 @@ def _grounding(request: JudgeRequest) -> JudgeVerdict:
                 else "the replies state no number, date, amount or id to trace; other "
                 "claims need reading")
         return JudgeVerdict(request.metric, None, f"not scored: {said}; {_LLM_HINT}")
+    if unsupported and _in_words(_heard(view, config)):
+        return JudgeVerdict(request.metric, None, f"not scored: untraceable in digits: "
+                            f"{'; '.join(problems)}; {_IN_WORDS}; {_LLM_HINT}")
     return _verdict(
         request, _rubric_from_count(unsupported, checked),
         f"{checked - unsupported} of {checked} numbers, dates, amounts and ids in the replies "
@@ -202,6 +220,10 @@ def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
                 misreported.append(f"turn {reply['turn']}: {anchor.text!r}")
                 turns.append(int(reply["turn"]))
     total = len(followed)
+    if misreported and _in_words(_heard(view, config)):
+        return JudgeVerdict(request.metric, None, f"not scored: stated but not among the "
+                            f"digits of any result or the conversation: "
+                            f"{'; '.join(misreported)}; {_IN_WORDS}; {_LLM_HINT}")
     if misreported and len(omitted) == total:
         score, code = 1.0, "contradicted_tool_result"
     elif len(misreported) >= 2:
@@ -257,6 +279,10 @@ def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
             checked += 1
             if value_grounded(value, told):
                 continue
+            if extract_anchors(str(value)) and _in_words(told):
+                return JudgeVerdict(request.metric, None, f"not scored: {call['name']}.{key}"
+                                    f"={value!r} is not among the digits said before the call; "
+                                    f"{_IN_WORDS}; {_LLM_HINT}")
             later = value_grounded(value, everything)
             problems.append(f"{call['name']}.{key}={value!r} "
                             + ("asked for only after the call" if later
@@ -382,6 +408,12 @@ def _task_completion(request: JudgeRequest) -> JudgeVerdict:
     said = [a for r in _replies(view) for a in extract_anchors(str(r["text"]))]
     outcome = str(request.focus.get("task_outcome", ""))
     unsaid = [a.text for a in extract_anchors(outcome) if not anchor_supported(a, said)]
+    if unsaid and not problems and _in_words(str(r["text"]) for r in _replies(view)):
+        return JudgeVerdict(request.metric, None, f"not scored: every expected tool call "
+                            f"made with the expected arguments, and the outcome's "
+                            f"{', '.join(unsaid)} is not among the digits of the replies, "
+                            f"which say a number in words: whether they told it needs "
+                            f"reading; {_LLM_HINT}")
     if unsaid:
         problems.append(f"outcome detail(s) never told to the user: {', '.join(unsaid)}")
     if problems:

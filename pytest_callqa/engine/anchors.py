@@ -24,20 +24,28 @@ class Anchor:
     unambiguous, "05/03/2024" (as written, zero-padded) when a numeric date could be read
     either way, "m03-d05" for a month and day without a year and "y2024" for a bare year;
     times are 24-hour "15:30" (":ss" appended when given); ids are their digits.
+    ``other`` is a number's second reading when its writing has two: "1.540" is 1.54 in
+    English and 1540 where a dot groups thousands (Spanish, German).
     """
 
     kind: str
     text: str
     value: str
+    other: str = ""
 
 
 _NUMERIC_KINDS = frozenset({"amount", "percent", "number"})
 
-# Western (1,200,000) and Indian (12,00,000) digit grouping, then an optional decimal part.
+# Western (1,200,000) and Indian (12,00,000) digit grouping, then an optional decimal part;
+# or a dot grouping thousands where a comma marks the decimals (23.509,52; 1.540.000), as
+# Spanish and German write them.
 _NUM = (
-    r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,2}(?:,[0-9]{2})+,[0-9]{3}|[0-9]+)"
-    r"(?:\.[0-9]+)?(?![0-9])"
+    r"(?:[0-9]{1,3}(?:\.[0-9]{3})+,[0-9]+|[0-9]{1,3}(?:\.[0-9]{3}){2,}"
+    r"|(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,2}(?:,[0-9]{2})+,[0-9]{3}|[0-9]+)"
+    r"(?:\.[0-9]+)?)(?![0-9])"
 )
+# One dot before three digits: a decimal in English, thousands in Spanish or German.
+_TWO_READINGS = re.compile(r"[0-9]{1,3}\.[0-9]{3}")
 # A digit right after "3.5." is a version or list tail, not a new number; after a comma
 # ("1,2,3") it is the next list item.
 _NUM_START = rf"{NOT_AFTER_SPACED_WORD}(?<![0-9]\.)"
@@ -146,8 +154,18 @@ _DIGITS_NEEDED = {"phone": 10, "phone_in": 10, "id": 7}
 
 
 def _decimal_value(number: str) -> str:
+    dot, comma = number.find("."), number.rfind(",")
+    if number.count(".") > 1 or -1 < dot < comma:
+        # 23.509,52 or 1.540.000: the dots group thousands, a comma marks the decimals.
+        number = number.replace(".", "").replace(",", ".")
     value = Decimal(number.replace(",", "")).normalize()
     return format(value, "f")
+
+
+def _number(kind: str, text: str, number: str) -> Anchor:
+    other = (_decimal_value(number.replace(".", "")) if _TWO_READINGS.fullmatch(number)
+             else "")
+    return Anchor(kind, text, _decimal_value(number), other)
 
 
 def _month_number(name: str) -> int:
@@ -208,11 +226,11 @@ def _time_value(m: re.Match[str]) -> str:
 def _anchor_from(name: str, m: re.Match[str], original: str) -> Anchor | None:
     text = original[m.start() : m.end()]
     if name in ("amount_before", "amount_after"):
-        return Anchor("amount", text, _decimal_value(m["n"]))
+        return _number("amount", text, m["n"])
     if name == "percent":
-        return Anchor("percent", text, _decimal_value(m["n"]))
+        return _number("percent", text, m["n"])
     if name == "number":
-        return Anchor("number", text, _decimal_value(m["n"]))
+        return _number("number", text, m["n"])
     if name.startswith("date"):
         value = _date_value(name, m)
         return Anchor("date", text, value) if value is not None else None
@@ -344,8 +362,9 @@ def anchor_supported(anchor: Anchor, context: Sequence[Anchor]) -> bool:
     """
     kind, value = anchor.kind, anchor.value
     if kind in _NUMERIC_KINDS:
+        readings = {value, anchor.other} - {""}
         return any(
-            (c.kind in _NUMERIC_KINDS and c.value == value)
+            (c.kind in _NUMERIC_KINDS and (c.value in readings or c.other in readings))
             or (c.kind == "date" and c.value == f"y{value}")
             or (c.kind == "id" and c.value == value)
             for c in context

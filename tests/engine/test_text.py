@@ -650,3 +650,21 @@ def test_stopwords_of_other_languages_leave_english_content_words() -> None:
     english = "my son's SIM card OS update at 9 ET or EST died hat den come plus AI"
     assert content_tokens(english) == ["son", "sim", "card", "os", "update", "9", "et", "est",
                                        "died", "hat", "den", "come", "plus", "ai"]
+
+
+def test_numbers_written_with_a_dot_for_thousands() -> None:
+    # "23.509,52 $" read as the numbers 23.509 and 52, and "1.540 $" as 1.54: a Spanish or
+    # German reply relaying $23,509.52 and $1,540 was scored as inventing numbers.
+    assert _kv("23.509,52 $") == [("number", "23509.52")]
+    assert _kv("1.540.000") == [("number", "1540000")]
+    assert _kv("1.540,00 €") == [("number", "1540")]
+    # One dot before three digits has two readings, 1.54 and 1540; each backs the other's.
+    [ambiguous] = extract_anchors("1.540 $")
+    assert (ambiguous.value, ambiguous.other) == ("1.54", "1540")
+    assert anchor_supported(ambiguous, extract_anchors("$1,540"))
+    assert anchor_supported(extract_anchors("$1,540")[0], [ambiguous])
+    assert anchor_supported(ambiguous, extract_anchors("1.54 kg"))
+    assert not anchor_supported(ambiguous, extract_anchors("$154"))
+    # English forms read as before.
+    assert _kv("$1,540.50 and 3.14159 and 12,00,000") == [
+        ("amount", "1540.5"), ("number", "3.14159"), ("number", "1200000")]

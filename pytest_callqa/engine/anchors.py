@@ -5,14 +5,14 @@ supports — the offline judge's and the grounding family's notion of a fabricat
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
 from .core.memo import batch_memoised
-from .lexicon import MONTH_NAMES
-from .text import NOT_AFTER_SPACED_WORD, NOT_AFTER_WORD, NOT_BEFORE_WORD, ascii_digits
+from .lexicon import MONTH_NAMES, numbers_in_words
+from .text import NOT_AFTER_SPACED_WORD, NOT_AFTER_WORD, NOT_BEFORE_WORD, ascii_digits, tokens
 
 
 @dataclass(frozen=True)
@@ -388,3 +388,10 @@ def unsupported_anchors(text: str, *contexts: str) -> list[Anchor]:
     return [a for a in extract_anchors(text) if not anchor_supported(a, context)]
 
 
+def said_in_words(anchors: Sequence[Anchor], texts: Iterable[str]) -> bool:
+    """Whether every one of ``anchors`` is a whole number that one of ``texts`` says in
+    words ("tres días" says 3; "forty-nine" 49): a figure a text lacks in digits, which the
+    text may still hold."""
+    said = {str(n) for t in texts for n in numbers_in_words(tokens(t))}
+    return bool(anchors) and all(a.kind in _NUMERIC_KINDS and (a.value in said or a.other in said)
+                                 for a in anchors)

@@ -22,7 +22,7 @@ from .core.cases import GoldenCase
 from .core.context import Deferred, EvalContext, check_structure, parse_output
 from .core.judging import Judge, JudgeRequest, JudgeVerdict, StreamingJudge
 from .core.memo import ByIdentity, batch_memoised, in_batch_memo
-from .core.metrics import CustomMetric, MetricSpec, TaskSpec
+from .core.metrics import CASE_BAR, CustomMetric, MetricSpec, TaskSpec
 from .core.numbers import MAX_MAGNITUDE, measurable
 from .core.results import MetricResult, TaskResult
 from .registry import Registry, default_registry
@@ -193,6 +193,8 @@ def _apply_overrides(result: TaskResult, spec: TaskSpec, registry: Registry) -> 
     for mid, metric in result.metrics.items():
         override = registry.overrides.get((result.task, mid))
         if override is None:
+            continue
+        if metric.details.get(CASE_BAR) and override.bands is not None:
             continue
         # Recorded on an unscored metric too: its failure message shows the bar it missed.
         metric.details["threshold"] = override.threshold

@@ -13,6 +13,8 @@ state codes such as LA, IL and DE go, as ME, IN and OR always did.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import pairwise
 from unicodedata import normalize
 
 _ENGLISH = """
@@ -107,23 +109,42 @@ MONTH_NAMES: dict[str, int] = {
     for form in ("NFC", "NFD")
 } | {"setiembre": 9, "फरवरी": 2, "सितम्बर": 9, "नवम्बर": 11, "दिसम्बर": 12}
 
-# Numbers said in words, two to twenty and the tens, that a translation may write in digits
+# Numbers said in words and their values, that a text may say where another writes digits
 # ("tres días" for "3 days"). The words for one are left out: un, una, ein and एक are
-# articles too, and would make nearly every sentence hold a number; so are the words that
-# are also English ones a sentence with a figure holds ("once", "sept", "cent", "due").
-_NUMBERS = """
-    two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
-    sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
-    ninety hundred thousand
-    dos tres cuatro cinco seis siete ocho nueve diez doce quince veinte treinta
-    cuarenta cincuenta cien ciento mil
-    deux trois quatre cinq huit neuf dix onze douze quinze vingt trente quarante
-    cinquante mille
-    zwei drei vier fünf sechs sieben acht neun zehn elf zwölf zwanzig dreißig vierzig
-    fünfzig hundert tausend
-    dois duas três quatro sete oito nove dez doze vinte trinta quarenta cinquenta
-    tre quattro sei sette otto nove dieci undici dodici venti trenta quaranta
-    cinquanta cento
-    दो तीन चार पांच पाँच छह सात आठ नौ दस बारह बीस तीस चालीस पचास सौ हज़ार हजार
-"""
-NUMBER_WORDS: frozenset[str] = frozenset(_NUMBERS.split())
+# articles too; so are words that are also English ones a sentence with a figure holds
+# ("once", "sept", "cent", "due").
+_NUMBERS = {
+    "english": "two 2 three 3 four 4 five 5 six 6 seven 7 eight 8 nine 9 ten 10 eleven 11 "
+               "twelve 12 thirteen 13 fourteen 14 fifteen 15 sixteen 16 seventeen 17 "
+               "eighteen 18 nineteen 19 twenty 20 thirty 30 forty 40 fifty 50 sixty 60 "
+               "seventy 70 eighty 80 ninety 90 hundred 100 thousand 1000",
+    "spanish": "dos 2 tres 3 cuatro 4 cinco 5 seis 6 siete 7 ocho 8 nueve 9 diez 10 doce 12 "
+               "quince 15 veinte 20 treinta 30 cuarenta 40 cincuenta 50 cien 100 ciento 100 "
+               "mil 1000",
+    "french": "deux 2 trois 3 quatre 4 cinq 5 huit 8 neuf 9 dix 10 onze 11 douze 12 quinze 15 "
+              "vingt 20 trente 30 quarante 40 cinquante 50 mille 1000",
+    "german": "zwei 2 drei 3 vier 4 fünf 5 sechs 6 sieben 7 acht 8 neun 9 zehn 10 elf 11 "
+              "zwölf 12 zwanzig 20 dreißig 30 vierzig 40 fünfzig 50 hundert 100 tausend 1000",
+    "portuguese": "dois 2 duas 2 três 3 quatro 4 sete 7 oito 8 nove 9 dez 10 doze 12 vinte 20 "
+                  "trinta 30 quarenta 40 cinquenta 50",
+    "italian": "tre 3 quattro 4 sei 6 sette 7 otto 8 nove 9 dieci 10 undici 11 dodici 12 "
+               "venti 20 trenta 30 quaranta 40 cinquanta 50 cento 100",
+    "hindi": "दो 2 तीन 3 चार 4 पांच 5 पाँच 5 छह 6 सात 7 आठ 8 नौ 9 दस 10 बारह 12 बीस 20 तीस 30 "
+             "चालीस 40 पचास 50 सौ 100 हज़ार 1000 हजार 1000",
+}
+NUMBER_WORDS: dict[str, int] = {
+    word: int(value)
+    for pairs in _NUMBERS.values()
+    for word, value in zip(pairs.split()[::2], pairs.split()[1::2], strict=True)
+}
+
+
+def numbers_in_words(words: Sequence[str]) -> set[int]:
+    """The numbers ``words`` (a text's tokens) say in words: each number word's value, and
+    a tens word and the unit after it together ("forty nine": 40, 9 and 49)."""
+    values = [NUMBER_WORDS.get(w) for w in words]
+    found = {v for v in values if v is not None}
+    found.update(tens + unit for tens, unit in pairwise(values)
+                 if tens is not None and unit is not None and tens % 10 == 0 and 20 <= tens
+                 < 100 and unit < 10)
+    return found

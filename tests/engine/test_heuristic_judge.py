@@ -260,12 +260,24 @@ def test_figures_in_another_order_or_beside_a_number_in_words_are_undecided() ->
                                                "Tengo fiebre desde hace 3 días.")))
     assert (swapped.score, words.score) == (None, None)
     assert swapped.reason.endswith("sentence 1: the same figures in another order")
-    assert words.reason.endswith("sentence 1: '3' beside a number said in words")
+    assert words.reason.endswith("sentence 1: '3' said in words on the other side")
     # Beside a decided fact, an undecided one is left out of the rate and named.
     mixed = HeuristicJudge().judge_one(_facts(("I have had a fever for three days.",
                                                "I have had a fever for 3 days."),
                                               ("Pay $49 now.", "Pay $94 now.")))
     assert (mixed.score, mixed.details["undecided"]) == (0.0, 1)
-    # A changed figure the words cannot explain still drifts.
+    # A changed figure the words cannot explain still drifts, whatever other number the
+    # sentence says in words (sei, neuf and दो are also "you are", "new" and "give").
     changed = HeuristicJudge().judge_one(_facts(("In 3 days and $49.", "In three days and $99.")))
     assert changed.score == 0.0 and "'$99' added" in changed.reason
+    for expected, model in (("Your two cards will be charged $49.", "Your two cards will be "
+                                                                      "charged $94."),
+                            ("Sei stato addebitato di 49 euro.", "Sei stato addebitato di 94 "
+                                                                  "euro."),
+                            ("Le téléphone neuf coûte 499 €.", "Le téléphone neuf coûte 549 €."),
+                            ("मुझे 500 रुपये वापस दो", "मुझे 800 रुपये वापस दो")):
+        verdict = HeuristicJudge().judge_one(_facts((expected, model)))
+        assert verdict.score == 0.0, (expected, verdict.reason)
+    forty_nine = HeuristicJudge().judge_one(_facts(("It costs forty-nine dollars.",
+                                                    "It costs $49.")))
+    assert forty_nine.score is None

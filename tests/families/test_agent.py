@@ -767,7 +767,17 @@ def test_a_number_said_in_words_leaves_the_offline_checks_undecided() -> None:
                        judge=HeuristicJudge(), embedder=TFIDF).metrics
     for metric in ("information_gathering", "grounding_fidelity", "result_interpretation"):
         assert metrics[metric].value is None, metrics[metric].reason
-        assert "a number said in words in the conversation may be it" in metrics[metric].reason
+        assert "the customer said that number in words before" in metrics[metric].reason
+    # A number said in words that is not the figure decides nothing: $380 against a $250
+    # total is still misreported, "two questions" or not.
+    wrong = copy.deepcopy(output)
+    wrong["responses"][0]["text"] = "Done: your 5 tickets are confirmed, $380."
+    two = copy.deepcopy(transcript)
+    two[0]["text"] = "Hi, I have two questions; first, I'd like 5 tickets for Saturday."
+    misreported = evaluate(_case(config=config, expected=expected, transcript=two), wrong,
+                           judge=HeuristicJudge(), embedder=TFIDF).metrics
+    assert misreported["result_interpretation"].value is not None
+    assert misreported["grounding_fidelity"].value == 3.0
     words = copy.deepcopy(GOOD)
     words["responses"][1]["text"] = "Done: $1,540 is on its way and takes three business days."
     with_completion = {**CONFIG, "metrics": [{"metric": "task_completion", "weight": 1.0},
@@ -777,3 +787,22 @@ def test_a_number_said_in_words_leaves_the_offline_checks_undecided() -> None:
     assert completion.value is None and completion.reason.startswith(
         "not scored: every expected tool call made with the expected arguments, and the "
         "outcome's 3 is not among the digits of the replies")
+
+
+def test_an_agent_cases_own_pass_threshold_outranks_a_teams_policy() -> None:
+    # A case's pass threshold rated its overall score, then a team's policy re-rated it: the
+    # rating contradicted the case's own verdict (details: passed). The more specific wins.
+    from pytest_callqa.engine.policy import apply_policy
+
+    registry = default_registry().copy()
+    apply_policy(registry, {"metrics": {"agent.overall_score": {"threshold": 99}}}, "team.toml")
+    wrong = copy.deepcopy(GOOD)
+    wrong["tool_calls"][1]["arguments"]["transfer_amount"] = 1450
+    lenient = evaluate(_case(config={**CONFIG, "pass_threshold": 50}), wrong,
+                       judge=HeuristicJudge(), embedder=TFIDF,
+                       registry=registry).metrics["overall_score"]
+    assert lenient.value < 99
+    assert (lenient.rating, lenient.details["passed"]) == ("good", True)
+    by_policy = evaluate(_case(), wrong, judge=HeuristicJudge(), embedder=TFIDF,
+                         registry=registry).metrics["overall_score"]
+    assert by_policy.rating == "fail"

@@ -505,3 +505,25 @@ def test_bad_outputs_are_invalid_results(output: Any, reason: str) -> None:
     result = _eval(output, judge=_judge())
     assert not result.valid
     assert reason in (result.metrics["response_structure_compliance"].reason or "")
+
+
+def test_a_cases_own_bar_outranks_a_teams_policy_for_that_case() -> None:
+    # Intelligibility 0.875 (turn scores 5, 4, 4, 5): the case's 0.90 failed it and its
+    # details said passed: False, while a policy's 0.70 re-rated it good. The more specific
+    # bar wins; a case that sets none is rated by the policy.
+    from pytest_callqa.engine.policy import apply_policy
+    from pytest_callqa.engine.registry import default_registry
+
+    registry = default_registry().copy()
+    apply_policy(registry, {"metrics": {"intelligibility": {"threshold": 0.7},
+                                        "garbled_turn_rate": {"threshold": 0.5}}}, "team.toml")
+    judge = _judge(intelligibility={1: 5, 3: 4, 5: 4, 7: 5}, segmentation={1: 2, 3: 5,
+                                                                          5: 5, 7: 5})
+    own = evaluate(_case(config={"threshold": 0.9, "garbled_rate_threshold": 0.2}), GOOD,
+                   judge=judge, embedder=TFIDF, registry=registry).metrics
+    assert (own["intelligibility"].rating, own["intelligibility"].details["passed"]) == (
+        "fail", False)
+    assert own["garbled_turn_rate"].rating == "fail"  # 1 of 4 turns, not below the case's 20%
+    policy = evaluate(_case(), GOOD, judge=judge, embedder=TFIDF, registry=registry).metrics
+    assert policy["intelligibility"].rating == "good"
+    assert policy["garbled_turn_rate"].rating == "good"  # 25 % under the policy's 50 %

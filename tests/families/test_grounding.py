@@ -301,6 +301,23 @@ def test_the_hallucination_blocker_follows_the_cases_threshold(
     assert result.blocked is blocked
     assert result.metrics["hallucination"].rating == ("blocker" if blocked else "acceptable")
 
+def test_a_cases_hallucination_limit_outranks_a_teams_policy() -> None:
+    # A policy's hallucination bar re-rated a case that set its own limit: 0.25 blocked by
+    # the case's 0.2 read "good" under a policy of 0.3, while the verdict said FAIL.
+    from pytest_callqa.engine.policy import apply_policy
+    from pytest_callqa.engine.registry import default_registry
+
+    registry = default_registry().copy()
+    apply_policy(registry, {"metrics": {"hallucination": {"threshold": 0.3}}}, "team.toml")
+    answer = "Overnight shipping for items over 10 lbs costs 69.99 and 12.50 more."
+    own = evaluate(_case(config={"query": QUERY, "context": [CONTEXT],
+                                 "hallucination_fail_above": 0.2}),
+                   {"answer": answer}, embedder=TFIDF, registry=registry)
+    assert (own.metrics["hallucination"].rating, own.blocked) == ("blocker", True)
+    by_policy = evaluate(_case(), {"answer": answer}, embedder=TFIDF, registry=registry)
+    assert by_policy.metrics["hallucination"].rating == "good"
+
+
 def test_the_transcript_is_the_context_when_none_is_given() -> None:
     transcript = [{"speaker": "agent", "text": CONTEXT}]
     result = _eval(ANSWER, config={"query": QUERY}, transcript=transcript)

@@ -23,6 +23,10 @@ TASK_SCORE_ID = "score"
 # The threshold text of a metric a team's policy disabled (not rated, never a blocker, not
 # shown, not gated).
 DISABLED_THRESHOLD = "disabled by policy"
+# A result detail: the case's own config set the bar it was rated by (a conversation case's
+# threshold, a grounding case's hallucination limit, an agent case's pass threshold). The
+# more specific bar wins: a team's policy rates the cases that set none.
+CASE_BAR = "case_bar"
 # Rounding before comparing keeps 19/20 (0.9499999…) on the right side of a 0.95 band.
 _BAND_DIGITS = 9
 

@@ -13,11 +13,11 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..anchors import Anchor, anchor_supported, extract_anchors
+from ..anchors import Anchor, anchor_supported, extract_anchors, said_in_words
 from ..core.cases import GoldenCase
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.memo import ByIdentity, batch_memoised
-from ..lexicon import CALLER_WORDS, NUMBER_WORDS
+from ..lexicon import CALLER_WORDS
 from ..text import (
     best_fuzzy_match,
     content_coverage,
@@ -296,12 +296,12 @@ class HeuristicJudge:
             expected_text, model_text = str(pair.get("expected", "")), str(pair.get("model", ""))
             expected = extract_anchors(expected_text)
             model = extract_anchors(model_text)
-            omitted = [a.text for a in expected if not anchor_supported(a, model)]
-            added = [a.text for a in model if not anchor_supported(a, expected)]
-            if (omitted or added) and (not omitted or _says_a_number(model_text)) and (
-                    not added or _says_a_number(expected_text)):
-                undecided.append(f"sentence {sid}: {', '.join(map(repr, omitted + added))} "
-                                 "beside a number said in words")
+            omitted = [a for a in expected if not anchor_supported(a, model)]
+            added = [a for a in model if not anchor_supported(a, expected)]
+            if (omitted or added) and (not omitted or said_in_words(omitted, [model_text])) and (
+                    not added or said_in_words(added, [expected_text])):
+                figures = ", ".join(repr(a.text) for a in omitted + added)
+                undecided.append(f"sentence {sid}: {figures} said in words on the other side")
                 continue
             if not (omitted or added) and _reordered(expected, model):
                 undecided.append(f"sentence {sid}: the same figures in another order")
@@ -312,8 +312,8 @@ class HeuristicJudge:
                 drifted += 1
                 problems.append(
                     f"sentence {sid}: "
-                    + "; ".join([*(f"{t!r} omitted or changed" for t in omitted),
-                                 *(f"{t!r} added" for t in added)]))
+                    + "; ".join([*(f"{a.text!r} omitted or changed" for a in omitted),
+                                 *(f"{a.text!r} added" for a in added)]))
         translation = "\n".join(str(p.get("model", "")) for p in pairs)
         for fact in configured:
             total += 1
@@ -403,11 +403,6 @@ def _quoted_turns(statements: tuple[str, ...], turns: tuple[str, ...]) -> frozen
             if score >= QUOTE_MATCH:
                 cited.add(index)
     return frozenset(cited)
-
-
-def _says_a_number(text: str) -> bool:
-    """Whether ``text`` says a number in words ("tres días"), which no anchor reads."""
-    return not NUMBER_WORDS.isdisjoint(tokens(text))
 
 
 def _reordered(expected: Sequence[Anchor], model: Sequence[Anchor]) -> bool:

@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..anchors import Anchor, anchor_supported, extract_anchors
+from ..anchors import Anchor, anchor_supported, extract_anchors, said_in_words
 from ..core.judging import JudgeRequest, JudgeVerdict
-from ..lexicon import NUMBER_WORDS
 from ..tasks.agent_calls import (
     align_calls,
     calls_ahead,
@@ -40,7 +39,7 @@ from ..tasks.agent_calls import (
 )
 from ..tasks.agent_schemas import TOOL_RESULT, AgentToolCall, ToolCall
 from ..tasks.conversation_segmentation import segmentation_proxy
-from ..text import normalize, tokens
+from ..text import normalize
 
 Handler = Callable[[JudgeRequest], JudgeVerdict]
 
@@ -105,18 +104,22 @@ def _replies(view: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             if e["speaker"] == "agent" and str(e.get("text", "")).strip()]
 
 
-def _in_words(texts: Iterable[str]) -> bool:
-    """Whether ``texts`` say a number in words ("five tickets"), which no anchor reads: a
-    figure not found among their digits may still have been said there."""
-    return any(not NUMBER_WORDS.isdisjoint(tokens(t)) for t in texts)
+def _heard_before(view: Sequence[Mapping[str, Any]], turn: int) -> list[str]:
+    """What the customer (or another party) said before ``turn``, in their words."""
+    return [str(e["text"]) for e in view
+            if e["speaker"] in ("customer", "other") and int(e["turn"]) < turn]
 
 
-def _heard(view: Sequence[Mapping[str, Any]], config: Sequence[str]) -> list[str]:
-    return [str(e["text"]) for e in view if e["speaker"] in ("customer", "other")] + list(config)
+def _rubric_undecided(sure: int, words: int, checked: int) -> float | None:
+    """The rubric of ``sure`` problems plus any number of ``words`` figures that a number
+    said in words before may explain ("five tickets" for quantity=5): None when it depends
+    on them."""
+    scores = {_rubric_from_count(sure + k, checked) for k in range(words + 1)}
+    return scores.pop() if len(scores) == 1 else None
 
 
-_IN_WORDS = ("a number said in words in the conversation may be it, which the offline check "
-             "cannot read")
+_IN_WORDS = ("the customer said that number in words before, which the offline check cannot "
+             "read")
 
 
 def told_anchors_by_reply(view: Sequence[Mapping[str, Any]],
@@ -147,14 +150,20 @@ def _grounding(request: JudgeRequest) -> JudgeVerdict:
     problems: list[str] = []
     turns: list[int] = []
     told_by_reply = told_anchors_by_reply(view, config)
+    words: list[str] = []
     for reply in _replies(view):
         told = told_by_reply[int(reply["turn"])]
         for anchor in extract_anchors(str(reply["text"])):
             checked += 1
-            if not anchor_supported(anchor, told):
-                unsupported += 1
-                turns.append(int(reply["turn"]))
-                problems.append(f"turn {reply['turn']}: {anchor.kind} {anchor.text!r}")
+            if anchor_supported(anchor, told):
+                continue
+            problem = f"turn {reply['turn']}: {anchor.kind} {anchor.text!r}"
+            if said_in_words([anchor], _heard_before(view, int(reply["turn"]))):
+                words.append(problem)
+                continue
+            unsupported += 1
+            turns.append(int(reply["turn"]))
+            problems.append(problem)
     if not checked:
         # Silence is neither grounded (5 would reward it) nor fabricated (0 says every reply
         # is invented): there is no claim to rate. Delivery and result interpretation score it.
@@ -162,11 +171,12 @@ def _grounding(request: JudgeRequest) -> JudgeVerdict:
                 else "the replies state no number, date, amount or id to trace; other "
                 "claims need reading")
         return JudgeVerdict(request.metric, None, f"not scored: {said}; {_LLM_HINT}")
-    if unsupported and _in_words(_heard(view, config)):
-        return JudgeVerdict(request.metric, None, f"not scored: untraceable in digits: "
-                            f"{'; '.join(problems)}; {_IN_WORDS}; {_LLM_HINT}")
+    score = _rubric_undecided(unsupported, len(words), checked)
+    if score is None:
+        return JudgeVerdict(request.metric, None, f"not scored: not traced in digits: "
+                            f"{'; '.join(words)} — {_IN_WORDS}; {_LLM_HINT}")
     return _verdict(
-        request, _rubric_from_count(unsupported, checked),
+        request, score,
         f"{checked - unsupported} of {checked} numbers, dates, amounts and ids in the replies "
         "were said by the customer, a tool result or the instructions before the reply"
         + (f"; untraceable: {'; '.join(problems)}" if problems else "")
@@ -213,17 +223,22 @@ def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
     misreported: list[str] = []
     turns: list[int] = []
     told_by_reply = told_anchors_by_reply(view, config)
+    words: list[str] = []
     for reply in replies:
         told = told_by_reply[int(reply["turn"])]
         for anchor in extract_anchors(str(reply["text"])):
             if anchor.kind in _USER_FACING and not anchor_supported(anchor, told):
-                misreported.append(f"turn {reply['turn']}: {anchor.text!r}")
+                stated = f"turn {reply['turn']}: {anchor.text!r}"
+                if said_in_words([anchor], _heard_before(view, int(reply["turn"]))):
+                    words.append(stated)
+                    continue
+                misreported.append(stated)
                 turns.append(int(reply["turn"]))
     total = len(followed)
-    if misreported and _in_words(_heard(view, config)):
+    if words:
         return JudgeVerdict(request.metric, None, f"not scored: stated but not among the "
-                            f"digits of any result or the conversation: "
-                            f"{'; '.join(misreported)}; {_IN_WORDS}; {_LLM_HINT}")
+                            f"digits of any result or the conversation: {'; '.join(words)} — "
+                            f"{_IN_WORDS}; {_LLM_HINT}")
     if misreported and len(omitted) == total:
         score, code = 1.0, "contradicted_tool_result"
     elif len(misreported) >= 2:
@@ -265,6 +280,7 @@ def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
                               config)
     checked = 0
     problems: list[str] = []
+    words: list[str] = []
     turns: list[int] = []
     calls = request.focus.get("tool_calls", [])
     for index, call in enumerate(calls):
@@ -279,10 +295,10 @@ def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
             checked += 1
             if value_grounded(value, told):
                 continue
-            if extract_anchors(str(value)) and _in_words(told):
-                return JudgeVerdict(request.metric, None, f"not scored: {call['name']}.{key}"
-                                    f"={value!r} is not among the digits said before the call; "
-                                    f"{_IN_WORDS}; {_LLM_HINT}")
+            if said_in_words(extract_anchors(str(value)),
+                             _heard_before(view, int(call["turn"]))):
+                words.append(f"{call['name']}.{key}={value!r}")
+                continue
             later = value_grounded(value, everything)
             problems.append(f"{call['name']}.{key}={value!r} "
                             + ("asked for only after the call" if later
@@ -294,9 +310,14 @@ def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
                             f"whether the agent asked the right questions needs reading; "
                             f"{_LLM_HINT}")
     missing = len(problems)
+    score = _rubric_undecided(missing, len(words), checked)
+    if score is None:
+        return JudgeVerdict(request.metric, None, f"not scored: not among the digits said "
+                            f"before the call: {'; '.join(words)} — {_IN_WORDS}; {_LLM_HINT}")
     return _verdict(
-        request, _rubric_from_count(missing, checked),
-        f"{checked - missing} of {checked} tool arguments were given before the call"
+        request, score,
+        f"{checked - missing - len(words)} of {checked} tool arguments were given before the "
+        "call" + (f" ({len(words)} perhaps in words)" if words else "")
         + (f"; {'; '.join(problems)}" if problems else "")
         + " (proxy: redundant questions and forgotten details are not checked offline)",
         "acted_before_collecting_info", turns, checked=checked, problems=problems)
@@ -407,15 +428,15 @@ def _task_completion(request: JudgeRequest) -> JudgeVerdict:
     view, _ = _agent_parts(request)
     said = [a for r in _replies(view) for a in extract_anchors(str(r["text"]))]
     outcome = str(request.focus.get("task_outcome", ""))
-    unsaid = [a.text for a in extract_anchors(outcome) if not anchor_supported(a, said)]
-    if unsaid and not problems and _in_words(str(r["text"]) for r in _replies(view)):
+    unsaid = [a for a in extract_anchors(outcome) if not anchor_supported(a, said)]
+    figures = ", ".join(a.text for a in unsaid)
+    if unsaid and not problems and said_in_words(unsaid, [str(r["text"]) for r in _replies(view)]):
         return JudgeVerdict(request.metric, None, f"not scored: every expected tool call "
-                            f"made with the expected arguments, and the outcome's "
-                            f"{', '.join(unsaid)} is not among the digits of the replies, "
-                            f"which say a number in words: whether they told it needs "
-                            f"reading; {_LLM_HINT}")
+                            f"made with the expected arguments, and the outcome's {figures} "
+                            f"is not among the digits of the replies, which say it in words: "
+                            f"whether they told it needs reading; {_LLM_HINT}")
     if unsaid:
-        problems.append(f"outcome detail(s) never told to the user: {', '.join(unsaid)}")
+        problems.append(f"outcome detail(s) never told to the user: {figures}")
     if problems:
         score, reason = 0.0, "the task was not completed: " + "; ".join(problems)
     else:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.cases import GoldenCase
 from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, Scale
+from ..core.metrics import CASE_BAR
 from ..core.results import MetricResult
 from ..text import normalize
 from .agent_calls import (
@@ -213,19 +214,20 @@ class AgentTask(FamilyTask):
         # below it (89.99999999999999 for 90), as the bands' rating allows for.
         passed = round(overall - config.pass_threshold, 9) >= 0
         effective = {mid: w / weight_sum for mid, r, w in parts if mid not in dropped}
+        own = {CASE_BAR: True} if "pass_threshold" in config.model_fields_set else {}
         metrics["overall_score"] = MetricResult(
             value=overall, rating="good" if passed else "fail",
             reason=f"{overall:.1f} / 100 against a pass threshold of "
                    f"{config.pass_threshold:g}",
             details={"pass_threshold": config.pass_threshold, "passed": passed,
                      "weights": weights, "effective_weights": effective,
-                     "renormalised_without": dropped},
+                     "renormalised_without": dropped, **own},
         )
         metrics["passed"] = MetricResult(
             value=1.0 if passed else 0.0, rating="good" if passed else "fail",
             reason=f"overall {overall:.1f} {'>=' if passed else '<'} "
                    f"{config.pass_threshold:g}",
-            details={"pass_threshold": config.pass_threshold},
+            details={"pass_threshold": config.pass_threshold, **own},
         )
         return metrics, overall / 100, dropped
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, model_validator
 
 from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, ReplyField
-from ..core.metrics import Bands, MetricSpec
+from ..core.metrics import CASE_BAR, Bands, MetricSpec
 from ..core.results import MetricResult
 from .base import structure_spec, weighted_score
 from .call_schemas import LooseConfig, StrictModel, _duplicates
@@ -155,6 +155,13 @@ class ConversationConfig(LooseConfig):
 
     def threshold_for(self, metric_id: str) -> float:
         return self.thresholds.get(metric_id, self.threshold)
+
+    def own_bar(self, metric_id: str) -> dict[str, bool]:
+        """The CASE_BAR detail of a metric whose bar this case set itself."""
+        own = ("garbled_rate_threshold" in self.model_fields_set
+               if metric_id == "garbled_turn_rate"
+               else metric_id in self.thresholds or "threshold" in self.model_fields_set)
+        return {CASE_BAR: True} if own else {}
 
 
 # --- conversions -------------------------------------------------------------------------------
@@ -414,7 +421,7 @@ class ConversationTask(FamilyTask):
                 "passed": passed, "evaluations": len(scored), "results": records,
                 f"avg_{metric_id}_1_5": avg_rounded,
                 f"avg_{metric_id}_0_100": round(normalize_score(avg_rounded) * 100, 2),
-                "warnings": warnings,
+                "warnings": warnings, **config.own_bar(metric_id),
             },
         )
         result.flagged = any(r.get("flagged") for r in records)
@@ -438,7 +445,8 @@ class ConversationTask(FamilyTask):
                    + (f": turn {', '.join(map(str, garbled))}" if garbled else ""),
             details={"garbled_turns": garbled, "turns": per_turn,
                      "threshold": config.garbled_rate_threshold, "passed": passed,
-                     "numerator": len(garbled), "denominator": len(per_turn)},
+                     "numerator": len(garbled), "denominator": len(per_turn),
+                     **config.own_bar("garbled_turn_rate")},
         )
 
 
@@ -465,7 +473,8 @@ def _garbled_at_least(per_turn: list[dict[str, Any]], unknown: list[tuple[int, l
         f"{', '.join(map(str, turns))}" for metrics, turns in turns_of.items())] if unscored else []
     missed = " and ".join(said)
     counts = {"numerator": len(garbled), "denominator": most, "lower_bound": True,
-              "bound_limit": config.garbled_rate_threshold}
+              "bound_limit": config.garbled_rate_threshold,
+              **config.own_bar("garbled_turn_rate")}
     if lowest < config.garbled_rate_threshold:
         why = f"{missed}, so whether those turns are garbled is unknown"
         return (MetricResult.judge_failed(why, **counts) if unknown

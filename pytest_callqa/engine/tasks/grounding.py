@@ -33,7 +33,7 @@ from pydantic import Field, field_validator
 
 from ..anchors import anchor_supported, extract_anchors
 from ..core.judging import JudgeVerdict
-from ..core.metrics import Bands, MetricSpec
+from ..core.metrics import CASE_BAR, Bands, MetricSpec
 from ..core.results import MetricResult
 from ..text import content_tokens, token_jaccard, tokens
 from ..tfidf import word_tfidf_cosine
@@ -443,7 +443,9 @@ class GroundingTask(FamilyTask):
                    if unsupported else ""),
                 claims_score=hall.claims_score, drift_penalty=hall.drift,
                 ngram_overlap=hall.overlap, anchors=hall.anchors,
-                numerator=len(unsupported), denominator=len(hall.anchors)),
+                numerator=len(unsupported), denominator=len(hall.anchors),
+                **({CASE_BAR: True} if "hallucination_fail_above" in config.model_fields_set
+                   else {})),
         }
         m["grounding_verdict"] = self.spec("grounding_verdict").result(
             VERDICT_SCORES[decided], f"{decided}: {why}", verdict=decided,

@@ -45,7 +45,8 @@ _NUM = (
     r"(?:\.[0-9]+)?)(?![0-9])"
 )
 # One dot before three digits: a decimal in English, thousands in Spanish or German.
-_TWO_READINGS = re.compile(r"[0-9]{1,3}\.[0-9]{3}")
+# ("0.125" groups nothing: a leading zero is a decimal's.)
+_TWO_READINGS = re.compile(r"[1-9][0-9]{0,2}\.[0-9]{3}")
 # A digit right after "3.5." is a version or list tail, not a new number; after a comma
 # ("1,2,3") it is the next list item.
 _NUM_START = rf"{NOT_AFTER_SPACED_WORD}(?<![0-9]\.)"
@@ -56,9 +57,11 @@ _CURRENCY_AFTER = (
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # Only an abbreviation takes a dot, so "on 3rd March." does not swallow the full stop. The
 # other languages' names are written in full (lexicon.MONTH_NAMES), longest first.
+_ENGLISH_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
+                   "september", "october", "november", "december")
+_OTHER_MONTHS = "|".join(sorted(set(MONTH_NAMES) - set(_ENGLISH_MONTHS), key=len, reverse=True))
 _MONTH = (
-    r"(?P<{g}>(?:january|february|march|april|may|june|july|august|september|october"
-    r"|november|december|" + "|".join(sorted(MONTH_NAMES, key=len, reverse=True)) + ")"
+    r"(?P<{g}>(?:" + "|".join(_ENGLISH_MONTHS) + "|" + _OTHER_MONTHS + ")"
     + NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
     + NOT_BEFORE_WORD + r"\.?)"
 )
@@ -100,8 +103,9 @@ _ANCHOR_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "date_day_month",
             rf"{_NUM_START}"
             + _DAY.format(g="d")
-            # "5th of March", "5 de marzo", German "5. März".
-            + r"\.?\s+(?:(?:of|de)\s+)?"
+            # "5th of March", "5 de marzo", German "5. März" (the dot before another
+            # language's name only: "charged twice, 12. May I…" is no date).
+            + rf"(?:\.(?=\s+(?:{_OTHER_MONTHS}){NOT_BEFORE_WORD}))?\s+(?:(?:of|de)\s+)?"
             + _MONTH.format(g="mon")
             + _YEAR_TAIL.format(g="y"),
         ),

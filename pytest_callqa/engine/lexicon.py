@@ -5,9 +5,10 @@ With English words alone, a Spanish or French claim's articles and prepositions 
 de, le, des) counted as content: two different call purposes shared half their "key
 words" and the heuristic judge rated them a partial or full match, where the same two
 purposes in English were not scored. A word that is also an English content word a call
-may turn on is left out of every list (German "die", "hat", "den"; "son"; Italian "come";
-French "plus"; "est" and "et", time zones; "sim", "os", "ai"; "al", "ed", "han", "mon" —
-names and days), so an English text loses no word a call is likely to turn on; two-letter
+may turn on is left out of every list (German "die", "hat", "den", "mit"; "son"; Italian
+"come", "sue", "non"; French "plus", "car", "pour", "par"; "est" and "et", time zones;
+"sim", "os", "ai", "eu", "dos"; "al", "ed", "han", "mon", "er" — names, days and the
+like), so an English text loses no word a call is likely to turn on; two-letter
 state codes such as LA, IL and DE go, as ME, IN and OR always did.
 """
 
@@ -39,27 +40,26 @@ _SPANISH = """
     cuando donde dónde también tiene tienen si
 """
 _FRENCH = """
-    le la les un une des du de ou où que qui quoi ne pas se sa ses ce cet cette ces il
-    elle ils elles je tu nous vous au en dans par pour sur avec sans sont était été être
-    avoir ont très mais comme leur leurs ta tes notre nos votre vos lui même aussi donc
-    parce qu quand car si alors puis
+    le la les un une des du de ou où que qui quoi ne pas se sa ses ce cette ces il elle ils
+    elles je tu nous vous au en dans sur avec sans sont était été être avoir ont très mais
+    comme leur leurs ta tes notre nos votre vos lui même aussi donc parce qu quand si alors
+    puis
 """
 _GERMAN = """
-    der das dem des ein eine einen einem einer eines und oder aber nicht kein keine ist
-    sind waren sein seine ihr ihre ich du er sie es wir mich mir dich dir sich zu zum zur
-    mit von vom bei für auf aus im um über unter nach vor durch auch noch nur schon sehr
-    wie wenn dass ob weil haben habe wird werden wurde kann können soll muss
+    der das dem des ein eine einen einem einer eines und oder aber nicht kein keine ist sind
+    waren sein seine ihr ihre ich du sie es wir mich mir dich dir sich zu zum zur von vom
+    bei für auf aus im um über unter nach vor durch auch noch nur schon sehr wie wenn dass
+    ob weil haben habe wird werden wurde kann können soll muss
 """
 _PORTUGUESE = """
-    um uma uns umas de do da dos das em na nas por pelo pela para com sem ou que se seu
-    sua seus suas meu minha é são está estão foi ser ter tem têm não mais muito mas
-    como também ao aos à este esta esse essa isso isto ele ela eles elas eu você nós lhe
-    porque quando
+    um uma uns umas de do da das em na por pelo pela para com sem ou que se seu sua seus
+    suas meu minha é são está estão foi ser ter tem têm não mais muito mas como também ao
+    aos à este esta esse essa isso isto ele ela eles elas você nós lhe porque quando
 """
 _ITALIAN = """
     il lo la gli le un uno una di del della dei degli delle da dal dalla nel nella con su
-    per tra fra che chi non è sono ha hanno ho anche più molto questo questa quello
-    quella ti ci vi si suo sua suoi sue mio mia alla perché quando
+    per tra fra che chi è sono ha hanno ho anche più molto questo questa quello quella ti ci
+    vi si suo sua suoi mio mia alla perché quando
 """
 _HINDI = """
     का की के को में से पर और है हैं था थी थे हो या भी तो ने यह वह ये वे इस उस एक कि जो

@@ -298,8 +298,9 @@ def _judge_gap_notes(c: ModelCard) -> list[str]:
         notes.append(f"E {c.model}: benchmarks: judge errors (not scored, not counted against "
                      "the model) in " + ", ".join(f"{bid} ×{n}" for bid, n in errors.items()))
     judged = [t for t in c.incomplete_tasks if t not in c.errored_tasks]
+    errored = [t for t in c.incomplete_tasks if t in c.errored_tasks]
     for gaps, cause in ((judged, "the judge could not score all of {} (a judge error"),
-                        (c.errored_tasks, "a test errored in {} (a failure of the tool")):
+                        (errored, "a test errored in {} (a failure of the tool")):
         if gaps:
             which = ("Benchmark Score and final score A" if gaps == ["benchmarks"]
                      else "final scores")

@@ -116,7 +116,8 @@ class ModelCard:
     # case whose test errored: the final scores that weigh them are unknown, not
     # renormalised around the gap.
     incomplete_tasks: list[str] = field(default_factory=list)
-    # Those of them with a case whose test errored (the notes say which failure it was).
+    # The tasks with a case whose test errored, final-score tasks or not (and "benchmarks"
+    # when that leaves the Benchmark Score unknown): the notes say which failure it was.
     errored_tasks: list[str] = field(default_factory=list)
 
     def runs_summary(self) -> dict[str, Any] | None:
@@ -441,7 +442,7 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
         final_interval_a=interval_a, final_interval_b=interval_b,
         run_stats=_run_stats(all_groups),
         incomplete_tasks=gaps + (["benchmarks"] if benchmark_gap else []),
-        errored_tasks=[t for t in gaps if t in errored]
+        errored_tasks=sorted(errored, key=lambda t: (t not in FINAL_WEIGHTS_B, t))
         + (["benchmarks"] if has_call_tasks and errored_call_task else []),
     )
 

@@ -537,8 +537,9 @@ class _Page:
 
 
 def _judge_gap(card: Mapping[str, Any], key: str) -> str:
-    """``E`` beside a figure the judge's errors leave unknown: the Benchmark Score when a
-    criterion has them, a final score when a task (or, for A, the benchmarks) it weighs does."""
+    """``E`` beside a figure the judge's errors (or a test's) leave unknown: the Benchmark
+    Score when a criterion has them, a final score when a task (or, for A, the benchmarks)
+    it weighs does."""
     gaps = set(card.get("incomplete_tasks") or [])
     if key == "benchmark_score":
         gaps &= {"benchmarks"}

@@ -194,7 +194,8 @@ def _models_section(report: Mapping[str, Any]) -> list[str]:
             "", "Task scores 0–1 [95% bootstrap interval over cases]; ⛔ marks a task "
             "disqualified by blockers, ⛔? one whose disqualification is unknown (a blocker "
             "could not be decided); E a figure unknown or missing cases because the judge "
-            "could not score them (a failure of the tool, not of the model).", ""]
+            "could not score them or their test errored (a failure of the tool, not of the "
+            "model).", ""]
 
 
 def _task_cell(agg: Mapping[str, Any]) -> str:

@@ -473,7 +473,7 @@ def scorecard_of(report: Mapping[str, Any], name: str = "report") -> Scorecard:
     registry = recorded_registry(_pooled_specs([shard]))
     return build_scorecard(shard.results, registry=registry,
                            disqualify_tolerance=int(report["run"]["disqualify_tolerance"]),
-                           errored=errored_pairs(report["not_evaluated"]))
+                           errored=errored_pairs(report.get("not_evaluated", [])))
 
 
 def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, Any]:

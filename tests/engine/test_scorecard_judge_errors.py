@@ -387,3 +387,16 @@ def test_a_task_every_case_of_which_errored_is_unknown_not_missing() -> None:
         None, None, ["entity"])
     assert any("disqualification unknown (a blocker could not be decided in entity)" in note
                for note in card.notes)
+
+
+def test_a_pair_that_errored_outside_the_final_score_tasks_names_its_task() -> None:
+    # The reason read "a blocker could not be decided in " with nothing after it.
+    card = build_scorecard([scored("gen", "qa", "a", 0.9), scored("m1", "qa", "a", 0.8)],
+                           errored=[("gen", "conversation", "c1")])
+    gen = card.models["gen"]
+    assert (gen.any_blocker, gen.cost_adjusted_rank, gen.errored_tasks) == (
+        None, None, ["conversation"])
+    assert gen.final_score_b is not None and gen.incomplete_tasks == []
+    assert ("not ranked, what it would be ranked on being unknown — gen: disqualification "
+            "unknown (a blocker could not be decided in conversation)") in card.notes
+    assert "final scores unknown" not in render_scorecard(card)

@@ -650,6 +650,9 @@ def test_stopwords_of_other_languages_leave_english_content_words() -> None:
     english = "my son's SIM card OS update at 9 ET or EST died hat den come plus AI"
     assert content_tokens(english) == ["son", "sim", "card", "os", "update", "9", "et", "est",
                                        "died", "hat", "den", "come", "plus", "ai"]
+    more = "car insurance to sue a non-refundable pour par eu er mit dos nas cet"
+    assert content_tokens(more) == ["car", "insurance", "sue", "non", "refundable", "pour",
+                                    "par", "eu", "er", "mit", "dos", "nas", "cet"]
 
 
 def test_numbers_written_with_a_dot_for_thousands() -> None:
@@ -665,6 +668,12 @@ def test_numbers_written_with_a_dot_for_thousands() -> None:
     assert anchor_supported(extract_anchors("$1,540")[0], [ambiguous])
     assert anchor_supported(ambiguous, extract_anchors("1.54 kg"))
     assert not anchor_supported(ambiguous, extract_anchors("$154"))
+    # A leading zero groups nothing: 125 mg is not 0.125 mg.
+    assert unsupported_anchors("take 125 mg of digoxin", "take 0.125 mg") == [
+        Anchor("number", "125", "125")]
+    # German's "5. März" dot is read before another language's month name only.
+    assert _kv("charged twice, 12. May I get a refund? 3. March billing") == [
+        ("number", "12"), ("number", "3")]
     # English forms read as before.
     assert _kv("$1,540.50 and 3.14159 and 12,00,000") == [
         ("amount", "1540.5"), ("number", "3.14159"), ("number", "1200000")]

@@ -336,6 +336,9 @@ def test_alignment_is_order_aware_and_prefers_matching_arguments() -> None:
     (["a", "b"], ["B", "a"]), ({"x": "1"}, {"x": 1}),
     ("-20", -20), ("$-20", "-$20"), ("$50", "50 USD"), ("$50", "A$50"), ("Rs. 500", "₹500"),
     ("50 pounds", "£50"), ("2024-03-05", "2024-03-05"),
+    # A hyphen is no minus sign; -0 is 0.
+    ("(977)-625-2661", "9776252661"), ("10 - 20", "10-20"), ("9:00 - 10:00", "9:00-10:00"),
+    ("Room 4B -12", "Room 4B-12"), ("-0", "0"), ("50 yen", "¥50"), ("USD 50", "$50"),
 ])
 def test_argument_values_match_after_normalisation(expected: Any, got: Any) -> None:
     assert values_equal(expected, got)

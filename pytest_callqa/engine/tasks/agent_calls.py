@@ -201,10 +201,10 @@ def values_equal(expected: Any, got: Any) -> bool:
             and _residue(a, anchors_a[0].text) == _residue(b, anchors_b[0].text))
 
 
-# A minus sign before a number (or before its currency sign), not a hyphen inside a phone
-# number, a date or an id ("625-2661", "2024-03-05", "AB-12").
-_NEGATIVE = re.compile(r"(?<![\w.])[-\u2212]\s*(?:US\$|[AC]\$|[$₹€£¥])?\s*[0-9]"
-                       r"|(?:US\$|[AC]\$|[$₹€£¥])\s*[-\u2212]\s*[0-9]")
+# A value that is one signed number or amount ("-20", "$-20", "-$20 USD"); a minus elsewhere
+# is a hyphen (a phone number, a range, a date, an id: "625-2661", "10 - 20").
+_SIGNED = re.compile(r"\s*(?:US\$|[AC]\$|[$₹€£¥])?\s*[-\u2212]\s*(?:US\$|[AC]\$|[$₹€£¥])?\s*"
+                     r"(?P<digits>[0-9][0-9,.]*)\s*[^\W\d_]*\.?\s*")
 # The currency a value names, by sign or word; a bare "$" or "dollars" is any dollar.
 _CURRENCY = re.compile(
     r"(?P<USD>US\$|\busd\b)|(?P<AUD>A\$|\baud\b)|(?P<CAD>C\$|\bcad\b)"
@@ -215,7 +215,9 @@ _DOLLARS = frozenset({"USD", "AUD", "CAD", "dollar"})
 
 
 def _negative(text: str) -> bool:
-    return _NEGATIVE.search(text) is not None
+    signed = _SIGNED.fullmatch(text)
+    # -0 is 0.
+    return signed is not None and signed["digits"].strip("0,.") != ""
 
 
 def _currency(text: str) -> str | None:
@@ -230,7 +232,7 @@ def _same_currency(a: str | None, b: str | None) -> bool:
 
 
 _UNIT_WORDS = frozenset({"usd", "dollar", "dollars", "bucks", "rs", "inr", "rupee", "rupees",
-                         "eur", "euro", "euros", "gbp", "pound", "pounds"})
+                         "eur", "euro", "euros", "gbp", "pound", "pounds", "jpy", "yen"})
 
 
 def _residue(text: str, anchor_text: str) -> str:

@@ -7,7 +7,7 @@ from contextlib import AbstractContextManager, nullcontext
 
 from pytest_callqa.engine.anchors import extract_anchors
 from pytest_callqa.engine.core.cases import GoldenCase
-from pytest_callqa.engine.core.judging import JudgeRequest
+from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict
 from pytest_callqa.engine.core.memo import batch_memo
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge, statement_support
 
@@ -152,12 +152,16 @@ def test_a_reason_citing_a_turns_time_and_words_is_verified() -> None:
         "[00:20] customer: I was charged twice for my order.")})
     for stamp, factual in (("00:12", 1.0), ("00:13", 1.0), ("00:50", 0.5)):
         reason = f"Agent greeted the customer at {stamp} by saying 'Good morning, how can I help?'"
-        verdict = HeuristicJudge().judge_one(JudgeRequest(
-            case=case, task="qa", metric="evidence_backed_reasoning", scale="unit",
-            instructions="", model_output={},
-            focus={"reasons": [{"question_id": "Q1", "reason": reason,
-                                "expected_reason": "Agent greeted the customer."}]}))
+        verdict = _evidence(case, reason)
         assert verdict.score == factual, verdict.reason
+
+
+def _evidence(case: GoldenCase, reason: str) -> JudgeVerdict:
+    return HeuristicJudge().judge_one(JudgeRequest(
+        case=case, task="qa", metric="evidence_backed_reasoning", scale="unit",
+        instructions="", model_output={},
+        focus={"reasons": [{"question_id": "Q1", "reason": reason,
+                            "expected_reason": "Agent greeted the customer."}]}))
 
 
 def test_a_cited_offset_on_a_call_without_timings_is_not_read_as_a_clock_time() -> None:
@@ -171,11 +175,7 @@ def test_a_cited_offset_on_a_call_without_timings_is_not_read_as_a_clock_time() 
              1.0),
             ("Agent greeted the customer [0:12] saying 'Good morning, how can I help?'", 1.0),
             ("The customer asked for a call at 10:30: 'Call me back'", 0.5)):
-        verdict = HeuristicJudge().judge_one(JudgeRequest(
-            case=case, task="qa", metric="evidence_backed_reasoning", scale="unit",
-            instructions="", model_output={},
-            focus={"reasons": [{"question_id": "Q1", "reason": reason,
-                                "expected_reason": "Agent greeted the customer."}]}))
+        verdict = _evidence(case, reason)
         assert verdict.score == factual, verdict.reason
 
 

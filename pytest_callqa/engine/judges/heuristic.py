@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..anchors import Anchor, anchor_supported, extract_anchors, said_in_words
+from ..anchors import Anchor, anchor_supported, extract_anchors, numbers_said, said_in_words
 from ..core.cases import GoldenCase
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.memo import ByIdentity, batch_memoised
@@ -298,8 +298,9 @@ class HeuristicJudge:
             model = extract_anchors(model_text)
             omitted = [a for a in expected if not anchor_supported(a, model)]
             added = [a for a in model if not anchor_supported(a, expected)]
-            if (omitted or added) and (not omitted or said_in_words(omitted, [model_text])) and (
-                    not added or said_in_words(added, [expected_text])):
+            if (omitted or added) and (
+                    not omitted or said_in_words(omitted, numbers_said([model_text]))) and (
+                    not added or said_in_words(added, numbers_said([expected_text]))):
                 figures = ", ".join(repr(a.text) for a in omitted + added)
                 undecided.append(f"sentence {sid}: {figures} said in words on the other side")
                 continue

@@ -28,7 +28,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..anchors import Anchor, anchor_supported, extract_anchors, said_in_words
+from ..anchors import Anchor, anchor_supported, extract_anchors, numbers_said, said_in_words
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..tasks.agent_calls import (
     align_calls,
@@ -104,10 +104,19 @@ def _replies(view: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             if e["speaker"] == "agent" and str(e.get("text", "")).strip()]
 
 
-def _heard_before(view: Sequence[Mapping[str, Any]], turn: int) -> list[str]:
-    """What the customer (or another party) said before ``turn``, in their words."""
-    return [str(e["text"]) for e in view
-            if e["speaker"] in ("customer", "other") and int(e["turn"]) < turn]
+class _SaidBefore:
+    """The numbers the customer (or another party) said in words before a turn, worked out
+    once per turn asked about: a reply's every figure may ask."""
+
+    def __init__(self, view: Sequence[Mapping[str, Any]]) -> None:
+        self.heard = [(int(e["turn"]), str(e["text"])) for e in view
+                      if e["speaker"] in ("customer", "other")]
+        self.by_turn: dict[int, frozenset[str]] = {}
+
+    def __call__(self, turn: int) -> frozenset[str]:
+        if turn not in self.by_turn:
+            self.by_turn[turn] = numbers_said(text for at, text in self.heard if at < turn)
+        return self.by_turn[turn]
 
 
 def _rubric_undecided(sure: int, words: int, checked: int) -> float | None:
@@ -146,6 +155,7 @@ def told_anchors_by_reply(view: Sequence[Mapping[str, Any]],
 
 def _grounding(request: JudgeRequest) -> JudgeVerdict:
     view, config = _agent_parts(request)
+    said_before = _SaidBefore(view)
     checked = unsupported = 0
     problems: list[str] = []
     turns: list[int] = []
@@ -158,7 +168,7 @@ def _grounding(request: JudgeRequest) -> JudgeVerdict:
             if anchor_supported(anchor, told):
                 continue
             problem = f"turn {reply['turn']}: {anchor.kind} {anchor.text!r}"
-            if said_in_words([anchor], _heard_before(view, int(reply["turn"]))):
+            if said_in_words([anchor], said_before(int(reply["turn"]))):
                 words.append(problem)
                 continue
             unsupported += 1
@@ -193,6 +203,7 @@ def _silent_turns(view: Sequence[Mapping[str, Any]], since: int = 0) -> list[int
 
 def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
     view, config = _agent_parts(request)
+    said_before = _SaidBefore(view)
     calls = [c for c in request.focus.get("tool_calls", []) if c.get("result")]
     if calls:
         # Checked before whether a result carries a number: silence at every turn after the
@@ -229,7 +240,7 @@ def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
         for anchor in extract_anchors(str(reply["text"])):
             if anchor.kind in _USER_FACING and not anchor_supported(anchor, told):
                 stated = f"turn {reply['turn']}: {anchor.text!r}"
-                if said_in_words([anchor], _heard_before(view, int(reply["turn"]))):
+                if said_in_words([anchor], said_before(int(reply["turn"]))):
                     words.append(stated)
                     continue
                 misreported.append(stated)
@@ -271,6 +282,7 @@ def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
 
 def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
     view, config = _agent_parts(request)
+    said_before = _SaidBefore(view)
     enums: dict[tuple[str, str], list[Any]] = {}
     for tool in request.focus.get("tools", []):
         for name, param in (tool.get("parameters") or {}).items():
@@ -295,8 +307,7 @@ def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
             checked += 1
             if value_grounded(value, told):
                 continue
-            if said_in_words(extract_anchors(str(value)),
-                             _heard_before(view, int(call["turn"]))):
+            if said_in_words(extract_anchors(str(value)), said_before(int(call["turn"]))):
                 words.append(f"{call['name']}.{key}={value!r}")
                 continue
             later = value_grounded(value, everything)
@@ -430,7 +441,8 @@ def _task_completion(request: JudgeRequest) -> JudgeVerdict:
     outcome = str(request.focus.get("task_outcome", ""))
     unsaid = [a for a in extract_anchors(outcome) if not anchor_supported(a, said)]
     figures = ", ".join(a.text for a in unsaid)
-    if unsaid and not problems and said_in_words(unsaid, [str(r["text"]) for r in _replies(view)]):
+    if unsaid and not problems and said_in_words(
+            unsaid, numbers_said(str(r["text"]) for r in _replies(view))):
         return JudgeVerdict(request.metric, None, f"not scored: every expected tool call "
                             f"made with the expected arguments, and the outcome's {figures} "
                             f"is not among the digits of the replies, which say it in words: "

@@ -190,15 +190,16 @@ def values_equal(expected: Any, got: Any) -> bool:
     if isinstance(expected, (Mapping, list)) or isinstance(got, (Mapping, list)):
         return False
     a, b = str(expected), str(got)
-    if _negative(a) != _negative(b) or not _same_currency(_currency(a), _currency(b)):
-        # A credit of -20 made a charge of 20, or $50 made €50: loose forms compare equal.
-        return False
-    if _compact(a) == _compact(b):
+    if a == b:
         return True
-    anchors_a, anchors_b = extract_anchors(a), extract_anchors(b)
-    return (len(anchors_a) == 1 and len(anchors_b) == 1
-            and anchor_supported(anchors_a[0], anchors_b)
-            and _residue(a, anchors_a[0].text) == _residue(b, anchors_b[0].text))
+    if _compact(a) != _compact(b):
+        anchors_a, anchors_b = extract_anchors(a), extract_anchors(b)
+        if not (len(anchors_a) == 1 and len(anchors_b) == 1
+                and anchor_supported(anchors_a[0], anchors_b)
+                and _residue(a, anchors_a[0].text) == _residue(b, anchors_b[0].text)):
+            return False
+    # Loosely equal; but a credit of -20 made a charge of 20, or $50 made €50, is not.
+    return _negative(a) == _negative(b) and _same_currency(_currency(a), _currency(b))
 
 
 # A value that is one signed number or amount ("-20", "$-20", "-$20 USD"); a minus elsewhere
@@ -214,12 +215,14 @@ _CURRENCY = re.compile(
 _DOLLARS = frozenset({"USD", "AUD", "CAD", "dollar"})
 
 
+@functools.lru_cache(maxsize=4096)
 def _negative(text: str) -> bool:
     signed = _SIGNED.fullmatch(text)
     # -0 is 0.
     return signed is not None and signed["digits"].strip("0,.") != ""
 
 
+@functools.lru_cache(maxsize=4096)
 def _currency(text: str) -> str | None:
     found = _CURRENCY.search(text)
     return found.lastgroup if found is not None else None

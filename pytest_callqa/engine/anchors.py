@@ -63,13 +63,18 @@ _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 _ENGLISH_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
                    "september", "october", "november", "december")
 _OTHER_MONTHS = "|".join(sorted(set(MONTH_NAMES) - set(_ENGLISH_MONTHS), key=len, reverse=True))
-# English alone puts the month first ("March 5"): the other names are looked for after a
-# day only, where the digit starts the pattern (before every word, 75 names cost ×3).
+# German's "5. März" dot may come before any name German spells (April and August too), but
+# not before an English-only word: "charged twice, 12. May I…" is no date.
+_DOTTED_MONTHS = "|".join(sorted(MONTH_NAMES, key=len, reverse=True))
+# The month-first pattern asks for English names, and another pattern for the others
+# ("enero 15 de 2024"), run only on a text that holds one (_FOLDED_LITERALS): tried before
+# every word of every text, 75 names tripled that pattern's time.
 _MONTH_EN = (
     r"(?P<{g}>(?:" + "|".join(_ENGLISH_MONTHS) + ")"
     + NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
     + NOT_BEFORE_WORD + r"\.?)"
 )
+_MONTH_OTHER = r"(?P<{g}>(?:" + _OTHER_MONTHS + ")" + NOT_BEFORE_WORD + ")"
 _MONTH = (
     r"(?P<{g}>(?:" + "|".join(_ENGLISH_MONTHS) + "|" + _OTHER_MONTHS + ")"
     + NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
@@ -110,12 +115,17 @@ def _patterns(num: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
             _MONTH_EN.format(g="mon") + r"\s+" + _DAY.format(g="d") + _YEAR_TAIL.format(g="y"),
         ),
         (
+            "date_month_day_other",
+            _MONTH_OTHER.format(g="mon") + r"\s+" + _DAY.format(g="d")
+            + _YEAR_TAIL.format(g="y"),
+        ),
+        (
             "date_day_month",
             rf"{_NUM_START}"
             + _DAY.format(g="d")
             # "5th of March", "5 de marzo", German "5. März" (the dot before another
             # language's name only: "charged twice, 12. May I…" is no date).
-            + rf"(?:\.(?=\s+(?:{_OTHER_MONTHS}){NOT_BEFORE_WORD}))?\s+(?:(?:of|de)\s+)?"
+            + rf"(?:\.(?=\s+(?:{_DOTTED_MONTHS}){NOT_BEFORE_WORD}))?\s+(?:(?:of|de)\s+)?"
             + _MONTH.format(g="mon")
             + _YEAR_TAIL.format(g="y"),
         ),
@@ -148,7 +158,13 @@ _ANCHOR_PATTERNS = _patterns(_NUM)
 _EURO_PATTERNS = _patterns(_EURO_NUM)
 _PRIORITY = {name: rank for rank, (name, _) in enumerate(_ANCHOR_PATTERNS)}
 _DIGIT = re.compile("[0-9]")
-_MONTH_LITERALS = (*_MONTHS, *(name for name in MONTH_NAMES if name.isascii()))
+# The month names a text must hold, casefolded, for the patterns that read other languages'
+# names to run — in any text, not only an ASCII one (a dash or a curly quote makes an English
+# text non-ASCII).
+_FOLDED_LITERALS: dict[str, tuple[str, ...]] = {
+    "date_month_day_other": tuple(n for n in MONTH_NAMES if n not in _ENGLISH_MONTHS),
+    "date_day_month": (*_MONTHS, *MONTH_NAMES),
+}
 # Text, in lower case, of which every match of a pattern contains one. In an ASCII text,
 # where IGNORECASE pairs a letter with its other case only, a pattern none of whose
 # literals occurs cannot match, and is not run.
@@ -161,7 +177,6 @@ _LITERALS: dict[str, tuple[str, ...]] = {
     "date_iso": ("-",),
     "date_numeric": ("/", ".", "-"),
     "date_month_day": _MONTHS,
-    "date_day_month": _MONTH_LITERALS,
     "time_clock": (":",),
     "time_hour": ("am", "pm", "a.m", "p.m"),
     "year": ("19", "20"),
@@ -283,12 +298,16 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
         # all the patterns is the bulk of the work.
         return ()
     lowered = ascii_text.lower() if ascii_text.isascii() else None
+    folded = lowered if lowered is not None else ascii_text.casefold()
     digits = sum(map(ascii_text.count, "0123456789"))
     candidates: list[tuple[int, int, int, Anchor]] = []
     patterns = _EURO_PATTERNS if _EURO_HINT.search(ascii_text) else _ANCHOR_PATTERNS
     for name, pattern in patterns:
         literals = _LITERALS.get(name)
         if lowered is not None and literals and not any(map(lowered.__contains__, literals)):
+            continue
+        names = _FOLDED_LITERALS.get(name)
+        if names and not any(map(folded.__contains__, names)):
             continue
         if digits < _DIGITS_NEEDED.get(name, 1):
             continue

@@ -195,6 +195,12 @@ def _apply_overrides(result: TaskResult, spec: TaskSpec, registry: Registry) -> 
         if override is None:
             continue
         if metric.details.get(CASE_BAR) and override.bands is not None:
+            # The case's own bar rates it; whether a rating past that bar blocks is still
+            # the team's call (blocker = true or false).
+            if metric.value is not None and metric.scored:
+                metric.blocker = override.blocker and metric.rating in ("fail", "blocker")
+                if metric.blocker or metric.rating == "blocker":
+                    metric.rating = "blocker" if metric.blocker else "fail"
             continue
         # Recorded on an unscored metric too: its failure message shows the bar it missed.
         metric.details["threshold"] = override.threshold

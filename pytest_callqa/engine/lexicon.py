@@ -139,12 +139,27 @@ NUMBER_WORDS: dict[str, int] = {
 }
 
 
+# What joins a tens word and a unit: "cuarenta y nueve", "quarenta e nove".
+_JOINERS = frozenset({"y", "e", "and"})
+
+
 def numbers_in_words(words: Sequence[str]) -> set[int]:
-    """The numbers ``words`` (a text's tokens) say in words: each number word's value, and
-    a tens word and the unit after it together ("forty nine": 40, 9 and 49)."""
-    values = [NUMBER_WORDS.get(w) for w in words]
-    found = {v for v in values if v is not None}
-    found.update(tens + unit for tens, unit in pairwise(values)
-                 if tens is not None and unit is not None and tens % 10 == 0 and 20 <= tens
-                 < 100 and unit < 10)
+    """The numbers ``words`` (a text's tokens) say in words: each number word's value, but a
+    tens word and the unit after it ("forty nine", "cuarenta y nueve") only together (49,
+    not 40 nor 9)."""
+    said = [w for w in words if w not in _JOINERS]
+    values = [NUMBER_WORDS.get(w) for w in said]
+    found: set[int] = set()
+    paired = False
+    for tens, unit in pairwise([*values, None]):
+        if paired:
+            paired = False
+            continue
+        if tens is None:
+            continue
+        if unit is not None and tens % 10 == 0 and 20 <= tens < 100 and unit < 10:
+            found.add(tens + unit)
+            paired = True
+        else:
+            found.add(tens)
     return found

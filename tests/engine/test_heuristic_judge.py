@@ -281,3 +281,6 @@ def test_figures_in_another_order_or_beside_a_number_in_words_are_undecided() ->
     forty_nine = HeuristicJudge().judge_one(_facts(("It costs forty-nine dollars.",
                                                     "It costs $49.")))
     assert forty_nine.score is None
+    # "forty-nine" says 49, not 40 nor 9: $40 for it is a drift.
+    forty = HeuristicJudge().judge_one(_facts(("It costs forty-nine dollars.", "It costs $40.")))
+    assert forty.score == 0.0, forty.reason

@@ -245,6 +245,10 @@ def test_number_lists_and_versions() -> None:
         ("il 5 dicembre", "m12-d05"),
         ("5 अप्रैल 2024", "2024-04-05"),
         ("3 fe\u0301vrier", "m02-d03"),
+        # Month first in another language, and German's dot before a name English shares.
+        ("enero 15 de 2024", "2024-01-15"),
+        ("Dezember 24", "m12-d24"),
+        ("am 5. August 2024", "2024-08-05"),
     ],
 )
 def test_dates(raw: str, value: str) -> None:

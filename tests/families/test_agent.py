@@ -351,6 +351,8 @@ def test_argument_values_match_after_normalisation(expected: Any, got: Any) -> N
     # currency word were dropped: a wrong call scored 5/5.
     (-20, 20), ("-20", "20"), ("20", "\u221220"), ("50 USD", "50 EUR"), ("€50", "£50"),
     ("50 rupees", "$50"), ("US$50", "C$50"),
+    ("-20 €", "20 €"), ("-5%", "5%"), ("-500 ₹", "500 ₹"), ("USD -20", "USD 20"),
+    ("-1,234.56 $", "1,234.56 $"),
 ])
 def test_different_argument_values_do_not_match(expected: Any, got: Any) -> None:
     assert not values_equal(expected, got)

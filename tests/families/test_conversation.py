@@ -527,3 +527,13 @@ def test_a_cases_own_bar_outranks_a_teams_policy_for_that_case() -> None:
     policy = evaluate(_case(), GOOD, judge=judge, embedder=TFIDF, registry=registry).metrics
     assert policy["intelligibility"].rating == "good"
     assert policy["garbled_turn_rate"].rating == "good"  # 25 % under the policy's 50 %
+    # A case restating the default sets no bar of its own; and whether a rating past the
+    # case's bar blocks is still the policy's to say.
+    restated = evaluate(_case(config={"threshold": 0.8}), GOOD, judge=judge, embedder=TFIDF,
+                        registry=registry).metrics
+    assert restated["intelligibility"].rating == "good"
+    blocking = default_registry().copy()
+    apply_policy(blocking, {"metrics": {"intelligibility": {"blocker": True}}}, "team.toml")
+    own = evaluate(_case(config={"threshold": 0.9}), GOOD, judge=judge, embedder=TFIDF,
+                   registry=blocking)
+    assert (own.metrics["intelligibility"].rating, own.blocked) == ("blocker", True)

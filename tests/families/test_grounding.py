@@ -316,6 +316,14 @@ def test_a_cases_hallucination_limit_outranks_a_teams_policy() -> None:
     assert (own.metrics["hallucination"].rating, own.blocked) == ("blocker", True)
     by_policy = evaluate(_case(), {"answer": answer}, embedder=TFIDF, registry=registry)
     assert by_policy.metrics["hallucination"].rating == "good"
+    assert own.metrics["hallucination"].details["threshold"] == "> 0.2 → FAIL (blocker)"
+    # blocker = false is the team's to say even where the case's limit rates the value.
+    lenient = default_registry().copy()
+    apply_policy(lenient, {"metrics": {"hallucination": {"blocker": False}}}, "team.toml")
+    unblocked = evaluate(_case(config={"query": QUERY, "context": [CONTEXT],
+                                       "hallucination_fail_above": 0.2}),
+                         {"answer": answer}, embedder=TFIDF, registry=lenient)
+    assert (unblocked.metrics["hallucination"].rating, unblocked.blocked) == ("fail", False)
 
 
 def test_the_transcript_is_the_context_when_none_is_given() -> None:

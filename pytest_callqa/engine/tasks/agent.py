@@ -54,7 +54,7 @@ from .agent_metrics import (
     TASK_COMPLETION,
     resolve_weights,
 )
-from .agent_schemas import AgentConfig, AgentExpected, AgentOutput
+from .agent_schemas import DEFAULT_PASS_THRESHOLD, AgentConfig, AgentExpected, AgentOutput
 from .family_base import RUBRIC_GOOD, FamilyTask, checked_score
 
 if TYPE_CHECKING:
@@ -214,7 +214,7 @@ class AgentTask(FamilyTask):
         # below it (89.99999999999999 for 90), as the bands' rating allows for.
         passed = round(overall - config.pass_threshold, 9) >= 0
         effective = {mid: w / weight_sum for mid, r, w in parts if mid not in dropped}
-        own = {CASE_BAR: True} if "pass_threshold" in config.model_fields_set else {}
+        own = ({CASE_BAR: True} if config.pass_threshold != DEFAULT_PASS_THRESHOLD else {})
         metrics["overall_score"] = MetricResult(
             value=overall, rating="good" if passed else "fail",
             reason=f"{overall:.1f} / 100 against a pass threshold of "

@@ -204,8 +204,9 @@ def values_equal(expected: Any, got: Any) -> bool:
 
 # A value that is one signed number or amount ("-20", "$-20", "-$20 USD"); a minus elsewhere
 # is a hyphen (a phone number, a range, a date, an id: "625-2661", "10 - 20").
-_SIGNED = re.compile(r"\s*(?:US\$|[AC]\$|[$₹€£¥])?\s*[-\u2212]\s*(?:US\$|[AC]\$|[$₹€£¥])?\s*"
-                     r"(?P<digits>[0-9][0-9,.]*)\s*[^\W\d_]*\.?\s*")
+_MONEY = r"(?:US\$|[AC]\$|[$₹€£¥]|[A-Za-z]{2,3}\.?)"
+_SIGNED = re.compile(rf"\s*(?:{_MONEY}\s*)?[-\u2212]\s*(?:{_MONEY}\s*)?"
+                     r"(?P<digits>[0-9][0-9,.]*)\s*(?:[%$₹€£¥]|[^\W\d_]+\.?)?\s*")
 # The currency a value names, by sign or word; a bare "$" or "dollars" is any dollar.
 _CURRENCY = re.compile(
     r"(?P<USD>US\$|\busd\b)|(?P<AUD>A\$|\baud\b)|(?P<CAD>C\$|\bcad\b)"

@@ -25,6 +25,9 @@ TOOL_CALL = "tool_call"
 TOOL_RESULT = "tool_result"
 
 
+# The seed's pass mark of an agent case's overall score (0–100).
+DEFAULT_PASS_THRESHOLD = 75.0
+
 class ToolCall(StrictModel):
     """A tool call of the reference (expected_outcome) or of the model under test."""
 
@@ -110,7 +113,7 @@ class AgentConfig(LooseConfig):
     business_rules: list[str] = Field(default_factory=list)
     tools: list[ToolSpec] = Field(default_factory=list)
     metrics: list[MetricSelection] | None = None
-    pass_threshold: float = Field(default=75.0, ge=0, le=100)
+    pass_threshold: float = Field(default=DEFAULT_PASS_THRESHOLD, ge=0, le=100)
     evaluation_criteria_override: str | None = None
 
     @field_validator("business_rules", mode="before")

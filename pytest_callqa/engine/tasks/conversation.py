@@ -157,10 +157,11 @@ class ConversationConfig(LooseConfig):
         return self.thresholds.get(metric_id, self.threshold)
 
     def own_bar(self, metric_id: str) -> dict[str, bool]:
-        """The CASE_BAR detail of a metric whose bar this case set itself."""
-        own = ("garbled_rate_threshold" in self.model_fields_set
+        """The CASE_BAR detail of a metric whose bar this case set itself, to another value
+        than the default (a case restating the default leaves the team's policy to rate it)."""
+        own = (self.garbled_rate_threshold != GARBLED_RATE_THRESHOLD
                if metric_id == "garbled_turn_rate"
-               else metric_id in self.thresholds or "threshold" in self.model_fields_set)
+               else self.threshold_for(metric_id) != DEFAULT_THRESHOLD)
         return {CASE_BAR: True} if own else {}
 
 
@@ -392,7 +393,7 @@ class ConversationTask(FamilyTask):
             # error).
             return MetricResult.judge_failed(
                 "; ".join(f"turn {r['turn']}: {r['reasoning']}" for r in errors),
-                results=records, threshold=threshold)
+                results=records, threshold=threshold, **config.own_bar(metric_id))
         scored = [r for r in records if "score_1_5" in r]
         judged = [r for r in scored if r["status"] == "evaluated"]
         warnings = [f"turn {r['turn']}: {r['warning']}" for r in records if "warning" in r]
@@ -401,7 +402,7 @@ class ConversationTask(FamilyTask):
                               for r in records if r["status"] == "not_scored"})
             return MetricResult.not_scored(
                 "not scored: " + ("; ".join(reasons) or "no turn to evaluate"),
-                results=records, threshold=threshold)
+                results=records, threshold=threshold, **config.own_bar(metric_id))
         avg_1_5 = sum(r["score_1_5"] for r in scored) / len(scored)
         value = sum(r["score_normalized"] for r in scored) / len(scored)
         passed = value >= threshold - 1e-9

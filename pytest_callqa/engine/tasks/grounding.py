@@ -444,8 +444,9 @@ class GroundingTask(FamilyTask):
                 claims_score=hall.claims_score, drift_penalty=hall.drift,
                 ngram_overlap=hall.overlap, anchors=hall.anchors,
                 numerator=len(unsupported), denominator=len(hall.anchors),
-                **({CASE_BAR: True} if "hallucination_fail_above" in config.model_fields_set
-                   else {})),
+                **({CASE_BAR: True,
+                    "threshold": f"> {config.hallucination_fail_above:g} → FAIL (blocker)"}
+                   if config.hallucination_fail_above != HALLUCINATION_FAIL_ABOVE else {})),
         }
         m["grounding_verdict"] = self.spec("grounding_verdict").result(
             VERDICT_SCORES[decided], f"{decided}: {why}", verdict=decided,

@@ -41,12 +41,21 @@ _NUM = (
     r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,2}(?:,[0-9]{2})+,[0-9]{3}|[0-9]+)"
     r"(?:\.[0-9]+)?(?![0-9])"
 )
-# Or a dot grouping thousands where a comma marks the decimals (23.509,52; 1.540.000), as
-# Spanish and German write them: tried only on a text that holds such a number (_EURO_HINT),
-# as tried first on every number it cost the engine ~5 %.
+# Or as Spanish, French and German write them: a dot or a space grouping thousands where a
+# comma marks the decimals (23.509,52; 1.540.000; 1 540,00 €), or a comma before the cents of
+# an amount or a percentage (49,99 €; 12,5 %) — tried only on a text that holds such a
+# number (_EURO_HINT), as tried first on every number it cost the engine ~5 %. (A bare
+# "3,4" stays two numbers: in a list it is.)
+_EURO_MARK = r"\s?(?:[%€$£₹¥]|eur|euros?|dólares|pesos|reais)"
 _EURO_NUM = (rf"(?:[0-9]{{1,3}}(?:\.[0-9]{{3}})+,[0-9]+(?![0-9])"
-             rf"|[0-9]{{1,3}}(?:\.[0-9]{{3}}){{2,}}(?![0-9])|{_NUM})")
-_EURO_HINT = re.compile(r"[0-9]\.[0-9]{3}[.,][0-9]")
+             rf"|[0-9]{{1,3}}(?:\.[0-9]{{3}}){{2,}}(?![0-9])"
+             rf"|[0-9]{{1,3}}(?: [0-9]{{3}})+(?:,[0-9]+)?(?![0-9])(?={_EURO_MARK})"
+             rf"|(?<![0-9],)[0-9]+,[0-9]{{1,2}}(?![0-9,])(?={_EURO_MARK})"
+             rf"|(?<=[€$£₹¥] )[0-9]+,[0-9]{{1,2}}(?![0-9,])"
+             rf"|(?<=[€$£₹¥])[0-9]+,[0-9]{{1,2}}(?![0-9,])"
+             rf"|{_NUM})")
+_EURO_HINT = re.compile(r"[0-9]\.[0-9]{3}[.,][0-9]|[0-9],[0-9]{1,2}(?![0-9,])"
+                        r"|[0-9] [0-9]{3}(?![0-9])")
 # One dot before three digits: a decimal in English, thousands in Spanish or German.
 # ("0.125" groups nothing: a leading zero is a decimal's.)
 _TWO_READINGS = re.compile(r"[1-9][0-9]{0,2}\.[0-9]{3}")
@@ -186,10 +195,14 @@ _DIGITS_NEEDED = {"phone": 10, "phone_in": 10, "id": 7}
 
 
 def _decimal_value(number: str) -> str:
+    number = number.replace(" ", "")
     dot = number.find(".")
     if dot != -1 and (number.find(".", dot + 1) != -1 or number.rfind(",") > dot):
         # 23.509,52 or 1.540.000: the dots group thousands, a comma marks the decimals.
         number = number.replace(".", "").replace(",", ".")
+    elif dot == -1 and number.count(",") == 1 and len(number) - number.index(",") <= 3:
+        # 49,99: a comma before the cents (the patterns read it so only beside a currency).
+        number = number.replace(",", ".")
     value = Decimal(number.replace(",", "")).normalize()
     return format(value, "f")
 
@@ -283,16 +296,18 @@ def extract_anchors(text: str) -> list[Anchor]:
     return list(_anchors(text))
 
 
-_FULL_WIDTH_SEPARATORS = str.maketrans({"\uff0c": ",", "\uff0e": "."})
+# Full-width and Arabic separators ("１，２００", "١٬٥٤٠٫٥"), and a no-break space between
+# digit groups ("1 540"), one character each as ASCII's: offsets hold.
+_SEPARATORS = str.maketrans({"\uff0c": ",", "\uff0e": ".", "\u066c": ",", "\u066b": ".",
+                             "\u00a0": " ", "\u202f": " "})
 
 
 @batch_memoised
 def _anchors(text: str) -> tuple[Anchor, ...]:
     """The anchors of ``text``; one text is checked against many statements in a batch."""
     ascii_text = ascii_digits(text)
-    if "\uff0c" in ascii_text or "\uff0e" in ascii_text:
-        # Full-width separators ("１，２００"), one character each as ASCII's: offsets hold.
-        ascii_text = ascii_text.translate(_FULL_WIDTH_SEPARATORS)
+    if not ascii_text.isascii():
+        ascii_text = ascii_text.translate(_SEPARATORS)
     if _DIGIT.search(ascii_text) is None:
         # Every pattern needs a digit; most statements have none, and scanning them with
         # all the patterns is the bulk of the work.

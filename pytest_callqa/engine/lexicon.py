@@ -76,14 +76,18 @@ _CALLER = """
     customer caller client user agent call calls calling called wants want wanted asking asks
     asked requesting requests request inquiring inquiry about regarding help needs need
     would like
-    cliente clientes quiere quería desea necesita llama llamó llamada ayuda
-    veut voulait souhaite demande appelle appel aide besoin
-    kunde kundin möchte wollte will ruft anruf hilfe braucht
-    quer queria deseja precisa ligou ligação ajuda
+    cliente clientes quiere quería desea necesita llama llamó llamada ayuda solicita
+    solicitó pide pidió pregunta preguntó
+    veut voulait souhaite demande appelle appel aide besoin réclame
+    kunde kundin möchte wollte will ruft anruf hilfe braucht bittet fragt
+    quer queria deseja precisa ligou ligação ajuda pede pediu pergunta
     vuole voleva desidera chiede chiama chiamata aiuto
     ग्राहक चाहता चाहती चाहते कॉल मदद
+    العميل يريد يطلب
 """
 CALLER_WORDS: frozenset[str] = frozenset(_CALLER.split())
+# Chinese writes them inside a word ("客户要求退款"): they are cut out of the text itself.
+UNSPACED_CALLER_WORDS = ("客户", "顾客", "要求", "想要", "希望", "请求")
 
 # Month names beside English's (which anchors.py spells with their abbreviations), written
 # in full: an abbreviation such as "set" or "out" is an English word.
@@ -99,6 +103,8 @@ _MONTHS = {
     "italian": "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre "
                "novembre dicembre",
     "hindi": "जनवरी फ़रवरी मार्च अप्रैल मई जून जुलाई अगस्त सितंबर अक्टूबर नवंबर दिसंबर",
+    # Egyptian and Gulf (the Levantine names are two words apiece, and not read).
+    "arabic": "يناير فبراير مارس أبريل مايو يونيو يوليو أغسطس سبتمبر أكتوبر نوفمبر ديسمبر",
 }
 # Each in its composed and its decomposed form ("é" as one character or two): the anchors
 # are read from the text as written.
@@ -107,7 +113,8 @@ MONTH_NAMES: dict[str, int] = {
     for names in _MONTHS.values()
     for number, name in enumerate(names.split(), start=1)
     for form in ("NFC", "NFD")
-} | {"setiembre": 9, "फरवरी": 2, "सितम्बर": 9, "नवम्बर": 11, "दिसम्बर": 12}
+} | {"setiembre": 9, "फरवरी": 2, "सितम्बर": 9, "नवम्बर": 11, "दिसम्बर": 12, "ابريل": 4,
+     "اغسطس": 8, "اكتوبر": 10}
 
 # Numbers said in words and their values, that a text may say where another writes digits
 # ("tres días" for "3 days"). The words for one are left out: un, una, ein and एक are

@@ -249,6 +249,7 @@ def test_number_lists_and_versions() -> None:
         ("enero 15 de 2024", "2024-01-15"),
         ("Dezember 24", "m12-d24"),
         ("am 5. August 2024", "2024-08-05"),
+        ("في 5 مايو 2024", "2024-05-05"),
     ],
 )
 def test_dates(raw: str, value: str) -> None:
@@ -672,6 +673,16 @@ def test_numbers_written_with_a_dot_for_thousands() -> None:
     assert anchor_supported(extract_anchors("$1,540")[0], [ambiguous])
     assert anchor_supported(ambiguous, extract_anchors("1.54 kg"))
     assert not anchor_supported(ambiguous, extract_anchors("$154"))
+    # A comma before the cents of an amount or a percentage, a space or a no-break space
+    # grouping thousands, and Arabic separators: "49,99 €" was 49 and 99 (a highlight saying
+    # 99 € passed), "1 540 €" 1 and 540 (one saying 540 € passed, one saying 1540 € voided).
+    assert _kv("49,99 €; 12,5 %; €49,99") == [
+        ("number", "49.99"), ("percent", "12.5"), ("amount", "49.99")]
+    assert _kv("1 540 € y 1\u202f540,00 €") == [("number", "1540"), ("number", "1540")]
+    assert _kv("\u0661\u066c\u0665\u0664\u0660\u066b\u0665") == [("number", "1540.5")]
+    assert _kv("items 1,2,3 on pages 3,4 between 10 500 and") == [
+        ("number", "1"), ("number", "2"), ("number", "3"), ("number", "4"), ("number", "10"),
+        ("number", "500")]
     # A leading zero groups nothing: 125 mg is not 0.125 mg.
     assert unsupported_anchors("take 125 mg of digoxin", "take 0.125 mg") == [
         Anchor("number", "125", "125")]

@@ -17,7 +17,7 @@ from ..anchors import Anchor, anchor_supported, extract_anchors, numbers_said, s
 from ..core.cases import GoldenCase
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.memo import ByIdentity, batch_memoised
-from ..lexicon import CALLER_WORDS
+from ..lexicon import CALLER_WORDS, UNSPACED_CALLER_WORDS
 from ..text import (
     best_fuzzy_match,
     content_coverage,
@@ -219,7 +219,10 @@ class HeuristicJudge:
 
         if not model.strip():
             return verdict(0.0, "the output states no call purpose")
-        key_words = [w for w in content_tokens(expected) if w not in CALLER_WORDS]
+        purpose = expected
+        for caller in UNSPACED_CALLER_WORDS:
+            purpose = purpose.replace(caller, " ")
+        key_words = [w for w in content_tokens(purpose) if w not in CALLER_WORDS]
         if normalize(model) == normalize(expected):
             return verdict(1.0, "same call purpose")
         if not key_words:

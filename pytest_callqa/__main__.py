@@ -88,11 +88,61 @@ def _load(path: Path, what: str) -> Any:
         raise InputError(f"{what} {path} cannot be read as JSON: {exc}") from None
 
 
-def _write(path: Path, text: str) -> None:
+def _write_all(outputs: Sequence[tuple[Path, str]]) -> None:
+    """Every output or, when one cannot be written, none: each goes to a temporary file
+    beside it first, and they are renamed into place once all are written."""
+    staged: list[tuple[Path, Path]] = []
     try:
-        write_atomically(path, text)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc}") from None
+        for path, text in outputs:
+            temporary = path.with_name(f".{path.name}.callqa-merge")
+            try:
+                write_atomically(temporary, text)
+            except OSError as exc:
+                raise InputError(f"cannot write {path}: {exc}") from None
+            staged.append((temporary, path))
+        for temporary, path in staged:
+            try:
+                os.replace(temporary, path)
+            except OSError as exc:
+                raise InputError(f"cannot write {path}: {exc}") from None
+    finally:
+        for temporary, _ in staged:
+            temporary.unlink(missing_ok=True)
+
+
+def _rendered(report: dict[str, Any], args: argparse.Namespace,
+              ) -> tuple[list[tuple[Path, str]], str]:
+    """The files to write and the text to print, all made before anything is written."""
+    # The merge loads the engine (the scorecard and the task families): not needed for --help.
+    from .run.merge import merged_scorecard_text
+
+    gate = _gate(report, args) if args.baseline is not None else None
+    if gate is not None:
+        report["gate"] = gate
+    outputs = [(args.report, json.dumps(report, indent=2, ensure_ascii=False,
+                                        allow_nan=False) + "\n")]
+    if args.html is not None:
+        # The HTML renderer loads only when an HTML report is asked for.
+        from .run.html import render_html
+
+        outputs.append((args.html, render_html(report, gate)))
+    if args.markdown is not None:
+        # The markdown renderer loads only when a summary is asked for.
+        from .run.markdown import render_markdown
+
+        outputs.append((args.markdown, render_markdown(report, gate)))
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    # As a run prints it: fitted to a terminal or a width the user set; a log (CI) keeps the
+    # table whole.
+    sized = sys.stdout.isatty() or "COLUMNS" in os.environ
+    shown = merged_scorecard_text(
+        report, width=shutil.get_terminal_size().columns if sized else None, color=color)
+    if gate is not None:
+        # The gate's summary lines, read only when the merge had a baseline to gate against.
+        from .run.gate_text import gate_lines
+
+        shown += "\n" + "\n".join(gate_lines(gate))
+    return outputs, shown
 
 
 def _gate(report: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
@@ -111,6 +161,11 @@ def _gate(report: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
     if args.regression_tolerance is not None:
         options["tolerance"] = args.regression_tolerance
     elif recorded is not None:
+        # Checked as the option is: a recorded 5 let every drop pass.
+        if isinstance(recorded, bool) or not isinstance(recorded, (int, float)) or not (
+                0 <= recorded < 1):
+            raise InputError(f"the reports' run.settings.regression_tolerance is "
+                             f"{recorded!r}, expected a drop from 0 to below 1")
         options["tolerance"] = recorded
     try:
         gate = compare_reports(report, baseline, **options)
@@ -124,10 +179,14 @@ def _gate(report: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
 
 def merge_command(args: argparse.Namespace) -> int:
     # The merge loads the engine (the scorecard and the task families): not needed for --help.
-    from .run.merge import merge_reports, merged_scorecard_text
+    from .run.merge import merge_reports
 
     names = [str(path) for path in args.reports]
     outputs_given = [p for p in (args.report, args.html, args.markdown) if p is not None]
+    if len({p.resolve() for p in outputs_given}) < len(outputs_given):
+        # The markdown written over the merged report would lose it without a word.
+        raise InputError("two of --report, --html and --markdown name one file: give each "
+                         "its own path")
     for output in outputs_given:
         # Written over, a shard's report (or the baseline) would be lost to the merge.
         for source in [*args.reports, *([args.baseline] if args.baseline else [])]:
@@ -144,35 +203,18 @@ def merge_command(args: argparse.Namespace) -> int:
         # gate that failed.
         raise InputError(f"the reports could not be merged ({type(exc).__name__}: {exc})"
                          ) from None
-    gate = _gate(report, args) if args.baseline is not None else None
-    if gate is not None:
-        report["gate"] = gate
-    # Every output is rendered before any is written: bad input leaves no file half done.
-    outputs = [(args.report, json.dumps(report, indent=2, ensure_ascii=False,
-                                        allow_nan=False) + "\n")]
-    if args.html is not None:
-        # The HTML renderer loads only when an HTML report is asked for.
-        from .run.html import render_html
-
-        outputs.append((args.html, render_html(report, gate)))
-    if args.markdown is not None:
-        # The markdown renderer loads only when a summary is asked for.
-        from .run.markdown import render_markdown
-
-        outputs.append((args.markdown, render_markdown(report, gate)))
-    for path, text in outputs:
-        _write(path, text)
-    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    # As a run prints it: fitted to a terminal or a width the user set; a log (CI) keeps the
-    # table whole.
-    sized = sys.stdout.isatty() or "COLUMNS" in os.environ
-    print(merged_scorecard_text(
-        report, width=shutil.get_terminal_size().columns if sized else None, color=color))
-    if gate is not None:
-        # The gate's summary lines, read only when the merge had a baseline to gate against.
-        from .run.gate_text import gate_lines
-
-        print("\n".join(gate_lines(gate)))
+    try:
+        outputs, shown = _rendered(report, args)
+    except InputError:
+        raise
+    except Exception as exc:
+        # Input the checks let through that still breaks the gate or a renderer: exit 2,
+        # never the 1 of a gate that failed, and no file written.
+        raise InputError(f"the merged report could not be gated or rendered "
+                         f"({type(exc).__name__}: {exc})") from None
+    gate = report.get("gate")
+    _write_all(outputs)
+    print(shown)
     print(f"merged {count(len(names), 'report')} into {args.report}")
     if gate is None or gate["mode"] != "fail":
         return 0

@@ -173,10 +173,14 @@ def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
             # records, as a merge of shards reads them.
             gate = compare_reports(data, baseline, tolerance=settings.regression_tolerance,
                                    baseline_name=display_path(settings.baseline, rootpath))
-        except (BaselineError, ValueError) as exc:
+        except Exception as exc:  # any failure of the gate is the tool's, not the model's
             # The gate could not be run (the baseline changed or went since the run began,
-            # a setting out of range): the run's own files are still written, without it.
-            delivered.gate_problem = f"callqa: {exc}"
+            # a setting out of range, a value the checks let through that still broke it):
+            # the run's own files are still written, without it.
+            said = str(exc) if isinstance(exc, (BaselineError, ValueError)) else (
+                f"the gate could not compare against the baseline "
+                f"({type(exc).__name__}: {exc})")
+            delivered.gate_problem = f"callqa: {said}"
         else:
             gate = {"baseline": display_path(settings.baseline, rootpath),
                     "mode": settings.baseline_mode, **gate}

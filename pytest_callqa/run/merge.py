@@ -496,9 +496,10 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
     golden = _pooled_golden(shards)
     results, entries = _pooled_cases(shards)
     tolerance = shards[0].report["run"].get("disqualify_tolerance")
-    if not isinstance(tolerance, int):
+    if isinstance(tolerance, bool) or not isinstance(tolerance, int) or tolerance < 0:
+        # A run refuses a negative one (every task would read newly disqualified).
         raise ValueError(f"{shards[0].name}: run.disqualify_tolerance is {_show(tolerance)}, "
-                         "expected a whole number")
+                         "expected a whole number from 0")
     not_evaluated = _pooled_not_evaluated(shards)
     card = build_scorecard(results, registry=recorded_registry(specs),
                            disqualify_tolerance=tolerance,

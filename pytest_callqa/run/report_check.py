@@ -115,11 +115,17 @@ def _check_model(entry: Mapping[str, Any], where: str) -> None:
         # Null where a scorecard says the judge left it unknown.
         _get(agg, "disqualified", "boolean", at)
         _get(agg, "disqualification_unknown", "boolean", at)
+        _get(agg, "blocked_cases", "number", at)
         metrics = _get(agg, "metrics", "object", at, required=True, null=False)
         for mid in metrics:
             figure = _get(metrics, mid, "object", f"{at}.metrics")
             if figure is not None:
                 _get(figure, "value", "number", f"{at}.metrics.{mid}")
+    # The Layer 2 criteria the gate compares as the task "benchmarks".
+    benchmarks = _get(entry, "benchmarks", "object", where, null=False) or {}
+    for bid in benchmarks:
+        figure = _get(benchmarks, bid, "object", f"{where}.benchmarks", null=False)
+        _get(figure, "value", "number", f"{where}.benchmarks.{bid}")
 
 
 def _check_not_evaluated(entry: Any, where: str) -> None:

@@ -542,6 +542,75 @@ def test_a_bad_baseline_is_bad_input(shards: list[dict[str, Any]], tmp_path: Pat
     assert not out.exists()
 
 
+def test_what_breaks_the_merge_or_its_gate_is_bad_input_and_writes_nothing(
+        shards: list[dict[str, Any]], unsharded: dict[str, Any], tmp_path: Path) -> None:
+    # A baseline's Layer 2 criterion as a bare number: the checks let it through, the gate
+    # raised, and the traceback's status 1 read in CI as a regression of the model.
+    paths = write_shards(shards, tmp_path)
+    out = tmp_path / "report.json"
+    baseline = copy.deepcopy(unsharded)
+    model = next(iter(baseline["models"]))
+    criterion = next(iter(baseline["models"][model]["benchmarks"]))
+    baseline["models"][model]["benchmarks"][criterion] = 0.95
+    (tmp_path / "main.json").write_text(json.dumps(baseline), encoding="utf-8")
+    done = merge_command(*paths, "--report", out, "--baseline", tmp_path / "main.json",
+                         cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert (f"models.{model}.benchmarks: key {criterion!r} should be an object, not a number"
+            in done.stderr)
+    assert not out.exists()
+    # Anything else that breaks rendering: status 2, and no file at all.
+    for shard in shards:
+        shard["run"]["selection"] = {**(shard["run"].get("selection") or {}), "deselect": 1}
+    (tmp_path / "odd").mkdir()
+    odd = write_shards(shards, tmp_path / "odd")
+    broken = merge_command(*odd, "--report", out, cwd=tmp_path)
+    assert broken.returncode == 2 and "Traceback" not in broken.stderr, broken.stderr
+    assert "could not be gated or rendered (TypeError" in broken.stderr
+    assert not out.exists()
+
+
+def test_merge_outputs_at_one_path_or_a_bad_recorded_tolerance_are_refused(
+        shards: list[dict[str, Any]], unsharded: dict[str, Any], tmp_path: Path) -> None:
+    paths = write_shards(shards, tmp_path)
+    out = tmp_path / "report.json"
+    # The markdown written over the merged JSON report lost it without a word.
+    same = merge_command(*paths, "--report", out, "--markdown", "./report.json", cwd=tmp_path)
+    assert same.returncode == 2 and "name one file" in same.stderr and not out.exists()
+    # A recorded tolerance of 5 let every drop pass; -1 blockers made every task "newly
+    # disqualified".
+    (tmp_path / "main.json").write_text(json.dumps(unsharded), encoding="utf-8")
+    lax = copy.deepcopy(shards)
+    for shard in lax:
+        shard["run"]["settings"]["regression_tolerance"] = 5
+    (tmp_path / "lax").mkdir()
+    (tmp_path / "neg").mkdir()
+    done = merge_command(*write_shards(lax, tmp_path / "lax"), "--report", out, "--baseline",
+                         tmp_path / "main.json", cwd=tmp_path)
+    assert done.returncode == 2 and "regression_tolerance is 5" in done.stderr
+    negative = copy.deepcopy(shards)
+    for shard in negative:
+        shard["run"]["disqualify_tolerance"] = -1
+    done = merge_command(*write_shards(negative, tmp_path / "neg"), "--report", out,
+                         cwd=tmp_path)
+    assert done.returncode == 2 and "run.disqualify_tolerance is -1" in done.stderr
+
+
+def test_merge_writes_all_of_its_files_or_none(shards: list[dict[str, Any]],
+                                               tmp_path: Path) -> None:
+    # The report was written, then the markdown could not be: status 2 with a report left.
+    paths = write_shards(shards, tmp_path)
+    out = tmp_path / "report.json"
+    blocked = tmp_path / "not-a-dir"
+    blocked.write_text("", encoding="utf-8")
+    done = merge_command(*paths, "--report", out, "--markdown", blocked / "summary.md",
+                         cwd=tmp_path)
+    assert done.returncode == 2 and "cannot write" in done.stderr
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [p.name for p in paths] + ["not-a-dir"])
+
+
 def test_real_shards_merged_are_the_unsharded_run(unsharded: dict[str, Any],
                                                   tmp_path: Path) -> None:
     """The example project run as two CI jobs (--callqa-shard), their reports merged by the

@@ -657,3 +657,30 @@ def test_a_blank_reference_translation_is_a_case_error() -> None:
     assert default_registry().task("translation").check_case(case) == [
         "expected_outcome.sentence_translations[1].translated_text: blank (source_id 2); a "
         "reference translation is needed"]
+
+
+def test_a_blocker_a_policy_adds_to_a_voiding_metric_voids_the_score() -> None:
+    # The policy's path (evaluate._apply_overrides) had no engine test: one missing label,
+    # under a team bar of none at all, is a blocker that voids the text score, and every
+    # metric the policy redefines records the bar it was rated by, scored or not.
+    from pytest_callqa.engine.policy import apply_policy
+
+    registry = default_registry().copy()
+    apply_policy(registry, {"metrics": {
+        "text.call_intent_match": {"threshold": 1.0},
+        "missing_sentiment_labels": {"threshold": 0, "acceptable": 0, "blocker": True}}},
+                 "team.toml")
+    out = copy.deepcopy(TEXT_EXPECTED)
+    out["sentiment"][0]["label"] = None
+    case = make_case("text", TEXT_EXPECTED, transcript=TEXT_TRANSCRIPT)
+    result = evaluate(case, out, embedder=TFIDF, registry=registry)
+    missing = result.metrics["missing_sentiment_labels"]
+    assert (missing.value, missing.rating, missing.blocker) == (1, "blocker", True)
+    assert missing.details["threshold"] == registry.metric("text", "missing_sentiment_labels"
+                                                         ).threshold
+    assert result.metrics["call_intent_match"].details["threshold"] == registry.metric(
+        "text", "call_intent_match").threshold
+    assert (result.score, result.valid) == (None, False)
+    assert result.blockers == ["missing_sentiment_labels"]
+    assert result.notes[-1].startswith("score void (invalid) because of blocker: "
+                                       "missing_sentiment_labels; it would have been ")

@@ -76,7 +76,7 @@ _OTHER_MONTHS = "|".join(sorted(set(MONTH_NAMES) - set(_ENGLISH_MONTHS), key=len
 # not before an English-only word: "charged twice, 12. May I…" is no date.
 _DOTTED_MONTHS = "|".join(sorted(MONTH_NAMES, key=len, reverse=True))
 # The month-first pattern asks for English names, and another pattern for the others
-# ("enero 15 de 2024"), run only on a text that holds one (_FOLDED_LITERALS): tried before
+# ("enero 15 de 2024"), run only on a text that holds one (_OTHER_MONTH_RE): tried before
 # every word of every text, 75 names tripled that pattern's time.
 _MONTH_EN = (
     r"(?P<{g}>(?:" + "|".join(_ENGLISH_MONTHS) + ")"

@@ -460,6 +460,14 @@ def _unsegmented(token: str) -> bool:
     return not token.isascii() and _UNSEGMENTED_RE.search(token) is not None
 
 
+def content_units(s: str) -> list[str]:
+    """:func:`content_tokens`, a token of a script written without spaces taken as its
+    character pairs: "客服确认重复扣款" is one token, which a single particle more ("确认了")
+    makes another; its pairs mostly stay the same."""
+    return [unit for t in content_tokens(s)
+            for unit in (_character_pairs(t) if _unsegmented(t) else (t,))]
+
+
 def _character_pairs(token: str) -> tuple[str, ...]:
     return tuple(token[i:i + 2] for i in range(len(token) - 1)) or (token,)
 

@@ -684,3 +684,17 @@ def test_a_blocker_a_policy_adds_to_a_voiding_metric_voids_the_score() -> None:
     assert result.blockers == ["missing_sentiment_labels"]
     assert result.notes[-1].startswith("score void (invalid) because of blocker: "
                                        "missing_sentiment_labels; it would have been ")
+
+
+def test_highlights_written_without_spaces_match_by_their_character_pairs() -> None:
+    # An unspaced Chinese highlight was one token: "客服确认了重复扣款" against "客服确认重复扣款"
+    # shared none, and highlight recall was 0 where the English paraphrase scored 1.
+    expected = copy.deepcopy(TEXT_EXPECTED)
+    expected["summary"]["highlights"] = ["客服确认重复扣款", "已发起49元退款"]
+    case = make_case("text", expected, transcript=TEXT_TRANSCRIPT)
+    out = copy.deepcopy(expected)
+    out["summary"]["highlights"] = ["客服确认了重复扣款", "已经发起49元的退款"]
+    recall = evaluate(case, out, embedder=TFIDF).metrics["highlight_recall"]
+    assert recall.value == 1.0, recall.reason
+    out["summary"]["highlights"] = ["客服取消了订阅"]
+    assert evaluate(case, out, embedder=TFIDF).metrics["highlight_recall"].value == 0.0

@@ -11,7 +11,7 @@ from ..core.metrics import Bands, MetricSpec
 from ..core.numbers import finite_number
 from ..core.results import MetricResult
 from ..matching import match_lists
-from ..text import content_tokens, normalize
+from ..text import content_units, normalize
 from .base import BaseTask, structure_spec, weighted_score
 from .call_schemas import TextConfig, TextOutput
 
@@ -319,8 +319,8 @@ class TextTask(BaseTask):
         if not expected:
             return MetricResult.not_scored("n/a: expected_outcome has no highlight")
         match = match_lists(
-            [" ".join(content_tokens(h)) for h in out.summary.highlights],
-            [" ".join(content_tokens(h)) for h in expected],
+            [" ".join(content_units(h)) for h in out.summary.highlights],
+            [" ".join(content_units(h)) for h in expected],
             method="jaccard", threshold=HIGHLIGHT_MATCH_THRESHOLD,
         )
         missed = [expected[j] for j in match.unmatched_expected]

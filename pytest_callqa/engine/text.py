@@ -289,7 +289,9 @@ def _strip_span(span: str) -> str:
 
 
 def extract_quotes(text: str) -> list[str]:
-    """Quoted spans in order; single quotes count only around two or more words.
+    """Quoted spans in order; single quotes count only around two or more words (an
+    apostrophe pairs with another across a sentence), or around four or more characters of a
+    script written without spaces (‘我已为您发起退款’ is one "word").
 
     A quotation nested inside another is part of the outer one and is not listed again.
     """
@@ -309,7 +311,8 @@ def _quotes(text: str) -> tuple[str, ...]:
     for pattern, opening in _SINGLE_QUOTE_OPENINGS:
         if opening in text:
             spans.extend((m.start(), m.end(), m[1]) for m in pattern.finditer(text)
-                         if len(m[1].split()) >= 2)
+                         if len(m[1].split()) >= 2
+                         or (len(m[1]) >= 4 and _unsegmented(m[1])))
     spans.sort(key=lambda s: (s[0], -s[1]))
     quotes: list[str] = []
     outer_end = -1

@@ -12,6 +12,7 @@ No pytest here: the merge runs anywhere the package is installed.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -90,8 +91,14 @@ def _load(path: Path, what: str) -> Any:
 
 def _write_all(outputs: Sequence[tuple[Path, str]]) -> None:
     """Every output or, when one cannot be written, none: each goes to a temporary file
-    beside it first, and they are renamed into place once all are written."""
+    beside it first; they are renamed into place once all are written, a file they replace
+    kept aside until every rename has gone through, and put back if one fails."""
+    for path, _ in outputs:
+        if not path.name or path.is_dir():
+            raise InputError(f"cannot write {path}: it is a directory")
     staged: list[tuple[Path, Path]] = []
+    kept: list[tuple[Path, Path]] = []
+    placed: list[Path] = []
     try:
         for path, text in outputs:
             temporary = path.with_name(f".{path.name}.callqa-merge")
@@ -102,12 +109,24 @@ def _write_all(outputs: Sequence[tuple[Path, str]]) -> None:
             staged.append((temporary, path))
         for temporary, path in staged:
             try:
+                if path.exists():
+                    aside = path.with_name(f".{path.name}.callqa-merge-old")
+                    os.replace(path, aside)
+                    kept.append((aside, path))
                 os.replace(temporary, path)
             except OSError as exc:
+                for done in placed:
+                    done.unlink(missing_ok=True)
+                for aside, original in kept:
+                    os.replace(aside, original)
+                kept.clear()
                 raise InputError(f"cannot write {path}: {exc}") from None
+            placed.append(path)
     finally:
         for temporary, _ in staged:
             temporary.unlink(missing_ok=True)
+        for aside, _ in kept:
+            aside.unlink(missing_ok=True)
 
 
 def _rendered(report: dict[str, Any], args: argparse.Namespace,
@@ -225,10 +244,19 @@ def merge_command(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    # A console that cannot show a character of the scorecard (→, a model's name) shows it
+    # escaped rather than ending the command after its files are written.
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return merge_command(args)
     except InputError as exc:
         print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        # Whatever else went wrong is the tool's failure: 2, never the 1 of a failed gate.
+        print(f"{PROG} {args.command}: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
 
 

@@ -609,6 +609,14 @@ def test_merge_writes_all_of_its_files_or_none(shards: list[dict[str, Any]],
     assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [p.name for p in paths] + ["not-a-dir"])
+    # An output that is a directory: refused before anything is written; a report already
+    # there is left as it was (it had been replaced before the HTML's rename failed).
+    out.write_text("OLD", encoding="utf-8")
+    (tmp_path / "page.html").mkdir()
+    for html in (tmp_path / "page.html", Path(".")):
+        done = merge_command(*paths, "--report", out, "--html", html, cwd=tmp_path)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert out.read_text(encoding="utf-8") == "OLD"
 
 
 def test_real_shards_merged_are_the_unsharded_run(unsharded: dict[str, Any],

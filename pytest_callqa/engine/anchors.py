@@ -43,16 +43,16 @@ _NUM = (
 )
 # Or as Spanish, French and German write them: a dot or a space grouping thousands where a
 # comma marks the decimals (23.509,52; 1.540.000; 1 540,00 €), or a comma before the cents of
-# an amount or a percentage (49,99 €; 12,5 %) — tried only on a text that holds such a
-# number (_EURO_HINT), as tried first on every number it cost the engine ~5 %. (A bare
-# "3,4" stays two numbers: in a list it is.)
-_EURO_MARK = r"\s?(?:[%€$£₹¥]|eur|euros?|dólares|pesos|reais)"
+# an amount in a currency written so (49,99 €; R$ 49,99; 12,5 % with its French space) —
+# tried only on a text that holds such a number (_EURO_HINT), as tried first on every number
+# it cost the engine ~5 %. A dollar, a pound or a bare "%" is no sign of that notation: "$5,10
+# and $15" is a list, "option 2 100%" two figures.
+_EURO_MARK = rf"\s?(?:€|(?:eur|euros?|reais){NOT_BEFORE_WORD})| %"
 _EURO_NUM = (rf"(?:[0-9]{{1,3}}(?:\.[0-9]{{3}})+,[0-9]+(?![0-9])"
              rf"|[0-9]{{1,3}}(?:\.[0-9]{{3}}){{2,}}(?![0-9])"
              rf"|[0-9]{{1,3}}(?: [0-9]{{3}})+(?:,[0-9]+)?(?![0-9])(?={_EURO_MARK})"
              rf"|(?<![0-9],)[0-9]+,[0-9]{{1,2}}(?![0-9,])(?={_EURO_MARK})"
-             rf"|(?<=[€$£₹¥] )[0-9]+,[0-9]{{1,2}}(?![0-9,])"
-             rf"|(?<=[€$£₹¥])[0-9]+,[0-9]{{1,2}}(?![0-9,])"
+             rf"|(?:(?<=€)|(?<=€ )|(?<=R\$)|(?<=R\$ ))[0-9]+,[0-9]{{1,2}}(?![0-9,])"
              rf"|{_NUM})")
 _EURO_HINT = re.compile(r"[0-9]\.[0-9]{3}[.,][0-9]|[0-9],[0-9]{1,2}(?![0-9,])"
                         r"|[0-9] [0-9]{3}(?![0-9])")
@@ -72,6 +72,13 @@ _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 _ENGLISH_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
                    "september", "october", "november", "december")
 _OTHER_MONTHS = "|".join(sorted(set(MONTH_NAMES) - set(_ENGLISH_MONTHS), key=len, reverse=True))
+# Other languages' month names that are English words or names too ("5 Mars bars", "2 Mayo
+# Clinic bills", "Julio 15"): a month only after "de" or German's dot, or before a year.
+_WORDLIKE_MONTHS = ("mars", "mai", "mayo", "julio", "abril", "avril")
+_PLAIN_MONTHS = "|".join(sorted(set(MONTH_NAMES) - set(_ENGLISH_MONTHS) - set(_WORDLIKE_MONTHS),
+                                key=len, reverse=True))
+_GUARDED_MONTHS = ("(?:(?<=de )|(?<=\\. ))(?:" + "|".join(_WORDLIKE_MONTHS) + ")|(?:"
+                   + "|".join(_WORDLIKE_MONTHS) + ")(?=,?\\s+(?:del?\\s+)?(?:19|20)[0-9]{{2}})")
 # German's "5. März" dot may come before any name German spells (April and August too), but
 # not before an English-only word: "charged twice, 12. May I…" is no date.
 _DOTTED_MONTHS = "|".join(sorted(MONTH_NAMES, key=len, reverse=True))
@@ -83,9 +90,10 @@ _MONTH_EN = (
     + NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
     + NOT_BEFORE_WORD + r"\.?)"
 )
-_MONTH_OTHER = r"(?P<{g}>(?:" + _OTHER_MONTHS + ")" + NOT_BEFORE_WORD + ")"
+_MONTH_OTHER = NOT_AFTER_WORD + r"(?P<{g}>(?:" + _PLAIN_MONTHS + ")" + NOT_BEFORE_WORD + ")"
 _MONTH = (
-    r"(?P<{g}>(?:" + "|".join(_ENGLISH_MONTHS) + "|" + _OTHER_MONTHS + ")"
+    r"(?P<{g}>(?:" + "|".join(_ENGLISH_MONTHS) + "|" + _PLAIN_MONTHS + "|" + _GUARDED_MONTHS
+    + ")"
     + NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
     + NOT_BEFORE_WORD + r"\.?)"
 )

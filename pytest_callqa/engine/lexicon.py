@@ -52,7 +52,7 @@ _GERMAN = """
     ob weil haben habe wird werden wurde kann können soll muss
 """
 _PORTUGUESE = """
-    um uma uns umas de do da das em na por pelo pela para com sem ou que se seu sua seus
+    um uma uns umas de do da das em na por pelo pela para sem ou que se seu sua seus
     suas meu minha é são está estão foi ser ter tem têm não mais muito mas como também ao
     aos à este esta esse essa isso isto ele ela eles elas você nós lhe porque quando
 """

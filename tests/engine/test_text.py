@@ -687,6 +687,16 @@ def test_numbers_written_with_a_dot_for_thousands() -> None:
     assert _kv("items 1,2,3 on pages 3,4 between 10 500 and") == [
         ("number", "1"), ("number", "2"), ("number", "3"), ("number", "4"), ("number", "10"),
         ("number", "500")]
+    # A dollar, a pound or a bare "%" is no sign of that notation: a list and two figures.
+    assert _kv("Prices are $5,10 and $15; option 2 100% refund; 1,50 Europe") == [
+        ("amount", "5"), ("number", "10"), ("amount", "15"), ("number", "2"),
+        ("percent", "100"), ("number", "1"), ("number", "50")]
+    # A month name that is also an English word is a month only after "de", German's dot
+    # or before a year; none starts inside a word.
+    assert _kv("ordered 5 Mars bars, 2 Mayo Clinic bills; Julio 15; grammars 2") == [
+        ("number", "5"), ("number", "2"), ("number", "15")]
+    assert _kv("5 de mayo; 5 avril 2024; am 6. Mai") == [
+        ("date", "m05-d05"), ("date", "2024-04-05"), ("date", "m05-d06")]
     # A leading zero groups nothing: 125 mg is not 0.125 mg.
     assert unsupported_anchors("take 125 mg of digoxin", "take 0.125 mg") == [
         Anchor("number", "125", "125")]

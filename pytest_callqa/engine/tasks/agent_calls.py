@@ -204,9 +204,12 @@ def values_equal(expected: Any, got: Any) -> bool:
 
 # A value that is one signed number or amount ("-20", "$-20", "-$20 USD"); a minus elsewhere
 # is a hyphen (a phone number, a range, a date, an id: "625-2661", "10 - 20").
-_MONEY = r"(?:US\$|[AC]\$|[$₹€£¥]|[A-Za-z]{2,3}\.?)"
+_MONEY = r"(?:US\$|[AC]\$|R\$|[$₹€£¥]|(?i:usd|eur|gbp|inr|jpy|aud|cad|rs)\.?)"
 _SIGNED = re.compile(rf"\s*(?:{_MONEY}\s*)?[-\u2212]\s*(?:{_MONEY}\s*)?"
                      r"(?P<digits>[0-9][0-9,.]*)\s*(?:[%$₹€£¥]|[^\W\d_]+\.?)?\s*")
+# An accountant's negative: "($20)", "(-$20)".
+_BRACKETED = re.compile(rf"\s*\(\s*[-\u2212]?\s*(?:{_MONEY}\s*)?[-\u2212]?\s*"
+                        r"(?P<digits>[0-9][0-9,.]*)\s*(?:[%$₹€£¥]|[^\W\d_]+\.?)?\s*\)\s*")
 # The currency a value names, by sign or word; a bare "$" or "dollars" is any dollar.
 _CURRENCY = re.compile(
     r"(?P<USD>US\$|\busd\b)|(?P<AUD>A\$|\baud\b)|(?P<CAD>C\$|\bcad\b)"
@@ -218,7 +221,7 @@ _DOLLARS = frozenset({"USD", "AUD", "CAD", "dollar"})
 
 @functools.lru_cache(maxsize=4096)
 def _negative(text: str) -> bool:
-    signed = _SIGNED.fullmatch(text)
+    signed = _SIGNED.fullmatch(text) or _BRACKETED.fullmatch(text)
     # -0 is 0.
     return signed is not None and signed["digits"].strip("0,.") != ""
 

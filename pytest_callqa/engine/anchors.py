@@ -51,7 +51,7 @@ _EURO_MARK = rf"\s?(?:€|(?:eur|euros?|reais){NOT_BEFORE_WORD})| %"
 _EURO_NUM = (rf"(?:[0-9]{{1,3}}(?:\.[0-9]{{3}})+,[0-9]+(?![0-9])"
              rf"|[0-9]{{1,3}}(?:\.[0-9]{{3}}){{2,}}(?![0-9])"
              rf"|[0-9]{{1,3}}(?: [0-9]{{3}})+(?:,[0-9]+)?(?![0-9])(?={_EURO_MARK})"
-             rf"|(?<![0-9],)[0-9]+,[0-9]{{1,2}}(?![0-9,])(?={_EURO_MARK})"
+             rf"|(?<![0-9],)[0-9]+,[0-9]{{1,2}}(?![0-9,])(?={_EURO_MARK}|%)"
              rf"|(?:(?<=€)|(?<=€ )|(?<=R\$)|(?<=R\$ ))[0-9]+,[0-9]{{1,2}}(?![0-9,])"
              rf"|{_NUM})")
 _EURO_HINT = re.compile(r"[0-9]\.[0-9]{3}[.,][0-9]|[0-9],[0-9]{1,2}(?![0-9,])"
@@ -73,12 +73,17 @@ _ENGLISH_MONTHS = ("january", "february", "march", "april", "may", "june", "july
                    "september", "october", "november", "december")
 _OTHER_MONTHS = "|".join(sorted(set(MONTH_NAMES) - set(_ENGLISH_MONTHS), key=len, reverse=True))
 # Other languages' month names that are English words or names too ("5 Mars bars", "2 Mayo
-# Clinic bills", "Julio 15"): a month only after "de" or German's dot, or before a year.
-_WORDLIKE_MONTHS = ("mars", "mai", "mayo", "julio", "abril", "avril")
-_PLAIN_MONTHS = "|".join(sorted(set(MONTH_NAMES) - set(_ENGLISH_MONTHS) - set(_WORDLIKE_MONTHS),
+# Clinic bills", "Julio 15"): a month only after "de", German's dot or a French "le 5",
+# "au 12", "1er", or before a year.
+_WORDLIKE = "|".join(("mars", "mai", "mayo", "julio", "abril", "avril"))
+_PLAIN_MONTHS = "|".join(sorted(set(MONTH_NAMES) - set(_ENGLISH_MONTHS) - set(_WORDLIKE.split("|")),
                                 key=len, reverse=True))
-_GUARDED_MONTHS = ("(?:(?<=de )|(?<=\\. ))(?:" + "|".join(_WORDLIKE_MONTHS) + ")|(?:"
-                   + "|".join(_WORDLIKE_MONTHS) + ")(?=,?\\s+(?:del?\\s+)?(?:19|20)[0-9]{{2}})")
+_YEAR_AHEAD = r"(?=,?\s+(?:del?\s+)?(?:19|20)[0-9]{{2}})"
+_GUARDED_MONTHS = (
+    r"(?:(?<=de )|(?<=\. )|(?<=1er )|(?<=le [0-9] )|(?<=le [0-9]{{2}} )|(?<=au [0-9] )"
+    r"|(?<=au [0-9]{{2}} ))(?:" + _WORDLIKE + ")|(?:" + _WORDLIKE + ")" + _YEAR_AHEAD)
+# Month first ("julio 15 de 2024") only with the day and a year after it.
+_GUARDED_FIRST = ("(?:" + _WORDLIKE + r")(?=\s+[0-9]{{1,2}},?\s+(?:del?\s+)?(?:19|20)[0-9]{{2}})")
 # German's "5. März" dot may come before any name German spells (April and August too), but
 # not before an English-only word: "charged twice, 12. May I…" is no date.
 _DOTTED_MONTHS = "|".join(sorted(MONTH_NAMES, key=len, reverse=True))
@@ -90,7 +95,8 @@ _MONTH_EN = (
     + NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
     + NOT_BEFORE_WORD + r"\.?)"
 )
-_MONTH_OTHER = NOT_AFTER_WORD + r"(?P<{g}>(?:" + _PLAIN_MONTHS + ")" + NOT_BEFORE_WORD + ")"
+_MONTH_OTHER = (NOT_AFTER_WORD + r"(?P<{g}>(?:" + _PLAIN_MONTHS + "|" + _GUARDED_FIRST + ")"
+                + NOT_BEFORE_WORD + ")")
 _MONTH = (
     r"(?P<{g}>(?:" + "|".join(_ENGLISH_MONTHS) + "|" + _PLAIN_MONTHS + "|" + _GUARDED_MONTHS
     + ")"

@@ -697,6 +697,8 @@ def test_numbers_written_with_a_dot_for_thousands() -> None:
         ("number", "5"), ("number", "2"), ("number", "15")]
     assert _kv("5 de mayo; 5 avril 2024; am 6. Mai") == [
         ("date", "m05-d05"), ("date", "2024-04-05"), ("date", "m05-d06")]
+    assert _kv("le 5 mars; le 1er mai; julio 15 de 2024; 12,5%") == [
+        ("date", "m03-d05"), ("date", "m05-d01"), ("date", "2024-07-15"), ("percent", "12.5")]
     # A leading zero groups nothing: 125 mg is not 0.125 mg.
     assert unsupported_anchors("take 125 mg of digoxin", "take 0.125 mg") == [
         Anchor("number", "125", "125")]

@@ -342,7 +342,8 @@ def test_alignment_is_order_aware_and_prefers_matching_arguments() -> None:
     # An id's or a date's letters before a hyphen are no currency; an accountant's brackets
     # are a minus.
     ("ORD-98765", "ORD98765"), ("PO-4471", "PO 4471"), ("Jan-20", "Jan 20"),
-    ("CA-90210", "CA 90210"), ("(-$20)", "-$20"), ("($20)", "-$20"),
+    ("CA-90210", "CA 90210"), ("(-$20)", "-$20"), ("($20)", "-$20"), ("(USD 20)", "-20"),
+    ("2024", "(2024)"), ("20 min", "(20 min)"),
 ])
 def test_argument_values_match_after_normalisation(expected: Any, got: Any) -> None:
     assert values_equal(expected, got)
@@ -356,7 +357,7 @@ def test_argument_values_match_after_normalisation(expected: Any, got: Any) -> N
     (-20, 20), ("-20", "20"), ("20", "\u221220"), ("50 USD", "50 EUR"), ("€50", "£50"),
     ("50 rupees", "$50"), ("US$50", "C$50"),
     ("-20 €", "20 €"), ("-5%", "5%"), ("-500 ₹", "500 ₹"), ("USD -20", "USD 20"),
-    ("-1,234.56 $", "1,234.56 $"), ("($20)", "$20"),
+    ("-1,234.56 $", "1,234.56 $"), ("($20)", "$20"), ("CHF 20", "CHF -20"),
 ])
 def test_different_argument_values_do_not_match(expected: Any, got: Any) -> None:
     assert not values_equal(expected, got)

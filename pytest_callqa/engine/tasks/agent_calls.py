@@ -204,12 +204,17 @@ def values_equal(expected: Any, got: Any) -> bool:
 
 # A value that is one signed number or amount ("-20", "$-20", "-$20 USD"); a minus elsewhere
 # is a hyphen (a phone number, a range, a date, an id: "625-2661", "10 - 20").
-_MONEY = r"(?:US\$|[AC]\$|R\$|[$₹€£¥]|(?i:usd|eur|gbp|inr|jpy|aud|cad|rs)\.?)"
+# A currency's sign, or its code: one the matching knows in any case, or any three capitals
+# before a space ("CHF -20"; "ORD-98765" is an id).
+_MONEY = r"(?:US\$|[AC]\$|R\$|[$₹€£¥]|(?i:usd|eur|gbp|inr|jpy|aud|cad|rs)\.?|[A-Z]{3}(?=\s))"
 _SIGNED = re.compile(rf"\s*(?:{_MONEY}\s*)?[-\u2212]\s*(?:{_MONEY}\s*)?"
                      r"(?P<digits>[0-9][0-9,.]*)\s*(?:[%$₹€£¥]|[^\W\d_]+\.?)?\s*")
-# An accountant's negative: "($20)", "(-$20)".
-_BRACKETED = re.compile(rf"\s*\(\s*[-\u2212]?\s*(?:{_MONEY}\s*)?[-\u2212]?\s*"
-                        r"(?P<digits>[0-9][0-9,.]*)\s*(?:[%$₹€£¥]|[^\W\d_]+\.?)?\s*\)\s*")
+# An accountant's negative: an amount in brackets ("($20)", "(-$20)", "(USD 20)"); a bare
+# number in brackets is not one ("(2024)", "(20 min)").
+_BRACKETED = re.compile(rf"\s*\(\s*[-\u2212]?\s*{_MONEY}\s*[-\u2212]?\s*"
+                        r"(?P<digits>[0-9][0-9,.]*)\s*\)\s*"
+                        rf"|\s*\(\s*[-\u2212]?\s*(?P<suffixed>[0-9][0-9,.]*)\s*"
+                        r"(?:[$₹€£¥]|(?i:usd|eur|gbp|inr|jpy|aud|cad|dollars?|euros?))\s*\)\s*")
 # The currency a value names, by sign or word; a bare "$" or "dollars" is any dollar.
 _CURRENCY = re.compile(
     r"(?P<USD>US\$|\busd\b)|(?P<AUD>A\$|\baud\b)|(?P<CAD>C\$|\bcad\b)"
@@ -223,7 +228,10 @@ _DOLLARS = frozenset({"USD", "AUD", "CAD", "dollar"})
 def _negative(text: str) -> bool:
     signed = _SIGNED.fullmatch(text) or _BRACKETED.fullmatch(text)
     # -0 is 0.
-    return signed is not None and signed["digits"].strip("0,.") != ""
+    if signed is None:
+        return False
+    groups = signed.groupdict()
+    return (groups.get("digits") or groups.get("suffixed") or "").strip("0,.") != ""
 
 
 @functools.lru_cache(maxsize=4096)

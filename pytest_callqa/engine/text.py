@@ -263,7 +263,10 @@ _QUOTE_RES: tuple[re.Pattern[str], ...] = (
 # German ‚…‘ and the single guillemets ‹…› ›…‹ count as single quotes too.
 _SINGLE_QUOTE_RES: tuple[re.Pattern[str], ...] = (
     re.compile(rf"{NOT_AFTER_WORD}'(?!\s)((?:[^'\n]|'(?=[^\W_]))+?)'{NOT_BEFORE_WORD}"),
-    re.compile(rf"\u2018((?:[^\u2019\n]|\u2019(?=[^\W_]))+?)\u2019{NOT_BEFORE_WORD}"),
+    # In a script written without spaces a letter follows a closing ’ at once: there it
+    # closes the quote, and is no apostrophe ("客服说‘我已为您退款’然后说‘请查收短信’").
+    re.compile(rf"\u2018((?:[^\u2019\n]|\u2019(?=[^\W_])(?![{_UNSEGMENTED}]))+?)\u2019"
+               rf"(?:{NOT_BEFORE_WORD}|(?=[{_UNSEGMENTED}]))"),
     re.compile(rf"\u201a((?:[^\u2018\u2019\n]|[\u2018\u2019](?=[^\W_]))+?)[\u2018\u2019]"
                rf"{NOT_BEFORE_WORD}"),
     re.compile("\u2039([^\u203a\n]+)\u203a"),

@@ -438,6 +438,12 @@ def test_single_quotes_need_two_words_double_quotes_do_not() -> None:
     # reason ‘我已为您发起49元的退款’ cited no quote, and scored 0 where English scored 1).
     assert extract_quotes("客服说‘我已为您发起49元的退款’") == ["我已为您发起49元的退款"]
     assert extract_quotes("客服说‘退款’") == []
+    # There a letter follows the closing ’ at once: it closes the quote (two were glued into
+    # one span that is in no transcript, or none was found).
+    assert extract_quotes("客服说‘我已为您退款’然后说‘请查收短信’。") == [
+        "我已为您退款", "请查收短信"]
+    assert extract_quotes("オペレーターは‘返金します’と言った") == ["返金します"]
+    assert extract_quotes("He said ‘I didn’t get it today’ twice") == ["I didn’t get it today"]
 
 
 def test_short_and_nested_quotes() -> None:

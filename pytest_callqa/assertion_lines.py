@@ -6,15 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .engine.core.metrics import beside_edges
+from .engine.core.metrics import BAND_DIGITS, band_edges, beside_edges
 
 if TYPE_CHECKING:
     from .engine.core.metrics import MetricSpec
     from .engine.core.results import MetricResult, TaskResult
 
 FAILING = ("fail", "blocker")
-# The digits a rating compares a value with a band's edge to (engine/core/metrics.py).
-BOUND_DIGITS = 9
 
 
 def spec_for(result: TaskResult, metric_id: str) -> MetricSpec | None:
@@ -49,7 +47,7 @@ def value_text(value: float | None, spec: MetricSpec | None,
 def rated_edges(metric: MetricResult, spec: MetricSpec | None) -> tuple[float, ...]:
     """The edges of the bands ``metric`` was rated by, as far as a message can know them:
     the built-in definition's and a case's own bar (a fraction, recorded on the metric)."""
-    edges = spec.bands.edges if spec is not None and spec.bands is not None else ()
+    edges = band_edges(spec)
     bar = metric.details.get("threshold")
     if isinstance(bar, (int, float)) and not isinstance(bar, bool):
         edges += (float(bar),)
@@ -64,7 +62,7 @@ def apart(value: float, bound: float, digits: int = 3, *,
     scale, suffix = (100.0, "%") if percent else (1.0, "")
     # Values the checks take for equal (they compare to 9 digits, as ratings do) are shown
     # alike: 0.09999999999999999 is at a bound of 0.1.
-    same = round(value - bound, BOUND_DIGITS) == 0
+    same = round(value - bound, BAND_DIGITS) == 0
     for places in range(digits, 18):
         shown = (f"{value * scale:.{places}f}{suffix}", f"{bound * scale:.{places}f}{suffix}")
         if shown[0] != shown[1] or same:

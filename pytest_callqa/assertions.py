@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .assertion_lines import (
-    BOUND_DIGITS,
     FAILING,
     apart,
     detail_lines,
@@ -34,6 +33,7 @@ from .assertion_lines import (
     value_texts,
     who,
 )
+from .engine.core.metrics import BAND_DIGITS
 from .engine.core.results import (
     EvaluationUnavailable,
     JudgeUnavailable,
@@ -163,12 +163,12 @@ def _fail(headline: str, lines: list[str]) -> AssertionError:
 def _at_least(value: float, bound: float) -> bool:
     """``value >= bound`` to the digits ratings keep: a value that is the bound but for float
     arithmetic (0.9999999999999998 for 1.0, or 1/3 against a bound of 1/3) is at it."""
-    return round(value - bound, BOUND_DIGITS) >= 0
+    return round(value - bound, BAND_DIGITS) >= 0
 
 
 def _at_most(value: float, bound: float) -> bool:
     """``value <= bound``, compared as :func:`_at_least` compares."""
-    return round(value - bound, BOUND_DIGITS) <= 0
+    return round(value - bound, BAND_DIGITS) <= 0
 
 
 def _bound(helper: str, name: str, value: object, scale: tuple[float, float] | None = None

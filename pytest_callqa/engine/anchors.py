@@ -34,7 +34,7 @@ class Anchor:
     other: str = ""
 
 
-_NUMERIC_KINDS = frozenset({"amount", "percent", "number"})
+NUMERIC_KINDS = frozenset({"amount", "percent", "number"})
 
 # Western (1,200,000) and Indian (12,00,000) digit grouping, then an optional decimal part.
 _NUM = (
@@ -67,42 +67,44 @@ _CURRENCY_AFTER = (
     rf"(?:(?:dollars?|bucks|usd|rupees?|rs|inr|euros?|eur|pounds?|gbp){NOT_BEFORE_WORD}\.?|/-)"
 )
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-# Only an abbreviation takes a dot, so "on 3rd March." does not swallow the full stop. The
-# other languages' names are written in full (lexicon.MONTH_NAMES), longest first.
+# The other languages' names are written in full (lexicon.MONTH_NAMES), longest first.
 _ENGLISH_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
                    "september", "october", "november", "december")
-_OTHER_MONTHS = "|".join(sorted(set(MONTH_NAMES) - set(_ENGLISH_MONTHS), key=len, reverse=True))
+
+
+def _alternation(names: Iterable[str]) -> str:
+    """``names`` as a regular expression's alternatives, the longest first (so "mayo" is
+    tried before "may")."""
+    return "|".join(sorted(names, key=len, reverse=True))
+
+
+_OTHER_MONTHS = _alternation(set(MONTH_NAMES) - set(_ENGLISH_MONTHS))
 # Other languages' month names that are English words or names too ("5 Mars bars", "2 Mayo
 # Clinic bills", "Julio 15"): a month only after "de", German's dot or a French "le 5",
 # "au 12", "1er", or before a year.
-_WORDLIKE = "|".join(("mars", "mai", "mayo", "julio", "abril", "avril"))
-_PLAIN_MONTHS = "|".join(sorted(set(MONTH_NAMES) - set(_ENGLISH_MONTHS) - set(_WORDLIKE.split("|")),
-                                key=len, reverse=True))
-_YEAR_AHEAD = r"(?=,?\s+(?:del?\s+)?(?:19|20)[0-9]{{2}})"
+_WORDLIKE_MONTHS = ("mars", "mai", "mayo", "julio", "abril", "avril")
+_WORDLIKE = _alternation(_WORDLIKE_MONTHS)
+_PLAIN_MONTHS = _alternation(set(MONTH_NAMES) - set(_ENGLISH_MONTHS) - set(_WORDLIKE_MONTHS))
+_YEAR_AHEAD = r",?\s+(?:del?\s+)?(?:19|20)[0-9]{{2}}"
 _GUARDED_MONTHS = (
     r"(?:(?<=de )|(?<=\. )|(?<=1er )|(?<=le [0-9] )|(?<=le [0-9]{{2}} )|(?<=au [0-9] )"
-    r"|(?<=au [0-9]{{2}} ))(?:" + _WORDLIKE + ")|(?:" + _WORDLIKE + ")" + _YEAR_AHEAD)
+    r"|(?<=au [0-9]{{2}} ))(?:" + _WORDLIKE + ")|(?:" + _WORDLIKE + ")(?=" + _YEAR_AHEAD + ")")
 # Month first ("julio 15 de 2024") only with the day and a year after it.
-_GUARDED_FIRST = ("(?:" + _WORDLIKE + r")(?=\s+[0-9]{{1,2}},?\s+(?:del?\s+)?(?:19|20)[0-9]{{2}})")
+_GUARDED_FIRST = "(?:" + _WORDLIKE + r")(?=\s+[0-9]{{1,2}}" + _YEAR_AHEAD + ")"
 # German's "5. März" dot may come before any name German spells (April and August too), but
 # not before an English-only word: "charged twice, 12. May I…" is no date.
-_DOTTED_MONTHS = "|".join(sorted(MONTH_NAMES, key=len, reverse=True))
+_DOTTED_MONTHS = _alternation(MONTH_NAMES)
+# Only an abbreviation takes a dot, so "on 3rd March." does not swallow the full stop.
+_ABBREVIATED = (NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
+                + NOT_BEFORE_WORD + r"\.?)")
 # The month-first pattern asks for English names, and another pattern for the others
 # ("enero 15 de 2024"), run only on a text that holds one (_OTHER_MONTH_RE): tried before
 # every word of every text, 75 names tripled that pattern's time.
-_MONTH_EN = (
-    r"(?P<{g}>(?:" + "|".join(_ENGLISH_MONTHS) + ")"
-    + NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
-    + NOT_BEFORE_WORD + r"\.?)"
-)
+_MONTH_EN = r"(?P<{g}>(?:" + "|".join(_ENGLISH_MONTHS) + ")" + _ABBREVIATED
 _MONTH_OTHER = (NOT_AFTER_WORD + r"(?P<{g}>(?:" + _PLAIN_MONTHS + "|" + _GUARDED_FIRST + ")"
                 + NOT_BEFORE_WORD + ")")
-_MONTH = (
-    r"(?P<{g}>(?:" + "|".join(_ENGLISH_MONTHS) + "|" + _PLAIN_MONTHS + "|" + _GUARDED_MONTHS
-    + ")"
-    + NOT_BEFORE_WORD + r"|(?:jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)"
-    + NOT_BEFORE_WORD + r"\.?)"
-)
+_MONTH = (r"(?P<{g}>(?:" + "|".join(_ENGLISH_MONTHS) + "|" + _PLAIN_MONTHS + "|"
+          + _GUARDED_MONTHS + ")" + _ABBREVIATED)
 _DAY = r"(?P<{g}>[0-9]{{1,2}})(?:st|nd|rd|th|er|º|ª)?(?![0-9])"
 # "5 de marzo de 2024", "5 de março de 2024", "5 de marzo del 2024".
 _YEAR_TAIL = r"(?:,?\s+(?:del?\s+)?(?P<{g}>(?:19|20)[0-9]{{2}})(?![0-9]))?"
@@ -376,7 +378,7 @@ def _date_supported(value: str, context: Sequence[Anchor]) -> bool:
         return (
             value in dates
             or any(f.startswith(value[1:]) for f in full)
-            or any(c.kind in _NUMERIC_KINDS and c.value == value[1:] for c in context)
+            or any(c.kind in NUMERIC_KINDS and c.value == value[1:] for c in context)
         )
     readings = _date_readings(value)
     yearless = {d for d in dates if d.startswith("m")}
@@ -429,12 +431,12 @@ def anchor_supported(anchor: Anchor, context: Sequence[Anchor]) -> bool:
     numbers with the same digits. A yearless date is backed by that day in any year.
     """
     kind, value = anchor.kind, anchor.value
-    if kind in _NUMERIC_KINDS:
+    if kind in NUMERIC_KINDS:
         # A loop, not any() over a generator: it runs for every figure against every one
         # a text was told.
         other = anchor.other or None  # "" is no reading
         for c in context:
-            if c.kind in _NUMERIC_KINDS:
+            if c.kind in NUMERIC_KINDS:
                 if c.value == value or c.value == other or (
                         c.other and (c.other == value or c.other == other)):
                     return True
@@ -466,7 +468,7 @@ def said_in_words(anchors: Sequence[Anchor], said: Collection[str]) -> bool:
     words: :func:`numbers_said`) — a figure the text lacks in digits, which it may still
     hold ("tres días" says 3; "forty-nine" 49)."""
     return bool(anchors) and all(
-        a.kind in _NUMERIC_KINDS and (a.value in said or a.other in said) for a in anchors)
+        a.kind in NUMERIC_KINDS and (a.value in said or a.other in said) for a in anchors)
 
 
 def numbers_said(texts: Iterable[str]) -> frozenset[str]:

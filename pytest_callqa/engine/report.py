@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .core.metrics import MetricSpec, beside_edges
+from .core.metrics import MetricSpec, band_edges, metric_figure
 from .scorecard import ModelCard, Scorecard
 from .tasks.benchmark_specs import BENCHMARK_METRICS
 
@@ -23,16 +23,11 @@ JUDGE_ERROR = "E"
 
 def _fmt(value: float | None, spec: MetricSpec | None = None) -> str:
     """A figure with the table's usual digits, or more beside an edge of ``spec``'s bands
-    (:func:`beside_edges`): the rating next to it must not contradict it."""
+    (:func:`metric_figure`): the rating next to it must not contradict it."""
     if value is None:
         return NOT_SCORED
-    edges = spec.bands.edges if spec is not None and spec.bands is not None else ()
-    if spec is not None and spec.percent:
-        return beside_edges(value, edges, 1, percent=True)
-    if spec is not None and spec.scale == "count":
-        return beside_edges(value, edges, 2).rstrip("0").rstrip(".") if value % 1 \
-            else f"{value:.0f}"
-    return beside_edges(value, edges)
+    scale = "" if spec is None else "rate" if spec.percent else spec.scale
+    return metric_figure(value, scale, band_edges(spec))
 
 
 def _interval(interval: tuple[float, float] | None) -> tuple[str, None]:
@@ -297,8 +292,7 @@ def _judge_gap_notes(c: ModelCard) -> list[str]:
     if errors:
         notes.append(f"E {c.model}: benchmarks: judge errors (not scored, not counted against "
                      "the model) in " + ", ".join(f"{bid} ×{n}" for bid, n in errors.items()))
-    judged = [t for t in c.incomplete_tasks if t not in c.errored_tasks]
-    errored = [t for t in c.incomplete_tasks if t in c.errored_tasks]
+    judged, errored = c.gap_causes(c.incomplete_tasks)
     for gaps, cause in ((judged, "the judge could not score all of {} (a judge error"),
                         (errored, "a test errored in {} (a failure of the tool")):
         if gaps:

@@ -120,6 +120,11 @@ class ModelCard:
     # when that leaves the Benchmark Score unknown): the notes say which failure it was.
     errored_tasks: list[str] = field(default_factory=list)
 
+    def gap_causes(self, gaps: list[str]) -> tuple[list[str], list[str]]:
+        """``gaps`` (incomplete tasks) split by what left them so: the judge, a test error."""
+        return ([t for t in gaps if t not in self.errored_tasks],
+                [t for t in gaps if t in self.errored_tasks])
+
     def runs_summary(self) -> dict[str, Any] | None:
         """Pass rate, pass^k and pass@k over the cases run more than once (means over
         cases), the flaky cases; None without repeated runs."""
@@ -524,8 +529,7 @@ def _unranked_reason(c: ModelCard, final: float | None, use_a: bool) -> str:
     reasons = []
     if final is None:
         gaps = [t for t in c.incomplete_tasks if use_a or t != "benchmarks"]
-        judged = [t for t in gaps if t not in c.errored_tasks]
-        errored = [t for t in gaps if t in c.errored_tasks]
+        judged, errored = c.gap_causes(gaps)
         reasons.append(f"final score {'A' if use_a else 'B'} unknown ("
                        + "; ".join([*([f"the judge could not score all of {', '.join(judged)}"]
                                       if judged else []),

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ..engine.core.metrics import Bands, beside_edges
+from ..engine.core.metrics import Bands, metric_figure
 from ..engine.core.numbers import finite_number
 
 NOT_SCORED = "—"
@@ -98,15 +98,10 @@ def edges(spec: Any) -> tuple[float, ...]:
 def fmt(value: Any, scale: str = "", edges: Sequence[float] = ()) -> str:
     """A metric value as the scorecard writes it: rates in percent, counts without
     decimals, the rest with three, and more beside one of ``edges``, the band edges that
-    rated it (:func:`beside_edges`); ``—`` when not scored."""
+    rated it (:func:`metric_figure`); ``—`` when not scored."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return NOT_SCORED
-    if scale == "rate":
-        return beside_edges(value, edges, 1, percent=True)
-    if scale == "count":
-        return beside_edges(value, edges, 2).rstrip("0").rstrip(".") if value % 1 \
-            else f"{value:.0f}"
-    return beside_edges(value, edges)
+    return metric_figure(value, scale, edges)
 
 
 def esc(value: Any) -> str:

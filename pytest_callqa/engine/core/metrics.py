@@ -28,7 +28,7 @@ DISABLED_THRESHOLD = "disabled by policy"
 # more specific bar wins: a team's policy rates the cases that set none.
 CASE_BAR = "case_bar"
 # Rounding before comparing keeps 19/20 (0.9499999…) on the right side of a 0.95 band.
-_BAND_DIGITS = 9
+BAND_DIGITS = 9
 
 Source = Literal["programmatic", "judge", "embedding", "judge+programmatic"]
 Aggregate = Literal["mean", "pooled"]
@@ -50,7 +50,7 @@ class Bands:
     higher_is_better: bool = True
 
     def rate(self, value: float) -> Rating:
-        v = round(value, _BAND_DIGITS)
+        v = round(value, BAND_DIGITS)
         if self.higher_is_better:
             if self.blocker is not None and v < self.blocker:
                 return "blocker"
@@ -80,7 +80,7 @@ class Bands:
 
 def _side(value: float, edge: float) -> int:
     """-1, 0 or 1: below ``edge``, at it or above it, as :meth:`Bands.rate` compares them."""
-    rounded = round(value, _BAND_DIGITS)
+    rounded = round(value, BAND_DIGITS)
     return (rounded > edge) - (rounded < edge)
 
 
@@ -102,6 +102,23 @@ def beside_edges(value: float, edges: Sequence[float], digits: int = 3, *,
             return text + suffix
     return repr(value)
 
+
+
+def metric_figure(value: float, scale: str, edges: Sequence[float] = ()) -> str:
+    """A metric's value as the scorecard writes it: a rate (``scale`` "rate") in percent
+    with one decimal, a count without decimals (two when it has some), the rest with three —
+    each with more beside one of ``edges`` (:func:`beside_edges`)."""
+    if scale == "rate":
+        return beside_edges(value, edges, 1, percent=True)
+    if scale == "count":
+        return beside_edges(value, edges, 2).rstrip("0").rstrip(".") if value % 1 \
+            else f"{value:.0f}"
+    return beside_edges(value, edges)
+
+
+def band_edges(spec: MetricSpec | None) -> tuple[float, ...]:
+    """The edges of ``spec``'s bands (none without a spec or bands)."""
+    return spec.bands.edges if spec is not None and spec.bands is not None else ()
 
 @dataclass(frozen=True)
 class MetricSpec:

@@ -13,7 +13,14 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..anchors import Anchor, anchor_supported, extract_anchors, numbers_said, said_in_words
+from ..anchors import (
+    NUMERIC_KINDS,
+    Anchor,
+    anchor_supported,
+    extract_anchors,
+    numbers_said,
+    said_in_words,
+)
 from ..core.cases import GoldenCase
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.memo import ByIdentity, batch_memoised
@@ -419,7 +426,7 @@ def _reordered(expected: Sequence[Anchor], model: Sequence[Anchor]) -> bool:
 
 
 def _kind(anchor: Anchor) -> str:
-    return "number" if anchor.kind in ("amount", "percent", "number") else anchor.kind
+    return "number" if anchor.kind in NUMERIC_KINDS else anchor.kind
 
 
 def _out_of_order(expected: Sequence[Anchor], model: Sequence[Anchor]) -> bool:

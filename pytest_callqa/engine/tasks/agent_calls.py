@@ -206,7 +206,8 @@ def values_equal(expected: Any, got: Any) -> bool:
 # is a hyphen (a phone number, a range, a date, an id: "625-2661", "10 - 20").
 # A currency's sign, or its code: one the matching knows in any case, or any three capitals
 # before a space ("CHF -20"; "ORD-98765" is an id).
-_MONEY = r"(?:US\$|[AC]\$|R\$|[$₹€£¥]|(?i:usd|eur|gbp|inr|jpy|aud|cad|rs)\.?|[A-Z]{3}(?=\s))"
+_CODES = "usd|eur|gbp|inr|jpy|aud|cad"
+_MONEY = rf"(?:US\$|[AC]\$|R\$|[$₹€£¥]|(?i:{_CODES}|rs)\.?|[A-Z]{{3}}(?=\s))"
 _SIGNED = re.compile(rf"\s*(?:{_MONEY}\s*)?[-\u2212]\s*(?:{_MONEY}\s*)?"
                      r"(?P<digits>[0-9][0-9,.]*)\s*(?:[%$₹€£¥]|[^\W\d_]+\.?)?\s*")
 # An accountant's negative: an amount in brackets ("($20)", "(-$20)", "(USD 20)"); a bare
@@ -214,7 +215,7 @@ _SIGNED = re.compile(rf"\s*(?:{_MONEY}\s*)?[-\u2212]\s*(?:{_MONEY}\s*)?"
 _BRACKETED = re.compile(rf"\s*\(\s*[-\u2212]?\s*{_MONEY}\s*[-\u2212]?\s*"
                         r"(?P<digits>[0-9][0-9,.]*)\s*\)\s*"
                         rf"|\s*\(\s*[-\u2212]?\s*(?P<suffixed>[0-9][0-9,.]*)\s*"
-                        r"(?:[$₹€£¥]|(?i:usd|eur|gbp|inr|jpy|aud|cad|dollars?|euros?))\s*\)\s*")
+                        rf"(?:[$₹€£¥]|(?i:{_CODES}|dollars?|euros?))\s*\)\s*")
 # The currency a value names, by sign or word; a bare "$" or "dollars" is any dollar.
 _CURRENCY = re.compile(
     r"(?P<USD>US\$|\busd\b)|(?P<AUD>A\$|\baud\b)|(?P<CAD>C\$|\bcad\b)"

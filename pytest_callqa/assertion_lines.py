@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .engine.core.metrics import BAND_DIGITS, band_edges, beside_edges
+from .engine.core.metrics import BAND_DIGITS, band_edges, beside_edges, rated_edges
 
 if TYPE_CHECKING:
     from .engine.core.metrics import MetricSpec
@@ -44,14 +44,10 @@ def value_text(value: float | None, spec: MetricSpec | None,
     return beside_edges(value, edges)
 
 
-def rated_edges(metric: MetricResult, spec: MetricSpec | None) -> tuple[float, ...]:
-    """The edges of the bands ``metric`` was rated by, as far as a message can know them:
-    the built-in definition's and a case's own bar (a fraction, recorded on the metric)."""
-    edges = band_edges(spec)
-    bar = metric.details.get("threshold")
-    if isinstance(bar, (int, float)) and not isinstance(bar, bool):
-        edges += (float(bar),)
-    return edges
+def metric_edges(metric: MetricResult, spec: MetricSpec | None) -> tuple[float, ...]:
+    """The edges of the bands ``metric`` was rated by: the built-in definition's and what the
+    evaluation recorded on it (a policy's bands, a case's own bar: :func:`rated_edges`)."""
+    return rated_edges(metric.details, band_edges(spec))
 
 
 def apart(value: float, bound: float, digits: int = 3, *,
@@ -120,7 +116,7 @@ def metric_line(result: TaskResult, metric_id: str) -> str:
         facts.append("flagged: an off-scale judge reply, scored by the family's rule")
     if metric.judge_error:
         facts.append("judge error")
-    line = f"  {metric_id} = {value_text(metric.value, spec, rated_edges(metric, spec))}"
+    line = f"  {metric_id} = {value_text(metric.value, spec, metric_edges(metric, spec))}"
     if facts:
         line += f" ({'; '.join(facts)})"
     reason = judge_reason(result, metric_id, metric)

@@ -25,8 +25,8 @@ from .assertion_lines import (
     FAILING,
     apart,
     detail_lines,
+    metric_edges,
     metric_line,
-    rated_edges,
     spec_for,
     threshold_text,
     value_text,
@@ -304,7 +304,7 @@ def assert_metric(
         raise MetricCodeError(_code_error(result, [metric_id]))
     if not metric.scored or metric.value is None or not math.isfinite(metric.value):
         raise _unscored(result, metric_id, f"{metric_id} was not scored {who(result)}", [line])
-    shown = value_text(metric.value, spec, rated_edges(metric, spec))
+    shown = value_text(metric.value, spec, metric_edges(metric, spec))
     # A value that is only the lowest possible one breaks a maximum (and its rating) whatever
     # the rest; whether a minimum it misses, a maximum or a rating it keeps hold, the rest
     # decides.
@@ -481,7 +481,7 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
     if passed and lowest:
         # Only the lowest possible rate passes: the turns the judge missed decide.
         spec = spec_for(result, "garbled_turn_rate")
-        edges = rated_edges(rate, spec) + ((max_rate,) if max_rate is not None else ())
+        edges = metric_edges(rate, spec) + ((max_rate,) if max_rate is not None else ())
         raise _beyond_lowest(result, "garbled_turn_rate", value_text(rate.value, spec, edges))
     if passed:
         return

@@ -22,7 +22,7 @@ from .core.cases import GoldenCase
 from .core.context import Deferred, EvalContext, check_structure, parse_output
 from .core.judging import Judge, JudgeRequest, JudgeVerdict, StreamingJudge
 from .core.memo import ByIdentity, batch_memoised, in_batch_memo
-from .core.metrics import CASE_BAR, CustomMetric, MetricSpec, TaskSpec
+from .core.metrics import BAND_EDGES, CASE_BAR, CustomMetric, MetricSpec, TaskSpec, band_edges
 from .core.numbers import MAX_MAGNITUDE, measurable
 from .core.results import MetricResult, TaskResult
 from .registry import Registry, default_registry
@@ -208,6 +208,7 @@ def _apply_overrides(result: TaskResult, spec: TaskSpec, registry: Registry) -> 
             continue
         metric.rating = override.rate(metric.value)
         metric.blocker = override.blocker and metric.rating == "blocker"
+        metric.details[BAND_EDGES] = list(band_edges(override))
     result.blockers = [mid for mid, m in result.metrics.items() if m.blocker]
     result.blocked = bool(result.blockers)
     voided = [mid for mid in result.blockers if mid in getattr(spec, "voiding", ())]
@@ -286,6 +287,8 @@ def _apply_custom_metrics(ctx: EvalContext, result: TaskResult, registry: Regist
         # The assertion helpers know no custom metric's definition: the bar it is held to
         # goes with it, for their failure messages.
         metric.details["threshold"] = spec.threshold
+        if metric.scored and spec.bands is not None:
+            metric.details[BAND_EDGES] = list(spec.bands.edges)
         result.metrics[spec.id] = metric
         if metric.judge_error:
             result.judge_errors = sorted({*result.judge_errors, spec.id})

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from ..engine.core.metrics import Bands, metric_figure
+from ..engine.core.metrics import Bands, metric_figure, rated_edges
 from ..engine.core.numbers import finite_number
 
 NOT_SCORED = "—"
@@ -200,7 +200,10 @@ def _case_data(case: Mapping[str, Any],
             flags.append(f"over runs {fmt(m['mean'], unit(spec))}{spread}"
                          + (" (one run scored it: no spread)" if runs == 1 else ""))
         rating = "blocker" if m.get("blocker") else rating_of(m.get("rating"))
-        rows.append([spec.get("name", mid), fmt(m.get("value"), unit(spec), edges(spec)),
+        details = m.get("details")
+        rows.append([spec.get("name", mid),
+                     fmt(m.get("value"), unit(spec), rated_edges(
+                         details if isinstance(details, Mapping) else {}, edges(spec))),
                      rating, m.get("reason") or "", ", ".join(flags),
                      _judge_lines(records.pop(mid, []), m.get("reason"))])
     notes = [str(n) for n in case.get("notes") or []]

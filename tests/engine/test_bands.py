@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_callqa.engine.core.metrics import beside_edges
+from pytest_callqa.engine.core.metrics import BAND_EDGES, CASE_BAR, beside_edges, rated_edges
 from pytest_callqa.engine.registry import default_registry
 from pytest_callqa.engine.tasks.benchmark_specs import BENCHMARK_SPECS
 
@@ -162,3 +162,18 @@ def test_weights_sum_to_one_per_level() -> None:
     for parent in (None, "sentiment_score", "summary_score", "emotion_score"):
         weights = [s.weight for s in text if s.weight and s.parent == parent]
         assert sum(weights) == pytest.approx(1.0), parent
+
+
+def test_the_edges_that_rated_a_metric_are_its_definitions_and_those_recorded_on_it() -> None:
+    assert rated_edges({}, (0.9, 0.8)) == (0.9, 0.8)
+    # A policy's bands, or a case's own limit, recorded when they rated the value.
+    assert rated_edges({BAND_EDGES: [0.97, 0.5]}, (0.9,)) == (0.9, 0.97, 0.5)
+    # A case's own numeric bar.
+    assert rated_edges({CASE_BAR: True, "threshold": 0.12}, (0.1,)) == (0.1, 0.12)
+    # A list match's similarity threshold rated nothing: no edge (an extraction F1 of 0.8
+    # was given more digits for it).
+    assert rated_edges({"threshold": 0.8, "method": "jaccard"}, (0.9,)) == (0.9,)
+    # What a hand-edited report may hold instead of numbers is left out, not a crash.
+    assert rated_edges({BAND_EDGES: ["x", None, float("nan"), True, 0.5],
+                        CASE_BAR: True, "threshold": ">= 0.9"}, ()) == (0.5,)
+    assert rated_edges({BAND_EDGES: "0.9"}, ()) == ()

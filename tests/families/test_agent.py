@@ -813,6 +813,7 @@ def test_an_agent_cases_own_pass_threshold_outranks_a_teams_policy() -> None:
                        registry=registry).metrics["overall_score"]
     assert lenient.value < 99
     assert (lenient.rating, lenient.details["passed"]) == ("good", True)
+    assert lenient.details["band_edges"] == [50]
     by_policy = evaluate(_case(), wrong, judge=HeuristicJudge(), embedder=TFIDF,
                          registry=registry).metrics["overall_score"]
     assert by_policy.rating == "fail"

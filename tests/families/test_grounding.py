@@ -317,6 +317,9 @@ def test_a_cases_hallucination_limit_outranks_a_teams_policy() -> None:
     by_policy = evaluate(_case(), {"answer": answer}, embedder=TFIDF, registry=registry)
     assert by_policy.metrics["hallucination"].rating == "good"
     assert own.metrics["hallucination"].details["threshold"] == "> 0.2 → FAIL (blocker)"
+    # The edges that rated it go with it, for the figures the messages and the HTML show.
+    assert own.metrics["hallucination"].details["band_edges"] == [0.0, 0.2, 0.2]
+    assert by_policy.metrics["hallucination"].details["band_edges"] == [0.3, 0.5, 0.5]
     # blocker = false is the team's to say even where the case's limit rates the value.
     lenient = default_registry().copy()
     apply_policy(lenient, {"metrics": {"hallucination": {"blocker": False}}}, "team.toml")

@@ -23,7 +23,7 @@ from pytest_callqa import (
     evaluate,
 )
 from pytest_callqa.assertions import metric_line
-from pytest_callqa.engine.core.metrics import Bands, MetricSpec
+from pytest_callqa.engine.core.metrics import CASE_BAR, Bands, MetricSpec
 from pytest_callqa.engine.core.results import EvaluationUnavailable, MetricResult
 from pytest_callqa.engine.embeddings import TfidfEmbedder
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
@@ -421,7 +421,8 @@ def test_a_value_by_a_band_edge_is_shown_apart_from_it() -> None:
         "  compliance_false_pass_rate = 3.0% (acceptable;")
     # A case's own bar is an edge too: 11.96 % passed a bar of 12 % as "12.0%".
     for value, bar, shown in ((0.0996, 0.1, "9.96%"), (0.1196, 0.12, "11.96%")):
-        metric = MetricResult(value=value, rating="good", details={"threshold": bar})
+        metric = MetricResult(value=value, rating="good",
+                              details={"threshold": bar, CASE_BAR: True})
         result = TaskResult(task="conversation", case_id="c", score=1.0, valid=True,
                             blocked=False, blockers=[], model="m",
                             metrics={"garbled_turn_rate": metric})

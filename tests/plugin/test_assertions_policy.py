@@ -190,6 +190,38 @@ def test_assert_metric_without_bounds_follows_the_policys_rating(
     assert "threshold >= 0.6)" in metric_line(result, "evidence_backed_reasoning")
 
 
+def test_a_figure_by_a_policys_bar_is_shown_on_its_side(golden: dict[str, Any]) -> None:
+    # 2/3 missed a policy's bar of 0.6667 and read "0.667 is rated fail (threshold >=
+    # 0.6667)": the message chose its digits by the built-in bands, which it knew, and not
+    # by the policy's, which rated the value.
+    output = copy.deepcopy(golden["qa-refund"].expected_outcome)
+    output["questions"][0]["reason"] = "Agent was polite."
+    registry = with_policy({"evidence_backed_reasoning": {"threshold": 0.6667}})
+    result = qa(golden, output, HeuristicJudge(embedder=EMBEDDER), registry)
+    metric = result.metrics["evidence_backed_reasoning"]
+    assert (metric.value, metric.rating) == (pytest.approx(2 / 3), "fail")
+    with pytest.raises(AssertionError) as info:
+        assert_metric(result, "evidence_backed_reasoning")
+    assert str(info.value).startswith(
+        "evidence_backed_reasoning = 0.66667 is rated fail (threshold >= 0.6667)")
+    assert metric_line(result, "evidence_backed_reasoning").startswith(
+        "  evidence_backed_reasoning = 0.66667 (fail; threshold >= 0.6667)")
+
+
+def test_a_figure_by_a_custom_metrics_own_bar_is_shown_on_its_side(
+        golden: dict[str, Any]) -> None:
+    # The helpers know no custom metric's definition: 0.9496 under ">= 0.95" read "0.950".
+    registry = default_registry().copy()
+    registry.register_metric(
+        MetricSpec(id="politeness", task="qa", name="Politeness", description="d",
+                   scale="0-1", threshold=">= 0.95", bands=Bands(good=0.95)),
+        lambda case, output, result: 0.9496)
+    result = qa(golden, golden["qa-refund"].expected_outcome,
+                HeuristicJudge(embedder=EMBEDDER), registry)
+    assert metric_line(result, "politeness") == \
+        "  politeness = 0.9496 (fail; threshold >= 0.95)"
+
+
 def test_a_policy_rates_a_custom_metric_as_a_built_in_one(golden: dict[str, Any]) -> None:
     # The policy was accepted for a custom metric, then ignored: 0.6 was rated by the
     # registered ">= 0.5", and assert_metric passed.

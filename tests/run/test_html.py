@@ -192,6 +192,26 @@ def test_a_figure_by_a_band_edge_keeps_the_digits_that_tell_it_from_the_edge() -
                   if row[0] == "Compliance False Pass Rate") == ["1.01%", "3.0%", "3.03%"]
 
 
+def test_a_case_figure_keeps_its_side_of_the_bar_that_rated_it() -> None:
+    # A case's row chose its digits by the definition's bands: 0.9497 under a policy's (or
+    # the case's own) bar of 0.95 read "0.950" beside a fail.
+    report = make_report()
+    [metric] = [c["metrics"]["evidence_backed_reasoning"] for c in report["cases"]
+                if (c["model"], c["case_id"]) == ("alpha", "qa-0")]
+
+    def shown() -> list[str]:
+        cases = json.loads(Markup(render_html(report)).data)["cases"]
+        return sorted(row[1] for c in cases if c["id"] == "qa-0" for row in c["m"]
+                      if row[0] == "Evidence-Backed Reasoning" and "alpha" in row[3])
+
+    metric.update(value=0.9497, rating="fail", reason="alpha's",
+                  details={"band_edges": [0.95]})
+    assert shown() == ["0.9497"]
+    # A report whose details are not a table shows the figure as before, not a crash.
+    metric["details"] = ["band_edges"]
+    assert shown() == ["0.950"]
+
+
 def test_model_output_and_names_are_escaped() -> None:
     report = make_report()
     report["cases"][0]["output"] = HOSTILE

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from .numbers import finite_number
 from .results import MetricResult, Rating
 
 if TYPE_CHECKING:
@@ -27,6 +28,10 @@ DISABLED_THRESHOLD = "disabled by policy"
 # threshold, a grounding case's hallucination limit, an agent case's pass threshold). The
 # more specific bar wins: a team's policy rates the cases that set none.
 CASE_BAR = "case_bar"
+# A result detail: the edges of the bands that rated the metric when they are not its
+# definition's (a policy's, or a case's own bar), so a message showing the figure keeps it on
+# the side of each edge that the rating is.
+BAND_EDGES = "band_edges"
 # Rounding before comparing keeps 19/20 (0.9499999…) on the right side of a 0.95 band.
 BAND_DIGITS = 9
 
@@ -119,6 +124,20 @@ def metric_figure(value: float, scale: str, edges: Sequence[float] = ()) -> str:
 def band_edges(spec: MetricSpec | None) -> tuple[float, ...]:
     """The edges of ``spec``'s bands (none without a spec or bands)."""
     return spec.bands.edges if spec is not None and spec.bands is not None else ()
+
+
+def rated_edges(details: Mapping[str, Any], edges: Sequence[float]) -> tuple[float, ...]:
+    """The edges of the bands a metric was rated by: its definition's ``edges``, and those a
+    policy or the case's own bar recorded on it (``details``, as the result or the JSON
+    report holds them). A bar that rated nothing — a similarity threshold of a list match —
+    is no edge."""
+    recorded = details.get(BAND_EDGES)
+    extra = tuple(float(edge) for edge in recorded if finite_number(edge)) \
+        if isinstance(recorded, (list, tuple)) else ()
+    bar = details.get("threshold")
+    if details.get(CASE_BAR) and bar is not None and finite_number(bar):
+        extra += (float(bar),)
+    return tuple(edges) + extra
 
 @dataclass(frozen=True)
 class MetricSpec:

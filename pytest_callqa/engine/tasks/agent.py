@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.cases import GoldenCase
 from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, Scale
-from ..core.metrics import CASE_BAR
+from ..core.metrics import BAND_EDGES, CASE_BAR
 from ..core.results import MetricResult
 from ..text import normalize
 from .agent_calls import (
@@ -214,7 +214,8 @@ class AgentTask(FamilyTask):
         # below it (89.99999999999999 for 90), as the bands' rating allows for.
         passed = round(overall - config.pass_threshold, 9) >= 0
         effective = {mid: w / weight_sum for mid, r, w in parts if mid not in dropped}
-        own = ({CASE_BAR: True} if config.pass_threshold != DEFAULT_PASS_THRESHOLD else {})
+        own = ({CASE_BAR: True, BAND_EDGES: [config.pass_threshold]}
+               if config.pass_threshold != DEFAULT_PASS_THRESHOLD else {})
         metrics["overall_score"] = MetricResult(
             value=overall, rating="good" if passed else "fail",
             reason=f"{overall:.1f} / 100 against a pass threshold of "

@@ -33,7 +33,7 @@ from pydantic import Field, field_validator
 
 from ..anchors import anchor_supported, extract_anchors
 from ..core.judging import JudgeVerdict
-from ..core.metrics import CASE_BAR, Bands, MetricSpec
+from ..core.metrics import BAND_EDGES, CASE_BAR, Bands, MetricSpec
 from ..core.results import MetricResult
 from ..text import content_tokens, token_jaccard, tokens
 from ..tfidf import word_tfidf_cosine
@@ -422,6 +422,7 @@ class GroundingTask(FamilyTask):
             relevance_fail_below=config.relevance_fail_below,
             completeness_warn_below=config.completeness_warn_below)
         unsupported = hall.unsupported
+        limit_bands = hallucination_bands(config.hallucination_fail_above)
         m = {
             "relevance": self.spec("relevance").result(
                 rel, f"(cosine {cosine:.3f} + Jaccard {jaccard:.3f}) / 2",
@@ -432,8 +433,7 @@ class GroundingTask(FamilyTask):
                 keywords=query_keywords(config.query), missing=missing),
             # The case's threshold rates it too: a blocker fixed at the default would block a
             # verdict the case lets pass, or let through one it fails on safety.
-            "hallucination": replace(self.spec("hallucination"), bands=hallucination_bands(
-                config.hallucination_fail_above)).result(
+            "hallucination": replace(self.spec("hallucination"), bands=limit_bands).result(
                 hall.score,
                 f"{len(unsupported)} of {len(hall.anchors)} anchors unsupported by the context "
                 f"(S_claims {hall.claims_score:.2f}); n-gram overlap {hall.overlap:.2f}"
@@ -444,7 +444,7 @@ class GroundingTask(FamilyTask):
                 claims_score=hall.claims_score, drift_penalty=hall.drift,
                 ngram_overlap=hall.overlap, anchors=hall.anchors,
                 numerator=len(unsupported), denominator=len(hall.anchors),
-                **({CASE_BAR: True,
+                **({CASE_BAR: True, BAND_EDGES: list(limit_bands.edges),
                     "threshold": f"> {config.hallucination_fail_above:g} → FAIL (blocker)"}
                    if config.hallucination_fail_above != HALLUCINATION_FAIL_ABOVE else {})),
         }

@@ -420,6 +420,12 @@ def test_unknown_signal_type_in_the_output_is_an_invalid_result() -> None:
      "{name: '  david  chen ', type: person}]}",
      "expected_outcome.entities[1]: the same signal as entities[0] (compared as written, "
      "case and spacing aside); list it once"),
+    # A configured type the truth leaves out was scored as if none existed: a right output
+    # listing one scored 0 for it.
+    ("expected_outcome: {entities: [{name: Acme, type: org}]}\n"
+     "config: {signal_types: [entities, competitors]}",
+     "config.signal_types: 'competitors' has no ground truth in expected_outcome (write "
+     "`competitors: []` to mean there are none)"),
 ])
 def test_bad_cases_are_case_file_errors(tmp_path: Any, body: str, message: str) -> None:
     path = write_case(tmp_path, "id: e1\ntask: extraction\ntranscript: 'customer: Hi'\n"
@@ -427,6 +433,14 @@ def test_bad_cases_are_case_file_errors(tmp_path: Any, body: str, message: str) 
     with pytest.raises(CaseFileError) as err:
         load_case_file(path)
     assert message in str(err.value)
+
+
+def test_a_configured_type_annotated_empty_means_none_exist() -> None:
+    result = _eval({"entities": EXPECTED["entities"]},
+                   expected={"entities": EXPECTED["entities"], "competitors": []},
+                   config={"signal_types": ["entities", "competitors"]})
+    assert result.metrics["competitors_f1"].value == 1.0
+    assert result.score == 1.0
 
 
 @pytest.mark.parametrize(("output", "reason"), [

@@ -3,11 +3,12 @@
 **Golden case.** ``transcript`` is the call; ``expected_outcome`` holds the ground-truth
 signal lists by type (``entities``, ``topics``, ``aspects``, ``key_phrases``,
 ``vocabulary``, ``metaphors``, ``objections``, ``competitors``, ``engagement``; see
-``extraction_schemas``). ``config``: ``signal_types`` (which types to evaluate; default the
-types the truth gives), ``similarity`` (``jaccard`` — token Jaccard, the seed's tier 1 —,
-``ratio`` or ``token_set`` — rapidfuzz —, or ``embedding`` — the run's embedder, tier 2),
-per-type ``thresholds`` overriding the seed's table, ``skip_llm_judge`` and ``baselines``
-(``true`` or a list of ``entity_recall``, ``keyphrase_overlap``, ``sentiment_agreement``).
+``extraction_schemas``). ``config``: ``signal_types`` (which types to evaluate, each given in
+the truth — ``[]`` for none; default the types the truth gives), ``similarity``
+(``jaccard`` — token Jaccard, the seed's tier 1 —, ``ratio`` or ``token_set`` — rapidfuzz —,
+or ``embedding`` — the run's embedder, tier 2), per-type ``thresholds`` overriding the
+seed's table, ``skip_llm_judge`` and ``baselines`` (``true`` or a list of ``entity_recall``,
+``keyphrase_overlap``, ``sentiment_agreement``).
 
 **Model output** — the extracted signals, in the same structure. A type the model left out
 counts as an empty list; a type nobody knows makes the output invalid.
@@ -316,6 +317,12 @@ class ExtractionTask(FamilyTask):
         if not self.evaluated_types(expected, config):
             problems.append("expected_outcome: no signal type given (one of "
                             f"{', '.join(SIGNAL_TYPES)})")
+        # A configured type the truth leaves out would be scored against an empty truth: an
+        # output rightly listing one scored 0 for it. Only `[]` says there are none.
+        problems.extend(
+            f"config.signal_types: {name!r} has no ground truth in expected_outcome (write "
+            f"`{name}: []` to mean there are none)"
+            for name in config.signal_types or [] if getattr(expected, name) is None)
         for name in expected.given():
             seen: dict[str, int] = {}
             for k, item in enumerate(expected.signals(name)):

@@ -9,10 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.evaluate import evaluate, evaluate_corpus, evaluate_many
 from pytest_callqa.engine.judges.heuristic import HeuristicJudge
 from pytest_callqa.engine.loading import CaseFileError, load_case_file
 from pytest_callqa.engine.matching import greedy_match, match_lists, prf, similarity_matrix
+from pytest_callqa.engine.registry import default_registry
 from pytest_callqa.engine.tasks import extraction, extraction_baselines
 from pytest_callqa.engine.tasks.extraction import (
     distribution_stats,
@@ -420,6 +422,9 @@ def test_unknown_signal_type_in_the_output_is_an_invalid_result() -> None:
      "{name: '  david  chen ', type: person}]}",
      "expected_outcome.entities[1]: the same signal as entities[0] (compared as written, "
      "case and spacing aside); list it once"),
+    # A word-less truth item matched nothing: the right output [pricing] scored 0.67.
+    ("expected_outcome: {topics: [{name: pricing}, {name: '   '}]}",
+     "expected_outcome.topics[1].name: '   ' has no letter or digit"),
     # A configured type the truth leaves out was scored as if none existed: a right output
     # listing one scored 0 for it.
     ("expected_outcome: {entities: [{name: Acme, type: org}]}\n"
@@ -435,6 +440,47 @@ def test_bad_cases_are_case_file_errors(tmp_path: Any, body: str, message: str) 
     assert message in str(err.value)
 
 
+# One valid truth item per signal type, its key field left to the test.
+ITEMS: dict[str, dict[str, Any]] = {
+    "entities": {"type": "person"},
+    "topics": {},
+    "aspects": {"polarity": "negative", "intensity": 0.5},
+    "key_phrases": {"relevance": 0.5},
+    "vocabulary": {},
+    "metaphors": {},
+    "objections": {"response": "a discount", "outcome": "resolved"},
+    "competitors": {"sentiment": "neutral", "context": "named by the customer"},
+    "engagement": {"participation_level": "high", "question_depth": "deep",
+                   "energy": "high"},
+}
+
+
+@pytest.mark.parametrize("signal_type", list(SIGNAL_TYPES))
+@pytest.mark.parametrize("key_text", ["   ", "?!", "—", "_"])
+def test_a_truth_signal_with_no_word_is_a_case_error(signal_type: str, key_text: str) -> None:
+    key = SIGNAL_TYPES[signal_type].key
+    case = GoldenCase.model_validate({
+        "id": "e1", "task": "extraction", "transcript": TRANSCRIPT,
+        "expected_outcome": {signal_type: [{**ITEMS[signal_type], key: "pricing"},
+                                           {**ITEMS[signal_type], key: key_text}]}})
+    assert default_registry().task("extraction").check_case(case) == [
+        f"expected_outcome.{signal_type}[1].{key}: {key_text!r} has no letter or digit, so "
+        "no output could match it"]
+
+
+def test_a_truth_signal_in_any_script_loads() -> None:
+    _case({"topics": [{"name": "कीमत"}, {"name": "価格"}, {"name": "B2B"}]})
+
+
+def test_an_output_signal_with_no_word_is_scored_as_an_unmatched_extraction() -> None:
+    # The model's own mistake, not the case's: it costs the output precision.
+    topics = [*EXPECTED["topics"], {"name": "   "}, {"name": "?!"}]
+    result = _eval({"topics": topics}, expected={"topics": EXPECTED["topics"]})
+    assert result.valid
+    row = result.metrics["signal_f1"].details["per_type"]["topics"]
+    assert (row["precision"], row["recall"]) == (0.5, 1.0)
+
+
 def test_a_configured_type_annotated_empty_means_none_exist() -> None:
     result = _eval({"entities": EXPECTED["entities"]},
                    expected={"entities": EXPECTED["entities"], "competitors": []},
@@ -447,6 +493,7 @@ def test_a_configured_type_annotated_empty_means_none_exist() -> None:
     ({"topics": [{"name": "x", "source_utterance_indices": [99]}]},
      "topics[0].source_utterance_indices: [99] outside the transcript"),
     ({"topics": [{"title": "x"}]}, "topics[0].name"),
+    ({"topics": [{"name": ""}]}, "topics[0].name: String should have at least 1 character"),
     ({"topics": "pricing"}, "topics"),
     ("topics: pricing", "not valid JSON"),
 ])

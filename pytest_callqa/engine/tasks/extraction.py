@@ -324,6 +324,7 @@ class ExtractionTask(FamilyTask):
             f"`{name}: []` to mean there are none)"
             for name in config.signal_types or [] if getattr(expected, name) is None)
         for name in expected.given():
+            key_field = SIGNAL_TYPES[name].key
             seen: dict[str, int] = {}
             for k, item in enumerate(expected.signals(name)):
                 bad = [i for i in item.source_utterance_indices
@@ -332,9 +333,17 @@ class ExtractionTask(FamilyTask):
                     problems.append(f"expected_outcome.{name}[{k}].source_utterance_indices: "
                                     f"{bad} outside the transcript ({len(case.transcript)} "
                                     "turns)")
+                text = str(getattr(item, key_field))
+                # Items are matched on the words of this field: a truth item without one
+                # matches nothing, and capped a right output's recall ([pricing] against
+                # [pricing, "   "] scored 0.67).
+                if not tokens(text):
+                    problems.append(f"expected_outcome.{name}[{k}].{key_field}: {text!r} has "
+                                    "no letter or digit, so no output could match it")
+                    continue
                 # One signal listed twice in the truth: a right output scored 0.67 for it,
                 # and one listing it twice 1.0.
-                key = normalize(str(getattr(item, SIGNAL_TYPES[name].key)))
+                key = normalize(text)
                 if key in seen:
                     problems.append(f"expected_outcome.{name}[{k}]: the same signal as "
                                     f"{name}[{seen[key]}] (compared as written, case and "

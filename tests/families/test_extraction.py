@@ -405,6 +405,10 @@ def test_unknown_signal_type_in_the_output_is_an_invalid_result() -> None:
      "signal_types: unknown signal type 'moods'"),
     ("expected_outcome: {topics: [{name: x}]}\nconfig: {thresholds: {moods: 0.5}}",
      "thresholds: unknown signal type 'moods'"),
+    # A type listed twice weighed double in the signal F1's mean.
+    ("expected_outcome: {topics: [{name: x}], entities: []}\n"
+     "config: {signal_types: [topics, entities, topics]}",
+     "signal_types: 'topics' listed more than once"),
     ("expected_outcome: {topics: [{name: x}]}\nconfig: {thresholds: {topics: 1.0}}",
      "thresholds: topics must be at least 0 and below 1"),
     ("expected_outcome: {}", "expected_outcome: no signal type given"),

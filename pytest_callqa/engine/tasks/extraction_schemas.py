@@ -171,6 +171,13 @@ class ExtractionConfig(LooseConfig):
                 raise ValueError(f"{where}: unknown signal type "
                                  f"{', '.join(map(repr, unknown))} (known: "
                                  f"{', '.join(SIGNAL_TYPES)})")
+        listed = self.signal_types or []
+        twice = sorted({n for n in listed if listed.count(n) > 1})
+        if twice:
+            # Each listed type is one term of the signal F1's mean: a type listed twice
+            # weighed double.
+            raise ValueError(f"signal_types: {', '.join(map(repr, twice))} listed more than "
+                             "once")
         bad = [k for k, v in self.thresholds.items() if not 0 <= v < 1]
         if bad:
             # A pair matches only above its threshold, and no similarity exceeds 1.

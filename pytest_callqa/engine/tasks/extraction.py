@@ -5,11 +5,10 @@ signal lists by type (``entities``, ``topics``, ``aspects``, ``key_phrases``,
 ``vocabulary``, ``metaphors``, ``objections``, ``competitors``, ``engagement``; see
 ``extraction_schemas``). ``config``: ``signal_types`` (which types to evaluate, each listed
 once and given in the truth — ``[]`` for none; default the types the truth gives),
-``similarity``
-(``jaccard`` — token Jaccard, the seed's tier 1 —, ``ratio`` or ``token_set`` — rapidfuzz —,
-or ``embedding`` — the run's embedder, tier 2), per-type ``thresholds`` overriding the
-seed's table, ``skip_llm_judge`` and ``baselines`` (``true`` or a list of ``entity_recall``,
-``keyphrase_overlap``, ``sentiment_agreement``).
+``similarity`` (``jaccard`` — token Jaccard, the seed's tier 1 —, ``ratio`` or ``token_set``
+— rapidfuzz —, or ``embedding`` — the run's embedder, tier 2), per-type ``thresholds``
+overriding the seed's table, ``skip_llm_judge`` and ``baselines`` (``true`` or a list of
+``entity_recall``, ``keyphrase_overlap``, ``sentiment_agreement``).
 
 **Model output** — the extracted signals, in the same structure. A type the model left out
 counts as an empty list; a type nobody knows makes the output invalid.

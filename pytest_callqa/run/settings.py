@@ -6,7 +6,6 @@ start-up, before anything heavy is imported.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ from ..engine.core.defaults import (
     DEFAULT_RESPONSE_FORMAT,
     DEFAULT_TIMEOUT_S,
 )
+from ..engine.core.urls import base_url_start
 from ..engine.pricing import PriceTable
 
 if TYPE_CHECKING:
@@ -30,8 +30,6 @@ if TYPE_CHECKING:
 DEFAULT_REGRESSION_TOLERANCE = 0.02
 # How far (a share of the metric's scale) a verdict's judge repeats may spread unflagged.
 DEFAULT_REPEAT_TOLERANCE = 0.25
-# ``name=model@base_url`` or ``model@base_url``: a model generated live, not read from files.
-_LIVE = re.compile(r"(?i)=|@https?://")
 
 Pair = tuple[str, str]
 
@@ -163,7 +161,9 @@ def live_entry(entry: str) -> ModelSpec | None:
 
     Raises ``ValueError`` for an entry that names no model.
     """
-    if not _LIVE.search(entry):
+    # ``name=model@base_url`` or ``model@base_url``. A URL, even a mistyped one, is never
+    # a directory of recorded outputs: read as live, it is refused without being repeated.
+    if "=" not in entry and "://" not in entry and base_url_start(entry) is None:
         return None
     # Only a live model entry pays for the endpoint module, even a light one.
     from ..engine.llm.endpoint import ModelSpec

@@ -28,6 +28,8 @@ from .helpers import SECRET, fixed_reply, qa_case, text_case
                                               "https://h/v1")),
     ("cand=gpt-4o@http://u:pw@127.0.0.1:8000/v1",
      ModelSpec("cand", "gpt-4o", "http://u:pw@127.0.0.1:8000/v1")),
+    # A password's '=' is not where a name ends (the name was 'gpt@https://u:pa').
+    ("gpt@https://u:pa=ss@h/v1", ModelSpec("gpt", "gpt", "https://u:pa=ss@h/v1")),
 ])
 def test_model_specs(text: str, spec: ModelSpec) -> None:
     assert ModelSpec.parse(text) == spec

@@ -150,6 +150,9 @@ def test_credentials_are_stripped_from_urls() -> None:
     ("ftp://127.0.0.1/v1", "it is not an http:// or https:// URL"),
     ("127.0.0.1:8000/v1", "it is not an http:// or https:// URL"),
     ("http:///v1", "it names no host"),
+    # urlsplit reads both as http URLs without a host: the missing slash is what is wrong.
+    ("http:/u:LEAK@127.0.0.1:8000/v1", "it is not an http:// or https:// URL"),
+    ("http:127.0.0.1:8000/v1", "it is not an http:// or https:// URL"),
     ("http://", "it names no host"),
     # urlsplit drops these without a word; the HTTP library refuses them.
     ("http://127.0.0.1:8000/v1\n", "it holds a space, a line break or another unprintable "
@@ -263,6 +266,36 @@ def test_a_model_spec_never_shows_its_urls_credentials() -> None:
     assert "LEAK" not in str(nameless.value) and "names no model" in str(nameless.value)
     assert without_credentials("a http://u:p@h/v1 b HTTPS://x@y c") == \
         "a http://<redacted>@h/v1 b HTTPS://<redacted>@y c"
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    # Before, each joined the model id (sent, shown and cached with its credentials).
+    (f"live=gpt-4o-mini@http:/alice:{SECRET}@127.0.0.1:34101/v1",
+     "the base URL of model 'gpt-4o-mini' is not usable: it is not an http:// or https:// URL"),
+    (f"gpt-4o-mini@htps://alice:{SECRET}@127.0.0.1/v1",
+     "the base URL of model 'gpt-4o-mini' is not usable: it is not an http:// or https:// URL"),
+    (f"live=gpt-4o-mini@http//alice:{SECRET}@127.0.0.1/v1",
+     "the base URL of model 'gpt-4o-mini' is not usable: it is not an http:// or https:// URL"),
+    (f"live=gpt-4o-mini@alice:{SECRET}@127.0.0.1/v1",
+     "the base URL of model 'gpt-4o-mini' is not usable: it is not an http:// or https:// URL"),
+    (f"live=gpt-4o-mini@ https://alice:{SECRET}@127.0.0.1/v1",
+     "the base URL of model 'gpt-4o-mini' is not usable: it holds a space, a line break or "
+     "another unprintable character"),
+    (f"claude@2024-10@htps://alice:{SECRET}@127.0.0.1/v1",
+     "the base URL of model 'claude@2024-10' is not usable: it is not an http:// or https:// "
+     "URL"),
+    (f"live=http://alice:{SECRET}@127.0.0.1/v1",
+     "a model spec has a URL where its name or model id goes; expected "
+     "'name=model@base_url' (name and @base_url optional)"),
+    (f"live=@htps://alice:{SECRET}@127.0.0.1/v1",
+     "model spec 'live=@<base URL>' names no model; expected 'name=model@base_url' (name and "
+     "@base_url optional)"),
+])
+def test_a_mistyped_url_in_a_model_spec_is_refused_without_repeating_it(
+        spec: str, message: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        ModelSpec.parse(spec)
+    assert str(refused.value) == message
 
 
 @pytest.mark.parametrize("key", [f"{SECRET}\n", f" {SECRET}", f"{SECRET[:5]}\t{SECRET[5:]}"])

@@ -81,6 +81,31 @@ def test_a_live_models_url_with_credentials_is_generated_from_and_never_shown(
     assert SECRET not in tree_text(llm.root)
 
 
+@pytest.mark.parametrize("entry", [
+    "fast=gpt-4o-mini@http:/user:{secret}@{host}",
+    "fast=gpt-4o-mini@htps://user:{secret}@{host}",
+    "fast=gpt-4o-mini@http//user:{secret}@{host}",
+    "gpt-4o-mini@HTPS://user:{secret}@{host}",
+    "gpt-4o-mini@user:{secret}@{host}",
+])
+def test_a_mistyped_url_with_credentials_is_a_usage_error_that_does_not_repeat_them(
+    llm: LLMProject, pytester: pytest.Pytester, entry: str
+) -> None:
+    # Before, an '@' not followed by http:// or https:// joined the model id: the run passed
+    # with the credentials in the scorecard, the report, the cache and the requests' model.
+    heuristic_judge(llm)
+    llm.project.write_tests(RESULT_TEST)
+    host = llm.server.base_url.removeprefix("http://")
+    result = pytester.runpytest(
+        "--callqa-models=" + entry.format(secret=SECRET, host=host), "--callqa-report=r.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the base URL of model 'gpt-4o-mini' is not usable: it is "
+                                 "not an http:// or https:// URL*"])
+    assert llm.server.requests == 0
+    assert SECRET not in result.stdout.str() + result.stderr.str()
+    assert SECRET not in tree_text(llm.root)
+
+
 def test_a_users_generate_hook_wins_over_the_built_in_generator(
     llm: LLMProject, pytester: pytest.Pytester
 ) -> None:

@@ -1,6 +1,7 @@
-"""Base URLs that may carry credentials (``https://user:password@host/v1``): the form that
-may be shown, the credentials apart from the URL, and every form in which they could come
-back in a server's or a library's text (standard library only).
+"""Base URLs that may carry credentials (``https://user:password@host/v1``): where one
+starts in a model spec, the form that may be shown, the credentials apart from the URL, and
+every form in which they could come back in a server's or a library's text (standard
+library only).
 
 A URL's credentials reach the server as HTTP Basic authentication, ``base64(user:password)``
 in the ``Authorization`` header, as the openai client and httpx2 send them: a server that
@@ -17,6 +18,16 @@ import urllib.parse
 # The credentials of an http(s) URL written inside some other text (a model spec), up to the
 # last ``@`` before a space: a password may hold ``/`` or ``#`` that urlsplit would cut at.
 _CREDENTIALS_IN_TEXT = re.compile(r"(?i)(https?://)\S*@")
+
+# Where the base URL of a model spec (``name=model@base_url``) starts: the first ``@``
+# followed by an http(s) URL or by what can only be a mistyped one — a scheme and ``:/`` or
+# ``//`` (``htps://``, ``http:/``, ``http//``), ``//`` alone, or ``user:password@`` — so a
+# mistyped URL is refused as one instead of joining the model id, which the scorecard, the
+# reports, the cache and the server all see, credentials and all. An ``@`` followed by none
+# of these belongs to the model id (``claude@2024-10``).
+_URL_AFTER_AT = re.compile(r"(?i)@(?=[a-z][a-z0-9+.-]*(?::/|//)|:?//|[^\s@]*:[^\s@]*@)")
+# Failing that, the first ``@`` with a ``://`` anywhere after it (``@ https://``, ``@<https://``).
+_SCHEME_LATER = re.compile(r"(?s)@(?=.*://)")
 
 
 def safe_url(url: str) -> str:
@@ -129,6 +140,13 @@ def _json_spellings(secret: str) -> re.Pattern[str]:
             spellings.append(re.escape(_SHORT_ESCAPES[char]))
         forms.append(f"(?:{'|'.join(spellings)})")
     return re.compile("".join(forms))
+
+
+def base_url_start(spec: str) -> int | None:
+    """Where the ``@`` before the base URL of the model spec ``spec`` is; None when the
+    spec names no base URL."""
+    at = _URL_AFTER_AT.search(spec) or _SCHEME_LATER.search(spec)
+    return None if at is None else at.start()
 
 
 def without_credentials(text: str) -> str:

@@ -18,17 +18,15 @@ from typing import TYPE_CHECKING
 from ..core.defaults import DEFAULT_BASE_URL
 from ..core.urls import (
     SHORTEST_REPLY_SECRET,
+    base_url_start,
     redact,
     remember_secrets,
     safe_url,
-    without_credentials,
 )
 
 if TYPE_CHECKING:
     from .wire import ChatClient
 
-# Where a model spec's base URL starts: an ``@`` followed by an http(s) URL, in any case.
-_URL_AFTER_AT = re.compile(r"(?i)@(?=https?://)")
 # A host the HTTP library reads as an IPv4 address (and refuses when it is not one).
 _DIGITS_AND_DOTS = re.compile(r"[0-9.]+")
 
@@ -63,7 +61,8 @@ def url_problem(url: str) -> str | None:
             # urlsplit's message quotes the part it failed on, which may be a password.
             return "it cannot be parsed (check its user:password@ part, host and port)"
         return f"it cannot be parsed ({exc})"
-    if parts.scheme not in ("http", "https"):
+    if parts.scheme not in ("http", "https") or not url[len(parts.scheme):].startswith("://"):
+        # ``http:/host`` and ``http:host`` parse as http URLs with no host.
         return "it is not an http:// or https:// URL"
     if not host:
         return "it names no host"
@@ -189,21 +188,29 @@ class ModelSpec:
     def parse(cls, text: str) -> ModelSpec:
         """``name=model@base_url``; ``name=`` and ``@base_url`` are optional.
 
-        ``@`` starts the base URL only when an ``http://`` or ``https://`` URL follows, so
-        model ids that contain ``@`` stay whole; the first such ``@`` does, so a URL with
-        credentials (``https://user:key@host/v1``) stays whole too.
+        ``@`` starts the base URL only when a URL follows (see ``core/urls.base_url_start``),
+        so model ids that contain ``@`` stay whole; the first such ``@`` does, so a URL with
+        credentials (``https://user:key@host/v1``) stays whole too, and the name ends at
+        the first ``=`` before it (a password may hold one). A mistyped URL (``htps://``,
+        ``http:/``) starts one too, and is refused as not usable rather than sent as part of
+        the model id.
         """
         spec = text.strip()
-        name, sep, rest = spec.partition("=")
+        at = base_url_start(spec)
+        head, base_url = (spec, None) if at is None else (spec[:at], spec[at + 1:])
+        name, sep, model = head.partition("=")
         if not sep:
-            name, rest = "", spec
-        model, base_url = rest, None
-        at = _URL_AFTER_AT.search(rest)
-        if at is not None:
-            model, base_url = rest[:at.start()], rest[at.start() + 1:]
+            name, model = "", head
         model, name = model.strip(), name.strip()
+        if "://" in head:
+            # A URL written without its model's '@': a name or model id holding it would
+            # show its credentials wherever the model is named, so neither is repeated.
+            raise ValueError("a model spec has a URL where its name or model id goes; "
+                             "expected 'name=model@base_url' (name and @base_url optional)")
         if not model:
-            shown = without_credentials(text)
+            # Without its base URL, which may be a mistyped one whose credentials no URL
+            # reading finds.
+            shown = head if base_url is None else f"{head}@<base URL>"
             raise ValueError(f"model spec {shown!r} names no model; expected "
                              "'name=model@base_url' (name and @base_url optional)")
         problem = url_problem(base_url) if base_url is not None else None

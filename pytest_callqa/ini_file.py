@@ -25,6 +25,11 @@ def read_toml(path: Path, what: str) -> dict[str, Any]:
             return tomllib.load(handle)
     except FileNotFoundError:
         raise pytest.UsageError(f"{what} {path} does not exist") from None
+    except UnicodeDecodeError as exc:
+        # TOML is UTF-8: a file saved as UTF-16 (PowerShell's redirection) ended the run in
+        # an INTERNALERROR traceback.
+        raise pytest.UsageError(f"{what} {path} cannot be read: it is not UTF-8 text (byte "
+                                f"{exc.start}); save it as UTF-8") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise pytest.UsageError(f"{what} {path} cannot be read: {exc}") from None
 

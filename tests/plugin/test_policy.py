@@ -141,6 +141,31 @@ def test_a_policy_file_of_its_own(project: MiniProject, pytester: pytest.Pyteste
     assert "nowhere.toml does not exist" in missing.stderr.str()
 
 
+def test_a_toml_file_that_is_not_utf8_is_a_usage_error_naming_it(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # A policy saved as UTF-16 (PowerShell's `>`) ended the run in an INTERNALERROR.
+    policy = "[metrics.keyword_f1]\nthreshold = 0.9\n"
+    (project.root / "bars.toml").write_bytes(policy.encode("utf-16"))
+    project.write_tests(KEYWORDS)
+    result = pytester.runpytest("--callqa-policy=bars.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--callqa-policy file *bars.toml cannot be read: it is not "
+                                 "UTF-8 text (byte 0); save it as UTF-8*"])
+    # The rootdir's pyproject.toml, which the plugin reads for its policy and pytest does
+    # not (`-c ci/pytest.ini`).
+    (project.root / "ci").mkdir()
+    keys = PYPROJECT.removeprefix("[tool.pytest.ini_options]\n").replace(
+        'filterwarnings = ["error"]', "filterwarnings = error").replace('"', "").replace(
+        "= cases", "= ../cases").replace("= outputs", "= ../outputs")
+    (project.root / "ci" / "pytest.ini").write_text("[pytest]\n" + keys, encoding="utf-8")
+    (project.root / "pyproject.toml").write_bytes(f"[tool.callqa.{policy[1:]}".encode("utf-16"))
+    result = pytester.runpytest("-c", "ci/pytest.ini", "--rootdir", ".")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*the project's pyproject.toml *pyproject.toml cannot be read: "
+                                 "it is not UTF-8 text*"])
+
+
 def test_a_task_pass_bar_is_the_helpers_default_and_a_tolerance_reaches_the_gate(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

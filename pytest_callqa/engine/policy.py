@@ -163,12 +163,20 @@ def apply_policy(registry: Registry, policy: Mapping[str, Any], origin: str) -> 
     metrics = policy.get("metrics", {})
     if not isinstance(metrics, Mapping):
         raise PolicyError(f"{origin}: tool.callqa.metrics must be a table")
+    # The key that set each metric (``task.id``), as written: ``keyword_f1`` and
+    # ``"entity.keyword_f1"`` are one metric, whose two rules would pile up in file order.
+    set_by: dict[str, str] = {}
     for key, entry in metrics.items():
         where = f"{origin}: tool.callqa.metrics.{key}"
         if not isinstance(entry, Mapping):
             raise PolicyError(f"{where}: must be a table of threshold, acceptable, blocker, "
                               "disabled")
         spec = _find(registry, str(key), where)
+        metric = f"{spec.task}.{spec.id}"
+        if metric in set_by:
+            raise PolicyError(f"{where}: metric {metric!r} is already set by "
+                              f"tool.callqa.metrics.{set_by[metric]}; give its rule once")
+        set_by[metric] = str(key)
         registry.override(_rule(spec, entry, where), origin)
         if "tolerance" in entry:
             registry.tolerances[f"{spec.task}.{spec.id}"] = float(entry["tolerance"])

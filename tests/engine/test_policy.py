@@ -288,6 +288,19 @@ def test_a_bad_task_rule_is_refused_naming_the_key(tasks: dict, message: str) ->
     assert refused(tasks=tasks) == message
 
 
+def test_one_metric_named_twice_in_a_table_is_refused_naming_both_keys() -> None:
+    # Before, both rules were applied in file order: the last threshold won, and one's
+    # blocker was combined with the other's threshold without a word.
+    assert refused({"keyword_f1": {"threshold": 0.9},
+                    "entity.keyword_f1": {"threshold": 0.5, "blocker": True}}) == (
+        f"{PREFIX}.entity.keyword_f1: metric 'entity.keyword_f1' is already set by "
+        "tool.callqa.metrics.keyword_f1; give its rule once")
+    # Two policies (pyproject.toml, then the policy file) may still set one metric each.
+    registry = applied({"keyword_f1": {"threshold": 0.9}})
+    apply_policy(registry, {"metrics": {"entity.keyword_f1": {"threshold": 0.5}}}, "bars.toml")
+    assert registry.metric("entity", "keyword_f1").bands.good == 0.5
+
+
 def test_the_tables_themselves_are_checked() -> None:
     assert refused(metrics=[1]) == f"{ORIGIN}: tool.callqa.metrics must be a table"
     assert refused(tasks="qa") == f"{ORIGIN}: tool.callqa.tasks must be a table"

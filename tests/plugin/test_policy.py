@@ -119,7 +119,11 @@ def test_a_policy_blocker_is_a_new_blocker_for_the_gate(
      "tool.callqa.metrics.keyword_f1.threshold: 1.5 is off the metric's scale"),
     ("[tool.callqa.metrics.response_structure_compliance]\nthreshold = 1\n",
      "exists in several tasks"),
-], ids=["unknown-metric", "weight", "off-scale", "ambiguous"])
+    ("[tool.callqa.metrics.keyword_f1]\nthreshold = 0.9\n"
+     "[tool.callqa.metrics.\"entity.keyword_f1\"]\nthreshold = 0.5\n",
+     "tool.callqa.metrics.entity.keyword_f1: metric 'entity.keyword_f1' is already set by "
+     "tool.callqa.metrics.keyword_f1"),
+], ids=["unknown-metric", "weight", "off-scale", "ambiguous", "named-twice"])
 def test_a_bad_policy_is_a_usage_error_naming_the_key(
     project: MiniProject, pytester: pytest.Pytester, policy: str, problem: str
 ) -> None:

@@ -265,3 +265,17 @@ def test_the_suite_given_again_on_the_command_line_still_finds_obsolete_snapshot
     plain.stdout.fnmatch_lines(["*1 snapshot unused*"])
     pytester.runpytest(*ARGS, *again, "--snapshot-update").assert_outcomes(passed=3)
     assert len(snapshot_files(pytester)) == 3
+
+
+def test_an_unusable_ini_model_the_command_line_replaces_does_not_break_the_snapshots(
+    verdicts: dict[str, float], llm: LLMProject, pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    # The ini file's second entry is a mistyped live model the command line leaves out:
+    # reading it to tell whether the run was narrowed raised in every snapshot test.
+    llm.ini('callqa_models = ["alpha", "live=gpt@htps://u:pw@127.0.0.1:9/v1"]\n')
+    result = pytester.runpytest(*ARGS, "--callqa-models=alpha", "--snapshot-update")
+    result.assert_outcomes(passed=4)
+    assert len(snapshot_files(pytester)) == 4
+    assert "pw@" not in result.stdout.str()

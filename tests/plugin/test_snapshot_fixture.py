@@ -176,6 +176,32 @@ def test_shards_keep_each_others_snapshots(
             assert snapshot_files(pytester) == accepted
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_shards_find_an_obsolete_snapshot_as_a_whole_run_does(
+    verdicts: dict[str, float], pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+    workers: list[str],
+) -> None:
+    # As an outer xdist worker, syrupy would leave unused snapshots to its controller.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    pytester.runpytest(*ARGS, "--snapshot-update").assert_outcomes(passed=4)
+    accepted = snapshot_files(pytester)
+    for shard in ("1/2", "2/2"):
+        result = pytester.runpytest(*ARGS, f"--callqa-shard={shard}", *workers)
+        assert result.ret == pytest.ExitCode.OK
+        assert "unused" not in result.stdout.str()
+    # Before: the snapshot of a case removed from the suite failed an unsharded run and
+    # passed every shard, which took the run for a partial one.
+    next(pytester.path.joinpath("cases").rglob("qa-refund.json")).unlink()
+    for shard in ("1/2", "2/2"):
+        result = pytester.runpytest(*ARGS, f"--callqa-shard={shard}", *workers)
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+        result.stdout.fnmatch_lines(["*1 snapshot unused*"])
+    assert snapshot_files(pytester) == accepted
+    pytester.runpytest(*ARGS, "--callqa-shard=2/2", "--snapshot-update", *workers)
+    left = snapshot_files(pytester)
+    assert len(left) == 3 and set(left) < set(accepted)
+
+
 def test_long_ids_alike_up_to_where_a_file_name_ends_are_errors(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

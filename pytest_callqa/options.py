@@ -35,6 +35,7 @@ from .run.settings import (
     Settings,
     display_path,
     live_entry,
+    model_name,
 )
 from .run.shard import parse_shard
 
@@ -352,18 +353,8 @@ def narrowed_selection(config: pytest.Config, settings: Settings) -> bool:
     configured: Sequence[str] = _split_models(_ini_strings(config, MODELS_OPTION))
     if not configured and settings.outputs is not None and settings.outputs.is_dir():
         configured = [p.name for p in settings.outputs.iterdir() if p.is_dir()]
-    chosen_names = {_model_name(entry) for entry in settings.models}
-    return any(_model_name(entry) not in chosen_names for entry in configured)
-
-
-def _model_name(entry: str) -> str:
-    try:
-        spec = live_entry(entry)
-    except ValueError:
-        # An unusable ini entry the command line's models replace: it names none of them,
-        # so the run is narrowed, and the snapshots of what it meant to name stay.
-        return entry
-    return entry if spec is None else spec.name
+    chosen_names = {model_name(entry) for entry in settings.models}
+    return any(model_name(entry) not in chosen_names for entry in configured)
 
 
 def _split_models(values: Iterable[str]) -> tuple[str, ...]:

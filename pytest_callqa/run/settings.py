@@ -171,6 +171,16 @@ def live_entry(entry: str) -> ModelSpec | None:
     return ModelSpec.parse(entry)
 
 
+def model_name(entry: str) -> str:
+    """The name a ``callqa_models`` entry gives its model: a live model's ``name=``, a
+    recorded model's directory; an unusable entry is its own name, matching no other."""
+    try:
+        spec = live_entry(entry)
+    except ValueError:
+        return entry
+    return entry if spec is None else spec.name
+
+
 def count(n: float, noun: str) -> str:
     """``n noun`` with the noun in the plural unless ``n`` is 1."""
     return f"{n:g} {noun}{'' if n == 1 else 's'}"

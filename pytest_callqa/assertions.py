@@ -540,10 +540,17 @@ _VERDICT_OF_RATING = {"good": "PASS", "acceptable": "WARN"}
 
 def assert_grounded(result: TaskResult, *, allow_warn: bool = False) -> None:
     """Fail unless the grounding verdict is PASS (or WARN with ``allow_warn``), naming the
-    rule that decided it: hallucination > 0.5, relevance < 0.1, completeness < 0.6."""
+    rule that decided it: hallucination > 0.5, relevance < 0.1, completeness < 0.6. An
+    undecided verdict (the claims of an answer not in English) is the tool's error."""
     __tracebackhide__ = True
     _require_task(result, "grounding", "assert_grounded")
     verdict_metric = result.metric("grounding_verdict")
+    if verdict_metric.value is None and result.valid:
+        # Undecided (a hallucination the tool could not check): neither a pass nor the
+        # model's failure.
+        raise _unscored(result, "grounding_verdict",
+                        f"grounding verdict not scored {who(result)}",
+                        [metric_line(result, "grounding_verdict")])
     # A mean of runs whose verdicts differ has no verdict of its own: its value's rating
     # reads as one, as the scorecard reads it (PASS 1.0, WARN from 0.5).
     verdict = str(verdict_metric.details.get(

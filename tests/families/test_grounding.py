@@ -19,6 +19,7 @@ from pytest_callqa.engine.tasks.grounding import (
     hallucination,
     ngram_overlap,
     query_keywords,
+    reads_as_english,
     relevance,
     verdict,
 )
@@ -253,6 +254,17 @@ def test_verdict_order(hall: float, rel: float, comp: float, expected: str) -> N
         assert why.startswith("relevance")
 
 
+@pytest.mark.parametrize(("comp", "would_be"), [(1.0, "PASS"), (0.5, "WARN")])
+def test_an_unchecked_hallucination_leaves_the_verdict_undecided(
+        comp: float, would_be: str) -> None:
+    decided, why = verdict(None, 0.9, comp)
+    assert decided is None
+    assert why == ("undecided: hallucination not scored, and the verdict checks it first; "
+                   f"relevance and completeness alone would give {would_be}")
+    # FAIL whatever the hallucination: an irrelevant answer is decided.
+    assert verdict(None, 0.05, 1.0) == ("FAIL", "relevance 0.05 < 0.1 (irrelevant)")
+
+
 def test_the_sections_0_6_is_not_the_verdict_threshold() -> None:
     assert SECTION_HALLUCINATION_THRESHOLD == 0.6
     assert verdict(0.55, 1.0, 1.0)[0] == "FAIL"
@@ -327,6 +339,80 @@ def test_a_cases_hallucination_limit_outranks_a_teams_policy() -> None:
                                        "hallucination_fail_above": 0.2}),
                          {"answer": answer}, embedder=TFIDF, registry=lenient)
     assert (unblocked.metrics["hallucination"].rating, unblocked.blocked) == ("fail", False)
+
+
+ES_CONTEXT = ("El envío nocturno cuesta 69.99 y no incluye devoluciones gratuitas. El seguro "
+              "completo se contrata aparte.")
+ES_QUERY = "¿El envío nocturno incluye devoluciones gratuitas?"
+DE_CONTEXT = ("Der Expressversand kostet 69.99 und beinhaltet keine kostenlosen Rücksendungen. "
+              "Eine Vollversicherung ist extra.")
+DE_QUERY = "Beinhaltet der Expressversand kostenlose Rücksendungen?"
+
+
+@pytest.mark.parametrize(("text", "english"), [
+    ("Sí, el envío nocturno incluye devoluciones gratuitas y seguro completo.", False),
+    ("Si, el envio nocturno incluye devoluciones gratuitas y seguro completo.", False),
+    ("El envío cuesta 89.99 y tarda 2 días.", False),  # "y" is English's too: el decides
+    ("Ja, der Expressversand beinhaltet kostenlose Rücksendungen und eine Vollversicherung.",
+     False),
+    ("隔夜运费是69.99元，包括免费退货。", False),
+    ("आपका रिफंड 5 दिन में आएगा।", False),
+    (ANSWER, True),
+    ("Yes, Mr de la Cruz is the account holder.", True),  # two of each: English
+    ("69.99", True),
+    ("", True),
+])
+def test_an_answer_reads_as_english_by_its_script_and_function_words(
+        text: str, english: bool) -> None:
+    assert reads_as_english(text) is english
+
+
+@pytest.mark.parametrize(("query", "context", "answer"), [
+    (ES_QUERY, ES_CONTEXT,
+     "Sí, el envío nocturno incluye devoluciones gratuitas y seguro completo."),
+    (DE_QUERY, DE_CONTEXT,
+     "Ja, der Expressversand beinhaltet kostenlose Rücksendungen und eine Vollversicherung."),
+])
+def test_a_claim_in_another_language_is_not_passed_as_grounded(
+        query: str, context: str, answer: str) -> None:
+    # The claim finder knows English verbs only: 0 unsupported of 0 anchors read 0.0, and
+    # a made-up claim passed "grounded, relevant and complete".
+    result = _eval(answer, config={"query": query, "context": [context]})
+    hall = result.metrics["hallucination"]
+    assert not hall.scored and hall.value is None
+    assert hall.reason == ("not scored: the answer is not in English, whose fact verbs and "
+                           "hedges alone the claim check reads, so its claims cannot be "
+                           "checked offline")
+    decided = result.metrics["grounding_verdict"]
+    assert not decided.scored and decided.details["verdict"] is None
+    assert decided.reason.startswith("undecided: hallucination not scored")
+    # Unknown, not the model's failure.
+    assert (result.score, result.valid, result.blocked) == (None, True, False)
+    assert result.notes == ["the task score could not be estimated: grounding_verdict, "
+                            "hallucination not scored"]
+    assert result.metrics["relevance"].scored and result.metrics["completeness"].scored
+
+
+def test_the_unchecked_hallucination_names_the_numbers_missing_from_the_context() -> None:
+    result = _eval("El envío nocturno cuesta 89.99 y tarda 2 días.",
+                   config={"query": ES_QUERY, "context": [ES_CONTEXT]})
+    assert result.metrics["hallucination"].reason.endswith(
+        "; numbers and dates not in the context: '89.99', '2'")
+    assert result.score is None
+
+
+def test_an_irrelevant_answer_in_another_language_still_fails() -> None:
+    result = _eval("Los plátanos son amarillos.",
+                   config={"query": ES_QUERY, "context": [ES_CONTEXT]})
+    assert result.metrics["grounding_verdict"].details["verdict"] == "FAIL"
+    assert result.score == 0.0
+
+
+def test_an_english_answer_without_claims_or_anchors_is_still_scored() -> None:
+    result = _eval("Overnight shipping for items over ten lbs, yes.")
+    assert result.metrics["hallucination"].details["anchors"] == []
+    assert result.metrics["hallucination"].value == 0.0
+    assert result.metrics["grounding_verdict"].details["verdict"] == "PASS"
 
 
 def test_the_transcript_is_the_context_when_none_is_given() -> None:

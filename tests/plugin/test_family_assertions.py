@@ -102,6 +102,18 @@ def test_grounded_verdict_and_the_rule_that_decided_it() -> None:
     assert "  hallucination = 0.800 (blocker" in message
 
 
+def test_an_undecided_grounding_verdict_is_the_tools_error() -> None:
+    case = CASES[GROUNDING].model_copy(update={
+        "config": {"query": "¿Cuánto cuesta el envío nocturno?",
+                   "context": ["El envío nocturno cuesta 69.99 por paquete."]}})
+    result = evaluate(case, {"answer": "El envío nocturno cuesta 69.99 por paquete."},
+                      model="m", embedder=TfidfEmbedder())
+    with pytest.raises(EvaluationUnavailable, match=(
+            r"grounding_verdict could not be estimated for model 'm'.*not a model failure"
+            r"\): undecided: hallucination not scored")):
+        assert_grounded(result)
+
+
 def with_value(result: TaskResult, metric_id: str, value: float) -> TaskResult:
     """``result`` with the metric's value replaced (a value float arithmetic can give)."""
     result.metrics[metric_id] = dataclasses.replace(result.metrics[metric_id], value=value)

@@ -215,7 +215,12 @@ class BaseTask(ABC):
                 + (f"; it would have been {score:.3f}" if score is not None else "")
             )
         if score is None and not voided:
-            notes.append("no metric of this task could be scored")
+            # Grounding's score is its verdict, which an unchecked hallucination leaves
+            # undecided while relevance and completeness stand.
+            notes.append("no metric of this task could be scored"
+                         if all(mid in not_scored for mid in metrics)
+                         else "the task score could not be estimated: "
+                         + ", ".join(not_scored) + " not scored")
         return TaskResult(
             task=self.name, case_id=ctx.case.id,
             score=None if voided else score,

@@ -19,6 +19,11 @@ order: FAIL if hallucination > 0.5, FAIL if relevance < 0.1, WARN if completenes
 PASS otherwise (SPEC 5.5: the verdict's 0.5 stands over the 0.6 of the seed's hallucination
 section). The task score maps the verdict: PASS 1.0, WARN 0.5, FAIL 0.0. Hallucination over
 the case's threshold (``hallucination_fail_above``, default 0.5) is also a blocker.
+
+The claims are found by English fact verbs and hedges: in an answer not in English
+(:func:`reads_as_english`) none would be found and a made-up one passed, so its hallucination
+is *not scored* and its verdict, which checks hallucination first, is undecided (not
+scored, the task score unknown) unless relevance fails it.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ from ..anchors import anchor_supported, extract_anchors
 from ..core.judging import JudgeVerdict
 from ..core.metrics import BAND_EDGES, CASE_BAR, Bands, MetricSpec
 from ..core.results import MetricResult
-from ..text import content_tokens, token_jaccard, tokens
+from ..lexicon import ENGLISH_STOPWORDS, NON_ENGLISH_STOPWORDS
+from ..text import content_tokens, dominant_script, token_jaccard, tokens
 from ..tfidf import word_tfidf_cosine
 from .base import structure_spec
 from .call_schemas import LooseConfig, StrictModel
@@ -230,6 +236,20 @@ def _stem(word: str) -> str:
     return _singular(word)
 
 
+def reads_as_english(text: str) -> bool:
+    """Whether :func:`extract_claims` can read ``text``: its fact verbs and hedges are English
+    words, so in another language it finds no claim, and 0 unsupported of 0 anchors would
+    read as fully grounded. A text is English unless most of its letters are of a script
+    other than Latin, or more of its words are function words of another language of the
+    lexicon (Spanish, French, German, Portuguese, Italian, Hindi) than English ones ("el",
+    "und" against "the", "is"); a text with neither kind is read as English."""
+    if not text.isascii() and dominant_script(text) not in (None, "LATIN"):
+        return False
+    words = tokens(text)
+    english = sum(1 for w in words if w in ENGLISH_STOPWORDS)
+    return sum(1 for w in words if w in NON_ENGLISH_STOPWORDS) <= english
+
+
 def extract_claims(text: str) -> list[Claim]:
     """One claim per sentence: the first fact verb of its first clause that has one and no
     hedge word, with up to three content words before it as subject (words naming the
@@ -358,17 +378,23 @@ def hallucination(response: str, context: str | Sequence[str]) -> HallucinationC
 
 
 def verdict(
-    hallucination_score: float, relevance_score: float, completeness_score: float, *,
+    hallucination_score: float | None, relevance_score: float, completeness_score: float, *,
     hallucination_fail_above: float = HALLUCINATION_FAIL_ABOVE,
     relevance_fail_below: float = RELEVANCE_FAIL_BELOW,
     completeness_warn_below: float = COMPLETENESS_WARN_BELOW,
-) -> tuple[Verdict, str]:
-    """The seed's hierarchy: safety, then quality, then detail."""
-    if hallucination_score > hallucination_fail_above:
+) -> tuple[Verdict | None, str]:
+    """The seed's hierarchy: safety, then quality, then detail. Without a hallucination
+    score (None: not scored) only an irrelevant answer is decided, FAIL either way; any
+    other is undecided (None), as safety, which it cannot check, comes first."""
+    if hallucination_score is not None and hallucination_score > hallucination_fail_above:
         return "FAIL", (f"hallucination {hallucination_score:.2f} > "
                         f"{hallucination_fail_above:g} (high hallucination risk)")
     if relevance_score < relevance_fail_below:
         return "FAIL", f"relevance {relevance_score:.2f} < {relevance_fail_below:g} (irrelevant)"
+    if hallucination_score is None:
+        return None, ("undecided: hallucination not scored, and the verdict checks it first; "
+                      "relevance and completeness alone would give "
+                      + ("WARN" if completeness_score < completeness_warn_below else "PASS"))
     if completeness_score < completeness_warn_below:
         return "WARN", (f"completeness {completeness_score:.2f} < {completeness_warn_below:g} "
                         "(potentially incomplete)")
@@ -417,8 +443,10 @@ class GroundingTask(FamilyTask):
         rel, cosine, jaccard = relevance(config.query, answer)
         comp, missing = completeness(config.query, answer)
         hall = hallucination(answer, context)
+        english = reads_as_english(answer)
         decided, why = verdict(
-            hall.score, rel, comp, hallucination_fail_above=config.hallucination_fail_above,
+            hall.score if english else None, rel, comp,
+            hallucination_fail_above=config.hallucination_fail_above,
             relevance_fail_below=config.relevance_fail_below,
             completeness_warn_below=config.completeness_warn_below)
         unsupported = hall.unsupported
@@ -434,7 +462,8 @@ class GroundingTask(FamilyTask):
             # The case's threshold rates it too: a blocker fixed at the default would block a
             # verdict the case lets pass, or let through one it fails on safety.
             "hallucination": replace(self.spec("hallucination"), bands=limit_bands).result(
-                hall.score,
+                hall.score if english else None,
+                _unread_claims(unsupported) if not english else
                 f"{len(unsupported)} of {len(hall.anchors)} anchors unsupported by the context "
                 f"(S_claims {hall.claims_score:.2f}); n-gram overlap {hall.overlap:.2f}"
                 + (f" < {DRIFT_OVERLAP_BELOW:g}: drift penalty {hall.drift:g}" if hall.drift
@@ -448,12 +477,24 @@ class GroundingTask(FamilyTask):
                     "threshold": f"> {config.hallucination_fail_above:g} → FAIL (blocker)"}
                    if config.hallucination_fail_above != HALLUCINATION_FAIL_ABOVE else {})),
         }
+        score = None if decided is None else VERDICT_SCORES[decided]
         m["grounding_verdict"] = self.spec("grounding_verdict").result(
-            VERDICT_SCORES[decided], f"{decided}: {why}", verdict=decided,
+            score, why if decided is None else f"{decided}: {why}", verdict=decided,
             thresholds={"hallucination_fail_above": config.hallucination_fail_above,
                         "relevance_fail_below": config.relevance_fail_below,
                         "completeness_warn_below": config.completeness_warn_below})
         ref = tfidf_cosine(answer, reference)
         m["reference_similarity"] = self.spec("reference_similarity").result(
             ref, f"TF-IDF cosine {ref:.3f} to the reference answer")
-        return m, VERDICT_SCORES[decided], []
+        return m, score, []
+
+
+def _unread_claims(unsupported: Sequence[Mapping[str, Any]]) -> str:
+    """Why the hallucination of an answer not in English is not scored. Its numbers and
+    dates are checked, but the seed's share counts its claims too: from the numbers alone it
+    would be another metric."""
+    missing = [repr(a["text"]) for a in unsupported if a["kind"] != "claim"]
+    return ("not scored: the answer is not in English, whose fact verbs and hedges alone "
+            "the claim check reads, so its claims cannot be checked offline"
+            + ("; numbers and dates not in the context: " + ", ".join(missing)
+               if missing else ""))

@@ -16,7 +16,7 @@ import numpy.typing as npt
 from rapidfuzz import fuzz, process
 
 from .core.memo import batch_memoised
-from .text import normalize, normalize_loose, tokens
+from .text import normalize, normalize_loose, units
 
 Method = Literal["jaccard", "ratio", "token_set", "partial"]
 
@@ -37,7 +37,9 @@ _GREEDY_BATCH = 4096
 
 @batch_memoised
 def _token_set(doc: str) -> frozenset[str]:
-    return frozenset(tokens(doc))
+    # A run of a script written without spaces is one token however many words it holds:
+    # "价格担忧" and "对价格的担忧" would share none. Its character pairs are compared instead.
+    return frozenset(units(doc))
 
 
 def _jaccard_matrix(a: Sequence[str], b: Sequence[str]) -> FloatMatrix:

@@ -315,7 +315,7 @@ def _quotes(text: str) -> tuple[str, ...]:
         if opening in text:
             spans.extend((m.start(), m.end(), m[1]) for m in pattern.finditer(text)
                          if len(m[1].split()) >= 2
-                         or (len(m[1]) >= 4 and _unsegmented(m[1])))
+                         or (len(m[1]) >= 4 and unsegmented(m[1])))
     spans.sort(key=lambda s: (s[0], -s[1]))
     quotes: list[str] = []
     outer_end = -1
@@ -462,16 +462,28 @@ def _without_digits(vocabulary: frozenset[str]) -> tuple[str, ...]:
 # meet: their content is compared by character pairs instead.
 
 
-def _unsegmented(token: str) -> bool:
-    return not token.isascii() and _UNSEGMENTED_RE.search(token) is not None
+def unsegmented(text: str) -> bool:
+    """Whether ``text`` holds a letter of a script written without spaces."""
+    return not text.isascii() and _UNSEGMENTED_RE.search(text) is not None
 
 
 def content_units(s: str) -> list[str]:
     """:func:`content_tokens`, a token of a script written without spaces taken as its
     character pairs: "客服确认重复扣款" is one token, which a single particle more ("确认了")
     makes another; its pairs mostly stay the same."""
-    return [unit for t in content_tokens(s)
-            for unit in (_character_pairs(t) if _unsegmented(t) else (t,))]
+    return _as_units(content_tokens(s))
+
+
+def units(s: str) -> list[str]:
+    """:func:`tokens`, a token of a script written without spaces taken as its character
+    pairs (see :func:`content_units`): "价格担忧" and "对价格的担忧" share no token, and two
+    of their six pairs."""
+    # A text without such a letter, nearly every one, is its tokens.
+    return _as_units(tokens(s)) if unsegmented(s) else tokens(s)
+
+
+def _as_units(words: Iterable[str]) -> list[str]:
+    return [unit for t in words for unit in (_character_pairs(t) if unsegmented(t) else (t,))]
 
 
 def _character_pairs(token: str) -> tuple[str, ...]:
@@ -481,7 +493,7 @@ def _character_pairs(token: str) -> tuple[str, ...]:
 @batch_memoised
 def _unsegmented_units(vocabulary: frozenset[str]) -> frozenset[str]:
     """The character pairs of a context's tokens in unsegmented scripts."""
-    return frozenset(pair for t in vocabulary if _unsegmented(t)
+    return frozenset(pair for t in vocabulary if unsegmented(t)
                      for pair in _character_pairs(t))
 
 
@@ -501,10 +513,8 @@ def content_coverage(
         return 1.0
     if vocabulary is None:
         vocabulary = _vocabulary(contexts)
-    if _unsegmented(claim):
-        claim_tokens = list(dict.fromkeys(
-            unit for t in claim_tokens
-            for unit in (_character_pairs(t) if _unsegmented(t) else (t,))))
+    if unsegmented(claim):
+        claim_tokens = list(dict.fromkeys(_as_units(claim_tokens)))
         vocabulary = vocabulary | _unsegmented_units(vocabulary)
     missing = [t for t in claim_tokens if t not in vocabulary]
     fuzzy_candidates = [t for t in missing if not any(ch.isdigit() for ch in t)]

@@ -77,6 +77,17 @@ def test_jaccard_matrix_agrees_with_token_jaccard() -> None:
     np.testing.assert_allclose(similarity_matrix(a, b, "jaccard"), expected, rtol=0, atol=1e-12)
 
 
+def test_jaccard_matrix_reads_an_unspaced_script_by_character_pairs() -> None:
+    # One token per run, "退款延迟问题" and "退款延迟" shared nothing: 0.0, where "refund delay
+    # issue" and "refund delay" are 2/3.
+    sim = similarity_matrix(["退款延迟问题", "对价格的担忧", "refund delay issue"],
+                            ["退款延迟", "价格担忧", "refund delay"])
+    assert sim[0, 0] == pytest.approx(3 / 5)
+    assert sim[1, 1] == pytest.approx(2 / 6)
+    assert sim[2, 2] == pytest.approx(2 / 3)
+    assert sim[0, 1] == 0.0
+
+
 def test_jaccard_matrix_with_only_empty_strings() -> None:
     np.testing.assert_array_equal(similarity_matrix(["", "!!"], ["", "?"]), np.ones((2, 2)))
     np.testing.assert_array_equal(similarity_matrix(["", "a"], ["b", ""]), [[0, 1], [0, 0]])

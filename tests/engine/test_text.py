@@ -27,6 +27,7 @@ from pytest_callqa.engine.text import (
     normalize_loose,
     token_jaccard,
     tokens,
+    units,
 )
 
 
@@ -107,6 +108,16 @@ def test_content_tokens_drop_stopwords_and_single_letters_but_not_digits() -> No
         "items",
     ]
     assert content_tokens("it is what it is") == []
+
+
+def test_units_take_a_run_of_an_unspaced_script_as_its_character_pairs() -> None:
+    assert units("对价格的担忧") == ["对价", "价格", "格的", "的担", "担忧"]
+    assert units("退款 refund 3.5 days") == ["退款", "refund", "3.5", "days"]
+    assert units("価格の心配です") == ["価格", "格の", "の心", "心配", "配で", "です"]
+    # Other scripts keep their tokens, stopwords and all.
+    assert units("The refund of Priya's order") == tokens("The refund of Priya's order")
+    assert units("प्रिया का रिफंड") == tokens("प्रिया का रिफंड")
+    assert units("") == []
 
 
 @pytest.mark.parametrize(

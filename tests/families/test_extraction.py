@@ -123,6 +123,18 @@ def test_the_seeds_0_5_pair_is_no_topic_match_at_the_threshold_0_5() -> None:
         "key_phrases_f1"].value == 1.0
 
 
+@pytest.mark.parametrize(("truth", "extracted"), [
+    ("refund delay", "refund delay issue"),
+    ("退款延迟", "退款延迟问题"),
+])
+def test_a_topic_in_an_unspaced_script_matches_as_its_english_twin_does(
+        truth: str, extracted: str) -> None:
+    # The Chinese pair was one token each, shared nothing and scored 0.0 where the English
+    # one scores 1.0: its character pairs share 3 of 5 (English: 2 of 3 words).
+    result = _eval({"topics": [{"name": extracted}]}, expected={"topics": [{"name": truth}]})
+    assert result.metrics["signal_f1"].value == 1.0
+
+
 def test_precision_recall_f1_definitions() -> None:
     assert prf(2, 4, 2) == pytest.approx((0.5, 1.0, 2 / 3))
     assert prf(0, 0, 0) == (1.0, 1.0, 1.0)

@@ -415,6 +415,32 @@ def test_an_english_answer_without_claims_or_anchors_is_still_scored() -> None:
     assert result.metrics["grounding_verdict"].details["verdict"] == "PASS"
 
 
+ZH_CONTEXT = "隔夜运费是69.99元，不包括免费退货。"
+ZH_QUERY = "隔夜运费是多少？"
+
+
+def test_a_run_of_an_unspaced_script_is_read_as_its_character_pairs() -> None:
+    # One token per run, the question's one "keyword" was the whole question, and an answer
+    # copied from the context shared no word with the question or its own source.
+    assert query_keywords(ZH_QUERY) == ["隔夜", "夜运", "运费", "费是", "是多", "多少"]
+    score, missing = completeness(ZH_QUERY, ZH_CONTEXT)
+    assert score == pytest.approx(4 / 6) and missing == ["是多", "多少"]
+    rel, cosine, jaccard = relevance(ZH_QUERY, ZH_CONTEXT)
+    assert rel == pytest.approx((cosine + jaccard) / 2)
+    # 4 shared of the 6 question's and 14 context's pairs.
+    assert cosine > 0.2 and jaccard == pytest.approx(4 / 16)
+    assert ngram_overlap(ZH_CONTEXT, ZH_CONTEXT) == 1.0
+    assert ngram_overlap("隔夜运费是49元", ZH_CONTEXT) == pytest.approx(3 / 6)
+
+
+def test_a_chinese_answer_copied_from_the_context_is_not_irrelevant() -> None:
+    result = _eval(ZH_CONTEXT, config={"query": ZH_QUERY, "context": [ZH_CONTEXT]})
+    assert result.metrics["relevance"].value > 0.1
+    # Its claims cannot be read (not English): undecided, no longer FAIL "irrelevant".
+    assert result.metrics["grounding_verdict"].details["verdict"] is None
+    assert result.metrics["reference_similarity"].scored
+
+
 def test_the_transcript_is_the_context_when_none_is_given() -> None:
     transcript = [{"speaker": "agent", "text": CONTEXT}]
     result = _eval(ANSWER, config={"query": QUERY}, transcript=transcript)

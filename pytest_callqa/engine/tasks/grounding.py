@@ -41,7 +41,7 @@ from ..core.judging import JudgeVerdict
 from ..core.metrics import BAND_EDGES, CASE_BAR, Bands, MetricSpec
 from ..core.results import MetricResult
 from ..lexicon import ENGLISH_STOPWORDS, NON_ENGLISH_STOPWORDS
-from ..text import content_tokens, dominant_script, token_jaccard, tokens
+from ..text import content_tokens, content_units, dominant_script, tokens, units, unsegmented
 from ..tfidf import word_tfidf_cosine
 from .base import structure_spec
 from .call_schemas import LooseConfig, StrictModel
@@ -124,15 +124,24 @@ class GroundingConfig(LooseConfig):
 
 def tfidf_cosine(a: str, b: str) -> float:
     """Cosine of two texts in a word TF-IDF space fitted on the pair (0.0 when neither has
-    a word of two letters or more)."""
-    return word_tfidf_cosine(a, b)
+    a word of two letters or more); a run of a script written without spaces counts as its
+    character pairs, as every score of this family reads it."""
+    return word_tfidf_cosine(_pairs_as_words(a), _pairs_as_words(b))
+
+
+def _pairs_as_words(text: str) -> str:
+    # The word space would take a run such as "隔夜运费是多少" for one word, which no
+    # other text shares.
+    return " ".join(units(text)) if unsegmented(text) else text
 
 
 def relevance(query: str, response: str) -> tuple[float, float, float]:
-    """``(S_rel, S_cosine, S_jaccard)`` with ``S_rel = (S_cosine + S_jaccard) / 2``."""
+    """``(S_rel, S_cosine, S_jaccard)`` with ``S_rel = (S_cosine + S_jaccard) / 2``; the
+    Jaccard of the two texts' :func:`~pytest_callqa.engine.text.units`, 0.0 for a word-less
+    text (it answers nothing)."""
     cosine = tfidf_cosine(query, response)
-    # token_jaccard calls two word-less texts identical; here they answer nothing.
-    jaccard = token_jaccard(query, response) if tokens(query) and tokens(response) else 0.0
+    q, r = set(units(query)), set(units(response))
+    jaccard = len(q & r) / len(q | r) if q and r else 0.0
     return (cosine + jaccard) / 2, cosine, jaccard
 
 
@@ -142,8 +151,9 @@ QUERY_FILLERS = frozenset({"much", "many", "tell", "please", "know", "explain", 
 
 
 def query_keywords(query: str) -> list[str]:
-    """``ExtractKeywords(Q)``: the query's distinct content words, question fillers aside."""
-    return list(dict.fromkeys(t for t in content_tokens(query) if t not in QUERY_FILLERS))
+    """``ExtractKeywords(Q)``: the query's distinct content words, question fillers aside,
+    a run of a script written without spaces as its character pairs ("运费" of "隔夜运费是多少")."""
+    return list(dict.fromkeys(t for t in content_units(query) if t not in QUERY_FILLERS))
 
 
 def completeness(query: str, response: str) -> tuple[float, list[str]]:
@@ -155,7 +165,7 @@ def completeness(query: str, response: str) -> tuple[float, list[str]]:
     keywords = query_keywords(query)
     if not keywords:
         return 1.0, []
-    present = {_stem(t) for t in tokens(response)}
+    present = {_stem(t) for t in units(response)}
     missing = [k for k in keywords if _stem(k) not in present]
     return (len(keywords) - len(missing)) / len(keywords), missing
 
@@ -321,15 +331,16 @@ def claim_supported(
 
 def ngram_overlap(response: str, context: str | Sequence[str], n: int = 2) -> float:
     """Share of the response's word n-grams that occur in a passage of the context (unigrams
-    for a one-word response; 0.0 for an empty one). No n-gram spans two passages."""
-    r = tokens(response)
+    for a one-word response; 0.0 for an empty one), a run of a script written without spaces
+    read as its character pairs. No n-gram spans two passages."""
+    r = units(response)
     size = n if len(r) >= n else 1
     grams = {tuple(r[i:i + size]) for i in range(len(r) - size + 1)}
     if not grams:
         return 0.0
     context_grams: set[tuple[str, ...]] = set()
     for passage in as_passages(context):
-        c = tokens(passage)
+        c = units(passage)
         context_grams.update(tuple(c[i:i + size]) for i in range(len(c) - size + 1))
     return len(grams & context_grams) / len(grams)
 

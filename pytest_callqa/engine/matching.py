@@ -54,9 +54,10 @@ def _jaccard_matrix(a: Sequence[str], b: Sequence[str]) -> FloatMatrix:
     else:
         inter = _shared_counts(sets_a, sets_b)
     union = sizes_a[:, None] + sizes_b[None, :] - inter
-    # An empty union means both strings are empty, which token_jaccard calls identical.
+    # An empty union means neither item has a word ("?", "—"): there is nothing to match,
+    # and two such items that matched at 1.0 counted as a correct extraction.
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(union > 0, inter / union, 1.0)
+        return np.where(union > 0, inter / union, 0.0)
 
 
 def _shared_counts(sets_a: Sequence[frozenset[str]],
@@ -90,12 +91,9 @@ def _fuzz_matrix(a: Sequence[str], b: Sequence[str], method: str) -> FloatMatrix
     )
     sim: FloatMatrix = np.asarray(scores, dtype=np.float64) / 100.0
     # rapidfuzz disagrees with itself on empty strings (ratio("", "") is 100, token_set 0);
-    # use the same rule as token_jaccard for every method.
-    empty_a = np.array([not s for s in na], dtype=bool)
-    empty_b = np.array([not s for s in nb], dtype=bool)
-    sim[empty_a, :] = 0.0
-    sim[:, empty_b] = 0.0
-    sim[np.ix_(empty_a, empty_b)] = 1.0
+    # a word-less item matches nothing for every method, as for Jaccard.
+    sim[[not s for s in na], :] = 0.0
+    sim[:, [not s for s in nb]] = 0.0
     return sim
 
 
@@ -104,8 +102,8 @@ def similarity_matrix(
 ) -> FloatMatrix:
     """Similarity in [0, 1] of every ``a[i]`` to every ``b[j]``, shape ``(len(a), len(b))``.
 
-    Two empty strings are identical (1.0) and an empty string matches nothing else (0.0),
-    whatever the method.
+    An item without a word (empty, or punctuation only: "?", "—") matches nothing (0.0), another
+    such item included, whatever the method.
     """
     if method not in ("jaccard", *_SCORERS):
         raise ValueError(f"unknown similarity method {method!r}")

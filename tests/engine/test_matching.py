@@ -15,7 +15,7 @@ from pytest_callqa.engine.matching import (
     prf,
     similarity_matrix,
 )
-from pytest_callqa.engine.text import normalize_loose, token_jaccard
+from pytest_callqa.engine.text import normalize_loose, token_jaccard, tokens
 
 _WORDS = [
     "refund", "Refund", "billing", "issue", "account", "management", "ROI", "analysis",
@@ -73,7 +73,8 @@ def test_jaccard_matrix_seed_examples() -> None:
 def test_jaccard_matrix_agrees_with_token_jaccard() -> None:
     rng = random.Random(7)
     a, b = _random_strings(rng, 40), _random_strings(rng, 35)
-    expected = np.array([[token_jaccard(x, y) for y in b] for x in a])
+    # token_jaccard calls two word-less texts identical; as items they match nothing.
+    expected = np.array([[token_jaccard(x, y) if tokens(x) else 0.0 for y in b] for x in a])
     np.testing.assert_allclose(similarity_matrix(a, b, "jaccard"), expected, rtol=0, atol=1e-12)
 
 
@@ -88,9 +89,13 @@ def test_jaccard_matrix_reads_an_unspaced_script_by_character_pairs() -> None:
     assert sim[0, 1] == 0.0
 
 
-def test_jaccard_matrix_with_only_empty_strings() -> None:
-    np.testing.assert_array_equal(similarity_matrix(["", "!!"], ["", "?"]), np.ones((2, 2)))
-    np.testing.assert_array_equal(similarity_matrix(["", "a"], ["b", ""]), [[0, 1], [0, 0]])
+def test_a_word_less_item_matches_nothing() -> None:
+    # "?" against "—" scored 1.0: two items with nothing in them counted as a match.
+    np.testing.assert_array_equal(similarity_matrix(["", "!!", "?"], ["", "?", "—"]),
+                                  np.zeros((3, 3)))
+    np.testing.assert_array_equal(similarity_matrix(["", "a"], ["b", "", "a"]),
+                                  [[0, 0, 0], [0, 0, 1]])
+    assert match_lists(["?"], ["—"], threshold=0.5).pairs == []
 
 
 @pytest.mark.parametrize(
@@ -111,9 +116,9 @@ def test_fuzzy_methods_match_rapidfuzz_on_normalised_strings(method: str, scorer
 
 
 @pytest.mark.parametrize("method", ["ratio", "token_set", "partial"])
-def test_fuzzy_methods_use_the_empty_string_rule(method: str) -> None:
-    sim = similarity_matrix(["", "refund", "--"], ["", "refund"], method)  # type: ignore[arg-type]
-    np.testing.assert_array_equal(sim, [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
+def test_fuzzy_methods_use_the_word_less_item_rule(method: str) -> None:
+    sim = similarity_matrix(["", "refund", "--"], ["", "refund", "?"], method)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(sim, [[0, 0, 0], [0, 1, 0], [0, 0, 0]])
 
 
 def test_fuzzy_methods_ignore_case_and_punctuation() -> None:

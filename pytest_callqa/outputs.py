@@ -3,8 +3,9 @@
 Recorded outputs live at ``<outputs_dir>/<model>/<case_id>.json``; the file holds what the
 model returned, verbatim, so it may be a JSON object or any text (a non-JSON reply is scored
 as such, not rejected). ``<outputs_dir>/<model>/_usage.json`` optionally maps each case id to
-``{"prompt_tokens": n, "completion_tokens": m}``; with a price per million tokens for the
-model (:class:`~pytest_callqa.engine.pricing.PriceTable`: ``callqa_prices`` lines over the
+``{"prompt_tokens": n, "completion_tokens": m}`` (a key naming no case is an error: see
+:func:`read_usage`); with a price per million tokens for the model
+(:class:`~pytest_callqa.engine.pricing.PriceTable`: ``callqa_prices`` lines over the
 built-in defaults) the plugin turns it into ``usage["cost_usd"]``.
 
 This module imports only the standard library: the plugin reads settings with it at start-up.
@@ -14,8 +15,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,8 +140,14 @@ def _too_long(number: int) -> bool:
     return False
 
 
-def read_usage(model_dir: Path) -> dict[str, dict[str, float]]:
-    """Token usage per case id from ``<model_dir>/_usage.json`` (empty when absent)."""
+def read_usage(model_dir: Path, case_ids: Set[str]) -> dict[str, dict[str, float]]:
+    """Token usage per case id from ``<model_dir>/_usage.json`` (empty when absent).
+
+    A key must name a case of ``case_ids`` (the whole catalogue, not a run's selection) or an
+    output file beside it (a case of another catalogue, as when ``--callqa-cases`` points at
+    some families only): a typo or a stale id would leave the case meant without a cost,
+    and nobody told.
+    """
     path = model_dir / USAGE_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -171,7 +179,27 @@ def read_usage(model_dir: Path) -> dict[str, dict[str, float]]:
                                    f"number, got {value!r}")
             entry[key] = float(value)
         usage[case_id] = entry
+    unknown = set(usage) - case_ids
+    if unknown:
+        unknown -= _recorded_ids(model_dir)
+    if unknown:
+        listed = sorted(unknown)
+        shown = ", ".join(map(repr, listed[:3])) + (
+            f" and {len(listed) - 3} more" if len(listed) > 3 else "")
+        raise OutputsError(f"{path}: {shown}: names no golden case and no output file "
+                           "beside it (a typo or a stale id: the case meant has no usage)")
     return usage
+
+
+def _recorded_ids(model_dir: Path) -> set[str]:
+    """The case ids of the output files in ``model_dir``, as written (a file system that
+    ignores letter case would find the file under a key that differs from the case id)."""
+    try:
+        names = [entry.name for entry in os.scandir(model_dir)]
+    except OSError:
+        return set()
+    return {name[:-len(OUTPUT_SUFFIX)] for name in names
+            if name.endswith(OUTPUT_SUFFIX) and name != USAGE_FILE}
 
 
 def discover_models(outputs_dir: Path) -> list[str]:

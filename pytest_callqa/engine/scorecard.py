@@ -110,6 +110,8 @@ class ModelCard:
     # models whose interval overlaps it: a tie the cases cannot break.
     rank_interval: Interval | None = None
     rank_ties: list[str] = field(default_factory=list)
+    # Results without a cost beside others with one: the cost per 1000 calls is unknown.
+    uncosted_results: int = 0
     # Repeated runs: each (task/case) with test outcomes per run, and what they say.
     run_stats: dict[str, RunStats] = field(default_factory=dict)
     # The final-score tasks (and "benchmarks") the judge could not score in full, or with a
@@ -317,6 +319,10 @@ def build_scorecard(
         for name, rs in sorted(by_model.items())
     }
     card = Scorecard(models=models, task_order=task_order, results=ordered, registry=registry)
+    card.notes.extend(
+        f"{c.model}: cost unknown: {c.uncosted_results} of its {len(by_model[c.model])} "
+        "results have no cost (their outputs came without both token counts)"
+        for c in models.values() if c.uncosted_results)
     _rank(card)
     return card
 
@@ -436,12 +442,15 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
             usage[key] += amount
         if "cost_usd" in r.usage:
             costs.append(r.usage["cost_usd"])
-    cost_per_1000 = sum(costs) / len(costs) * 1000 if costs else None
+    # The mean over the costed results alone would be shown, and ranked, as the model's cost.
+    uncosted = len(results) - len(costs) if costs else 0
+    cost_per_1000 = sum(costs) / len(costs) * 1000 if costs and not uncosted else None
     return ModelCard(
         model=name, tasks=tasks, benchmarks=benchmarks, benchmark_score=benchmark_score,
         final_score_a=final_a, final_score_b=final_b,
         missing_tasks=missing if has_call_tasks else [],
         cost_per_1000_calls=cost_per_1000,
+        uncosted_results=uncosted,
         any_blocker=_any_blocker(tasks.values(), unknown=any(t not in tasks for t in errored)),
         usage=dict(usage),
         final_interval_a=interval_a, final_interval_b=interval_b,

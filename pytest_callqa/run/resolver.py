@@ -210,7 +210,8 @@ class Resolver:
         if recorded is None:
             return None
         if model not in self._usage:
-            self._usage[model] = read_usage(self.settings.outputs / model)
+            self._usage[model] = read_usage(self.settings.outputs / model,
+                                            {ref.id for ref in self.catalog.files().cases})
         recorded.usage = dict(self._usage[model].get(case.id, {}))
         return recorded
 

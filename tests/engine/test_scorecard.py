@@ -95,6 +95,25 @@ def test_unknown_cost_ranks_by_final_score() -> None:
     assert any("cost unknown" in n for n in card.notes)
 
 
+def test_a_cost_known_for_some_results_only_is_unknown_not_their_mean() -> None:
+    # b's second case had no token usage: its cost per 1000 calls was the mean over its
+    # first case alone ($0.10), shown as b's whole cost and ranking it first by cost.
+    card = build_scorecard([
+        result("a", "qa", "x", 0.9, cost=0.01), result("a", "qa", "y", 0.9, cost=0.01),
+        result("b", "qa", "x", 0.5, cost=0.0001), result("b", "qa", "y", 0.5),
+    ])
+    a, b = card.models["a"], card.models["b"]
+    assert a.cost_per_1000_calls == pytest.approx(10.0)
+    assert b.cost_per_1000_calls is None and b.cost_efficiency is None
+    assert [a.cost_adjusted_rank, b.cost_adjusted_rank] == [1, 2]
+    assert card.notes == [
+        "b: cost unknown: 1 of its 2 results have no cost (their outputs came without both "
+        "token counts)", "cost unknown for some model: ranked by final score alone"]
+    text = render_scorecard(card)
+    assert "by final score alone, a cost being unknown" in text
+    assert "b: cost unknown: 1 of its 2 results have no cost" in text
+
+
 def test_consistency_needs_two_runs() -> None:
     single = build_scorecard([result("m", "qa", "a", 0.9, metrics={
         "exact_match": MetricResult(value=1.0)})])

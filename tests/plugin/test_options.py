@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from pytest_callqa.options import (
     PRICES_OPTION,
     REPORT_OPTION,
 )
+from pytest_callqa.run.merge import scorecard_of
 
 from .conftest import PYPROJECT, MiniProject, assert_usage_error
 
@@ -184,6 +187,37 @@ def test_cost_from_usage_and_prices_command_line_over_ini(
     case = next(c for c in report["cases"] if c["model"] == "beta")
     assert case["usage"]["prompt_tokens"] == 1000
     assert case["usage"]["cost_usd"] == pytest.approx(0.00125)
+
+
+def test_a_cost_some_outputs_lack_is_unknown_in_the_run_the_rebuilt_card_and_the_merge(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # alpha's usage covers one of its four cases: "Cost per 1000 calls" was that case's cost
+    # ($2000.00), shown as alpha's whole cost and ranking it by cost efficiency.
+    project.write_usage("alpha", {"qa-refund": {"prompt_tokens": 1_000_000,
+                                                "completion_tokens": 1_000_000}})
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.case_id\n")
+    note = "alpha: cost unknown: 3 of its 4 results have no cost (their outputs came " \
+           "without both token counts)"
+    result = pytester.runpytest("--callqa-prices=alpha: 1 1", f"{REPORT_OPTION}=report.json")
+    result.assert_outcomes(passed=8)
+    out = result.stdout.str()
+    assert "$2000.00" not in out and note in out
+    assert re.search(r"Cost per 1000 calls +\| +— +\| +— ", out), out
+    report = project.report()
+    assert report["models"]["alpha"]["cost_per_1000_calls"] is None
+    assert note in report["notes"]
+    assert scorecard_of(report).models["alpha"].cost_per_1000_calls is None
+    for index in (1, 2):
+        pytester.runpytest("--callqa-prices=alpha: 1 1", f"--callqa-shard={index}/2",
+                           f"{REPORT_OPTION}=shard-{index}.json")
+    merged = subprocess.run(
+        [sys.executable, "-m", "pytest_callqa", "merge", "shard-1.json", "shard-2.json",
+         "--report", "merged.json"], cwd=project.root, capture_output=True, text=True,
+        timeout=120)
+    assert merged.returncode == 0, merged.stderr
+    assert note in merged.stdout and "$2000.00" not in merged.stdout
+    assert project.report("merged.json")["models"]["alpha"]["cost_per_1000_calls"] is None
 
 
 @pytest.mark.parametrize(

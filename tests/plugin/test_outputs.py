@@ -157,7 +157,7 @@ def test_usage_file_and_prices(tmp_path: Path) -> None:
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "_usage.json").write_text(json.dumps(
         {"c1": {"prompt_tokens": 2000, "completion_tokens": 1000}}))
-    usage = read_usage(tmp_path / "m")
+    usage = read_usage(tmp_path / "m", {"c1"})
     assert usage == {"c1": {"prompt_tokens": 2000.0, "completion_tokens": 1000.0}}
     prices = PriceTable.parse(["m: 0.5 1.5", "# a comment", ""])
     assert prices.get("m") == ModelPrice(0.5, 1.5)
@@ -198,7 +198,7 @@ def test_model_names_with_colons_keep_them_in_prices() -> None:
 def test_bad_usage_file_names_the_file(tmp_path: Path, content: str, message: str) -> None:
     (tmp_path / "_usage.json").write_text(content)
     with pytest.raises(OutputsError, match=message) as info:
-        read_usage(tmp_path)
+        read_usage(tmp_path, {"c1"})
     assert "_usage.json" in str(info.value)
 
 
@@ -206,8 +206,45 @@ def test_a_usage_file_that_cannot_be_read_names_the_file(tmp_path: Path) -> None
     # A folder named _usage.json: each test of the model ended in a raw IsADirectoryError.
     (tmp_path / "_usage.json").mkdir()
     with pytest.raises(OutputsError) as info:
-        read_usage(tmp_path)
+        read_usage(tmp_path, {"c1"})
     assert str(info.value) == f"{tmp_path / '_usage.json'}: cannot be read (Is a directory)"
+
+
+def test_a_usage_key_naming_no_case_names_the_file_and_the_key(tmp_path: Path) -> None:
+    # A typo ("c01" for "c1") or a stale id was ignored: the case meant had no cost, and the
+    # model's cost was the mean over the other cases, shown as its whole cost.
+    counts = {"prompt_tokens": 5, "completion_tokens": 5}
+    (tmp_path / "_usage.json").write_text(json.dumps({"c1": counts, "c01": counts}))
+    with pytest.raises(OutputsError) as info:
+        read_usage(tmp_path, {"c1", "c2"})
+    assert str(info.value) == (f"{tmp_path / '_usage.json'}: 'c01': names no golden case and "
+                               "no output file beside it (a typo or a stale id: the case "
+                               "meant has no usage)")
+    # Beside an output of its name, a case of another catalogue (--callqa-cases narrowed to
+    # some families): the key is the model's usage there.
+    (tmp_path / "c01.json").write_text("{}")
+    assert set(read_usage(tmp_path, {"c1", "c2"})) == {"c1", "c01"}
+    many = {f"x{i}": counts for i in range(5)}
+    (tmp_path / "_usage.json").write_text(json.dumps(many))
+    with pytest.raises(OutputsError, match=r"'x0', 'x1', 'x2' and 2 more: names no golden"):
+        read_usage(tmp_path, {"c1"})
+
+
+def test_a_usage_key_naming_no_case_errors_the_models_pairs_and_a_selection_is_no_typo(
+        project: MiniProject, pytester: pytest.Pytester) -> None:
+    counts = {"prompt_tokens": 1_000_000, "completion_tokens": 1_000_000}
+    project.write_usage("alpha", {"qa-refund": counts, "entity-transfr": counts})
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    result = pytester.runpytest("--callqa-prices=alpha: 1 1", "--callqa-report=report.json")
+    result.assert_outcomes(passed=4, errors=4)
+    result.stdout.fnmatch_lines(["*_usage.json: 'entity-transfr': names no golden case*"])
+    assert "alpha" not in project.report()["models"]
+    # Checked against the catalogue, not the run's selection: a case left out by -k is one.
+    project.write_usage("alpha", {cid: counts for cid in project.cases})
+    selected = pytester.runpytest("--callqa-prices=alpha: 1 1", "-k", "alpha-qa",
+                                  "--callqa-report=report.json")
+    selected.assert_outcomes(passed=1)
+    assert project.report()["models"]["alpha"]["cost_per_1000_calls"] == pytest.approx(2000.0)
 
 
 def test_a_cost_that_overflows_is_unknown_not_infinite() -> None:

@@ -260,6 +260,28 @@ def test_corpus_aggregation_pools_counts_and_scores() -> None:
     assert corpus.invalid_cases == 1 and corpus.macro_f1 == pytest.approx(0.5)
 
 
+def test_an_invalid_case_keeps_its_truth_in_the_pooled_counts() -> None:
+    # c1's output is not JSON: its 3 entities were left out of the pooled rows, which read
+    # R 1.00 (1 expected) and a pooled F1 of 1.000 beside a mean F1 over cases of 0.500.
+    three = {"entities": [{"name": n, "type": "person"}
+                          for n in ("David Chen", "Maria Lopez", "Sam Okafor")]}
+    one = {"entities": [{"name": "David Chen", "type": "person"}]}
+    report = evaluate_corpus([(_case(expected=three, case_id="c1"), "not json", "m"),
+                              (_case(expected=one, case_id="c2"), one, "m")], embedder=TFIDF)
+    entities = report.per_type["entities"]
+    assert (entities["matched"], entities["extracted"], entities["expected"]) == (1, 1, 4)
+    assert entities["precision"] == 1.0 and entities["recall"] == pytest.approx(0.25)
+    assert report.micro_f1 == pytest.approx(0.4)
+    assert report.macro_f1 == pytest.approx(0.5) and report.invalid_cases == 1
+    assert "(1/1 extracted, 4 expected)" in report.summary()
+    # A type the truth has none of ([]): an invalid case adds no row of 0 of 0 for it, which
+    # would read as perfect for a corpus of unreadable outputs.
+    empty = _case(expected={**one, "topics": []}, case_id="c3")
+    alone = evaluate_corpus([(empty, "not json", "m")], embedder=TFIDF)
+    assert list(alone.per_type) == ["entities"] and alone.micro_f1 == 0.0
+    assert alone.per_type["entities"]["recall"] == 0.0
+
+
 # --- the judge ---------------------------------------------------------------------------------
 
 OBJECTIONS: dict[str, Any] = {

@@ -37,7 +37,7 @@ import numpy as np
 from ..core.cases import GoldenCase
 from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict
 from ..core.metrics import Bands, MetricSpec
-from ..core.results import MetricResult
+from ..core.results import MetricResult, TaskResult
 from ..embeddings import cross_similarity
 from ..matching import MatchResult, match_lists, similarity_matrix
 from ..text import normalize, tokens
@@ -404,6 +404,19 @@ class ExtractionTask(FamilyTask):
         return requests
 
     # --- scoring ------------------------------------------------------------------------
+
+    def invalid(self, ctx: EvalContext) -> TaskResult:
+        """The base's invalid result, its ``signal_f1`` keeping the truth's count per type
+        (none matched, none extracted): a corpus pools them (extraction_corpus), where
+        leaving the case out dropped its truth from the pooled recall."""
+        result = super().invalid(ctx)
+        exp: ExtractionOutput = ctx.expected  # type: ignore[assignment]
+        config: ExtractionConfig = ctx.config  # type: ignore[assignment]
+        f1 = result.metrics["signal_f1"]
+        f1.details["per_type"] = {
+            name: {"matched": 0, "extracted": 0, "expected": len(exp.signals(name))}
+            for name in self.evaluated_types(exp, config)}
+        return result
 
     def _score(
         self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]

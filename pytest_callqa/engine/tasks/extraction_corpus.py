@@ -54,16 +54,22 @@ def aggregate_corpus(results: Iterable[TaskResult]) -> CorpusReport:
         if r.task != TASK:
             continue
         total += 1
-        if not r.valid or r.score is None:
-            invalid += 1
-            case_f1.append(0.0)
-            continue
-        case_f1.append(r.score)
+        score = r.score if r.valid else None
+        # An invalid case's row is its truth, nothing matched (ExtractionTask.invalid): it
+        # counts in the pooled recall as in the mean over cases. A type it has no truth of
+        # gets no row from it: 0 of 0 reads as perfect, for an output nobody could read.
         f1 = r.metrics.get("signal_f1")
         for name, row in ((f1.details.get("per_type") or {}) if f1 else {}).items():
+            if score is None and not row["expected"]:
+                continue
             acc = rows.setdefault(name, {"matched": 0, "extracted": 0, "expected": 0})
             for k in acc:
                 acc[k] += int(row[k])
+        if score is None:
+            invalid += 1
+            case_f1.append(0.0)
+            continue
+        case_f1.append(score)
         mae = r.metrics.get("numeric_mae")
         if mae is not None and mae.scored:
             err_sum += float(mae.details.get("abs_error_sum", 0.0))

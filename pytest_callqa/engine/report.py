@@ -264,12 +264,17 @@ def _footnotes(card: Scorecard, cards: list[ModelCard]) -> list[str]:
                 notes.append(f"[!] {c.model}: disqualified for {task} "
                              f"({agg.blocked_cases} of {agg.cases} cases blocked)")
             if agg.disqualification_unknown:
-                notes.append(
-                    f"[!?] {c.model}: disqualification for {task} unknown: "
-                    f"{agg.blocker_unknown_cases} of {agg.cases} case(s) have a blocker that "
-                    f"could not be decided ({', '.join(agg.unknown_blockers)}: a judge error, "
-                    f"a metric's code error or a metric not estimated, not a model failure), "
-                    f"{agg.blocked_cases} blocked")
+                undecided = agg.blocker_unknown_cases - agg.errored_cases
+                why = ([f"{undecided} of {agg.cases} case(s) have a blocker that could not be "
+                        f"decided ({', '.join(agg.unknown_blockers)}: a judge error, a "
+                        "metric's code error or a metric not estimated, not a model failure)"]
+                       if undecided else [])
+                if agg.errored_cases:
+                    why.append(f"{agg.errored_cases} {'more ' if undecided else ''}case(s) "
+                               "whose test errored (blocked or not is unknown: a failure of "
+                               "the tool, not of the model)")
+                notes.append(f"[!?] {c.model}: disqualification for {task} unknown: "
+                             f"{'; '.join(why)}, {agg.blocked_cases} blocked")
             if agg.renormalised_cases:
                 notes.append(f"{c.model}: {task}: weights renormalised in "
                              f"{agg.renormalised_cases} case(s) for metrics not scored")

@@ -68,6 +68,8 @@ class TaskAggregate:
     # not score it, or its code raised): each may or may not have been blocked.
     blocker_unknown_cases: int = 0
     unknown_blockers: list[str] = field(default_factory=list)
+    # Of those, the cases whose test errored: no result, so not among ``cases`` either.
+    errored_cases: int = 0
     # Not disqualified by the cases known to be blocked, but the undecided ones could tip it.
     disqualification_unknown: bool = False
     interval: Interval | None = None
@@ -82,6 +84,7 @@ class TaskAggregate:
             "unscored_cases": self.unscored_cases,
             "blocker_unknown_cases": self.blocker_unknown_cases,
             "unknown_blockers": list(self.unknown_blockers),
+            "errored_cases": self.errored_cases,
             "disqualified": self.disqualified,
             "disqualification_unknown": self.disqualification_unknown,
             "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
@@ -378,6 +381,7 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
                                and any(r.score_unknown for r in runs)),
             blocker_unknown_cases=undecided_cases,
             unknown_blockers=sorted({mid for ids in undecided for mid in ids}),
+            errored_cases=errored.get(task, 0),
             disqualification_unknown=blocked <= tolerance < blocked + undecided_cases,
             interval=around(bootstrap_mean(case_scores), _mean(case_scores)),
             case_scores=case_scores,

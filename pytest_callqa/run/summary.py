@@ -498,6 +498,7 @@ def models_section(card: Scorecard) -> dict[str, Any]:
                 "disqualified": agg.disqualified,
                 "blocker_unknown_cases": agg.blocker_unknown_cases,
                 "unknown_blockers": list(agg.unknown_blockers),
+                "errored_cases": agg.errored_cases,
                 "disqualification_unknown": agg.disqualification_unknown,
                 "not_scored": list(agg.not_scored),
                 # How many of its cases the judge could not score, and how many it flagged:

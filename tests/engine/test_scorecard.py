@@ -337,7 +337,7 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
                     "score": 0.65, "interval": [0.5, 0.8], "cases": 2, "invalid_cases": 0,
                     "blocked_cases": 0, "judge_error_cases": 0, "unscored_cases": 0,
                     "blocker_unknown_cases": 0,
-                    "unknown_blockers": [], "disqualified": False,
+                    "unknown_blockers": [], "errored_cases": 0, "disqualified": False,
                     "disqualification_unknown": False,
                     "metrics": {"compliance_false_pass_rate": {
                         "value": 0.2, "rating": "blocker", "blocker": False,
@@ -367,7 +367,7 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
                     "score": 0.6, "interval": None, "cases": 1, "invalid_cases": 0,
                     "blocked_cases": 0, "judge_error_cases": 0, "unscored_cases": 0,
                     "blocker_unknown_cases": 0,
-                    "unknown_blockers": [], "disqualified": False,
+                    "unknown_blockers": [], "errored_cases": 0, "disqualified": False,
                     "disqualification_unknown": False,
                     "metrics": {},
                     "not_scored": [], "renormalised_cases": 0}},

@@ -371,6 +371,12 @@ def test_a_pair_whose_test_errored_leaves_the_model_unranked_not_clean() -> None
             "in qa)") in card.notes
     assert ("E gen: final scores unknown: a test errored in qa (a failure of the tool, not a "
             "model failure; not renormalised around it)") in render_scorecard(card)
+    # Not "1 of 1 case(s) have a blocker that could not be decided (: a judge error…)": the
+    # errored case is not among the task's scored ones, and no judge failed.
+    assert qa.errored_cases == 1
+    assert ("[!?] gen: disqualification for qa unknown: 1 case(s) whose test errored (blocked "
+            "or not is unknown: a failure of the tool, not of the model), 0 blocked"
+            ) in render_scorecard(card)
     # A task known to disqualify the model stays disqualified whatever the errored case held.
     blocked = build_scorecard([scored("gen", "qa", "a", 0.0, valid=False, blocked=True)],
                               errored=[("gen", "qa", "b")])

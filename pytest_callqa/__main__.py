@@ -5,7 +5,9 @@ rendered as HTML and markdown.
 
 Exit status: 0 merged, 1 the merged gate failed (``--baseline`` in ``fail`` mode), 2 bad input
 (unreadable or mismatched reports, bad options), 4 the merged gate incomplete in ``fail`` mode
-(judge or test errors kept comparisons from being made, and the others found no regression).
+(judge or test errors kept comparisons from being made, and the others found no regression),
+5 nothing to merge: no report scored an output or left a pair unevaluated (pytest's "no tests
+ran").
 No pytest here: the merge runs anywhere the package is installed.
 """
 
@@ -30,6 +32,14 @@ PROG = "python -m pytest_callqa"
 
 class InputError(Exception):
     """Input the merge cannot use, with the file and what is wrong with it."""
+
+
+class NothingEvaluated(Exception):
+    """Reports that together scored no output and left no pair unevaluated: no job evaluated
+    anything (each job's selection left no evaluation test, or the suite has no pair)."""
+
+    # pytest's own status for a run in which no test ran.
+    EXIT_STATUS = 5
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -222,6 +232,12 @@ def merge_command(args: argparse.Namespace) -> int:
         # gate that failed.
         raise InputError(f"the reports could not be merged ({type(exc).__name__}: {exc})"
                          ) from None
+    if not report["cases"] and not any("case_id" in entry for entry in report["not_evaluated"]):
+        # A merged report of nothing reads as a pass, where each job's own run was pytest's
+        # "no tests ran".
+        raise NothingEvaluated(
+            f"no report holds a scored output or a pair left unevaluated: no job evaluated "
+            f"anything{_selection_text(report)}; nothing written")
     try:
         outputs, shown = _rendered(report, args)
     except InputError:
@@ -242,6 +258,19 @@ def merge_command(args: argparse.Namespace) -> int:
     return {"fail": 1, "incomplete": 4}.get(gate["verdict"], 0)
 
 
+def _selection_text(report: dict[str, Any]) -> str:
+    """`` (selection: -m 'evl')``: the options and node ids every job was asked to run by
+    (the shards share them, or the merge refused them)."""
+    selection = report["run"].get("selection")
+    if not isinstance(selection, dict):
+        return ""
+    asked = [f"-k {selection['keyword']!r}"] if selection.get("keyword") else []
+    asked += [f"-m {selection['markexpr']!r}"] if selection.get("markexpr") else []
+    asked += [f"--deselect {d}" for d in selection.get("deselect") or ()]
+    asked += [str(a) for a in selection.get("args") or () if "::" in str(a)]
+    return f" (selection: {' '.join(asked)})" if asked else ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     # A console that cannot show a character of the scorecard (→, a model's name) shows it
@@ -254,6 +283,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except NothingEvaluated as exc:
+        print(f"{PROG} {args.command}: error: {exc}", file=sys.stderr)
+        return NothingEvaluated.EXIT_STATUS
     except Exception as exc:
         # Whatever else went wrong is the tool's failure: 2, never the 1 of a failed gate.
         print(f"{PROG} {args.command}: error: {type(exc).__name__}: {exc}", file=sys.stderr)

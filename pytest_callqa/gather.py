@@ -17,6 +17,7 @@ from .run.settings import ERROR_PAYLOAD, CallqaUsageError
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
 
+    from .selection import ShardSelection
     from .session import CallqaSession
 
 # The attribute of a test report that carries a builtins-only payload to the controller.
@@ -51,8 +52,11 @@ class ResultsGatherer:
     :func:`pytest_configure`: they gather what tests attached to their reports and end the
     run with the scorecard and the JSON report."""
 
-    def __init__(self, state: CallqaSession) -> None:
+    def __init__(self, state: CallqaSession,
+                 shard_selection: ShardSelection | None = None) -> None:
         self.state = state
+        # The run's --callqa-shard split, which tells whether it left the shard no test.
+        self.shard_selection = shard_selection
         self.run_ids: list[str] = []
         self.delivered: Delivered | None = None
         # What kept the end of the run from being whole: the gate, the project's hook.
@@ -172,10 +176,12 @@ class ResultsGatherer:
         suite properties, and drops what its processes shared only while it lasted (budget
         ledgers, the exchange of a cache that keeps no reply)."""
         state = self.state
-        if state.settings.shard is not None and not session.items:
-            # Every test went to the other shards: this CI job has nothing to fail (the
-            # merge of the shards' reports says whether anything was evaluated at all).
-            # Set at the very end: syrupy's sessionfinish ORs pytest's own status back in.
+        if self.shard_selection is not None and self.shard_selection.split_emptied:
+            # Every selected test went to the other shards: this CI job has nothing to fail
+            # (the merge of the shards' reports says whether anything was evaluated at all).
+            # A selection that left no test to split is pytest's "no tests ran", as it is
+            # unsharded. Set at the very end: syrupy's sessionfinish ORs pytest's own status
+            # back in.
             self.empty_shard_of = session
         state.summary.stopped_early = (_stopped_early(session) if self._partial(session)
                                        else None)
@@ -220,8 +226,8 @@ class ResultsGatherer:
 
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        """Fires once, last: the spooled results are dropped, and an empty shard's "no
-        tests ran" (exit 5) becomes a pass."""
+        """Fires once, last: the spooled results are dropped, and the "no tests ran" (exit
+        5) of a shard the split gave no test becomes a pass."""
         self.state.summary.close()
         session = self.empty_shard_of
         if session is not None and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:

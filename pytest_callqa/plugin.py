@@ -128,14 +128,15 @@ def pytest_configure(config: pytest.Config) -> None:
             state.services.registry()
         except PolicyError as exc:
             raise pytest.UsageError(f"callqa: policy: {exc}") from None
+    shard = None if settings.shard is None else ShardSelection(settings.shard)
     # Workers only score; their results reach the controller on the test reports.
     if not state.is_worker:
-        config.pluginmanager.register(ResultsGatherer(state), "callqa-results")
+        config.pluginmanager.register(ResultsGatherer(state, shard), "callqa-results")
         if getattr(config.option, "xmlpath", None):
             config.pluginmanager.register(JUnitToolErrors(config), "callqa-junit-errors")
     config.pluginmanager.register(KeepSnapshots(config, settings), "callqa-keep-snapshots")
-    if settings.shard is not None:
-        config.pluginmanager.register(ShardSelection(settings.shard), "callqa-shard")
+    if shard is not None:
+        config.pluginmanager.register(shard, "callqa-shard")
 
 
 def _state(config: pytest.Config) -> CallqaSession:

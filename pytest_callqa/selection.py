@@ -21,6 +21,9 @@ MODEL_FIXTURE = "callqa_model"
 # Set on each test a shard hands to the other shards: that deselection is the split, not a
 # narrowing of the run (pytest_host.Deselections leaves it out).
 OTHER_SHARD_KEY = pytest.StashKey[bool]()
+# The key of an xdist worker's ``workeroutput`` that says whether the split left its shard no
+# test.
+SPLIT_EMPTIED_OUTPUT_KEY = "callqa_split_emptied"
 
 
 def marker_matches(metafunc: pytest.Metafunc) -> str:
@@ -76,19 +79,28 @@ class ShardSelection:
     """A plugin (with ``--callqa-shard``) that deselects the other shards' tests after every
     other plugin has seen the whole collection: syrupy, told of them only as deselected,
     keeps their snapshots (it reported them unused, failing every shard, and
-    ``--snapshot-update`` deleted them)."""
+    ``--snapshot-update`` deleted them).
+
+    It also tells whether the shard has no test because of the split — every selected test
+    went to another shard, an empty shard that passes — rather than because the selection
+    (``-k``, ``-m``, ``--deselect``, node ids) left none, which is pytest's "no tests ran".
+    Each process that collects decides; under xdist the controller, which collects nothing,
+    hears it from its workers (they collect and split the same tests)."""
 
     def __init__(self, shard: tuple[int, int]) -> None:
         self.shard = shard
         self.others: list[pytest.Item] = []
+        self.split_emptied = False
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
+        """Last, after ``-k``, ``-m`` and ``--deselect`` have narrowed the tests."""
         before = list(items)
         deselect_other_shards(config, items, self.shard)
         kept = set(map(id, items))
         self.others = [item for item in before if id(item) not in kept]
+        self.split_emptied = bool(before) and not items
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -103,6 +115,20 @@ class ShardSelection:
             select(self.others)
             for item in self.others:
                 ran_item(item.nodeid, "skipped")
+
+    @pytest.hookimpl
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Fires once per process, after the last test: a worker hands on its finding."""
+        workeroutput = getattr(session.config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput[SPLIT_EMPTIED_OUTPUT_KEY] = self.split_emptied
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        """Fires on the xdist controller as each worker ends (one that crashed hands on
+        nothing)."""
+        output = getattr(node, "workeroutput", None) or {}
+        self.split_emptied = self.split_emptied or output.get(SPLIT_EMPTIED_OUTPUT_KEY) is True
 
 
 def deselect_other_shards(config: pytest.Config, items: list[pytest.Item],

@@ -167,6 +167,30 @@ def test_a_shard_given_no_pair_passes_and_writes_the_report_the_merge_needs(
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_shards_whose_selection_left_no_test_fail_as_the_unsharded_run_and_merge(
+    project: MiniProject, pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    # Before, every shard of `-m evl` (a typo) passed as a shard the split gave no test, and
+    # their merge passed with "0 outputs scored": a CI run green end to end, unsharded exit 5.
+    project.write_tests(SUITE)
+    for selection in (["-m", "evl"], ["-k", "nothing"]):
+        assert pytester.runpytest(*selection, *workers).ret == pytest.ExitCode.NO_TESTS_COLLECTED
+        for index in (1, 2):
+            result = pytester.runpytest(*selection, f"--callqa-shard={index}/2",
+                                        f"--callqa-report=shard-{index}.json", *workers)
+            assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, selection
+        merged = subprocess.run(
+            [sys.executable, "-m", "pytest_callqa", "merge", "shard-1.json", "shard-2.json",
+             "--report", "merged.json"], cwd=project.root, capture_output=True, text=True,
+            timeout=120)
+        assert merged.returncode == 5, merged.stdout
+        assert "no report holds a scored output or a pair left unevaluated: no job " \
+               f"evaluated anything (selection: {selection[0]} {selection[1]!r}); nothing " \
+               "written" in merged.stderr
+        assert not (project.root / "merged.json").exists()
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_a_run_that_stopped_early_says_its_scorecard_is_partial(
     project: MiniProject, pytester: pytest.Pytester, workers: list[str]
 ) -> None:

@@ -462,6 +462,29 @@ def test_the_merge_command_refuses_bad_input_with_status_2(
     assert paths[0].read_text(encoding="utf-8") == before
 
 
+def test_reports_that_evaluated_nothing_are_refused_with_pytest_s_no_tests_status(
+        shards: list[dict[str, Any]], tmp_path: Path) -> None:
+    # Every job's selection left no evaluation test: the merge passed with "0 outputs scored".
+    for shard in shards:
+        shard["cases"] = []
+        shard["not_evaluated"] = [e for e in shard["not_evaluated"] if "case_id" not in e]
+        shard["run"]["selection"]["keyword"] = "nothing"
+    out = tmp_path / "report.json"
+    done = merge_command(*write_shards(shards, tmp_path), "--report", out, cwd=tmp_path)
+    assert done.returncode == 5
+    assert "no job evaluated anything (selection: -k 'nothing' -m 'eval'); nothing written" \
+        in done.stderr
+    assert not out.exists()
+    # A pair whose test errored was evaluated, and failed: the merge lists it.
+    shards[1]["not_evaluated"].append(
+        {"kind": "test_error", "model": "northwind-mini", "case_id": "qa-gone", "task": "qa",
+         "reason": "RuntimeError raised (its message is in the test's error)"})
+    done = merge_command(*write_shards(shards, tmp_path), "--report", out, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [e["case_id"] for e in json.loads(out.read_text(encoding="utf-8"))["not_evaluated"]
+            if "case_id" in e] == ["qa-gone"]
+
+
 def test_a_lone_surrogate_in_a_shard_is_written_as_the_replacement_character(
         shards: list[dict[str, Any]], tmp_path: Path) -> None:
     # A "\ud800" escape in a report (a judge's reason, say): the merge ended in a traceback

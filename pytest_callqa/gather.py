@@ -3,6 +3,7 @@ is gathered here, and the run ends with the scorecard and the JSON report."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from collections.abc import Iterable
@@ -12,7 +13,7 @@ import pytest
 
 from .run.deliver import Delivered, deliver
 from .run.junit import suite_properties
-from .run.settings import ERROR_PAYLOAD, CallqaUsageError
+from .run.settings import ERROR_PAYLOAD, CallqaUsageError, display_path
 
 if TYPE_CHECKING:
     from _pytest.terminal import TerminalReporter
@@ -185,8 +186,19 @@ class ResultsGatherer:
             self.empty_shard_of = session
         state.summary.stopped_early = (_stopped_early(session) if self._partial(session)
                                        else None)
-        if self._delivers(session.config):
-            self.delivered = deliver(state.summary, state.settings, session.config.rootpath)
+        if self._delivers(session):
+            # The selection left no test: a gate over no result would write its pass into
+            # the report of a run that ran nothing.
+            ungated = (state.settings.baseline
+                       if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+                       and self.empty_shard_of is None else None)
+            settings = (state.settings if ungated is None
+                        else dataclasses.replace(state.settings, baseline=None))
+            self.delivered = deliver(state.summary, settings, session.config.rootpath)
+            if ungated is not None:
+                self.delivered.lines.append(
+                    f"callqa gate: not run against "
+                    f"{display_path(ungated, session.config.rootpath)}: no test was selected")
             self.problems = [p for p in (self.delivered.gate_problem,
                                          state.summary.hook_problem) if p is not None]
             if self.delivered.failed or self.delivered.calibration_failed:
@@ -216,13 +228,22 @@ class ResultsGatherer:
                        for worker in self.workers)
         return len(set().union(*self.finished.values())) < expected
 
-    def _delivers(self, config: pytest.Config) -> bool:
+    def _delivers(self, session: pytest.Session) -> bool:
         """Whether the run ends with a scorecard and its files: it evaluated something (or
-        is a shard), and ran its tests. ``--setup-only`` (and ``--setup-plan``) ran their
-        fixtures — an evaluation test's fixtures score its output — but no test: like
-        ``--collect-only``, it writes no report, which would stand for a run of the suite
-        (a baseline gated against, a report file the last real run wrote overwritten)."""
-        return self.state.summary.delivers and not getattr(config.option, "setuponly", False)
+        is a shard), or its selection left no test and it was told to write report files
+        (empty ones, recording that selection as an empty shard's do: the last run's files
+        left in place would read as this run's). ``--setup-only`` (and ``--setup-plan``)
+        ran their fixtures — an evaluation test's fixtures score its output — but no test:
+        like ``--collect-only``, it writes no report, which would stand for a run of the
+        suite (a baseline gated against, a report file the last real run wrote
+        overwritten)."""
+        option = session.config.option
+        if getattr(option, "setuponly", False) or getattr(option, "collectonly", False):
+            return False
+        settings = self.state.settings
+        return self.state.summary.delivers or (
+            session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED
+            and any(p is not None for p in (settings.report, settings.html, settings.markdown)))
 
     @pytest.hookimpl
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -241,8 +262,9 @@ class ResultsGatherer:
         result = yield
         for problem in self.problems:
             terminalreporter.write_line(problem, red=True)
-        if not self._delivers(terminalreporter.config):
-            if self.state.summary.delivers:
+        if self.delivered is None:
+            if self.state.summary.delivers and getattr(terminalreporter.config.option,
+                                                       "setuponly", False):
                 terminalreporter.write_line("callqa: no scorecard and no report: --setup-only "
                                             "ran the tests' fixtures, not the tests")
             return result

@@ -191,6 +191,35 @@ def test_shards_whose_selection_left_no_test_fail_as_the_unsharded_run_and_merge
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_a_selection_that_left_no_test_writes_its_empty_reports_over_the_last_runs(
+    project: MiniProject, pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    # Before, `-k nothing` exited 5 and wrote nothing: the last run's report, HTML and
+    # summary stayed in place, and a CI step uploaded them as this run's.
+    project.write_tests(SUITE)
+    files = ["--callqa-report=r.json", "--callqa-html=r.html", "--callqa-markdown=r.md"]
+    pytester.runpytest(*files)
+    (project.root / "base.json").write_bytes((project.root / "r.json").read_bytes())
+    last = {name: (project.root / name).read_text(encoding="utf-8")
+            for name in ("r.json", "r.html", "r.md")}
+    # --collect-only runs no test: it leaves the last run's files as they are.
+    listed = pytester.runpytest("--collect-only", "-k", "nothing", *files)
+    assert listed.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert all((project.root / n).read_text(encoding="utf-8") == t for n, t in last.items())
+    result = pytester.runpytest("-k", "nothing", "--callqa-baseline=base.json", *files,
+                                *workers)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    report = project.report("r.json")
+    assert report["cases"] == [] and report["run"]["selection"]["keyword"] == "nothing"
+    # No gate's pass over no result in the report of a run that ran nothing.
+    assert "gate" not in report
+    result.stdout.fnmatch_lines(["callqa gate: not run against base.json: no test was selected",
+                                 "callqa report: *r.json"])
+    assert "0 outputs scored" in (project.root / "r.md").read_text(encoding="utf-8")
+    assert (project.root / "r.html").read_text(encoding="utf-8") != last["r.html"]
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_a_run_that_stopped_early_says_its_scorecard_is_partial(
     project: MiniProject, pytester: pytest.Pytester, workers: list[str]
 ) -> None:

@@ -176,3 +176,24 @@ def test_a_truth_naming_an_entity_outside_the_configuration_is_a_case_error() ->
         "config.topics, and a model may report only configured entities",
         "expected_outcome.detected_topics[0]: 'fees' is not in config.keywords or "
         "config.topics, and a model may report only configured entities"]
+
+
+def test_an_entity_listed_as_keyword_and_topic_is_one_detection() -> None:
+    # Two configured entities never said, each listed as a keyword and as a topic, counted
+    # four fabrications: past the blocker's two, the score void.
+    config = {"keywords": ["refund", "promotions", "defect"],
+              "topics": ["billing", "promotions", "defect"]}
+    case = make_case("entity", {
+        "detected_keywords": ["refund"], "detected_topics": ["billing"],
+        "valid_entity_set": [],
+    }, config=config, transcript=TRANSCRIPT)
+    result = evaluate(case, {
+        "detected_keywords": ["refund", "promotions", "defect"],
+        "detected_topics": ["billing", "promotions", "defect"],
+        "valid_entity_set": [],
+    }, embedder=TFIDF)
+    m = result.metrics
+    assert m["fabricated_entity_count"].value == 2
+    assert m["fabricated_entity_count"].reason == "fabricated: promotions, defect"
+    assert m["config_adherence"].reason == "4 of 4 detected entities are configured"
+    assert result.valid and not result.blocked

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .gaps import report_judge_errors
+from .gaps import partial_run_lines, report_judge_errors
 from .gate_text import bounds, change, figure, incomplete_line
 from .html_cases import (
     NOT_SCORED,
@@ -59,7 +59,7 @@ small.d-regression{color:#b71c1c;font-weight:700}small.d-improvement{color:#2e7d
 .r-blocker small.d{color:#fff}
 .verdict{padding:8px 12px;border-radius:4px;font-weight:600;margin:8px 0}
 .v-pass{background:#e3f4e4}.v-fail{background:#fde0dc}.v-incomplete{background:#fff4d6}
-.v-none{background:#eee}
+.v-none{background:#eee}.partial{background:#fff4d6;padding:4px 8px;margin:4px 0;font-weight:600}
 .panel{border:1px solid #e0b4b4;background:#fff7f6;padding:6px 12px;margin:8px 0}
 .charts{display:flex;flex-wrap:wrap;gap:10px}figure{margin:0;border:1px solid #eee;padding:4px}
 figcaption{font-size:12px;font-weight:600;max-width:340px}svg text{font-size:11px}
@@ -248,6 +248,8 @@ class _Page:
                  ("models", len(self.models)), ("scored outputs", len(self.report["cases"]))]
         lines = ['<p class="meta">' + " · ".join(f"{esc(k)}: {esc(v)}" for k, v in facts
                                                   if v not in (None, "")) + "</p>"]
+        # Set apart from the grey facts: a partial run's scorecard otherwise reads as whole.
+        lines.extend(f'<p class="partial">{esc(line)}</p>' for line in partial_run_lines(run))
         judge_errors = report_judge_errors(self.report)
         if judge_errors is not None:
             lines.append(f'<p class="meta">{esc(judge_errors)}</p>')

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .gaps import report_judge_errors
+from .gaps import partial_run_lines, report_judge_errors
 from .gate_text import (
     bounds,
     change_counts,
@@ -269,6 +269,17 @@ def _judge_error_lines(report: Mapping[str, Any]) -> list[str]:
     return [] if line is None else [f"⚠️ {line}", ""]
 
 
+def _partial_run_lines(run: Mapping[str, Any]) -> list[str]:
+    """The lines saying the run holds only part of its tests' results
+    (:func:`gaps.partial_run_lines`), marked for the comment: without them a partial run's
+    table reads as complete, and a model none of whose tests ran as one never configured."""
+    lines = []
+    for line in partial_run_lines(run):
+        # A -k expression and node ids are the user's text: shown as written.
+        lines += [f"⚠️ {_inert(line)}", ""]
+    return lines
+
+
 def _fit(lines: list[str], limit: int) -> str:
     text = "\n".join(lines)
     if len(text) <= limit:
@@ -291,15 +302,16 @@ def _fit(lines: list[str], limit: int) -> str:
 def render_markdown(report: Mapping[str, Any], gate: Mapping[str, Any] | None = None, *,
                     limit: int = MAX_CHARS) -> str:
     """The run's summary as GitHub-flavoured markdown, at most ``limit`` characters: the
-    gate (when given), a row per model with its task scores, final scores, blocked cases and
-    cost, and the worst cases."""
+    part of the suite a partial run holds, the gate (when given), a row per model with its
+    task scores, final scores, blocked cases and cost, and the worst cases."""
     run = report.get("run") or {}
     judge = (run.get("judge") or {}).get("description") or (run.get("judge") or {}).get("name")
     cases = report.get("cases") or []
     models = report.get("models") or {}
     lines = ["## callqa evaluation", "",
              f"{count(len(cases), 'output')} scored, {count(len(models), 'model')}"
-             + (f"; judge: {_cell(judge)}" if judge else ""), "", *_judge_error_lines(report)]
+             + (f"; judge: {_cell(judge)}" if judge else ""), "", *_partial_run_lines(run),
+             *_judge_error_lines(report)]
     if gate is not None:
         lines += _gate_section(gate)
     if models:

@@ -226,11 +226,16 @@ def test_a_run_that_stopped_early_says_its_scorecard_is_partial(
     # -x after beta's first failure: the scorecard ranked the models on what had run, and
     # nothing in the terminal or the report said the run had stopped.
     project.write_tests(SUITE)
-    result = pytester.runpytest("-x", "--callqa-report=report.json", *workers)
+    result = pytester.runpytest("-x", "--callqa-report=report.json", "--callqa-markdown=x.md",
+                                "--callqa-html=x.html", *workers)
     # Under xdist both workers may fail before the controller stops them.
-    result.stdout.fnmatch_lines(["run stopped early (stopping after ? failures): the "
-                                 "scorecard holds only the results of the tests that ran "
-                                 "before it stopped"])
+    said = ("run stopped early (stopping after ? failures): the scorecard holds only the "
+            "results of the tests that ran before it stopped")
+    result.stdout.fnmatch_lines([said])
+    # The pull-request summary and the HTML report said nothing of it: they read as whole.
+    for name, line in (("x.md", "⚠️ {}"), ("x.html", '<p class="partial">{}</p>')):
+        text = (project.root / name).read_text(encoding="utf-8")
+        pytest.LineMatcher(text.splitlines()).fnmatch_lines([line.format(said)])
     assert project.report()["run"]["stopped_early"] in ("stopping after 1 failures",
                                                         "stopping after 2 failures")
     whole = pytester.runpytest("--callqa-report=whole.json", *workers)
@@ -242,9 +247,12 @@ def test_a_selection_of_the_suite_says_its_scorecard_holds_the_selected_tests(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:
     project.write_tests(SUITE)
-    result = pytester.runpytest("-k", "qa", "--deselect", "test_eval.py::test_unit")
-    result.stdout.fnmatch_lines(["selection: -k 'qa', --deselect test_eval.py::test_unit: the "
-                                 "scorecard holds only the results of the selected tests"])
+    result = pytester.runpytest("-k", "qa", "--deselect", "test_eval.py::test_unit",
+                                "--callqa-markdown=k.md")
+    said = ("selection: -k 'qa', --deselect test_eval.py::test_unit: the scorecard holds only "
+            "the results of the selected tests")
+    result.stdout.fnmatch_lines([said])
+    assert f"⚠️ {said}\n" in (project.root / "k.md").read_text(encoding="utf-8")
     assert "selection:" not in pytester.runpytest().stdout.str()
 
 

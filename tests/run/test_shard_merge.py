@@ -681,3 +681,19 @@ def test_a_shard_that_stopped_early_is_said_of_the_merged_run(
                           ["1.json", "2.json"])
     assert whole["run"]["stopped_early"] is None
     assert "stopped early" not in merged_scorecard_text(whole)
+
+
+def test_the_merges_summary_and_html_report_say_a_shard_stopped_early(
+        shards: list[dict[str, Any]], tmp_path: Path) -> None:
+    # The merge's terminal said so; its --markdown and --html read as a whole run's.
+    shards[1]["run"]["stopped_early"] = "stopping after 1 failures"
+    paths = write_shards(shards, tmp_path)
+    summary, page = tmp_path / "summary.md", tmp_path / "report.html"
+    done = merge_command(*paths, "--report", tmp_path / "report.json", "--markdown", summary,
+                          "--html", page, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    said = ("run stopped early (shard-2.json: stopping after 1 failures): the scorecard holds "
+            "only the results of the tests that ran before it stopped")
+    assert said in done.stdout
+    assert f"⚠️ {said}\n" in summary.read_text(encoding="utf-8")
+    assert f'<p class="partial">{said}</p>' in page.read_text(encoding="utf-8")

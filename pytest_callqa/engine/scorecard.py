@@ -155,6 +155,7 @@ class ModelCard:
             "final_score_b": plain(self.final_score_b),
             "missing_tasks": self.missing_tasks,
             "incomplete_tasks": list(self.incomplete_tasks),
+            "errored_tasks": list(self.errored_tasks),
             "cost_per_1000_calls": plain(self.cost_per_1000_calls),
             "cost_efficiency": plain(self.cost_efficiency),
             "cost_adjusted_rank": self.cost_adjusted_rank,

@@ -212,11 +212,15 @@ def _task_cell(agg: Mapping[str, Any]) -> str:
 
 
 def _final_cell(card: Mapping[str, Any], option: str, gaps: list[str]) -> str:
-    """A final score with its interval; without one, E and the tasks whose judge errors
-    leave it unknown."""
+    """A final score with its interval; without one, E and the tasks whose judge errors or
+    errored tests leave it unknown."""
     value = card.get(f"final_score_{option}")
     if value is None and gaps:
-        return f"E (judge errors in {', '.join(gaps)})"
+        errored = set(card.get("errored_tasks") or [])
+        causes = [f"{what} in {', '.join(tasks)}" for what, tasks in (
+            ("judge errors", [t for t in gaps if t not in errored]),
+            ("test errors", [t for t in gaps if t in errored])) if tasks]
+        return f"E ({'; '.join(causes)})"
     return _cell(value) + _interval(card.get(f"final_interval_{option}"))
 
 

@@ -529,6 +529,7 @@ def models_section(card: Scorecard) -> dict[str, Any]:
             "any_blocker": model_card.any_blocker,
             "missing_tasks": list(model_card.missing_tasks),
             "incomplete_tasks": list(model_card.incomplete_tasks),
+            "errored_tasks": list(model_card.errored_tasks),
             "usage": model_card.usage,
         }
     return models

@@ -96,6 +96,18 @@ def test_only_final_a_is_unknown_when_only_a_benchmark_criterion_has_judge_error
     assert cells["final B"].startswith("0.800")
 
 
+def test_a_final_score_an_errored_test_left_unknown_names_a_test_error() -> None:
+    # A generation that failed read "E (judge errors in entity)": the judge was blamed.
+    report = report_of([result("m", "qa", "q", 0.8)])
+    report["models"]["m"].update(incomplete_tasks=["qa", "entity", "benchmarks"],
+                                 errored_tasks=["entity"], final_score_a=None,
+                                 final_score_b=None)
+    text = render_markdown(report)
+    cells = dict(zip(row_of(text, "model"), row_of(text, "m"), strict=True))
+    assert cells["final A"] == "E (judge errors in qa, benchmarks; test errors in entity)"
+    assert cells["final B"] == "E (judge errors in qa; test errors in entity)"
+
+
 def test_the_html_scorecard_shows_what_the_judge_left_unknown() -> None:
     # Before: Any Blocker "No", the rank "None", the unknown finals a bare "—".
     report = make_report()

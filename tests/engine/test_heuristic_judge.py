@@ -240,6 +240,29 @@ def test_the_same_call_purpose_in_another_language_still_matches() -> None:
                                                     "present")
 
 
+def test_a_call_purpose_that_turns_the_expected_intent_around_is_not_scored() -> None:
+    # It holds the expected intent's key words: "not requesting a refund" was rated 1.0
+    # against "requesting refund", "disputes the refund" 0.5.
+    english = "Customer requesting refund for duplicate charge"
+    for expected, model, said in (
+            (english, "Customer is not requesting a refund for the duplicate charge", "'not'"),
+            (english, "Customer doesn't want a refund for the duplicate charge", "'not'"),
+            (english, "Customer disputes the refund and wants the charge kept", "'dispute'"),
+            (english, "Customer declines the refund for the duplicate charge", "'decline'"),
+            ("Cliente solicita reembolso por un cargo duplicado",
+             "El cliente no solicita reembolso por el cargo duplicado", "'no'")):
+        verdict = HeuristicJudge().judge_one(_intent(expected, model))
+        assert verdict.score is None, (model, verdict.reason)
+        assert f"the output's purpose says {said} and the expected one does not" in (
+            verdict.reason)
+    # A reversal both purposes say, in any of its forms, turns nothing around.
+    for expected, model in (("Customer does not recognise a charge",
+                             "Customer doesn't recognise the charge"),
+                            ("Customer wants to cancel the subscription",
+                             "Customer cancels the subscription")):
+        assert HeuristicJudge().judge_one(_intent(expected, model)).score == 1.0
+
+
 def _facts(*pairs: tuple[str, str]) -> JudgeRequest:
     case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": TRANSCRIPT})
     return JudgeRequest(case=case, task="translation", metric="critical_fact_preservation",

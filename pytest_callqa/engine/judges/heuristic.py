@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,37 @@ TIMESTAMP_TOLERANCE_S = 5.0
 # for the statement to count as supported.
 SUPPORT_COVERAGE = 0.5
 INTENT_FULL_COVERAGE = 0.8
+# Words by which a call purpose turns the intent it names around ("not requesting a refund",
+# "disputes the refund"): it holds every key word of that intent, and was rated a full
+# match. English, and the plain negations of the other languages the lexicon reads; the
+# forms of one verb on a line are one word ("cancels" says what "cancel" does).
+_REVERSAL_FORMS = """
+    not cannot
+    no none
+    never
+    nor neither
+    without
+    dispute disputes disputed disputing
+    decline declines declined declining
+    refuse refuses refused refusing
+    reject rejects rejected rejecting
+    cancel cancels cancelled canceled cancelling canceling
+    withdraw withdraws withdrew withdrawn withdrawing
+    nunca
+    nicht
+    kein keine
+    nie
+    não
+    pas
+    jamais
+    non
+    नहीं
+"""
+INTENT_REVERSALS: dict[str, str] = {
+    form: line.split()[0] for line in _REVERSAL_FORMS.strip().splitlines()
+    for form in line.split()}
+# "isn't", "doesn't": tokens cut them into "isn" and "t".
+_CONTRACTED_NOT = re.compile(r"n['’]t(?![^\W\d_])", re.IGNORECASE)
 
 
 def _flatten(value: Any) -> Iterator[str]:
@@ -103,6 +135,14 @@ def _support_context(contexts: tuple[str, ...]) -> tuple[tuple[Anchor, ...], fro
     profiles = [_profile(c) for c in contexts]
     known = tuple(a for anchors, _ in profiles for a in anchors)
     return known, frozenset().union(*(words for _, words in profiles))
+
+
+def _reversals(purpose: str) -> set[str]:
+    """The reversals (:data:`INTENT_REVERSALS`) a call purpose says; "n't" says "not"."""
+    found = {INTENT_REVERSALS[w] for w in tokens(purpose) if w in INTENT_REVERSALS}
+    if _CONTRACTED_NOT.search(purpose):
+        found.add("not")
+    return found
 
 
 def _starts(case: GoldenCase) -> tuple[float, ...]:
@@ -236,6 +276,13 @@ class HeuristicJudge:
             return verdict(None, "not scored: the expected purpose has no specific words to "
                                  "compare")
         coverage = content_coverage(" ".join(key_words), model)
+        reversals = _reversals(model) - _reversals(expected)
+        if coverage > 0 and reversals:
+            words = ", ".join(repr(w) for w in sorted(reversals))
+            return verdict(None, f"not scored: {coverage:.0%} of the expected intent's key "
+                                 f"words present, but the output's purpose says {words} and "
+                                 "the expected one does not: whether it states that intent "
+                                 "or its opposite needs an LLM judge")
         if coverage >= INTENT_FULL_COVERAGE:
             return verdict(1.0, f"{coverage:.0%} of the expected intent's key words present")
         if coverage > 0:

@@ -277,3 +277,31 @@ def test_a_field_the_truth_leaves_empty_is_not_required() -> None:
                       judge=HeuristicJudge(), embedder=TFIDF)
     presence = result.metrics["required_field_presence"]
     assert (presence.value, presence.reason) == (1.0, "1 of 1 required fields filled")
+
+
+def test_offline_an_amount_the_call_says_in_words_is_undecided_not_fabricated() -> None:
+    # The agent says "one hundred and thirty five dollars": "$135" was no figure of the call,
+    # and a faithful summary was "fabricated" (0.818, a blocker) and its score void.
+    case, output = example("text-hvb-00d676d7-savings-to-checking")
+    summary = output["summary"]
+    summary["highlights"][1] = "Transfer amount was $135"
+    summary["call_extracted_info"]["transfer_amount"] = "$135"
+    result = evaluate(case, output, judge=HeuristicJudge(), embedder=TFIDF)
+    highlights = result.metrics["highlight_correctness"]
+    fabrication = result.metrics["fabrication_free_rate"]
+    assert (highlights.value, fabrication.value) == (1.0, 1.0)
+    assert result.valid and not result.blocked
+    assert fabrication.details["denominator"] == len(summary["highlights"]) + 1 + len(
+        summary["call_extracted_info"]) - 2
+    assert "undecided, left out" in (fabrication.reason or "")
+    assert "'transfer amount: $135' (amount '$135' not in the digits" in (
+        fabrication.reason or "")
+    # A figure no number said in words can make is fabricated still.
+    summary["highlights"][1] = "Transfer amount was $153"
+    wrong = evaluate(case, output, judge=HeuristicJudge(), embedder=TFIDF)
+    assert "'Transfer amount was $153' (unsupported amount '$153')" in (
+        wrong.metrics["fabrication_free_rate"].reason or "")
+    # Every highlight undecided: nothing to rate.
+    summary["highlights"] = ["Transfer amount was $135"]
+    alone = evaluate(case, output, judge=HeuristicJudge(), embedder=TFIDF)
+    assert alone.metrics["highlight_correctness"].scored is False

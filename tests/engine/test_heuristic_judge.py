@@ -94,6 +94,32 @@ def test_a_verbatim_phrase_of_a_chinese_call_is_supported() -> None:
                 is False
 
 
+def test_a_figure_the_call_may_say_in_words_is_undecided() -> None:
+    # The call's figures were read from its digits only: "$49" and "3-5 business days" for
+    # "forty-nine dollars ... three to five business days" were fabrications.
+    contexts = ["agent: Your refund of forty-nine dollars arrives in three to five business "
+                "days. customer: And the transfer of one hundred and thirty five dollars?"]
+    for scope in _with_and_without_memo():
+        with scope:
+            for statement, figures in (
+                    ("Refund of $49 arrives in 3-5 business days",
+                     "amount '$49', number '3', number '5'"),
+                    ("Transfer of $135", "amount '$135'"),
+                    ("Transfer of $135.00", "amount '$135.00'")):
+                assert statement_support(statement, contexts) == (
+                    None, f"{figures} not in the digits of the call or the truth, which say "
+                          "numbers in words that may be it")
+            # Words that make no such number, or a statement whose words are not the call's.
+            assert statement_support("Refund of $40 arrives in 3-5 business days",
+                                     contexts) == (False, "unsupported amount '$40'")
+            assert statement_support("Transfer of $153", contexts) == (
+                False, "unsupported amount '$153'")
+            assert statement_support("Refund of $49.99", contexts) == (
+                False, "unsupported amount '$49.99'")
+            assert statement_support("A voucher of $49 was offered for the inconvenience",
+                                     contexts)[0] is False
+
+
 def test_an_amount_written_beside_chinese_or_japanese_characters_is_checked() -> None:
     # "退款49元" and "返金は4,900円" held no number (a number after a letter was refused,
     # and a CJK character is one; "4,900" was read from its comma as 900): a wrong refund

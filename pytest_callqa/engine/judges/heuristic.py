@@ -150,19 +150,51 @@ def _starts(case: GoldenCase) -> tuple[float, ...]:
 
 
 def statement_support(statement: str, contexts: Sequence[str],
-                      starts: Sequence[float] = ()) -> tuple[bool, str]:
+                      starts: Sequence[float] = ()) -> tuple[bool | None, str]:
     """Whether a statement is supported by ``contexts`` and, if not, why not. A call offset
     it cites with a leading zero ("at 00:20") within :data:`TIMESTAMP_TOLERANCE_S` of a
-    turn's start (of ``starts``) is supported by the call's timing."""
+    turn's start (of ``starts``) is supported by the call's timing. None when every figure
+    it has that ``contexts`` lack in digits may be a number they say in words
+    (:func:`_may_be_said`) and its words are there: undecided."""
     known, vocabulary = _support_context(tuple(contexts))
     checked = without_timestamps(statement, starts, TIMESTAMP_TOLERANCE_S, zero_led=True)
     missing = [a for a in extract_anchors(checked) if not anchor_supported(a, known)]
-    if missing:
-        return False, "unsupported " + ", ".join(f"{a.kind} {a.text!r}" for a in missing)
+    said = numbers_said(contexts) if missing else frozenset()
+    unsaid = [a for a in missing if not _may_be_said(a, said)]
+    if unsaid:
+        return False, "unsupported " + ", ".join(f"{a.kind} {a.text!r}" for a in unsaid)
+    for anchor in missing:
+        # Its digits are no word of the call: its words alone are weighed.
+        checked = checked.replace(anchor.text, " ")
     coverage = content_coverage(checked, vocabulary=vocabulary)
     if coverage < SUPPORT_COVERAGE:
         return False, f"only {coverage:.0%} of its content words occur in the call or the truth"
+    if missing:
+        return None, (", ".join(f"{a.kind} {a.text!r}" for a in missing) + " not in the "
+                      "digits of the call or the truth, which say numbers in words that may "
+                      "be it")
     return True, "supported"
+
+
+def _may_be_said(anchor: Anchor, said: frozenset[str]) -> bool:
+    """Whether a figure may be one of the numbers a text says in words (``said``, of
+    :func:`numbers_said`): one of them, or made of them where those are read in pieces —
+    "one hundred and thirty five" is read 100 and 35 (the words for one are not read), so a
+    whole number from 100 up may be said when a hundred or a thousand is and its last two
+    digits are (or are zeros); "forty-nine ninety-nine" is 49 and 99, so a decimal may be
+    said when its whole part and its decimals are. Even a number said whole is no proof
+    ("forty-nine" is said in "two hundred forty-nine"): the figure is only undecided."""
+    if anchor.kind not in NUMERIC_KINDS:
+        return False
+    for value in filter(None, (anchor.value, anchor.other)):
+        whole, _, decimals = value.partition(".")
+        if decimals and str(int(decimals)) not in said:
+            continue
+        number = int(whole)
+        if whole in said or (number >= 100 and not {"100", "1000"}.isdisjoint(said) and (
+                number % 100 == 0 or str(number % 100) in said)):
+            return True
+    return False
 
 
 class HeuristicJudge:
@@ -298,14 +330,22 @@ class HeuristicJudge:
         contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
         starts = _starts(request.case)
         verdicts = [(h, *statement_support(h, contexts, starts)) for h in highlights]
-        wrong = [f"{h!r} ({why})" for h, ok, why in verdicts if not ok]
-        accurate = len(highlights) - len(wrong)
+        wrong = [f"{h!r} ({why})" for h, ok, why in verdicts if ok is False]
+        undecided = [f"{h!r} ({why})" for h, ok, why in verdicts if ok is None]
+        decided = len(highlights) - len(undecided)
+        unsure = _undecided_note(undecided)
+        if not decided:
+            return JudgeVerdict(request.metric, None,
+                                "not scored: no highlight could be checked offline" + unsure,
+                                model_output_observed="; ".join(highlights),
+                                details={"unsupported": 0, "undecided": len(undecided)})
+        accurate = decided - len(wrong)
         return JudgeVerdict(
-            request.metric, accurate / len(highlights),
-            f"{accurate} of {len(highlights)} highlights supported by the call or the truth"
-            + (f"; unsupported: {'; '.join(wrong)}" if wrong else ""),
+            request.metric, accurate / decided,
+            f"{accurate} of {decided} highlights supported by the call or the truth"
+            + (f"; unsupported: {'; '.join(wrong)}" if wrong else "") + unsure,
             model_output_observed="; ".join(highlights),
-            details={"unsupported": len(wrong)},
+            details={"unsupported": len(wrong), "undecided": len(undecided)},
         )
 
     def _facts(self, request: JudgeRequest) -> JudgeVerdict:
@@ -322,16 +362,28 @@ class HeuristicJudge:
 
             claimed = functools.partial(claimed_text, output=request.model_output)
         fabricated = []
+        undecided = []
         starts = _starts(request.case)
         for fact in facts:
             ok, why = statement_support(claimed(fact), contexts, starts)
-            if not ok:
+            if ok is None:
+                undecided.append(f"{fact!r} ({why})")
+            elif not ok:
                 fabricated.append(f"{fact!r} ({why})")
+        decided = len(facts) - len(undecided)
+        unsure = _undecided_note(undecided)
+        if not decided:
+            return JudgeVerdict(request.metric, None,
+                                "not scored: no fact could be checked offline" + unsure,
+                                details={"unsupported": 0, "facts": 0,
+                                         "undecided": len(undecided)})
         return JudgeVerdict(
-            request.metric, 1 - len(fabricated) / len(facts),
-            f"{len(facts) - len(fabricated)} of {len(facts)} facts found in the call or the "
-            "truth" + (f"; fabricated: {'; '.join(fabricated)}" if fabricated else ""),
-            details={"unsupported": len(fabricated), "facts": len(facts)},
+            request.metric, 1 - len(fabricated) / decided,
+            f"{decided - len(fabricated)} of {decided} facts found in the call or the "
+            "truth" + (f"; fabricated: {'; '.join(fabricated)}" if fabricated else "")
+            + unsure,
+            details={"unsupported": len(fabricated), "facts": decided,
+                     "undecided": len(undecided)},
         )
 
     # --- Translation ----------------------------------------------------------------------
@@ -434,6 +486,12 @@ class HeuristicJudge:
         timestamp near the turn's start (as the evidence check accepts one)."""
         texts = tuple(map(str, statements))
         return set(_quoted_turns(texts, turns)) | _stamped_turns(texts, starts)
+
+
+def _undecided_note(undecided: Sequence[str]) -> str:
+    """The reason's note on the statements left out of a rate, if any."""
+    return (f"; undecided, left out (whether they hold needs an LLM judge): "
+            f"{'; '.join(undecided)}" if undecided else "")
 
 
 def _stamped_turns(statements: tuple[str, ...], starts: tuple[float | None, ...]) -> set[int]:

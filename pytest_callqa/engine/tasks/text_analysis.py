@@ -353,6 +353,11 @@ class TextTask(BaseTask):
     def _fabrication(self, out: TextOutput, verdict: JudgeVerdict | None) -> MetricResult:
         result = self.from_verdict("fabrication_free_rate", verdict)
         facts = len(summary_facts(out))
+        undecided = result.details.get("undecided", 0)
+        if type(undecided) is int and 0 < undecided < facts:
+            # Left out of the rate by the judge (the offline one's, a figure the call may
+            # say in words): the pooled rate leaves them out too.
+            facts -= undecided
         if result.scored and result.value is not None:
             unsupported = unsupported_facts(result.details, result.value, facts)
             if unsupported is None:

@@ -305,3 +305,33 @@ def test_offline_an_amount_the_call_says_in_words_is_undecided_not_fabricated() 
     summary["highlights"] = ["Transfer amount was $135"]
     alone = evaluate(case, output, judge=HeuristicJudge(), embedder=TFIDF)
     assert alone.metrics["highlight_correctness"].scored is False
+
+
+def test_offline_an_extracted_yes_no_or_number_is_checked_by_its_value() -> None:
+    # "refund eligible: True" and "duplicate: False" were fabrications by their words even
+    # for an output equal to the truth (the truth's booleans were not even in its text), and
+    # so was a float the call says otherwise ("49.0").
+    truth = _text_truth({"customer_name": "Priya Sharma", "refund_eligible": True,
+                         "duplicate": False, "refund_amount": 49.0, "charges": 2})
+    case = make_case("text", truth, transcript=_CALL.replace("$49", "forty-nine dollars"))
+    same = evaluate(case, truth, judge=HeuristicJudge(), embedder=TFIDF)
+    fabrication = same.metrics["fabrication_free_rate"]
+    assert (fabrication.value, fabrication.reason) == (
+        1.0, "8 of 8 facts found in the call or the truth")
+    output = {**truth, "summary": {**truth["summary"], "call_extracted_info": {
+        **truth["summary"]["call_extracted_info"], "refund_eligible": False,
+        "refund_amount": 49, "follow_up": True}}}
+    changed = evaluate(case, output, judge=HeuristicJudge(), embedder=TFIDF)
+    fabrication = changed.metrics["fabrication_free_rate"]
+    # A yes or no the truth gives otherwise is wrong; one it does not give cannot be told.
+    assert fabrication.value == pytest.approx(7 / 8)
+    assert "fabricated: 'refund eligible: False' (the truth's refund_eligible is True)" in (
+        fabrication.reason or "")
+    assert "'follow up: True' (a yes or no, which words cannot check, and the truth has " \
+           "none for follow_up)" in (fabrication.reason or "")
+    # A float checked by its words is its digits: "49.0" was no word of a call saying "$49".
+    float_amount = evaluate(make_case("text", _text_truth({"refund_amount": "$49"}),
+                                      transcript=_CALL),
+                            _text_truth({"refund_amount": 49.0}), judge=HeuristicJudge(),
+                            embedder=TFIDF)
+    assert float_amount.metrics["fabrication_free_rate"].value == 1.0

@@ -25,6 +25,7 @@ from ..anchors import (
 from ..core.cases import GoldenCase
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.memo import ByIdentity, batch_memoised
+from ..core.numbers import finite_number
 from ..lexicon import CALLER_WORDS, UNSPACED_CALLER_WORDS
 from ..text import (
     best_fuzzy_match,
@@ -354,18 +355,11 @@ class HeuristicJudge:
             # Nothing to have fabricated: the rate does not apply (its blocker cannot fire).
             return JudgeVerdict(request.metric, None, "n/a: the output states no fact")
         contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
-        claimed: Callable[[str], str] = str
-        if request.task == "text":
-            # Loaded by the family that asked; a text fact may be an extracted value, whose
-            # key's words are no support (claimed_text).
-            from ..tasks.text_analysis import claimed_text
-
-            claimed = functools.partial(claimed_text, output=request.model_output)
         fabricated = []
         undecided = []
         starts = _starts(request.case)
         for fact in facts:
-            ok, why = statement_support(claimed(fact), contexts, starts)
+            ok, why = self._fact_support(request, fact, contexts, starts)
             if ok is None:
                 undecided.append(f"{fact!r} ({why})")
             elif not ok:
@@ -385,6 +379,25 @@ class HeuristicJudge:
             details={"unsupported": len(fabricated), "facts": decided,
                      "undecided": len(undecided)},
         )
+
+    @staticmethod
+    def _fact_support(request: JudgeRequest, fact: str, contexts: Sequence[str],
+                      starts: Sequence[float]) -> tuple[bool | None, str]:
+        """:func:`statement_support` of a fact; a text fact that is an extracted value is
+        its value (:func:`_value_support`), or, checked by words, the value alone."""
+        if request.task != "text":
+            return statement_support(fact, contexts, starts)
+        # Loaded by the family that asked.
+        from ..tasks.text_analysis import expected_value, extracted_value
+
+        extracted = extracted_value(fact, request.model_output)
+        if extracted is None:
+            return statement_support(fact, contexts, starts)
+        key, value = extracted
+        by_value = _value_support(key, value, *expected_value(request.case, key))
+        if by_value is not None:
+            return by_value
+        return statement_support(_value_text(value, fact), contexts, starts)
 
     # --- Translation ----------------------------------------------------------------------
 
@@ -486,6 +499,38 @@ class HeuristicJudge:
         timestamp near the turn's start (as the evidence check accepts one)."""
         texts = tuple(map(str, statements))
         return set(_quoted_turns(texts, turns)) | _stamped_turns(texts, starts)
+
+
+def _value_support(key: str, value: Any, known: bool,
+                   truth: Any) -> tuple[bool | None, str] | None:
+    """A verdict on an extracted value by its value, or None to check it by its words. It
+    is supported when it equals the truth's value for its key (``known``: the truth has
+    one, ``truth``): booleans as booleans, numbers by value, text as written. A yes or
+    no is no word of the call ("False" was a fabrication by its words, even when the truth
+    said so): unsupported when the truth's is the other, else undecided."""
+    if known and _same_value(value, truth):
+        return True, f"equals the truth's {key}"
+    if not isinstance(value, bool):
+        return None
+    if known and isinstance(truth, bool):
+        return False, f"the truth's {key} is {truth}"
+    return None, f"a yes or no, which words cannot check, and the truth has none for {key}"
+
+
+def _same_value(value: Any, truth: Any) -> bool:
+    if isinstance(value, bool) or isinstance(truth, bool):
+        return isinstance(value, bool) and isinstance(truth, bool) and value == truth
+    if finite_number(value) and finite_number(truth):
+        return bool(value == truth)
+    return isinstance(value, str) and value == truth
+
+
+def _value_text(value: Any, fact: str) -> str:
+    """What an extracted value claims in words: a number as digits without a float's
+    trailing ".0" (the call says 49, not 49.0), else the fact less its key."""
+    if finite_number(value) and float(value).is_integer():
+        return str(int(value))
+    return fact.partition(": ")[2]
 
 
 def _undecided_note(undecided: Sequence[str]) -> str:

@@ -144,17 +144,36 @@ def summary_facts(output: TextOutput) -> list[str]:
     return [f for f in facts if f.strip()]
 
 
-def claimed_text(fact: str, output: Any) -> str:
-    """What a fact of :func:`summary_facts` claims: an extracted value without the key
-    written before it ("customer name: Rahul Verma" claims "Rahul Verma"; the truth names
-    the same keys, and their words made half of a short invented value "supported"), else
-    the whole fact. ``output`` is the model's output as it came (any JSON value)."""
-    summary = output.get("summary") if isinstance(output, dict) else None
+def extracted_value(fact: str, output: Any) -> tuple[str, Any] | None:
+    """The key and the value, as the output gave it, of a fact of :func:`summary_facts` that
+    is an extracted value ("customer name: Rahul Verma"), else None. It claims the value
+    alone: the truth names the same keys, and their words made half of a short invented
+    value "supported". ``output`` is the model's output as it came (any JSON value)."""
+    label, colon, _ = fact.partition(": ")
+    summary = output.get("summary") if colon and isinstance(output, dict) else None
     info = summary.get("call_extracted_info") if isinstance(summary, dict) else None
-    label, colon, value = fact.partition(": ")
-    if colon and isinstance(info, dict) and label in {_info_label(str(k)) for k in info}:
-        return value
-    return fact
+    if not isinstance(info, dict):
+        return None
+    for key, value in info.items():
+        if _info_label(str(key)) == label and fact == f"{label}: {value}":
+            return str(key), value
+    return None
+
+
+def expected_value(case: Any, key: str) -> tuple[bool, Any]:
+    """Whether the truth of ``case`` (a golden case) holds an extracted value for ``key``
+    (as the required fields match keys: normalised), and that value."""
+    outcome = case.expected_outcome
+    summary = outcome.get("summary") if isinstance(outcome, dict) else None
+    info = summary.get("call_extracted_info") if isinstance(summary, dict) else None
+    if not isinstance(info, dict):
+        return False, None
+    if key in info:
+        return True, info[key]
+    for name, value in info.items():
+        if normalize(str(name)) == normalize(key):
+            return True, value
+    return False, None
 
 
 def _info_label(key: str) -> str:

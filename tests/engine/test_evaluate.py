@@ -335,3 +335,31 @@ def test_offline_an_extracted_yes_no_or_number_is_checked_by_its_value() -> None
                             _text_truth({"refund_amount": 49.0}), judge=HeuristicJudge(),
                             embedder=TFIDF)
     assert float_amount.metrics["fabrication_free_rate"].value == 1.0
+
+
+def test_offline_amounts_given_for_another_item_are_not_supported() -> None:
+    # The three rates rotated among the highlights and rates_quoted scored 1.0 and 1.0: each
+    # figure is in the call, for another weight.
+    case, output = example("text-abcd-3647-overnight-shipping-cost")
+    summary = output["summary"]
+    summary["highlights"][:3] = ["Overnight shipping costs 69.99 for items 5 lbs or less",
+                                 "Items of 10 lbs or less cost 39.99 to ship overnight",
+                                 "Items over 10 lbs cost 54.99"]
+    summary["call_extracted_info"]["rates_quoted"] = (
+        "69.99 (5 lbs or less), 39.99 (10 lbs or less), 54.99 (over 10 lbs)")
+    result = evaluate(case, output, judge=HeuristicJudge(), embedder=TFIDF)
+    highlights = result.metrics["highlight_correctness"]
+    fabrication = result.metrics["fabrication_free_rate"]
+    # Two contradict the truth's statement of their item; the third gives the figures the
+    # truth gives a like item ("Items of 10 lbs or less cost 54.99"), and the rates come in
+    # another order: those cannot be told offline.
+    assert highlights.value == pytest.approx(1 / 3)
+    assert fabrication.value == pytest.approx(6 / 8) and fabrication.rating == "blocker"
+    reason = fabrication.reason or ""
+    assert ("'Overnight shipping costs 69.99 for items 5 lbs or less' (the truth gives "
+            "'39.99' for the same item: 'Overnight shipping costs 39.99 for items 5 lbs or "
+            "less')") in reason
+    assert "'Items over 10 lbs cost 54.99' (the truth gives '69.99' for the same item" in reason
+    assert "'rates quoted: 69.99 (5 lbs or less), 39.99 (10 lbs or less), 54.99 (over 10 " \
+           "lbs)' (the figures of the truth's 'rates quoted: 39.99" in reason
+    assert not result.valid

@@ -205,6 +205,27 @@ def test_a_cited_offset_on_a_call_without_timings_is_not_read_as_a_clock_time() 
         assert verdict.score == factual, verdict.reason
 
 
+def test_a_highlights_figure_said_only_where_none_of_its_words_are_is_undecided() -> None:
+    # "$49" is the refund's: a shipping fee of $49 was supported by it.
+    case = GoldenCase.model_validate({
+        "id": "c", "task": "text",
+        "transcript": ("agent: Your shipping fee is waived today.\ncustomer: Thanks.\n"
+                       "agent: Your refund of $49 is on its way."),
+        "expected_outcome": {"summary": {"call_purpose": "Refund status",
+                                         "highlights": ["The refund is on its way"],
+                                         "call_extracted_info": {}}}})
+    for scope in _with_and_without_memo():
+        with scope:
+            verdict = HeuristicJudge().judge_one(JudgeRequest(
+                case=case, task="text", metric="highlight_correctness", scale="unit",
+                instructions="", model_output={},
+                focus={"highlights": ["Shipping fee of $49", "Refund of $49 on its way"]}))
+        assert (verdict.score, verdict.details) == (1.0, {"unsupported": 0, "undecided": 1})
+        assert verdict.reason.endswith(
+            "'Shipping fee of $49' (amount '$49' found only in turns and truth statements "
+            "that share none of its words)")
+
+
 def _with_and_without_memo() -> list[AbstractContextManager[None]]:
     return [nullcontext(), batch_memo()]
 

@@ -40,6 +40,7 @@ from ..text import (
     without_timestamps,
 )
 from .heuristic_families import family_handlers
+from .heuristic_placement import placement, reordered
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -330,7 +331,8 @@ class HeuristicJudge:
             return JudgeVerdict(request.metric, None, "not scored: no highlight returned")
         contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
         starts = _starts(request.case)
-        verdicts = [(h, *statement_support(h, contexts, starts)) for h in highlights]
+        verdicts = [(h, *_placed(request.case, h, statement_support(h, contexts, starts),
+                                 starts)) for h in highlights]
         wrong = [f"{h!r} ({why})" for h, ok, why in verdicts if ok is False]
         undecided = [f"{h!r} ({why})" for h, ok, why in verdicts if ok is None]
         decided = len(highlights) - len(undecided)
@@ -392,12 +394,15 @@ class HeuristicJudge:
 
         extracted = extracted_value(fact, request.model_output)
         if extracted is None:
-            return statement_support(fact, contexts, starts)
+            return _placed(request.case, fact, statement_support(fact, contexts, starts),
+                           starts)
         key, value = extracted
         by_value = _value_support(key, value, *expected_value(request.case, key))
         if by_value is not None:
             return by_value
-        return statement_support(_value_text(value, fact), contexts, starts)
+        claim = _value_text(value, fact)
+        return _placed(request.case, claim, statement_support(claim, contexts, starts), starts,
+                       key=key, words_of=fact)
 
     # --- Translation ----------------------------------------------------------------------
 
@@ -426,7 +431,7 @@ class HeuristicJudge:
                 figures = ", ".join(repr(a.text) for a in omitted + added)
                 undecided.append(f"sentence {sid}: {figures} said in words on the other side")
                 continue
-            if not (omitted or added) and _reordered(expected, model):
+            if not (omitted or added) and reordered(expected, model):
                 undecided.append(f"sentence {sid}: the same figures in another order")
                 continue
             if expected:
@@ -501,6 +506,17 @@ class HeuristicJudge:
         return set(_quoted_turns(texts, turns)) | _stamped_turns(texts, starts)
 
 
+def _placed(case: GoldenCase, claim: str, support: tuple[bool | None, str],
+            starts: Sequence[float], key: str = "",
+            words_of: str = "") -> tuple[bool | None, str]:
+    """``support`` (of :func:`statement_support`) or, for a supported statement, its
+    :func:`placement`: only a statement with figures found is placed."""
+    if support[0] is not True:
+        return support
+    return placement(case, without_timestamps(claim, starts, TIMESTAMP_TOLERANCE_S,
+                                              zero_led=True), key, words_of or claim)
+
+
 def _value_support(key: str, value: Any, known: bool,
                    truth: Any) -> tuple[bool | None, str] | None:
     """A verdict on an extracted value by its value, or None to check it by its words. It
@@ -564,28 +580,3 @@ def _quoted_turns(statements: tuple[str, ...], turns: tuple[str, ...]) -> frozen
             if score >= QUOTE_MATCH:
                 cited.add(index)
     return frozenset(cited)
-
-
-def _reordered(expected: Sequence[Anchor], model: Sequence[Anchor]) -> bool:
-    """Whether two of the model's figures of one kind, each found among the expected ones,
-    come in another order: "49 now and 99 next month" turned into "99 now and 49 next
-    month". A date moved before an amount is a translation's word order, not a swap."""
-    return any(_out_of_order([a for a in expected if _kind(a) == kind],
-                             [a for a in model if _kind(a) == kind])
-               for kind in {_kind(a) for a in model})
-
-
-def _kind(anchor: Anchor) -> str:
-    return "number" if anchor.kind in NUMERIC_KINDS else anchor.kind
-
-
-def _out_of_order(expected: Sequence[Anchor], model: Sequence[Anchor]) -> bool:
-    # A figure backed by one of another kind (a year by the number 2024) says nothing of
-    # the order and is passed over.
-    at = 0
-    for anchor in model:
-        places = [i for i, e in enumerate(expected) if anchor_supported(anchor, [e])]
-        if places and places[-1] < at:
-            return True
-        at = next((i for i in places if i >= at), at)
-    return False

@@ -163,17 +163,36 @@ def extracted_value(fact: str, output: Any) -> tuple[str, Any] | None:
 def expected_value(case: Any, key: str) -> tuple[bool, Any]:
     """Whether the truth of ``case`` (a golden case) holds an extracted value for ``key``
     (as the required fields match keys: normalised), and that value."""
-    outcome = case.expected_outcome
-    summary = outcome.get("summary") if isinstance(outcome, dict) else None
-    info = summary.get("call_extracted_info") if isinstance(summary, dict) else None
-    if not isinstance(info, dict):
-        return False, None
+    info = _expected_info(case)
     if key in info:
         return True, info[key]
     for name, value in info.items():
         if normalize(str(name)) == normalize(key):
             return True, value
     return False, None
+
+
+def expected_statements(case: Any) -> list[tuple[str, str]]:
+    """The statements of the truth's summary of ``case`` as (key, text): its purpose and
+    highlights with the key "", each extracted value with its key's, as
+    :func:`summary_facts` writes it ("transfer amount: $135")."""
+    summary = _expected_summary(case)
+    said = [summary.get("call_purpose"), *(summary.get("highlights") or [])]
+    statements = [("", text) for text in said if isinstance(text, str) and text.strip()]
+    statements += [(str(key), f"{_info_label(str(key))}: {value}")
+                   for key, value in _expected_info(case).items() if _filled(value)]
+    return statements
+
+
+def _expected_summary(case: Any) -> dict[str, Any]:
+    outcome = case.expected_outcome
+    summary = outcome.get("summary") if isinstance(outcome, dict) else None
+    return summary if isinstance(summary, dict) else {}
+
+
+def _expected_info(case: Any) -> dict[str, Any]:
+    info = _expected_summary(case).get("call_extracted_info")
+    return info if isinstance(info, dict) else {}
 
 
 def _info_label(key: str) -> str:

@@ -1,0 +1,145 @@
+"""Whether a text statement's figures are given for the item it names: the offline judge's
+check, for the text family's highlight correctness and fabrication-free rate, that a figure
+found somewhere in the call or the truth is the one they give for that item — three rates
+rotated among the highlights were each somewhere in the call, and all passed. The order of
+figures of one kind, which this and the translation check read, is here too."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..anchors import NUMERIC_KINDS, Anchor, anchor_supported, extract_anchors
+from ..core.cases import GoldenCase
+from ..core.memo import ByIdentity, batch_memoised
+from ..text import content_tokens, normalize
+
+# A statement of the truth's summary states the same item as a model's when their words,
+# less figures, are this alike (token Jaccard): "Overnight shipping costs 69.99 for items 5
+# lbs or less" and the truth's "… costs 39.99 for items 5 lbs or less". An extracted value
+# states the item of its key.
+SAME_ITEM = 0.8
+# A like item, as alike as the text family's highlight match asks: the figures the truth
+# gives for one may be the ones a statement rightly gives, worded as the other item.
+LIKE_ITEM = 0.4
+
+_HAS_DIGIT = re.compile(r"\d").search
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A statement of the truth's summary: the key of an extracted value ("" for the
+    purpose and the highlights), its text and its words less figures."""
+
+    key: str
+    text: str
+    words: frozenset[str]
+
+
+@batch_memoised
+def _truth_items(case: ByIdentity[GoldenCase]) -> tuple[_Item, ...]:
+    """The statements of a case's truth: every statement of every output of the case is
+    placed against the same ones."""
+    # Loaded by the family that asked, as the judge loads its other text helpers.
+    from ..tasks.text_analysis import expected_statements
+
+    return tuple(_Item(normalize(key), text, _item_words(text))
+                 for key, text in expected_statements(case.value))
+
+
+@batch_memoised
+def _numbered_turns(case: ByIdentity[GoldenCase]) -> tuple[str, ...]:
+    # The turns that may hold a figure; most hold none.
+    return tuple(t.text for t in case.value.transcript if _HAS_DIGIT(t.text))
+
+
+def _item_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in content_tokens(text) if not _HAS_DIGIT(w))
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def placement(case: GoldenCase, claim: str, key: str = "",
+              words_of: str = "") -> tuple[bool | None, str]:
+    """Whether the figures of a text statement that the call or the truth holds are given
+    for its item: "Overnight shipping costs 69.99 for items 5 lbs or less" passed because
+    the call quotes 69.99, for heavier items. ``claim`` is what it claims (an extracted
+    value's value, of ``key``; without the call offsets it cites), ``words_of`` the text
+    whose words say its item (the claim).
+
+    A statement of the truth's summary of the same item (:data:`SAME_ITEM`, or the same
+    key) that gives all its figures supports it, in another order leaves it undecided; one
+    that gives a figure of a kind it changes contradicts it: unsupported, or undecided when
+    the truth gives its figures for a like item (:data:`LIKE_ITEM`) too. A figure the truth
+    gives for no such item is undecided when every turn and truth statement that holds it
+    shares none of its words."""
+    if not _HAS_DIGIT(claim):
+        return True, "supported"
+    figures = extract_anchors(claim)
+    if not figures:
+        return True, "supported"
+    items = _truth_items(ByIdentity(case))
+    words = _item_words(words_of or claim)
+    same = [(i, anchors) for i in items
+            if (i.key == normalize(key) if key else _jaccard(words, i.words) >= SAME_ITEM)
+            and (anchors := extract_anchors(i.text))]
+    for item, anchors in same:
+        if all(anchor_supported(a, anchors) for a in figures):
+            if reordered(anchors, figures):
+                return None, f"the figures of the truth's {item.text!r} in another order"
+            return True, "supported"
+    for item, anchors in same:
+        changed = [a for a in figures if not anchor_supported(a, anchors)]
+        given = [a for a in anchors if not anchor_supported(a, figures)
+                 and any(figure_kind(a) == figure_kind(c) for c in changed)]
+        if not given:
+            continue
+        truth = ", ".join(repr(a.text) for a in given)
+        like = next((i for i in items if i is not item and _jaccard(words, i.words) >= LIKE_ITEM
+                     and all(anchor_supported(a, extract_anchors(i.text)) for a in figures)),
+                    None)
+        if like is not None:
+            return None, (f"the truth gives {truth} for the same item ({item.text!r}), and its "
+                          f"figures for a like one ({like.text!r})")
+        return False, f"the truth gives {truth} for the same item: {item.text!r}"
+    if not words:
+        return True, "supported"
+    texts = [*_numbered_turns(ByIdentity(case)), *(i.text for i in items)]
+    apart = []
+    for anchor in figures:
+        holding = [text for text in texts if anchor_supported(anchor, extract_anchors(text))]
+        if holding and all(words.isdisjoint(_item_words(text)) for text in holding):
+            apart.append(anchor)
+    if apart:
+        return None, (", ".join(f"{a.kind} {a.text!r}" for a in apart) + " found only in turns "
+                      "and truth statements that share none of its words")
+    return True, "supported"
+
+
+def reordered(expected: Sequence[Anchor], model: Sequence[Anchor]) -> bool:
+    """Whether two of the model's figures of one kind, each found among the expected ones,
+    come in another order: "49 now and 99 next month" turned into "99 now and 49 next
+    month". A date moved before an amount is a translation's word order, not a swap."""
+    return any(_out_of_order([a for a in expected if figure_kind(a) == kind],
+                             [a for a in model if figure_kind(a) == kind])
+               for kind in {figure_kind(a) for a in model})
+
+
+def figure_kind(anchor: Anchor) -> str:
+    """An anchor's kind, amounts, percentages and numbers being one: figures."""
+    return "number" if anchor.kind in NUMERIC_KINDS else anchor.kind
+
+
+def _out_of_order(expected: Sequence[Anchor], model: Sequence[Anchor]) -> bool:
+    # A figure backed by one of another kind (a year by the number 2024) says nothing of
+    # the order and is passed over.
+    at = 0
+    for anchor in model:
+        places = [i for i, e in enumerate(expected) if anchor_supported(anchor, [e])]
+        if places and places[-1] < at:
+            return True
+        at = next((i for i in places if i >= at), at)
+    return False

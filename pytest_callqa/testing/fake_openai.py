@@ -455,12 +455,17 @@ class FakeOpenAIServer:
         if isinstance(schema, dict) and (items or not isinstance(inputs, dict)):
             value = schema_instance(schema)
             if items and isinstance(value, dict):
-                # The texts a judge reply carries, as the unconstrained default reply has them.
-                defaults = json.loads(default_judge_reply(items))
+                # The texts and counts a judge reply carries, as the unconstrained default
+                # reply has them beside the schema's score (which its counts may move: 0.5
+                # of 5 facts is 0.4).
+                scores = {ident: v.get("score") for ident, v in value.items()
+                          if isinstance(v, dict)}
+                defaults = json.loads(default_judge_reply(
+                    items, lambda item: scores.get(str(item.get("metric")))))
                 for ident, verdict in value.items():
                     if isinstance(verdict, dict) and ident in defaults:
                         verdict.update({k: v for k, v in defaults[ident].items()
-                                        if k in verdict and k != "score"})
+                                        if k in verdict})
             return json.dumps(value)
         if items:
             return default_judge_reply(items)

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..engine.judges.replies import SHARE_TOLERANCE, SHARES
+from ..engine.judges.replies import PARTITIONS, SHARE_TOLERANCE, SHARES
 
 _SCALES: dict[str, tuple[float, ...] | tuple[float, float]] = {
     "unit": (0.0, 1.0),
@@ -44,14 +44,20 @@ def first_user_json(body: Mapping[str, Any]) -> Any:
 
 
 def judge_items(inputs: Any) -> list[dict[str, Any]] | None:
-    """The metric blocks of a judge request, or None when it is not one."""
+    """The metric blocks of a judge request, or None when it is not one; a block without a
+    focus of its own carries the one the call's metrics share."""
     if not isinstance(inputs, dict):
         return None
     if isinstance(inputs.get("metric"), dict):
-        return [inputs["metric"]]
-    if isinstance(inputs.get("metrics"), list):
-        return [m for m in inputs["metrics"] if isinstance(m, dict)]
-    return None
+        blocks = [inputs["metric"]]
+    elif isinstance(inputs.get("metrics"), list):
+        blocks = [m for m in inputs["metrics"] if isinstance(m, dict)]
+    else:
+        return None
+    shared = inputs.get("focus")
+    if not isinstance(shared, dict):
+        return blocks
+    return [block if "focus" in block else {**block, "focus": shared} for block in blocks]
 
 
 def default_judge_reply(items: Sequence[Mapping[str, Any]],
@@ -63,26 +69,40 @@ def default_judge_reply(items: Sequence[Mapping[str, Any]],
     scores, an agent's failure code) are left out."""
     verdicts = {}
     for item in items:
-        value = score(item) if score else mid_score(str(item.get("scale")))
+        value, counts = counted_score(
+            item, score(item) if score else mid_score(str(item.get("scale"))))
         verdicts[str(item.get("metric"))] = {
             "score": value,
             "expected_outcome_reference": "expected_outcome (fake server)",
             "model_output_observed": "model_output (fake server)",
             "reason": f"fake verdict for {item.get('metric')}",
-            **_counts(item, value),
+            **counts,
         }
     return json.dumps(verdicts)
 
 
-def _counts(item: Mapping[str, Any], score: Any) -> dict[str, int]:
+def counted_score(item: Mapping[str, Any], score: Any) -> tuple[Any, dict[str, int]]:
+    """``score`` and the counts a verdict on ``item`` gives beside it. Counts that sort the
+    items its focus lists (facts supported and unsupported) add up to them, and the score
+    becomes their share when it is further from it than the judge allows (0.5 of 5 facts
+    is 2 of 5, 0.4; of none, 1.0); other counts are the fewest pieces whose share is the
+    score."""
     fields = item.get("reply_fields")
     if item.get("scale") != "unit" or not isinstance(fields, Mapping):
-        return {}
+        return score, {}
     counts = dict.fromkeys(map(str, fields), 0)
     if not isinstance(score, (int, float)) or not 0 <= score <= 1:
-        return counts
+        return score, counts
     whole = next((n for n in range(1, 21)
                   if abs(round(score * n) / n - score) <= SHARE_TOLERANCE), 20)
+    focus = item.get("focus")
+    for sorted_into, key in PARTITIONS:
+        listed = focus.get(key) if isinstance(focus, Mapping) else None
+        if isinstance(listed, list) and set(sorted_into) <= counts.keys():
+            whole = len(listed)
+            share = round(score * whole) / whole if whole else 1.0
+            if abs(share - score) > SHARE_TOLERANCE:
+                score = share
     part = round(score * whole)
     for name, wholes in SHARES:
         if name in counts and set(wholes) <= counts.keys():
@@ -91,7 +111,7 @@ def _counts(item: Mapping[str, Any], score: Any) -> dict[str, int]:
             # The whole is one count, or the part and the rest of it (supported and
             # unsupported).
             counts[rest[0]] = whole - part if name in wholes else whole
-    return counts
+    return score, counts
 
 
 def noisy_judge_reply(content: str, items: Sequence[Mapping[str, Any]],
@@ -114,11 +134,10 @@ def noisy_judge_reply(content: str, items: Sequence[Mapping[str, Any]],
             continue
         scale = str(by_ident[ident].get("scale"))
         values = _SCALES.get(scale, (0.0, 1.0))
-        verdict["score"] = round(rng.random(), 2) if scale == "unit" else rng.choice(values)
+        drawn = round(rng.random(), 2) if scale == "unit" else rng.choice(values)
         # Its counts follow, as a judge's own would.
-        verdict.update((key, count) for key, count in _counts(by_ident[ident],
-                                                              verdict["score"]).items()
-                       if key in verdict)
+        verdict["score"], counts = counted_score(by_ident[ident], drawn)
+        verdict.update((key, count) for key, count in counts.items() if key in verdict)
     return json.dumps(verdicts)
 
 

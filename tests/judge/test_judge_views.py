@@ -145,8 +145,35 @@ def test_faithfulness_is_asked_for_counts(fake: Any) -> None:
     fields = fabrication["properties"]["fabrication_free_rate"]["properties"]
     assert fields["unsupported"] == {"type": "integer", "minimum": 0}
     # The pooled hallucination count is the judge's (the fake server's middle score, 0.5,
-    # as one fact supported and one not), not rebuilt from its score.
-    assert result.metrics["hallucination_rate"].details["numerator"] == 1
+    # as two of the four facts supported and two not), not rebuilt from its score.
+    assert result.metrics["hallucination_rate"].details["numerator"] == 2
+
+
+def test_fact_counts_short_of_the_facts_shown_are_a_judge_error(fake: Any) -> None:
+    from .helpers import text_case
+
+    # One fact of the four judged, unsupported, scored 0.0: accepted, it made the
+    # fabrication-free rate 0.0 (a blocker) beside 3 of 4 facts recorded as supported.
+    def reply(body: dict[str, Any]) -> Any:
+        schema = body["response_format"]["json_schema"]["schema"]
+        if "fabrication_free_rate" not in schema["properties"]:
+            return None
+        return {"fabrication_free_rate": {
+            "score": 0.0, "expected_outcome_reference": "", "model_output_observed": "",
+            "reason": "one fact unsupported", "supported": 0, "unsupported": 1}}
+
+    server = fake(reply=reply)
+    case = text_case()
+    result = evaluate(case, case.expected_outcome, judge=judge_for(server, "per-metric"))
+    for metric_id in ("fabrication_free_rate", "hallucination_rate", "faithfulness"):
+        metric = result.metrics[metric_id]
+        assert metric.judge_error and metric.value is None and not metric.blocker, metric_id
+    assert "supported 0 + unsupported 1 is 1, not the 4 facts listed" in (
+        result.metrics["fabrication_free_rate"].reason or "")
+    asked = [b for b in server.bodies
+             if "fabrication_free_rate" in b["response_format"]["json_schema"]["schema"][
+                 "properties"]]
+    assert len(asked) == 3  # one ask, two re-asks
 
 
 def test_asked_fields_are_kept_whether_top_level_or_nested_under_details() -> None:

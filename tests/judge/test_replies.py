@@ -409,6 +409,38 @@ def test_a_score_its_counts_agree_with_is_usable(fields, score, counts) -> None:
     assert parsed.all_problems() == []
 
 
+_TEN_FACTS = {"facts": [f"fact {n}" for n in range(10)]}
+
+
+@pytest.mark.parametrize(("score", "counts", "problem"), [
+    # One fact of the ten judged, unsupported, scored 0.0: the fabrication-free rate read
+    # 0.0, the hallucination rate 1 of 10 and the pooled fabrication-free rate 9 of 10.
+    (0.0, {"supported": 0, "unsupported": 1}, "supported 0 + unsupported 1 is 1, not the 10 "
+     "facts listed"),
+    (1.0, {"supported": 12, "unsupported": 0}, "supported 12 + unsupported 0 is 12, not the "
+     "10 facts listed"),
+])
+def test_fact_counts_that_do_not_add_up_to_the_facts_listed_are_unusable(
+        score, counts, problem) -> None:
+    item = _item("faithfulness", "unit", reply_fields=_FACTS, focus=_TEN_FACTS)
+    parsed = parse_reply(json.dumps({"faithfulness": _verdict(score, **counts)}), [item])
+    assert parsed.replies == {}
+    assert parsed.problems == {"faithfulness": [
+        f"the verdict for metric 'faithfulness' contradicts itself: {problem}"]}
+
+
+@pytest.mark.parametrize(("focus", "score", "counts"), [
+    (_TEN_FACTS, 0.9, {"supported": 9, "unsupported": 1}),
+    ({"facts": []}, 1.0, {"supported": 0, "unsupported": 0}),
+    # Counts of pieces the focus does not list one by one are checked against the score only.
+    ({"claims": ["a", "b"]}, 0.6, {"supported": 3, "unsupported": 2}),
+])
+def test_fact_counts_that_add_up_to_the_facts_listed_are_usable(focus, score, counts) -> None:
+    item = _item("faithfulness", "unit", reply_fields=_FACTS, focus=focus)
+    parsed = parse_reply(json.dumps({"faithfulness": _verdict(score, **counts)}), [item])
+    assert parsed.all_problems() == []
+
+
 def test_a_combined_score_that_is_not_the_lowest_of_its_scores_is_unusable() -> None:
     # Asked for the lowest of the three as its score: 1 beside 5, 5, 5 ("garbled and
     # unintelligible") scored all three 5, a clean turn, with no flag.

@@ -148,12 +148,26 @@ SHARES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("relevant_used", ("needed",)), ("followed", ("instructions",)))
 # How far a score may be from its counts' share: a judge rounds 2 of 3 to 0.7.
 SHARE_TOLERANCE = 0.05
+# Counts that sort every item a request lists in its focus, as (the counts, the focus key):
+# they add up to how many items the call showed. One fact unsupported and none supported,
+# of the ten listed, scored 0.0 agreed with itself, yet the fabrication-free rate read
+# 0.0, the hallucination rate 1 of 10 and the pooled fabrication-free rate 9 of 10: three
+# figures from one verdict.
+PARTITIONS: tuple[tuple[tuple[str, ...], str], ...] = ((("supported", "unsupported"), "facts"),)
+
+
+def listed_items(request: JudgeRequest, key: str) -> int | None:
+    """How many items ``request``'s focus lists under ``key`` (None when it lists none
+    there)."""
+    listed = request.focus.get(key)
+    return len(listed) if isinstance(listed, (list, tuple)) else None
 
 
 def _contradicted(reply: JudgeReply, request: JudgeRequest) -> str | None:
-    """How ``reply``'s score contradicts the scores or counts it gives beside it (None when
-    it does not, or gives neither); its counts are whole numbers >= 0 (:func:`_bad_counts`)
-    and its scores numbers (:func:`_missing_scores`)."""
+    """How ``reply``'s score contradicts the scores or counts it gives beside it, or its
+    counts the items its request lists (None when they agree, or it gives neither); its
+    counts are whole numbers >= 0 (:func:`_bad_counts`) and its scores numbers
+    (:func:`_missing_scores`)."""
     given = kept_fields(reply, request)
     scores = [given[name] for name, kind, _meaning in request.reply_fields
               if kind in _SCORE_SCHEMAS]
@@ -163,6 +177,14 @@ def _contradicted(reply: JudgeReply, request: JudgeRequest) -> str | None:
             and float(reply.score) != min(scores):
         return f"score {reply.score} is not the lowest of its scores ({min(scores)})"
     counts = {name for name, kind, _meaning in request.reply_fields if kind == "count"}
+    for sorted_into, key in PARTITIONS:
+        listed = listed_items(request, key)
+        if listed is None or not set(sorted_into) <= counts:
+            continue
+        total = sum(given[name] for name in sorted_into)
+        if total != listed:
+            return (f"{' + '.join(f'{name} {given[name]}' for name in sorted_into)} is "
+                    f"{total}, not the {listed} {key} listed")
     for part, wholes in SHARES:
         if part not in counts or not set(wholes) <= counts:
             continue

@@ -45,6 +45,21 @@ def test_median_on_ordinal_scales_stays_on_the_scale() -> None:
     assert unit.score == pytest.approx(0.5) and not unit.details["repeats_disagree"]
 
 
+def test_a_verdict_with_counts_keeps_one_ask_whole() -> None:
+    # Two asks, 1.0 (10 of 10 facts supported) and 0.5 (5 of 10): the mean, 0.75, was kept
+    # beside the first ask's counts, and the rates pooled from them read 10 of 10.
+    counted = dataclasses.replace(request("unit"), reply_fields=(
+        ("supported", "count", "facts supported"), ("unsupported", "count", "facts not")))
+    asks = [dataclasses.replace(v, details={"supported": n, "unsupported": 10 - n})
+            for v, n in zip(verdicts(1.0, 0.5), (10, 5), strict=True)]
+    found = combine(counted, asks, tolerance=0.25)
+    assert found.score == 0.5 and found.reason == "ask 1"
+    assert (found.details["supported"], found.details["unsupported"]) == (5, 5)
+    assert found.details["judge_repeats"] == [1.0, 0.5]
+    # A failed ask that could have moved it still makes it a judge error.
+    assert combine(counted, verdicts(0.9, None, 0.8), 0.25).judge_error
+
+
 def test_majority_on_a_binary_scale() -> None:
     assert combine(request("binary"), verdicts(1.0, 0.0, 1.0), 0.25).score == 1.0
     # A tie is no majority: 0.

@@ -2,8 +2,10 @@
 its own (its own cache entry and seed), and combined into one.
 
 The combined score is the median of the repeats that gave one (the lower of the two middle
-values on a discrete scale, so it stays on the scale; their mean on the continuous 0–1
-scale) or, on a 0/1 scale, the majority (a tie is 0: a pass needs more than half). A verdict
+values on a discrete scale, so it stays on the scale, and for a verdict that gives counts
+beside its score, so its score and counts are one repeat's; their mean on the continuous
+0–1 scale otherwise) or, on a 0/1 scale, the majority (a tie is 0: a pass needs more than
+half). A verdict
 whose repeats spread over more than ``tolerance`` of the scale is marked
 ``repeats_disagree``. Repeats that failed (judge errors) are left out when the others decide
 the verdict — it is the same whether each failed one would have given the scale's lowest
@@ -99,20 +101,22 @@ class RepeatedJudge:
         return arrived
 
 
-def _median(scores: list[float], scale: str) -> float:
+def _median(scores: list[float], scale: str, counted: bool) -> float:
     ordered = sorted(scores)
     middle = len(ordered) // 2
     if len(ordered) % 2:
         return ordered[middle]
-    if scale == "unit":
+    # A verdict that gives counts keeps one ask's score: the mean of 1.0 (10 of 10 facts
+    # supported) and 0.5 (5 of 10) was 0.75 beside one ask's counts, 10 of 10.
+    if scale == "unit" and not counted:
         return (ordered[middle - 1] + ordered[middle]) / 2
     return ordered[middle - 1]
 
 
-def _combined(scores: list[float], scale: str) -> float:
+def _combined(scores: list[float], scale: str, counted: bool) -> float:
     if scale == "binary":
         return 1.0 if 2 * sum(1 for s in scores if s >= 0.5) > len(scores) else 0.0
-    return _median(scores, scale)
+    return _median(scores, scale, counted)
 
 
 def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
@@ -128,11 +132,12 @@ def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
         return dataclasses.replace(verdicts[0], usage=usage, details={
             **verdicts[0].details, REPEATS_KEY: [None] * len(verdicts)})
     scores = [float(v.score) for v in given]  # type: ignore[arg-type]
-    score = _combined(scores, request.scale)
+    counted = any(kind == "count" for _name, kind, _meaning in request.reply_fields)
+    score = _combined(scores, request.scale, counted)
     low, high = SCALE_RANGES[request.scale]
     failed = [v for v in verdicts if v.judge_error]
-    if failed and any(_combined(scores + [bound] * len(failed), request.scale) != score
-                      for bound in (low, high)):
+    if failed and any(_combined(scores + [bound] * len(failed), request.scale, counted)
+                      != score for bound in (low, high)):
         # The failed asks could have moved the verdict (of [5, error, 2] the lower middle
         # is 2): what the judge would have said is unknown, a failure of the tool.
         return dataclasses.replace(failed[0], usage=usage, details={

@@ -130,10 +130,8 @@ def test_the_schema_rung_caps_free_text_for_the_grammar(fake: Any) -> None:
     sent = server.bodies[1]["response_format"]["schema"]
     verdict = sent["properties"]["evidence_backed_reasoning"]["properties"]
     assert verdict["reason"] == {"type": "string", "maxLength": TEXT_MAX_CHARS}
-    # llama.cpp's grammars keep an enum but not a range: the unit scale in steps of 0.05.
-    assert verdict["score"] == {"type": "number", "enum": [
-        0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7,
-        0.75, 0.8, 0.85, 0.9, 0.95, 1.0]}
+    # llama.cpp's grammars keep an enum but not a range: the unit scale in steps of 0.01.
+    assert verdict["score"] == {"type": "number", "enum": [i / 100 for i in range(101)]}
     # The json_schema rung carries the schema as it is (strict mode takes no maxLength).
     strict = server.bodies[0]["response_format"]["json_schema"]["schema"]
     assert "maxLength" not in json.dumps(strict)
@@ -182,10 +180,11 @@ def test_with_text_limits_leaves_enums_and_the_original_alone() -> None:
     assert limited["properties"]["label"] == {"type": "string", "enum": ["a", "b"]}
     assert limited["properties"]["note"] == {"type": ["string", "null"], "maxLength": 50}
     assert limited["properties"]["given"]["maxLength"] == 10
-    # 1 to 3 in twenty steps of 0.1; a number open on one side, an integer and an enum stay.
-    assert limited["properties"]["grade"]["enum"][:3] == [1.0, 1.1, 1.2]
+    # 1 to 3 in a hundred steps of 0.02; a number open on one side, an integer and an enum
+    # stay.
+    assert limited["properties"]["grade"]["enum"][:3] == [1.0, 1.02, 1.04]
     assert limited["properties"]["grade"]["enum"][-1] == 3.0
-    assert len(limited["properties"]["grade"]["enum"]) == 21
+    assert len(limited["properties"]["grade"]["enum"]) == 101
     assert limited["properties"]["count"] == {"type": "integer", "minimum": 0}
     assert limited["properties"]["half"] == {"type": "number", "minimum": 0}
     assert limited["properties"]["grid"] == {"type": "number", "enum": [0, 0.5, 1]}
@@ -353,3 +352,22 @@ def test_a_damaged_or_read_only_record_starts_the_ladder_at_its_top(
     record.write_text("[", encoding="utf-8")
     _judge_on(server.base_url, JudgeCache(tmp_path, "rw")).judge(requests_for(3)[2:])
     assert formats_sent(server)[-2:] == ["json_schema", "json_object_schema"]
+
+
+def test_the_grammar_offers_every_band_edge_of_a_0_1_metric() -> None:
+    # On steps of 0.05 a local judge could not answer critical fact preservation's
+    # "acceptable 0.97" or fabrication-free "0.98": 1 drift in 40 facts was 1.0 or 0.95, a
+    # blocker. An edge a future metric puts off the grid fails here.
+    from pytest_callqa.engine.registry import default_registry
+    from pytest_callqa.engine.tasks.benchmark_specs import BENCHMARK_SPECS
+
+    offered = with_text_limits({"type": "number", "minimum": 0, "maximum": 1})["enum"]
+    specs = [*default_registry().all_metrics(), *BENCHMARK_SPECS.values()]
+    edges = {(spec.id, edge) for spec in specs if spec.scale == "0-1" and spec.bands
+             for edge in (spec.bands.good, spec.bands.acceptable, spec.bands.blocker)
+             if edge is not None}
+    assert ("critical_fact_preservation", 0.97) in edges
+    assert ("fabrication_free_rate", 0.98) in edges
+    off_grid = [(metric, edge) for metric, edge in sorted(edges)
+                if not any(abs(edge - value) < 1e-9 for value in offered)]
+    assert off_grid == []

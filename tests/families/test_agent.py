@@ -152,6 +152,10 @@ def test_every_agent_rubric_names_fields_its_request_carries() -> None:
     _eval(GOOD, judge=judge, config=config, expected={**EXPECTED, "tool_calls": None})
     completion = next(r for r in judge.seen if r.metric == "task_completion")
     assert "focus.task_outcome" in completion.instructions
+    # Asked for its failure and turns as the rubric metrics are, named for a 0/1 score.
+    assert [(name, kind) for name, kind, _meaning in completion.reply_fields] == [
+        ("failure_code", "code"), ("turns", "turns")]
+    assert "when the score is 0; null when it is 1" in completion.reply_fields[0][2]
     assert completion.focus["task_outcome"] == EXPECTED["task_outcome"]
     for request in judge.seen:
         assert "expected_outcome." not in request.instructions, request.metric

@@ -133,6 +133,35 @@ def test_agent_verdicts_below_4_carry_their_failure_code_and_turns(fake: Any) ->
         assert metric.details["turns"] == [0]
 
 
+def test_a_failed_task_completion_carries_the_judges_failure_code_and_turns(
+        fake: Any) -> None:
+    # Its strict schema allowed score and texts alone: every failed task read
+    # "low_task_completion" with no turn, whatever the judge found.
+    def reply(body: dict[str, Any]) -> Any:
+        from pytest_callqa.testing.fake_replies import schema_instance
+
+        verdicts = schema_instance(body["response_format"]["json_schema"]["schema"])
+        completion = verdicts["task_completion"]
+        completion["score"] = 0
+        if "failure_code" in completion:
+            completion.update(failure_code="transfer_not_made", turns=[5])
+        return verdicts
+
+    server = fake(reply=reply)
+    config = {**test_agent.CONFIG, "metrics": [
+        {"metric": "grounding_fidelity", "weight": 1.0},
+        {"metric": "task_completion", "weight": 0.5}]}
+    result = evaluate(test_agent._case(config=config), test_agent.GOOD,
+                      judge=judge_for(server, "combined"), benchmarks=False)
+    [body] = server.bodies
+    schema = body["response_format"]["json_schema"]["schema"]["properties"]
+    assert {"failure_code", "turns"} <= set(schema["task_completion"]["required"])
+    completion = result.metrics["task_completion"]
+    assert completion.value == 0
+    assert completion.details["failure_code"] == "transfer_not_made"
+    assert completion.details["turns"] == [5]
+
+
 def test_faithfulness_is_asked_for_counts(fake: Any) -> None:
     from .helpers import text_case
 

@@ -47,6 +47,7 @@ from .agent_calls import (
     speaker_kind,
 )
 from .agent_metrics import (
+    COMPLETION_DIAGNOSTIC_FIELDS,
     DIAGNOSTIC_FIELDS,
     METRICS,
     PROGRAMMATIC,
@@ -157,10 +158,11 @@ class AgentTask(FamilyTask):
         for metric_id in weights:
             if metric_id in PROGRAMMATIC and self._programmatic(ctx):
                 continue
-            scale: Scale = "binary" if metric_id == TASK_COMPLETION else "rubric0_5"
+            completion = metric_id == TASK_COMPLETION
+            scale: Scale = "binary" if completion else "rubric0_5"
             # The case's evaluation_criteria_override reaches each call once, as its
             # case-specific emphasis.
-            fields = DIAGNOSTIC_FIELDS if scale == "rubric0_5" else ()
+            fields = COMPLETION_DIAGNOSTIC_FIELDS if completion else DIAGNOSTIC_FIELDS
             requests.append(self.request(ctx, metric_id, scale, focus, reply_fields=fields))
         return requests
 

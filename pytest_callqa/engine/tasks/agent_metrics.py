@@ -19,12 +19,21 @@ TASK_COMPLETION = "task_completion"
 PROGRAMMATIC = ("tool_routing", "parameter_extraction")
 
 # What a judge adds to a rubric verdict (seed 001): the failure and where it shows.
+_TURNS_FIELD: ReplyField = (
+    "turns", "turns", "the numbers of the conversation turns where the issue shows; empty "
+    "when there is none")
 DIAGNOSTIC_FIELDS: tuple[ReplyField, ...] = (
     ("failure_code", "code", "a short snake_case label of the failure mode (e.g. "
      "wrong_tool_selected, hallucinated_result, missing_confirmation) when the score is below "
      "4; null otherwise"),
-    ("turns", "turns", "the numbers of the conversation turns where the issue shows; empty "
-     "when there is none"),
+    _TURNS_FIELD,
+)
+# The same for task completion, scored 0 or 1: a strict schema without them left every
+# failed task "low_task_completion" with no turn.
+COMPLETION_DIAGNOSTIC_FIELDS: tuple[ReplyField, ...] = (
+    ("failure_code", "code", "a short snake_case label of why the task was not completed "
+     "(e.g. transfer_not_made, wrong_account_used) when the score is 0; null when it is 1"),
+    _TURNS_FIELD,
 )
 
 TOOL_ROUTING_RUBRIC = (

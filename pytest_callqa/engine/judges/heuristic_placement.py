@@ -30,11 +30,12 @@ _HAS_DIGIT = re.compile(r"\d").search
 @dataclass(frozen=True)
 class _Item:
     """A statement of the truth's summary: the key of an extracted value ("" for the
-    purpose and the highlights), its text and its words less figures."""
+    purpose and the highlights), its text, its words less figures and its figures."""
 
     key: str
     text: str
     words: frozenset[str]
+    figures: Sequence[Anchor]
 
 
 @batch_memoised
@@ -44,14 +45,18 @@ def _truth_items(case: ByIdentity[GoldenCase]) -> tuple[_Item, ...]:
     # Loaded by the family that asked, as the judge loads its other text helpers.
     from ..tasks.text_analysis import expected_statements
 
-    return tuple(_Item(normalize(key), text, _item_words(text))
-                 for key, text in expected_statements(case.value))
+    # A statement without a figure places none: neither as the same item, a like one nor
+    # one that holds a figure.
+    return tuple(_Item(normalize(key), text, _item_words(text), extract_anchors(text))
+                 for key, text in expected_statements(case.value) if _HAS_DIGIT(text))
 
 
 @batch_memoised
-def _numbered_turns(case: ByIdentity[GoldenCase]) -> tuple[str, ...]:
-    # The turns that may hold a figure; most hold none.
-    return tuple(t.text for t in case.value.transcript if _HAS_DIGIT(t.text))
+def _numbered_turns(case: ByIdentity[GoldenCase]) -> tuple[tuple[frozenset[str],
+                                                                  Sequence[Anchor]], ...]:
+    """The words and figures of each turn that may hold a figure; most hold none."""
+    return tuple((_item_words(t.text), extract_anchors(t.text))
+                 for t in case.value.transcript if _HAS_DIGIT(t.text))
 
 
 def _item_words(text: str) -> frozenset[str]:
@@ -64,6 +69,14 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 def placement(case: GoldenCase, claim: str, key: str = "",
               words_of: str = "") -> tuple[bool | None, str]:
+    """:func:`_placement`, once per batch: a highlight is placed for highlight correctness
+    and again as a fact of the fabrication-free rate."""
+    return _placement(ByIdentity(case), claim, key, words_of)
+
+
+@batch_memoised
+def _placement(case_key: ByIdentity[GoldenCase], claim: str, key: str,
+               words_of: str) -> tuple[bool | None, str]:
     """Whether the figures of a text statement that the call or the truth holds are given
     for its item: "Overnight shipping costs 69.99 for items 5 lbs or less" passed because
     the call quotes 69.99, for heavier items. ``claim`` is what it claims (an extracted
@@ -81,37 +94,37 @@ def placement(case: GoldenCase, claim: str, key: str = "",
     figures = extract_anchors(claim)
     if not figures:
         return True, "supported"
-    items = _truth_items(ByIdentity(case))
+    items = _truth_items(case_key)
     words = _item_words(words_of or claim)
-    same = [(i, anchors) for i in items
-            if (i.key == normalize(key) if key else _jaccard(words, i.words) >= SAME_ITEM)
-            and (anchors := extract_anchors(i.text))]
-    for item, anchors in same:
-        if all(anchor_supported(a, anchors) for a in figures):
-            if reordered(anchors, figures):
+    own_key = normalize(key) if key else ""
+    same = [i for i in items if i.figures
+            and (i.key == own_key if key else _jaccard(words, i.words) >= SAME_ITEM)]
+    for item in same:
+        if all(anchor_supported(a, item.figures) for a in figures):
+            if reordered(item.figures, figures):
                 return None, f"the figures of the truth's {item.text!r} in another order"
             return True, "supported"
-    for item, anchors in same:
-        changed = [a for a in figures if not anchor_supported(a, anchors)]
-        given = [a for a in anchors if not anchor_supported(a, figures)
+    for item in same:
+        changed = [a for a in figures if not anchor_supported(a, item.figures)]
+        given = [a for a in item.figures if not anchor_supported(a, figures)
                  and any(figure_kind(a) == figure_kind(c) for c in changed)]
         if not given:
             continue
         truth = ", ".join(repr(a.text) for a in given)
         like = next((i for i in items if i is not item and _jaccard(words, i.words) >= LIKE_ITEM
-                     and all(anchor_supported(a, extract_anchors(i.text)) for a in figures)),
-                    None)
+                     and all(anchor_supported(a, i.figures) for a in figures)), None)
         if like is not None:
             return None, (f"the truth gives {truth} for the same item ({item.text!r}), and its "
                           f"figures for a like one ({like.text!r})")
         return False, f"the truth gives {truth} for the same item: {item.text!r}"
     if not words:
         return True, "supported"
-    texts = [*_numbered_turns(ByIdentity(case)), *(i.text for i in items)]
+    texts = [*_numbered_turns(case_key), *((i.words, i.figures) for i in items)]
     apart = []
     for anchor in figures:
-        holding = [text for text in texts if anchor_supported(anchor, extract_anchors(text))]
-        if holding and all(words.isdisjoint(_item_words(text)) for text in holding):
+        holding = [text_words for text_words, text_figures in texts
+                   if anchor_supported(anchor, text_figures)]
+        if holding and all(words.isdisjoint(text_words) for text_words in holding):
             apart.append(anchor)
     if apart:
         return None, (", ".join(f"{a.kind} {a.text!r}" for a in apart) + " found only in turns "
@@ -123,6 +136,8 @@ def reordered(expected: Sequence[Anchor], model: Sequence[Anchor]) -> bool:
     """Whether two of the model's figures of one kind, each found among the expected ones,
     come in another order: "49 now and 99 next month" turned into "99 now and 49 next
     month". A date moved before an amount is a translation's word order, not a swap."""
+    if len(model) < 2:
+        return False
     return any(_out_of_order([a for a in expected if figure_kind(a) == kind],
                              [a for a in model if figure_kind(a) == kind])
                for kind in {figure_kind(a) for a in model})

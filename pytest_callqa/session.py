@@ -71,6 +71,15 @@ class CallqaSession:
                                              name="callqa-preload", daemon=True)
             self._preload.start()
 
+    def finish_preload(self) -> None:
+        """Wait for a preload under way (:meth:`preload_in_background`): the end of the run
+        imports the same modules, and one the thread had half imported when the process
+        moved on — or when a test harness running pytest in-process put ``sys.modules`` back
+        (pytester) — was a KeyError in the thread. The wait costs what the imports would."""
+        self._preload_now.set()
+        if self._preload is not None:
+            self._preload.join()
+
     def preload_once_workers_send(self) -> None:
         """The xdist controller's preload, when its first worker has collected: not at once,
         as the workers are still loading the judge's client and preparing their first

@@ -97,6 +97,23 @@ def test_the_controllers_preload_starts_by_itself_after_the_wait(
     assert loaded == [1]
 
 
+def test_the_end_of_the_run_waits_for_a_preload_under_way(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A preload still importing when the run moved on: in a test harness that puts
+    # sys.modules back after an in-process run (pytester), a module it was importing went
+    # missing under it (KeyError 'numpy.random._common' in the thread).
+    session, loaded = _session(tmp_path, monkeypatch)
+    monkeypatch.setattr("pytest_callqa.session.WORKERS_PREPARE_S", 30.0)
+    session.preload_once_workers_send()
+    assert session._preload is not None and session._preload.is_alive()
+    session.finish_preload()
+    assert loaded == [1] and not session._preload.is_alive()
+    # Nothing started, nothing to wait for.
+    idle, _ = _session(tmp_path, monkeypatch)
+    idle.finish_preload()
+    assert idle._preload is None
+
+
 def _evaluation_report(session: CallqaSession, *, when: str = "teardown",
                        payload: dict[str, object] | None = None) -> None:
     """A worker's report reaching the controller's gatherer (an evaluation test's teardown

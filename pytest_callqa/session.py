@@ -72,13 +72,15 @@ class CallqaSession:
             self._preload.start()
 
     def finish_preload(self) -> None:
-        """Wait for a preload under way (:meth:`preload_in_background`): the end of the run
-        imports the same modules, and one the thread had half imported when the process
-        moved on — or when a test harness running pytest in-process put ``sys.modules`` back
-        (pytester) — was a KeyError in the thread. The wait costs what the imports would."""
+        """Wait for a preload or a read of the cases under way (:meth:`preload_in_background`,
+        :meth:`read_cases_ahead`): the end of the run imports the same modules and reads the
+        same cases, and a module the thread had half imported when a test harness running
+        pytest in-process put ``sys.modules`` back (pytester) was a KeyError in the thread.
+        The wait costs what the work would."""
         self._preload_now.set()
-        if self._preload is not None:
-            self._preload.join()
+        for thread in (self._preload, self._reading_cases):
+            if thread is not None:
+                thread.join()
 
     def preload_once_workers_send(self) -> None:
         """The xdist controller's preload, when its first worker has collected: not at once,

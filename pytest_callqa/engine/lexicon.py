@@ -71,8 +71,10 @@ STOPWORDS: frozenset[str] = frozenset(
     (_ENGLISH + _SPANISH + _FRENCH + _GERMAN + _PORTUGUESE + _ITALIAN + _HINDI).split())
 # Which of the two a text uses more tells English from the other languages (the grounding
 # family finds claims in English only). "y" and "do", in English's list and another's,
-# tell neither: "y" counted as English made "cuesta 89.99 y tarda" half English.
-NON_ENGLISH_STOPWORDS: frozenset[str] = STOPWORDS - frozenset(_ENGLISH.split())
+# tell neither: "y" counted as English made "cuesta 89.99 y tarda" half English. Nor do the
+# other languages' words English writes too ("69.99 per item", "Juan de la Vega", "um").
+NON_ENGLISH_STOPWORDS: frozenset[str] = STOPWORDS - frozenset(_ENGLISH.split()) - frozenset(
+    ("per", "um", "de", "la", "con", "lo"))
 ENGLISH_STOPWORDS: frozenset[str] = frozenset(_ENGLISH.split()) - frozenset(
     (_SPANISH + _FRENCH + _GERMAN + _PORTUGUESE + _ITALIAN + _HINDI).split())
 

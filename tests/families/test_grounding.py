@@ -358,7 +358,12 @@ DE_QUERY = "Beinhaltet der Expressversand kostenlose Rücksendungen?"
     ("隔夜运费是69.99元，包括免费退货。", False),
     ("आपका रिफंड 5 दिन में आएगा।", False),
     (ANSWER, True),
-    ("Yes, Mr de la Cruz is the account holder.", True),  # two of each: English
+    ("Yes, Mr de la Cruz is the account holder.", True),
+    # Words English writes too are no sign of another language: "69.99 per item" and a
+    # made-up 99.99 went unscored.
+    ("Overnight shipping costs 69.99 per item.", True),
+    ("Contact Juan de la Vega at the LA office.", True),
+    ("Plan costs $20/month; per-user pricing applies.", True),
     ("69.99", True),
     ("", True),
 ])

@@ -252,7 +252,9 @@ def reads_as_english(text: str) -> bool:
     read as fully grounded. A text is English unless most of its letters are of a script
     other than Latin, or more of its words are function words of another language of the
     lexicon (Spanish, French, German, Portuguese, Italian, Hindi) than English ones ("el",
-    "und" against "the", "is"); a text with neither kind is read as English."""
+    "und" against "the", "is"); a text with neither kind is read as English. Unsure, it
+    says not English: the hallucination is then not scored, where a misread answer in
+    another language would pass with no claim found."""
     if not text.isascii() and dominant_script(text) not in (None, "LATIN"):
         return False
     words = tokens(text)

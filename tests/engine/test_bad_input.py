@@ -21,6 +21,7 @@ from pytest_callqa.engine.core.results import (
     TaskResult,
 )
 from pytest_callqa.engine.evaluate import evaluate
+from pytest_callqa.engine.judges.heuristic import HeuristicJudge
 from pytest_callqa.engine.registry import default_registry
 
 from .helpers import TFIDF, FixedJudge, asked, make_case, question
@@ -698,3 +699,66 @@ def test_highlights_written_without_spaces_match_by_their_character_pairs() -> N
     assert recall.value == 1.0, recall.reason
     out["summary"]["highlights"] = ["客服取消了订阅"]
     assert evaluate(case, out, embedder=TFIDF).metrics["highlight_recall"].value == 0.0
+
+
+def test_text_without_highlights_asks_no_judge_for_highlight_correctness() -> None:
+    # Before: the LLM judge was asked for accurate highlights / highlights returned over
+    # none, and its answer scored (0.0 made the summary score 0.8; 1.0 would reward an empty
+    # summary) where the offline judge said "not scored: no highlight returned".
+    out = copy.deepcopy(TEXT_EXPECTED)
+    out["summary"]["highlights"] = []
+    judge = FixedJudge({"call_intent_match": 1.0, "highlight_correctness": 0.0,
+                        "fabrication_free_rate": 1.0})
+    result = _text(out, judge=judge)
+    offline = _text(copy.deepcopy(out), judge=HeuristicJudge())
+    assert "highlight_correctness" not in {r.metric for r in judge.seen}
+    for judged in (result, offline):
+        metric = judged.metrics["highlight_correctness"]
+        assert not metric.scored and metric.reason == "not scored: no highlight returned"
+    assert "highlight_correctness" in result.not_scored
+
+
+def test_text_stating_no_fact_asks_no_judge_for_the_fabrication_rates() -> None:
+    # Before: the LLM judge scored the fabrication-free rate (and so faithfulness and the
+    # hallucination rate) over no fact; the offline judge left it "n/a".
+    out = copy.deepcopy(TEXT_EXPECTED)
+    out["summary"] = {"call_purpose": "", "highlights": [], "call_extracted_info": {}}
+    judge = FixedJudge({"call_intent_match": 0.0, "fabrication_free_rate": 1.0})
+    case = make_case("text", TEXT_EXPECTED, transcript=TEXT_TRANSCRIPT)
+    result = evaluate(case, out, embedder=TFIDF, judge=judge, benchmarks=True)
+    offline = evaluate(case, copy.deepcopy(out), embedder=TFIDF, judge=HeuristicJudge(),
+                       benchmarks=True)
+    assert "fabrication_free_rate" not in {r.metric for r in judge.seen}
+    for judged in (result, offline):
+        for mid in ("fabrication_free_rate", "faithfulness", "hallucination_rate"):
+            metric = judged.metrics[mid]
+            assert metric.not_applicable and metric.reason == "n/a: the output states no fact"
+            assert metric.value is None and not metric.blocker, mid
+
+
+def test_benchmarks_over_no_claim_ask_no_judge() -> None:
+    # Faithfulness and contextual precision over an output that claims nothing, and
+    # contextual recall over a truth that claims nothing, have no share to take.
+    case = make_case("entity", {"detected_keywords": [], "detected_topics": [],
+                                "valid_entity_set": []}, config={"keywords": ["refund"]})
+    output = {"detected_keywords": [], "detected_topics": [], "valid_entity_set": []}
+    judge = FixedJudge({"faithfulness": 1.0, "contextual_precision": 1.0,
+                        "contextual_recall": 1.0}, faithfulness={"unsupported": 0})
+    result = evaluate(case, output, embedder=TFIDF, judge=judge, benchmarks=True)
+    assert {r.metric for r in judge.seen}.isdisjoint(
+        {"faithfulness", "contextual_precision", "contextual_recall"})
+    for mid in ("faithfulness", "hallucination_rate", "contextual_precision",
+                "contextual_recall", "contextual_relevancy"):
+        assert not result.metrics[mid].scored and result.metrics[mid].value is None, mid
+    assert result.metrics["faithfulness"].reason == "n/a: the output states no fact"
+
+
+def test_qa_without_questions_asks_no_judge_for_evidence() -> None:
+    judge = FixedJudge({"evidence_backed_reasoning": 1.0})
+    result = evaluate(make_case("qa", QA_EXPECTED, config=asked(QA_EXPECTED)),
+                      {"questions": []}, embedder=TFIDF, judge=judge)
+    offline = _qa({"questions": []})
+    assert "evidence_backed_reasoning" not in {r.metric for r in judge.seen}
+    for judged in (result, offline):
+        metric = judged.metrics["evidence_backed_reasoning"]
+        assert not metric.scored and metric.reason == "not scored: the output gives no reason"

@@ -14,7 +14,7 @@ from ..matching import match_exact, match_lists
 from ..text import content_tokens, normalize
 from .benchmark_specs import BENCHMARK_SPECS
 from .instructions import COMMON_RULES, TASK_INSTRUCTIONS
-from .text_analysis import FACT_COUNTS, summary_facts, top_labels, unsupported_facts
+from .text_analysis import FACT_COUNTS, NO_FACT, summary_facts, top_labels, unsupported_facts
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext
@@ -103,14 +103,28 @@ VIEWS: dict[str, Callable[[EvalContext], Views]] = {
 }
 
 
+def _nothing_to_count(views: Views) -> dict[str, str]:
+    """The judged criteria whose seed ratio has nothing to count in ``views`` (a share of
+    no claim, or of no piece of the call), by why they are not scored: no judge is asked
+    them, so the LLM judge and the offline one leave them alike."""
+    unasked = {}
+    if not views.claims:
+        unasked["faithfulness"] = NO_FACT
+        unasked["contextual_precision"] = ("not scored: the output makes no claim, so it "
+                                           "uses no piece of the call")
+    if not views.expected_claims:
+        unasked["contextual_recall"] = ("not scored: expected_outcome makes no claim, so it "
+                                        "needs no piece of the call")
+    return unasked
+
+
 # Seed 000's Layer 2 criteria as the judge applies them: the formula, and the steps to it.
 STEPS: dict[str, str] = {
     "faithfulness": (
         "Faithfulness = claims_supported / total_claims. Steps: 1. take each fact listed in "
         "focus.facts; 2. decide whether the transcript or expected_outcome supports it (a "
         "fact found in neither is unsupported, e.g. an offered voucher nobody mentioned); "
-        "3. count supported and unsupported facts; 4. score supported / total (1.0 when "
-        "there is no fact)."),
+        "3. count supported and unsupported facts; 4. score supported / total."),
     "contextual_precision": (
         "Contextual precision = relevant_pieces_used / total_pieces_referenced. Steps: 1. "
         "take each piece of the call the output relies on (focus.claims); 2. decide whether "
@@ -169,12 +183,15 @@ def plan_benchmarks(task: str, ctx: EvalContext) -> list[JudgeRequest]:
     if view_fn is None:
         return []
     views = view_fn(ctx)
+    unasked = _nothing_to_count(views)
     requests = []
     # The text task already asks the judge about exactly these facts (fabrication).
-    if task != "text":
+    if task != "text" and "faithfulness" not in unasked:
         requests.append(_request(task, ctx, "faithfulness", {"facts": views.claims}))
     shared = {"claims": views.claims, "expected_claims": views.expected_claims}
     for metric_id in _JUDGED:
+        if metric_id in unasked:
+            continue
         focus: dict[str, object] = dict(shared)
         if metric_id == "instruction_following":
             focus["instructions_given"] = _INSTRUCTIONS_GIVEN[task]
@@ -205,9 +222,13 @@ def score_benchmarks(
     if view_fn is None:
         return {}
     views = view_fn(ctx)
+    unasked = _nothing_to_count(views)
     m: dict[str, MetricResult] = {}
     facts = verdicts.get("fabrication_free_rate" if task == "text" else "faithfulness")
-    if facts is None or facts.score is None:
+    if "faithfulness" in unasked:
+        m["faithfulness"] = MetricResult.not_scored(unasked["faithfulness"])
+        m["hallucination_rate"] = MetricResult.not_scored(unasked["faithfulness"])
+    elif facts is None or facts.score is None:
         why = facts.reason if facts else "no judge verdict"
         # The rate is computed from the same verdict: the judge's failure, not a metric it
         # cannot estimate (which the benchmark score leaves out as if never asked).
@@ -245,7 +266,9 @@ def score_benchmarks(
 
     for metric_id in _JUDGED:
         verdict = verdicts.get(metric_id)
-        if verdict is None or verdict.score is None:
+        if metric_id in unasked:
+            m[metric_id] = MetricResult.not_scored(unasked[metric_id])
+        elif verdict is None or verdict.score is None:
             m[metric_id] = MetricResult.not_scored(verdict.reason if verdict else "no verdict")
         else:
             m[metric_id] = _spec_result(metric_id, verdict.score, verdict.reason,

@@ -18,6 +18,9 @@ TASK = "qa"
 # SPEC 5.1: ±0.5 per 5 points of max_score, inclusive.
 SCORE_TOLERANCE = 0.1
 _EPS = 1e-9
+# The seed's ratio over the output's reasons has nothing to count in an output with none: no
+# judge is asked, and both judges leave it as the offline one words it.
+NO_REASON = "not scored: the output gives no reason"
 
 EVIDENCE_RUBRIC = (
     "For each reason the model gave, check two things: (1) it cites evidence — a quote, a "
@@ -137,6 +140,8 @@ class QATask(BaseTask):
              "expected_reason": expected[q.question_id].reason}
             for q in ctx.parsed.questions  # type: ignore[union-attr]
         ]
+        if not reasons:
+            return []
         return [self.request(ctx, "evidence_backed_reasoning", "unit", {"reasons": reasons})]
 
     def _score(
@@ -190,7 +195,7 @@ class QATask(BaseTask):
             false_pass = MetricResult.not_scored("n/a: the scorecard has no PASS_FAIL question")
         evidence = self.from_verdict(
             "evidence_backed_reasoning", verdicts.get("evidence_backed_reasoning")
-        )
+        ) if answered else MetricResult.not_scored(NO_REASON)
         metrics = {
             "question_score_accuracy": accuracy,
             "score_gap_accuracy": gap_accuracy,

@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from ..core.context import EvalContext
 
 TASK = "text"
+# The seed's ratios over an output's highlights and facts have nothing to count in an output
+# with none: no judge is asked, and both judges leave them as the offline one words it.
+NO_HIGHLIGHT = "not scored: no highlight returned"
+NO_FACT = "n/a: the output states no fact"
 # Highlights are short paraphrasable phrases: the seed-002 key-phrase threshold (token
 # Jaccard 0.4 on content words) decides whether a model highlight covers an expected one.
 HIGHLIGHT_MATCH_THRESHOLD = 0.4
@@ -270,15 +274,17 @@ class TextTask(BaseTask):
     def _plan(self, ctx: EvalContext) -> list[JudgeRequest]:
         out: TextOutput = ctx.parsed  # type: ignore[assignment]
         exp: TextOutput = ctx.expected  # type: ignore[assignment]
-        return [
-            self.request(ctx, "call_intent_match", "ternary", {
-                "model": out.summary.call_purpose, "expected": exp.summary.call_purpose}),
-            self.request(ctx, "highlight_correctness", "unit", {
+        requests = [self.request(ctx, "call_intent_match", "ternary", {
+            "model": out.summary.call_purpose, "expected": exp.summary.call_purpose})]
+        if out.summary.highlights:
+            requests.append(self.request(ctx, "highlight_correctness", "unit", {
                 "highlights": list(out.summary.highlights),
-                "expected_highlights": list(exp.summary.highlights)}),
-            self.request(ctx, "fabrication_free_rate", "unit", {"facts": summary_facts(out)},
-                         reply_fields=FACT_COUNTS),
-        ]
+                "expected_highlights": list(exp.summary.highlights)}))
+        facts = summary_facts(out)
+        if facts:
+            requests.append(self.request(ctx, "fabrication_free_rate", "unit", {"facts": facts},
+                                         reply_fields=FACT_COUNTS))
+        return requests
 
     def _score(
         self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
@@ -290,8 +296,9 @@ class TextTask(BaseTask):
         m["call_intent_match"] = self.from_verdict(
             "call_intent_match", verdicts.get("call_intent_match"))
         m["highlight_recall"] = self._highlight_recall(out, exp)
-        m["highlight_correctness"] = self.from_verdict(
-            "highlight_correctness", verdicts.get("highlight_correctness"))
+        m["highlight_correctness"] = (
+            self.from_verdict("highlight_correctness", verdicts.get("highlight_correctness"))
+            if out.summary.highlights else MetricResult.not_scored(NO_HIGHLIGHT))
         m["required_field_presence"] = self._field_presence(out, exp)
         m["fabrication_free_rate"] = self._fabrication(out, verdicts.get("fabrication_free_rate"))
         m["dominant_emotion_correctness"] = self._emotion(out, exp)
@@ -389,8 +396,10 @@ class TextTask(BaseTask):
         )
 
     def _fabrication(self, out: TextOutput, verdict: JudgeVerdict | None) -> MetricResult:
-        result = self.from_verdict("fabrication_free_rate", verdict)
         facts = len(summary_facts(out))
+        if not facts:
+            return MetricResult.not_scored(NO_FACT)
+        result = self.from_verdict("fabrication_free_rate", verdict)
         undecided = result.details.get("undecided", 0)
         if type(undecided) is int and 0 < undecided < facts:
             # Left out of the rate by the judge (the offline one's, a figure the call may

@@ -762,3 +762,26 @@ def test_qa_without_questions_asks_no_judge_for_evidence() -> None:
     for judged in (result, offline):
         metric = judged.metrics["evidence_backed_reasoning"]
         assert not metric.scored and metric.reason == "not scored: the output gives no reason"
+
+
+@pytest.mark.parametrize("metric_id, whole, why", [
+    ("argument_correctness", "steps", "no reasoning step"),
+    ("contextual_precision", "referenced", "the output uses no piece of the call"),
+    ("contextual_recall", "needed", "expected_outcome needs no piece of the call"),
+    ("instruction_following", "instructions", "no instruction listed")])
+def test_a_benchmark_verdict_counting_none_of_its_whole_is_not_scored(
+        metric_id: str, whole: str, why: str) -> None:
+    # Before: argument correctness of 0.5 over 0 steps (a text or translation output has no
+    # reasoning step) was accepted; the seed's mean of no step score is no number.
+    judge = FixedJudge({"call_intent_match": 1.0, "highlight_correctness": 1.0,
+                        "fabrication_free_rate": 1.0, metric_id: 0.5},
+                       **{metric_id: {whole: 0}})
+    case = make_case("text", TEXT_EXPECTED, transcript=TEXT_TRANSCRIPT)
+    result = evaluate(case, copy.deepcopy(TEXT_EXPECTED), embedder=TFIDF, judge=judge,
+                      benchmarks=True)
+    metric = result.metrics[metric_id]
+    assert not metric.scored and metric.value is None and not metric.judge_error
+    assert metric.reason == f"not scored: {why}"
+    counted = FixedJudge({metric_id: 0.5}, **{metric_id: {whole: 2}})
+    assert evaluate(case, copy.deepcopy(TEXT_EXPECTED), embedder=TFIDF, judge=counted,
+                    benchmarks=True).metrics[metric_id].value == 0.5

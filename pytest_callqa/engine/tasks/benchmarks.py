@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.judging import JudgeRequest, JudgeVerdict, ReplyField
+from ..core.numbers import finite_number
 from ..core.results import MetricResult
 from ..embeddings import pair_similarity
 from ..matching import match_exact, match_lists
@@ -139,7 +140,7 @@ STEPS: dict[str, str] = {
         "Argument correctness = mean of step scores. Steps: 1. split the output's reasoning "
         "into its steps; 2. compare each with the reasoning of expected_outcome: 1.0 sound, "
         "0.5 partly right (e.g. the right conclusion for a wrong reason), 0.0 wrong; 3. score "
-        "the mean of the step scores."),
+        "the mean of the step scores (steps 0 when the output gives no reasoning)."),
     "instruction_following": (
         "Instruction following = instructions_followed / total_instructions. Steps: 1. list "
         "every instruction of focus.instructions_given (the task's prompt, its output "
@@ -159,6 +160,17 @@ _STEP_COUNTS: dict[str, tuple[ReplyField, ...]] = {
     "instruction_following": (
         ("followed", "count", "instructions the output follows"),
         ("instructions", "count", "instructions listed")),
+}
+
+
+# The count that is the whole of each judged criterion's share, and what none of it means:
+# the seed's mean of no step score (a text or translation output reasons in no step) or
+# share of no piece is no number, whatever score the judge gave beside it.
+_WHOLES: dict[str, tuple[str, str]] = {
+    "contextual_precision": ("referenced", "the output uses no piece of the call"),
+    "contextual_recall": ("needed", "expected_outcome needs no piece of the call"),
+    "argument_correctness": ("steps", "no reasoning step"),
+    "instruction_following": ("instructions", "no instruction listed"),
 }
 
 
@@ -213,6 +225,13 @@ def _spec_result(
     metric_id: str, value: float | None, reason: str, **details: object
 ) -> MetricResult:
     return BENCHMARK_SPECS[metric_id].result(value, reason, **details)
+
+
+def _counts_none(metric_id: str, verdict: JudgeVerdict) -> bool:
+    """Whether ``verdict`` counts nothing in the whole of ``metric_id``'s share."""
+    name, _meaning = _WHOLES[metric_id]
+    count = verdict.details.get(name)
+    return finite_number(count) and count == 0
 
 
 def score_benchmarks(
@@ -270,6 +289,9 @@ def score_benchmarks(
             m[metric_id] = MetricResult.not_scored(unasked[metric_id])
         elif verdict is None or verdict.score is None:
             m[metric_id] = MetricResult.not_scored(verdict.reason if verdict else "no verdict")
+        elif _counts_none(metric_id, verdict):
+            m[metric_id] = MetricResult.not_scored(f"not scored: {_WHOLES[metric_id][1]}",
+                                                   **verdict.details)
         else:
             m[metric_id] = _spec_result(metric_id, verdict.score, verdict.reason,
                                         **verdict.details)

@@ -785,3 +785,24 @@ def test_a_benchmark_verdict_counting_none_of_its_whole_is_not_scored(
     counted = FixedJudge({metric_id: 0.5}, **{metric_id: {whole: 2}})
     assert evaluate(case, copy.deepcopy(TEXT_EXPECTED), embedder=TFIDF, judge=counted,
                     benchmarks=True).metrics[metric_id].value == 0.5
+
+
+def test_the_hallucination_rate_leaves_out_the_facts_the_judge_left_undecided() -> None:
+    # Before: 1 unsupported and 1 undecided of the 5 facts gave a hallucination rate of 1 of
+    # 5 (0.2) beside a fabrication-free rate of 3 of 4 (0.75), from one verdict.
+    case = make_case("text", TEXT_EXPECTED, transcript=TEXT_TRANSCRIPT)
+    judge = FixedJudge({"call_intent_match": 1.0, "highlight_correctness": 1.0,
+                        "fabrication_free_rate": 0.75},
+                       fabrication_free_rate={"unsupported": 1, "undecided": 1})
+    result = evaluate(case, copy.deepcopy(TEXT_EXPECTED), embedder=TFIDF, judge=judge,
+                      benchmarks=True)
+    fabrication, hallucination = (result.metrics[m] for m in (
+        "fabrication_free_rate", "hallucination_rate"))
+    assert fabrication.details["denominator"] == hallucination.details["denominator"] == 4
+    assert hallucination.value == pytest.approx(0.25)
+    assert hallucination.value == pytest.approx(1 - fabrication.value)
+    none_decided = FixedJudge({"fabrication_free_rate": None},
+                              fabrication_free_rate={"unsupported": 0, "undecided": 5})
+    undecided = evaluate(case, copy.deepcopy(TEXT_EXPECTED), embedder=TFIDF,
+                         judge=none_decided, benchmarks=True).metrics["hallucination_rate"]
+    assert not undecided.scored and undecided.value is None and not undecided.judge_error

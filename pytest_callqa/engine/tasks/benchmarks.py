@@ -15,7 +15,14 @@ from ..matching import match_exact, match_lists
 from ..text import content_tokens, normalize
 from .benchmark_specs import BENCHMARK_SPECS
 from .instructions import COMMON_RULES, TASK_INSTRUCTIONS
-from .text_analysis import FACT_COUNTS, NO_FACT, summary_facts, top_labels, unsupported_facts
+from .text_analysis import (
+    FACT_COUNTS,
+    NO_FACT,
+    decided_facts,
+    summary_facts,
+    top_labels,
+    unsupported_facts,
+)
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext
@@ -256,7 +263,9 @@ def score_benchmarks(
         m["faithfulness"] = unknown(why)
         m["hallucination_rate"] = unknown(why)
     else:
-        n = len(views.claims)
+        # The facts the verdict decided, as the fabrication-free rate counts them: 2 of 10
+        # beside its 2 of 8 read as two rates of one verdict.
+        n = decided_facts(facts.details, len(views.claims))
         unsupported = unsupported_facts(facts.details, facts.score, n)
         if unsupported is None:
             why = (f"the judge counted {facts.details.get('unsupported')!r} unsupported "
@@ -266,7 +275,7 @@ def score_benchmarks(
         else:
             m["faithfulness"] = _spec_result("faithfulness", facts.score, facts.reason)
             m["hallucination_rate"] = _spec_result(
-                "hallucination_rate", unsupported / n if n else 0.0, facts.reason,
+                "hallucination_rate", unsupported / n, facts.reason,
                 numerator=unsupported, denominator=n)
             m["faithfulness"].flagged = m["hallucination_rate"].flagged = facts.flagged
 

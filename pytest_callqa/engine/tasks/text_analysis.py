@@ -139,6 +139,15 @@ def unsupported_facts(details: Mapping[str, Any], score: float, facts: int) -> f
     return None
 
 
+def decided_facts(details: Mapping[str, Any], facts: int) -> int:
+    """How many of ``facts`` a fact verdict decided: those it left undecided (the offline
+    judge's, a figure the call may say in words) are out of every rate over them."""
+    undecided = details.get("undecided", 0)
+    if type(undecided) is int and 0 < undecided < facts:
+        return facts - undecided
+    return facts
+
+
 def summary_facts(output: TextOutput) -> list[str]:
     """The facts checked for fabrication (SPEC 5.1): purpose, highlights, info values."""
     facts = [output.summary.call_purpose, *output.summary.highlights]
@@ -400,11 +409,8 @@ class TextTask(BaseTask):
         if not facts:
             return MetricResult.not_scored(NO_FACT)
         result = self.from_verdict("fabrication_free_rate", verdict)
-        undecided = result.details.get("undecided", 0)
-        if type(undecided) is int and 0 < undecided < facts:
-            # Left out of the rate by the judge (the offline one's, a figure the call may
-            # say in words): the pooled rate leaves them out too.
-            facts -= undecided
+        # Left out of the rate by the judge: the pooled rate leaves them out too.
+        facts = decided_facts(result.details, facts)
         if result.scored and result.value is not None:
             unsupported = unsupported_facts(result.details, result.value, facts)
             if unsupported is None:

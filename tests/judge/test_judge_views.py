@@ -271,3 +271,11 @@ def test_a_turn_two_models_say_word_for_word_is_asked_and_charged_once(fake: Any
     assert results[1].usage["judge_calls"] == pytest.approx(2.0)
     # Both have every verdict.
     assert not results[0].judge_errors and not results[1].judge_errors
+
+
+def test_the_agent_prompt_asks_for_the_failure_on_both_of_its_scales() -> None:
+    # Before: "when a score is below 4" only, while task completion, scored 0 or 1, asks
+    # for failure_code and turns at 0 (and null at 1, which is below 4 too).
+    [rule] = [line for line in AGENT_PROMPT.split("\n- ") if '"failure_code"' in line]
+    assert "below 4 on a 0–5 rubric, or 0 on a pass/fail metric (task completion)" in \
+        " ".join(rule.split())

@@ -74,9 +74,10 @@ what to score; case_specific_emphasis (optional) is extra guidance for this case
 - The sources of truth are the system prompt, the business rules, the tool results and what \
 the customer said. A claim of the agent found in none of them is ungrounded; never give a \
 passing score to a reply that states one.
-- When a score is below 4, name the failure: "failure_code" (a short snake_case label, e.g. \
-wrong_tool_selected, hallucinated_result, missing_confirmation) and "turns" (the numbers of \
-the turns where you saw it); otherwise failure_code is null.
+- When a score is below 4 on a 0–5 rubric, or 0 on a pass/fail metric (task completion), \
+name the failure: "failure_code" (a short snake_case label, e.g. wrong_tool_selected, \
+hallucinated_result, missing_confirmation) and "turns" (the numbers of the turns where you \
+saw it); otherwise failure_code is null.
 
 {_REPLY}
 """

@@ -298,6 +298,14 @@ def test_a_mistyped_url_in_a_model_spec_is_refused_without_repeating_it(
     assert str(refused.value) == message
 
 
+def test_a_model_id_holding_a_colon_and_an_at_keeps_its_well_formed_url() -> None:
+    # A digest-pinned id was split at its own "sha256:abc@", read as a mistyped URL's
+    # user:password, and refused.
+    spec = ModelSpec.parse("m=qwen@sha256:abc@http://localhost:11434/v1")
+    assert (spec.name, spec.model, spec.base_url) == (
+        "m", "qwen@sha256:abc", "http://localhost:11434/v1")
+
+
 @pytest.mark.parametrize("key", [f"{SECRET}\n", f" {SECRET}", f"{SECRET[:5]}\t{SECRET[5:]}"])
 def test_a_key_no_http_header_can_carry_is_refused_without_repeating_it(
         monkeypatch: pytest.MonkeyPatch, key: str) -> None:

@@ -20,11 +20,12 @@ import urllib.parse
 _CREDENTIALS_IN_TEXT = re.compile(r"(?i)(https?://)\S*@")
 
 # Where the base URL of a model spec (``name=model@base_url``) starts: the first ``@``
-# followed by an http(s) URL or by what can only be a mistyped one — a scheme and ``:/`` or
-# ``//`` (``htps://``, ``http:/``, ``http//``), ``//`` alone, or ``user:password@`` — so a
-# mistyped URL is refused as one instead of joining the model id, which the scorecard, the
-# reports, the cache and the server all see, credentials and all. An ``@`` followed by none
-# of these belongs to the model id (``claude@2024-10``).
+# followed by an http(s) URL; failing that, the first followed by what can only be a mistyped
+# one — a scheme and ``:/`` or ``//`` (``htps://``, ``http:/``, ``http//``), ``//`` alone, or
+# ``user:password@`` — so a mistyped URL is refused as one instead of joining the model id,
+# which the scorecard, the reports, the cache and the server all see, credentials and all.
+# An ``@`` followed by none of these belongs to the model id (``claude@2024-10``).
+_HTTP_AFTER_AT = re.compile(r"(?i)@(?=https?://)")
 _URL_AFTER_AT = re.compile(r"(?i)@(?=[a-z][a-z0-9+.-]*(?::/|//)|:?//|[^\s@]*:[^\s@]*@)")
 # Failing that, the first ``@`` with a ``://`` anywhere after it (``@ https://``, ``@<https://``).
 _SCHEME_LATER = re.compile(r"(?s)@(?=.*://)")
@@ -145,7 +146,10 @@ def _json_spellings(secret: str) -> re.Pattern[str]:
 def base_url_start(spec: str) -> int | None:
     """Where the ``@`` before the base URL of the model spec ``spec`` is; None when the
     spec names no base URL."""
-    at = _URL_AFTER_AT.search(spec) or _SCHEME_LATER.search(spec)
+    # A model id may hold "x:y@" itself ("qwen@sha256:abc@http://host/v1"): a well-formed
+    # URL is looked for first.
+    at = (_HTTP_AFTER_AT.search(spec) or _URL_AFTER_AT.search(spec)
+          or _SCHEME_LATER.search(spec))
     return None if at is None else at.start()
 
 

@@ -363,3 +363,18 @@ def test_offline_amounts_given_for_another_item_are_not_supported() -> None:
     assert "'rates quoted: 69.99 (5 lbs or less), 39.99 (10 lbs or less), 54.99 (over 10 " \
            "lbs)' (the figures of the truth's 'rates quoted: 39.99" in reason
     assert not result.valid
+
+
+def test_offline_figures_reworded_with_their_words_are_no_swap() -> None:
+    # A right highlight, reworded, gives the truth's figures in another order ("5 lbs" before
+    # "39.99"): read as a swap, it was left out of both rates as undecided. A right value
+    # listing the rates from the heaviest was too.
+    case, output = example("text-abcd-3647-overnight-shipping-cost")
+    summary = output["summary"]
+    summary["highlights"][0] = "For items 5 lbs or less, overnight shipping costs 39.99"
+    summary["call_extracted_info"]["rates_quoted"] = (
+        "69.99 (over 10 lbs), 54.99 (10 lbs or less), 39.99 (5 lbs or less)")
+    result = evaluate(case, output, judge=HeuristicJudge(), embedder=TFIDF)
+    for mid in ("highlight_correctness", "fabrication_free_rate"):
+        metric = result.metrics[mid]
+        assert metric.value == 1.0 and "undecided" not in (metric.reason or ""), mid

@@ -63,6 +63,10 @@ def _item_words(text: str) -> frozenset[str]:
     return frozenset(w for w in content_tokens(text) if not _HAS_DIGIT(w))
 
 
+def _word_order(text: str) -> tuple[str, ...]:
+    return tuple(w for w in content_tokens(text) if not _HAS_DIGIT(w))
+
+
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a or b else 0.0
 
@@ -101,7 +105,10 @@ def _placement(case_key: ByIdentity[GoldenCase], claim: str, key: str,
             and (i.key == own_key if key else _jaccard(words, i.words) >= SAME_ITEM)]
     for item in same:
         if all(anchor_supported(a, item.figures) for a in figures):
-            if reordered(item.figures, figures):
+            # Worded alike, figures in another order were swapped among its items; reworded
+            # ("For items 5 lbs or less, shipping costs 39.99"), they moved with their words.
+            if reordered(item.figures, figures) and _word_order(words_of or claim) == \
+                    _word_order(item.text):
                 return None, f"the figures of the truth's {item.text!r} in another order"
             return True, "supported"
     for item in same:

@@ -464,11 +464,32 @@ def unsupported_anchors(text: str, *contexts: str) -> list[Anchor]:
 
 
 def said_in_words(anchors: Sequence[Anchor], said: Collection[str]) -> bool:
-    """Whether every one of ``anchors`` is a whole number among ``said`` (what a text says in
-    words: :func:`numbers_said`) — a figure the text lacks in digits, which it may still
-    hold ("tres días" says 3; "forty-nine" 49)."""
-    return bool(anchors) and all(
-        a.kind in NUMERIC_KINDS and (a.value in said or a.other in said) for a in anchors)
+    """Whether every one of ``anchors`` may be a number among ``said`` (what a text says in
+    words: :func:`numbers_said`; :func:`may_be_said`) — a figure the text lacks in digits,
+    which it may still hold ("tres días" says 3; "forty-nine" 49)."""
+    return bool(anchors) and all(may_be_said(a, said) for a in anchors)
+
+
+def may_be_said(anchor: Anchor, said: Collection[str]) -> bool:
+    """Whether a figure may be one of the numbers a text says in words (``said``, of
+    :func:`numbers_said`): one of them, or made of them where those are read in pieces —
+    "one hundred and thirty five" is read 100 and 35 (the words for one are not read), so a
+    whole number from 100 up may be said when a hundred or a thousand is and its last two
+    digits are (or are zeros); "forty-nine ninety-nine" is 49 and 99, so a decimal may be
+    said when its whole part and its decimals are ("forty-nine fifty" for 49.50, whose value
+    is 49.5). Even a number said whole is no proof ("forty-nine" is said in "two hundred
+    forty-nine"): the figure is only undecided."""
+    if anchor.kind not in NUMERIC_KINDS:
+        return False
+    for value in filter(None, (anchor.value, anchor.other)):
+        whole, _, decimals = value.partition(".")
+        if decimals and str(int(decimals.ljust(2, "0"))) not in said:
+            continue
+        number = int(whole)
+        if whole in said or (number >= 100 and not {"100", "1000"}.isdisjoint(said) and (
+                number % 100 == 0 or str(number % 100) in said)):
+            return True
+    return False
 
 
 def numbers_said(texts: Iterable[str]) -> frozenset[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
 
-from pytest_callqa.engine.anchors import extract_anchors
+from pytest_callqa.engine.anchors import extract_anchors, numbers_said, said_in_words
 from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict
 from pytest_callqa.engine.core.memo import batch_memo
@@ -365,3 +365,16 @@ def test_figures_in_another_order_or_beside_a_number_in_words_are_undecided() ->
     # "forty-nine" says 49, not 40 nor 9: $40 for it is a drift.
     forty = HeuristicJudge().judge_one(_facts(("It costs forty-nine dollars.", "It costs $40.")))
     assert forty.score == 0.0, forty.reason
+
+
+def test_a_figure_said_in_words_is_read_alike_by_every_family() -> None:
+    # The text family's rule read hundreds and decimals, the translation and agent checks'
+    # whole numbers only: "$135" against "one hundred and thirty five" was undecided in one
+    # family and a drift in the others; and "$49.50" (value 49.5) against "forty-nine
+    # fifty" was unsupported, its decimals read "5".
+    said = numbers_said(["I will move one hundred and thirty five dollars, forty-nine fifty"])
+    for figure in ("$135", "$49.50", "49"):
+        assert said_in_words(extract_anchors(figure), said), figure
+    for figure in ("$153", "$49.05", "$40"):
+        assert not said_in_words(extract_anchors(figure), said), figure
+    assert statement_support("The fee is $49.50", ["the fee is forty-nine fifty"])[0] is None

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..anchors import (
-    NUMERIC_KINDS,
     Anchor,
     anchor_supported,
     extract_anchors,
+    may_be_said,
     numbers_said,
     said_in_words,
 )
@@ -157,12 +157,12 @@ def statement_support(statement: str, contexts: Sequence[str],
     it cites with a leading zero ("at 00:20") within :data:`TIMESTAMP_TOLERANCE_S` of a
     turn's start (of ``starts``) is supported by the call's timing. None when every figure
     it has that ``contexts`` lack in digits may be a number they say in words
-    (:func:`_may_be_said`) and its words are there: undecided."""
+    (:func:`~pytest_callqa.engine.anchors.may_be_said`) and its words are there: undecided."""
     known, vocabulary = _support_context(tuple(contexts))
     checked = without_timestamps(statement, starts, TIMESTAMP_TOLERANCE_S, zero_led=True)
     missing = [a for a in extract_anchors(checked) if not anchor_supported(a, known)]
     said = numbers_said(contexts) if missing else frozenset()
-    unsaid = [a for a in missing if not _may_be_said(a, said)]
+    unsaid = [a for a in missing if not may_be_said(a, said)]
     if unsaid:
         return False, "unsupported " + ", ".join(f"{a.kind} {a.text!r}" for a in unsaid)
     for anchor in missing:
@@ -178,16 +178,6 @@ def statement_support(statement: str, contexts: Sequence[str],
     return True, "supported"
 
 
-def _may_be_said(anchor: Anchor, said: frozenset[str]) -> bool:
-    """Whether a figure may be one of the numbers a text says in words (``said``, of
-    :func:`numbers_said`): one of them, or made of them where those are read in pieces —
-    "one hundred and thirty five" is read 100 and 35 (the words for one are not read), so a
-    whole number from 100 up may be said when a hundred or a thousand is and its last two
-    digits are (or are zeros); "forty-nine ninety-nine" is 49 and 99, so a decimal may be
-    said when its whole part and its decimals are. Even a number said whole is no proof
-    ("forty-nine" is said in "two hundred forty-nine"): the figure is only undecided."""
-    if anchor.kind not in NUMERIC_KINDS:
-        return False
     for value in filter(None, (anchor.value, anchor.other)):
         whole, _, decimals = value.partition(".")
         if decimals and str(int(decimals)) not in said:

@@ -308,6 +308,16 @@ def test_a_call_purpose_that_turns_the_expected_intent_around_is_not_scored() ->
                             ("Customer wants to cancel the subscription",
                              "Customer cancels the subscription")):
         assert HeuristicJudge().judge_one(_intent(expected, model)).score == 1.0
+    # A reversal in a clause that says none of the intent's key words, or "no." before an
+    # order number, turns nothing around: the right purpose was left unscored.
+    shipping = "Customer asked how much overnight shipping costs"
+    for expected, model in (
+            (shipping, "Customer asked how much overnight shipping costs for clothes needed "
+                       "quickly for a party; no order placed."),
+            ("Customer asked about the status of an order",
+             "Customer asked about the status of order no. 4521")):
+        verdict = HeuristicJudge().judge_one(_intent(expected, model))
+        assert verdict.score == 1.0, (model, verdict.reason)
 
 
 def _facts(*pairs: tuple[str, str]) -> JudgeRequest:

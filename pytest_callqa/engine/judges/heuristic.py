@@ -85,6 +85,11 @@ INTENT_REVERSALS: dict[str, str] = {
     for form in line.split()}
 # "isn't", "doesn't": tokens cut them into "isn" and "t".
 _CONTRACTED_NOT = re.compile(r"n['’]t(?![^\W\d_])", re.IGNORECASE)
+# A reversal turns around what its own clause says: "refund requested; no order placed"
+# keeps its intent.
+_CLAUSES = re.compile(r"[;,:!?]|\.(?!\d)")
+# "order no. 4521", "no 4521": a number, not a negation.
+_NUMBER_NO = re.compile(r"\bno\.?\s*(?=\d)", re.IGNORECASE)
 
 
 def _flatten(value: Any) -> Iterator[str]:
@@ -139,11 +144,17 @@ def _support_context(contexts: tuple[str, ...]) -> tuple[tuple[Anchor, ...], fro
     return known, frozenset().union(*(words for _, words in profiles))
 
 
-def _reversals(purpose: str) -> set[str]:
-    """The reversals (:data:`INTENT_REVERSALS`) a call purpose says; "n't" says "not"."""
-    found = {INTENT_REVERSALS[w] for w in tokens(purpose) if w in INTENT_REVERSALS}
-    if _CONTRACTED_NOT.search(purpose):
-        found.add("not")
+def _reversals(purpose: str, about: frozenset[str] | None = None) -> set[str]:
+    """The reversals (:data:`INTENT_REVERSALS`) a call purpose says ("n't" says "not"), with
+    ``about`` only those in a clause that holds one of those words."""
+    found: set[str] = set()
+    for clause in _CLAUSES.split(_NUMBER_NO.sub(" ", purpose)):
+        words = tokens(clause)
+        if about is not None and about.isdisjoint(words):
+            continue
+        found.update(INTENT_REVERSALS[w] for w in words if w in INTENT_REVERSALS)
+        if _CONTRACTED_NOT.search(clause):
+            found.add("not")
     return found
 
 
@@ -300,7 +311,7 @@ class HeuristicJudge:
             return verdict(None, "not scored: the expected purpose has no specific words to "
                                  "compare")
         coverage = content_coverage(" ".join(key_words), model)
-        reversals = _reversals(model) - _reversals(expected)
+        reversals = _reversals(model, frozenset(key_words)) - _reversals(expected)
         if coverage > 0 and reversals:
             words = ", ".join(repr(w) for w in sorted(reversals))
             return verdict(None, f"not scored: {coverage:.0%} of the expected intent's key "

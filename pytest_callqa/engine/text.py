@@ -200,10 +200,10 @@ def _content_tokens(s: str) -> tuple[str, ...]:
 
 
 def token_jaccard(a: str, b: str) -> float:
-    """Jaccard similarity of the token sets; two empty strings are identical."""
-    sa, sb = set(tokens(a)), set(tokens(b))
-    if not sa and not sb:
-        return 1.0
+    """Jaccard similarity of the two texts' :func:`units` (a run of a script written
+    without spaces as its character pairs), as the family matching compares them; 0.0 when
+    either has no word: a text without one matches nothing."""
+    sa, sb = set(units(a)), set(units(b))
     if not sa or not sb:
         return 0.0
     return len(sa & sb) / len(sa | sb)

@@ -126,10 +126,14 @@ def test_units_take_a_run_of_an_unspaced_script_as_its_character_pairs() -> None
         ("ROI justification", "ROI analysis", 1 / 3),
         ("pricing", "pricing negotiation", 0.5),
         ("David Chen", "David Chen", 1.0),
-        ("", "", 1.0),
+        # Word-less texts match nothing, each other included (they were identical).
+        ("", "", 0.0),
+        ("?", "—", 0.0),
         ("", "pricing", 0.0),
         ("pricing", "!!", 0.0),
         ("Refund refund", "REFUND", 1.0),
+        # As the family matching reads them: by character pairs (it was 0.0).
+        ("价格担忧", "对价格的担忧", 1 / 3),
     ],
 )
 def test_token_jaccard(a: str, b: str, expected: float) -> None:

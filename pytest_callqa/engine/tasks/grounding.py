@@ -41,7 +41,15 @@ from ..core.judging import JudgeVerdict
 from ..core.metrics import BAND_EDGES, CASE_BAR, Bands, MetricSpec
 from ..core.results import MetricResult
 from ..lexicon import ENGLISH_STOPWORDS, NON_ENGLISH_STOPWORDS
-from ..text import content_tokens, content_units, dominant_script, tokens, units, unsegmented
+from ..text import (
+    content_tokens,
+    content_units,
+    dominant_script,
+    token_jaccard,
+    tokens,
+    units,
+    unsegmented,
+)
 from ..tfidf import word_tfidf_cosine
 from .base import structure_spec
 from .call_schemas import LooseConfig, StrictModel
@@ -140,8 +148,7 @@ def relevance(query: str, response: str) -> tuple[float, float, float]:
     Jaccard of the two texts' :func:`~pytest_callqa.engine.text.units`, 0.0 for a word-less
     text (it answers nothing)."""
     cosine = tfidf_cosine(query, response)
-    q, r = set(units(query)), set(units(response))
-    jaccard = len(q & r) / len(q | r) if q and r else 0.0
+    jaccard = token_jaccard(query, response)
     return (cosine + jaccard) / 2, cosine, jaccard
 
 

@@ -177,7 +177,9 @@ class ResultsGatherer:
         suite properties, and drops what its processes shared only while it lasted (budget
         ledgers, the exchange of a cache that keeps no reply)."""
         state = self.state
-        state.finish_preload()
+        if session.exitstatus != pytest.ExitCode.INTERRUPTED:
+            # Ctrl-C does not wait for the imports (their thread is a daemon's).
+            state.finish_preload()
         if self.shard_selection is not None and self.shard_selection.split_emptied:
             # Every selected test went to the other shards: this CI job has nothing to fail
             # (the merge of the shards' reports says whether anything was evaluated at all).

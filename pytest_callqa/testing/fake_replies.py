@@ -86,7 +86,7 @@ def counted_score(item: Mapping[str, Any], score: Any) -> tuple[Any, dict[str, i
     items its focus lists (facts supported and unsupported) add up to them, and the score
     becomes their share when it is further from it than the judge allows (0.5 of 5 facts
     is 2 of 5, 0.4; of none, 1.0); other counts are the fewest pieces whose share is the
-    score."""
+    score, and a count with no part of it (the steps judged) is that many pieces."""
     fields = item.get("reply_fields")
     if item.get("scale") != "unit" or not isinstance(fields, Mapping):
         return score, {}
@@ -111,6 +111,11 @@ def counted_score(item: Mapping[str, Any], score: Any) -> tuple[Any, dict[str, i
             # The whole is one count, or the part and the rest of it (supported and
             # unsupported).
             counts[rest[0]] = whole - part if name in wholes else whole
+    shared = {field for part_name, wholes in SHARES for field in (part_name, *wholes)}
+    for name in counts.keys() - shared:
+        # A count that is a whole of its own (the reasoning steps judged): none would say
+        # there was nothing to judge, and leave the criterion not scored.
+        counts[name] = whole
     return score, counts
 
 

@@ -189,17 +189,6 @@ def statement_support(statement: str, contexts: Sequence[str],
     return True, "supported"
 
 
-    for value in filter(None, (anchor.value, anchor.other)):
-        whole, _, decimals = value.partition(".")
-        if decimals and str(int(decimals)) not in said:
-            continue
-        number = int(whole)
-        if whole in said or (number >= 100 and not {"100", "1000"}.isdisjoint(said) and (
-                number % 100 == 0 or str(number % 100) in said)):
-            return True
-    return False
-
-
 class HeuristicJudge:
     """Deterministic, offline judge; see the module docstring for what it can estimate."""
 

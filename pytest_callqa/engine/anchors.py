@@ -486,8 +486,15 @@ def may_be_said(anchor: Anchor, said: Collection[str]) -> bool:
         if decimals and str(int(decimals.ljust(2, "0"))) not in said:
             continue
         number = int(whole)
-        if whole in said or (number >= 100 and not {"100", "1000"}.isdisjoint(said) and (
-                number % 100 == 0 or str(number % 100) in said)):
+        if whole in said:
+            return True
+        if number < 100 or {"100", "1000"}.isdisjoint(said):
+            continue
+        # The hundreds (or thousands) said too: one, whose words are not read, or a number
+        # said ("mille" is no 4900, "one hundred" no 300).
+        lead = number // 1000 if number >= 1000 and "1000" in said else number // 100
+        if (lead == 1 or str(lead) in said) and (
+                number % 100 == 0 or str(number % 100) in said):
             return True
     return False
 

@@ -304,6 +304,13 @@ def test_a_model_id_holding_a_colon_and_an_at_keeps_its_well_formed_url() -> Non
     spec = ModelSpec.parse("m=qwen@sha256:abc@http://localhost:11434/v1")
     assert (spec.name, spec.model, spec.base_url) == (
         "m", "qwen@sha256:abc", "http://localhost:11434/v1")
+    # A mistyped URL before a well-formed one is still refused: its credentials would have
+    # joined the model id (a first version of the rule above let them).
+    for typo in ("//user:", "user:"):
+        with pytest.raises(ValueError) as refused:
+            ModelSpec.parse(f"m=gpt-4o@{typo}{SECRET}@https://api.example.com/v1")
+        assert SECRET not in str(refused.value)
+        assert "the base URL of model 'gpt-4o' is not usable" in str(refused.value)
 
 
 @pytest.mark.parametrize("key", [f"{SECRET}\n", f" {SECRET}", f"{SECRET[:5]}\t{SECRET[5:]}"])

@@ -26,6 +26,9 @@ _CREDENTIALS_IN_TEXT = re.compile(r"(?i)(https?://)\S*@")
 # which the scorecard, the reports, the cache and the server all see, credentials and all.
 # An ``@`` followed by none of these belongs to the model id (``claude@2024-10``).
 _HTTP_AFTER_AT = re.compile(r"(?i)@(?=https?://)")
+# Before such a URL, the mark of a mistyped one: a "/" after an "@", or an "@user:password"
+# whose second part is not a digest's hex ("@sha256:abc" is one).
+_MISTYPED_BEFORE = re.compile(r"(?i)@[^@]*/|@[^\s@:]*:(?![0-9a-f]+(?:@|$))[^\s@]*$")
 _URL_AFTER_AT = re.compile(r"(?i)@(?=[a-z][a-z0-9+.-]*(?::/|//)|:?//|[^\s@]*:[^\s@]*@)")
 # Failing that, the first ``@`` with a ``://`` anywhere after it (``@ https://``, ``@<https://``).
 _SCHEME_LATER = re.compile(r"(?s)@(?=.*://)")
@@ -147,9 +150,12 @@ def base_url_start(spec: str) -> int | None:
     """Where the ``@`` before the base URL of the model spec ``spec`` is; None when the
     spec names no base URL."""
     # A model id may hold "x:y@" itself ("qwen@sha256:abc@http://host/v1"): a well-formed
-    # URL is looked for first.
-    at = (_HTTP_AFTER_AT.search(spec) or _URL_AFTER_AT.search(spec)
-          or _SCHEME_LATER.search(spec))
+    # URL is looked for first, unless what comes before it holds a mistyped one ("//", a
+    # "user:password@" that is no digest), whose credentials would join the model id.
+    http = _HTTP_AFTER_AT.search(spec)
+    if http is not None and not _MISTYPED_BEFORE.search(spec[:http.start()]):
+        return http.start()
+    at = _URL_AFTER_AT.search(spec) or _SCHEME_LATER.search(spec)
     return None if at is None else at.start()
 
 

@@ -86,10 +86,11 @@ INTENT_REVERSALS: dict[str, str] = {
 # "isn't", "doesn't": tokens cut them into "isn" and "t".
 _CONTRACTED_NOT = re.compile(r"n['’]t(?![^\W\d_])", re.IGNORECASE)
 # A reversal turns around what its own clause says: "refund requested; no order placed"
-# keeps its intent.
-_CLAUSES = re.compile(r"[;,:!?]|\.(?!\d)")
-# "order no. 4521", "no 4521": a number, not a negation.
-_NUMBER_NO = re.compile(r"\bno\.?\s*(?=\d)", re.IGNORECASE)
+# keeps its intent. Only a semicolon or a full stop ends one: "does not, in fact, want a
+# refund" and "Refund: not wanted" keep their negation beside the intent.
+_CLAUSES = re.compile(r";|\.(?!\d)")
+# "order no. 4521": a number, not a negation ("no 30-day extension" is one).
+_NUMBER_NO = re.compile(r"\bno\.\s*(?=\d)", re.IGNORECASE)
 
 
 def _flatten(value: Any) -> Iterator[str]:

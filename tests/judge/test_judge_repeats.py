@@ -163,3 +163,17 @@ def test_failed_asks_that_could_move_the_verdict_make_it_a_judge_error() -> None
                                 ("binary", (1.0, 1.0, None), 1.0),
                                 ("binary", (0.0, 0.0, None), 0.0)):
         assert combine(request(scale), verdicts(*scores), 0.25).score == kept, scores
+
+
+def test_what_a_combined_verdict_keeps_of_its_asks() -> None:
+    # Every ask failed: the verdict is the first ask's, its usage every ask's.
+    failed = combine(request("likert5"), verdicts(None, None, None), 0.25)
+    assert (failed.reason, failed.usage) == ("ask 0", {"calls": 3.0})
+    # Failed asks that could move the verdict: their usage is still the whole of it.
+    moved = combine(request("likert5"), verdicts(5.0, None, 2.0), 0.25)
+    assert moved.judge_error and moved.usage == {"calls": 3.0}
+    # A spread at the tolerance is no disagreement; the spread is kept to six places.
+    at = combine(request("likert5"), verdicts(1.0, 2.0), 0.25)
+    assert at.details["repeat_spread"] == 0.25 and not at.details["repeats_disagree"]
+    third = combine(request("unit"), verdicts(0.0, 1 / 3), 0.5)
+    assert third.details["repeat_spread"] == 0.333333

@@ -102,6 +102,8 @@ class RepeatedJudge:
 
 
 def _median(scores: list[float], scale: str, counted: bool) -> float:
+    """The middle score, the lower of the two middles of an even count (on a 0/1 scale the
+    majority, a tie 0); the mean of the two on the 0-1 scale of a verdict without counts."""
     ordered = sorted(scores)
     middle = len(ordered) // 2
     if len(ordered) % 2:
@@ -111,12 +113,6 @@ def _median(scores: list[float], scale: str, counted: bool) -> float:
     if scale == "unit" and not counted:
         return (ordered[middle - 1] + ordered[middle]) / 2
     return ordered[middle - 1]
-
-
-def _combined(scores: list[float], scale: str, counted: bool) -> float:
-    if scale == "binary":
-        return 1.0 if 2 * sum(1 for s in scores if s >= 0.5) > len(scores) else 0.0
-    return _median(scores, scale, counted)
 
 
 def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
@@ -133,10 +129,10 @@ def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
             **verdicts[0].details, REPEATS_KEY: [None] * len(verdicts)})
     scores = [float(v.score) for v in given]  # type: ignore[arg-type]
     counted = any(kind == "count" for _name, kind, _meaning in request.reply_fields)
-    score = _combined(scores, request.scale, counted)
+    score = _median(scores, request.scale, counted)
     low, high = SCALE_RANGES[request.scale]
     failed = [v for v in verdicts if v.judge_error]
-    if failed and any(_combined(scores + [bound] * len(failed), request.scale, counted)
+    if failed and any(_median(scores + [bound] * len(failed), request.scale, counted)
                       != score for bound in (low, high)):
         # The failed asks could have moved the verdict (of [5, error, 2] the lower middle
         # is 2): what the judge would have said is unknown, a failure of the tool.

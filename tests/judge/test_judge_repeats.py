@@ -167,8 +167,11 @@ def test_failed_asks_that_could_move_the_verdict_make_it_a_judge_error() -> None
 
 def test_what_a_combined_verdict_keeps_of_its_asks() -> None:
     # Every ask failed: the verdict is the first ask's, its usage every ask's.
-    failed = combine(request("likert5"), verdicts(None, None, None), 0.25)
+    asks = [dataclasses.replace(v, details={"status": 500 + i})
+            for i, v in enumerate(verdicts(None, None, None))]
+    failed = combine(request("likert5"), asks, 0.25)
     assert (failed.reason, failed.usage) == ("ask 0", {"calls": 3.0})
+    assert failed.details == {"status": 500, "judge_repeats": [None, None, None]}
     # Failed asks that could move the verdict: their usage is still the whole of it.
     moved = combine(request("likert5"), verdicts(5.0, None, 2.0), 0.25)
     assert moved.judge_error and moved.usage == {"calls": 3.0}

@@ -348,6 +348,8 @@ def test_alignment_is_order_aware_and_prefers_matching_arguments() -> None:
     ("ORD-98765", "ORD98765"), ("PO-4471", "PO 4471"), ("Jan-20", "Jan 20"),
     ("CA-90210", "CA 90210"), ("(-$20)", "-$20"), ("($20)", "-$20"), ("(USD 20)", "-20"),
     ("2024", "(2024)"), ("20 min", "(20 min)"),
+    # A yes/no by its text, in any case; tables and lists whatever their order.
+    (True, "true"), (False, "FALSE"), ({"a": [1, 2]}, {"a": [2, 1]}), ([1, 1, 2], [1, 2, 1]),
 ])
 def test_argument_values_match_after_normalisation(expected: Any, got: Any) -> None:
     assert values_equal(expected, got)
@@ -362,6 +364,11 @@ def test_argument_values_match_after_normalisation(expected: Any, got: Any) -> N
     ("50 rupees", "$50"), ("US$50", "C$50"),
     ("-20 €", "20 €"), ("-5%", "5%"), ("-500 ₹", "500 ₹"), ("USD -20", "USD 20"),
     ("-1,234.56 $", "1,234.56 $"), ("($20)", "$20"), ("CHF 20", "CHF -20"),
+    # A yes/no against the other; a value against a list or a table holding it; tables
+    # with other values or keys; lists with the same items in other numbers.
+    (True, False), ("true", False), ("a", ["a"]), (["a"], "a"), ("x", {"x": 1}),
+    ({"x": 1}, "x"), ({"a": 1}, {"a": 2}), ({"a": 1}, {"b": 1}), ([1, 1], [1, 2]),
+    ({"a": 1}, ["a"]),
 ])
 def test_different_argument_values_do_not_match(expected: Any, got: Any) -> None:
     assert not values_equal(expected, got)

@@ -806,3 +806,46 @@ def test_the_hallucination_rate_leaves_out_the_facts_the_judge_left_undecided() 
     undecided = evaluate(case, copy.deepcopy(TEXT_EXPECTED), embedder=TFIDF,
                          judge=none_decided, benchmarks=True).metrics["hallucination_rate"]
     assert not undecided.scored and undecided.value is None and not undecided.judge_error
+
+
+def test_a_policy_rates_every_metric_it_redefines_past_unscored_and_case_rated_ones() -> None:
+    # A metric the policy could not rate (unscored) or must not (the case's own bar) ended
+    # the loop for those after it; two voiding blockers are named apart; a result without a
+    # voiding blocker keeps its score, and one whose score is already unknown gets no note.
+    from pytest_callqa.engine.core.metrics import CASE_BAR
+    from pytest_callqa.engine.core.results import MetricResult, TaskResult
+    from pytest_callqa.engine.evaluate import _apply_overrides
+    from pytest_callqa.engine.policy import apply_policy
+
+    registry = default_registry().copy()
+    bar = {"threshold": 0.95, "blocker": True}
+    apply_policy(registry, {"metrics": {f"text.{mid}": bar for mid in (
+        "call_intent_match", "highlight_correctness", "fabrication_free_rate",
+        "sentiment_accuracy", "highlight_recall")}}, "team.toml")
+    spec = registry.task("text")
+
+    def result(score: float | None, **metrics: MetricResult) -> TaskResult:
+        return TaskResult(task="text", case_id="c", score=score, valid=True, blocked=False,
+                          blockers=[], model="m", metrics=dict(metrics))
+
+    first = result(0.8, call_intent_match=MetricResult.not_scored("no key word"),
+                   highlight_correctness=MetricResult(value=0.9, rating="good",
+                                                      details={CASE_BAR: True}),
+                   fabrication_free_rate=MetricResult(value=0.9, rating="good"),
+                   missing_sentiment_labels=MetricResult(value=1.0, rating="blocker",
+                                                         blocker=True))
+    _apply_overrides(first, spec, registry)
+    assert (first.metrics["fabrication_free_rate"].rating,
+            first.metrics["fabrication_free_rate"].blocker) == ("blocker", True)
+    assert first.metrics["highlight_correctness"].rating == "good"
+    assert first.score is None and first.notes == [
+        "score void (invalid) because of blocker: fabrication_free_rate, "
+        "missing_sentiment_labels; it would have been 0.800"]
+    kept = result(0.8, sentiment_accuracy=MetricResult(value=0.9, rating="good"),
+                  highlight_recall=MetricResult(value=0.97, rating="acceptable"))
+    _apply_overrides(kept, spec, registry)
+    assert (kept.score, kept.notes) == (0.8, [])
+    assert kept.metrics["highlight_recall"].rating == "good"
+    unknown = result(None, fabrication_free_rate=MetricResult(value=0.5, rating="fail"))
+    _apply_overrides(unknown, spec, registry)
+    assert unknown.blockers == ["fabrication_free_rate"] and unknown.notes == []

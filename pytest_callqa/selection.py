@@ -96,11 +96,8 @@ class ShardSelection:
     def pytest_collection_modifyitems(self, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
         """Last, after ``-k``, ``-m`` and ``--deselect`` have narrowed the tests."""
-        before = list(items)
-        deselect_other_shards(config, items, self.shard)
-        kept = set(map(id, items))
-        self.others = [item for item in before if id(item) not in kept]
-        self.split_emptied = bool(before) and not items
+        self.others = deselect_other_shards(config, items, self.shard)
+        self.split_emptied = bool(self.others) and not items
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -132,11 +129,11 @@ class ShardSelection:
 
 
 def deselect_other_shards(config: pytest.Config, items: list[pytest.Item],
-                          shard: tuple[int, int] | None) -> None:
+                          shard: tuple[int, int] | None) -> list[pytest.Item]:
     """With ``--callqa-shard I/N``, keep the evaluation tests of this shard's (model, case)
-    pairs; a test without a pair runs in shard 1 only."""
+    pairs; a test without a pair runs in shard 1 only. Returns the tests deselected."""
     if shard is None:
-        return
+        return []
     index, count = shard
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
@@ -152,6 +149,7 @@ def deselect_other_shards(config: pytest.Config, items: list[pytest.Item],
             item.stash[OTHER_SHARD_KEY] = True
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+    return drop
 
 
 def item_pair(item: pytest.Item) -> tuple[Any, Any]:

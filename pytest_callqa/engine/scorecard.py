@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,9 +126,8 @@ class ModelCard:
     errored_tasks: list[str] = field(default_factory=list)
 
     def gap_causes(self, gaps: list[str]) -> tuple[list[str], list[str]]:
-        """``gaps`` (incomplete tasks) split by what left them so: the judge, a test error."""
-        return ([t for t in gaps if t not in self.errored_tasks],
-                [t for t in gaps if t in self.errored_tasks])
+        """``gaps`` (incomplete tasks) split by what left them so (:func:`gap_causes`)."""
+        return gap_causes(gaps, self.errored_tasks)
 
     def runs_summary(self) -> dict[str, Any] | None:
         """Pass rate, pass^k and pass@k over the cases run more than once (means over
@@ -286,6 +285,12 @@ def _weighted(scores: Mapping[str, float | None], weights: Mapping[str, float]) 
     if not total:
         return None
     return sum(value * w for value, w in present) / total
+
+
+def gap_causes(gaps: Sequence[str], errored: Collection[str]) -> tuple[list[str], list[str]]:
+    """``gaps`` (incomplete tasks) split by what left them so: the judge, or a test that
+    errored (``errored``: the tasks with such a test)."""
+    return [t for t in gaps if t not in errored], [t for t in gaps if t in errored]
 
 
 def build_scorecard(

@@ -203,10 +203,12 @@ def token_jaccard(a: str, b: str) -> float:
     """Jaccard similarity of the two texts' :func:`units` (a run of a script written
     without spaces as its character pairs), as the family matching compares them; 0.0 when
     either has no word: a text without one matches nothing."""
-    sa, sb = set(units(a)), set(units(b))
-    if not sa or not sb:
-        return 0.0
-    return len(sa & sb) / len(sa | sb)
+    return set_jaccard(frozenset(units(a)), frozenset(units(b)))
+
+
+def set_jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard similarity of two word sets; 0.0 when either is empty."""
+    return len(a & b) / len(a | b) if a and b else 0.0
 
 
 _WORD_CHAR_RE = re.compile(_WORD_CHAR)

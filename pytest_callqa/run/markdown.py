@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..engine.scorecard import gap_causes
 from .gaps import partial_run_lines, report_judge_errors
 from .gate_text import (
     bounds,
@@ -216,10 +217,9 @@ def _final_cell(card: Mapping[str, Any], option: str, gaps: list[str]) -> str:
     errored tests leave it unknown."""
     value = card.get(f"final_score_{option}")
     if value is None and gaps:
-        errored = set(card.get("errored_tasks") or [])
+        judged, errored = gap_causes(gaps, set(card.get("errored_tasks") or []))
         causes = [f"{what} in {', '.join(tasks)}" for what, tasks in (
-            ("judge errors", [t for t in gaps if t not in errored]),
-            ("test errors", [t for t in gaps if t in errored])) if tasks]
+            ("judge errors", judged), ("test errors", errored)) if tasks]
         return f"E ({'; '.join(causes)})"
     return _cell(value) + _interval(card.get(f"final_interval_{option}"))
 

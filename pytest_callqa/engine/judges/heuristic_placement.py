@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ..anchors import NUMERIC_KINDS, Anchor, anchor_supported, extract_anchors
 from ..core.cases import GoldenCase
 from ..core.memo import ByIdentity, batch_memoised
-from ..text import content_tokens, normalize
+from ..text import content_tokens, normalize, set_jaccard
 
 # A statement of the truth's summary states the same item as a model's when their words,
 # less figures, are this alike (token Jaccard): "Overnight shipping costs 69.99 for items 5
@@ -59,16 +59,13 @@ def _numbered_turns(case: ByIdentity[GoldenCase]) -> tuple[tuple[frozenset[str],
                  for t in case.value.transcript if _HAS_DIGIT(t.text))
 
 
-def _item_words(text: str) -> frozenset[str]:
-    return frozenset(w for w in content_tokens(text) if not _HAS_DIGIT(w))
-
-
 def _word_order(text: str) -> tuple[str, ...]:
+    """The words of a statement, less its figures, in order."""
     return tuple(w for w in content_tokens(text) if not _HAS_DIGIT(w))
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
+def _item_words(text: str) -> frozenset[str]:
+    return frozenset(_word_order(text))
 
 
 def placement(case: GoldenCase, claim: str, key: str = "",
@@ -102,7 +99,7 @@ def _placement(case_key: ByIdentity[GoldenCase], claim: str, key: str,
     words = _item_words(words_of or claim)
     own_key = normalize(key) if key else ""
     same = [i for i in items if i.figures
-            and (i.key == own_key if key else _jaccard(words, i.words) >= SAME_ITEM)]
+            and (i.key == own_key if key else set_jaccard(words, i.words) >= SAME_ITEM)]
     for item in same:
         if all(anchor_supported(a, item.figures) for a in figures):
             # Worded alike, figures in another order were swapped among its items; reworded
@@ -118,7 +115,7 @@ def _placement(case_key: ByIdentity[GoldenCase], claim: str, key: str,
         if not given:
             continue
         truth = ", ".join(repr(a.text) for a in given)
-        like = next((i for i in items if i is not item and _jaccard(words, i.words) >= LIKE_ITEM
+        like = next((i for i in items if i is not item and set_jaccard(words, i.words) >= LIKE_ITEM
                      and all(anchor_supported(a, i.figures) for a in figures)), None)
         if like is not None:
             return None, (f"the truth gives {truth} for the same item ({item.text!r}), and its "

@@ -471,6 +471,10 @@ def test_unknown_signal_type_in_the_output_is_an_invalid_result() -> None:
     # A word-less truth item matched nothing: the right output [pricing] scored 0.67.
     ("expected_outcome: {topics: [{name: pricing}, {name: '   '}]}",
      "expected_outcome.topics[1].name: '   ' has no letter or digit"),
+    # A word-less entity type agreed with no output's: a right entity counted as mistyped.
+    ("expected_outcome: {entities: [{name: Acme, type: ' - '}]}",
+     "expected_outcome.entities[0].type: ' - ' has no letter or digit, so no output's could "
+     "agree with it"),
     # A configured type the truth leaves out was scored as if none existed: a right output
     # listing one scored 0 for it.
     ("expected_outcome: {entities: [{name: Acme, type: org}]}\n"

@@ -333,6 +333,13 @@ class ExtractionTask(FamilyTask):
                     problems.append(f"expected_outcome.{name}[{k}].source_utterance_indices: "
                                     f"{bad} outside the transcript ({len(case.transcript)} "
                                     "turns)")
+                # A free-text category (an entity's type) without a word agrees with no
+                # output's: a right entity counted as a wrong type.
+                problems.extend(
+                    f"expected_outcome.{name}[{k}].{f}: {value!r} has no letter or digit, so "
+                    "no output's could agree with it"
+                    for f in SIGNAL_TYPES[name].categorical
+                    if not tokens(value := str(getattr(item, f))))
                 text = str(getattr(item, key_field))
                 # Items are matched on the words of this field: a truth item without one
                 # matches nothing, and capped a right output's recall ([pricing] against

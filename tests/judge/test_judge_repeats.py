@@ -165,6 +165,21 @@ def test_failed_asks_that_could_move_the_verdict_make_it_a_judge_error() -> None
         assert combine(request(scale), verdicts(*scores), 0.25).score == kept, scores
 
 
+def test_an_ask_that_stayed_off_the_scale_counts_as_the_scales_lowest() -> None:
+    # Of [7.5 (off the 1-5 scale, flagged), 4, 2] the raw 7.5 was the highest, the median 4
+    # and the turn clean; the families score an off-scale reply 1, so the median is 2.
+    off, four, two = verdicts(7.5, 4.0, 2.0)
+    asks = [dataclasses.replace(off, flagged=True), four, two]
+    found = combine(request("likert5"), asks, 0.25)
+    assert (found.score, found.reason, found.flagged) == (2.0, "ask 2", True)
+    assert found.details["judge_repeats"] == [1.0, 4.0, 2.0]
+    assert found.details["repeat_spread"] == 0.75
+    # Kept by an in-scale ask, the verdict still says one ask was unusable.
+    steady = combine(request("likert5"), [asks[0], four, dataclasses.replace(four)], 0.25)
+    assert (steady.score, steady.flagged) == (4.0, True)
+    assert not combine(request("likert5"), [four, two, two], 0.25).flagged
+
+
 def test_what_a_combined_verdict_keeps_of_its_asks() -> None:
     # Every ask failed: the verdict is the first ask's, its usage every ask's.
     asks = [dataclasses.replace(v, details={"status": 500 + i})

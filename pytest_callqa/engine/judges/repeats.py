@@ -22,7 +22,15 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..core.judging import SCALE_RANGES, Judge, JudgeRequest, JudgeVerdict, StreamingJudge
+from ..core.judging import (
+    SCALE_RANGES,
+    Judge,
+    JudgeRequest,
+    JudgeVerdict,
+    StreamingJudge,
+    lowest_score,
+    valid_score,
+)
 from ..core.results import TaskResult
 
 REPEATS_KEY = "judge_repeats"
@@ -115,6 +123,15 @@ def _median(scores: list[float], scale: str, counted: bool) -> float:
     return ordered[middle - 1]
 
 
+def _as_scored(verdict: JudgeVerdict, scale: str) -> float | None:
+    """An ask's score as the families score it: a reply that stayed off the scale (flagged)
+    counts as the scale's lowest — its raw figure, 7.5 on 1-5, was the highest of the asks
+    and moved the median up. None for an ask that gave no score."""
+    if verdict.judge_error or verdict.score is None:
+        return None
+    return float(verdict.score) if valid_score(scale, verdict.score) else lowest_score(scale)
+
+
 def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
             tolerance: float) -> JudgeVerdict:
     """One verdict from the repeats of ``request`` (module docstring)."""
@@ -127,7 +144,7 @@ def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
         # Its asks are still counted, each one that gave no score (repeat_agreement).
         return dataclasses.replace(verdicts[0], usage=usage, details={
             **verdicts[0].details, REPEATS_KEY: [None] * len(verdicts)})
-    scores = [float(v.score) for v in given]  # type: ignore[arg-type]
+    scores = [s for s in (_as_scored(v, request.scale) for v in given) if s is not None]
     counted = any(kind == "count" for _name, kind, _meaning in request.reply_fields)
     score = _median(scores, request.scale, counted)
     low, high = SCALE_RANGES[request.scale]
@@ -138,16 +155,18 @@ def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
         # is 2): what the judge would have said is unknown, a failure of the tool.
         return dataclasses.replace(failed[0], usage=usage, details={
             **failed[0].details,
-            REPEATS_KEY: [None if v.judge_error else v.score for v in verdicts]},
+            REPEATS_KEY: [_as_scored(v, request.scale) for v in verdicts]},
             reason=f"{failed[0].reason} ({len(failed)} of {len(verdicts)} asks failed, and "
                    "the scores of the others do not decide the verdict)")
     spread = (max(scores) - min(scores)) / (high - low)
-    chosen = min(given, key=lambda v: abs(float(v.score) - score))  # type: ignore[arg-type]
+    chosen = given[min(range(len(given)), key=lambda i: abs(scores[i] - score))]
     details = dict(chosen.details)
-    details[REPEATS_KEY] = [None if v.judge_error else v.score for v in verdicts]
+    details[REPEATS_KEY] = [_as_scored(v, request.scale) for v in verdicts]
     details["repeat_spread"] = round(spread, 6)
     details["repeats_disagree"] = spread > tolerance + 1e-12
-    return dataclasses.replace(chosen, score=score, details=details, usage=usage)
+    # One ask's unusable reply marks the verdict, whichever ask it keeps.
+    return dataclasses.replace(chosen, score=score, details=details, usage=usage,
+                               flagged=any(v.flagged for v in given))
 
 
 def repeat_agreement(results: Iterable[TaskResult]) -> dict[str, dict[str, Any]]:

@@ -375,6 +375,10 @@ def test_segmentation_proxy(text: str, score: int) -> None:
     assert segmentation_proxy(text).score == score
 
 
+GREEK = ("Καλησπέρα σας, πώς μπορώ να σας βοηθήσω σήμερα; Θέλετε να ελέγξω την κατάσταση "
+         "της επιστροφής χρημάτων για την παραγγελία σας;")
+GEORGIAN = ("გამარჯობა, როგორ შემიძლია დაგეხმაროთ? თქვენი თანხა ხვალ დაბრუნდება. კიდევ რამე "
+            "ხომ არ გჭირდებათ?")
 HINDI = ("नमस्ते, मैं आपकी मदद ज़रूर करूँगा। कृपया अपना खाता नंबर बताइए ताकि मैं आपके रिफंड "
          "की स्थिति देख सकूँ।")
 
@@ -388,12 +392,69 @@ HINDI = ("नमस्ते, मैं आपकी मदद ज़रूर �
     "օգնել։",                                                   # Armenian full stop
     "እናመሰግናለን፣ ገንዘብዎ ነገ ወደ ሂሳብዎ ይደርሳል። ሌላ የምረዳዎት ነገር አለ፧",          # Ethiopic
     "We ship to 北京 and 上海 every day of the week.",                  # a few Han letters
+    GREEK.replace(";", "\u037e"),                                # Greek question mark
+    GREEK,                                                       # typed as ";"
+    GEORGIAN,                                                    # caseless Mkhedruli
 ])
 def test_the_proxy_reads_the_sentence_ends_of_other_scripts(text: str) -> None:
     # Before: these ends were unknown, so a correct turn had "no closing punctuation" and,
-    # at 15 words or more, "no sentence boundary" (garbled).
+    # at 15 words or more, "no sentence boundary" (garbled); the Georgian turn's sentences
+    # all "started in lower case" (2, garbled).
     check = segmentation_proxy(text)
     assert (check.score, check.issues, check.why_not) == (5, [], None)
+
+
+def test_a_semicolon_ends_a_sentence_only_in_greek() -> None:
+    assert segmentation_proxy(GREEK).sentences == 2
+    assert segmentation_proxy("I called twice; nobody answered.").sentences == 1
+
+
+def test_a_greek_sentence_starting_in_lower_case_is_still_flagged() -> None:
+    check = segmentation_proxy("Ευχαριστώ. θα σας καλέσουμε αύριο.")
+    assert check.issues == ["one sentence starts in lower case after a boundary"]
+
+
+@pytest.mark.parametrize("text", [
+    "Bonjour ! Comment puis-je vous aider aujourd’hui ?",
+    "Bonjour\u202f! Comment puis-je vous aider aujourd’hui\u202f?",
+    "Votre remboursement a été validé\u00a0: il arrivera sous trois jours.",
+    "Votre forfait s’appelle « Illimité Plus » ; il coûte vingt euros par mois.",
+])
+def test_french_spacing_before_high_punctuation_is_not_an_issue(text: str) -> None:
+    # Before: every such turn had "space before punctuation" and scored 4, below the bar.
+    check = segmentation_proxy(text)
+    assert (check.score, check.issues) == (5, [])
+
+
+@pytest.mark.parametrize("text", ["Your refund , as promised, is on its way.",
+                                  "Your refund is on its way .",
+                                  "Are you sure  ?"])
+def test_a_space_no_language_uses_before_punctuation_is_still_flagged(text: str) -> None:
+    assert segmentation_proxy(text).issues == ["space before punctuation"]
+
+
+def test_a_detached_question_mark_is_not_a_word() -> None:
+    # Before: the "?" made this 25-word question 26 words, a "long sentence" (2, garbled).
+    text = ("Pourriez-vous me confirmer le numéro de votre commande ainsi que l’adresse "
+            "électronique que vous avez utilisée lors de votre achat sur notre site mardi "
+            "dernier ?")
+    check = segmentation_proxy(text)
+    assert (check.score, check.longest) == (5, 25)
+
+
+def test_a_sentence_ending_inside_closing_quotes_is_a_boundary() -> None:
+    # Before: one 32-word sentence, "long sentence" (2, garbled); without the quotes, 5.
+    text = ('I see the note from our agent saying "we will call you back tomorrow." I am '
+            'sorry that this did not happen, and I have now escalated your case to a '
+            'supervisor.')
+    check = segmentation_proxy(text)
+    assert (check.score, check.sentences, check.longest) == (5, 2, 18)
+
+
+@pytest.mark.parametrize("text", ['"Stop!" he said.', 'The sign said "Closed." so we left.'])
+def test_a_quote_followed_by_lower_case_goes_on_in_the_same_sentence(text: str) -> None:
+    check = segmentation_proxy(text)
+    assert (check.score, check.sentences) == (5, 1)
 
 
 def test_the_proxy_splits_sentences_at_the_danda() -> None:

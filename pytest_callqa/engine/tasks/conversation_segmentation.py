@@ -13,11 +13,21 @@ from dataclasses import dataclass, field
 _ABBREVIATIONS = "".join(rf"(?<!\b{a}\.)" for a in ("Mr", "Mrs", "Ms", "Dr", "St", "vs", "etc",
                                                       r"e\.g", r"i\.e", r"a\.m", r"p\.m"))
 # Sentence ends: the Latin and CJK marks, the danda and double danda (Devanagari, Bengali...),
-# the Arabic full stop (Urdu) and question mark, the Armenian, Ethiopic and Myanmar full stops
-# and the Ethiopic question mark.
-_ENDS = ".!?…。！？\u0964\u0965\u06d4\u061f\u0589\u1362\u1367\u104b"
-_BOUNDARY = re.compile(_ABBREVIATIONS + rf"(?<=[{_ENDS}])\s+")
-_TERMINAL = re.compile(rf"[{_ENDS}][\"'”’)\]]*$")
+# the Arabic full stop (Urdu) and question mark, the Armenian, Ethiopic and Myanmar full stops,
+# the Ethiopic question mark and the Greek question mark.
+_ENDS = ".!?…。！？\u0964\u0965\u06d4\u061f\u0589\u1362\u1367\u104b\u037e"
+# Closing quotes and brackets that may follow a sentence end and stay with its sentence.
+_CLOSERS = "\"'”’»)]"
+_CLOSER = f"[{re.escape(_CLOSERS)}]"
+# Python's look-behind has a fixed width: one branch per count of closers (up to two).
+_BOUNDARY = re.compile(_ABBREVIATIONS + rf"(?:(?<=[{_ENDS}])|(?<=[{_ENDS}]{_CLOSER})"
+                       rf"|(?<=[{_ENDS}]{_CLOSER}{{2}}))\s+")
+_TERMINAL = re.compile(rf"[{_ENDS}]{_CLOSER}*$")
+# Greek writers type the ASCII semicolon as their question mark.
+_GREEK_QUESTION = "\u037e"
+# Georgian Mkhedruli letters are lower case to Unicode (Mtavruli capitals exist), but
+# Georgian writes every sentence in Mkhedruli: capitals are for all-caps headings only.
+_CASELESS_LOWER = ("\u10d0", "\u10ff")
 # Scripts written without spaces between words (the first word of their letters' Unicode
 # names), with the name a reason gives them: the proxy counts words by spaces, so it cannot
 # measure a sentence in them.
@@ -28,7 +38,10 @@ _UNSPACED_SCRIPTS = {
     "JAVANESE": "Javanese", "BALINESE": "Balinese", "TAI": "Tai", "NEW": "New Tai Lue",
 }
 _FIRST_UNSPACED = "\u0e00"
-_SPACE_BEFORE_PUNCT = re.compile(r"\w\s+[,.!?;:](?!\w)")
+# No language spaces a comma or a full stop; French puts one space (often a no-break or
+# narrow no-break space) before ! ? ; : so only more or another kind of space is flagged.
+_SPACE_BEFORE_PUNCT = re.compile(r"\w(?:\s+[,.]|\s{2,}[!?;:]|[^\S \u00a0\u202f][!?;:])(?!\w)")
+_WORD_CHAR = re.compile(r"\w")
 _DOUBLED = re.compile(r"(?<!\.)(?:\.\.(?!\.)|,,|\?\?|!!|;;)")
 RUN_ON_SEVERE = 40
 RUN_ON_MAJOR = 25
@@ -66,6 +79,42 @@ def _unspaced_script(text: str) -> str | None:
     return _UNSPACED_SCRIPTS[unspaced.most_common(1)[0][0]]
 
 
+def _mostly_greek(text: str) -> bool:
+    """Whether more than half of ``text``'s letters are Greek (basic or extended block)."""
+    if max(text) < "\u0370":
+        return False
+    letters = [ch for ch in text if ch.isalpha()]
+    greek = sum(1 for ch in letters if "\u0370" <= ch <= "\u03ff" or "\u1f00" <= ch <= "\u1fff")
+    return 2 * greek > len(letters)
+
+
+def _starts_lower(text: str) -> bool:
+    """Whether ``text`` starts with a lower-case letter of a script whose sentences start
+    with a capital."""
+    first = text.lstrip()[:1]
+    return (first.islower() and first.upper() != first
+            and not _CASELESS_LOWER[0] <= first <= _CASELESS_LOWER[1])
+
+
+def _word_count(text: str) -> int:
+    """Words in ``text``; a token of punctuation only (French's detached ``?``) is none."""
+    return sum(1 for token in text.split() if _WORD_CHAR.search(token))
+
+
+def _sentences(text: str) -> list[str]:
+    """``text`` cut at its sentence ends. A piece starting in lower case after a closing
+    quote stays with the quote: that is the sentence going on (`"Stop!" he said.`)."""
+    sentences: list[str] = []
+    for piece in _BOUNDARY.split(text):
+        if not piece.strip():
+            continue
+        if sentences and sentences[-1][-1] in _CLOSERS and _starts_lower(piece):
+            sentences[-1] += " " + piece
+        else:
+            sentences.append(piece)
+    return sentences
+
+
 def segmentation_proxy(text: str) -> SegmentationCheck:
     """Segmentation from punctuation and sentence lengths, on the seed's 1–5 scale.
 
@@ -74,8 +123,10 @@ def segmentation_proxy(text: str) -> SegmentationCheck:
     3+ sentences of which three quarters are fragments, or two or more sentences that start
     in lower case after a boundary (wrong splits); 3 = two or more minor issues; 4 = one;
     5 = none. Minor issues:
-    no closing punctuation (3+ words), a lower-case start, a space before punctuation,
-    doubled punctuation, one wrong split. This measures the form only — a judge is needed
+    no closing punctuation (3+ words), a lower-case start, a space before punctuation
+    (before `! ? ; :` only other than French's one space), doubled punctuation, one wrong
+    split. Words are tokens holding a letter or digit; a sentence end may be followed by
+    closing quotes or brackets. This measures the form only — a judge is needed
     for whether the breaks fall where the meaning does. A turn written mostly in a script
     without spaces between words (Thai, Lao, Khmer, Myanmar, Chinese, Japanese...) is not
     scored: its words cannot be counted by spaces.
@@ -88,19 +139,22 @@ def segmentation_proxy(text: str) -> SegmentationCheck:
         return SegmentationCheck(None, why_not=(
             f"written in {script} script, which puts no spaces between words: the proxy "
             "counts words by spaces and cannot measure its sentences"))
-    sentences = [s for s in _BOUNDARY.split(text.strip()) if s.strip()]
-    lengths = [len(s.split()) for s in sentences]
+    if ";" in text and _mostly_greek(text):
+        text = text.replace(";", _GREEK_QUESTION)
+    sentences = _sentences(text.strip())
+    lengths = [_word_count(s) for s in sentences]
+    word_count = sum(lengths)
     longest = max(lengths)
     fragments = sum(1 for n in lengths if n <= FRAGMENT_WORDS)
-    wrong_splits = sum(1 for s in sentences[1:] if s.lstrip()[:1].islower())
+    wrong_splits = sum(1 for s in sentences[1:] if _starts_lower(s))
     has_end = bool(_TERMINAL.search(text.strip()))
     severe, major, minor = [], [], []
     if longest > RUN_ON_SEVERE:
         severe.append(f"run-on sentence of {longest} words")
     elif longest > RUN_ON_MAJOR:
         major.append(f"long sentence of {longest} words")
-    elif len(sentences) == 1 and not has_end and len(words) >= UNSEGMENTED_MAJOR:
-        major.append(f"{len(words)} words without any sentence boundary")
+    elif len(sentences) == 1 and not has_end and word_count >= UNSEGMENTED_MAJOR:
+        major.append(f"{word_count} words without any sentence boundary")
     if len(sentences) >= 4 and fragments == len(sentences):
         severe.append(f"all {len(sentences)} sentences are fragments")
     elif len(sentences) >= 3 and fragments * 4 >= 3 * len(sentences):
@@ -109,9 +163,9 @@ def segmentation_proxy(text: str) -> SegmentationCheck:
         major.append(f"{wrong_splits} sentences start in lower case after a boundary")
     elif wrong_splits == 1:
         minor.append("one sentence starts in lower case after a boundary")
-    if not has_end and len(words) >= 3:
+    if not has_end and word_count >= 3:
         minor.append("no closing punctuation")
-    if text.strip()[:1].islower():
+    if _starts_lower(text):
         minor.append("starts in lower case")
     if _SPACE_BEFORE_PUNCT.search(text):
         minor.append("space before punctuation")

@@ -350,6 +350,10 @@ def test_alignment_is_order_aware_and_prefers_matching_arguments() -> None:
     ("2024", "(2024)"), ("20 min", "(20 min)"),
     # A yes/no by its text, in any case; tables and lists whatever their order.
     (True, "true"), (False, "FALSE"), ({"a": [1, 2]}, {"a": [2, 1]}), ([1, 1, 2], [1, 2, 1]),
+    # One value however written, where the writing leaves no doubt.
+    ("10:30 pm", "22:30"), ("22:30", "10:30 PM"), ("10:30", "10:30"), ("3/5/24", "03/05/2024"),
+    ("15/03/2024", "2024-03-15"), ("March 15, 2024", "2024-03-15"), (2024, "$2,024"),
+    ("+1 977-625-2661", "(977) 625-2661"), ("ACC-0012", "acc 0012"), ("10:30:00", "10:30"),
 ])
 def test_argument_values_match_after_normalisation(expected: Any, got: Any) -> None:
     assert values_equal(expected, got)
@@ -369,6 +373,13 @@ def test_argument_values_match_after_normalisation(expected: Any, got: Any) -> N
     (True, False), ("true", False), ("a", ["a"]), (["a"], "a"), ("x", {"x": 1}),
     ({"x": 1}, "x"), ({"a": 1}, {"a": 2}), ({"a": 1}, {"b": 1}), ([1, 1], [1, 2]),
     ({"a": 1}, ["a"]),
+    # Grounding's lenient reading ("could this be the same fact") made a wrong day, hour,
+    # unit or id a correct argument: an agent that booked the wrong day scored 5/5.
+    ("03/05/2024", "05/03/2024"), ("10:30", "22:30"), ("22:30", "10:30"),
+    ("10:30", "10:30 am"), ("$10", "10%"), ("10%", "$10"), ("1540", "1.540"),
+    ("1.540", "1540"), ("ACC-12", "ACC-0012"), ("ACC-0012", "ACC-12"),
+    ("2024", "2024-01-01"), ("2024-01-01", "2024"), ("March 5", "2024-03-05"),
+    ("1234567", "0001234567"),
 ])
 def test_different_argument_values_do_not_match(expected: Any, got: Any) -> None:
     assert not values_equal(expected, got)
@@ -392,6 +403,9 @@ def _with_transfer(**arguments: Any) -> dict[str, Any]:
      1, "fabricated_parameter"),
     ({"account_type": "savings", "recipient_name": "Svetlana", "transfer_amount": "1540",
       "memo": "birthday gift"}, 3, "fabricated_parameter"),
+    # "1.540" is 1540 only where a dot groups thousands; the customer said "1,540".
+    ({"account_type": "savings", "recipient_name": "Svetlana", "transfer_amount": "1.540"},
+     3, "wrong_parameter_value"),
 ])
 def test_parameter_extraction_rubric(arguments: dict[str, Any], score: float,
                                      code: str | None) -> None:

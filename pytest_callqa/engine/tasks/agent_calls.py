@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..anchors import anchor_supported, extract_anchors
+from ..anchors import anchor_supported, anchors_equal, extract_anchors
 from ..core.cases import GoldenCase
 from ..text import contains_phrase, normalize, normalize_loose
 from .agent_schemas import (
@@ -172,7 +172,10 @@ def values_equal(expected: Any, got: Any) -> bool:
 
     Strings compare case-, punctuation- and spacing-insensitively ("(977) 625-2661" equals
     "9776252661"); numbers, amounts, dates and times compare by value whatever their format
-    ("$1,540" equals 1540, "11 am" equals "11:00 AM"); lists compare as multisets.
+    ("$1,540" equals 1540, "11 am" equals "11:00 AM", "10:30 pm" equals "22:30"), but only
+    where the value is unambiguous (:func:`anchors_equal`): "03/05/2024" is not "05/03/2024",
+    "10:30" not "22:30", "1.540" not 1540, "ACC-0012" not "ACC-12"; lists compare as
+    multisets.
     """
     if isinstance(expected, bool) or isinstance(got, bool):
         return str(expected).casefold() == str(got).casefold()
@@ -195,7 +198,7 @@ def values_equal(expected: Any, got: Any) -> bool:
     if _compact(a) != _compact(b):
         anchors_a, anchors_b = extract_anchors(a), extract_anchors(b)
         if not (len(anchors_a) == 1 and len(anchors_b) == 1
-                and anchor_supported(anchors_a[0], anchors_b)
+                and anchors_equal(anchors_a[0], anchors_b[0])
                 and _residue(a, anchors_a[0].text) == _residue(b, anchors_b[0].text)):
             return False
     # Loosely equal; but a credit of -20 made a charge of 20, or $50 made €50, is not.

@@ -320,6 +320,39 @@ def test_tool_routing_rubric(expected: tuple[str, ...], made: tuple[str, ...], s
     assert (scored.score, scored.failure_code) == (score, code)
 
 
+@pytest.mark.parametrize(("expected", "made", "score"), [
+    (("a", "b"), ("a", "b", "x"), 3),       # one wrong tool, not a redundant call (4)
+    (("a", "b"), ("a", "x", "b"), 3),
+    (("a", "b", "c"), ("a", "b", "c", "x", "y"), 2),  # multiple tool errors
+    (("a", "b"), ("a", "x", "y"), 1),       # most calls invented
+    ((), ("x",), 3),                        # nothing expected, one invented action
+])
+def test_a_call_of_an_undeclared_tool_is_a_wrong_tool(expected: tuple[str, ...],
+                                                     made: tuple[str, ...],
+                                                     score: float) -> None:
+    calls = _calls(*made)
+    scored = score_tool_routing(_expected(*expected), calls, {"a", "b", "c"})
+    invented = [(i, c) for i, c in enumerate(calls) if c.name in ("x", "y")]
+    assert (scored.score, scored.failure_code) == (score, "wrong_tool_selected")
+    for i, call in invented:
+        assert f"tool_calls[{i}]: {call.name!r} is not one of config.tools" in scored.reason
+        assert call.turn in scored.turns
+    assert "redundant" not in scored.reason and "unnecessary" not in scored.reason
+
+
+def test_an_invented_tool_is_named_at_its_place_in_the_output() -> None:
+    config = {**CONFIG, "tools": [{"name": "CheckBalance"}, {"name": "TransferMoney"}]}
+    output = copy.deepcopy(GOOD)
+    # Listed first, made last: the reason names the index the output gives it.
+    output["tool_calls"].insert(0, {"turn": 9, "name": "CloseAccount",
+                                    "arguments": {"account_type": "checking"}})
+    routing = _eval(output, judge=FixedJudge(ALL_FIVE), config=config).metrics["tool_routing"]
+    assert routing.value == 3
+    assert routing.details["failure_code"] == "wrong_tool_selected"
+    assert routing.details["turns"] == [9]
+    assert "tool_calls[0]: 'CloseAccount' is not one of config.tools" in routing.reason
+
+
 def test_alignment_is_order_aware_and_prefers_matching_arguments() -> None:
     expected = [ToolCall(name="CheckBalance", arguments={"account_type": "checking"}),
                 ToolCall(name="CheckBalance", arguments={"account_type": "savings"})]
@@ -730,6 +763,23 @@ config: {tools: [{name: lookup}]}
 expected_outcome: {tool_calls: [{name: refund, arguments: {}}], task_outcome: "x"}
 """)
     with pytest.raises(CaseFileError, match=r"expected_outcome.tool_calls\[0\].name: 'refund'"):
+        load_case_file(path)
+
+
+def test_a_recorded_call_must_be_of_a_declared_tool_when_tools_are(tmp_path: Any) -> None:
+    path = write_case(tmp_path, """
+id: a1
+task: agent
+transcript:
+  - {speaker: customer, text: "Close my account"}
+  - {speaker: tool_call, text: '{"name": "CloseAccount", "arguments": {}}'}
+  - {speaker: tool_result, text: "closed"}
+  - {speaker: agent, text: "Done"}
+config: {tools: [{name: lookup}]}
+expected_outcome: {tool_calls: [], task_outcome: "x"}
+""")
+    with pytest.raises(CaseFileError,
+                       match=r"transcript\[1\].text: tool 'CloseAccount' is not one of config"):
         load_case_file(path)
 
 

@@ -37,6 +37,7 @@ from ..core.metrics import BAND_EDGES, CASE_BAR
 from ..core.results import MetricResult
 from ..text import normalize
 from .agent_calls import (
+    call_order,
     mock_results,
     ordered_calls,
     replay,
@@ -55,7 +56,14 @@ from .agent_metrics import (
     TASK_COMPLETION,
     resolve_weights,
 )
-from .agent_schemas import DEFAULT_PASS_THRESHOLD, AgentConfig, AgentExpected, AgentOutput
+from .agent_schemas import (
+    DEFAULT_PASS_THRESHOLD,
+    TOOL_CALL,
+    AgentConfig,
+    AgentExpected,
+    AgentOutput,
+    parse_tool_call_text,
+)
 from .family_base import RUBRIC_GOOD, FamilyTask, checked_score
 
 if TYPE_CHECKING:
@@ -99,6 +107,13 @@ class AgentTask(FamilyTask):
                 if call.name not in declared:
                     problems.append(f"expected_outcome.tool_calls[{i}].name: {call.name!r} is "
                                     "not one of config.tools")
+        # A recorded call of an undeclared tool is a scenario the agent could not follow.
+        for i, turn in enumerate(case.transcript if declared else ()):
+            if speaker_kind(turn.speaker) == TOOL_CALL:
+                call, _ = parse_tool_call_text(turn.text)
+                if call is not None and call.name not in declared:
+                    problems.append(f"transcript[{i}].text: tool {call.name!r} is not one of "
+                                    "config.tools")
         for i, call in enumerate(expected.tool_calls or []):
             if call.turn is not None and call.turn > len(case.transcript):
                 problems.append(f"expected_outcome.tool_calls[{i}].turn: {call.turn} is past "
@@ -175,12 +190,14 @@ class AgentTask(FamilyTask):
         weights = resolve_weights(config.metrics)
         metrics: dict[str, MetricResult] = {}
         view = replay(ctx.case, out)
-        calls = ordered_calls(out)
+        order = call_order(out)
+        calls = [out.tool_calls[i] for i in order]
+        declared = {t.name for t in config.tools}
         for metric_id, weight in weights.items():
             spec = self.spec(metric_id)
             meta = {"tier": spec.tier, "weight": weight}
             if metric_id in PROGRAMMATIC and exp.tool_calls is not None:
-                scored = (score_tool_routing(exp.tool_calls, calls)
+                scored = (score_tool_routing(exp.tool_calls, calls, declared, order)
                           if metric_id == "tool_routing"
                           else score_parameters(exp.tool_calls, calls, config, view))
                 if scored is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,9 +89,15 @@ def _same_args(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
     return sum(1 for key, value in a.items() if key in b and values_equal(value, b[key]))
 
 
+def call_order(output: AgentOutput) -> list[int]:
+    """The indices in ``output.tool_calls`` of the model's calls in the order they happened
+    (by turn, then as listed)."""
+    return sorted(range(len(output.tool_calls)), key=lambda i: (output.tool_calls[i].turn, i))
+
+
 def ordered_calls(output: AgentOutput) -> list[AgentToolCall]:
     """The model's calls in the order they happened (by turn, then as listed)."""
-    return [c for _, c in sorted(enumerate(output.tool_calls), key=lambda p: (p[1].turn, p[0]))]
+    return [output.tool_calls[i] for i in call_order(output)]
 
 
 def mock_results(case: GoldenCase, calls: Sequence[AgentToolCall]) -> list[str | None]:
@@ -391,8 +397,16 @@ class RubricScore:
     details: dict[str, Any]
 
 
-def score_tool_routing(expected: Sequence[ToolCall], made: Sequence[AgentToolCall]) -> RubricScore:
-    """Tool routing on the seed's 0–5 rubric from an alignment of the calls."""
+def score_tool_routing(expected: Sequence[ToolCall], made: Sequence[AgentToolCall],
+                       declared: Collection[str] = (),
+                       listed_at: Sequence[int] | None = None) -> RubricScore:
+    """Tool routing on the seed's 0–5 rubric from an alignment of the calls.
+
+    With ``declared`` tools (config.tools), a call to any other tool is a wrong tool, never a
+    redundant call: the agent invented an action (3 for one, 2 for more, 1 when they are
+    most of its calls). ``listed_at`` gives each made call's index in the output's
+    ``tool_calls`` (its position in ``made`` when None), to name it.
+    """
     al = align_calls(expected, made)
     n, k = len(expected), len(al.pairs)
     missing, extra = len(al.missing), len(al.extra)
@@ -400,6 +414,9 @@ def score_tool_routing(expected: Sequence[ToolCall], made: Sequence[AgentToolCal
     # A wrong tool is an extra call standing where an expected one is missing.
     wrong = min(missing, extra)
     redundant = extra - wrong
+    undeclared = [j for j in al.extra if declared and made[j].name not in declared]
+    # What the rubric's 4 forgives: a redundant call of a tool the agent has.
+    spare = extra - len(undeclared)
     details: dict[str, Any] = {
         "expected": [c.name for c in expected], "called": [c.name for c in made],
         "matched": k, "missing": [expected[i].name for i in al.missing],
@@ -412,7 +429,8 @@ def score_tool_routing(expected: Sequence[ToolCall], made: Sequence[AgentToolCal
     if n == 0:
         score = float(max(2, 5 - extra))
         reason = ("no tool call expected and none made" if not extra
-                  else f"no tool call expected; {extra} unnecessary call(s)")
+                  else "no tool call expected"
+                  + (f"; {spare} unnecessary call(s)" if spare else ""))
     elif not made:
         score, reason = 0.0, f"no tool called; {n} expected"
     elif k == 0:
@@ -422,7 +440,7 @@ def score_tool_routing(expected: Sequence[ToolCall], made: Sequence[AgentToolCal
         score = {0: 5.0, 1: 4.0, 2: 3.0}.get(deviations, 2.0)
         reason = (f"all {n} expected tools called"
                   + (f"; {len(out_of_order)} out of order" if out_of_order else "")
-                  + (f"; {extra} redundant call(s)" if extra else ""))
+                  + (f"; {spare} redundant call(s)" if spare else ""))
     elif missing == 1 and redundant == 0 and not out_of_order:
         score = 3.0
         reason = (f"one expected tool ({details['missing'][0]}) "
@@ -447,6 +465,14 @@ def score_tool_routing(expected: Sequence[ToolCall], made: Sequence[AgentToolCal
             code = "wrong_call_sequence"
         else:
             code = "redundant_tool_call"
+    if undeclared:
+        cap = 3.0 if len(undeclared) == 1 else 1.0 if 2 * len(undeclared) > len(made) else 2.0
+        score = min(score, cap)
+        reason += "".join(f"; tool_calls[{j if listed_at is None else listed_at[j]}]: "
+                          f"{made[j].name!r} is not one of config.tools" for j in undeclared)
+        details["undeclared"] = [made[j].name for j in undeclared]
+        if code != "wrong_tool_set":
+            code = "wrong_tool_selected"
     return RubricScore(score, reason, code, bad_turns if score < 5 else [], details)
 
 

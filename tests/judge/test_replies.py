@@ -454,3 +454,24 @@ def test_a_combined_score_that_is_not_the_lowest_of_its_scores_is_unusable() -> 
     off_grid = parse_reply(json.dumps({"turn_quality": _verdict(
         4, clarity=4.5, context=5, unsupported=0)}), [COMBINED])
     assert off_grid.all_problems() == []
+
+
+@pytest.mark.parametrize("score", [0, 9, 4.5])
+def test_a_combined_score_off_the_scale_over_scores_on_it_is_a_contradiction(score) -> None:
+    # Before: refused as off the scale with its fields unread, then taken for all three
+    # scores: 0 beside 5, 5, 5 scored the turn 1, 1, 1.
+    parsed = parse_reply(json.dumps({"turn_quality": _verdict(
+        score, clarity=5, context=5, unsupported=0)}), [COMBINED])
+    assert parsed.replies == {} and parsed.off_scale == {}
+    assert parsed.problems == {"turn_quality": [
+        f"the verdict for metric 'turn_quality' contradicts itself: score {score} is not the "
+        "lowest of its scores (5)"]}
+
+
+def test_a_combined_score_off_the_scale_beside_a_score_off_it_is_usable() -> None:
+    # The lowest as written: each score is the family's to rule on (1, with a warning, for
+    # the one off the scale alone).
+    parsed = parse_reply(json.dumps({"turn_quality": _verdict(
+        0, clarity=5, context=0, unsupported=0)}), [COMBINED])
+    assert parsed.all_problems() == []
+    assert parsed.replies["turn_quality"].model_extra["context"] == 0

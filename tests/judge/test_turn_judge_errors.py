@@ -114,19 +114,36 @@ def test_a_verdict_without_one_of_its_scores_is_reasked_then_a_judge_error(fake:
         result.metrics["segmentation"].reason or "")
 
 
-def test_an_off_scale_score_of_a_complete_verdict_keeps_the_seeds_rule(fake: Any) -> None:
+def test_an_off_scale_score_over_three_scores_on_the_scale_is_a_contradiction(fake: Any) -> None:
+    # Before: 0 beside 5, 5, 5 scored all three metrics 1 ("judge score 0.0 is outside the
+    # likert5 scale"), each fell to 0.667 and failed, and a third of the turns were garbled.
     def off_scale(verdict: dict[str, Any]) -> None:
-        verdict["score"] = 9
+        verdict["score"] = 0
 
     server = fake(reply=replying(off_scale))
     result = evaluate(visit(combined=True), SPOKEN, judge=judge_for(server, "combined"),
                       benchmarks=False)
-    # A call per turn; the off-scale verdict is re-asked twice, then kept by the seed's rule.
-    assert server.requests == 5 and result.judge_errors == []
-    for metric_id in QUALITY:
-        record = result.metrics[metric_id].details["results"][1]
-        assert record["score_1_5"] == 1.0 and record["flagged"]
-        assert "outside the likert5 scale" in record["warning"]
+    assert server.requests == 5  # a call per turn, then the trouble turn's two re-asks
+    unknown_turn_quality(result)
+    assert "contradicts itself: score 0 is not the lowest of its scores (5)" in (
+        result.metrics["context"].reason or "")
+
+
+def test_a_score_off_the_scale_is_1_for_its_own_metric_only(fake: Any) -> None:
+    # Before: context 0 with score 0 (the lowest of the three, as asked) scored all three 1.
+    def off_scale(verdict: dict[str, Any]) -> None:
+        verdict["context"] = verdict["score"] = 0
+
+    server = fake(reply=replying(off_scale))
+    result = evaluate(visit(combined=True), SPOKEN, judge=judge_for(server, "combined"),
+                      benchmarks=False)
+    assert server.requests == 3 and result.judge_errors == []
+    records = {m: result.metrics[m].details["results"][1] for m in QUALITY}
+    assert [records[m]["score_1_5"] for m in QUALITY] == [5.0, 5.0, 1.0]
+    assert "warning" not in records["intelligibility"]
+    assert records["context"]["flagged"]
+    assert "judge score 0 is outside the likert5 scale" in records["context"]["warning"]
+    assert result.metrics["intelligibility"].value == 1.0
     assert result.metrics["garbled_turn_rate"].details["garbled_turns"] == [TROUBLE_TURN]
 
 

@@ -172,7 +172,9 @@ def _contradicted(reply: JudgeReply, request: JudgeRequest) -> str | None:
     scores = [given[name] for name, kind, _meaning in request.reply_fields
               if kind in _SCORE_SCHEMAS]
     # A verdict that scores several metrics at once (a conversation turn's three) is asked
-    # for the lowest of them as its score: the garbled rule reads it.
+    # for the lowest of them as its score. With one of them off the scale, that lowest is
+    # ambiguous (0 as written, or the 1 the family scores it); the turn is garbled either
+    # way, so nothing is hidden by not asking.
     if scores and all(valid_score(request.scale, v) for v in scores) \
             and float(reply.score) != min(scores):
         return f"score {reply.score} is not the lowest of its scores ({min(scores)})"
@@ -197,6 +199,10 @@ def _contradicted(reply: JudgeReply, request: JudgeRequest) -> str | None:
             return (f"score {reply.score} is not the share its counts give ({part} "
                     f"{given[part]} of {whole}: {share:.2f})")
     return None
+
+
+def _lists_scores(request: JudgeRequest) -> bool:
+    return any(kind in _SCORE_SCHEMAS for _name, kind, _meaning in request.reply_fields)
 
 
 def _missing_scores(reply: JudgeReply, request: JudgeRequest) -> list[str]:
@@ -324,14 +330,19 @@ def parse_reply(content: str, items: Sequence[Item]) -> ParsedReply:
             continue
         request = by_ident[ident].request
         problems = []
-        if not valid_score(request.scale, reply.score):
+        missing = _missing_scores(reply, request)
+        # A verdict that gives every score its request lists (a combined conversation
+        # verdict's three) gives as its own score only the lowest of them: a number off
+        # the scale there is checked against them (_contradicted), never taken for theirs.
+        # Taken for theirs, 0 beside 5, 5, 5 scored all three 1.
+        derived = _lists_scores(request) and not missing and _is_number(reply.score)
+        if not derived and not valid_score(request.scale, reply.score):
             if _is_number(reply.score):
                 parsed.off_scale[ident] = float(reply.score)
             problems.append(
                 f"score {reply.score!r} for metric {ident!r} is not valid on the "
                 f"{_scale_text(request.scale)} scale: expected {SCORE_FORMATS[request.scale]}"
             )
-        missing = _missing_scores(reply, request)
         if missing:
             problems.append(f"the verdict for metric {ident!r} gives no number for "
                             f"{', '.join(missing)}, which the metric asks for")
@@ -339,7 +350,7 @@ def parse_reply(content: str, items: Sequence[Item]) -> ParsedReply:
         if uncounted:
             problems.append(f"the verdict for metric {ident!r} gives no whole count >= 0 for "
                             f"{', '.join(uncounted)}, which the metric asks for")
-        elif not problems and not missing and (contradiction := _contradicted(reply, request)):
+        elif not problems and (contradiction := _contradicted(reply, request)):
             problems.append(f"the verdict for metric {ident!r} contradicts itself: "
                             f"{contradiction}")
         if problems:

@@ -310,11 +310,6 @@ class ConversationTask(FamilyTask):
         raw = verdict.details.get(metric_id, verdict.details.get(f"{metric_id}_score"))
         if raw is None and verdict.score is None:
             return _TurnScore(None, verdict.reason, status="not_scored")
-        if raw is None and verdict.flagged:
-            # The reply's own score was off the scale, so its fields were not read: the
-            # seed's rule for an out-of-range score (1, with a warning) stands for all three.
-            score, warning = checked_score("likert5", verdict.score)
-            return _TurnScore(score, verdict.reason, warning, True)
         if raw is None:
             # A verdict without this metric's score is no verdict on it: a failure of the
             # judge, never a score the model earned.

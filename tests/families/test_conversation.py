@@ -548,6 +548,8 @@ def test_heuristic_judge_scores_segmentation_only() -> None:
      "\nconfig: {thresholds: {fluency: 0.9}}", "unknown metric fluency"),
     ("transcript: [{speaker: bot, text: hi}]\nexpected_outcome: {turns: [{turn: 0, text: hi}]}"
      "\nconfig: {max_history_turns: -1}", "config.max_history_turns"),
+    ("transcript: [{speaker: bot, text: hi}]\nexpected_outcome: {turns: [{turn: 0, text: hi}]}"
+     "\nconfig: {max_history_turns: 0}", "config.max_history_turns"),
 ])
 def test_bad_cases_are_case_file_errors(tmp_path: Any, body: str, message: str) -> None:
     path = write_case(tmp_path, "id: c1\ntask: conversation\n" + body + "\n")

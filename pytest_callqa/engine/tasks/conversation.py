@@ -137,7 +137,9 @@ class ConversationOutput(StrictModel):
 class ConversationConfig(LooseConfig):
     threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0, le=1)
     thresholds: dict[str, float] = Field(default_factory=dict)
-    max_history_turns: int = Field(default=DEFAULT_HISTORY, ge=0)
+    # At least one turn: the seed judges context against the turns before it, and with none
+    # every turn's context score was made up (a later turn judged as if it had no past).
+    max_history_turns: int = Field(default=DEFAULT_HISTORY, ge=1)
     combined: bool = False
     garbled_max_score: int = Field(default=GARBLED_MAX_SCORE, ge=1, le=5)
     garbled_rate_threshold: float = Field(default=GARBLED_RATE_THRESHOLD, gt=0, le=1)
@@ -188,7 +190,7 @@ def history(case: GoldenCase, bot: Mapping[int, str], turn: int, max_turns: int,
         {"turn": j, "speaker": case.transcript[j].speaker,
          "text": bot.get(j, "") if j in bot_turns else case.transcript[j].text}
         for j in range(start, turn)
-    ] if max_turns else []
+    ]
 
 
 # --- the task ----------------------------------------------------------------------------------

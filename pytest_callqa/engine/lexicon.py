@@ -178,3 +178,44 @@ def numbers_in_words(words: Sequence[str]) -> set[int]:
         else:
             found.add(tens)
     return found
+
+
+# Words that name a day by its distance from today ("tomorrow", "Friday"): a date worked out
+# from them is in no text's digits. Portuguese names weekdays by ordinals ("segunda") and
+# Spanish and German say "tomorrow" and "morning" alike: read as a day named, they leave a
+# date undecided, never count it.
+_RELATIVE_DAYS = """
+    today tonight tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday
+    hoy mañana ayer lunes martes miércoles jueves viernes sábado domingo
+    aujourd demain hier lundi mardi mercredi jeudi vendredi samedi dimanche
+    heute morgen gestern übermorgen montag dienstag mittwoch donnerstag freitag samstag sonntag
+    hoje amanhã ontem segunda terça quarta quinta sexta
+    oggi domani ieri dopodomani lunedì martedì mercoledì giovedì venerdì sabato domenica
+    आज कल परसों सोमवार मंगलवार बुधवार गुरुवार शुक्रवार शनिवार रविवार
+    اليوم غدا غدًا أمس امس بكرة
+"""
+RELATIVE_DAY_WORDS: frozenset[str] = frozenset(_RELATIVE_DAYS.split())
+# A week or a month names a date only beside a word saying which one ("next week", "la
+# semana que viene", "cette semaine"): "a month" or "per week" names none.
+_PERIOD_WORDS = """
+    week weekend month semana mes semaine mois woche wochenende monat mês settimana mese
+    हफ्ते हफ़्ते सप्ताह महीने
+"""
+_WHICH_WORDS = """
+    next this last coming próxima próximo este esta pasada pasado viene prochaine prochain
+    cette ce dernière dernier nächste nächsten diese diesen letzte letzten kommende passada
+    passado vem prossima prossimo questa questo scorsa scorso अगले अगला इस पिछले
+"""
+_PERIODS = frozenset(_PERIOD_WORDS.split())
+_WHICH_PERIOD = frozenset(_WHICH_WORDS.split())
+
+
+def names_relative_day(words: Sequence[str]) -> bool:
+    """Whether ``words`` (a text's tokens) name a day relative to today: "tomorrow", a
+    weekday, or a week or month with a word saying which within two words of it."""
+    for i, word in enumerate(words):
+        if word in RELATIVE_DAY_WORDS:
+            return True
+        if word in _PERIODS and not _WHICH_PERIOD.isdisjoint(words[max(0, i - 2):i + 3]):
+            return True
+    return False

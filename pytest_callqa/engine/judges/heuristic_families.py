@@ -8,9 +8,11 @@ and say what they checked; anything that needs reading comprehension is *not sco
   what the agent was told), ``result_interpretation`` (numbers of tool results relayed or
   contradicted), ``information_gathering`` (each tool argument said before the call) and
   ``task_completion`` (expected calls made with the expected arguments) are proxies on the
-  seed's scale. What is measured rather than read is scored even at the bottom of the scale:
-  an agent that said nothing at its turns gets 0 for delivery, and 0 for result
-  interpretation when it was silent after its tool results (silence makes no claim, so
+  seed's scale. A figure a customer may have said in words, or a date worked out from
+  "tomorrow", is undecided (:mod:`.heuristic_undecided`), never counted against the agent.
+  What is measured rather than read is scored even at the bottom of the scale: an agent that
+  said nothing at its turns gets 0 for delivery, and 0 for result interpretation when it was
+  silent after its tool results (silence makes no claim, so
   ``grounding_fidelity`` stays not scored). ``instruction_compliance`` and
   ``conversation_management`` are not scored, nor are ``tool_routing`` /
   ``parameter_extraction`` when the case gives no expected calls (with expected calls the
@@ -31,6 +33,7 @@ from typing import Any
 from ..anchors import Anchor, anchor_supported, extract_anchors, numbers_said, said_in_words
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..tasks.agent_calls import (
+    Alignment,
     align_calls,
     calls_ahead,
     contexts_before,
@@ -40,6 +43,7 @@ from ..tasks.agent_calls import (
 from ..tasks.agent_schemas import TOOL_RESULT, AgentToolCall, ToolCall
 from ..tasks.conversation_segmentation import segmentation_proxy
 from ..text import normalize
+from .heuristic_undecided import SaidBefore, rubric_undecided
 
 Handler = Callable[[JudgeRequest], JudgeVerdict]
 
@@ -74,16 +78,9 @@ def _verdict(request: JudgeRequest, score: float, reason: str, code: str | None,
 # --- agent ---------------------------------------------------------------------------------
 
 _USER_FACING = frozenset({"amount", "percent", "date", "time", "number"})
-
-
-def _rubric_from_count(problems: int, checked: int) -> float:
-    """The seed's 0–5 rubric read off a count of problems among ``checked`` items: none is 5,
-    one meaningful problem is 3, several is 2, most of them is 1."""
-    if problems == 0:
-        return 5.0
-    if problems == 1:
-        return 3.0
-    return 1.0 if 2 * problems > checked else 2.0
+# A result's amount is often a bare number ({"balance": 23509.52}): the two are one kind of
+# figure when a reply is checked against the results.
+_KIND_GROUP = {"amount": "number"}
 
 
 def _agent_parts(request: JudgeRequest) -> tuple[list[dict[str, Any]], list[str]]:
@@ -102,33 +99,6 @@ def _told_before(view: Sequence[Mapping[str, Any]], position: int,
 def _replies(view: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [dict(e) for e in view
             if e["speaker"] == "agent" and str(e.get("text", "")).strip()]
-
-
-class _SaidBefore:
-    """The numbers the customer (or another party) said in words before a turn, worked out
-    once per turn asked about: a reply's every figure may ask."""
-
-    def __init__(self, view: Sequence[Mapping[str, Any]]) -> None:
-        self.heard = [(int(e["turn"]), str(e["text"])) for e in view
-                      if e["speaker"] in ("customer", "other")]
-        self.by_turn: dict[int, frozenset[str]] = {}
-
-    def __call__(self, turn: int) -> frozenset[str]:
-        if turn not in self.by_turn:
-            self.by_turn[turn] = numbers_said(text for at, text in self.heard if at < turn)
-        return self.by_turn[turn]
-
-
-def _rubric_undecided(sure: int, words: int, checked: int) -> float | None:
-    """The rubric of ``sure`` problems plus any number of ``words`` figures that a number
-    said in words before may explain ("five tickets" for quantity=5): None when it depends
-    on them."""
-    scores = {_rubric_from_count(sure + k, checked) for k in range(words + 1)}
-    return scores.pop() if len(scores) == 1 else None
-
-
-_IN_WORDS = ("the customer said that number in words before, which the offline check cannot "
-             "read")
 
 
 def told_anchors_by_reply(view: Sequence[Mapping[str, Any]],
@@ -155,12 +125,13 @@ def told_anchors_by_reply(view: Sequence[Mapping[str, Any]],
 
 def _grounding(request: JudgeRequest) -> JudgeVerdict:
     view, config = _agent_parts(request)
-    said_before = _SaidBefore(view)
+    said_before = SaidBefore(view)
     checked = unsupported = 0
     problems: list[str] = []
     turns: list[int] = []
     told_by_reply = told_anchors_by_reply(view, config)
     words: list[str] = []
+    whys: set[str] = set()
     for reply in _replies(view):
         told = told_by_reply[int(reply["turn"])]
         for anchor in extract_anchors(str(reply["text"])):
@@ -168,8 +139,10 @@ def _grounding(request: JudgeRequest) -> JudgeVerdict:
             if anchor_supported(anchor, told):
                 continue
             problem = f"turn {reply['turn']}: {anchor.kind} {anchor.text!r}"
-            if said_in_words([anchor], said_before(int(reply["turn"]))):
+            why = said_before.why_undecided([anchor], int(reply["turn"]))
+            if why:
                 words.append(problem)
+                whys.add(why)
                 continue
             unsupported += 1
             turns.append(int(reply["turn"]))
@@ -181,10 +154,10 @@ def _grounding(request: JudgeRequest) -> JudgeVerdict:
                 else "the replies state no number, date, amount or id to trace; other "
                 "claims need reading")
         return JudgeVerdict(request.metric, None, f"not scored: {said}; {_LLM_HINT}")
-    score = _rubric_undecided(unsupported, len(words), checked)
+    score = rubric_undecided(unsupported, len(words), checked)
     if score is None:
         return JudgeVerdict(request.metric, None, f"not scored: not traced in digits: "
-                            f"{'; '.join(words)} — {_IN_WORDS}; {_LLM_HINT}")
+                            f"{'; '.join(words)} — {' and '.join(sorted(whys))}; {_LLM_HINT}")
     return _verdict(
         request, score,
         f"{checked - unsupported} of {checked} numbers, dates, amounts and ids in the replies "
@@ -203,7 +176,7 @@ def _silent_turns(view: Sequence[Mapping[str, Any]], since: int = 0) -> list[int
 
 def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
     view, config = _agent_parts(request)
-    said_before = _SaidBefore(view)
+    said_before = SaidBefore(view)
     calls = [c for c in request.focus.get("tool_calls", []) if c.get("result")]
     if calls:
         # Checked before whether a result carries a number: silence at every turn after the
@@ -235,13 +208,21 @@ def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
     turns: list[int] = []
     told_by_reply = told_anchors_by_reply(view, config)
     words: list[str] = []
+    whys: set[str] = set()
     for reply in replies:
         told = told_by_reply[int(reply["turn"])]
+        # A figure no result of its kind could have given ("March 6" when the results hold
+        # no date) contradicts none: whether it is grounded is grounding_fidelity's question.
+        kinds = {_KIND_GROUP.get(a.kind, a.kind) for turn, a in followed
+                 if turn <= reply["turn"]}
         for anchor in extract_anchors(str(reply["text"])):
-            if anchor.kind in _USER_FACING and not anchor_supported(anchor, told):
+            if (anchor.kind in _USER_FACING and _KIND_GROUP.get(anchor.kind, anchor.kind) in kinds
+                    and not anchor_supported(anchor, told)):
                 stated = f"turn {reply['turn']}: {anchor.text!r}"
-                if said_in_words([anchor], said_before(int(reply["turn"]))):
+                why = said_before.why_undecided([anchor], int(reply["turn"]))
+                if why:
                     words.append(stated)
+                    whys.add(why)
                     continue
                 misreported.append(stated)
                 turns.append(int(reply["turn"]))
@@ -249,7 +230,7 @@ def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
     if words:
         return JudgeVerdict(request.metric, None, f"not scored: stated but not among the "
                             f"digits of any result or the conversation: {'; '.join(words)} — "
-                            f"{_IN_WORDS}; {_LLM_HINT}")
+                            f"{' and '.join(sorted(whys))}; {_LLM_HINT}")
     if misreported and len(omitted) == total:
         score, code = 1.0, "contradicted_tool_result"
     elif len(misreported) >= 2:
@@ -282,7 +263,7 @@ def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
 
 def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
     view, config = _agent_parts(request)
-    said_before = _SaidBefore(view)
+    said_before = SaidBefore(view)
     enums: dict[tuple[str, str], list[Any]] = {}
     for tool in request.focus.get("tools", []):
         for name, param in (tool.get("parameters") or {}).items():
@@ -290,11 +271,15 @@ def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
                 enums[(tool["name"], name)] = list(param["enum"])
     everything = _told_before(view, max((int(e["turn"]) for e in view), default=0) + 1,
                               config)
-    checked = 0
+    checked = implied = 0
     problems: list[str] = []
     words: list[str] = []
+    whys: set[str] = set()
     turns: list[int] = []
     calls = request.focus.get("tool_calls", [])
+    aligned = _aligned_calls(request)
+    expected_for = {} if aligned is None else {
+        mj: aligned[0][ei].arguments for ei, mj, _ in aligned[2].pairs}
     for index, call in enumerate(calls):
         told = _told_before(view, int(call["turn"]), config,
                             calls_before=calls_ahead(calls, index, call["turn"]))
@@ -307,10 +292,18 @@ def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
             checked += 1
             if value_grounded(value, told):
                 continue
-            if said_in_words(extract_anchors(str(value)), said_before(int(call["turn"]))):
+            why = said_before.why_undecided(extract_anchors(str(value)), int(call["turn"]))
+            if why:
                 words.append(f"{call['name']}.{key}={value!r}")
+                whys.add(why)
                 continue
             later = value_grounded(value, everything)
+            expected = expected_for.get(index, {})
+            if not later and key in expected and values_equal(expected[key], value):
+                # The value the case expects is implied by the conversation, in words the
+                # offline check does not read ("the 6th", "my usual table"): never unasked.
+                implied += 1
+                continue
             problems.append(f"{call['name']}.{key}={value!r} "
                             + ("asked for only after the call" if later
                                else "never given in the conversation"))
@@ -321,14 +314,17 @@ def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
                             f"whether the agent asked the right questions needs reading; "
                             f"{_LLM_HINT}")
     missing = len(problems)
-    score = _rubric_undecided(missing, len(words), checked)
+    score = rubric_undecided(missing, len(words), checked)
     if score is None:
         return JudgeVerdict(request.metric, None, f"not scored: not among the digits said "
-                            f"before the call: {'; '.join(words)} — {_IN_WORDS}; {_LLM_HINT}")
+                            f"before the call: {'; '.join(words)} — "
+                            f"{' and '.join(sorted(whys))}; {_LLM_HINT}")
     return _verdict(
         request, score,
         f"{checked - missing - len(words)} of {checked} tool arguments were given before the "
         "call" + (f" ({len(words)} perhaps in words)" if words else "")
+        + (f" ({implied} as the case expects, not in the conversation's digits)"
+           if implied else "")
         + (f"; {'; '.join(problems)}" if problems else "")
         + " (proxy: redundant questions and forgotten details are not checked offline)",
         "acted_before_collecting_info", turns, checked=checked, problems=problems)
@@ -420,16 +416,25 @@ def _delivery(request: JudgeRequest) -> JudgeVerdict:
         issues=listed)
 
 
-def _task_completion(request: JudgeRequest) -> JudgeVerdict:
+def _aligned_calls(
+        request: JudgeRequest) -> tuple[list[ToolCall], list[AgentToolCall], Alignment] | None:
+    """The case's expected calls, the agent's and their pairing; None when none is expected."""
     expected_raw = request.focus.get("expected_tool_calls")
     if not expected_raw:
-        return JudgeVerdict(request.metric, None,
-                            "not scored: the case gives no expected tool call, so completion "
-                            f"can only be judged by reading the conversation; {_LLM_HINT}")
+        return None
     expected = [ToolCall.model_validate(c) for c in expected_raw]
     made = [AgentToolCall.model_validate({k: c[k] for k in ("turn", "name", "arguments")})
             for c in request.focus.get("tool_calls", [])]
-    alignment = align_calls(expected, made)
+    return expected, made, align_calls(expected, made)
+
+
+def _task_completion(request: JudgeRequest) -> JudgeVerdict:
+    aligned = _aligned_calls(request)
+    if aligned is None:
+        return JudgeVerdict(request.metric, None,
+                            "not scored: the case gives no expected tool call, so completion "
+                            f"can only be judged by reading the conversation; {_LLM_HINT}")
+    expected, made, alignment = aligned
     problems = [f"{expected[i].name} not called" for i in alignment.missing]
     for ei, mj, _ in alignment.pairs:
         wrong = [k for k, v in expected[ei].arguments.items()

@@ -1,4 +1,5 @@
-"""The offline (heuristic) judge of the agent family: dates worked out from "tomorrow"."""
+"""The offline (heuristic) judge of the agent family: dates worked out from "tomorrow", and
+task completion when the agent said nothing or the outcome has no figure to look for."""
 
 from __future__ import annotations
 
@@ -105,3 +106,79 @@ def test_which_words_name_a_day_relative_to_today() -> None:
         assert names_relative_day(tokens(said)), said
     for said in ("twice a month", "per week", "my monthly bill", "the 6th at 7 pm"):
         assert not names_relative_day(tokens(said)), said
+
+
+# --- task completion ---------------------------------------------------------------------------
+
+TRANSCRIPT = [
+    {"speaker": "customer", "text": "I want to check the balance of my checking account please"},
+    tool_call("CheckBalance", account_type="checking"),
+    tool_result('{"account_balance": "$23,509.52"}'),
+    {"speaker": "agent", "text": "Your checking account has $23,509.52 at the moment."},
+    {"speaker": "customer", "text": "Send 1,540 dollars to Svetlana's checking account."},
+    tool_call("TransferMoney", account_type="savings", recipient_name="Svetlana",
+              transfer_amount="1540"),
+    tool_result('{"status": "success", "transfer_time_days": 3}'),
+    {"speaker": "agent", "text": "Your transfer has gone through and will take 3 business days."},
+    {"speaker": "customer", "text": "Thanks, take care!"},
+    {"speaker": "agent", "text": "Have a good one!"},
+]
+EXPECTED = {
+    "tool_calls": [
+        {"name": "CheckBalance", "arguments": {"account_type": "checking"}, "turn": 1},
+        {"name": "TransferMoney", "arguments": {"account_type": "savings",
+                                                 "recipient_name": "Svetlana",
+                                                 "transfer_amount": "1540"}, "turn": 5},
+    ],
+    "task_outcome": "The customer hears the checking balance and that the transfer to "
+                    "Svetlana went through."}
+CONFIG = {"system_prompt": "You are a bank's voice assistant.",
+          "business_rules": ["Savings is the default source account for transfers."],
+          "metrics": [{"metric": "tool_routing"}, {"metric": "task_completion", "weight": 0.5}]}
+CALLS = [
+    {"turn": 1, "name": "CheckBalance", "arguments": {"account_type": "checking"}},
+    {"turn": 5, "name": "TransferMoney", "arguments": {
+        "account_type": "savings", "recipient_name": "svetlana", "transfer_amount": 1540}},
+]
+
+
+def _completion(responses: list[dict[str, Any]], expected: Any = None) -> Any:
+    case = make_case("agent", EXPECTED if expected is None else expected, config=CONFIG,
+                     transcript=TRANSCRIPT)
+    result = evaluate(case, {"tool_calls": CALLS, "responses": responses},
+                      judge=HeuristicJudge(), embedder=TFIDF)
+    return result.metrics["task_completion"]
+
+
+def test_an_agent_that_said_nothing_did_not_complete_its_task() -> None:
+    # The right calls and not a word to the customer scored 1 ("every expected tool call
+    # made"), and the case passed at 100.
+    silent = _completion([])
+    assert silent.value == 0.0
+    assert silent.details["failure_code"] == "no_response"
+    assert silent.details["turns"] == [3, 7, 9]
+    assert "said nothing" in silent.reason
+
+
+def test_completion_with_no_figure_to_check_needs_reading() -> None:
+    # Only refusals after the right calls scored 1 as well: with no figure in the outcome,
+    # whether it was told is not something the offline judge can see.
+    refusals = [{"turn": 3, "text": "Sorry, I can't help with that."},
+                {"turn": 7, "text": "Sorry, I can't help with that."},
+                {"turn": 9, "text": "Bye."}]
+    completion = _completion(refusals)
+    assert completion.value is None
+    assert completion.reason.startswith("not scored:")
+    assert "no number, date, amount or id" in completion.reason
+    # With figures in the outcome, they are what the replies are checked for.
+    with_figures = {**EXPECTED, "task_outcome": "Balance of $23,509.52 given; $1,540 sent."}
+    refused = _completion(refusals, with_figures)
+    assert refused.value == 0.0
+    assert refused.details["failure_code"] == "task_not_completed"
+    # Replies after the calls, one turn left silent: not a silent agent, a figure untold.
+    partly = _completion([{"turn": 3, "text": "Your checking account has $23,509.52."}],
+                         with_figures)
+    assert partly.value == 0.0 and partly.details["failure_code"] == "task_not_completed"
+    told = [{"turn": 3, "text": "Your checking account has $23,509.52."},
+            {"turn": 7, "text": "Done: $1,540 is on its way."}]
+    assert _completion(told, with_figures).value == 1.0

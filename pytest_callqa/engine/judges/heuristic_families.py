@@ -7,12 +7,13 @@ and say what they checked; anything that needs reading comprehension is *not sco
   repetition), ``grounding_fidelity`` (numbers, dates, amounts and ids of the replies against
   what the agent was told), ``result_interpretation`` (numbers of tool results relayed or
   contradicted), ``information_gathering`` (each tool argument said before the call) and
-  ``task_completion`` (expected calls made with the expected arguments) are proxies on the
-  seed's scale. A figure a customer may have said in words, or a date worked out from
-  "tomorrow", is undecided (:mod:`.heuristic_undecided`), never counted against the agent.
-  What is measured rather than read is scored even at the bottom of the scale: an agent that
-  said nothing at its turns gets 0 for delivery, and 0 for result interpretation when it was
-  silent after its tool results (silence makes no claim, so
+  ``task_completion`` (expected calls made with the expected arguments and the outcome's
+  figures told; not scored when the outcome has none) are proxies on the seed's scale. A
+  figure a customer may have said in words, or a date worked out from "tomorrow", is
+  undecided (:mod:`.heuristic_undecided`), never counted against the agent. What is
+  measured rather than read is scored even at the bottom of the scale: an agent that said
+  nothing at its turns gets 0 for delivery, and 0 for result interpretation and task
+  completion when it was silent after its tool results and calls (silence makes no claim, so
   ``grounding_fidelity`` stays not scored). ``instruction_compliance`` and
   ``conversation_management`` are not scored, nor are ``tool_routing`` /
   ``parameter_extraction`` when the case gives no expected calls (with expected calls the
@@ -441,31 +442,49 @@ def _task_completion(request: JudgeRequest) -> JudgeVerdict:
                  if not values_equal(v, made[mj].arguments.get(k))]
         if wrong:
             problems.append(f"{expected[ei].name} called with wrong {', '.join(wrong)}")
+    calls_right = not problems
     view, _ = _agent_parts(request)
-    said = [a for r in _replies(view) for a in extract_anchors(str(r["text"]))]
+    replies = _replies(view)
     outcome = str(request.focus.get("task_outcome", ""))
-    unsaid = [a for a in extract_anchors(outcome) if not anchor_supported(a, said)]
-    figures = ", ".join(a.text for a in unsaid)
-    if unsaid and not problems and said_in_words(
-            unsaid, numbers_said(str(r["text"]) for r in _replies(view))):
-        return JudgeVerdict(request.metric, None, f"not scored: every expected tool call "
-                            f"made with the expected arguments, and the outcome's {figures} "
-                            f"is not among the digits of the replies, which say it in words: "
-                            f"whether they told it needs reading; {_LLM_HINT}")
-    if unsaid:
-        problems.append(f"outcome detail(s) never told to the user: {figures}")
-    if problems:
-        score, reason = 0.0, "the task was not completed: " + "; ".join(problems)
+    outcome_figures = extract_anchors(outcome)
+    after_calls = min((c.turn for c in made), default=0)
+    silent = _silent_turns(view, after_calls)
+    speechless = bool(silent) and not any(int(r["turn"]) >= after_calls for r in replies)
+    if speechless:
+        # Measured, not read: whatever the calls did, the outcome never reached the user.
+        problems.append(f"the agent said nothing at any of its {len(silent)} turn(s) after "
+                        "its calls: the outcome never reached the user")
     else:
-        score, reason = 1.0, (
-            "every expected tool call made with the expected arguments"
-            + (" and the outcome's figures told to the user" if extract_anchors(outcome)
-               else "")
-            + " (proxy: completion judged from the actions taken)")
+        said = [a for r in replies for a in extract_anchors(str(r["text"]))]
+        unsaid = [a for a in outcome_figures if not anchor_supported(a, said)]
+        figures = ", ".join(a.text for a in unsaid)
+        if unsaid and calls_right and said_in_words(
+                unsaid, numbers_said(str(r["text"]) for r in replies)):
+            return JudgeVerdict(request.metric, None, f"not scored: every expected tool call "
+                                f"made with the expected arguments, and the outcome's "
+                                f"{figures} is not among the digits of the replies, which say "
+                                f"it in words: whether they told it needs reading; {_LLM_HINT}")
+        if unsaid:
+            problems.append(f"outcome detail(s) never told to the user: {figures}")
+    if problems:
+        code = "no_response" if calls_right and speechless else "task_not_completed"
+        return JudgeVerdict(
+            request.metric, 0.0, "the task was not completed: " + "; ".join(problems),
+            details={"failure_code": code, "turns": silent if code == "no_response" else [],
+                     "problems": problems})
+    if not outcome_figures:
+        # Right calls are half the task; the other half, telling the outcome, has no figure
+        # to look for here, and a refusal or an off-topic reply would pass as well as the
+        # right answer.
+        return JudgeVerdict(request.metric, None, "not scored: every expected tool call made "
+                            "with the expected arguments, but the task outcome has no number, "
+                            "date, amount or id to look for in the replies: whether it was "
+                            f"told needs reading; {_LLM_HINT}")
     return JudgeVerdict(
-        request.metric, score, reason,
-        details={"failure_code": "task_not_completed" if problems else None,
-                 "turns": [], "problems": problems})
+        request.metric, 1.0, "every expected tool call made with the expected arguments and "
+        "the outcome's figures told to the user (proxy: completion judged from the actions "
+        "taken and the outcome's figures)",
+        details={"failure_code": None, "turns": [], "problems": []})
 
 
 # --- conversation --------------------------------------------------------------------------

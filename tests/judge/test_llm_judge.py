@@ -375,7 +375,10 @@ def test_requests_per_minute_limit_spaces_requests(fake: Any) -> None:
     judge = make_judge(server, concurrency=6, rpm=3, rpm_window_s=0.5)
     judge.judge(requests_for(6))
     starts = sorted(info.received for info in server.log)
-    assert starts[3] - starts[0] >= 0.45
+    # The fourth goes out a window (0.5 s) after the first, unlimited ones within
+    # milliseconds; arrivals, not sends, are timed, and a loaded machine can delay the
+    # first arrival more than the fourth's.
+    assert starts[3] - starts[0] >= 0.3
 
 
 @pytest.mark.parametrize("shared", [False, True], ids=["in-process", "across-processes"])

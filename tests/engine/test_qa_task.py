@@ -140,6 +140,18 @@ def test_an_unknown_question_id_is_an_output_problem() -> None:
         " ".join(result.notes)
 
 
+def test_a_question_asked_twice_is_a_case_problem() -> None:
+    # A live model answers Q2 twice as asked, and an output repeating an id fails the
+    # structure check: without this the case's defect voided the model's score.
+    expected = {"questions": [question("Q1", 5, qtype="PASS_FAIL"),
+                              question("Q2", 0, qtype="PASS_FAIL")]}
+    config = {"questions": [{"question_id": "Q1"}, {"question_id": "Q2"},
+                            {"question_id": "Q2", "text": "Did the agent read the warning?"}]}
+    assert _problems(expected, config) == [
+        "config.questions: Value error, question_id 'Q2' asked more than once (each question "
+        "of the scorecard needs its own id)"]
+
+
 @pytest.mark.parametrize(("expected", "config", "problem"), [
     ({"questions": [question("Q1", 2, qtype="PASS_FAIL")]}, None,
      "expected_outcome.questions[0].score: a PASS_FAIL question scores 0 or max_score (5), "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ItemId = int | str
 # How alike an unknown config key and a known one must be for the unknown one to be taken
@@ -118,6 +118,18 @@ class QAConfig(LooseConfig):
     """The scorecard put to the model: without a question there is nothing to answer."""
 
     questions: list[QAConfigQuestion] = Field(min_length=1)
+
+    @field_validator("questions")
+    @classmethod
+    def _each_asked_once(cls, questions: list[QAConfigQuestion]) -> list[QAConfigQuestion]:
+        # A live model answers what it is asked: a question_id asked twice gets answered
+        # twice, and an output repeating a question_id fails the structure check, a defect
+        # of the case charged to the model.
+        dups = _duplicates([q.question_id for q in questions])
+        if dups:
+            raise ValueError(f"question_id {', '.join(map(repr, dups))} asked more than once "
+                             "(each question of the scorecard needs its own id)")
+        return questions
 
 
 # --- Entity ---------------------------------------------------------------------------------

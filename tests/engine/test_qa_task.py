@@ -33,9 +33,12 @@ def metrics() -> dict:
 def test_accuracy_counts_the_edges_as_specified(metrics: dict) -> None:
     accuracy = metrics["question_score_accuracy"]
     assert accuracy.value == pytest.approx(2 / 6)
-    assert accuracy.reason == "2 of 6 questions scored correctly; missing: Q3, Q6"
-    assert {k: accuracy.details[k] for k in ("correct", "total", "missing", "out_of_range")} \
-        == {"correct": 2, "total": 6, "missing": ["Q3", "Q6"], "out_of_range": []}
+    assert accuracy.reason == ("2 of 6 questions scored correctly; missing: Q3, Q6; "
+                               "PASS_FAIL score neither 0 nor max_score: Q5")
+    keys = ("correct", "total", "missing", "out_of_range", "not_pass_fail")
+    assert {k: accuracy.details[k] for k in keys} == {
+        "correct": 2, "total": 6, "missing": ["Q3", "Q6"], "out_of_range": [],
+        "not_pass_fail": ["Q5"]}
 
 
 def test_each_question_is_reported(metrics: dict) -> None:
@@ -138,6 +141,35 @@ def test_an_unknown_question_id_is_an_output_problem() -> None:
     assert result.valid is False
     assert "questions: unknown question_id 'Q9', 'Q8' (not in the scorecard)" in \
         " ".join(result.notes)
+
+
+@pytest.mark.parametrize("answer", [4.99, 4.5, 1])
+def test_a_pass_fail_answer_between_0_and_max_score_is_illegal_and_a_false_pass(
+        answer: float) -> None:
+    # PASS_FAIL is full marks or zero (seed): any mark on a failed check is read as a pass.
+    expected = {"questions": [question("Q1", 5, qtype="PASS_FAIL"),
+                              question("FRAUD", 0, qtype="PASS_FAIL")]}
+    output = {"questions": [question("Q1", 5, qtype="PASS_FAIL"),
+                            question("FRAUD", answer, qtype="PASS_FAIL")]}
+    case = make_case("qa", expected, config=asked(expected))
+    result = evaluate(case, output, embedder=TFIDF)
+    accuracy = result.metrics["question_score_accuracy"]
+    assert accuracy.reason == ("1 of 2 questions scored correctly; "
+                               "PASS_FAIL score neither 0 nor max_score: FRAUD")
+    assert (accuracy.details["not_pass_fail"], accuracy.details["out_of_range"]) == (
+        ["FRAUD"], [])
+    rate = result.metrics["compliance_false_pass_rate"]
+    assert (rate.value, rate.details["false_passes"]) == (0.5, ["FRAUD"])
+    assert result.blocked is True and result.blockers == ["compliance_false_pass_rate"]
+
+
+def test_a_pass_fail_answer_short_of_full_marks_on_a_passed_check_is_named_not_blocked() -> None:
+    expected = {"questions": [question("Q1", 5, qtype="PASS_FAIL")]}
+    output = {"questions": [question("Q1", 4.5, qtype="PASS_FAIL")]}
+    case = make_case("qa", expected, config=asked(expected))
+    metrics = evaluate(case, output, embedder=TFIDF).metrics
+    assert metrics["question_score_accuracy"].details["not_pass_fail"] == ["Q1"]
+    assert metrics["compliance_false_pass_rate"].value == 0.0
 
 
 def test_a_question_asked_twice_is_a_case_problem() -> None:

@@ -49,7 +49,7 @@ METRICS: tuple[MetricSpec, ...] = (
     ),
     MetricSpec(
         id="compliance_false_pass_rate", task=TASK, name="Compliance False Pass Rate",
-        description="PASS_FAIL questions given full marks where expected is 0, over all "
+        description="PASS_FAIL questions given a score above 0 where expected is 0, over all "
                     "PASS_FAIL questions (pooled across cases).",
         scale="rate", threshold="<= 1% | > 3% blocker",
         bands=Bands(good=0.01, acceptable=0.03, blocker=0.03, higher_is_better=False),
@@ -70,6 +70,17 @@ def _out_of_range(model_q: QAQuestion, expected_q: QAQuestion) -> bool:
     return not -_EPS <= model_q.score <= expected_q.max_score + _EPS
 
 
+def _not_pass_fail(model_q: QAQuestion, expected_q: QAQuestion) -> bool:
+    """A PASS_FAIL answer within range that is neither 0 nor max_score: the seed allows only
+    full marks or zero, so 4.5 of 5 is an illegal value, not a near miss."""
+    return (
+        expected_q.type == "PASS_FAIL"
+        and not _out_of_range(model_q, expected_q)
+        and abs(model_q.score) > _EPS
+        and abs(model_q.score - expected_q.max_score) > _EPS
+    )
+
+
 def _correct(model_q: QAQuestion | None, expected_q: QAQuestion) -> bool:
     if model_q is None or _out_of_range(model_q, expected_q):
         return False
@@ -78,11 +89,14 @@ def _correct(model_q: QAQuestion | None, expected_q: QAQuestion) -> bool:
 
 
 def _false_pass(model_q: QAQuestion | None, expected_q: QAQuestion) -> bool:
+    """Any score above 0 on a PASS_FAIL question the call failed: the conservative reading of
+    an illegal answer such as 4.99 of 5, which otherwise escaped the blocker as not quite a
+    pass. A score below 0 claims no pass; it is out of range."""
     return (
         model_q is not None
         and expected_q.type == "PASS_FAIL"
         and expected_q.score == 0
-        and model_q.score >= expected_q.max_score - _EPS
+        and model_q.score > _EPS
     )
 
 
@@ -151,6 +165,7 @@ class QATask(BaseTask):
         answered = {q.question_id: q for q in ctx.parsed.questions}  # type: ignore[union-attr]
         correct, gaps, missing, false_passes, per_question = 0, [], [], [], []
         out_of_range: list[str] = []
+        not_pass_fail: list[str] = []
         for eq in expected:
             mq = answered.get(eq.question_id)
             if mq is None:
@@ -159,6 +174,8 @@ class QATask(BaseTask):
             gap = _gap(mq, eq)
             if mq is not None and _out_of_range(mq, eq):
                 out_of_range.append(eq.question_id)
+            if mq is not None and _not_pass_fail(mq, eq):
+                not_pass_fail.append(eq.question_id)
             correct += ok
             gaps.append(gap)
             if _false_pass(mq, eq):
@@ -173,9 +190,11 @@ class QATask(BaseTask):
             correct / n, f"{correct} of {n} questions scored correctly"
             + (f"; missing: {', '.join(missing)}" if missing else "")
             + (f"; score outside 0..max_score: {', '.join(out_of_range)}"
-               if out_of_range else ""),
+               if out_of_range else "")
+            + (f"; PASS_FAIL score neither 0 nor max_score: {', '.join(not_pass_fail)}"
+               if not_pass_fail else ""),
             correct=correct, total=n, missing=missing, out_of_range=out_of_range,
-            questions=per_question,
+            not_pass_fail=not_pass_fail, questions=per_question,
         )
         gap_mean = sum(gaps) / n
         gap_accuracy = self.spec("score_gap_accuracy").result(

@@ -3,8 +3,9 @@
 The built-in generator has one default prompt per call-intelligence task (qa, entity, text,
 translation), each asking for exactly the task's JSON structure — described from the task's
 output model, so prompt and scoring cannot drift apart. The prompt never contains the
-expected outcome. Teams with their own production prompt replace it (``prompts=`` here, or
-the plugin's ``pytest_callqa_generate`` hook).
+expected outcome, but for the scale a task's ``prompt_config`` fills in (a QA question's
+omitted type and max_score). Teams with their own production prompt replace it
+(``prompts=`` here, or the plugin's ``pytest_callqa_generate`` hook).
 
 Generation shares :class:`~.judges.transport.ChatRunner` with the judge: same concurrency,
 rate limit, cache, budget and cost accounting. A generated reply is never re-asked or
@@ -38,6 +39,7 @@ from .llm.transport import ChatOutcome, ChatRequest, ChatRunner
 from .llm.windows import count_tokens, input_limit, too_large
 from .pricing import PriceTable
 from .registry import default_registry
+from .tasks.base import BaseTask
 from .tasks.instructions import COMMON_RULES, TASK_INSTRUCTIONS
 
 GENERATION_PROMPT_VERSION = "callqa-generate-2025.1"
@@ -121,7 +123,10 @@ def default_messages(case: GoldenCase) -> list[dict[str, str]]:
         if turn.start is not None:
             entry["start_s"] = turn.start
         turns.append(entry)
-    inputs = {"task": case.task, "config": case.config, "transcript": turns}
+    task = default_registry().task(case.task)
+    # A project's own task spec has no prompt_config: its config is shown as written.
+    config = task.prompt_config(case) if isinstance(task, BaseTask) else case.config
+    inputs = {"task": case.task, "config": config, "transcript": turns}
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": json.dumps(inputs, ensure_ascii=False)},

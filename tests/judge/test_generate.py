@@ -53,6 +53,26 @@ def test_default_prompt_asks_for_the_structure_and_hides_the_truth() -> None:
     assert case.expected_outcome["summary"]["call_purpose"] not in system + user
 
 
+def test_the_qa_prompt_gives_an_omitted_scale_from_the_expected_scorecard() -> None:
+    # Told the default scale (SCORE out of 1), a model right on every question scored 0.43
+    # against a scorecard of PASS_FAIL out of 5 and SCORE out of 10.
+    expected = {"questions": [
+        {"question_id": "Q1", "score": 5, "max_score": 5, "type": "PASS_FAIL", "reason": "a"},
+        {"question_id": "Q2", "score": 7, "max_score": 10, "type": "SCORE", "reason": "b"}]}
+    config = {"questions": [{"question_id": "Q1", "text": "Greeted?"},
+                            {"question_id": "Q2", "type": "SCORE"},
+                            {"question_id": "Q3", "text": "not in the scorecard"}],
+              "team": "north"}
+    case = qa_case(0).model_copy(update={"config": config, "expected_outcome": expected})
+    shown = json.loads(default_messages(case)[1]["content"])["config"]
+    assert shown == {"questions": [
+        {"question_id": "Q1", "text": "Greeted?", "type": "PASS_FAIL", "max_score": 5},
+        {"question_id": "Q2", "type": "SCORE", "max_score": 10},
+        {"question_id": "Q3", "text": "not in the scorecard"}], "team": "north"}
+    assert '"score"' not in default_messages(case)[1]["content"]
+    assert case.config["questions"][0] == {"question_id": "Q1", "text": "Greeted?"}
+
+
 def test_tasks_without_a_default_prompt_say_what_to_do() -> None:
     case = qa_case(0).model_copy(update={"task": "agent"})
     with pytest.raises(ValueError, match="pytest_callqa_generate"):

@@ -124,6 +124,10 @@ class BaseTask(ABC):
         """Problems of a schema-valid output that still make it unusable (unknown ids...)."""
         return []
 
+    def prompt_config(self, case: GoldenCase) -> dict[str, Any]:
+        """The ``config`` the built-in live prompt shows the model: the case's own."""
+        return case.config
+
     # --- judging ------------------------------------------------------------------------
 
     def request(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
@@ -12,6 +14,7 @@ from .base import BaseTask, structure_spec, weighted_score
 from .call_schemas import QAConfig, QAExpected, QAOutput, QAQuestion
 
 if TYPE_CHECKING:
+    from ..core.cases import GoldenCase
     from ..core.context import EvalContext
 
 TASK = "qa"
@@ -146,6 +149,28 @@ class QATask(BaseTask):
             return [f"questions: unknown question_id {', '.join(map(repr, unknown))} "
                     "(not in the scorecard)"]
         return []
+
+    def prompt_config(self, case: GoldenCase) -> dict[str, Any]:
+        """The config with each question's omitted ``type`` and ``max_score`` taken from the
+        expected question of the same id: a model told the default scale (SCORE out of 1)
+        while scored on PASS_FAIL out of 5 was marked wrong for following its prompt. The
+        scale is the scorecard's, not the answer; the expected scores stay unseen."""
+        try:
+            expected = self.expected_cls().model_validate(case.expected_outcome, strict=True)
+        except ValidationError:
+            return case.config
+        scales = {q.question_id: q for q in expected.questions}  # type: ignore[attr-defined]
+        questions = case.config.get("questions")
+        if not isinstance(questions, list):
+            return case.config
+        filled = []
+        for asked_q in questions:
+            scale = scales.get(asked_q.get("question_id")) if isinstance(asked_q, dict) else None
+            if scale is not None:
+                asked_q = {**asked_q, **{key: getattr(scale, key) for key in ("type", "max_score")
+                                         if asked_q.get(key) is None}}
+            filled.append(asked_q)
+        return {**case.config, "questions": filled}
 
     def _plan(self, ctx: EvalContext) -> list[JudgeRequest]:
         expected = {q.question_id: q for q in ctx.expected.questions}  # type: ignore[attr-defined]

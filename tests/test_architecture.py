@@ -24,6 +24,7 @@ MAX_CLASS_LINES = 400
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("pytest_callqa.engine.core", "pytest_callqa._version")),
     ("primitives", ("pytest_callqa.engine.text", "pytest_callqa.engine.anchors",
+                    "pytest_callqa.engine.anchor_units",
                     "pytest_callqa.engine.matching", "pytest_callqa.engine.embeddings",
                     "pytest_callqa.engine.tfidf",
                     "pytest_callqa.engine.pricing", "pytest_callqa.engine.calibration",

@@ -11,7 +11,7 @@ from datetime import date
 from decimal import Decimal
 
 from .core.memo import batch_memoised
-from .lexicon import MONTH_NAMES, numbers_in_words
+from .lexicon import MONTH_NAMES, han_numbers, numbers_in_words
 from .text import NOT_AFTER_SPACED_WORD, NOT_AFTER_WORD, NOT_BEFORE_WORD, ascii_digits, tokens
 
 
@@ -507,7 +507,7 @@ def numbers_said(texts: Iterable[str]) -> frozenset[str]:
 @batch_memoised
 def _numbers_said(text: str) -> frozenset[str]:
     # A customer's turns are read again for every reply after them.
-    return frozenset(map(str, numbers_in_words(tokens(text))))
+    return frozenset(map(str, numbers_in_words(tokens(text)) | han_numbers(text)))
 
 
 def anchors_equal(a: Anchor, b: Anchor) -> bool:

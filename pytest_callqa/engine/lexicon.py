@@ -14,6 +14,7 @@ state codes such as LA, IL and DE go, as ME, IN and OR always did.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from itertools import pairwise
 from unicodedata import normalize
@@ -154,6 +155,21 @@ NUMBER_WORDS: dict[str, int] = {
 }
 
 
+# A letter of a script none of those number words is written in (Hangul, Arabic, Hebrew,
+# Thai, Cyrillic…): a text holding one may say a number in words no offline check reads
+# ("ثلاثة إلى خمسة"). Latin (with its ordinal and micro signs), Devanagari, and Chinese and
+# Japanese (kana and the Han numerals, read by han_numbers) are read.
+_UNREAD_LETTER = re.compile(
+    "(?![A-Za-z\u00aa\u00b5\u00ba\u00c0-\u024f\u1e00-\u1eff\u0900-\u097f"
+    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])[^\\W\\d_]")
+
+
+def number_words_unread(text: str) -> bool:
+    """Whether ``text`` is written, at least in part, in a script whose number words the
+    lexicon does not hold, so a figure it lacks in digits it may say in words."""
+    return _UNREAD_LETTER.search(text) is not None
+
+
 # What joins a tens word and a unit: "cuarenta y nueve", "quarenta e nove".
 _JOINERS = frozenset({"y", "e", "and"})
 
@@ -219,3 +235,48 @@ def names_relative_day(words: Sequence[str]) -> bool:
         if word in _PERIODS and not _WHICH_PERIOD.isdisjoint(words[max(0, i - 2):i + 3]):
             return True
     return False
+
+
+_HAN_DIGITS = {"〇": 0, "零": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5,
+               "六": 6, "七": 7, "八": 8, "九": 9}
+_HAN_TENS = {"十": 10, "百": 100, "千": 1000}
+_HAN_RUN = re.compile("[〇零一二两兩三四五六七八九十百千万萬]+")
+
+
+def han_numbers(text: str) -> set[int]:
+    """The numbers ``text`` writes in Han numerals, as Chinese and Japanese do ("三到五" says 3
+    and 5, "四十九" 49, "两千零五" 2005); a run of bare digits says each and all of them
+    ("三四天", three or four days; "二〇二四", 2024). Read inside words too ("一起" says 1):
+    a number read is only ever one a text may say."""
+    found: set[int] = set()
+    for run in _HAN_RUN.findall(text):
+        value = _han_value(run)
+        if value is not None:
+            found.add(value)
+            continue
+        digits = [_HAN_DIGITS[c] for c in run if c in _HAN_DIGITS]
+        found.update(digits)
+        if len(digits) == len(run):
+            found.add(int("".join(map(str, digits))))
+    return found
+
+
+def _han_value(run: str) -> int | None:
+    """A run's value, or None where two digits stand side by side."""
+    total = section = 0
+    digit: int | None = None
+    for char in run:
+        if char in "零〇" and (section or total):
+            # A zero inside a number holds a place: 两千零五 is 2005.
+            continue
+        if char in _HAN_DIGITS:
+            if digit is not None:
+                return None
+            digit = _HAN_DIGITS[char]
+        elif char in _HAN_TENS:
+            section += (1 if digit is None else digit) * _HAN_TENS[char]
+            digit = None
+        else:
+            total += (section + (digit or 0) or 1) * 10000
+            section, digit = 0, None
+    return total + section + (digit or 0)

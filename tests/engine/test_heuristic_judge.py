@@ -353,6 +353,64 @@ def test_a_changed_month_in_another_language_drifts() -> None:
     assert kept.score == 1.0, kept.reason
 
 
+def test_a_changed_currency_unit_or_kind_of_figure_drifts() -> None:
+    # Figures were compared by value alone: each of these held, "0 of 1 critical facts
+    # drifted".
+    for expected, model in (("El reembolso de ₹49 fue aprobado.",
+                             "El reembolso de $49 fue aprobado."),
+                            ("El reembolso de 49 USD fue aprobado.",
+                             "El reembolso de 49 EUR fue aprobado."),
+                            ("Se cobra una comisión de $5.", "Se cobra una comisión del 5%."),
+                            ("El paquete pesa 5 kg.", "El paquete pesa 5 lb."),
+                            ("La tienda está a 3 km.", "La tienda está a 3 millas."),
+                            ("49美元的退款已获批准。", "49欧元的退款已获批准。"),
+                            ("包裹重5公斤。", "包裹重5磅。")):
+        verdict = HeuristicJudge().judge_one(_facts((expected, model)))
+        assert verdict.score == 0.0, (model, verdict.reason)
+    # The same currency, unit or kind in other words holds.
+    for expected, model in (("Paga 49 dólares hoy.", "Paga $49 hoy."),
+                            ("El reembolso de 49 € llega.", "El reembolso de 49 euros llega."),
+                            ("Está a 3 km.", "Está a 3 kilómetros."),
+                            ("Rabatt 5 %.", "5 Prozent Rabatt."),
+                            ("मुझे ₹500 वापस दो", "मुझे 500 रुपये वापस दो"),
+                            ("退款49美元。", "退款$49。")):
+        verdict = HeuristicJudge().judge_one(_facts((expected, model)))
+        assert verdict.score == 1.0, (model, verdict.reason)
+    # A word no table maps beside a known unit may be that unit or another: undecided.
+    for expected, model in (("Pesa 5 kg.", "Pesa 5 Pfund."), ("It costs £5.", "It costs 5 "
+                                                                                "pounds.")):
+        verdict = HeuristicJudge().judge_one(_facts((expected, model)))
+        assert verdict.score is None, (model, verdict.reason)
+        assert verdict.reason.endswith("beside a unit or currency word the offline check "
+                                       "cannot compare"), verdict.reason
+
+
+def test_a_number_in_words_of_another_script_is_undecided_not_a_drift() -> None:
+    # A faithful translation writing "3 to 5" in words voided the case as a blocker where
+    # its script's number words were not read: "'3' omitted or changed".
+    for expected, model in (("需要3到5个工作日。", "需要三到五个工作日。"),
+                            ("3～5営業日かかります。", "三～五営業日かかります。")):
+        verdict = HeuristicJudge().judge_one(_facts((expected, model)))
+        assert verdict.score is None, verdict.reason
+        assert verdict.reason.endswith("'3', '5' said in words on the other side")
+    for expected, model in (("يستغرق ذلك من 3 إلى 5 أيام عمل.",
+                             "يستغرق ذلك من ثلاثة إلى خمسة أيام عمل."),
+                            ("ใช้เวลา 3 ถึง 5 วันทำการ", "ใช้เวลาสามถึงห้าวันทำการ")):
+        verdict = HeuristicJudge().judge_one(_facts((expected, model)))
+        assert verdict.score is None, verdict.reason
+        assert verdict.reason.endswith("'3', '5' may be said in words of a script the "
+                                       "offline check does not read"), verdict.reason
+    # Other figures in their place, other Han numerals, or none in a text whose numerals
+    # are read, still drift.
+    for expected, model in (("需要3到5个工作日。", "需要7到10个工作日。"),
+                            ("需要3到5个工作日。", "需要七到十个工作日。"),
+                            ("49美元的退款已获批准。", "退款已获批准。"),
+                            ("يستغرق ذلك من 3 إلى 5 أيام عمل.",
+                             "يستغرق ذلك من 7 إلى 10 أيام عمل.")):
+        verdict = HeuristicJudge().judge_one(_facts((expected, model)))
+        assert verdict.score == 0.0, (model, verdict.reason)
+
+
 def test_figures_in_another_order_or_beside_a_number_in_words_are_undecided() -> None:
     # Swapped amounts passed at 1.0 (the figures were compared as a set); "tres días" for
     # "3 días" voided a faithful translation as an added fact. Neither can be told offline.

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..anchor_units import fact_held
 from ..anchors import (
     Anchor,
     anchor_supported,
@@ -26,7 +27,7 @@ from ..core.cases import GoldenCase
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.memo import ByIdentity, batch_memoised
 from ..core.numbers import finite_number
-from ..lexicon import CALLER_WORDS, UNSPACED_CALLER_WORDS
+from ..lexicon import CALLER_WORDS, UNSPACED_CALLER_WORDS, number_words_unread
 from ..text import (
     best_fuzzy_match,
     content_coverage,
@@ -399,11 +400,14 @@ class HeuristicJudge:
 
     def _critical_facts(self, request: JudgeRequest) -> JudgeVerdict:
         """Each expected sentence carrying numbers, dates or amounts is one critical fact; it
-        drifts when the model's sentence omits, changes or adds such an anchor. A model
+        drifts when the model's sentence omits, changes or adds such an anchor, or changes
+        its kind, currency or unit (:func:`fact_held`). A model
         sentence that adds anchors to an expected sentence without any is an added fact.
         Each ``config.critical_facts`` entry is one more fact, found by fuzzy search. A
-        sentence whose difference a number said in words may explain, or whose figures are
-        all there in another order, is undecided: left out of the rate, and named."""
+        sentence whose difference a number said in words may explain (or, in a script whose
+        number words are not read, may say), whose figures are all there in another order, or
+        whose figure is followed by a unit word no table maps, is undecided: left out of the
+        rate, and named."""
         pairs = list(request.focus.get("pairs", []))
         configured = [str(f) for f in request.focus.get("critical_facts", [])]
         total = drifted = 0
@@ -414,13 +418,29 @@ class HeuristicJudge:
             expected_text, model_text = str(pair.get("expected", "")), str(pair.get("model", ""))
             expected = extract_anchors(expected_text)
             model = extract_anchors(model_text)
-            omitted = [a for a in expected if not anchor_supported(a, model)]
-            added = [a for a in model if not anchor_supported(a, expected)]
-            if (omitted or added) and (
-                    not omitted or said_in_words(omitted, numbers_said([model_text]))) and (
-                    not added or said_in_words(added, numbers_said([expected_text]))):
+            held = [fact_held(a, expected_text, model, model_text) for a in expected]
+            omitted = [a for a, kept in zip(expected, held, strict=True) if kept is False]
+            added = [a for a in model
+                     if fact_held(a, model_text, expected, expected_text) is False]
+            # A side that only lacks figures, in a script whose number words are not read
+            # ("ثلاثة" for "3"), may say them in words; one that writes others in their
+            # place changed them.
+            unread = (not added and number_words_unread(model_text)) if omitted else (
+                bool(added) and number_words_unread(expected_text))
+            said = unread or (
+                (not omitted or said_in_words(omitted, numbers_said([model_text])))
+                and (not added or said_in_words(added, numbers_said([expected_text]))))
+            if (omitted or added) and said:
                 figures = ", ".join(repr(a.text) for a in omitted + added)
-                undecided.append(f"sentence {sid}: {figures} said in words on the other side")
+                undecided.append(f"sentence {sid}: {figures} " + (
+                    "may be said in words of a script the offline check does not read"
+                    if unread else "said in words on the other side"))
+                continue
+            if not (omitted or added) and None in held:
+                figures = ", ".join(repr(a.text) for a, kept in zip(expected, held, strict=True)
+                                    if kept is None)
+                undecided.append(f"sentence {sid}: {figures} beside a unit or currency word "
+                                 "the offline check cannot compare")
                 continue
             if not (omitted or added) and reordered(expected, model):
                 undecided.append(f"sentence {sid}: the same figures in another order")

@@ -11,6 +11,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..anchor_units import currency_of, same_currency
 from ..anchors import anchor_supported, anchors_equal, extract_anchors
 from ..core.cases import GoldenCase
 from ..text import contains_phrase, normalize, normalize_loose
@@ -208,7 +209,7 @@ def values_equal(expected: Any, got: Any) -> bool:
                 and _residue(a, anchors_a[0].text) == _residue(b, anchors_b[0].text)):
             return False
     # Loosely equal; but a credit of -20 made a charge of 20, or $50 made €50, is not.
-    return _negative(a) == _negative(b) and _same_currency(_currency(a), _currency(b))
+    return _negative(a) == _negative(b) and same_currency(currency_of(a), currency_of(b))
 
 
 # A value that is one signed number or amount ("-20", "$-20", "-$20 USD"); a minus elsewhere
@@ -225,13 +226,6 @@ _BRACKETED = re.compile(rf"\s*\(\s*[-\u2212]?\s*{_MONEY}\s*[-\u2212]?\s*"
                         r"(?P<digits>[0-9][0-9,.]*)\s*\)\s*"
                         rf"|\s*\(\s*[-\u2212]?\s*(?P<suffixed>[0-9][0-9,.]*)\s*"
                         rf"(?:[$₹€£¥]|(?i:{_CODES}|dollars?|euros?))\s*\)\s*")
-# The currency a value names, by sign or word; a bare "$" or "dollars" is any dollar.
-_CURRENCY = re.compile(
-    r"(?P<USD>US\$|\busd\b)|(?P<AUD>A\$|\baud\b)|(?P<CAD>C\$|\bcad\b)"
-    r"|(?P<dollar>\$|\bdollars?\b|\bbucks\b)|(?P<EUR>€|\beur\b|\beuros?\b)"
-    r"|(?P<GBP>£|\bgbp\b|\bpounds?\b)|(?P<INR>₹|\brs\b\.?|\binr\b|\brupees?\b)"
-    r"|(?P<JPY>¥|\bjpy\b|\byen\b)", re.IGNORECASE)
-_DOLLARS = frozenset({"USD", "AUD", "CAD", "dollar"})
 
 
 @functools.lru_cache(maxsize=4096)
@@ -242,18 +236,6 @@ def _negative(text: str) -> bool:
         return False
     groups = signed.groupdict()
     return (groups.get("digits") or groups.get("suffixed") or "").strip("0,.") != ""
-
-
-@functools.lru_cache(maxsize=4096)
-def _currency(text: str) -> str | None:
-    found = _CURRENCY.search(text)
-    return found.lastgroup if found is not None else None
-
-
-def _same_currency(a: str | None, b: str | None) -> bool:
-    """Whether two values may name one currency: either names none, both the same, or one a
-    bare dollar and the other a dollar of some country."""
-    return a is None or b is None or a == b or ("dollar" in (a, b) and {a, b} <= _DOLLARS)
 
 
 _UNIT_WORDS = frozenset({"usd", "dollar", "dollars", "bucks", "rs", "inr", "rupee", "rupees",

@@ -1,0 +1,155 @@
+"""What a figure counts: the currency an amount names and the unit a number is followed by,
+for checks that must tell "49 USD" from "49 EUR" or "5 kg" from "5 lb", which
+:func:`~pytest_callqa.engine.anchors.anchor_supported` backs by value alone."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+
+from .anchors import NUMERIC_KINDS, Anchor, anchor_supported
+from .lexicon import STOPWORDS
+from .text import tokens
+
+# The currency a text names, by sign, code or word; a bare "$" or "dollars" is any dollar.
+# The words after the codes are Spanish, Portuguese, Italian, German, Hindi, Chinese and
+# Japanese ones: a translation names the currency in its own language ("49 dólares",
+# "49美元"), written inside the word that follows in the unspaced scripts.
+_CURRENCY = re.compile(
+    r"(?P<USD>US\$|\busd\b|美元|米ドル)|(?P<AUD>A\$|\baud\b)|(?P<CAD>C\$|\bcad\b)"
+    r"|(?P<dollar>\$|\b(?:dollars?|bucks|d[oó]lar(?:es)?|dollari|dollaro)\b|ドル)"
+    r"|(?P<EUR>€|\beur\b|\beuros?\b|欧元|歐元|ユーロ)"
+    r"|(?P<GBP>£|\bgbp\b|\bpounds?\b|英镑|英鎊)"
+    r"|(?P<INR>₹|\brs\b\.?|\binr\b|\brupees?\b|\brupias?\b|रुपये|रुपए|रुपया|卢比|ルピー)"
+    r"|(?P<JPY>¥|\bjpy\b|\byen\b|日元|円)", re.IGNORECASE)
+_DOLLARS = frozenset({"USD", "AUD", "CAD", "dollar"})
+# "pounds" is money or weight ("weighs 5 pounds"): a unit of neither for certain.
+_POUND_WORD = re.compile(r"\bpounds?\b", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=4096)
+def currency_of(text: str) -> str | None:
+    """The currency ``text`` names ("USD", "EUR", …; "dollar" for a bare dollar), if any."""
+    found = _CURRENCY.search(text)
+    return found.lastgroup if found is not None else None
+
+
+def same_currency(a: str | None, b: str | None) -> bool:
+    """Whether two values may name one currency: either names none, both the same, or one a
+    bare dollar and the other a dollar of some country."""
+    return a is None or b is None or a == b or ("dollar" in (a, b) and {a, b} <= _DOLLARS)
+
+
+# Units a number may be followed by, in the languages the lexicon reads and in Chinese and
+# Japanese; a word that is also another unit or a currency ("libras", "Pfund", "mille" —
+# a thousand in French) is left out, so it is no unit for certain.
+_UNITS = {
+    "kg": "kg kgs kilo kilos kilogram kilograms kilogramme kilogrammes kilogramo kilogramos "
+          "kilogramm quilo quilos quilograma quilogramas chilo chili chilogrammi "
+          "chilogrammo किलो किलोग्राम 公斤 千克 キロ",
+    "g": "g gram grams gramme grammes gramo gramos gramm grama gramas grammo grammi ग्राम "
+         "克 グラム",
+    "lb": "lb lbs 磅",
+    "km": "km kms kilometre kilometres kilometer kilometers kilómetro kilómetros kilomètre "
+          "kilomètres kilometro kilometri quilômetro quilômetros quilómetro quilómetros "
+          "किलोमीटर 公里 千米 キロメートル",
+    "m": "m metre metres meter meters metro metros mètre mètres metri मीटर 米 メートル",
+    "mile": "mile miles milla millas milha milhas miglio miglia meile meilen मील 英里 マイル",
+    "percent": "percent prozent procent porcentaje percento प्रतिशत パーセント",
+}
+_UNIT_OF = {word: unit for unit, words in _UNITS.items() for word in words.split()}
+# The longest unit written inside a Chinese or Japanese word ("5公斤的包裹").
+_LONGEST_UNSPACED = max(len(w) for w in _UNIT_OF if not w.isascii())
+# Kana, CJK extension A and the unified ideographs: scripts written without spaces, whose
+# unit begins the run of letters after a figure.
+_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+# How far after a figure its unit word is looked for: room for the longest unit word.
+_WORD_SPAN = 24
+
+# A figure's unit: ("currency", code or None for an unnamed one), ("unit", name),
+# ("word", a word no table maps), or None when no word follows it.
+Unit = tuple[str, str | None] | None
+
+
+def fact_held(anchor: Anchor, text: str, others: Sequence[Anchor],
+              other_text: str) -> bool | None:
+    """Whether ``others`` (the anchors of ``other_text``) state ``anchor`` (one of ``text``'s)
+    as :func:`anchor_supported` does, but of its kind, currency and unit too: an amount is
+    no percentage, "49 USD" no "49 EUR", "5 kg" no "5 lb". None when only a word no table
+    maps may tell them apart ("5 kg" beside "5 Pfund")."""
+    if anchor.kind not in NUMERIC_KINDS:
+        return anchor_supported(anchor, others)
+    unsure = False
+    for other in others:
+        if not anchor_supported(anchor, (other,)):
+            continue
+        if other.kind not in NUMERIC_KINDS:
+            # A year or an id with the figure's digits: no unit to compare.
+            return True
+        agree = _units_agree(anchor, _unit(anchor, text), other, _unit(other, other_text))
+        if agree:
+            return True
+        unsure = unsure or agree is None
+    return None if unsure else False
+
+
+def _units_agree(a: Anchor, unit_a: Unit, b: Anchor, unit_b: Unit) -> bool | None:
+    if {a.kind, b.kind} == {"amount", "percent"}:
+        return False
+    if unit_a is None or unit_b is None:
+        # One side names no unit: what it counts is the sentence's, as before.
+        return True
+    (sort_a, name_a), (sort_b, name_b) = unit_a, unit_b
+    if sort_a == "word" or sort_b == "word":
+        # Two words no table maps are compared by no one; one beside a known unit may be
+        # that unit in other words, or another.
+        return True if sort_a == sort_b else None
+    if sort_a == sort_b == "currency":
+        return same_currency(name_a, name_b)
+    return unit_a == unit_b
+
+
+def _unit(anchor: Anchor, text: str) -> Unit:
+    if anchor.kind == "percent":
+        return ("unit", "percent")
+    if anchor.kind == "amount":
+        if _POUND_WORD.search(anchor.text) is not None:
+            return ("word", "pound")
+        return ("currency", currency_of(anchor.text))
+    end = _end_of(anchor.text, text)
+    if end is None:
+        return None
+    # The word right after it ("5 kg", "5kg", "49 dólares", "5公斤"), not one after a comma.
+    after = text[end + 1 : end + _WORD_SPAN] if text[end : end + 1].isspace() else (
+        text[end : end + _WORD_SPAN])
+    return _unit_word(tokens(after)[0]) if after[:1].isalpha() else None
+
+
+def _end_of(figure: str, text: str) -> int | None:
+    """Where ``figure`` ends in ``text``: its first occurrence not inside a longer number
+    (the "5" of "15 kg and 5 lb" is the second)."""
+    at = text.find(figure)
+    while at != -1:
+        end = at + len(figure)
+        if not ((at and text[at - 1].isdigit()) or (end < len(text) and text[end].isdigit())):
+            return end
+        at = text.find(figure, at + 1)
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _unit_word(word: str) -> Unit:
+    """The unit a word (a token: lower case) names."""
+    currency = _CURRENCY.match(word)
+    if currency is not None:
+        if _POUND_WORD.match(word):
+            return ("word", "pound")
+        return ("currency", currency.lastgroup)
+    if word in _UNIT_OF:
+        return ("unit", _UNIT_OF[word])
+    if _UNSPACED.match(word):
+        for size in range(min(len(word), _LONGEST_UNSPACED), 0, -1):
+            if word[:size] in _UNIT_OF:
+                return ("unit", _UNIT_OF[word[:size]])
+    return None if word in STOPWORDS else ("word", word)

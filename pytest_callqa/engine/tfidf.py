@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from itertools import chain
@@ -23,8 +24,20 @@ IntArray = npt.NDArray[np.intp]
 BoolArray = npt.NDArray[np.bool_]
 
 
+# Characters that print nothing: format (zero-width space, byte-order mark, joiners),
+# separators and controls. ``str.strip`` keeps the format ones, so a text of U+200B alone was
+# a sentence to embed and to count as written.
+_INVISIBLE = frozenset({"Cf", "Cc", "Zs", "Zl", "Zp"})
+
+
 def is_blank(text: str) -> bool:
-    return not text.strip()
+    """Whether ``text`` shows nothing: empty, or made only of invisible characters."""
+    stripped = text.strip()
+    if not stripped:
+        return True
+    if stripped.isascii() and stripped.isprintable():
+        return False  # most texts: a printable ASCII character shows
+    return all(unicodedata.category(char) in _INVISIBLE for char in stripped)
 
 
 def normalise_rows(matrix: FloatArray) -> FloatArray:

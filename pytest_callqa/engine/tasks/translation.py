@@ -12,7 +12,8 @@ from ..core.judging import JudgeRequest, JudgeVerdict
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from ..embeddings import pair_similarity
-from ..text import normalize_exact, tokens
+from ..text import normalize_exact, normalize_loose, tokens
+from ..tfidf import is_blank
 from .base import BaseTask, structure_spec, weighted_score
 from .call_schemas import TranslationConfig, TranslationOutput
 
@@ -40,7 +41,8 @@ CRITICAL_FACT_RUBRIC = (
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(
         id="translation_completeness", task=TASK, name="Translation Completeness Rate",
-        description="Expected source sentences the model translated (non-empty).",
+        description="Expected source sentences the model translated (visible text, not "
+                    "the source sentence copied).",
         scale="0-1", threshold="1.00", bands=Bands(good=1.0, acceptable=0.95), weight=0.10,
     ),
     MetricSpec(
@@ -83,6 +85,31 @@ def _texts(output: TranslationOutput) -> dict[str, str]:
     return {str(s.source_id): s.translated_text for s in output.sentence_translations}
 
 
+def _language(name: str) -> str:
+    """The primary subtag: "es-MX" and "es_419" are Spanish as "es" is."""
+    return name.strip().casefold().replace("_", "-").split("-")[0]
+
+
+def _left_in_source(pair: Mapping[str, Any]) -> bool:
+    """The model gave the source sentence back (punctuation, case and spacing aside) where
+    the reference translation differs from it: a name or "OK." that reads the same in both
+    languages is translated by a copy, "The refund was approved." is not."""
+    source = normalize_loose(pair["source_text"])
+    return (bool(source) and normalize_loose(pair["model"]) == source
+            and normalize_loose(pair["expected"]) != source)
+
+
+def _untranslated(pairs: list[dict[str, Any]], config: TranslationConfig
+                  ) -> tuple[list[Any], list[Any]]:
+    """The source ids of the sentences with no visible text, and of those left in the
+    source language (only looked for when the target language is another)."""
+    missing = [p["source_id"] for p in pairs if is_blank(p["model"])]
+    copies = ([] if _language(config.source_language) == _language(config.target_language)
+              else [p["source_id"] for p in pairs
+                    if not is_blank(p["model"]) and _left_in_source(p)])
+    return missing, copies
+
+
 class TranslationTask(BaseTask):
     name = TASK
     title = "Translation"
@@ -98,7 +125,7 @@ class TranslationTask(BaseTask):
         return [f"expected_outcome.sentence_translations[{i}].translated_text: blank "
                 f"(source_id {s.source_id}); a reference translation is needed"
                 for i, s in enumerate(expected.sentence_translations)
-                if not s.translated_text.strip()]
+                if is_blank(s.translated_text)]
 
     def _pairs(self, ctx: EvalContext) -> list[dict[str, Any]]:
         model = _texts(ctx.parsed)  # type: ignore[arg-type]
@@ -108,24 +135,48 @@ class TranslationTask(BaseTask):
             for s in ctx.expected.sentence_translations  # type: ignore[attr-defined]
         ]
 
+    @staticmethod
+    def _added(ctx: EvalContext) -> list[dict[str, Any]]:
+        """Model sentences under a source_id the case does not have, as pairs with no
+        expected text: whatever figures they state are critical facts added."""
+        expected = {str(s.source_id)
+                    for s in ctx.expected.sentence_translations}  # type: ignore[attr-defined]
+        return [{"source_id": s.source_id, "source_text": "", "expected": "",
+                 "model": s.translated_text}
+                for s in ctx.parsed.sentence_translations  # type: ignore[union-attr]
+                if str(s.source_id) not in expected and not is_blank(s.translated_text)]
+
     def _plan(self, ctx: EvalContext) -> list[JudgeRequest]:
         config: TranslationConfig = ctx.config  # type: ignore[assignment]
         pairs = self._pairs(ctx)
+        missing, copies = _untranslated(pairs, config)
+        untranslated = {*missing, *copies}
+        translations = [p["model"] for p in pairs if p["source_id"] not in untranslated]
+        # With nothing translated there is no fluency to judge, and a judge's number for an
+        # empty list would be scored as the model's (a fixed 1.0 rated it good).
+        fluency = [self.request(ctx, "target_fluency", "unit", {
+            "target_language": config.target_language,
+            "translations": translations})] if translations else []
         return [
-            self.request(ctx, "target_fluency", "unit", {
-                "target_language": config.target_language,
-                "translations": [p["model"] for p in pairs if p["model"].strip()]}),
+            *fluency,
             self.request(ctx, "critical_fact_preservation", "unit", {
-                "pairs": pairs, "critical_facts": list(config.critical_facts)}),
+                "pairs": pairs + self._added(ctx),
+                "critical_facts": list(config.critical_facts)}),
         ]
 
     def similarity_pairs(self, ctx: EvalContext) -> list[tuple[list[str], list[str]]]:
-        return [self._similarity_pair(self._pairs(ctx))]
+        pairs = self._pairs(ctx)
+        _, copies = _untranslated(pairs, ctx.config)  # type: ignore[arg-type]
+        return [self._similarity_pair(pairs, copies)]
 
     @staticmethod
-    def _similarity_pair(pairs: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
-        """Each model sentence beside its expected translation."""
-        return [p["model"] for p in pairs], [p["expected"] for p in pairs]
+    def _similarity_pair(pairs: list[dict[str, Any]], copies: list[Any]
+                         ) -> tuple[list[str], list[str]]:
+        """Each model sentence beside its expected translation; a sentence left in the
+        source language as no sentence (similarity 0), since a multilingual embedder finds
+        it close in meaning to its translation."""
+        return ([p["model"] if p["source_id"] not in copies else "" for p in pairs],
+                [p["expected"] for p in pairs])
 
     def _score(
         self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
@@ -134,25 +185,31 @@ class TranslationTask(BaseTask):
         exp: TranslationOutput = ctx.expected  # type: ignore[assignment]
         pairs = self._pairs(ctx)
         n = len(pairs)
-        done = [p for p in pairs if p["model"].strip()]
-        skipped = [p["source_id"] for p in pairs if not p["model"].strip()]
+        skipped, copies = _untranslated(pairs, ctx.config)  # type: ignore[arg-type]
+        done = n - len(skipped) - len(copies)
+        left = (f"; left in the source language: {', '.join(map(str, copies))}"
+                if copies else "")
         m: dict[str, MetricResult] = {}
         m["translation_completeness"] = self.spec("translation_completeness").result(
-            len(done) / n, f"{len(done)} of {n} source sentences translated"
-            + (f"; missing: {', '.join(map(str, skipped))}" if skipped else ""),
-            missing_source_ids=skipped,
+            done / n, f"{done} of {n} source sentences translated"
+            + (f"; missing: {', '.join(map(str, skipped))}" if skipped else "") + left,
+            missing_source_ids=skipped, untranslated_source_ids=copies,
         )
-        sims = pair_similarity(ctx.embedder, *self._similarity_pair(pairs))
+        sims = pair_similarity(ctx.embedder, *self._similarity_pair(pairs, copies))
         per_sentence = {str(p["source_id"]): round(float(s), 4)
                         for p, s in zip(pairs, sims, strict=True)}
         worst = min(per_sentence, key=lambda k: per_sentence[k])
         m["sentence_meaning_accuracy"] = self.spec("sentence_meaning_accuracy").result(
             float(sims.mean()),
             f"mean cosine over {n} sentences ({ctx.embedder.name}); lowest: sentence {worst} "
-            f"at {per_sentence[worst]:.2f}",
+            f"at {per_sentence[worst]:.2f}" + (left and f"{left} (scored 0)"),
             per_sentence=per_sentence, embeddings=ctx.embedder.name,
         )
-        m["target_fluency"] = self.from_verdict("target_fluency", verdicts.get("target_fluency"))
+        m["target_fluency"] = (
+            self.from_verdict("target_fluency", verdicts.get("target_fluency"))
+            if done else MetricResult.not_scored(
+                "n/a: nothing translated (no sentence has visible text in the target "
+                "language), so there is no fluency to judge"))
         m["domain_term_preservation"] = self._domain_terms(out, exp)
         m["proper_noun_preservation"] = self._proper_nouns(out, exp)
         m["critical_fact_preservation"] = self.from_verdict(

@@ -278,7 +278,8 @@ def _conflicting(pairs: list[tuple[str, str]]) -> list[str]:
 
 class TranslationConfig(LooseConfig):
     """What to translate into: the live generator's prompt and the fluency judge read the
-    target language, so a case must name it (no deterministic metric needs it)."""
+    target language, and completeness compares it with the source language (a sentence
+    left in the source language is not translated), so a case must name it."""
 
     source_language: str = "en"
     target_language: str = Field(min_length=1)

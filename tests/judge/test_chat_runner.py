@@ -429,6 +429,58 @@ def test_an_error_object_served_with_200_says_what_it_said() -> None:
             read_completion({"error": error})
 
 
+def test_content_sent_as_text_parts_is_their_texts_joined() -> None:
+    # Some gateways send the content as a list of parts: it was read as an empty answer.
+    completion = {"choices": [{"message": {"content": [
+        {"type": "text", "text": '{"a": '}, {"type": "text", "text": "1}"}]}}]}
+    assert read_completion(completion).content == '{"a": 1}'
+    assert read_completion({"choices": [{"message": {"content": []}}]}).content == ""
+
+
+@pytest.mark.parametrize("content", [
+    [{"type": "image_url", "image_url": {"url": "x"}}],
+    [{"type": "text", "text": "hi"}, {"type": "refusal", "refusal": "no"}],
+    [{"type": "text", "text": None}],
+    ["hi"],
+    {"type": "text", "text": "hi"},
+    7,
+    False,
+], ids=["image-part", "a-part-not-text", "text-not-a-string", "bare-strings", "one-object",
+        "number", "boolean"])
+def test_content_of_another_shape_is_no_answer(content: Any) -> None:
+    with pytest.raises(ValueError, match=r"^the reply's content is neither text nor a list "
+                                         r"of text parts$"):
+        read_completion({"choices": [{"message": {"content": content}}]})
+
+
+@pytest.mark.parametrize("kind", ["chat", "generation"])
+def test_content_of_an_unknown_shape_fails_the_call_and_is_not_cached(
+        cache_dir: Path, kind: str) -> None:
+    # Before: an empty answer, scored as the model's failure and cached for every later run.
+    body = json.dumps({"choices": [{"message": {"content": {"value": "{}"}}}],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 122}}).encode()
+    request = ChatRequest(messages=SHORT.messages, kind=kind)
+    with fixed_reply(body) as (base, seen):
+        [outcome] = calls(make_runner(JudgeCache(cache_dir), max_retries=0),
+                          (Endpoint("priced", base + "/v1", SECRET), request))
+    assert outcome.content is None and not outcome.usable and len(seen) == 1
+    assert outcome.error == ("unreadable response: the reply's content is neither text nor "
+                             "a list of text parts")
+    assert list(cache_dir.glob("??/*.json")) == []
+
+
+def test_text_parts_are_cached_as_their_joined_text(cache_dir: Path) -> None:
+    body = json.dumps({"choices": [{"message": {"content": [
+        {"type": "text", "text": f"{SECRET} "}, {"type": "text", "text": "answer"}]}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5}}).encode()
+    with fixed_reply(body) as (base, _):
+        where = Endpoint("priced", base + "/v1", SECRET)
+        [outcome] = calls(make_runner(JudgeCache(cache_dir)), (where, SHORT))
+    assert outcome.usable and outcome.content == "<redacted> answer"
+    stored = JudgeCache(cache_dir).get(SHORT.key(where))
+    assert stored is not None and stored["content"] == "<redacted> answer"
+
+
 @pytest.mark.parametrize("kind", ["chat", "generation"])
 def test_a_200_without_a_completion_fails_the_call_and_is_not_cached(
         cache_dir: Path, kind: str) -> None:

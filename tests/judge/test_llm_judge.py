@@ -227,6 +227,26 @@ def test_unusable_replies_are_not_cached(fake: Any, cache_dir: Path) -> None:
     assert not list(cache_dir.glob("??/*.json"))
 
 
+class _TextPartsServer(FakeOpenAIServer):
+    """Sends each reply's content as a list of text parts, as some gateways do."""
+
+    def _completion(self, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+        completion = super()._completion(body, fault)
+        message = completion["choices"][0]["message"]
+        text = message["content"]
+        message["content"] = [{"type": "text", "text": text[:5]},
+                              {"type": "text", "text": text[5:]}]
+        return completion
+
+
+def test_a_verdict_sent_as_text_parts_is_read() -> None:
+    # Before: the parts were read as an empty reply, re-asked twice, then a judge error.
+    with _TextPartsServer(max_lifetime_s=60.0) as server:
+        [verdict] = make_judge(server).judge(requests_for(1))
+    assert verdict.score == 0.5 and not verdict.judge_error
+    assert server.requests == 1
+
+
 # --- transport faults -------------------------------------------------------------------
 
 

@@ -147,9 +147,11 @@ class Reply:
 def read_completion(completion: Any) -> Reply:
     """Content, token counts and finish reason of a completion's JSON, whatever the server
     left out or sent in the wrong shape. A first choice with no message content is an empty
-    answer (a refusal, a content filter: the model's own). JSON with no choice holding a
+    answer (a refusal, a content filter: the model's own); content sent as a list of text
+    parts, as some gateways send it, is their texts joined. JSON with no choice holding a
     message is no answer at all — an error object or an empty list a gateway served with
-    status 200 —, and raises ValueError saying so."""
+    status 200 —, nor is content of any other shape, and either raises ValueError saying
+    so."""
     usage = _field(completion, "usage")
     choices = _field(completion, "choices")
     first = choices[0] if isinstance(choices, list) and choices else None
@@ -159,9 +161,8 @@ def read_completion(completion: Any) -> Reply:
         said = _field(error, "message") if isinstance(error, dict) else error
         raise ValueError("the reply holds no completion" +
                          (f": {said}" if isinstance(said, str) and said else ""))
-    content = message.get("content")
     finish = _field(first, "finish_reason")
-    return Reply(content=content if isinstance(content, str) else "",
+    return Reply(content=_content_text(message.get("content")),
                  prompt_tokens=_token_count(_field(usage, "prompt_tokens")),
                  completion_tokens=_token_count(_field(usage, "completion_tokens")),
                  cost=None, finish_reason=finish if isinstance(finish, str) else None)
@@ -191,6 +192,20 @@ def _token_count(value: Any) -> float | None:
         return None
     count = float(value)
     return count if count >= 0 else None
+
+
+def _content_text(content: Any) -> str:
+    """The text of a message's content. Content of a shape not known here was read as an
+    empty answer, scored as the model's failure and cached: it is no answer at all."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+            _field(part, "type") == "text" and isinstance(_field(part, "text"), str)
+            for part in content):
+        return "".join(part["text"] for part in content)
+    raise ValueError("the reply's content is neither text nor a list of text parts")
 
 
 def _field(value: Any, name: str) -> Any:

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 # How a verdict the budget stopped begins its reason (engine.judges.llm).
 BUDGET_REASON = "not scored: judge budget"
 COUNTERS = ("calls", "cache_hits", "damaged", "requests", "retries", "reasks", "failures",
-            "unusable", "budget_stopped", "prompt_tokens", "completion_tokens")
+            "unusable", "budget_stopped", "requests_without_usage", "prompt_tokens",
+            "completion_tokens")
 
 
 class Usage:
@@ -114,6 +115,7 @@ class Usage:
             "retries": totals["retries"],
             "reasks": totals["reasks"],
             "unusable": totals["unusable"],
+            "requests_without_usage": totals["requests_without_usage"],
             "prompt_tokens": totals["prompt_tokens"],
             "completion_tokens": totals["completion_tokens"],
             "spent_usd": totals["spent_usd"],
@@ -139,8 +141,9 @@ class Usage:
             models[name] = {
                 "model": spec.model, "base_url": self.services.base_url(spec.base_url),
                 "price": self.services.price_text(spec.model),
-                **{k: totals[k] for k in ("requests", "retries", "prompt_tokens",
-                                          "completion_tokens", "spent_usd")},
+                **{k: totals[k] for k in ("requests", "retries", "requests_without_usage",
+                                          "prompt_tokens", "completion_tokens",
+                                          "spent_usd")},
                 **({"counted_with": shared} if shared else {}),
             }
         totals = sum_kind(processes, "generate")
@@ -150,11 +153,23 @@ class Usage:
             **self._cache_problems_entry(),
             "budget_exhausted": bool(totals["budget_stopped"]),
             "requests": totals["requests"],
+            "requests_without_usage": totals["requests_without_usage"],
             "prompt_tokens": totals["prompt_tokens"],
             "completion_tokens": totals["completion_tokens"],
             "spent_usd": totals["spent_usd"],
             "per_process": per_process(processes, totals, "generate_s"),
         }
+
+    def budget_spent(self) -> float:
+        """What the budget counted spent over the run's processes: its ledger's figure, which
+        settles a call whose cost is unknown (a reply without usage, a timeout) at its worst
+        case, where the spend the replies reported has no figure for it."""
+        figures = [p["runner"] for p in self.processes()]
+        # Every process sharing the ledger reads the run's total from it; one without a ledger
+        # (its cache directory unusable) counted only its own calls.
+        shared = [f["budget_spent_usd"] for f in figures if f.get("budget_shared")]
+        own = [f["budget_spent_usd"] for f in figures if not f.get("budget_shared")]
+        return money(max(shared, default=0.0) + sum(own))
 
     def _cache_problems_entry(self) -> dict[str, Any]:
         # Beside the cache's settings, and like damaged entries only when there are some.
@@ -167,9 +182,8 @@ class Usage:
         judge = self.judge(card)
         if judge is not None:
             per_1000 = judge["cost_per_1000_calls"]
-            line = (f"judge spend: {_spend(judge['spent_usd'], judge['model'])} for "
-                    f"{count(judge['requests'], 'request')} "
-                    f"({judge['prompt_tokens']:.0f}+{judge['completion_tokens']:.0f} tokens)")
+            unpriced = [] if judge["model"] in self.settings.prices else [judge["model"]]
+            line = f"judge spend: {_spend(judge, unpriced)}"
             if per_1000 is not None:
                 line += f"; ${per_1000:.4f} per 1000 judge calls"
             lines.append(line)
@@ -182,16 +196,14 @@ class Usage:
             lines.append("live models: " + ", ".join(
                 f"{name} = {m['model']} at {m['base_url']} ({m['price']})"
                 for name, m in generation["models"].items()))
-            lines.append(f"generation spend: {_spend(generation['spent_usd'], None)} for "
-                         f"{count(generation['requests'], 'request')} "
-                         f"({generation['prompt_tokens']:.0f}+"
-                         f"{generation['completion_tokens']:.0f} tokens)")
+            unpriced = sorted({m["model"] for m in generation["models"].values()
+                               if m["model"] not in self.settings.prices})
+            lines.append(f"generation spend: {_spend(generation, unpriced)}")
             lines.append(_calls_line("generation", generation["per_process"]))
         exhausted = [u for u in (judge, generation) if u is not None and u["budget_exhausted"]]
         if exhausted:
-            spent = sum(u["spent_usd"] or 0.0 for u in (judge, generation) if u is not None)
-            line = (f"budget: ${self.settings.budget:g} reached (${spent:.4f} spent); no "
-                    "further requests were sent")
+            line = (f"budget: ${self.settings.budget:g} reached (${self.budget_spent():.4f} "
+                    "spent); no further requests were sent")
             if judge is not None and judge["not_scored_budget"]:
                 line += (f", {count(judge['not_scored_budget'], 'judgement')} not scored "
                          "(shown as E)")
@@ -231,6 +243,9 @@ def sum_kind(processes: Sequence[Mapping[str, Any]], kind: str,
             else:
                 spent += counters["spent_usd"]
     totals["spent_usd"] = money(spent) if known else None
+    if totals["requests"] and totals["requests_without_usage"] == totals["requests"]:
+        # No reply reported its tokens: their count is unknown, not 0.
+        totals["prompt_tokens"] = totals["completion_tokens"] = None
     return totals
 
 
@@ -294,10 +309,22 @@ def _cache_lines(problems: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _spend(spent: float | None, model: str | None) -> str:
-    if spent is not None:
-        return f"${spent:.4f}"
-    return f"unknown (no price for {model})" if model else "unknown (a model has no price)"
+def _spend(usage: Mapping[str, Any], unpriced: Sequence[str]) -> str:
+    """The spend of a usage section, its requests and their tokens, for the header; why the
+    spend is unknown when it is."""
+    spent, requests = usage["spent_usd"], usage["requests"]
+    unreported = usage["requests_without_usage"]
+    reasons = [f"no price for {', '.join(unpriced)}"] if unpriced else []
+    if unreported:
+        reasons.append(f"the server reported no token usage for "
+                       f"{count(unreported, 'request')}")
+    money_text = (f"${spent:.4f}" if spent is not None else
+                  f"unknown ({'; '.join(reasons)})" if reasons else "unknown")
+    tokens = ([] if usage["prompt_tokens"] is None else
+              [f"{usage['prompt_tokens']:.0f}+{usage['completion_tokens']:.0f} tokens"])
+    if unreported:
+        tokens.append(f"tokens unknown for {unreported} of {count(requests, 'request')}")
+    return f"{money_text} for {count(requests, 'request')} ({'; '.join(tokens)})"
 
 
 def combined_cache_problems(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:

@@ -47,8 +47,8 @@ SHORT = ChatRequest(messages=[{"role": "user", "content": "x" * 40}])  # 10 prom
 LONG = ChatRequest(messages=[{"role": "user", "content": "z" * 80}])  # 20 prompt tokens
 NOTHING_YET = {"calls": 0, "cache_hits": 0, "damaged": 0, "requests": 0, "retries": 0,
                "reasks": 0, "failures": 0, "unusable": 0, "budget_stopped": 0,
-               "prompt_tokens": 0.0, "completion_tokens": 0.0, "spent_usd": 0.0,
-               "cost_per_1000_calls": None}
+               "requests_without_usage": 0, "prompt_tokens": 0.0, "completion_tokens": 0.0,
+               "spent_usd": 0.0, "cost_per_1000_calls": None}
 
 
 def endpoint(server: Any, model: str = "priced") -> Endpoint:
@@ -87,7 +87,7 @@ def test_each_call_adds_its_tokens_and_cost_and_a_repeat_costs_nothing(fake: Any
     assert runner.usage_summary() == {
         "by_kind": {"chat": {"priced": counted}}, "calls": 2, "cache_hits": 0, "damaged": 0,
         "requests": 2, "spent_usd": 50.0, "budget_usd": None, "budget_spent_usd": 0.0,
-        "budget_stopped": 0,
+        "budget_shared": False, "budget_stopped": 0,
     }
 
 
@@ -124,9 +124,11 @@ def test_a_reply_without_token_counts_leaves_the_cost_unknown(
     server = fake(reply=lambda body: REPLY)
     runner = make_runner(prices=PRICES)
     [outcome] = calls(runner, (endpoint(server), SHORT))
-    assert outcome.usable and outcome.usage == {}
+    # The call's usage says so: an empty usage left the call out of the judge's calls.
+    assert outcome.usable and outcome.usage == {"requests_without_usage": 1.0}
     assert runner.usage("priced", "chat").to_dict() == {
-        **NOTHING_YET, "calls": 1, "requests": 1, "spent_usd": None}
+        **NOTHING_YET, "calls": 1, "requests": 1, "requests_without_usage": 1,
+        "spent_usd": None}
 
 
 def test_calls_of_each_kind_are_counted_apart_and_against_one_budget(fake: Any) -> None:
@@ -587,14 +589,15 @@ def test_a_failure_after_an_unusable_reply_keeps_the_reply_its_problems_and_asks
     assert outcome.usage == {"prompt_tokens": 10.0, "completion_tokens": 1.0, "cost_usd": 12.0}
 
 
-def test_a_reply_without_a_completion_count_leaves_the_usage_empty(
+def test_a_reply_without_a_completion_count_leaves_the_tokens_unknown(
     fake: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     without_count(monkeypatch, "completion_tokens")
     server = fake(reply=good_on_reask)
     runner = make_runner(prices=PRICES, reasks=1)
     [outcome] = calls(runner, (endpoint(server), SHORT), check=is_good)
-    assert outcome.usable and outcome.asks == 2 and outcome.usage == {}
+    assert outcome.usable and outcome.asks == 2
+    assert outcome.usage == {"requests_without_usage": 2.0}
 
 
 # --- what a failed attempt says and costs ---------------------------------------------------

@@ -28,6 +28,7 @@ from pytest_callqa.options import (
     RPM_OPTION,
     TIMEOUT_OPTION,
 )
+from pytest_callqa.testing import FakeOpenAIServer
 
 from ..judge.helpers import tree_text
 from .conftest import PYPROJECT, SECRET, LLMProject, MiniProject, assert_usage_error
@@ -254,6 +255,43 @@ def test_any(callqa_result):
     if ("qa-refund", EVIDENCE) in stopped:
         result.assert_outcomes(passed=4, failed=1)
         result.stdout.fnmatch_lines([f"*{EVIDENCE}*not scored*"])
+
+
+class _NoUsageServer(FakeOpenAIServer):
+    """Replies without ``usage``, as some servers and gateways send them."""
+
+    def _completion(self, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+        completion = super()._completion(body, fault)
+        del completion["usage"]
+        return completion
+
+
+def test_replies_without_usage_leave_tokens_unknown_and_the_budget_shows_its_spend(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    # Before: "judge spend: unknown (no price for gpt-4o-mini) for 1 request (0+0 tokens)"
+    # under the model's price, "budget: $0.47 reached ($0.0000 spent)" though the budget had
+    # settled the call at its worst case, and judge_usage with 0 calls and 0 tokens.
+    llm.project.write_tests(QA_EVIDENCE)
+    with _NoUsageServer(max_lifetime_s=60.0) as server:
+        llm.server = server
+        llm.ini()
+        # As in the budget test above: the first call's worst case is 462 completion
+        # tokens at $0.001, which leaves no room for the next.
+        result = pytester.runpytest(
+            f"{JUDGE_MODE_OPTION}=per-metric", f"{CONCURRENCY_OPTION}=1",
+            f"{BUDGET_OPTION}=0.47", f"{PRICES_OPTION}=gpt-4o-mini: 0 1000",
+            "--callqa-models=alpha", f"{REPORT_OPTION}=r.json")
+    assert server.requests == 1
+    lines = header(result.stdout.str(), scorecard_of)
+    assert "judge spend: unknown (the server reported no token usage for 1 request) for 1 " \
+           "request (tokens unknown for 1 of 1 request)" in lines
+    assert any(line.startswith("budget: $0.47 reached ($0.4620 spent); ") for line in lines)
+    usage = llm.project.report("r.json")["run"]["judge_usage"]
+    assert {key: usage[key] for key in (
+        "calls", "requests", "requests_without_usage", "prompt_tokens", "completion_tokens",
+        "spent_usd")} == {"calls": 1, "requests": 1, "requests_without_usage": 1,
+                          "prompt_tokens": None, "completion_tokens": None, "spent_usd": None}
 
 
 def test_the_budget_holds_for_xdist_workers_together(

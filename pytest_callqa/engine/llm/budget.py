@@ -255,6 +255,12 @@ class Budget:
         """What settled requests cost (those of every process of the run with a ledger)."""
         return self._ledger.total() if self._ledger is not None else self._spent
 
+    @property
+    def shared(self) -> bool:
+        """Whether :meth:`spent` is the run's (a ledger every process settles in), not only
+        this process's."""
+        return self._ledger is not None
+
     async def reserve(self, amount_usd: float) -> str | None:
         """A reservation id for a request whose worst case costs ``amount_usd``, or None when
         the budget cannot cover it. Without a limit every request may go."""

@@ -1,11 +1,13 @@
 """What a chat runner counts per model and kind of call: calls, cache hits, requests,
-retries, tokens, spend and the cost per call."""
+retries, tokens, spend and the cost per call; and the usage one call reports."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ..pricing import PriceTable
 
 
 @dataclass
@@ -21,6 +23,9 @@ class ModelUsage:
     failures: int = 0
     unusable: int = 0
     budget_stopped: int = 0
+    # Replies that came back without token counts: their tokens are in no total, their cost
+    # is unknown (the budget settled each at its worst case).
+    requests_without_usage: int = 0
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0
     spent_usd: float = 0.0
@@ -45,7 +50,25 @@ class ModelUsage:
             "requests": self.requests,
             "retries": self.retries, "reasks": self.reasks, "failures": self.failures,
             "unusable": self.unusable, "budget_stopped": self.budget_stopped,
+            "requests_without_usage": self.requests_without_usage,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "spent_usd": self.spent_usd if self.cost_known else None,
             "cost_per_1000_calls": per_1000,
         }
+
+
+def call_usage(prices: PriceTable, model: str, prompt: float | None, completion: float | None,
+               unreported: int = 0) -> dict[str, float]:
+    """The usage of a call: its token counts and, when the model has a price, its cost;
+    nothing of them when the counts are not both known. ``unreported`` replies of the call
+    came back without token counts: a call with only those was an empty usage, which left it
+    out of the judge's calls."""
+    usage: dict[str, float] = {}
+    if prompt is not None and completion is not None:
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+        cost = prices.cost(model, prompt, completion)
+        if cost is not None:
+            usage["cost_usd"] = cost
+    if unreported:
+        usage["requests_without_usage"] = float(unreported)
+    return usage

@@ -37,7 +37,7 @@ from ..core.defaults import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
 from ..pricing import PriceTable
 from .budget import Budget, SpendLedger, completion_bound, no_price_message, worst_case
 from .cache import FileRateWindow, FileSlots, JudgeCache, content_key
-from .counters import ModelUsage
+from .counters import ModelUsage, call_usage
 from .endpoint import CallError, Endpoint
 from .kept import keep, kept
 from .limits import (
@@ -279,6 +279,7 @@ class ChatRunner:
             "spent_usd": sum(u.spent_usd for u in every) if known else None,
             "budget_usd": self.budget.limit_usd,
             "budget_spent_usd": self.budget.spent(),
+            "budget_shared": self.budget.shared,
             "budget_stopped": sum(u.budget_stopped for u in every),
         }
 
@@ -380,6 +381,7 @@ class ChatRunner:
             params, bound = completion_bound(endpoint.model, request.kind, params)
         prompt_total: float | None = 0.0
         completion_total: float | None = 0.0
+        unreported = 0
         content: str | None = None
         problems: list[str] = []
         truncated = False
@@ -389,13 +391,16 @@ class ChatRunner:
             reply, error, budget = await self._send(session, endpoint, messages, params,
                                                     bound, stats)
             if reply is None:
-                usage = _usage_dict(self.prices, endpoint.model, prompt_total, completion_total)
+                usage = call_usage(self.prices, endpoint.model, prompt_total, completion_total,
+                                   unreported)
                 if budget:
                     stats.budget_stopped += 1
                 else:
                     stats.failures += 1
                 return ChatOutcome(content=content, problems=problems, error=error,
                                    usage=usage, budget_stopped=budget, asks=ask)
+            if reply.prompt_tokens is None or reply.completion_tokens is None:
+                unreported += 1
             if reply.prompt_tokens is None or prompt_total is None:
                 prompt_total = None
             else:
@@ -415,7 +420,8 @@ class ChatRunner:
             ]
         if problems:
             stats.unusable += 1
-        usage = _usage_dict(self.prices, endpoint.model, prompt_total, completion_total)
+        usage = call_usage(self.prices, endpoint.model, prompt_total, completion_total,
+                           unreported)
         return ChatOutcome(content=content, problems=problems, usage=usage, asks=ask + 1,
                            truncated=truncated)
 
@@ -511,6 +517,7 @@ class ChatRunner:
         reply.content = endpoint.redact_reply(reply.content)
         if reply.prompt_tokens is None or reply.completion_tokens is None:
             stats.cost_known = False
+            stats.requests_without_usage += 1
             return reply
         stats.prompt_tokens += reply.prompt_tokens
         stats.completion_tokens += reply.completion_tokens
@@ -549,24 +556,11 @@ def _lookup(cache: JudgeCache, prices: PriceTable, endpoint: Endpoint, key: str,
     prompt = stored.get("prompt_tokens")
     completion = stored.get("completion_tokens")
     tokens_ok = all(isinstance(v, (int, float)) for v in (prompt, completion))
-    usage = _usage_dict(prices, endpoint.model, prompt if tokens_ok else None,
-                             completion if tokens_ok else None)
+    usage = call_usage(prices, endpoint.model, prompt if tokens_ok else None,
+                       completion if tokens_ok else None)
     usage["cached"] = 1.0
     stats.cache_hits += 1
     return ChatOutcome(content=content, usage=usage, cached=True, asks=0)
-
-
-def _usage_dict(prices: PriceTable, model: str, prompt: float | None,
-                completion: float | None) -> dict[str, float]:
-    """The usage of a call: its token counts and, when the model has a price, its cost;
-    nothing when the counts are not both known."""
-    usage: dict[str, float] = {}
-    if prompt is not None and completion is not None:
-        usage = {"prompt_tokens": prompt, "completion_tokens": completion}
-        cost = prices.cost(model, prompt, completion)
-        if cost is not None:
-            usage["cost_usd"] = cost
-    return usage
 
 
 def _shared(outcome: ChatOutcome) -> ChatOutcome:

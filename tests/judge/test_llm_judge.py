@@ -247,6 +247,25 @@ def test_a_verdict_sent_as_text_parts_is_read() -> None:
     assert server.requests == 1
 
 
+class _NoUsageServer(FakeOpenAIServer):
+    """Leaves ``usage`` out of every reply, as some servers do."""
+
+    def _completion(self, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+        completion = super()._completion(body, fault)
+        del completion["usage"]
+        return completion
+
+
+def test_the_spend_line_says_which_tokens_are_unknown() -> None:
+    # Before: "judge spend cost unknown: 2 requests, 0 cache hits, 0+0 tokens", a count
+    # where the server had reported none.
+    with _NoUsageServer(max_lifetime_s=60.0) as server:
+        judge = make_judge(server)
+        judge.judge(requests_for(2))
+    assert judge.spend_line() == ("judge spend cost unknown: 2 requests, 0 cache hits, "
+                                  "tokens unknown for 2 of 2 requests")
+
+
 # --- transport faults -------------------------------------------------------------------
 
 

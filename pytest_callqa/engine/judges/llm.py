@@ -563,9 +563,14 @@ class OpenAIJudge:
         summary = self.usage_summary()
         spent = summary["spent_usd"]
         money = "cost unknown" if spent is None else f"${spent:.4f}"
+        unreported = summary["requests_without_usage"]
+        # Replies without token counts add none: 0+0 would read as measured.
+        tokens = ([] if unreported and unreported == summary["requests"] else
+                  [f"{summary['prompt_tokens']:.0f}+{summary['completion_tokens']:.0f} tokens"])
+        if unreported:
+            tokens.append(f"tokens unknown for {unreported} of {summary['requests']} requests")
         line = (f"judge spend {money}: {summary['requests']} requests, "
-                f"{summary['cache_hits']} cache hits, "
-                f"{summary['prompt_tokens']:.0f}+{summary['completion_tokens']:.0f} tokens")
+                f"{summary['cache_hits']} cache hits, {', '.join(tokens)}")
         if summary["not_scored_budget"]:
             line += (f"; budget reached, {summary['not_scored_budget']} verdicts not scored")
         if summary["judge_errors"]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .core.defaults import DEFAULT_MIN_KAPPA
-from .core.metrics import Bands, MetricSpec
+from .core.metrics import CASE_BAR, Bands, MetricSpec
 from .core.results import Rating
 
 if TYPE_CHECKING:
@@ -244,6 +244,7 @@ class _Pairs:
     judge_error: int = 0
     code_error: int = 0
     not_evaluated: int = 0
+    case_bar: int = 0
 
     def __post_init__(self) -> None:
         self.items: list[tuple[str, float, float]] = []
@@ -265,7 +266,8 @@ def _entry(pairs: _Pairs) -> dict[str, Any]:
         "labels": pairs.labels,
         "n": len(pairs.items),
         "left_out": {"not_scored": pairs.not_scored, "judge_error": pairs.judge_error,
-                     "code_error": pairs.code_error, "not_evaluated": pairs.not_evaluated},
+                     "code_error": pairs.code_error, "not_evaluated": pairs.not_evaluated,
+                     "case_bar": pairs.case_bar},
         "agreement": agreement(hc, jc),
         "kappa": cohen_kappa(hc, jc, k, weighted=scale.weighted),
         "spearman": spearman(human, judge),
@@ -320,6 +322,11 @@ def calibrate(results: Iterable[TaskResult], cases: Iterable[GoldenCase],
                 pairs.code_error += 1
             elif not found.scored or found.value is None:
                 pairs.not_scored += 1
+            elif found.details.get(CASE_BAR):
+                # The run rated it by the case's own bar, whose categories are not the
+                # metric's: sorted by the metric's bands, a value the run blocked read as
+                # acceptable, and a disagreement the run showed as agreement.
+                pairs.case_bar += 1
             else:
                 pairs.items.append((case.id, label.value, float(found.value)))
     entries = {key: _entry(pairs) for key, pairs in groups.items()}
@@ -337,7 +344,7 @@ def _unrated_entry(spec: MetricSpec, reason: str, cases: list[str]) -> dict[str,
     return {"task": spec.task, "scale": spec.scale, "source": spec.source, "categories": [],
             "weights": "none", "labels": len(cases), "n": 0,
             "left_out": {"not_scored": 0, "judge_error": 0, "code_error": 0,
-                         "not_evaluated": 0, "not_rated": len(cases)},
+                         "not_evaluated": 0, "case_bar": 0, "not_rated": len(cases)},
             "not_rated": reason, "agreement": None, "kappa": None, "spearman": None,
             "bias": None, "confusion": [], "pairs": [], "cases": []}
 
@@ -427,6 +434,10 @@ def outcome(calibration: Mapping[str, Mapping[str, Any]],
     return "incomplete" if incomplete(calibration) else "pass"
 
 
+# How the table names a left_out key whose name does not read as English.
+_LEFT_OUT_NAMES = {"case_bar": "rated by the case's own bar (not the metric's bands)"}
+
+
 def _fmt(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
@@ -448,7 +459,8 @@ def calibration_lines(calibration: Mapping[str, Mapping[str, Any]], *, judge: st
             f"{_fmt(e['bias'], 3):>6}")
     for metric, e in calibration.items():
         out = e["left_out"]
-        parts = [f"{count} {kind.replace('_', ' ')}" for kind, count in out.items() if count]
+        parts = [f"{count} {_LEFT_OUT_NAMES.get(kind, kind.replace('_', ' '))}"
+                 for kind, count in out.items() if count]
         if parts:
             lines.append(f"  {metric}: left out of n: {', '.join(parts)} "
                          f"(of {e['labels']} labels)")

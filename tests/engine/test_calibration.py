@@ -24,6 +24,7 @@ from pytest_callqa.engine.calibration import (
     verdict,
 )
 from pytest_callqa.engine.core.cases import GoldenCase
+from pytest_callqa.engine.core.metrics import CASE_BAR
 from pytest_callqa.engine.core.results import MetricResult, TaskResult
 from pytest_callqa.engine.loading import CaseFileError, load_case_file
 from pytest_callqa.engine.registry import default_registry
@@ -239,7 +240,7 @@ def test_calibrate_pairs_labels_with_scores_and_counts_what_it_leaves_out() -> N
     entry = found["call_intent_match"]
     assert entry["n"] == 4 and entry["labels"] == 7
     assert entry["left_out"] == {"not_scored": 1, "judge_error": 1, "code_error": 0,
-                                 "not_evaluated": 1}
+                                 "not_evaluated": 1, "case_bar": 0}
     assert entry["pairs"] == [[1.0, 1.0], [0.0, 0.5], [0.5, 0.5], [1.0, 1.0]]
     assert entry["cases"] == ["c0", "c1", "c2", "c3"]
     assert entry["agreement"] == pytest.approx(0.75)
@@ -248,6 +249,29 @@ def test_calibrate_pairs_labels_with_scores_and_counts_what_it_leaves_out() -> N
     assert entry["kappa"] == pytest.approx(cohen_kappa_score([0, 1, 2, 2], [1, 1, 2, 2],
                                                              weights="linear"))
     assert entry["weights"] == "linear"
+
+
+def test_labels_of_a_metric_the_case_rated_by_its_own_bar_are_left_out() -> None:
+    # Before: a grounding case with hallucination_fail_above 0.2 had its 0.5 blocked by the
+    # run, but calibration sorted it by the metric's default bands (acceptable), as the
+    # people's 0.1: a disagreement the run showed counted as agreement, and the gate passed.
+    cases = [GoldenCase.model_validate({
+        "id": f"g{i}", "task": "grounding", "expected_outcome": {},
+        "human_labels": {"hallucination": label}}) for i, label in enumerate([0.0, 0.1])]
+    results = [
+        _result("g0", {"hallucination": MetricResult(0.0)}, task="grounding"),
+        _result("g1", {"hallucination": MetricResult(0.5, rating="blocker", blocker=True,
+                                                     details={CASE_BAR: True})},
+                task="grounding"),
+    ]
+    found = calibrate(results, cases, {"grounding": default_registry().metrics_for(
+        "grounding")}, "human")
+    entry = found["hallucination"]
+    assert entry["n"] == 1 and entry["pairs"] == [[0.0, 0.0]]
+    assert entry["left_out"]["case_bar"] == 1
+    lines = calibration_lines(found, judge="heuristic", model="human", min_kappa=0.6)
+    assert ("  hallucination: left out of n: 1 rated by the case's own bar (not the metric's "
+            "bands) (of 2 labels)") in lines
 
 
 def test_labels_of_a_metric_the_policy_left_unrated_are_counted_not_dropped() -> None:
@@ -476,7 +500,7 @@ def test_labels_a_metric_raised_on_make_the_calibration_incomplete() -> None:
     # passed on the labels left.
     found = _judged([MetricResult(1.0), MetricResult(0.0), RAISED, RAISED])
     assert found["call_intent_match"]["left_out"] == {
-        "not_scored": 0, "judge_error": 0, "code_error": 2, "not_evaluated": 0}
+        "not_scored": 0, "judge_error": 0, "code_error": 2, "not_evaluated": 0, "case_bar": 0}
     assert incomplete(found) == [
         "call_intent_match: 2 of 4 labels left out for metric code errors (the metric's code "
         "raised on them): its agreement on them is unknown"]

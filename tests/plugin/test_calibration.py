@@ -94,7 +94,7 @@ def test_calibration_table_report_and_a_passing_gate(labelled: pytest.Pytester,
     assert entry["spearman"] == pytest.approx(3 / 18 ** 0.5)
     assert entry["bias"] == pytest.approx(0.25)
     assert entry["left_out"] == {"not_scored": 1, "judge_error": 0, "code_error": 0,
-                                 "not_evaluated": 0}
+                                 "not_evaluated": 0, "case_bar": 0}
     assert report["run"]["calibration"] == {"model": "human", "min_kappa": 0.3,
                                             "verdict": "pass", "problems": [],
                                             "incomplete": []}
@@ -227,7 +227,7 @@ def test_the_llm_judge_is_calibrated_the_same_way(
     assert entry["pairs"] == [[1.0, 0.5], [0.5, 0.5], [0.5, 0.5], [0.0, 0.5]]
     assert entry["kappa"] == pytest.approx(0.0) and entry["spearman"] is None
     assert entry["left_out"] == {"not_scored": 0, "judge_error": 1, "code_error": 0,
-                                 "not_evaluated": 0}
+                                 "not_evaluated": 0, "case_bar": 0}
 
 
 def _judge_down(labelled: pytest.Pytester, fake: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -339,5 +339,5 @@ def test_labels_a_projects_metric_raised_on_make_the_calibration_incomplete(
     ])
     report = _report(labelled)
     assert report["calibration"]["mentions_account"]["left_out"] == {
-        "not_scored": 0, "judge_error": 0, "code_error": 3, "not_evaluated": 0}
+        "not_scored": 0, "judge_error": 0, "code_error": 3, "not_evaluated": 0, "case_bar": 0}
     assert report["run"]["calibration"]["verdict"] == "incomplete"

@@ -264,7 +264,8 @@ def _footnotes(card: Scorecard, cards: list[ModelCard]) -> list[str]:
                 notes.append(f"[!] {c.model}: disqualified for {task} "
                              f"({agg.blocked_cases} of {agg.cases} cases blocked)")
             if agg.disqualification_unknown:
-                undecided = agg.blocker_unknown_cases - agg.errored_cases
+                undecided = (agg.blocker_unknown_cases - agg.errored_cases
+                             - agg.no_output_cases)
                 why = ([f"{undecided} of {agg.cases} case(s) have a blocker that could not be "
                         f"decided ({', '.join(agg.unknown_blockers)}: a judge error, a "
                         "metric's code error or a metric not estimated, not a model failure)"]
@@ -273,6 +274,10 @@ def _footnotes(card: Scorecard, cards: list[ModelCard]) -> list[str]:
                     why.append(f"{agg.errored_cases} {'more ' if undecided else ''}case(s) "
                                "whose test errored (blocked or not is unknown: a failure of "
                                "the tool, not of the model)")
+                if agg.no_output_cases:
+                    more = "more " if undecided or agg.errored_cases else ""
+                    why.append(f"{agg.no_output_cases} {more}case(s) without an output "
+                               "(blocked or not is unknown: not evaluated, not a pass)")
                 notes.append(f"[!?] {c.model}: disqualification for {task} unknown: "
                              f"{'; '.join(why)}, {agg.blocked_cases} blocked")
             if agg.renormalised_cases:
@@ -297,12 +302,13 @@ def _judge_gap_notes(c: ModelCard) -> list[str]:
     if errors:
         notes.append(f"E {c.model}: benchmarks: judge errors (not scored, not counted against "
                      "the model) in " + ", ".join(f"{bid} ×{n}" for bid, n in errors.items()))
-    judged, errored = c.gap_causes(c.incomplete_tasks)
-    for gaps, cause in ((judged, "the judge could not score all of {} (a judge error"),
-                        (errored, "a test errored in {} (a failure of the tool")):
+    causes = ("the judge could not score all of {} (a judge error, not a model failure",
+              "a test errored in {} (a failure of the tool, not a model failure",
+              "an output is missing in {} (not evaluated: neither a pass nor a failure")
+    for gaps, cause in zip(c.gap_causes(c.incomplete_tasks), causes, strict=True):
         if gaps:
             which = ("Benchmark Score and final score A" if gaps == ["benchmarks"]
                      else "final scores")
-            notes.append(f"E {c.model}: {which} unknown: {cause.format(', '.join(gaps))}, "
-                         "not a model failure; not renormalised around it)")
+            notes.append(f"E {c.model}: {which} unknown: {cause.format(', '.join(gaps))}; "
+                         "not renormalised around it)")
     return notes

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,8 +68,9 @@ class TaskAggregate:
     # not score it, or its code raised): each may or may not have been blocked.
     blocker_unknown_cases: int = 0
     unknown_blockers: list[str] = field(default_factory=list)
-    # Of those, the cases whose test errored: no result, so not among ``cases`` either.
+    # Of those, the cases whose test errored, those without an output: not among ``cases``.
     errored_cases: int = 0
+    no_output_cases: int = 0
     # Not disqualified by the cases known to be blocked, but the undecided ones could tip it.
     disqualification_unknown: bool = False
     interval: Interval | None = None
@@ -84,7 +85,7 @@ class TaskAggregate:
             "unscored_cases": self.unscored_cases,
             "blocker_unknown_cases": self.blocker_unknown_cases,
             "unknown_blockers": list(self.unknown_blockers),
-            "errored_cases": self.errored_cases,
+            "errored_cases": self.errored_cases, "no_output_cases": self.no_output_cases,
             "disqualified": self.disqualified,
             "disqualification_unknown": self.disqualification_unknown,
             "metrics": {k: v.to_dict() for k, v in self.metrics.items()},
@@ -118,16 +119,18 @@ class ModelCard:
     # Repeated runs: each (task/case) with test outcomes per run, and what they say.
     run_stats: dict[str, RunStats] = field(default_factory=dict)
     # The final-score tasks (and "benchmarks") the judge could not score in full, or with a
-    # case whose test errored: the final scores that weigh them are unknown, not
-    # renormalised around the gap.
+    # case whose test errored or that has no output: the final scores that weigh them are
+    # unknown, not renormalised around the gap.
     incomplete_tasks: list[str] = field(default_factory=list)
-    # The tasks with a case whose test errored, final-score tasks or not (and "benchmarks"
-    # when that leaves the Benchmark Score unknown): the notes say which failure it was.
+    # The tasks with a case whose test errored, and those with a case without an output,
+    # final-score tasks or not (and "benchmarks" when that leaves the Benchmark Score
+    # unknown): the notes say which it was.
     errored_tasks: list[str] = field(default_factory=list)
+    no_output_tasks: list[str] = field(default_factory=list)
 
-    def gap_causes(self, gaps: list[str]) -> tuple[list[str], list[str]]:
+    def gap_causes(self, gaps: list[str]) -> tuple[list[str], list[str], list[str]]:
         """``gaps`` (incomplete tasks) split by what left them so (:func:`gap_causes`)."""
-        return gap_causes(gaps, self.errored_tasks)
+        return gap_causes(gaps, self.errored_tasks, self.no_output_tasks)
 
     def runs_summary(self) -> dict[str, Any] | None:
         """Pass rate, pass^k and pass@k over the cases run more than once (means over
@@ -155,6 +158,7 @@ class ModelCard:
             "missing_tasks": self.missing_tasks,
             "incomplete_tasks": list(self.incomplete_tasks),
             "errored_tasks": list(self.errored_tasks),
+            "no_output_tasks": list(self.no_output_tasks),
             "cost_per_1000_calls": plain(self.cost_per_1000_calls),
             "cost_efficiency": plain(self.cost_efficiency),
             "cost_adjusted_rank": self.cost_adjusted_rank,
@@ -287,10 +291,12 @@ def _weighted(scores: Mapping[str, float | None], weights: Mapping[str, float]) 
     return sum(value * w for value, w in present) / total
 
 
-def gap_causes(gaps: Sequence[str], errored: Collection[str]) -> tuple[list[str], list[str]]:
-    """``gaps`` (incomplete tasks) split by what left them so: the judge, or a test that
-    errored (``errored``: the tasks with such a test)."""
-    return [t for t in gaps if t not in errored], [t for t in gaps if t in errored]
+def gap_causes(gaps: Sequence[str], errored: Collection[str], no_output: Collection[str]
+               ) -> tuple[list[str], list[str], list[str]]:
+    """``gaps`` (incomplete tasks) split by what left them so: the judge, a test that errored
+    (``errored``: the tasks with such a test), a case without an output (``no_output``)."""
+    return ([t for t in gaps if t not in errored and t not in no_output],
+            [t for t in gaps if t in errored], [t for t in gaps if t in no_output])
 
 
 def build_scorecard(
@@ -299,6 +305,7 @@ def build_scorecard(
     registry: Registry | None = None,
     disqualify_tolerance: int = 0,
     errored: Iterable[tuple[str, str, str]] = (),
+    no_output: Iterable[tuple[str, str, str]] = (),
 ) -> Scorecard:
     """Aggregate results of many models and cases (any order) into a scorecard.
 
@@ -311,7 +318,8 @@ def build_scorecard(
     not renormalised around them; a model whose rank rests on something unknown is not ranked.
     ``errored`` names the (model, task, case id) pairs whose test errored, which have no
     result: left out of the task score, they leave the final scores that weigh their task
-    unknown, and their cases count as cases whose blocker could not be decided.
+    unknown, and their cases count as cases whose blocker could not be decided. ``no_output``
+    names the pairs without an output, counted so too: a missing output is not a pass.
     """
     registry = registry or default_registry()
     ordered = sorted(results, key=lambda r: (r.model or UNNAMED_MODEL, r.task, r.case_id, r.run))
@@ -320,13 +328,13 @@ def build_scorecard(
         by_model[result.model or UNNAMED_MODEL].append(result)
     task_order = [t for t in registry.tasks if any(r.task == t for r in ordered)]
     task_order += sorted({r.task for r in ordered} - set(task_order))
-    errored_by_model: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for model, task, _ in set(errored):
-        errored_by_model[model][task] += 1
-    models = {
-        name: _model_card(name, rs, registry, disqualify_tolerance, errored_by_model[name])
-        for name, rs in sorted(by_model.items())
-    }
+    # Per model, the cases of each task whose test errored, and those without an output.
+    lost: dict[str, tuple[Counter[str], Counter[str]]] = defaultdict(lambda: (Counter(), Counter()))
+    for cause, pairs in enumerate((errored, no_output)):
+        for model, task, _ in set(pairs):
+            lost[model][cause][task] += 1
+    models = {name: _model_card(name, rs, registry, disqualify_tolerance, *lost[name])
+              for name, rs in sorted(by_model.items())}
     card = Scorecard(models=models, task_order=task_order, results=ordered, registry=registry)
     card.notes.extend(
         f"{c.model}: cost unknown: {c.uncosted_results} of its {len(by_model[c.model])} "
@@ -336,8 +344,10 @@ def build_scorecard(
     return card
 
 
-def _model_card(name: str, results: list[TaskResult], registry: Registry,
-                tolerance: int, errored: Mapping[str, int]) -> ModelCard:
+def _model_card(name: str, results: list[TaskResult], registry: Registry, tolerance: int,
+                errored: Counter[str], no_output: Counter[str]) -> ModelCard:
+    # The cases with no result, whatever kept it away: each may have been blocked.
+    lost = errored + no_output
     tasks: dict[str, TaskAggregate] = {}
     all_groups: dict[str, list[TaskResult]] = defaultdict(list)
     unknown_scores: set[str] = set()
@@ -364,9 +374,9 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
         blocked = sum(1 for runs in groups.values() if any(r.blocked for r in runs))
         undecided = [ids for runs in groups.values() if not any(r.blocked for r in runs)
                      and (ids := {mid for r in runs for mid in _unknown_blockers(r)})]
-        # A case whose test errored may have been blocked, and its score is not known.
-        undecided_cases = len(undecided) + errored.get(task, 0)
-        if any(r.incomplete for r in task_results) or errored.get(task):
+        # A case without a result may have been blocked, and its score is not known.
+        undecided_cases = len(undecided) + lost[task]
+        if any(r.incomplete for r in task_results) or lost[task]:
             unknown_scores.add(task)
         tasks[task] = TaskAggregate(
             task=task,
@@ -387,7 +397,7 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
                                and any(r.score_unknown for r in runs)),
             blocker_unknown_cases=undecided_cases,
             unknown_blockers=sorted({mid for ids in undecided for mid in ids}),
-            errored_cases=errored.get(task, 0),
+            errored_cases=errored[task], no_output_cases=no_output[task],
             disqualification_unknown=blocked <= tolerance < blocked + undecided_cases,
             interval=around(bootstrap_mean(case_scores), _mean(case_scores)),
             case_scores=case_scores,
@@ -422,11 +432,11 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
     has_call_tasks = any(t in FINAL_WEIGHTS_B for t in tasks)
     # A criterion with judge errors leaves the benchmark score unknown: counting it on the
     # cases left, or leaving it out, would let a failure of the judge move the score.
-    errored_call_task = bool(evaluated) and any(t in FINAL_WEIGHTS_B for t in errored)
+    lost_call_task = bool(evaluated) and any(t in FINAL_WEIGHTS_B for t in lost)
     benchmark_gap = has_call_tasks and (any(b["judge_errors"] for b in benchmarks.values())
-                                        or errored_call_task)
-    # A task every case of which errored has no aggregate, and is no missing task either.
-    unknown_scores.update(t for t in errored if t not in tasks)
+                                        or lost_call_task)
+    # A task no case of which has a result has no aggregate, and is no missing task either.
+    unknown_scores.update(t for t in lost if t not in tasks)
     benchmark_score = (sum(1 for b in evaluated if b["passed"]) / len(evaluated)
                        if evaluated and has_call_tasks and not benchmark_gap else None)
 
@@ -443,7 +453,7 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
     interval_a = None if benchmark_score is None or gaps else around(bootstrap_weighted(
         [(tasks[t].case_scores, w) for t, w in FINAL_WEIGHTS_A.items() if t in tasks],
         fixed=[(benchmark_score, FINAL_WEIGHTS_A["benchmarks"])]), final_a)
-    missing = [t for t in FINAL_WEIGHTS_B if t not in tasks and t not in errored]
+    missing = [t for t in FINAL_WEIGHTS_B if t not in tasks and t not in lost]
 
     usage: dict[str, float] = defaultdict(float)
     costs = []
@@ -461,14 +471,21 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry,
         missing_tasks=missing if has_call_tasks else [],
         cost_per_1000_calls=cost_per_1000,
         uncosted_results=uncosted,
-        any_blocker=_any_blocker(tasks.values(), unknown=any(t not in tasks for t in errored)),
+        any_blocker=_any_blocker(tasks.values(), unknown=any(t not in tasks for t in lost)),
         usage=dict(usage),
         final_interval_a=interval_a, final_interval_b=interval_b,
         run_stats=_run_stats(all_groups),
         incomplete_tasks=gaps + (["benchmarks"] if benchmark_gap else []),
-        errored_tasks=sorted(errored, key=lambda t: (t not in FINAL_WEIGHTS_B, t))
-        + (["benchmarks"] if has_call_tasks and errored_call_task else []),
+        errored_tasks=_cause_tasks(errored, has_call_tasks and bool(evaluated)),
+        no_output_tasks=_cause_tasks(no_output, has_call_tasks and bool(evaluated)),
     )
+
+
+def _cause_tasks(lost: Counter[str], benchmarks: bool) -> list[str]:
+    """The tasks with a case ``lost`` counts, final-score tasks first, and "benchmarks"
+    when ``benchmarks`` were evaluated and a final-score task is among them."""
+    return (sorted(lost, key=lambda t: (t not in FINAL_WEIGHTS_B, t))
+            + (["benchmarks"] if benchmarks and any(t in FINAL_WEIGHTS_B for t in lost) else []))
 
 
 def _unknown_blockers(result: TaskResult) -> list[str]:
@@ -548,15 +565,14 @@ def _unranked_reason(c: ModelCard, final: float | None, use_a: bool) -> str:
     reasons = []
     if final is None:
         gaps = [t for t in c.incomplete_tasks if use_a or t != "benchmarks"]
-        judged, errored = c.gap_causes(gaps)
+        causes = zip(("the judge could not score all of", "a test errored in",
+                      "an output is missing in"), c.gap_causes(gaps), strict=True)
         reasons.append(f"final score {'A' if use_a else 'B'} unknown ("
-                       + "; ".join([*([f"the judge could not score all of {', '.join(judged)}"]
-                                      if judged else []),
-                                    *([f"a test errored in {', '.join(errored)}"]
-                                      if errored else [])]) + ")")
+                       + "; ".join(f"{what} {', '.join(ts)}" for what, ts in causes if ts) + ")")
     if c.any_blocker is None:
         undecided = [t for t, a in c.tasks.items() if a.disqualification_unknown]
-        undecided += [t for t in c.errored_tasks if t not in c.tasks and t != "benchmarks"]
+        undecided += dict.fromkeys(t for t in c.errored_tasks + c.no_output_tasks
+                                   if t not in c.tasks and t != "benchmarks")
         reasons.append(f"disqualification unknown (a blocker could not be decided in "
                        f"{', '.join(undecided)})")
     return f"{c.model}: {', '.join(reasons)}"

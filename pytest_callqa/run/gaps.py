@@ -1,7 +1,7 @@
 """What a run could not evaluate or could not show, in the scorecard's words: the header's
-lines for the pairs and case files not evaluated, and the notes on pairs a test error left
-without a result and on metrics this process never registered. Shared by a run's summary and
-the merge of shard reports."""
+lines for the pairs and case files not evaluated, and the notes on pairs a test error or a
+missing output left without a result and on metrics this process never registered. Shared
+by a run's summary and the merge of shard reports."""
 
 from __future__ import annotations
 
@@ -136,22 +136,42 @@ def not_evaluated(payloads: Iterable[Mapping[str, Any]],
 def errored_pairs(entries: Iterable[Any]) -> list[tuple[str, str, str]]:
     """The (model, task, case id) of each pair a test error left without a result, from a
     report's ``not_evaluated`` entries: the scorecard counts them as not known."""
+    return _pairs(entries, "test_error")
+
+
+def no_output_pairs(entries: Iterable[Any]) -> list[tuple[str, str, str]]:
+    """The (model, task, case id) of each pair without an output (none recorded, or the
+    budget stopped its generation), from a report's ``not_evaluated`` entries: the scorecard
+    counts them as not known, as it does pairs whose test errored — read as never asked, a
+    model that did not answer its blocked case would take the rank of one that answered it."""
+    return _pairs(entries, "missing_output")
+
+
+def _pairs(entries: Iterable[Any], kind: str) -> list[tuple[str, str, str]]:
     return [(str(e.get("model")), str(e.get("task")), str(e.get("case_id"))) for e in entries
-            if isinstance(e, Mapping) and e.get("kind") == "test_error"]
+            if isinstance(e, Mapping) and e.get("kind") == kind]
 
 
 def not_evaluated_notes(entries: Iterable[Any]) -> list[str]:
-    """The scorecard's notes on pairs a test error left without a result: without them a
-    model's task score (or, when every case of a task errored, its final score, renormalised
-    without the task) would read as measured on every case."""
-    errored: dict[tuple[str, str], list[str]] = {}
+    """The scorecard's notes on pairs a test error or a missing output left without a
+    result: without them a model's task score (or, when no case of a task has a result, its
+    final score, renormalised without the task) would read as measured on every case."""
+    unknown: dict[tuple[str, str, str], list[str]] = {}
     for entry in entries:
-        if isinstance(entry, Mapping) and entry.get("kind") == "test_error":
-            errored.setdefault((str(entry.get("model")), str(entry.get("task"))), []).append(
-                str(entry.get("case_id")))
-    return [f"E {model}: {task}: {count(len(ids), 'case')} not evaluated, its test errored "
+        if not isinstance(entry, Mapping):
+            continue
+        if entry.get("kind") == "test_error":
+            cause = "its test errored"
+        elif entry.get("kind") == "missing_output":
+            cause = ("the budget stopped its generation" if entry.get("budget_stopped")
+                     else "no output")
+        else:
+            continue
+        unknown.setdefault((str(entry.get("model")), str(entry.get("task")), cause),
+                           []).append(str(entry.get("case_id")))
+    return [f"E {model}: {task}: {count(len(ids), 'case')} not evaluated, {cause} "
             f"({', '.join(sorted(ids))}): left out of the task score"
-            for (model, task), ids in sorted(errored.items())]
+            for (model, task, cause), ids in sorted(unknown.items())]
 
 
 def unregistered_notes(card: Scorecard) -> list[str]:

@@ -196,7 +196,7 @@ def _models_section(report: Mapping[str, Any]) -> list[str]:
             "disqualified by blockers, ⛔? one whose disqualification is unknown (a blocker "
             "could not be decided); E a figure unknown or missing cases because the judge "
             "could not score them or their test errored (a failure of the tool, not of the "
-            "model).", ""]
+            "model), or they have no output (not evaluated, not a pass).", ""]
 
 
 def _task_cell(agg: Mapping[str, Any]) -> str:
@@ -213,13 +213,14 @@ def _task_cell(agg: Mapping[str, Any]) -> str:
 
 
 def _final_cell(card: Mapping[str, Any], option: str, gaps: list[str]) -> str:
-    """A final score with its interval; without one, E and the tasks whose judge errors or
-    errored tests leave it unknown."""
+    """A final score with its interval; without one, E and the tasks whose judge errors,
+    errored tests or missing outputs leave it unknown."""
     value = card.get(f"final_score_{option}")
     if value is None and gaps:
-        judged, errored = gap_causes(gaps, set(card.get("errored_tasks") or []))
-        causes = [f"{what} in {', '.join(tasks)}" for what, tasks in (
-            ("judge errors", judged), ("test errors", errored)) if tasks]
+        split = gap_causes(gaps, set(card.get("errored_tasks") or []),
+                           set(card.get("no_output_tasks") or []))
+        causes = [f"{what} in {', '.join(tasks)}" for what, tasks in zip(
+            ("judge errors", "test errors", "missing outputs"), split, strict=True) if tasks]
         return f"E ({'; '.join(causes)})"
     return _cell(value) + _interval(card.get(f"final_interval_{option}"))
 

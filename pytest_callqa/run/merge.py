@@ -25,6 +25,7 @@ from ..engine.scorecard import Scorecard, build_scorecard
 from .gaps import (
     errored_pairs,
     judge_error_lines,
+    no_output_pairs,
     not_evaluated_lines,
     partial_run_lines,
     unscored_lines,
@@ -471,9 +472,10 @@ def scorecard_of(report: Mapping[str, Any], name: str = "report") -> Scorecard:
     """The scorecard behind a report, rebuilt from its cases and metric definitions."""
     shard = _read(name, report)
     registry = recorded_registry(_pooled_specs([shard]))
+    entries = report.get("not_evaluated", [])
     return build_scorecard(shard.results, registry=registry,
                            disqualify_tolerance=int(report["run"]["disqualify_tolerance"]),
-                           errored=errored_pairs(report.get("not_evaluated", [])))
+                           errored=errored_pairs(entries), no_output=no_output_pairs(entries))
 
 
 def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, Any]:
@@ -503,7 +505,8 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
     not_evaluated = _pooled_not_evaluated(shards)
     card = build_scorecard(results, registry=recorded_registry(specs),
                            disqualify_tolerance=tolerance,
-                           errored=errored_pairs(not_evaluated))
+                           errored=errored_pairs(not_evaluated),
+                           no_output=no_output_pairs(not_evaluated))
     card.notes.extend(run_notes(card, not_evaluated))
     merged: dict[str, Any] = {
         "schema": REPORT_SCHEMA,

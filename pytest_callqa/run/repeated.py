@@ -158,9 +158,9 @@ def runs_lines(card: Scorecard, pass_rule: object) -> list[str]:
 
 
 def run_notes(card: Scorecard, not_evaluated: Iterable[Any]) -> list[str]:
-    """The notes a run adds to the scorecard's own, in order: pairs a test error left out,
-    metrics scored but not registered, runs of unknown outcome. A merge of shards adds the
-    same, so its report reads as one run's."""
+    """The notes a run adds to the scorecard's own, in order: pairs a test error or a missing
+    output left out, metrics scored but not registered, runs of unknown outcome. A merge of
+    shards adds the same, so its report reads as one run's."""
     return [*not_evaluated_notes(not_evaluated), *unregistered_notes(card),
             *unknown_run_notes(card)]
 

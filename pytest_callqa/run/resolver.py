@@ -221,7 +221,7 @@ class Resolver:
         else:
             path = output_path(self.settings.outputs, model, case.id)
             where = f"expected {display_path(path, self.host.rootpath)}"
-        return Missing(model, case.id,
+        return Missing(model, case.id, case.task,
                        f"no output of model {model!r} for case {case.id!r} ({where}, and no "
                        "pytest_callqa_generate implementation returned one)")
 
@@ -360,9 +360,10 @@ class Resolver:
                                usage=dict(generation.usage),
                                source=f"openai:{generation.model}")
         if generation.budget_stopped:
-            return Missing(name, case.id,
+            return Missing(name, case.id, case.task,
                            f"no output of model {name!r} for case {case.id!r}: the budget of "
-                           f"${self.settings.budget:g} was spent before it was generated")
+                           f"${self.settings.budget:g} was spent before it was generated",
+                           budget_stopped=True)
         return CallqaCallError(f"callqa: generating the output of model {name!r} for case "
                                f"{case.id!r} failed: {generation.error}")
 

@@ -127,14 +127,19 @@ UNPRODUCED_PAYLOAD = "unproduced_runs"
 
 @dataclass(frozen=True)
 class Missing:
-    """No output exists for a (model, case) pair; ``reason`` says where it was looked for."""
+    """No output exists for a (model, case) pair; ``reason`` says where it was looked for.
+    ``budget_stopped``: a live model's generation the spent budget stopped. The task is the
+    case's: the scorecard counts the pair among its task's cases whose result is unknown."""
 
     model: str
     case_id: str
+    task: str
     reason: str
+    budget_stopped: bool = False
 
-    def to_dict(self) -> dict[str, str]:
-        return {"model": self.model, "case_id": self.case_id, "reason": self.reason}
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "case_id": self.case_id, "task": self.task,
+                "reason": self.reason, "budget_stopped": self.budget_stopped}
 
 
 class _Live:

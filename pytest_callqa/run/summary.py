@@ -16,6 +16,7 @@ from .._version import __version__
 from .gaps import (
     errored_pairs,
     judge_error_lines,
+    no_output_pairs,
     not_evaluated,
     not_evaluated_lines,
     partial_run_lines,
@@ -261,7 +262,8 @@ class Summary:
             with remembered(memo):
                 card = build_scorecard(results, registry=self.services.registry(),
                                        disqualify_tolerance=self.settings.disqualify_tolerance,
-                                       errored=errored_pairs(entries))
+                                       errored=errored_pairs(entries),
+                                       no_output=no_output_pairs(entries))
             card.notes.extend(run_notes(card, entries))
             if memo is not None:
                 save_memo(memo, self.settings)
@@ -499,6 +501,7 @@ def models_section(card: Scorecard) -> dict[str, Any]:
                 "blocker_unknown_cases": agg.blocker_unknown_cases,
                 "unknown_blockers": list(agg.unknown_blockers),
                 "errored_cases": agg.errored_cases,
+                "no_output_cases": agg.no_output_cases,
                 "disqualification_unknown": agg.disqualification_unknown,
                 "not_scored": list(agg.not_scored),
                 # How many of its cases the judge could not score, and how many it flagged:
@@ -530,6 +533,7 @@ def models_section(card: Scorecard) -> dict[str, Any]:
             "missing_tasks": list(model_card.missing_tasks),
             "incomplete_tasks": list(model_card.incomplete_tasks),
             "errored_tasks": list(model_card.errored_tasks),
+            "no_output_tasks": list(model_card.no_output_tasks),
             "usage": model_card.usage,
         }
     return models

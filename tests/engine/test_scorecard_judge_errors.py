@@ -406,3 +406,40 @@ def test_a_pair_that_errored_outside_the_final_score_tasks_names_its_task() -> N
     assert ("not ranked, what it would be ranked on being unknown — gen: disqualification "
             "unknown (a blocker could not be decided in conversation)") in card.notes
     assert "final scores unknown" not in render_scorecard(card)
+
+
+def test_a_pair_without_an_output_leaves_the_model_unranked_not_clean() -> None:
+    # beta gave no output for the case alpha's output was blocked on: read as never asked,
+    # beta had no blocker, the higher final score and rank 1, above the model that answered.
+    results = [scored("alpha", "qa", "a", 0.9),
+               scored("alpha", "qa", "b", 0.0, valid=False, blocked=True),
+               scored("beta", "qa", "a", 0.9)]
+    card = build_scorecard(results, no_output=[("beta", "qa", "b")])
+    beta = card.models["beta"]
+    qa = beta.tasks["qa"]
+    assert (qa.cases, qa.blocker_unknown_cases, qa.no_output_cases, qa.errored_cases,
+            qa.disqualification_unknown) == (1, 1, 1, 0, True)
+    assert (beta.any_blocker, beta.final_score_b, beta.cost_adjusted_rank) == (None, None, None)
+    assert (beta.incomplete_tasks, beta.no_output_tasks, beta.errored_tasks) == (
+        ["qa"], ["qa"], [])
+    assert card.models["alpha"].cost_adjusted_rank == 1
+    assert ("not ranked, what it would be ranked on being unknown — beta: final score B "
+            "unknown (an output is missing in qa), disqualification unknown (a blocker could "
+            "not be decided in qa)") in card.notes
+    text = render_scorecard(card)
+    assert ("E beta: final scores unknown: an output is missing in qa (not evaluated: neither "
+            "a pass nor a failure; not renormalised around it)") in text
+    assert ("[!?] beta: disqualification for qa unknown: 1 case(s) without an output (blocked "
+            "or not is unknown: not evaluated, not a pass), 0 blocked") in text
+    assert "test errored" not in text and "judge could not score" not in text
+
+
+def test_a_model_with_no_output_for_any_case_of_a_task_is_not_renormalised_around_it() -> None:
+    card = build_scorecard([scored("gen", "qa", "a", 0.9)], no_output=[("gen", "entity", "e")],
+                           errored=[("gen", "qa", "b")])
+    gen = card.models["gen"]
+    assert "entity" not in gen.missing_tasks and gen.final_score_b is None
+    assert (gen.errored_tasks, gen.no_output_tasks, gen.any_blocker) == (["qa"], ["entity"], None)
+    assert ("gen: final score B unknown (a test errored in qa; an output is missing in entity), "
+            "disqualification unknown (a blocker could not be decided in qa, entity)"
+            ) in card.notes[-1]

@@ -274,11 +274,19 @@ def test_missing_output_skips_naming_model_case_and_file(
         "returned one)",
     ])
     result.stdout.fnmatch_lines(["no output, not evaluated: beta: translation-fever"])
+    # Not read as a case never asked: its score is unknown, and so is beta's rank.
+    result.stdout.fnmatch_lines([
+        "E beta: final scores unknown: an output is missing in translation, benchmarks (not "
+        "evaluated: neither a pass nor a failure; not renormalised around it)",
+        "*not ranked, what it would be ranked on being unknown — beta: final score * unknown "
+        "(an output is missing in translation*",
+        "E beta: translation: 1 case not evaluated, no output (translation-fever): left out of "
+        "the task score"])
 
 
 def test_missing_output_can_be_an_error(project: MiniProject, pytester: pytest.Pytester) -> None:
     project.remove_output("beta", "translation-fever")
-    project.write_tests("def test_r(callqa_output):\n    assert callqa_output\n")
+    project.write_tests("def test_r(callqa_result):\n    assert callqa_result.case_id\n")
     result = pytester.runpytest("--callqa-missing=error")
     result.assert_outcomes(passed=7, errors=1)
     result.stdout.fnmatch_lines([
@@ -287,6 +295,14 @@ def test_missing_output_can_be_an_error(project: MiniProject, pytester: pytest.P
         "outputs/beta/translation-fever.json, *",
     ])
     result.stdout.fnmatch_lines(["no output, not evaluated: beta: translation-fever"])
+    # The error changes the test's outcome, not the scorecard: beta is not ranked either way.
+    result.stdout.fnmatch_lines([
+        "E beta: final scores unknown: an output is missing in translation, benchmarks (not "
+        "evaluated: neither a pass nor a failure; not renormalised around it)",
+        "*not ranked, what it would be ranked on being unknown — beta: final score * unknown "
+        "(an output is missing in translation*",
+        "E beta: translation: 1 case not evaluated, no output (translation-fever): left out of "
+        "the task score"])
 
 
 def test_no_cases_configured_is_a_collection_error(pytester: pytest.Pytester) -> None:

@@ -147,6 +147,11 @@ def test_a_budget_stops_generation_and_the_pairs_are_not_evaluated(
     card = scorecard_of(result.stdout.str())
     assert "budget: $0.8 reached ($0." in card
     assert "no output, not evaluated: fast: " in card
+    # The pairs the budget stopped are not read as never asked: the final scores that weigh
+    # their tasks are unknown, and the note names the budget, not a test error.
+    assert "E fast: qa: 1 case not evaluated, the budget stopped its generation (" in card
+    assert "not ranked, what it would be ranked on being unknown — fast: final score" in card
+    assert "test errored" not in card
 
 
 def test_live_models_and_the_llm_judge_share_limits_and_cache_under_xdist(

@@ -126,11 +126,14 @@ def test_json_report_schema(project: MiniProject, pytester: pytest.Pytester) -> 
     assert case["judge_errors"] == []
     assert report["judge_errors"] == {"verdicts": 0, "outputs_without_task_score": 0}
     assert report["models"]["beta"]["tasks"]["qa"]["judge_error_cases"] == 0
+    # Its task: the scorecard counts the pair among the task's cases of unknown result.
     assert report["not_evaluated"] == [{
         "kind": "missing_output", "model": "beta", "case_id": "text-appointment",
+        "task": "text",
         "reason": "no output of model 'beta' for case 'text-appointment' (expected "
                   "outputs/beta/text-appointment.json, and no pytest_callqa_generate "
-                  "implementation returned one)"}]
+                  "implementation returned one)", "budget_stopped": False}]
+    assert beta["no_output_tasks"] == ["text", "benchmarks"] and beta["final_score_b"] is None
     assert len(report["cases"]) == 7
     # Plain JSON: no NaN or Infinity anywhere.
     json.loads((project.root / "out/report.json").read_text(), parse_constant=pytest.fail)

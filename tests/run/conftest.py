@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_callqa.run.merge import scorecard_of
+from pytest_callqa.run.repeated import run_notes
 from pytest_callqa.run.shard import in_shard
 from pytest_callqa.run.summary import models_section
 
@@ -103,6 +104,12 @@ def shard_report(full: dict[str, Any], index: int, count: int) -> dict[str, Any]
     report = copy.deepcopy(full)
     report["cases"] = [c for c in report["cases"]
                        if in_shard(c["model"], c["case_id"], index, count)]
+    # A missing output is reported by the tests of its pair; anything else by shard 1,
+    # which runs the tests that have no pair. The shard's scorecard knows only its own.
+    report["not_evaluated"] = [
+        e for e in report["not_evaluated"]
+        if (in_shard(e["model"], e["case_id"], index, count)
+            if e["kind"] == "missing_output" else index == 1)]
     card = scorecard_of(report, f"shard {index}")
     ids = {c["case_id"] for c in report["cases"]}
     report["models"] = models_section(card)
@@ -110,13 +117,7 @@ def shard_report(full: dict[str, Any], index: int, count: int) -> dict[str, Any]
     report["metric_specs"] = {t: s for t, s in report["metric_specs"].items()
                               if t in card.task_order}
     report["golden_cases"] = {k: v for k, v in report["golden_cases"].items() if k in ids}
-    # A missing output is reported by the tests of its pair; anything else by shard 1,
-    # which runs the tests that have no pair.
-    report["not_evaluated"] = [
-        e for e in report["not_evaluated"]
-        if (in_shard(e["model"], e["case_id"], index, count)
-            if e["kind"] == "missing_output" else index == 1)]
-    report["notes"] = list(card.notes)
+    report["notes"] = [*card.notes, *run_notes(card, report["not_evaluated"])]
     report["judge_errors"] = {
         "verdicts": sum(1 for r in card.results for rec in r.judge_records
                         if rec.get("judge_error")),

@@ -141,3 +141,16 @@ def test_junit_gives_the_ranked_final_score_or_nothing_when_it_is_unknown() -> N
     plain = dict(suite_properties({"run": {"rank_basis": "final_score_b"}, "models": {
         "a": {"final_score_a": None, "final_score_b": 0.7}}}, None))
     assert plain["callqa.a.final_score"] == "0.7"
+
+
+def test_a_final_score_a_missing_output_left_unknown_names_the_missing_output() -> None:
+    # A pair without an output is neither a judge error nor a test error.
+    report = report_of([result("m", "qa", "q", 0.8)])
+    report["models"]["m"].update(incomplete_tasks=["qa", "entity", "benchmarks"],
+                                 errored_tasks=["entity"], no_output_tasks=["qa", "benchmarks"],
+                                 final_score_a=None, final_score_b=None)
+    cells = dict(zip(row_of(render_markdown(report), "model"),
+                     row_of(render_markdown(report), "m"), strict=True))
+    assert cells["final A"] == ("E (test errors in entity; missing outputs in qa, "
+                                "benchmarks)")
+    assert cells["final B"] == "E (test errors in entity; missing outputs in qa)"

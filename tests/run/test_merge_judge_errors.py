@@ -46,7 +46,8 @@ def test_merged_shards_carry_the_judges_gaps_as_the_unsharded_report(
     assert large["cost_adjusted_rank"] is None
     assert mini["any_blocker"] is None and mini["tasks"]["text"]["disqualification_unknown"]
     assert mini["tasks"]["text"]["unknown_blockers"] == ["fabrication_free_rate"]
-    assert budget["incomplete_tasks"] == ["benchmarks"]
+    # Translation: the example's pair without an output leaves it unknown already.
+    assert budget["incomplete_tasks"] == ["translation", "benchmarks"]
     assert budget["benchmarks"]["faithfulness"]["judge_errors"] == 17
     assert any(n.startswith("not ranked") for n in full["notes"])
     parts = [shard_report(full, i, 2) for i in (1, 2)]

@@ -419,6 +419,10 @@ def test_the_merge_command_writes_the_report_and_prints_the_scorecard(
     assert all(model in done.stdout for model in unsharded["model_order"])
     missing = [e for e in unsharded["not_evaluated"] if e["kind"] == "missing_output"]
     assert missing, "the example project has a pair without an output"
+    # Counted as in the run: its task's final scores unknown, the model not ranked.
+    lacking = merged["models"][missing[0]["model"]]
+    assert missing[0]["task"] in lacking["no_output_tasks"]
+    assert lacking["final_score_b"] is None and lacking["cost_adjusted_rank"] is None
     assert (f"no output, not evaluated: {missing[0]['model']}: {missing[0]['case_id']}"
             in done.stdout)
     # The metrics no model could be scored on are named as a run's own header names them.

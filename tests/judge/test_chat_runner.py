@@ -181,8 +181,11 @@ def test_a_call_waiting_on_an_identical_one_gets_its_failure_too(fake: Any) -> N
     first, second = together(runner, endpoint(server), SHORT)
     assert server.requests == 1
     assert first.error is not None and first.error.startswith("HTTP 400")
+    # Charged as another process reading the run's exchange is: the call's usage (an error
+    # status is billed nothing), not none.
     assert (second.content, second.error, second.usage, second.asks) == (
-        None, first.error, {}, 0)
+        None, first.error, first.usage, 0)
+    assert second.usage == {"prompt_tokens": 0.0, "completion_tokens": 0.0, "cost_usd": 0.0}
     # An error status is not billed: the call cost $0 and counts in the average per call.
     assert runner.usage("priced", "chat").to_dict() == {
         **NOTHING_YET, "calls": 1, "requests": 1, "failures": 1, "cost_per_1000_calls": 0.0}
@@ -200,6 +203,9 @@ def test_a_call_waiting_on_an_identical_one_gets_its_problems_too(fake: Any) -> 
     assert server.requests == 1
     assert first.problems == second.problems == ["not JSON"]
     assert not second.usable and second.content == "not what was asked"
+    # It says what the call asked and charges what it cost, as the process that sent it.
+    assert (second.asks, second.usage) == (1, first.usage)
+    assert first.usage["cost_usd"] == 10 * 1.0 + 5 * 2.0  # 10 prompt tokens, 5 completion
 
 
 def test_a_call_waiting_on_an_identical_one_stopped_by_the_budget_is_stopped_too(
@@ -252,24 +258,39 @@ def test_an_outcome_no_cache_keeps_is_read_by_the_runs_other_workers(
     second = worker(cache_dir, reasks=0)
     again, same = calls(second, (where, SHORT), (where, LONG), check=is_good)
     assert server.requests == 2
-    assert (again.error, again.usage, again.asks) == (failed.error, {}, 0)
-    assert (same.content, same.problems, same.usage) == (unusable.content, unusable.problems,
-                                                         {})
+    assert (again.error, again.usage, again.asks) == (failed.error, failed.usage, 0)
+    assert (same.content, same.problems, same.usage, same.asks) == (
+        unusable.content, unusable.problems, unusable.usage, 1)
     # Not in the cache: a later run asks again.
     later = make_runner(JudgeCache(cache_dir), prices=PRICES, reasks=0)
     calls(later, (where, SHORT), check=is_good)
     assert server.requests == 3
 
 
+def test_an_unusable_outcome_read_from_another_worker_says_its_asks_and_charges_its_usage(
+        fake: Any, cache_dir: Path) -> None:
+    # Read without them, another worker's copy said "after 1 attempt" and cost nothing, so
+    # the report of `-n 2` differed from one process's in the reason and the case's cost.
+    server = fake(reply=lambda body: "not JSON")
+    where = endpoint(server)
+    [sent] = calls(worker(cache_dir, reasks=2), (where, SHORT), check=is_good)
+    assert server.requests == 3 and sent.asks == 3 and sent.usage["cost_usd"] > 0
+    [read] = calls(worker(cache_dir, reasks=2), (where, SHORT), check=is_good)
+    assert server.requests == 3
+    assert (read.content, read.problems, read.asks, read.usage) == (
+        sent.content, sent.problems, 3, sent.usage)
+
+
 def test_a_damaged_run_only_record_is_no_record(fake: Any, cache_dir: Path) -> None:
     # Every call fails: no reply is ever cached, so each send is the damaged record's doing.
-    server = fake(reply=lambda body: REPLY, schedule=["400"] * 10)
+    server = fake(reply=lambda body: REPLY, schedule=["400"] * 20)
     where = endpoint(server)
     calls(worker(cache_dir), (where, SHORT))
     [record] = cache_dir.glob("runs/*/*/run-only-*.json")
     entry = json.loads(record.read_text())
     for damage in ({"problems": "x"}, {"problems": [1]}, {"truncated": "yes"}, {"error": 3},
-                   {"content": ["x"]}):
+                   {"content": ["x"]}, {"asks": "1"}, {"asks": True}, {"asks": -1},
+                   {"usage": []}, {"usage": {"cost_usd": "1"}}, {"usage": {"calls": False}}):
         value = {**entry["value"], **damage}
         record.write_text(json.dumps({**entry, "value": value, "digest": content_key(value)}))
         before = server.requests

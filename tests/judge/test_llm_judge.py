@@ -595,6 +595,28 @@ def test_a_reply_shared_in_one_process_is_charged_as_another_process_would_be(
     assert elsewhere is not None and elsewhere.usage == second.usage
 
 
+def test_a_worker_reading_another_workers_unusable_reply_reports_it_as_that_worker_did(
+    fake: Any, cache_dir: Path
+) -> None:
+    # Two xdist workers of one run, cache off: the second reads the first's outcome from the
+    # run's exchange. It said "after 1 attempt" and charged the case nothing, so the report
+    # of -n 2 differed from one process's (the reason, the case's and model's judge cost).
+    server = fake(fault_for=lambda index, body: "garbage")
+
+    def worker() -> OpenAIJudge:
+        cache = JudgeCache(cache_dir, "off")
+        return make_judge(server, cache, exchange=cache.run_exchange("run-1"),
+                          prices=PriceTable({MODEL: (1.0, 1.0)}))
+
+    sent = evaluate(qa_case(0), qa_output(qa_case(0)), judge=worker(), benchmarks=False)
+    assert server.requests == 3
+    read = evaluate(qa_case(0), qa_output(qa_case(0)), judge=worker(), benchmarks=False)
+    assert server.requests == 3
+    assert "judge reply unusable after 3 attempts" in (read.metrics[EVIDENCE].reason or "")
+    assert read.judge_record == sent.judge_record
+    assert read.usage == sent.usage and sent.usage["judge_cost_usd"] > 0
+
+
 def test_a_check_before_sending_that_raises_stops_the_batch(fake: Any) -> None:
     server = fake()
     judge = make_judge(server)

@@ -351,7 +351,7 @@ class ChatRunner:
                 hit = _lookup(store, self.prices, endpoint, key, check, stats)
             if hit is not None:
                 return hit
-            # As a second asker of this process gets it (_shared): paid for once, elsewhere.
+            # As a second asker of this process gets it (_shared): its asks, the call's usage.
             found = kept(self.exchange, key) if self.exchange is not None else None
             if found is not None:
                 return ChatOutcome(**found)
@@ -367,8 +367,7 @@ class ChatRunner:
                 })
             elif self.exchange is not None and not outcome.budget_stopped:
                 # A budget that stopped a call stops it in every process by itself.
-                await asyncio.to_thread(keep, self.exchange, key, outcome.content,
-                                        outcome.problems, outcome.error, outcome.truncated)
+                await asyncio.to_thread(keep, self.exchange, key, outcome)
             return outcome
 
     async def _fetch(self, session: _Session, endpoint: Endpoint, request: ChatRequest,
@@ -564,16 +563,20 @@ def _lookup(cache: JudgeCache, prices: PriceTable, endpoint: Endpoint, key: str,
 
 
 def _shared(outcome: ChatOutcome) -> ChatOutcome:
-    """A second consumer of one reply. A usable reply is shared as another process sees it
-    — a cache hit, with the tokens and cost of the call that got it — so which of two
-    identical calls is charged the request does not depend on which process asked (with or
-    without xdist, cold or warm). A failure is not cached, so no other process could share
-    it: it is shared without usage (it was paid for once)."""
-    usage = {**outcome.usage, "cached": 1.0} if outcome.usable and outcome.usage else {}
+    """A second consumer of one reply, given what another process reads: a usable reply as a
+    cache hit, with the tokens and cost of the call that got it; a failed or unusable call as
+    the run's exchange keeps it (kept.py), with its asks and usage. So which of two identical
+    calls is charged does not depend on which process asked (with or without xdist, cold or
+    warm). The budget stops another process's call before it asks: shared without usage."""
+    usage, asks = dict(outcome.usage), outcome.asks
+    if outcome.usable:
+        usage, asks = ({**usage, "cached": 1.0} if usage else {}), 0
+    elif outcome.budget_stopped:
+        usage, asks = {}, 0
     return ChatOutcome(content=outcome.content, problems=list(outcome.problems),
                        error=outcome.error, usage=usage,
                        cached=outcome.cached or outcome.usable,
-                       budget_stopped=outcome.budget_stopped, asks=0,
+                       budget_stopped=outcome.budget_stopped, asks=asks,
                        truncated=outcome.truncated)
 
 

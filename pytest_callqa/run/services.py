@@ -205,9 +205,14 @@ class Services:
         from ..engine.llm.endpoint import Endpoint
         from ..engine.llm.preflight import check_endpoint
 
-        endpoints: dict[tuple[str, str], tuple[Endpoint, str]] = {}
+        endpoints: dict[tuple[str, str], tuple[Endpoint, str, str | None]] = {}
         problems = []
-        if self.settings.llm_judge:
+        # An xdist worker's local server is the controller's, which started and checked it
+        # (and reports it if it dies). A worker's own check could only go wrong: a busy
+        # llama-cpp-python server answers GET /models after the generation in progress,
+        # minutes on a CPU, so a healthy server read as unreachable and the worker's tests
+        # all errored.
+        if self.settings.llm_judge and not (self.settings.local_judge and self.host.is_worker):
             try:
                 judge = Endpoint(self.settings.judge_model_name, self.judge_base_url(),
                                  self.judge_api_key())
@@ -216,17 +221,27 @@ class Services:
                 # model's entry always names its base URL, checked when it was read).
                 problems.append(f"the judge: {exc}")
             else:
-                endpoints[(judge.base_url, judge.model)] = (judge, "judge")
+                endpoints[(judge.base_url, judge.model)] = (judge, "judge",
+                                                            self.unreachable_hint())
         for name, spec in live.items():
             endpoint = Endpoint(spec.model, spec.base_url)
             endpoints.setdefault((endpoint.base_url, endpoint.model),
-                                 (endpoint, f"live model {name!r}"))
-        for endpoint, what in endpoints.values():
+                                 (endpoint, f"live model {name!r}", None))
+        for endpoint, what, hint in endpoints.values():
             problem = check_endpoint(endpoint, timeout=min(self.settings.timeout, 10.0),
-                                     what=what)
+                                     what=what, unreachable_hint=hint)
             if problem is not None:
                 problems.append(problem)
         return problems
+
+    def unreachable_hint(self) -> str | None:
+        """What to check when the judge cannot be reached, for the local judge (None: the
+        option that set its URL): its server is none the user configured an address for."""
+        if not self.settings.local_judge:
+            return None
+        return ("check that the local llama.cpp server this run started for --callqa-judge "
+                "local is still running (a model too large for this machine's memory, or "
+                "--callqa-local-ctx, can end it)")
 
     # --- the local judge's server -------------------------------------------------------
 

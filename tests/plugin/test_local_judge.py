@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -305,3 +306,54 @@ def test_a_server_that_died_during_the_run_is_named_in_the_header(
         services.close()
     assert log is not None and log.exists()
     log.unlink()
+
+
+def test_a_worker_does_not_check_the_controllers_server(tmp_path: Path) -> None:
+    # Before: each worker sent GET /models to the controller's server before its first
+    # call. llama-cpp-python answers it only after the generation in progress (minutes on a
+    # CPU), so the check timed out and every test of that worker errored with a healthy
+    # server "cannot be reached". The controller checked the server it started.
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    try:
+        port = busy.getsockname()[1]
+        settings = Settings(judge="local", judge_model="judge", local_model=tmp_path / "j.gguf",
+                            cache="off", timeout=0.5)
+        shared = {"url": f"http://127.0.0.1:{port}/v1", "model": "judge", "n_ctx": 2048,
+                  "identity": "local:llama_cpp.server==0.3/judge.gguf@00ff"}
+        services = Services(settings, WorkerHost(shared), on_progress=lambda done, total: None)
+        assert services.preflight({}) == []
+        busy.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            busy.accept()  # no request was sent to the server
+    finally:
+        busy.close()
+
+
+def test_an_unreachable_local_server_is_named_by_the_preflight(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Before: the advice was to check --callqa-judge-base-url, which the local judge ignores.
+    monkeypatch.setattr(server, "SERVER_MODULE", FAKE_MODULE)
+    model = tmp_path / "judge.gguf"
+    model.write_bytes(b"GGUF")
+    settings = Settings(judge="local", judge_model="judge", local_model=model, cache="off")
+    host = WorkerHost(None)
+    host.is_worker = False  # the only process: it starts the server
+    services = Services(settings, host, on_progress=lambda done, total: None)
+    services.local_info()
+    local = services.local_server
+    assert local is not None and local.pid is not None
+    try:
+        assert services.preflight({}) == []
+        os.kill(local.pid, signal.SIGKILL)
+        while local.exit_status() is None:
+            time.sleep(0.02)
+        [problem] = services.preflight({})
+    finally:
+        services.close()
+    assert problem.startswith(f"the judge endpoint {local.url} (model 'judge') cannot be "
+                              "reached (URLError: ")
+    assert problem.endswith("check that the local llama.cpp server this run started for "
+                            "--callqa-judge local is still running (a model too large for "
+                            "this machine's memory, or --callqa-local-ctx, can end it)")

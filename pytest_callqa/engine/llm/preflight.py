@@ -67,8 +67,10 @@ def _listed(body: bytes) -> list[str]:
 
 
 def check_endpoint(endpoint: Endpoint, *, timeout: float = PREFLIGHT_TIMEOUT_S,
-                   what: str = "judge") -> str | None:
-    """None when ``endpoint`` can take calls; otherwise what is wrong and what to set."""
+                   what: str = "judge", unreachable_hint: str | None = None) -> str | None:
+    """None when ``endpoint`` can take calls; otherwise what is wrong and what to set.
+    ``unreachable_hint`` replaces the advice for a server that cannot be reached (the local
+    judge's server has no URL option to check)."""
     url = endpoint.display_url
     where = f"the {what} endpoint {url} (model {endpoint.model!r})"
     # Where that URL was set: a live model's comes from its callqa_models entry.
@@ -98,9 +100,9 @@ def check_endpoint(endpoint: Endpoint, *, timeout: float = PREFLIGHT_TIMEOUT_S,
     except (OSError, http.client.HTTPException) as exc:
         # URLError (refused, unknown host), timeouts and cut connections are all OSErrors.
         reason = getattr(exc, "reason", exc)
+        hint = unreachable_hint or f"check {setting} and that the server is running"
         return endpoint.redact(
-            f"{where} cannot be reached ({type(exc).__name__}: {reason}): check "
-            f"{setting} and that the server is running")
+            f"{where} cannot be reached ({type(exc).__name__}: {reason}): {hint}")
     if served and not _served(endpoint.model, served):
         shown = ", ".join(served[:_SHOWN_MODELS]) + (", …" if len(served) > _SHOWN_MODELS
                                                       else "")

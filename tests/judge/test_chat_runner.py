@@ -664,6 +664,32 @@ def test_a_refused_response_format_is_a_failure_quoting_the_server(fake: Any) ->
     assert (counters.failures, counters.budget_stopped, counters.retries) == (1, 0, 0)
 
 
+def test_a_reply_that_overflowed_llama_cpps_window_is_input_too_large_not_retried(
+        fake: Any) -> None:
+    # llama-cpp-python 0.3.36's answer to a generation that reaches the end of its window.
+    # Before: retried as any 500, and after five generations up to the window's end
+    # "gave up after 5 attempts: HTTP 500: could not broadcast ...".
+    message = "could not broadcast input array from shape (49152,) into shape (0,)"
+    server = fake(refuses=("json_object",), refusal=(500, {"error": {
+        "message": message, "type": "internal_server_error"}}))
+    runner = make_runner(max_retries=3)
+    request = ChatRequest(messages=[{"role": "user", "content": "x" * 300}],
+                          params={"response_format": {"type": "json_object"}})
+    [outcome] = calls(runner, (endpoint(server), request))
+    assert server.requests == 1
+    assert outcome.error == (
+        f"input too large: the server failed the reply (HTTP 500: {message}) when the "
+        "prompt (about 100 tokens, estimated) and the reply filled its context window")
+    counters = runner.usage("priced", "chat")
+    assert (counters.failures, counters.retries) == (1, 0)
+    # Another numpy broadcast error is no full window: retried as any server error.
+    other = "could not broadcast input array from shape (3,) into shape (2,)"
+    server = fake(refuses=("json_object",), refusal=(500, {"error": {"message": other}}))
+    [outcome] = calls(make_runner(max_retries=1), (endpoint(server), request))
+    assert server.requests == 2
+    assert outcome.error == f"gave up after 2 attempts: HTTP 500: {other}"
+
+
 def test_an_error_status_is_not_charged_but_a_timeout_is_charged_its_worst_case(
     fake: Any
 ) -> None:

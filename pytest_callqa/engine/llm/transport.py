@@ -44,7 +44,6 @@ from .limits import (
     Backoff,
     LocalRateWindow,
     LocalSlots,
-    refused_as_invalid,
     retry_after_seconds,
 )
 from .wire import (
@@ -54,6 +53,7 @@ from .wire import (
     RequestTimeout,
     StatusError,
     read_completion,
+    settled_status,
     window_full,
 )
 
@@ -470,9 +470,9 @@ class ChatRunner:
                     raise CallError(endpoint.redact(
                         f"{endpoint.model} at {endpoint.display_url}: {last_error}"
                     )) from None
-                if refused_as_invalid(status, exc.message):
-                    return None, f"HTTP {status}: response_format refused: " \
-                                 f"{_detail(exc, endpoint)}", False
+                settled = settled_status(status, exc.message, _detail(exc, endpoint), messages)
+                if settled is not None:
+                    return None, settled, False
                 if status not in _RETRYABLE_STATUS and status < 500:
                     return None, endpoint.redact(last_error), False
                 retry_after = retry_after_seconds(exc.headers)

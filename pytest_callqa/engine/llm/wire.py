@@ -18,13 +18,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..._version import __version__
 from ..core.numbers import finite_number
 from ..core.urls import authorization, safe_url
+from .limits import refused_as_invalid
+from .windows import count_tokens
 
 if TYPE_CHECKING:
     import httpx2
@@ -182,6 +185,31 @@ def window_full(params: Mapping[str, Any], reply: Reply) -> str | None:
     prompt = "" if reply.prompt_tokens is None else f" ({reply.prompt_tokens:,.0f} tokens)"
     return (f"input too large: the server stopped the reply at {got:,.0f} of the {asked:,} "
             f"tokens asked for, as the prompt{prompt} filled its context window")
+
+
+# llama-cpp-python (0.3.36) fails a generation that reaches the end of its context window
+# with HTTP 500 and numpy's error on storing the next token's logits in a row past the
+# window's last: nothing but a shorter prompt changes that, and each retry costs another
+# generation up to the window's end (minutes on a CPU).
+_WINDOW_OVERFLOW = re.compile(r"could not broadcast input array from shape \(\d+,\) into "
+                              r"shape \(0,\)")
+
+
+def settled_status(status: int, message: str, detail: str,
+                   messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why an error status is a call's answer for good, not retried (None: it is not):
+    a server's refusal of the ``response_format`` dressed as a server error, or a reply that
+    overflowed the window, as :func:`window_full` reads a cut one. ``message`` is the
+    server's, ``detail`` what may be shown of it."""
+    if refused_as_invalid(status, message):
+        return f"HTTP {status}: response_format refused: {detail}"
+    if status != 500 or not _WINDOW_OVERFLOW.search(message):
+        return None
+    # The server counted the prompt but says nothing of it: the size guard's estimate.
+    tokens, _ = count_tokens(messages, estimate=True)
+    return (f"input too large: the server failed the reply (HTTP {status}: {detail}) when "
+            f"the prompt (about {tokens:,} tokens, estimated) and the reply filled its "
+            "context window")
 
 
 def _token_count(value: Any) -> float | None:

@@ -33,6 +33,8 @@ LOCAL_SERVER_KEY = "callqa_local_server"
 # What the local judge presents as its key: the server needs none, and the team's
 # OPENAI_API_KEY has no business reaching it.
 LOCAL_API_KEY = "callqa-local-no-key"
+# In the cache directory: the local model file's whole digest, hashed once per version of it.
+LOCAL_DIGESTS_FILE = "local-model-digests.json"
 
 JUDGE_DESCRIPTIONS = {
     "heuristic": "heuristic (offline, deterministic; what it cannot estimate honestly is "
@@ -275,9 +277,14 @@ class Services:
             return self._local_info
         settings = self.settings
         assert settings.local_model is not None, "the local judge has a model file"
+        # The model's digest is remembered beside the verdicts it names, and written there
+        # only by a run that may write the cache.
+        memo = (settings.cache_dir / LOCAL_DIGESTS_FILE
+                if settings.cache != "off" and settings.cache_dir is not None else None)
         self.local_server = LocalServer(settings.local_model, n_ctx=settings.local_ctx,
                                         threads=settings.local_threads,
-                                        parallel=settings.local_parallel)
+                                        parallel=settings.local_parallel, digest_memo=memo,
+                                        remember_digest=settings.cache == "rw")
         try:
             self._local_info = self.local_server.start()
         except (ServerError, OSError) as exc:

@@ -4,7 +4,9 @@ start. Every server here is a subprocess on 127.0.0.1 that stops with its test."
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
 import os
 import re
 import signal
@@ -24,6 +26,7 @@ from pytest_callqa.engine.llm.server import (
     ServerError,
     ServerInfo,
     default_model,
+    file_digest,
     model_alias,
     model_identity,
     reported_context,
@@ -247,7 +250,8 @@ def test_server_info_from_a_worker_input() -> None:
 
 
 def test_a_model_file_is_known_by_its_content_not_its_folder(tmp_path: Path) -> None:
-    # Two MiB and a bit: the head and the tail are read, the middle is not.
+    # Two MiB and a bit. Before, only the first and last MiB were read: a file of the same
+    # name and size with other weights in its middle reused the first model's verdicts.
     body = bytearray(b"GGUF" + bytes(2 * (1 << 20) + 100))
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
@@ -258,7 +262,7 @@ def test_a_model_file_is_known_by_its_content_not_its_folder(tmp_path: Path) -> 
     assert identity == model_identity(moved, FAKE_MODULE)
     assert re.fullmatch(rf"local:{re.escape(FAKE_MODULE)}==[^/]+/m\.gguf@[0-9a-f]{{32}}",
                         identity)
-    for at in (10, len(body) - 10):
+    for at in (10, len(body) // 2, len(body) - 10):
         changed = bytearray(body)
         changed[at] = 1
         moved.write_bytes(changed)
@@ -266,6 +270,29 @@ def test_a_model_file_is_known_by_its_content_not_its_folder(tmp_path: Path) -> 
     moved.write_bytes(body + b"\0")
     assert model_identity(moved, FAKE_MODULE) != identity
     assert model_identity(first, "llama_cpp.server") != identity
+
+
+def test_a_model_files_digest_is_remembered_until_the_file_changes(tmp_path: Path) -> None:
+    model, memo = tmp_path / "m.gguf", tmp_path / "cache" / "digests.json"
+    model.write_bytes(b"GGUF" + bytes(3000))
+    whole = hashlib.sha256(model.read_bytes()).hexdigest()
+    assert file_digest(model, memo) == whole
+    assert not memo.exists()  # read, never written, without remember (a read-only cache)
+    assert file_digest(model, memo, remember=True) == whole
+    [entry] = json.loads(memo.read_text(encoding="utf-8")).values()
+    # Read back while the file is unchanged: a start does not hash gigabytes again.
+    entry["sha256"] = "remembered"
+    memo.write_text(json.dumps({str(model.resolve()): entry}), encoding="utf-8")
+    assert file_digest(model, memo) == "remembered"
+    assert model_identity(model, FAKE_MODULE, memo=memo).endswith("@remembered")
+    # Rewritten in place (same size): hashed again, and remembered anew.
+    model.write_bytes(b"GGUF" + bytes(2999) + b"\1")
+    changed = hashlib.sha256(model.read_bytes()).hexdigest()
+    assert file_digest(model, memo, remember=True) == changed != whole
+    assert file_digest(model, memo) == changed
+    memo.write_text("not json", encoding="utf-8")
+    assert file_digest(model, memo) == changed
+    assert list(memo.parent.glob(".digests-*")) == []
 
 
 def test_the_default_model_is_the_smollm2_file(tmp_path: Path,

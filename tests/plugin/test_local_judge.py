@@ -5,6 +5,7 @@ SIGTERM. The real server is exercised by the ``real_llm`` tier (tests/real_llm).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import signal
@@ -19,7 +20,12 @@ import pytest
 
 from pytest_callqa.engine.llm import server
 from pytest_callqa.options import LOCAL_CTX_OPTION, REPORT_OPTION
-from pytest_callqa.run.services import LOCAL_API_KEY, LOCAL_SERVER_KEY, Services
+from pytest_callqa.run.services import (
+    LOCAL_API_KEY,
+    LOCAL_DIGESTS_FILE,
+    LOCAL_SERVER_KEY,
+    Services,
+)
 from pytest_callqa.run.settings import CallqaUsageError, Settings
 
 from .conftest import PYPROJECT, MiniProject
@@ -357,3 +363,23 @@ def test_an_unreachable_local_server_is_named_by_the_preflight(
     assert problem.endswith("check that the local llama.cpp server this run started for "
                             "--callqa-judge local is still running (a model too large for "
                             "this machine's memory, or --callqa-local-ctx, can end it)")
+
+
+@pytest.mark.parametrize(("mode", "written"), [("rw", True), ("ro", False)])
+def test_the_model_files_whole_digest_is_remembered_in_a_writable_cache(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: str, written: bool) -> None:
+    monkeypatch.setattr(server, "SERVER_MODULE", FAKE_MODULE)
+    model = tmp_path / "judge.gguf"
+    model.write_bytes(b"GGUF" + bytes(3 << 20))
+    cache = tmp_path / "cache"
+    settings = Settings(judge="local", judge_model="judge", local_model=model, cache=mode,
+                        cache_dir=cache)
+    host = WorkerHost(None)
+    host.is_worker = False  # the only process: it starts the server
+    services = Services(settings, host, on_progress=lambda done, total: None)
+    try:
+        identity = services.local_info().identity
+    finally:
+        services.close()
+    assert identity.endswith("@" + hashlib.sha256(model.read_bytes()).hexdigest()[:32])
+    assert (cache / LOCAL_DIGESTS_FILE).exists() is written

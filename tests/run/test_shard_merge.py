@@ -231,6 +231,57 @@ def test_a_spend_one_shard_does_not_know_is_unknown(shards: list[dict[str, Any]]
     assert usage["cost_per_1000_calls"] is None
 
 
+def test_tokens_no_reply_reported_stay_unknown_and_replies_without_usage_add_up(
+        shards: list[dict[str, Any]]) -> None:
+    """A shard against a server that leaves usage out writes null tokens: the merge read them
+    as 0 (2 of 2 shards without usage gave "0+0 tokens") and kept the first shard's count of
+    such replies alone."""
+    unreported = {"prompt_tokens": None, "completion_tokens": None, "spent_usd": None}
+    _with_llm_judge(shards[0], _judge_usage(requests_without_usage=10, **unreported),
+                    calls=1.0, cost=None)
+    _with_llm_judge(shards[1], _judge_usage(requests_without_usage=3), calls=1.0, cost=None)
+    usage = merge_reports(shards, ["1.json", "2.json"])["run"]["judge_usage"]
+    # What the second shard's replies reported, and how many of all 20 reported nothing.
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (1000, 200)
+    assert (usage["requests"], usage["requests_without_usage"]) == (20, 13)
+
+    _with_llm_judge(shards[1], _judge_usage(requests_without_usage=10, **unreported),
+                    calls=1.0, cost=None)
+    usage = merge_reports(shards, ["1.json", "2.json"])["run"]["judge_usage"]
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (None, None)
+    assert (usage["requests"], usage["requests_without_usage"]) == (20, 20)
+
+    # A shard that sent no request knows no token of the other's replies.
+    _with_llm_judge(shards[1], _judge_usage(requests=0, prompt_tokens=0, completion_tokens=0,
+                                            requests_without_usage=0), calls=1.0, cost=None)
+    usage = merge_reports(shards, ["1.json", "2.json"])["run"]["judge_usage"]
+    assert (usage["prompt_tokens"], usage["requests_without_usage"]) == (None, 10)
+
+
+def test_a_live_models_tokens_no_reply_reported_stay_unknown(
+        shards: list[dict[str, Any]]) -> None:
+    def generation(prompt: int | None, without_usage: int) -> dict[str, Any]:
+        counts = {"requests": 2, "requests_without_usage": without_usage,
+                  "prompt_tokens": prompt, "completion_tokens": None if prompt is None else 5,
+                  "spent_usd": None}
+        return {"models": {"a": {"model": "a", "base_url": "http://x/v1", "price": "$1",
+                                 "retries": 0, **counts}},
+                "budget_exhausted": False, **counts,
+                "per_process": {"processes": 1, "calls": 2, "resolve_s": 0.5}}
+
+    shards[0]["run"]["generation_usage"] = generation(None, 2)
+    shards[1]["run"]["generation_usage"] = generation(None, 2)
+    usage = merge_reports(shards, ["1.json", "2.json"])["run"]["generation_usage"]
+    for section in (usage, usage["models"]["a"]):
+        assert (section["prompt_tokens"], section["completion_tokens"]) == (None, None)
+        assert section["requests_without_usage"] == 4
+    shards[1]["run"]["generation_usage"] = generation(30, 0)
+    usage = merge_reports(shards, ["1.json", "2.json"])["run"]["generation_usage"]
+    for section in (usage, usage["models"]["a"]):
+        assert (section["prompt_tokens"], section["completion_tokens"]) == (30, 5)
+        assert section["requests_without_usage"] == 2
+
+
 def test_generation_counters_are_added_up_per_model(shards: list[dict[str, Any]]) -> None:
     def generation(requests: int, models: dict[str, int]) -> dict[str, Any]:
         return {"models": {name: {"model": name, "base_url": "http://x/v1", "price": "$1",

@@ -11,8 +11,9 @@ baseline, and a task newly disqualified, are regressions whatever the numbers sa
 A comparison the tool's own failure kept the gate from making is not a pass: a judge error
 (a case whose metric, task score or blocker verdict the judge could not score, in this run or
 in the baseline), a project's blocker metric whose code raised (its verdict undecided, as on
-the scorecard), a case whose test errored in one run. With no regression found the verdict is
-"incomplete", naming each; nothing is said of the model. ``gate_cases`` reads the cases.
+the scorecard), a case whose test errored or that had no output in one run. With no
+regression found the verdict is "incomplete", naming each; nothing is said of the model.
+``gate_cases`` reads the cases.
 
 Everything here works on plain report dicts (schema ``callqa-report/1``); numpy is the only
 library it loads, when a comparison runs.
@@ -29,15 +30,15 @@ from typing import TYPE_CHECKING, Any
 from ..engine.core.metrics import DISABLED_THRESHOLD, TASK_SCORE_ID
 from ..engine.core.numbers import finite_number
 from .gate_cases import (
-    CODE_ERRORS,
     JUDGE_ERRORS,
-    NOT_ESTIMATED,
     NOT_SCORED_NOW,
-    TEST_ERRORS,
+    UNDECIDED_CAUSES,
     Case,
     CaseKey,
-    errored_pairs,
+    per_case,
     read_cases,
+    unevaluated_in,
+    unevaluated_pairs,
 )
 from .report_check import check_report
 
@@ -244,13 +245,6 @@ def _version_warnings(current: Mapping[str, Any], baseline: Mapping[str, Any],
     return warnings
 
 
-def _per_case(cases: Mapping[CaseKey, Case], keys: list[CaseKey],
-              metric: str) -> dict[CaseKey, float]:
-    if metric == TASK_SCORE:
-        return {k: s for k in keys if (s := cases[k].score) is not None}
-    return {k: cases[k].metrics[metric] for k in keys if metric in cases[k].metrics}
-
-
 def _number(value: Any) -> float | None:
     return None if value is None else float(value)
 
@@ -261,6 +255,7 @@ class _Comparison:
                  bootstrap: _Bootstrap) -> None:
         self.current, self.baseline = current, baseline
         self.now, self.then = read_cases(current), read_cases(baseline)
+        self.unevaluated = unevaluated_pairs(current), unevaluated_pairs(baseline)
         specs_then, specs_now = _specs(baseline), _specs(current)
         self.specs = {**_benchmark_specs(), **specs_then, **specs_now}
         # Disabled by this run's policy (a worse count was read as better): not gated.
@@ -304,10 +299,11 @@ class _Comparison:
         return {m for m in found - case.blockers if (task, m) not in self.disabled}
 
     def undecided_reason(self, task: str, run: list[CaseKey], baseline: list[CaseKey],
-                         metric: str | None = None) -> str:
+                         metric: str | None = None, gaps: frozenset[str] = frozenset()) -> str:
         """Why the blocker verdicts of ``metric`` (None: any blocker) are unknown in the
-        cases ``run`` of this run and ``baseline`` of the baseline, in the gate's words."""
-        causes: set[str] = set()
+        cases ``run`` of this run and ``baseline`` of the baseline, in the gate's words,
+        with the ``gaps``: why pairs of the task were not evaluated."""
+        causes: set[str] = set(gaps)
         for cases, keys in ((self.now, run), (self.then, baseline)):
             for key in keys:
                 case = cases[key]
@@ -315,8 +311,7 @@ class _Comparison:
                     causes |= case.undecided_by(mid)
         # A scorecard may say a disqualification is unknown with no case showing why (an
         # older report): the judge is named, as the gate has always named it.
-        return " and ".join(c for c in (JUDGE_ERRORS, CODE_ERRORS, NOT_ESTIMATED)
-                            if c in causes) or JUDGE_ERRORS
+        return " and ".join(c for c in UNDECIDED_CAUSES if c in causes) or JUDGE_ERRORS
 
     def unmade(self, kind: str, model: str, task: str, metric: str | None, reason: str,
                run: list[CaseKey], baseline: list[CaseKey]) -> None:
@@ -355,8 +350,8 @@ class _Comparison:
         run_out, base_out = self.left_out(keys, task, metric)
         out = {*run_out, *base_out}
         usable = [k for k in keys if k not in out]
-        old_cases = _per_case(self.then, usable, metric)
-        new_cases = _per_case(self.now, usable, metric)
+        old_cases = per_case(self.then, usable, metric)
+        new_cases = per_case(self.now, usable, metric)
         if pooled:
             # A case with no units in either run (0 of 0 both times) cannot move the rate:
             # counted as shared, it let one case's change pass for the evidence of many.
@@ -514,21 +509,26 @@ class _Comparison:
                 "shared_cases": len(keys), "moved_cases": [],
             })
         else:
-            self.unmade("new disqualification", model, task, "disqualified",
-                        self.undecided_reason(task, run, base), run, base)
+            # A pair either report did not evaluate is undecided on the scorecard too.
+            now, then = (unevaluated_in(pairs, model, task) for pairs in self.unevaluated)
+            reason = self.undecided_reason(task, run, base, gaps=frozenset(
+                [*now.values(), *then.values()]))
+            self.unmade("new disqualification", model, task, "disqualified", reason,
+                        [*run, *now], [*base, *then])
 
     def not_evaluated(self) -> tuple[set[CaseKey], set[CaseKey]]:
         """The cases only one report has, less those the other report did not evaluate
-        because their test errored (a tool failure, recorded as such): added, removed."""
+        (their test errored, or they had no output: recorded as such): added, removed."""
         added, removed = set(self.now) - set(self.then), set(self.then) - set(self.now)
-        errored_now, errored_then = errored_pairs(self.current), errored_pairs(self.baseline)
-        not_run = {k for k in removed if (k[0], k[2]) in errored_now}
-        not_then = {k for k in added if (k[0], k[2]) in errored_then}
-        for model, task in sorted({k[:2] for k in not_run | not_then}):
-            self.unmade("not evaluated", model, task, None, TEST_ERRORS,
-                        [k for k in not_run if k[:2] == (model, task)],
-                        [k for k in not_then if k[:2] == (model, task)])
-        return added - not_then, removed - not_run
+        now, then = self.unevaluated
+        not_run = {k: now[k[0], k[2]][1] for k in removed if (k[0], k[2]) in now}
+        not_then = {k: then[k[0], k[2]][1] for k in added if (k[0], k[2]) in then}
+        for model, task, why in sorted({(*k[:2], why) for k, why in
+                                        [*not_run.items(), *not_then.items()]}):
+            self.unmade("not evaluated", model, task, None, why,
+                        [k for k, r in not_run.items() if (*k[:2], r) == (model, task, why)],
+                        [k for k, r in not_then.items() if (*k[:2], r) == (model, task, why)])
+        return added - set(not_then), removed - set(not_run)
 
 
 def compare_reports(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
@@ -538,8 +538,8 @@ def compare_reports(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
                     baseline_name: str = "baseline") -> dict[str, Any]:
     """Compare ``current`` with ``baseline`` (both ``callqa-report/1`` dicts) and return the
     gate: ``verdict`` ("fail" on a regression; else "incomplete" when a judge error, a
-    custom blocker metric whose code raised or a test error kept a comparison from being
-    made; else "pass"), ``regressions``, every
+    custom blocker metric whose code raised, a test error or a missing output kept a
+    comparison from being made; else "pass"), ``regressions``, every
     ``check``, the comparisons ``incomplete``, the cases and models added or removed, and
     ``warnings``.
 
@@ -574,7 +574,7 @@ def compare_reports(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
         comparison.benchmarks(model)
     added, removed = comparison.not_evaluated()
     shared = set(shared_models)
-    # A model whose every pair errored is not evaluated, not removed (nor added).
+    # A model whose every pair errored or had no output is not evaluated, not removed.
     unevaluated = {e["model"] for e in comparison.incomplete if e["kind"] == "not evaluated"}
 
     def listed(keys: set[CaseKey]) -> list[dict[str, str]]:

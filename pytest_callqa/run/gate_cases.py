@@ -4,7 +4,7 @@ the metric values and pooled counts, the blockers that fired — and what a fail
 left undecided in it: the metrics a judge error left unscored, the blocker metrics whose
 verdict is unknown (the judge could not score them, a project's metric code raised, or no
 estimate of them was made, as the scorecard counts them), and the pairs the report did not
-evaluate because their test errored.
+evaluate because their test errored or they had no output.
 
 Plain report dicts in, plain values out; no library loads.
 """
@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.core.metrics import TASK_SCORE_ID
 from ..engine.core.results import NOT_APPLICABLE
 
 CaseKey = tuple[str, str, str]  # (model, task, case_id)
@@ -27,6 +28,11 @@ NOT_ESTIMATED = "metrics not estimated"
 # A metric the baseline scored on a case and this run has no value for.
 NOT_SCORED_NOW = "metrics not scored"
 TEST_ERRORS = "test errors"
+NO_OUTPUT = "no output"
+# Those that leave a blocker verdict undecided, in the order the gate names them.
+UNDECIDED_CAUSES = (JUDGE_ERRORS, CODE_ERRORS, NOT_ESTIMATED, TEST_ERRORS, NO_OUTPUT)
+# The not_evaluated entries of pairs left without a result, by kind, and why in those words.
+_UNEVALUATED = {"test_error": TEST_ERRORS, "missing_output": NO_OUTPUT}
 
 
 @dataclass
@@ -58,6 +64,15 @@ class Case:
         return ({JUDGE_ERRORS} if metric in self.judge_errors else set()) | (
             {CODE_ERRORS} if metric in self.raised_blockers else set()) | (
             {NOT_ESTIMATED} if metric in self.unestimated_blockers else set())
+
+
+def per_case(cases: Mapping[CaseKey, Case], keys: list[CaseKey],
+             metric: str) -> dict[CaseKey, float]:
+    """The value of ``metric`` (``score``: the task score) in each case of ``keys`` that has
+    one."""
+    if metric == TASK_SCORE_ID:
+        return {k: s for k in keys if (s := cases[k].score) is not None}
+    return {k: cases[k].metrics[metric] for k in keys if metric in cases[k].metrics}
 
 
 def _mean(values: list[float]) -> float | None:
@@ -146,8 +161,19 @@ def read_cases(report: Mapping[str, Any]) -> dict[CaseKey, Case]:
     return found
 
 
-def errored_pairs(report: Mapping[str, Any]) -> set[tuple[str, str]]:
-    """The (model, case) pairs the report lists as not evaluated because their test errored
-    (a generation or a judge call that failed, an outputs file it could not use)."""
-    return {(e["model"], e["case_id"]) for e in report.get("not_evaluated") or ()
-            if isinstance(e, Mapping) and e.get("kind") == "test_error"}
+def unevaluated_pairs(report: Mapping[str, Any]) -> dict[tuple[str, str], tuple[str, str]]:
+    """The (model, case) pairs the report lists as not evaluated for want of a result, each
+    with its task (empty when an older entry does not name it) and why: ``TEST_ERRORS`` (a
+    generation or a judge call that failed, an outputs file it could not use) or
+    ``NO_OUTPUT`` (none recorded, or the budget stopped its generation). The scorecard counts
+    either as a case of unknown result: the gate reads neither as a pass nor as a removal."""
+    return {(e["model"], e["case_id"]): (str(e.get("task") or ""), _UNEVALUATED[e["kind"]])
+            for e in report.get("not_evaluated") or ()
+            if isinstance(e, Mapping) and e.get("kind") in _UNEVALUATED}
+
+
+def unevaluated_in(pairs: Mapping[tuple[str, str], tuple[str, str]], model: str,
+                   task: str) -> dict[CaseKey, str]:
+    """The cases of ``model`` on ``task`` among ``unevaluated_pairs``, each with why."""
+    return {(model, task, case_id): why for (m, case_id), (t, why) in pairs.items()
+            if (m, t) == (model, task)}

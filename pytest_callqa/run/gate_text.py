@@ -7,13 +7,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .gate_cases import CODE_ERRORS, JUDGE_ERRORS, NOT_ESTIMATED, TEST_ERRORS
+from .gate_cases import NO_OUTPUT, TEST_ERRORS, UNDECIDED_CAUSES
 from .settings import count
 
 # How many case ids a line names before it counts the rest.
 NAMED_CASES = 3
 # How many comparisons the gate could not make the terminal lists; the report has them all.
 MAX_INCOMPLETE_LINES = 10
+# Why a pair was not evaluated, in a line of its own and in the verdict's count of them.
+_NOT_EVALUATED = {TEST_ERRORS: ("test errors: a failure of the tool, not of the model",
+                                " for test errors"),
+                  NO_OUTPUT: ("no output: of unknown result, not a pass", ", no output")}
 
 
 def fmt(value: Any) -> str:
@@ -95,9 +99,9 @@ def incomplete_line(entry: Mapping[str, Any]) -> str:
                          for side, where in (("run", "in this run"),
                                              ("baseline", "in the baseline"))
                          if (ids := list(entry.get(side) or [])))
-    if entry.get("reason") == "test errors":
-        return (f"{head}: {sides} not evaluated (test errors: a failure of the tool, not "
-                "of the model)")
+    if entry.get("kind") == "not evaluated":
+        why = _NOT_EVALUATED.get(str(entry.get("reason")), (str(entry.get("reason")), ""))[0]
+        return f"{head}: {sides} not evaluated ({why})"
     return f"{head}: {entry.get('reason')}" + (f" on {sides}" if sides else "")
 
 
@@ -106,21 +110,26 @@ def incomplete_summary(gate: Mapping[str, Any]) -> str:
     ``2 comparisons could not be made for judge errors on 5 cases``."""
     entries = [e for e in gate.get("incomplete") or [] if isinstance(e, Mapping)]
     parts = []
-    # Every reason but a test error is a comparison not made: a judge error, a custom
-    # blocker metric whose code raised, a blocker no estimate was made of (gate_cases.py),
-    # or several of them in one comparison; test errors come last.
-    alone = (JUDGE_ERRORS, CODE_ERRORS, NOT_ESTIMATED)
-    reasons = sorted({str(e.get("reason")) for e in entries}, key=lambda r: (
-        r == TEST_ERRORS, alone.index(r) if r in alone else len(alone), r))
-    for reason in reasons:
-        found = [e for e in entries if str(e.get("reason")) == reason]
+
+    def group(entry: Mapping[str, Any]) -> tuple[bool, str]:
+        return entry.get("kind") == "not evaluated", str(entry.get("reason"))
+
+    # The comparisons not made come first, by their reason (a judge error, a custom blocker
+    # metric whose code raised, a blocker no estimate was made of: gate_cases.py, or several
+    # of them in one comparison); the pairs not evaluated (a test error, no output) last.
+    groups = sorted({group(e) for e in entries}, key=lambda g: (
+        g[0], UNDECIDED_CAUSES.index(g[1]) if g[1] in UNDECIDED_CAUSES
+        else len(UNDECIDED_CAUSES), g[1]))
+    for unevaluated, reason in groups:
+        found = [e for e in entries if group(e) == (unevaluated, reason)]
         cases = {(e.get("model"), e.get("task"), c) for e in found
                  for c in [*(e.get("run") or []), *(e.get("baseline") or [])]}
-        if found and reason != TEST_ERRORS:
+        if unevaluated:
+            why = _NOT_EVALUATED.get(reason, ("", f" for {reason}"))[1]
+            parts.append(f"{count(len(cases), 'case')} not evaluated{why}")
+        else:
             parts.append(f"{count(len(found), 'comparison')} could not be made for {reason} "
                          f"on {count(len(cases), 'case')}")
-        elif found:
-            parts.append(f"{count(len(cases), 'case')} not evaluated for test errors")
     return "; ".join(parts)
 
 

@@ -1,0 +1,136 @@
+"""The baseline gate and a pair without an output (none recorded, or the budget stopped its
+generation): the scorecard counts it as a case of unknown result, and so does the gate — left
+out of what it compares and named, as a pair whose test errored is, never read as a pass,
+as a case removed or added, or as a judge error."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from pytest_callqa.run.gate import compare_reports
+from pytest_callqa.run.gate_text import gate_lines
+from pytest_callqa.run.merge import scorecard_of
+from pytest_callqa.run.summary import models_section
+
+from .conftest import case_entries
+
+MODEL = "northwind-large"
+
+
+def without(report: dict[str, Any], kind: str, model: str = MODEL, task: str = "qa",
+            cases: int = 1) -> list[str]:
+    """Take the first ``cases`` results of (model, task) out of ``report``, listed in its
+    not_evaluated as a run lists them (``missing_output`` or ``test_error``), with the
+    model-level figures its scorecard then gives; returns their case ids."""
+    gone = case_entries(report, model, task)[:cases]
+    for entry in gone:
+        report["cases"].remove(entry)
+        report["not_evaluated"].append({
+            "kind": kind, "model": model, "case_id": entry["case_id"], "task": task,
+            "reason": "no output" if kind == "missing_output" else "HTTP 500",
+            **({"budget_stopped": False} if kind == "missing_output" else {})})
+    report["models"] = models_section(scorecard_of(report))
+    return [e["case_id"] for e in gone]
+
+
+def entries(gate: dict[str, Any]) -> set[tuple[str, str | None, str, tuple[str, ...],
+                                              tuple[str, ...]]]:
+    return {(e["kind"], e["metric"], e["reason"], tuple(e["run"]), tuple(e["baseline"]))
+            for e in gate["incomplete"] if (e["model"], e["task"]) == (MODEL, "qa")}
+
+
+def text(gate: dict[str, Any]) -> str:
+    return "\n".join(gate_lines({**gate, "baseline": "main.json", "mode": "fail"}))
+
+
+def test_a_pair_without_an_output_in_this_run_is_not_evaluated_not_removed(
+        report: dict[str, Any]) -> None:
+    """Before, the gate listed the pair as "1 cases removed", and the disqualification its
+    scorecard left unknown as "judge errors" on no case."""
+    baseline = copy.deepcopy(report)
+    (case_id,) = without(report, "missing_output")
+    assert report["models"][MODEL]["tasks"]["qa"]["disqualification_unknown"] is True
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "incomplete"
+    assert gate["removed_cases"] == [] and gate["added_cases"] == []
+    assert entries(gate) == {("not evaluated", None, "no output", (case_id,), ()),
+                             ("new disqualification", "disqualified", "no output",
+                              (case_id,), ())}
+    lines = text(gate)
+    assert "removed" not in lines and "judge errors" not in lines
+    assert "test errors" not in lines
+    first = lines.splitlines()[0]
+    assert ("1 comparison could not be made for no output on 1 case; 1 case not evaluated, "
+            "no output") in first
+    assert (f"{MODEL} · qa: 1 case in this run ({case_id}) not evaluated (no output: of "
+            "unknown result, not a pass)") in lines
+    assert (f"{MODEL} · qa · disqualified (new disqualification check): no output on 1 case "
+            f"in this run ({case_id})") in lines
+
+
+def test_a_pair_without_an_output_in_the_baseline_is_not_an_added_case(
+        report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    (case_id,) = without(baseline, "missing_output")
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "incomplete"
+    assert gate["added_cases"] == [] and gate["removed_cases"] == []
+    # This run's task is known not to be disqualified: no disqualification is new.
+    assert entries(gate) == {("not evaluated", None, "no output", (), (case_id,))}
+    assert f"1 case in the baseline ({case_id}) not evaluated (no output" in text(gate)
+
+
+def test_a_model_without_any_output_is_not_evaluated_not_removed(
+        report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    pairs = [c for c in report["cases"] if c["model"] == "budget-7b"]
+    report["cases"] = [c for c in report["cases"] if c["model"] != "budget-7b"]
+    del report["models"]["budget-7b"]
+    report["not_evaluated"] += [{"kind": "missing_output", "model": "budget-7b",
+                                 "case_id": c["case_id"], "task": c["task"],
+                                 "reason": "no output", "budget_stopped": True}
+                                for c in pairs]
+    gate = compare_reports(report, baseline)
+    assert gate["removed_models"] == [] and gate["removed_cases"] == []
+    assert gate["verdict"] == "incomplete"
+    assert {e["reason"] for e in gate["incomplete"] if e["model"] == "budget-7b"} == {
+        "no output"}
+
+
+def test_the_disqualification_a_test_error_leaves_open_names_the_test_error(
+        report: dict[str, Any]) -> None:
+    """It said "judge errors" on no case, beside the test error's own line."""
+    baseline = copy.deepcopy(report)
+    (case_id,) = without(report, "test_error")
+    gate = compare_reports(report, baseline)
+    assert entries(gate) == {("not evaluated", None, "test errors", (case_id,), ()),
+                             ("new disqualification", "disqualified", "test errors",
+                              (case_id,), ())}
+    assert "judge errors" not in text(gate)
+
+
+def test_a_test_error_and_a_missing_output_in_one_task_are_each_named(
+        report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    errored = without(report, "test_error")
+    missing = without(report, "missing_output")
+    gate = compare_reports(report, baseline)
+    assert entries(gate) == {
+        ("not evaluated", None, "test errors", tuple(errored), ()),
+        ("not evaluated", None, "no output", tuple(missing), ()),
+        ("new disqualification", "disqualified", "test errors and no output",
+         tuple(sorted(errored + missing)), ())}
+    assert ("1 comparison could not be made for test errors and no output on 2 cases; 1 case "
+            "not evaluated for test errors; 1 case not evaluated, no output") in text(gate)
+
+
+def test_what_the_gate_reads_of_a_pair_without_an_output_is_checked(
+        report: dict[str, Any]) -> None:
+    baseline = copy.deepcopy(report)
+    baseline["not_evaluated"].append({"kind": "missing_output", "case_id": "qa-1"})
+    with pytest.raises(ValueError) as info:
+        compare_reports(report, baseline, baseline_name="main.json")
+    assert "main.json: not_evaluated[1]: missing key 'model'" in str(info.value)

@@ -136,11 +136,13 @@ def incomplete_summary(gate: Mapping[str, Any]) -> str:
 def change_counts(gate: Mapping[str, Any]) -> list[str]:
     """What the two runs do not share, counted: ``["2 cases added", "1 model removed"]``."""
     changes = []
-    for key, label in (("added_cases", "cases added"), ("removed_cases", "cases removed"),
-                       ("added_models", "models added"), ("removed_models", "models removed")):
+    for key, noun, change in (("added_cases", "case", "added"),
+                              ("removed_cases", "case", "removed"),
+                              ("added_models", "model", "added"),
+                              ("removed_models", "model", "removed")):
         items = gate.get(key) or []
         if items:
-            changes.append(f"{len(items)} {label}")
+            changes.append(f"{count(len(items), noun)} {change}")
     return changes
 
 

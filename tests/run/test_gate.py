@@ -248,7 +248,7 @@ def test_added_and_removed_cases_and_models_are_listed(report: dict[str, Any]) -
     qa = next(c for c in gate["checks"] if (c["model"], c["task"], c["metric"])
               == (MODEL, "qa", "score"))
     assert qa["shared_cases"] == 4
-    assert "1 cases added, 1 cases removed, 1 models removed" in "\n".join(gate_lines(gate))
+    assert "1 case added, 1 case removed, 1 model removed" in "\n".join(gate_lines(gate))
 
 
 def test_a_new_blocker_on_a_case_with_a_judge_error_still_regresses(

@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("evaluate", ("pytest_callqa.engine.evaluate",)),
     ("loading", ("pytest_callqa.engine.loading", "pytest_callqa.engine.case_schema")),
     ("scorecard and report", ("pytest_callqa.engine.scorecard", "pytest_callqa.engine.report",
-                              "pytest_callqa.engine.runs")),
+                              "pytest_callqa.engine.runs", "pytest_callqa.engine.ranking")),
     ("engine package", ("pytest_callqa.engine",)),
     ("run pipeline", ("pytest_callqa.run", "pytest_callqa.outputs", "pytest_callqa.session")),
     ("plugin", ("pytest_callqa",)),

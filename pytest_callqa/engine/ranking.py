@@ -71,8 +71,6 @@ def _unranked_reason(c: ModelCard, final: float | None, use_a: bool) -> str:
                        + "; ".join(f"{what} {', '.join(ts)}" for what, ts in causes if ts) + ")")
     if c.any_blocker is None:
         undecided = [t for t, a in c.tasks.items() if a.disqualification_unknown]
-        undecided += dict.fromkeys(t for t in c.errored_tasks + c.no_output_tasks
-                                   if t not in c.tasks and t != "benchmarks")
         reasons.append(f"disqualification unknown (a blocker could not be decided in "
                        f"{', '.join(undecided)})")
     return f"{c.model}: {', '.join(reasons)}"

@@ -316,22 +316,33 @@ def build_scorecard(
     ``errored`` names the (model, task, case id) pairs whose test errored, which have no
     result: left out of the task score, they leave the final scores that weigh their task
     unknown, and their cases count as cases whose blocker could not be decided. ``no_output``
-    names the pairs without an output, counted so too: a missing output is not a pass.
+    names the pairs without an output, counted so too: a missing output is not a pass. A task,
+    or a model, with nothing but such pairs is kept, its scores unknown.
     """
     registry = registry or default_registry()
     ordered = sorted(results, key=lambda r: (r.model or UNNAMED_MODEL, r.task, r.case_id, r.run))
     by_model: dict[str, list[TaskResult]] = defaultdict(list)
     for result in ordered:
         by_model[result.model or UNNAMED_MODEL].append(result)
-    task_order = [t for t in registry.tasks if any(r.task == t for r in ordered)]
-    task_order += sorted({r.task for r in ordered} - set(task_order))
     # Per model, the cases of each task whose test errored, and those without an output.
     lost: dict[str, tuple[Counter[str], Counter[str]]] = defaultdict(lambda: (Counter(), Counter()))
     for cause, pairs in enumerate((errored, no_output)):
         for model, task, _ in set(pairs):
             lost[model][cause][task] += 1
-    models = {name: _model_card(name, rs, registry, disqualify_tolerance, *lost[name])
-              for name, rs in sorted(by_model.items())}
+    # A task no result has is shown too when a pair of it was lost: its scores are unknown.
+    run_tasks = {r.task for r in ordered} | {t for m in lost.values() for c in m for t in c}
+    task_order = [t for t in registry.tasks if t in run_tasks]
+    task_order += sorted(run_tasks - set(task_order))
+    scored = {name: _model_card(name, by_model[name], registry, disqualify_tolerance,
+                                *lost[name]) for name in by_model}
+    # A model every pair of which errored or has no output has a card too: its column reads
+    # unknown, where leaving it out would rank the others as if it had never run. Its call
+    # tasks would have had the benchmarks the others' had.
+    benchmarked = any(b["passed"] is not None for c in scored.values()
+                      for b in c.benchmarks.values())
+    models = {name: scored[name] if name in scored else _model_card(
+        name, [], registry, disqualify_tolerance, *lost[name], benchmarked=benchmarked)
+        for name in sorted(scored.keys() | lost.keys())}
     card = Scorecard(models=models, task_order=task_order, results=ordered, registry=registry)
     card.notes.extend(
         f"{c.model}: cost unknown: {c.uncosted_results} of its {len(by_model[c.model])} "
@@ -342,13 +353,16 @@ def build_scorecard(
 
 
 def _model_card(name: str, results: list[TaskResult], registry: Registry, tolerance: int,
-                errored: Counter[str], no_output: Counter[str]) -> ModelCard:
+                errored: Counter[str], no_output: Counter[str], *,
+                benchmarked: bool = False) -> ModelCard:
+    """``benchmarked``: the cases lost would have had benchmarks, the results' having none."""
     # The cases with no result, whatever kept it away: each may have been blocked.
     lost = errored + no_output
     tasks: dict[str, TaskAggregate] = {}
     all_groups: dict[str, list[TaskResult]] = defaultdict(list)
     unknown_scores: set[str] = set()
-    for task in sorted({r.task for r in results}):
+    # A task every case of which errored or has no output is kept, its score unknown.
+    for task in sorted({r.task for r in results} | lost.keys()):
         task_results = [r for r in results if r.task == task]
         groups: dict[str, list[TaskResult]] = defaultdict(list)
         for r in task_results:
@@ -429,11 +443,10 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry, tolera
     has_call_tasks = any(t in FINAL_WEIGHTS_B for t in tasks)
     # A criterion with judge errors leaves the benchmark score unknown: counting it on the
     # cases left, or leaving it out, would let a failure of the judge move the score.
-    lost_call_task = bool(evaluated) and any(t in FINAL_WEIGHTS_B for t in lost)
+    benchmarked = benchmarked or bool(evaluated)
+    lost_call_task = benchmarked and any(t in FINAL_WEIGHTS_B for t in lost)
     benchmark_gap = has_call_tasks and (any(b["judge_errors"] for b in benchmarks.values())
                                         or lost_call_task)
-    # A task no case of which has a result has no aggregate, and is no missing task either.
-    unknown_scores.update(t for t in lost if t not in tasks)
     benchmark_score = (sum(1 for b in evaluated if b["passed"]) / len(evaluated)
                        if evaluated and has_call_tasks and not benchmark_gap else None)
 
@@ -450,7 +463,7 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry, tolera
     interval_a = None if benchmark_score is None or gaps else around(bootstrap_weighted(
         [(tasks[t].case_scores, w) for t, w in FINAL_WEIGHTS_A.items() if t in tasks],
         fixed=[(benchmark_score, FINAL_WEIGHTS_A["benchmarks"])]), final_a)
-    missing = [t for t in FINAL_WEIGHTS_B if t not in tasks and t not in lost]
+    missing = [t for t in FINAL_WEIGHTS_B if t not in tasks]
 
     usage: dict[str, float] = defaultdict(float)
     costs = []
@@ -468,13 +481,13 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry, tolera
         missing_tasks=missing if has_call_tasks else [],
         cost_per_1000_calls=cost_per_1000,
         uncosted_results=uncosted,
-        any_blocker=_any_blocker(tasks.values(), unknown=any(t not in tasks for t in lost)),
+        any_blocker=_any_blocker(tasks.values()),
         usage=dict(usage),
         final_interval_a=interval_a, final_interval_b=interval_b,
         run_stats=_run_stats(all_groups),
         incomplete_tasks=gaps + (["benchmarks"] if benchmark_gap else []),
-        errored_tasks=_cause_tasks(errored, has_call_tasks and bool(evaluated)),
-        no_output_tasks=_cause_tasks(no_output, has_call_tasks and bool(evaluated)),
+        errored_tasks=_cause_tasks(errored, has_call_tasks and benchmarked),
+        no_output_tasks=_cause_tasks(no_output, has_call_tasks and benchmarked),
     )
 
 
@@ -494,13 +507,13 @@ def _unknown_blockers(result: TaskResult) -> list[str]:
             if m.details.get("blocker_metric") and not m.scored]
 
 
-def _any_blocker(tasks: Iterable[TaskAggregate], unknown: bool) -> bool | None:
+def _any_blocker(tasks: Iterable[TaskAggregate]) -> bool | None:
     """Whether a task disqualifies the model: None when none is known to, but one's
-    disqualification is unknown (``unknown``: a task none of whose cases has a result)."""
+    disqualification is unknown."""
     found = list(tasks)
     if any(a.disqualified for a in found):
         return True
-    return None if unknown or any(a.disqualification_unknown for a in found) else False
+    return None if any(a.disqualification_unknown for a in found) else False
 
 
 def _run_stats(groups: Mapping[str, list[TaskResult]]) -> dict[str, RunStats]:

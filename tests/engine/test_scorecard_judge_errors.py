@@ -384,15 +384,56 @@ def test_a_pair_whose_test_errored_leaves_the_model_unranked_not_clean() -> None
 
 
 def test_a_task_every_case_of_which_errored_is_unknown_not_missing() -> None:
-    # Renormalised away as a task the model was never asked, it raised the final score.
+    # Renormalised away as a task the model was never asked, it raised the final score; then
+    # left out of the model's tasks, it read "n/a" (never asked), with no undecided mark.
     card = build_scorecard([scored("gen", "qa", "a", 0.9)],
                            errored=[("gen", "entity", "e1"), ("gen", "entity", "e2")])
     gen = card.models["gen"]
-    assert "entity" not in gen.tasks and "entity" not in gen.missing_tasks
+    assert "entity" not in gen.missing_tasks
+    entity = gen.tasks["entity"]
+    assert (entity.score, entity.cases, entity.errored_cases, entity.blocker_unknown_cases,
+            entity.disqualification_unknown) == (None, 0, 2, 2, True)
     assert (gen.final_score_b, gen.any_blocker, gen.incomplete_tasks) == (
         None, None, ["entity"])
     assert any("disqualification unknown (a blocker could not be decided in entity)" in note
                for note in card.notes)
+    text = render_scorecard(card)
+    assert row(text, "Entity Score").split("|")[1].strip() == "— !?"
+    assert ("[!?] gen: disqualification for entity unknown: 2 case(s) whose test errored "
+            "(blocked or not is unknown: a failure of the tool, not of the model), 0 blocked"
+            ) in text
+
+
+def test_a_model_every_pair_of_which_errored_keeps_its_column_unknown() -> None:
+    # Every pair of beta errored: beta was missing from the scorecard, alpha ranked 1 as if
+    # beta had never run, and every report lost beta's column.
+    results = [scored("alpha", "qa", "a", 0.9), scored("alpha", "entity", "e", 0.8)]
+    card = build_scorecard(results, errored=[("beta", "qa", "a"), ("beta", "entity", "e")])
+    beta = card.models["beta"]
+    assert set(beta.tasks) == {"qa", "entity"}
+    assert all(a.score is None and a.errored_cases == 1 and a.disqualification_unknown
+               for a in beta.tasks.values())
+    assert (beta.final_score_a, beta.final_score_b, beta.any_blocker, beta.cost_adjusted_rank,
+            beta.incomplete_tasks) == (None, None, None, None, ["qa", "entity"])
+    assert card.models["alpha"].cost_adjusted_rank == 1
+    assert ("not ranked, what it would be ranked on being unknown — beta: final score B "
+            "unknown (a test errored in qa, entity), disqualification unknown (a blocker "
+            "could not be decided in entity, qa)") in card.notes
+    assert row(render_scorecard(card), "Any Blocker Triggered?").split("|")[2].strip() == (
+        "Unknown !?")
+
+
+def test_a_model_every_pair_of_which_has_no_output_keeps_the_rank_basis() -> None:
+    # With no result of its own, beta had no benchmarks: ranked by final score A before, the
+    # run switched to final score B because beta's tool failed.
+    results = [scored("alpha", "qa", "a", 0.9, metrics=criterion(1.0))]
+    assert build_scorecard(results).rank_basis == "final_score_a"
+    card = build_scorecard(results, no_output=[("beta", "qa", "a")])
+    beta = card.models["beta"]
+    assert card.rank_basis == "final_score_a"
+    assert (beta.incomplete_tasks, beta.no_output_tasks) == (
+        ["qa", "benchmarks"], ["qa", "benchmarks"])
+    assert (beta.final_score_a, card.models["alpha"].cost_adjusted_rank) == (None, 1)
 
 
 def test_a_pair_that_errored_outside_the_final_score_tasks_names_its_task() -> None:
@@ -441,5 +482,6 @@ def test_a_model_with_no_output_for_any_case_of_a_task_is_not_renormalised_aroun
     assert "entity" not in gen.missing_tasks and gen.final_score_b is None
     assert (gen.errored_tasks, gen.no_output_tasks, gen.any_blocker) == (["qa"], ["entity"], None)
     assert ("gen: final score B unknown (a test errored in qa; an output is missing in entity), "
-            "disqualification unknown (a blocker could not be decided in qa, entity)"
+            "disqualification unknown (a blocker could not be decided in entity, qa)"
             ) in card.notes[-1]
+

@@ -238,7 +238,10 @@ def test_a_usage_key_naming_no_case_errors_the_models_pairs_and_a_selection_is_n
     result = pytester.runpytest("--callqa-prices=alpha: 1 1", "--callqa-report=report.json")
     result.assert_outcomes(passed=4, errors=4)
     result.stdout.fnmatch_lines(["*_usage.json: 'entity-transfr': names no golden case*"])
-    assert "alpha" not in project.report()["models"]
+    # Every pair of alpha errored: its column is kept, every figure of it unknown.
+    alpha = project.report()["models"]["alpha"]
+    assert (alpha["final_score_b"], alpha["any_blocker"], alpha["cost_adjusted_rank"]) == (
+        None, None, None)
     # Checked against the catalogue, not the run's selection: a case left out by -k is one.
     project.write_usage("alpha", {cid: counts for cid in project.cases})
     selected = pytester.runpytest("--callqa-prices=alpha: 1 1", "-k", "alpha-qa",
@@ -283,7 +286,13 @@ def test_an_unusable_outputs_file_errors_its_pairs_and_lists_them_across_workers
         c["case_id"] for c in report["cases"] if c["model"] == "alpha")
     assert all(e["model"] == "beta" and "_usage.json" in e["reason"]
                and "must be a finite, non-negative number" in e["reason"] for e in errors)
-    assert "beta" not in report["models"]
+    # Not dropped from the scorecard (alpha was then ranked as if beta had never run): its
+    # column is kept, its tasks and final scores unknown, not ranked.
+    beta = report["models"]["beta"]
+    assert report["model_order"] == ["alpha", "beta"]
+    assert all(t["score"] is None and t["errored_cases"] for t in beta["tasks"].values())
+    assert (beta["final_score_b"], beta["any_blocker"], beta["cost_adjusted_rank"]) == (
+        None, None, None)
     result.stdout.fnmatch_lines(["*test errors, not evaluated: beta: entity-transfer, *"])
 
 

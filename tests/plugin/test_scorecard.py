@@ -106,7 +106,10 @@ def test_json_report_schema(project: MiniProject, pytester: pytest.Pytester) -> 
         "flagged": 0, "judge_errors": 0}
     assert beta["any_blocker"] is True and beta["cost_per_1000_calls"] is None
     assert report["models"]["alpha"]["cost_adjusted_rank"] == 1
-    assert "text" not in beta["tasks"]
+    # Its one text case has no output: the task is kept, its score unknown.
+    text = beta["tasks"]["text"]
+    assert (text["score"], text["cases"], text["no_output_cases"],
+            text["blocker_unknown_cases"]) == (None, 0, 1, 1)
     case = next(c for c in report["cases"] if (c["model"], c["case_id"]) == ("beta", "qa-refund"))
     assert {"model", "case_id", "task", "score", "valid", "blocked", "blockers",
             "metrics"} <= set(case)

@@ -201,9 +201,14 @@ def _models_section(report: Mapping[str, Any]) -> list[str]:
 
 def _task_cell(agg: Mapping[str, Any]) -> str:
     text = _cell(agg.get("score")) + _interval(agg.get("interval"))
-    errors = agg.get("judge_error_cases")
-    if errors:
-        text += f" E ({errors}/{agg.get('cases')} judge error)"
+    # Cases whose test errored or that have no output are not among the task's ``cases``.
+    errored, no_output = int(agg.get("errored_cases") or 0), int(agg.get("no_output_cases") or 0)
+    total = int(agg.get("cases") or 0) + errored + no_output
+    missing = [f"{n}/{total} {what}" for n, what in (
+        (int(agg.get("judge_error_cases") or 0), "judge error"), (errored, "test errored"),
+        (no_output, "no output")) if n]
+    if missing:
+        text += f" E ({'; '.join(missing)})"
     unscored = agg.get("unscored_cases")
     if unscored:
         text += f" ({unscored}/{agg.get('cases')} not scored)"
@@ -222,7 +227,11 @@ def _final_cell(card: Mapping[str, Any], option: str, gaps: list[str]) -> str:
         causes = [f"{what} in {', '.join(tasks)}" for what, tasks in zip(
             ("judge errors", "test errors", "missing outputs"), split, strict=True) if tasks]
         return f"E ({'; '.join(causes)})"
-    return _cell(value) + _interval(card.get(f"final_interval_{option}"))
+    # Weighed without a task the model has no case of, a final score is not its full one.
+    missing = [str(t) for t in card.get("missing_tasks") or []]
+    renormalised = (f" (renormalised without {', '.join(missing)})"
+                    if value is not None and missing else "")
+    return _cell(value) + _interval(card.get(f"final_interval_{option}")) + renormalised
 
 
 def _interval(interval: Any) -> str:

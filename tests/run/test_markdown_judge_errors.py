@@ -154,3 +154,35 @@ def test_a_final_score_a_missing_output_left_unknown_names_the_missing_output() 
     assert cells["final A"] == ("E (test errors in entity; missing outputs in qa, "
                                 "benchmarks)")
     assert cells["final B"] == "E (test errors in entity; missing outputs in qa)"
+
+
+def test_task_cells_count_the_cases_whose_test_errored_or_that_have_no_output() -> None:
+    # Before: gamma's entity read "1.000 ⛔?" with one of its two cases missing, and beta's
+    # entity, none of whose cases had a result, "–" with 0 blocked cases: as never asked.
+    results = [result(m, t, c, 1.0) for m in ("alpha", "gamma") for t, c in (
+        ("qa", "q"), ("entity", "e1"), ("entity", "e2"))]
+    results = [r for r in results if (r.model, r.case_id) != ("gamma", "e2")]
+    results += [result("beta", "qa", "q", 1.0), result("beta", "qa", "q2", 1.0)]
+    card = build_scorecard(results, errored=[("gamma", "entity", "e2"), ("beta", "entity", "e1")],
+                           no_output=[("beta", "entity", "e2"), ("beta", "qa", "q3")])
+    text = render_markdown({"models": models_section(card), "model_order": list(card.models),
+                            "cases": [r.to_dict() for r in card.results]})
+    header = row_of(text, "model")
+    beta, gamma = (dict(zip(header, row_of(text, m), strict=True)) for m in ("beta", "gamma"))
+    assert gamma["entity"] == "1.000 E (1/2 test errored) ⛔?"
+    assert beta["entity"] == "– E (1/2 test errored; 1/2 no output) ⛔?"
+    assert beta["qa"] == "1.000 [1.000, 1.000] E (1/3 no output) ⛔?"
+    assert beta["blocked cases"] == "0 (+3 undecided)"
+
+
+def test_a_final_score_renormalised_without_a_task_says_so() -> None:
+    # Before: "0.800", a plain final score next to the translation column's "–", where the
+    # terminal said "final scores renormalised without task(s): translation".
+    text = render_markdown(report_of([result("m", "qa", "q", 0.8),
+                                      result("full", "qa", "q", 0.8),
+                                      *(result("full", t, "c", 0.8)
+                                        for t in ("entity", "text", "translation"))]))
+    m, full = (dict(zip(row_of(text, "model"), row_of(text, name), strict=True))
+               for name in ("m", "full"))
+    assert m["final B"] == "0.800 (renormalised without entity, text, translation)"
+    assert full["final B"] == "0.800"

@@ -166,9 +166,11 @@ def render_scorecard(
     table.row("Cost per 1000 calls",
               [(NOT_SCORED if c.cost_per_1000_calls is None else cost_text(c.cost_per_1000_calls),
                 None) for c in cards], "$")
+    ranked = [c for c in cards if c.cost_adjusted_rank is not None]
     table.row("Cost-Adjusted Rank", [(_rank_cell(c, card), None) for c in cards],
               rank_label(card.rank_basis,
-                         any(c.cost_efficiency is not None for c in cards)))
+                         all(c.cost_per_1000_calls is not None for c in ranked),
+                         ranked=bool(ranked)))
     table.row("Any Blocker Triggered?", [_blocker_cell(c) for c in cards], "Yes / No")
     lines = [*([title] if title else []), *header, "", table.render(width)]
     lines.extend(_footnotes(card, cards))
@@ -181,9 +183,12 @@ def cost_text(dollars: float) -> str:
     return f"${dollars:.2f}" if dollars == 0 or abs(dollars) >= 0.005 else f"${dollars:.4f}"
 
 
-def rank_label(basis: str, by_cost: bool) -> str:
+def rank_label(basis: str, by_cost: bool, *, ranked: bool = True) -> str:
     """What the rank row says it ranks by: cost efficiency, or — when some ranked model's
-    cost is unknown — the final score alone (the scorecard ranks so then)."""
+    cost is unknown — the final score alone (the scorecard ranks so then); without a
+    ``ranked`` model, that none is."""
+    if not ranked:
+        return f"no model ranked, what each would be ranked on ({basis}) being unknown"
     by = "cost efficiency" if by_cost else "final score alone, a cost being unknown"
     return f"by {by} ({basis}); tie: 95% intervals overlap, or there is none (under 2 cases)"
 

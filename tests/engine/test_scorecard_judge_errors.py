@@ -485,3 +485,13 @@ def test_a_model_with_no_output_for_any_case_of_a_task_is_not_renormalised_aroun
             "disqualification unknown (a blocker could not be decided in entity, qa)"
             ) in card.notes[-1]
 
+
+def test_with_no_model_ranked_the_rank_row_says_so_not_that_a_cost_is_unknown() -> None:
+    # Every cost known, every final score unknown: the row read "by final score alone, a
+    # cost being unknown" over a rank column of dashes.
+    card = build_scorecard([judge_error("a", "qa", "x", cost=0.001),
+                            judge_error("b", "qa", "x", cost=0.002)])
+    assert [c.cost_adjusted_rank for c in card.models.values()] == [None, None]
+    assert all(c.cost_per_1000_calls is not None for c in card.models.values())
+    assert row(render_scorecard(card), "Cost-Adjusted Rank").endswith(
+        "| no model ranked, what each would be ranked on (final_score_b) being unknown")

@@ -378,10 +378,14 @@ class _Page:
             cost_text(c) if isinstance(c, (int, float)) else NOT_SCORED, None) for c in cost],
             "$"))
         basis = (self.report.get("run") or {}).get("rank_basis", "")
-        by_cost = any(isinstance(self.cards[m].get("cost_efficiency"), (int, float))
-                      for m in self.models)
+        # As the terminal's row: by cost unless a ranked model's cost is unknown.
+        ranked = [m for m in self.models
+                  if self.cards[m].get("cost_adjusted_rank") is not None]
+        by_cost = all(isinstance(self.cards[m].get("cost_per_1000_calls"), (int, float))
+                      for m in ranked)
         out.append(self._row("Cost-Adjusted Rank", "final", [self._cell(
-            self._rank(m), None) for m in self.models], rank_label(str(basis), by_cost)))
+            self._rank(m), None) for m in self.models],
+            rank_label(str(basis), by_cost, ranked=bool(ranked))))
         out.append(self._row("Any Blocker Triggered?", "final", [
             self._blocker_cell(self.cards[m].get("any_blocker")) for m in self.models],
             "Yes / No"))

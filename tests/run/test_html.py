@@ -532,11 +532,15 @@ def test_the_rank_row_says_what_the_rank_was_made_by() -> None:
     # Before: "by cost efficiency" whatever the scorecard ranked by; with a model whose cost
     # is unknown it ranks by the final score alone.
     report = make_report()
-    unknown = render_html(report)
-    assert "by final score alone, a cost being unknown (final)" in unknown
-    for card in report["models"].values():
-        card["cost_efficiency"] = 0.9
     assert "by cost efficiency (final)" in render_html(report)
+    report["models"]["beta"]["cost_per_1000_calls"] = None
+    assert "by final score alone, a cost being unknown (final)" in render_html(report)
+    # With no model ranked, the terminal's words: the HTML said a cost was unknown when
+    # every cost was known and every final score unknown.
+    for card in report["models"].values():
+        card["cost_per_1000_calls"], card["cost_adjusted_rank"] = 1.5, None
+    assert "no model ranked, what each would be ranked on (final) being unknown" in \
+        render_html(report)
 
 
 def test_a_real_reports_rank_row_says_it_weighed_cost(report: dict[str, Any]) -> None:

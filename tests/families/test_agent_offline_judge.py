@@ -13,6 +13,8 @@ from pytest_callqa.engine.text import tokens
 from tests.engine.helpers import TFIDF, make_case
 
 from .helpers import tool_call, tool_result
+from .test_agent import EXPECTED as AGENT_EXPECTED
+from .test_agent import TRANSCRIPT
 
 # --- a date worked out from "tomorrow" ---------------------------------------------------------
 
@@ -110,28 +112,10 @@ def test_which_words_name_a_day_relative_to_today() -> None:
 
 # --- task completion ---------------------------------------------------------------------------
 
-TRANSCRIPT = [
-    {"speaker": "customer", "text": "I want to check the balance of my checking account please"},
-    tool_call("CheckBalance", account_type="checking"),
-    tool_result('{"account_balance": "$23,509.52"}'),
-    {"speaker": "agent", "text": "Your checking account has $23,509.52 at the moment."},
-    {"speaker": "customer", "text": "Send 1,540 dollars to Svetlana's checking account."},
-    tool_call("TransferMoney", account_type="savings", recipient_name="Svetlana",
-              transfer_amount="1540"),
-    tool_result('{"status": "success", "transfer_time_days": 3}'),
-    {"speaker": "agent", "text": "Your transfer has gone through and will take 3 business days."},
-    {"speaker": "customer", "text": "Thanks, take care!"},
-    {"speaker": "agent", "text": "Have a good one!"},
-]
-EXPECTED = {
-    "tool_calls": [
-        {"name": "CheckBalance", "arguments": {"account_type": "checking"}, "turn": 1},
-        {"name": "TransferMoney", "arguments": {"account_type": "savings",
-                                                 "recipient_name": "Svetlana",
-                                                 "transfer_amount": "1540"}, "turn": 5},
-    ],
-    "task_outcome": "The customer hears the checking balance and that the transfer to "
-                    "Svetlana went through."}
+# The bank scenario of test_agent.py, its outcome told in words: no figure to look for.
+EXPECTED = {**AGENT_EXPECTED,
+            "task_outcome": "The customer hears the checking balance and that the transfer to "
+                            "Svetlana went through."}
 CONFIG = {"system_prompt": "You are a bank's voice assistant.",
           "business_rules": ["Savings is the default source account for transfers."],
           "metrics": [{"metric": "tool_routing"}, {"metric": "task_completion", "weight": 0.5}]}

@@ -261,6 +261,17 @@ def test_duplicate_case_id_across_files_is_an_error_naming_both(
                                  "cases/qa/copy.json*"])
 
 
+# The scorecard of a run in which beta has no output for translation-fever, skipped or an
+# error alike.
+BETA_WITHOUT_AN_OUTPUT = [
+    "E beta: final scores unknown: an output is missing in translation, benchmarks (not "
+    "evaluated: neither a pass nor a failure; not renormalised around it)",
+    "*not ranked, what it would be ranked on being unknown — beta: final score * unknown "
+    "(an output is missing in translation*",
+    "E beta: translation: 1 case not evaluated, no output (translation-fever): left out of "
+    "the task score"]
+
+
 def test_missing_output_skips_naming_model_case_and_file(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:
@@ -275,13 +286,7 @@ def test_missing_output_skips_naming_model_case_and_file(
     ])
     result.stdout.fnmatch_lines(["no output, not evaluated: beta: translation-fever"])
     # Not read as a case never asked: its score is unknown, and so is beta's rank.
-    result.stdout.fnmatch_lines([
-        "E beta: final scores unknown: an output is missing in translation, benchmarks (not "
-        "evaluated: neither a pass nor a failure; not renormalised around it)",
-        "*not ranked, what it would be ranked on being unknown — beta: final score * unknown "
-        "(an output is missing in translation*",
-        "E beta: translation: 1 case not evaluated, no output (translation-fever): left out of "
-        "the task score"])
+    result.stdout.fnmatch_lines(BETA_WITHOUT_AN_OUTPUT)
 
 
 def test_missing_output_can_be_an_error(project: MiniProject, pytester: pytest.Pytester) -> None:
@@ -296,13 +301,7 @@ def test_missing_output_can_be_an_error(project: MiniProject, pytester: pytest.P
     ])
     result.stdout.fnmatch_lines(["no output, not evaluated: beta: translation-fever"])
     # The error changes the test's outcome, not the scorecard: beta is not ranked either way.
-    result.stdout.fnmatch_lines([
-        "E beta: final scores unknown: an output is missing in translation, benchmarks (not "
-        "evaluated: neither a pass nor a failure; not renormalised around it)",
-        "*not ranked, what it would be ranked on being unknown — beta: final score * unknown "
-        "(an output is missing in translation*",
-        "E beta: translation: 1 case not evaluated, no output (translation-fever): left out of "
-        "the task score"])
+    result.stdout.fnmatch_lines(BETA_WITHOUT_AN_OUTPUT)
 
 
 def test_no_cases_configured_is_a_collection_error(pytester: pytest.Pytester) -> None:

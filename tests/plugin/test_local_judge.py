@@ -284,10 +284,8 @@ def test_a_worker_judges_through_the_controllers_server_without_the_teams_key(
         broken.judge()
 
 
-def test_a_server_that_died_during_the_run_is_named_in_the_header(
-        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # Its judge errors read only "connection failed"; the header now says why, and where
-    # the log that tells the rest was kept.
+def _serving_alone(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Services:
+    """The services of the only process of a run, its fake local server started."""
     monkeypatch.setattr(server, "SERVER_MODULE", FAKE_MODULE)
     model = tmp_path / "judge.gguf"
     model.write_bytes(b"GGUF")
@@ -296,13 +294,26 @@ def test_a_server_that_died_during_the_run_is_named_in_the_header(
     host.is_worker = False  # the only process: it starts the server
     services = Services(settings, host, on_progress=lambda done, total: None)
     services.local_info()
+    return services
+
+
+def _kill(local: server.LocalServer) -> None:
+    """Kill the server at once, as the kernel's OOM killer would, and wait for its end."""
+    os.kill(local.pid, signal.SIGKILL)
+    while local.exit_status() is None:
+        time.sleep(0.02)
+
+
+def test_a_server_that_died_during_the_run_is_named_in_the_header(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Its judge errors read only "connection failed"; the header now says why, and where
+    # the log that tells the rest was kept.
+    services = _serving_alone(monkeypatch, tmp_path)
     local = services.local_server
     assert local is not None and local.pid is not None
     try:
         assert "exited" not in services.judge_description()
-        os.kill(local.pid, signal.SIGKILL)
-        while local.exit_status() is None:
-            time.sleep(0.02)
+        _kill(local)
         assert services.judge_description().endswith(
             "every core's threads, combined mode, concurrency 16, cache off); its server "
             "exited during the run with status -9, so the calls after that failed: its log "
@@ -340,21 +351,12 @@ def test_a_worker_does_not_check_the_controllers_server(tmp_path: Path) -> None:
 def test_an_unreachable_local_server_is_named_by_the_preflight(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Before: the advice was to check --callqa-judge-base-url, which the local judge ignores.
-    monkeypatch.setattr(server, "SERVER_MODULE", FAKE_MODULE)
-    model = tmp_path / "judge.gguf"
-    model.write_bytes(b"GGUF")
-    settings = Settings(judge="local", judge_model="judge", local_model=model, cache="off")
-    host = WorkerHost(None)
-    host.is_worker = False  # the only process: it starts the server
-    services = Services(settings, host, on_progress=lambda done, total: None)
-    services.local_info()
+    services = _serving_alone(monkeypatch, tmp_path)
     local = services.local_server
     assert local is not None and local.pid is not None
     try:
         assert services.preflight({}) == []
-        os.kill(local.pid, signal.SIGKILL)
-        while local.exit_status() is None:
-            time.sleep(0.02)
+        _kill(local)
         [problem] = services.preflight({})
     finally:
         services.close()

@@ -35,8 +35,10 @@ def is_blank(text: str) -> bool:
     stripped = text.strip()
     if not stripped:
         return True
-    if stripped.isascii() and stripped.isprintable():
-        return False  # most texts: a printable ASCII character shows
+    # Most texts show their first character: one lookup decides (a batch asks of every
+    # text it embeds, every sentence of a translation several times).
+    if unicodedata.category(stripped[0]) not in _INVISIBLE:
+        return False
     return all(unicodedata.category(char) in _INVISIBLE for char in stripped)
 
 

@@ -9,6 +9,7 @@ from rapidfuzz import fuzz
 
 from ..core.context import STRUCTURE
 from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.memo import batch_memoised
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from ..embeddings import pair_similarity
@@ -90,23 +91,33 @@ def _language(name: str) -> str:
     return name.strip().casefold().replace("_", "-").split("-")[0]
 
 
-def _left_in_source(pair: Mapping[str, Any]) -> bool:
+def _left_in_source(source_text: str, expected: str, model: str) -> bool:
     """The model gave the source sentence back (punctuation, case and spacing aside) where
     the reference translation differs from it: a name or "OK." that reads the same in both
     languages is translated by a copy, "The refund was approved." is not."""
-    source = normalize_loose(pair["source_text"])
-    return (bool(source) and normalize_loose(pair["model"]) == source
-            and normalize_loose(pair["expected"]) != source)
+    source = normalize_loose(source_text)
+    return (bool(source) and normalize_loose(model) == source
+            and normalize_loose(expected) != source)
 
 
 def _untranslated(pairs: list[dict[str, Any]], config: TranslationConfig
                   ) -> tuple[list[Any], list[Any]]:
     """The source ids of the sentences with no visible text, and of those left in the
     source language (only looked for when the target language is another)."""
-    missing = [p["source_id"] for p in pairs if is_blank(p["model"])]
-    copies = ([] if _language(config.source_language) == _language(config.target_language)
-              else [p["source_id"] for p in pairs
-                    if not is_blank(p["model"]) and _left_in_source(p)])
+    missing, copies = _untranslated_of(
+        _language(config.source_language) != _language(config.target_language),
+        tuple((p["source_id"], p["source_text"], p["expected"], p["model"]) for p in pairs))
+    return list(missing), list(copies)
+
+
+@batch_memoised
+def _untranslated_of(other_language: bool, sentences: tuple[tuple[Any, str, str, str], ...]
+                     ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    # Planning, the similarity pass and scoring each ask it of one output.
+    missing = tuple(source_id for source_id, _, _, model in sentences if is_blank(model))
+    copies = tuple(source_id for source_id, source, expected, model in sentences
+                   if other_language and source_id not in missing
+                   and _left_in_source(source, expected, model))
     return missing, copies
 
 

@@ -18,8 +18,8 @@ from .text import tokens
 # "49美元"), written inside the word that follows in the unspaced scripts.
 _CURRENCY = re.compile(
     r"(?P<USD>US\$|\busd\b|美元|米ドル)|(?P<AUD>A\$|\baud\b)|(?P<CAD>C\$|\bcad\b)"
-    r"|(?P<dollar>\$|\b(?:dollars?|bucks|d[oó]lar(?:es)?|dollari|dollaro)\b|ドル)"
-    r"|(?P<EUR>€|\beur\b|\beuros?\b|欧元|歐元|ユーロ)"
+    r"|(?P<dollar>\$|\b(?:dollars?|bucks|d[oó]lar(?:es)?|dollari|dollaro)\b|ドル|डॉलर)"
+    r"|(?P<EUR>€|\beur\b|\beuros?\b|欧元|歐元|ユーロ|यूरो)"
     r"|(?P<GBP>£|\bgbp\b|\bpounds?\b|英镑|英鎊)"
     r"|(?P<INR>₹|\brs\b\.?|\binr\b|\brupees?\b|\brupias?\b|रुपये|रुपए|रुपया|卢比|ルピー)"
     r"|(?P<JPY>¥|\bjpy\b|\byen\b|日元|円)", re.IGNORECASE)

@@ -520,7 +520,7 @@ def anchors_equal(a: Anchor, b: Anchor) -> bool:
     hour 1 to 12 ("10:30") only the same bare time, as it may be either half of the day;
     ids by their digits, leading zeros included, a "+" country code aside.
     """
-    a, b = _year_as_number(a, b), _year_as_number(b, a)
+    a, b = _as_number(a, b), _as_number(b, a)
     if a.kind in NUMERIC_KINDS and b.kind in NUMERIC_KINDS:
         return ((a.kind == b.kind or "number" in (a.kind, b.kind))
                 and {a.value, a.other} == {b.value, b.other}
@@ -535,10 +535,15 @@ def anchors_equal(a: Anchor, b: Anchor) -> bool:
     return a.value == b.value
 
 
-def _year_as_number(anchor: Anchor, against: Anchor) -> Anchor:
-    """A bare year read as the number it is when compared with a figure ("$2,024")."""
-    if anchor.kind == "date" and anchor.value.startswith("y") and against.kind in NUMERIC_KINDS:
+def _as_number(anchor: Anchor, against: Anchor) -> Anchor:
+    """A bare year, or a bare run of digits long enough to be read as an id ("2500000"),
+    read as the number it is when compared with a figure ("$2,024", "2,500,000.0")."""
+    if against.kind not in NUMERIC_KINDS:
+        return anchor
+    if anchor.kind == "date" and anchor.value.startswith("y"):
         return Anchor("number", anchor.text, anchor.value[1:])
+    if anchor.kind == "id" and anchor.text.strip().isdigit():
+        return Anchor("number", anchor.text, anchor.value)
     return anchor
 
 

@@ -373,7 +373,10 @@ def test_a_changed_currency_unit_or_kind_of_figure_drifts() -> None:
                             ("Está a 3 km.", "Está a 3 kilómetros."),
                             ("Rabatt 5 %.", "5 Prozent Rabatt."),
                             ("मुझे ₹500 वापस दो", "मुझे 500 रुपये वापस दो"),
-                            ("退款49美元。", "退款$49。")):
+                            ("退款49美元。", "退款$49。"),
+                            # Hindi's dollar and euro, as its rupee (undecided before).
+                            ("शुल्क 49 डॉलर है।", "The fee is $49."),
+                            ("शुल्क 49 यूरो है।", "The fee is €49.")):
         verdict = HeuristicJudge().judge_one(_facts((expected, model)))
         assert verdict.score == 1.0, (model, verdict.reason)
     # A word no table maps beside a known unit may be that unit or another: undecided.

@@ -387,6 +387,9 @@ def test_alignment_is_order_aware_and_prefers_matching_arguments() -> None:
     ("10:30 pm", "22:30"), ("22:30", "10:30 PM"), ("10:30", "10:30"), ("3/5/24", "03/05/2024"),
     ("15/03/2024", "2024-03-15"), ("March 15, 2024", "2024-03-15"), (2024, "$2,024"),
     ("+1 977-625-2661", "(977) 625-2661"), ("ACC-0012", "acc 0012"), ("10:30:00", "10:30"),
+    # Seven digits or more read as an id alone, and as the number they are beside a figure
+    # (a JSON float for an expected whole number read as a wrong argument).
+    (2500000, 2500000.0), (1000000, "1,000,000"), ("1250000", "1250000.00"),
 ])
 def test_argument_values_match_after_normalisation(expected: Any, got: Any) -> None:
     assert values_equal(expected, got)

@@ -279,6 +279,11 @@ def test_a_model_files_digest_is_remembered_until_the_file_changes(tmp_path: Pat
     assert file_digest(model, memo) == whole
     assert not memo.exists()  # read, never written, without remember (a read-only cache)
     assert file_digest(model, memo, remember=True) == whole
+    # As the cache's entries: readable by every user of a shared cache (mkstemp's 0600
+    # had each other user hash the model again on every start).
+    umask = os.umask(0)
+    os.umask(umask)
+    assert memo.stat().st_mode & 0o777 == 0o666 & ~umask
     [entry] = json.loads(memo.read_text(encoding="utf-8")).values()
     # Read back while the file is unchanged: a start does not hash gigabytes again.
     entry["sha256"] = "remembered"

@@ -9,17 +9,8 @@ from typing import Any
 
 from ..anchors import Anchor, may_be_said, numbers_said
 from ..lexicon import names_relative_day
+from ..tasks.agent_metrics import rubric_from_count
 from ..text import tokens
-
-
-def rubric_from_count(problems: int, checked: int) -> float:
-    """The seed's 0–5 rubric read off a count of problems among ``checked`` items: none is 5,
-    one meaningful problem is 3, several is 2, most of them is 1."""
-    if problems == 0:
-        return 5.0
-    if problems == 1:
-        return 3.0
-    return 1.0 if 2 * problems > checked else 2.0
 
 
 class SaidBefore:

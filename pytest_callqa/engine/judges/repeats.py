@@ -139,12 +139,13 @@ def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
     for verdict in verdicts:
         for key, amount in verdict.usage.items():
             usage[key] = usage.get(key, 0.0) + amount
-    given = [v for v in verdicts if not v.judge_error and v.score is not None]
+    scored = [_as_scored(v, request.scale) for v in verdicts]
+    given = [v for v, score in zip(verdicts, scored, strict=True) if score is not None]
     if not given:
         # Its asks are still counted, each one that gave no score (repeat_agreement).
         return dataclasses.replace(verdicts[0], usage=usage, details={
             **verdicts[0].details, REPEATS_KEY: [None] * len(verdicts)})
-    scores = [s for s in (_as_scored(v, request.scale) for v in given) if s is not None]
+    scores = [score for score in scored if score is not None]
     counted = any(kind == "count" for _name, kind, _meaning in request.reply_fields)
     score = _median(scores, request.scale, counted)
     low, high = SCALE_RANGES[request.scale]
@@ -155,13 +156,13 @@ def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
         # is 2): what the judge would have said is unknown, a failure of the tool.
         return dataclasses.replace(failed[0], usage=usage, details={
             **failed[0].details,
-            REPEATS_KEY: [_as_scored(v, request.scale) for v in verdicts]},
+            REPEATS_KEY: scored},
             reason=f"{failed[0].reason} ({len(failed)} of {len(verdicts)} asks failed, and "
                    "the scores of the others do not decide the verdict)")
     spread = (max(scores) - min(scores)) / (high - low)
     chosen = given[min(range(len(given)), key=lambda i: abs(scores[i] - score))]
     details = dict(chosen.details)
-    details[REPEATS_KEY] = [_as_scored(v, request.scale) for v in verdicts]
+    details[REPEATS_KEY] = scored
     details["repeat_spread"] = round(spread, 6)
     details["repeats_disagree"] = spread > tolerance + 1e-12
     # One ask's unusable reply marks the verdict, whichever ask it keeps.

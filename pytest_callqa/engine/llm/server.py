@@ -144,19 +144,15 @@ def _read_memo(memo: Path | None) -> dict[str, Any]:
 
 
 def _write_memo(memo: Path, known: dict[str, Any]) -> None:
-    """Replace ``memo`` whole (a run reading it meanwhile sees the old memo or the new one);
-    best effort: a memo that cannot be written only makes the next start hash again."""
-    try:
+    """Replace ``memo`` whole (a run reading it meanwhile sees the old memo or the new one),
+    readable by every user of a shared cache, as its entries are; best effort: a memo that
+    cannot be written only makes the next start hash again."""
+    # The cache's writer; loaded with the cache by the run that judges.
+    from .cache import write_whole
+
+    with contextlib.suppress(OSError):
         memo.parent.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(prefix=".digests-", suffix=".tmp", dir=memo.parent)
-    except OSError:
-        return
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(known, out)
-        os.replace(name, memo)
-    except OSError:
-        Path(name).unlink(missing_ok=True)
+        write_whole(memo, json.dumps(known), prefix=".digests-")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from ..anchor_units import currency_of, same_currency
 from ..anchors import anchor_supported, anchors_equal, extract_anchors
 from ..core.cases import GoldenCase
 from ..text import contains_phrase, normalize, normalize_loose
+from .agent_metrics import rubric_from_count
 from .agent_schemas import (
     AGENT_SPEAKERS,
     CUSTOMER_SPEAKERS,
@@ -448,8 +449,7 @@ def score_tool_routing(expected: Sequence[ToolCall], made: Sequence[AgentToolCal
         else:
             code = "redundant_tool_call"
     if undeclared:
-        cap = 3.0 if len(undeclared) == 1 else 1.0 if 2 * len(undeclared) > len(made) else 2.0
-        score = min(score, cap)
+        score = min(score, rubric_from_count(len(undeclared), len(made)))
         reason += "".join(f"; tool_calls[{j if listed_at is None else listed_at[j]}]: "
                           f"{made[j].name!r} is not one of config.tools" for j in undeclared)
         details["undeclared"] = [made[j].name for j in undeclared]

@@ -205,3 +205,12 @@ def resolve_weights(selection: Sequence[MetricSelection] | None) -> dict[str, fl
         raise ValueError("the selected metric weights add up to 0")
     return {metric_id: weight / total for metric_id, weight in raw.items()}
 
+
+def rubric_from_count(problems: int, checked: int) -> float:
+    """The seed's 0–5 rubric read off a count of problems among ``checked`` items: none is 5,
+    one meaningful problem is 3, several is 2, most of them is 1."""
+    if problems == 0:
+        return 5.0
+    if problems == 1:
+        return 3.0
+    return 1.0 if 2 * problems > checked else 2.0

@@ -201,12 +201,13 @@ def _models_section(report: Mapping[str, Any]) -> list[str]:
 
 def _task_cell(agg: Mapping[str, Any]) -> str:
     text = _cell(agg.get("score")) + _interval(agg.get("interval"))
-    # Cases whose test errored or that have no output are not among the task's ``cases``.
-    errored, no_output = int(agg.get("errored_cases") or 0), int(agg.get("no_output_cases") or 0)
-    total = int(agg.get("cases") or 0) + errored + no_output
-    missing = [f"{n}/{total} {what}" for n, what in (
-        (int(agg.get("judge_error_cases") or 0), "judge error"), (errored, "test errored"),
-        (no_output, "no output")) if n]
+    # Judge errors of the task's ``cases``, as the terminal and the HTML count them; the
+    # cases whose test errored or that have no output are not among them, and are counted.
+    judge_errors = int(agg.get("judge_error_cases") or 0)
+    missing = [f"{judge_errors}/{agg.get('cases')} judge error"] if judge_errors else []
+    missing += [f"{n} {what}" for n, what in (
+        (int(agg.get("errored_cases") or 0), "test errored"),
+        (int(agg.get("no_output_cases") or 0), "no output")) if n]
     if missing:
         text += f" E ({'; '.join(missing)})"
     unscored = agg.get("unscored_cases")

@@ -169,9 +169,9 @@ def test_task_cells_count_the_cases_whose_test_errored_or_that_have_no_output() 
                             "cases": [r.to_dict() for r in card.results]})
     header = row_of(text, "model")
     beta, gamma = (dict(zip(header, row_of(text, m), strict=True)) for m in ("beta", "gamma"))
-    assert gamma["entity"] == "1.000 E (1/2 test errored) ⛔?"
-    assert beta["entity"] == "– E (1/2 test errored; 1/2 no output) ⛔?"
-    assert beta["qa"] == "1.000 [1.000, 1.000] E (1/3 no output) ⛔?"
+    assert gamma["entity"] == "1.000 E (1 test errored) ⛔?"
+    assert beta["entity"] == "– E (1 test errored; 1 no output) ⛔?"
+    assert beta["qa"] == "1.000 [1.000, 1.000] E (1 no output) ⛔?"
     assert beta["blocked cases"] == "0 (+3 undecided)"
 
 

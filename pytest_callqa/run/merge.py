@@ -20,6 +20,7 @@ from typing import Any
 
 from ..engine.core.results import TaskResult, plain
 from ..engine.judges.repeats import repeat_agreement
+from ..engine.llm.counters import tokens_unknown
 from ..engine.report import render_scorecard
 from ..engine.scorecard import Scorecard, build_scorecard
 from .gaps import (
@@ -394,10 +395,8 @@ def _sum_counters(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             merged.setdefault(key, value)
     for key in merged:
         values = [p[key] for p in parts if key in p]
-        if key in COUNTERS:
+        if key in COUNTERS or key in TOKENS:
             merged[key] = sum(v or 0 for v in values)
-        elif key in TOKENS:
-            merged[key] = _tokens(parts, key)
         elif key == "spent_usd":
             known = [float(v) for v in values if v is not None]
             merged[key] = None if len(known) < len(parts) else money(sum(known))
@@ -407,17 +406,10 @@ def _sum_counters(parts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             merged[key] = max((float(v) for v in values if v is not None), default=0.0)
         elif key == "cache_problems":
             merged[key] = combined_cache_problems([v for v in values if isinstance(v, Mapping)])
+    # As a single run's: unknown when no reply of any shard reported its tokens.
+    if tokens_unknown(merged.get("requests") or 0, merged.get("requests_without_usage") or 0):
+        merged.update((key, None) for key in TOKENS if key in merged)
     return merged
-
-
-def _tokens(parts: Sequence[Mapping[str, Any]], key: str) -> Any:
-    """The tokens the shards' replies reported, added up; unknown (null) when a shard's are
-    and no shard that sent a request knows its own — a single run's count is null when no
-    reply reported usage, and the 0 of a shard that sent nothing counts no reply."""
-    reported = [p[key] for p in parts if p.get(key) is not None and p.get("requests")]
-    if not reported and any(key in p and p[key] is None for p in parts):
-        return None
-    return sum(p.get(key) or 0 for p in parts)
 
 
 def _judge_usage(parts: Sequence[Mapping[str, Any]], card: Scorecard) -> dict[str, Any]:

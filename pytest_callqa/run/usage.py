@@ -243,7 +243,10 @@ def sum_kind(processes: Sequence[Mapping[str, Any]], kind: str,
             else:
                 spent += counters["spent_usd"]
     totals["spent_usd"] = money(spent) if known else None
-    if totals["requests"] and totals["requests_without_usage"] == totals["requests"]:
+    # The engine's call counters load at the run's end, not with the plugin.
+    from ..engine.llm.counters import tokens_unknown
+
+    if tokens_unknown(totals["requests"], totals["requests_without_usage"]):
         # No reply reported its tokens: their count is unknown, not 0.
         totals["prompt_tokens"] = totals["completion_tokens"] = None
     return totals

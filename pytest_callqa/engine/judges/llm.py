@@ -30,6 +30,7 @@ from ..core.defaults import (
 from ..core.judging import JudgeRequest, JudgeVerdict
 from ..llm.budget import bound_param
 from ..llm.cache import JudgeCache, content_key
+from ..llm.counters import tokens_unknown
 from ..llm.endpoint import Endpoint, first_error
 from ..llm.formats import (
     FormatLadder,
@@ -565,7 +566,7 @@ class OpenAIJudge:
         money = "cost unknown" if spent is None else f"${spent:.4f}"
         unreported = summary["requests_without_usage"]
         # Replies without token counts add none: 0+0 would read as measured.
-        tokens = ([] if unreported and unreported == summary["requests"] else
+        tokens = ([] if tokens_unknown(summary["requests"], unreported) else
                   [f"{summary['prompt_tokens']:.0f}+{summary['completion_tokens']:.0f} tokens"])
         if unreported:
             tokens.append(f"tokens unknown for {unreported} of {summary['requests']} requests")

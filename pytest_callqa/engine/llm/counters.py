@@ -72,3 +72,9 @@ def call_usage(prices: PriceTable, model: str, prompt: float | None, completion:
     if unreported:
         usage["requests_without_usage"] = float(unreported)
     return usage
+
+
+def tokens_unknown(requests: float, without_usage: float) -> bool:
+    """Whether no reply of ``requests`` reported its token counts: their sum is unknown, not
+    0 (a server that leaves ``usage`` out)."""
+    return bool(requests) and without_usage == requests

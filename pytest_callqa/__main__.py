@@ -5,8 +5,8 @@ rendered as HTML and markdown.
 
 Exit status: 0 merged, 1 the merged gate failed (``--baseline`` in ``fail`` mode), 2 bad input
 (unreadable or mismatched reports, bad options), 4 the merged gate incomplete in ``fail`` mode
-(judge or test errors kept comparisons from being made, and the others found no regression),
-5 nothing to merge: no report scored an output or left a pair unevaluated (pytest's "no tests
+(judge errors, test errors or missing outputs kept comparisons from being made, and the
+others found no regression), 5 nothing to merge: no report scored an output or left a pair unevaluated (pytest's "no tests
 ran").
 No pytest here: the merge runs anywhere the package is installed.
 """
@@ -62,8 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("--baseline", type=Path, metavar="PATH",
                        help="gate the merged report against this earlier JSON report")
     merge.add_argument("--baseline-mode", choices=("fail", "report"), default="fail",
-                       help="fail: exit 1 on a regression, 4 when judge or test errors kept "
-                       "comparisons from being made (default); report: only report them")
+                       help="fail: exit 1 on a regression, 4 when judge errors, test errors "
+                       "or missing outputs kept comparisons from being made (default); "
+                       "report: only report them")
     merge.add_argument("--regression-tolerance", type=_tolerance, metavar="DROP",
                        help="the drop a 0–1 metric may take before it can regress (default: "
                             "the callqa_regression_tolerance the shards were run with)")
@@ -253,8 +254,9 @@ def merge_command(args: argparse.Namespace) -> int:
     print(f"merged {count(len(names), 'report')} into {args.report}")
     if gate is None or gate["mode"] != "fail":
         return 0
-    # An incomplete gate (judge or test errors kept comparisons from being made) is no pass,
-    # nor the model's failure: 4, as a run whose tool could not do its job exits.
+    # An incomplete gate (judge errors, test errors or missing outputs kept comparisons from
+    # being made) is no pass, nor the model's failure: 4, as a run whose tool could not do
+    # its job exits.
     return {"fail": 1, "incomplete": 4}.get(gate["verdict"], 0)
 
 

@@ -199,7 +199,8 @@ def add_options(parser: pytest.Parser) -> None:
         "a significant drop beyond the tolerance, a new blocker or a new disqualification is "
         "a regression; default: none", metavar="PATH", default=None)
     add(BASELINE_MODE_OPTION, "fail: a regression fails the run (exit 1), and comparisons "
-        "judge or test errors kept the gate from making keep it from passing (exit 4); "
+        "judge errors, test errors or missing outputs kept the gate from making keep it "
+        "from passing (exit 4); "
         "report: only report them; default: fail", choices=BASELINE_MODES, default=None)
     add(TOLERANCE_OPTION, "the drop a metric may take before it can regress, on 0–1 scales "
         "(other scales in proportion); default: 0.02", metavar="DELTA", default=None)

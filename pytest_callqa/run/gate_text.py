@@ -105,6 +105,15 @@ def incomplete_line(entry: Mapping[str, Any]) -> str:
     return f"{head}: {entry.get('reason')}" + (f" on {sides}" if sides else "")
 
 
+def incomplete_cause(gate: Mapping[str, Any]) -> str:
+    """What held the gate open, in a word: the tool's failure (a judge error, raised code, a
+    test error), or only outputs the run did not have, which no tool failed at."""
+    entries = [e for e in gate.get("incomplete") or [] if isinstance(e, Mapping)]
+    if entries and all(e.get("reason") == NO_OUTPUT for e in entries):
+        return "missing outputs: not a pass, nor the model's failure"
+    return "a failure of the tool, not of the model"
+
+
 def incomplete_summary(gate: Mapping[str, Any]) -> str:
     """The comparisons the gate could not make, counted, and why:
     ``2 comparisons could not be made for judge errors on 5 cases``."""
@@ -176,7 +185,7 @@ def _verdict_line(gate: Mapping[str, Any]) -> str:
         line += " (report mode: the run's exit status is not changed)"
     elif verdict == "incomplete":
         # Not a pass, and not a failure of the model either: exit 4 (see gather.py).
-        line += " — a failure of the tool, not of the model: the run exits 4 unless it failed"
+        line += f" — {incomplete_cause(gate)}: the run exits 4 unless it failed"
     return line
 
 

@@ -19,6 +19,7 @@ from .gate_text import (
     change_counts,
     confidence_label,
     figure,
+    incomplete_cause,
     incomplete_line,
     incomplete_summary,
     nothing_compared,
@@ -102,8 +103,8 @@ def _gate_section(gate: Mapping[str, Any]) -> list[str]:
     elif incomplete:
         # Neither a pass nor the model's failure: the tool could not make every comparison.
         verdict = (f"**Gate: ⚠️ incomplete**{where} — no regression in what could be "
-                   f"compared, but {_cell(incomplete_summary(gate))}: a failure of the tool, "
-                   "not of the model")
+                   f"compared, but {_cell(incomplete_summary(gate))}: "
+                   f"{incomplete_cause(gate)}")
     else:
         verdict = f"**Gate: ✅ pass**{where} — no regression{_cell(nothing_compared(gate))}"
     if gate.get("mode") == "report" and (failed or incomplete):

@@ -12,6 +12,7 @@ import pytest
 
 from pytest_callqa.run.gate import compare_reports
 from pytest_callqa.run.gate_text import gate_lines
+from pytest_callqa.run.markdown import render_markdown
 from pytest_callqa.run.merge import scorecard_of
 from pytest_callqa.run.summary import models_section
 
@@ -65,6 +66,11 @@ def test_a_pair_without_an_output_in_this_run_is_not_evaluated_not_removed(
     first = lines.splitlines()[0]
     assert ("1 comparison could not be made for no output on 1 case; 1 case not evaluated, "
             "no output") in first
+    # Held open by an output the run did not have, which no tool failed at.
+    assert first.endswith("— missing outputs: not a pass, nor the model's failure: the run "
+                          "exits 4 unless it failed")
+    assert "missing outputs: not a pass, nor the model's failure" in render_markdown(
+        report, {**gate, "baseline": "main.json", "mode": "fail"})
     assert (f"{MODEL} · qa: 1 case in this run ({case_id}) not evaluated (no output: of "
             "unknown result, not a pass)") in lines
     assert (f"{MODEL} · qa · disqualified (new disqualification check): no output on 1 case "

@@ -6,8 +6,8 @@ rendered as HTML and markdown.
 Exit status: 0 merged, 1 the merged gate failed (``--baseline`` in ``fail`` mode), 2 bad input
 (unreadable or mismatched reports, bad options), 4 the merged gate incomplete in ``fail`` mode
 (judge errors, test errors or missing outputs kept comparisons from being made, and the
-others found no regression), 5 nothing to merge: no report scored an output or left a pair unevaluated (pytest's "no tests
-ran").
+others found no regression), 5 nothing to merge: no report scored an output or left a pair
+unevaluated (pytest's "no tests ran").
 No pytest here: the merge runs anywhere the package is installed.
 """
 

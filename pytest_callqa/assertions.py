@@ -33,7 +33,7 @@ from .assertion_lines import (
     value_texts,
     who,
 )
-from .engine.core.metrics import BAND_DIGITS
+from .engine.core.metrics import BAND_DIGITS, CASE_BAR
 from .engine.core.results import (
     EvaluationUnavailable,
     JudgeUnavailable,
@@ -215,7 +215,9 @@ def _assert_task_score(
             raise JudgeUnavailable(showable(result.judge_error_text()))
         raise _nothing_scored(result, f"the {title} score")
     if not result.valid or result.score is None:
-        raise _fail(f"{title} score invalid {who(result)} (required >= {min_score:.3f})",
+        # Three digits, or as many as the bar has: 0.8555 read "0.856", a bar never given.
+        bar = f"{min_score:.3f}" if round(min_score, 3) == min_score else f"{min_score:g}"
+        raise _fail(f"{title} score invalid {who(result)} (required >= {bar})",
                     detail_lines(result))
     if not _at_least(result.score, min_score):
         shown, bar = apart(result.score, min_score)
@@ -405,8 +407,9 @@ def assert_agent_passes(
     result: TaskResult, *, min_overall: float | None = None, allow_blockers: bool = False
 ) -> None:
     """Fail unless the agent's overall score (0–100) reaches ``min_overall``, by default the
-    case's ``pass_threshold`` (75 unless the case sets it). Each failing metric is listed with
-    its failure code and the turns where the judge saw the problem."""
+    case's ``pass_threshold`` (75 unless the case sets it), or for a case that sets none the
+    team's policy's threshold on ``overall_score`` when it has one. Each failing metric is
+    listed with its failure code and the turns where the judge saw the problem."""
     __tracebackhide__ = True
     if min_overall is not None:
         _bound("assert_agent_passes", "min_overall", min_overall, (0.0, 100.0))
@@ -432,13 +435,20 @@ def assert_agent_passes(
     overall = result.metric("overall_score")
     threshold = min_overall if min_overall is not None else float(
         overall.details.get("pass_threshold", 75.0))
+    # A team's policy rated the overall score of a case that set no bar of its own: its
+    # rating decides, as the scorecard's (the recorded pass_threshold is the default 75).
+    policy = (overall.details.get("threshold") if min_overall is None
+              and not overall.details.get(CASE_BAR) else None)
     if overall.value is None:
         if result.blocked and not allow_blockers:
             raise _fail(f"agent blocker(s) fired {who(result)}: {', '.join(result.blockers)}; "
                         "no metric of the overall score could be scored", lines)
         raise _unscored(result, "overall_score",
                         f"agent overall score not scored < {threshold:g} {who(result)}", lines)
-    if not _at_least(overall.value, threshold):
+    if policy is not None and overall.rating in FAILING:
+        raise _fail(f"agent overall score {overall.value:.1f} is not within the policy's "
+                    f"threshold ({policy}) {who(result)}", lines)
+    if policy is None and not _at_least(overall.value, threshold):
         shown, bar = f"{overall.value:.1f}", f"{threshold:g}"
         if float(shown) >= threshold:
             # Rounded up to the bar, the headline would state "75.0 < 75".
@@ -446,7 +456,8 @@ def assert_agent_passes(
         raise _fail(f"agent overall score {shown} < {bar} {who(result)}",
                     lines)
     if result.blocked and not allow_blockers:
-        raise _fail(f"agent overall score {overall.value:.1f} >= {threshold:g} but blocker(s) "
+        bar = f"within the policy's threshold ({policy})" if policy else f">= {threshold:g}"
+        raise _fail(f"agent overall score {overall.value:.1f} {bar} but blocker(s) "
                     f"fired {who(result)}: {', '.join(result.blockers)}", lines)
     if not allow_blockers:
         _blockers_decided(result)

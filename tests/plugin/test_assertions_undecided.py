@@ -112,6 +112,23 @@ def test_a_policy_threshold_on_the_garbled_rate_decides_the_default_check() -> N
         assert_no_garbled_turns(weak)
 
 
+def test_a_policy_threshold_on_the_overall_score_decides_assert_agent_passes() -> None:
+    # Before: the helper read the recorded pass_threshold (75 for a case that sets none)
+    # and passed an 88.0 the policy's ">= 95" rated fail, as the scorecard showed it.
+    registry = default_registry().copy()
+    apply_policy(registry, {"metrics": {"overall_score": {"threshold": 95}}},
+                 "pyproject.toml")
+    result = evaluate(*example("agent-abcd-5798-shipping-address", "northwind-mini"),
+                      embedder=TFIDF, model="northwind-mini", registry=registry)
+    overall = result.metrics["overall_score"]
+    assert 75 <= overall.value < 95 and overall.rating == "fail"  # type: ignore[operator]
+    with pytest.raises(AssertionError, match=r"agent overall score \d+\.\d is not within the "
+                                             r"policy's threshold \(>= 95\)"):
+        assert_agent_passes(result)
+    # An explicit bar still decides.
+    assert_agent_passes(result, min_overall=75)
+
+
 def test_an_agent_at_exactly_its_pass_threshold_passes_everywhere() -> None:
     # The weights make these scores exactly 90; the sum came to 89.99999999999999 and the
     # rating and "passed" said fail while assert_agent_passes passed.

@@ -144,7 +144,11 @@ def _rule(spec: MetricSpec, entry: Mapping[str, Any], where: str) -> MetricSpec:
             and "acceptable" not in entry:
         edge = old.blocker
     sign, worse = (">=", "<") if higher else ("<=", ">")
-    text = f"{sign} {good:g}" + (f" | {worse} {edge:g} blocker" if edge is not None else "")
+    # A rate is shown in percent, its value as its bars: "20.0% … > 0.05 blocker" read as a
+    # bar of 0.05 %.
+    shown = (lambda bar: f"{bar * 100:g}%") if spec.scale == "rate" else (lambda bar: f"{bar:g}")
+    text = f"{sign} {shown(good)}" + (f" | {worse} {shown(edge)} blocker"
+                                       if edge is not None else "")
     return replace(spec, bands=Bands(good=good, acceptable=acceptable, blocker=edge,
                                      higher_is_better=higher),
                    blocker=blocker, threshold=text)

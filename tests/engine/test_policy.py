@@ -87,7 +87,9 @@ def test_a_lower_is_better_metric_keeps_its_direction() -> None:
     spec = applied({"compliance_false_pass_rate": {"threshold": 0.02, "acceptable": 0.05}}).metric(
         "qa", "compliance_false_pass_rate")
     assert spec.bands == Bands(good=0.02, acceptable=0.05, blocker=0.05, higher_is_better=False)
-    assert spec.threshold == "<= 0.02 | > 0.05 blocker"
+    # A rate's bars in percent, as its value is shown ("20.0% … > 0.05 blocker" read as a
+    # bar of 0.05 %).
+    assert spec.threshold == "<= 2% | > 5% blocker"
     assert [spec.rate(v) for v in (0.02, 0.05, 0.051)] == ["good", "acceptable", "blocker"]
 
 

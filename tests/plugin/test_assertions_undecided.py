@@ -108,7 +108,7 @@ def test_a_policy_threshold_on_the_garbled_rate_decides_the_default_check() -> N
                                      registry=registry))
     weak = evaluate(*example(case_id, "budget-7b"), embedder=TFIDF, model="budget-7b",
                     registry=registry)
-    with pytest.raises(AssertionError, match=r"within the policy's threshold \(<= 0\.05\)"):
+    with pytest.raises(AssertionError, match=r"within the policy's threshold \(<= 5%\)"):
         assert_no_garbled_turns(weak)
 
 

@@ -24,10 +24,16 @@ if TYPE_CHECKING:
 
 
 @pytest.hookspec(firstresult=True)
-def pytest_callqa_generate(model: str, case: GoldenCase, config: pytest.Config) -> Any:
+def pytest_callqa_generate(model: str, case: GoldenCase, config: pytest.Config,
+                           run: int) -> Any:
     """Return ``model``'s output for golden ``case``, or None to let the next implementation try.
 
-    Called once per process for each (model, case) pair a test needs, before any of its
+    ``run`` is which of ``--callqa-runs N``'s runs the output is for (0 the first; an
+    implementation may leave the argument out): with N > 1 a project that implements the hook
+    is asked once per run, so an output it generates is sampled N times, as a live model's
+    is (one output copied to every run measured no consistency).
+
+    Called once per process for each (model, case) pair — and run — a test needs, before any of its
     results are scored; pairs are asked for in batches: with the LLM judge, before the first
     test, every pair of the run (an xdist worker: the pairs of its share of the cases, then
     those of another share's case when a test of it comes); for a live model, all of its

@@ -83,7 +83,7 @@ class PytestHost:
     def worker_value(self, key: str) -> Any:
         return (getattr(self.config, "workerinput", None) or {}).get(key)
 
-    def generate(self, model: str, case: GoldenCase) -> Any:
+    def generate(self, model: str, case: GoldenCase, run: int) -> Any:
         """The project's answer. A ``pytest.skip`` or ``pytest.xfail`` it raises is its word
         on this pair alone: raised as the pair's :class:`Interrupted`, an error the resolver
         keeps for the pair and each of its tests turns back into that skip (outcomes.py).
@@ -91,7 +91,7 @@ class PytestHost:
         the test that started it, another pair's, with this pair's reason."""
         try:
             return self.config.hook.pytest_callqa_generate(model=model, case=case,
-                                                           config=self.config)
+                                                           config=self.config, run=run)
         except (pytest.skip.Exception, pytest.xfail.Exception) as exc:
             raise Interrupted(model, case.id, exc) from None
 

@@ -144,14 +144,17 @@ def _rule(spec: MetricSpec, entry: Mapping[str, Any], where: str) -> MetricSpec:
             and "acceptable" not in entry:
         edge = old.blocker
     sign, worse = (">=", "<") if higher else ("<=", ">")
-    # A rate is shown in percent, its value as its bars: "20.0% … > 0.05 blocker" read as a
-    # bar of 0.05 %.
-    shown = (lambda bar: f"{bar * 100:g}%") if spec.scale == "rate" else (lambda bar: f"{bar:g}")
-    text = f"{sign} {shown(good)}" + (f" | {worse} {shown(edge)} blocker"
-                                       if edge is not None else "")
+    text = f"{sign} {_bar_text(good, spec)}" + (
+        f" | {worse} {_bar_text(edge, spec)} blocker" if edge is not None else "")
     return replace(spec, bands=Bands(good=good, acceptable=acceptable, blocker=edge,
                                      higher_is_better=higher),
                    blocker=blocker, threshold=text)
+
+
+def _bar_text(bar: float, spec: MetricSpec) -> str:
+    # A rate is shown in percent, its bars too: "20.0% … > 0.05 blocker" read as a bar of
+    # 0.05 %.
+    return f"{bar * 100:g}%" if spec.scale == "rate" else f"{bar:g}"
 
 
 def apply_policy(registry: Registry, policy: Mapping[str, Any], origin: str) -> None:

@@ -42,8 +42,9 @@ class Host(Protocol):
         xdist, or when it handed none)."""
         ...
 
-    def generate(self, model: str, case: GoldenCase) -> Any:
-        """The project's answer for ``model`` on ``case`` (``pytest_callqa_generate``)."""
+    def generate(self, model: str, case: GoldenCase, run: int) -> Any:
+        """The project's answer for ``model`` on ``case`` in ``run``
+        (``pytest_callqa_generate``)."""
         ...
 
     @property

@@ -156,13 +156,17 @@ class Resolver:
                 keys[result_key] = None
 
     def _output_key(self, model: str, case_id: str, run: int) -> RunKey:
-        """Where a run's output is kept: a live model's per run, any other once."""
-        return (model, case_id, run if self.catalog.live_spec(model) is not None else 0)
+        """Where a run's output is kept: per run where it may differ between runs — a live
+        model's, or any a project's ``pytest_callqa_generate`` may produce — else once."""
+        return (model, case_id, run if self._outputs_vary(model) else 0)
+
+    def _outputs_vary(self, model: str) -> bool:
+        return self.catalog.live_spec(model) is not None or self.host.generates_outputs
 
     def _result_key(self, model: str, case_id: str, run: int) -> RunKey:
         """Where a run's result is scored: per run, unless neither the output nor the judge
         can vary (then run 0's result stands for every run)."""
-        varies = self.settings.llm_judge or self.catalog.live_spec(model) is not None
+        varies = self.settings.llm_judge or self._outputs_vary(model)
         return (model, case_id, run if varies else 0)
 
     def _ours(self, case_id: str) -> bool:
@@ -193,12 +197,6 @@ class Resolver:
 
     def on_progress(self, done: int, total: int) -> None:
         self.verdicts.update(done, total)
-
-    def _start(self, text: str) -> None:
-        self.verdicts.start(text)
-
-    def _finish(self, text: str) -> None:
-        self.verdicts.finish(text)
 
     # --- outputs ------------------------------------------------------------------------
 
@@ -262,7 +260,7 @@ class Resolver:
                 continue
             try:
                 body = self.catalog.case(case)
-                answer = self.host.generate(model, body)
+                answer = self.host.generate(model, body, key[2])
                 if answer is LIVE:
                     live[key] = body
                     continue
@@ -327,8 +325,9 @@ class Resolver:
             ), return_exceptions=True)
 
         models = {name for name, _run in by_model}
-        self._start(f"generating {count(len(live), 'output')} of "
-                    f"{count(len(models), 'live model')} ({self.services.limits_text()})")
+        self.verdicts.start(f"generating {count(len(live), 'output')} of "
+                            f"{count(len(models), 'live model')} "
+                            f"({self.services.limits_text()})")
         before = kind_totals(runner, "generate")
         started = time.monotonic()
         try:
@@ -350,8 +349,8 @@ class Resolver:
                 continue
             for (key, case), generation in zip(pairs, answer, strict=True):
                 self._outputs[key] = self._generated(name, case, generation)
-        self._finish(f"generated {count(len(live), 'output')} in {elapsed:.2f} s: "
-                     f"{call_delta(before, after)}")
+        self.verdicts.finish(f"generated {count(len(live), 'output')} in {elapsed:.2f} s: "
+                             f"{call_delta(before, after)}")
 
     def _generated(self, name: str, case: GoldenCase,
                    generation: Generation) -> ModelOutput | Missing | BaseException:

@@ -226,3 +226,36 @@ def test_one_known_run_gives_no_pass_rate_and_one_scored_run_no_spread() -> None
         3, None, None, 2)
     assert record["metrics"]["call_intent_match"] == {
         "value": 1.0, "mean": 1.0, "sd": None, "scored_runs": 1}
+
+
+def test_a_generate_hook_is_asked_once_per_run_and_told_which(
+        project: MiniProject, pytester: pytest.Pytester,
+        scorecard_of: Callable[[str], str]) -> None:
+    # Before: a model the project's hook generated (no base URL) was asked once per pair and
+    # its one output copied to every run: the Consistency Score read 1 and no case flaky,
+    # measured on nothing. Now each run asks, with the run, as a live model's does.
+    right = json.dumps(project.cases["qa-refund"]["expected_outcome"])
+    pytester.makeconftest(f"""
+        import pytest
+
+        asked = []
+
+        @pytest.hookimpl(optionalhook=True)
+        def pytest_callqa_generate(model, case, config, run):
+            if case.id != "qa-refund":
+                return None
+            asked.append(run)
+            return {right!r} if run != 1 else "not a scorecard"
+
+        def pytest_sessionfinish(session):
+            print("asked runs", sorted(asked))
+    """)
+    project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
+                        "def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    result = pytester.runpytest("--callqa-runs=3", "-p", "no:xdist", "-k", "alpha and qa-refund",
+                                "-s")
+    result.stdout.fnmatch_lines(["*asked runs [[]0, 1, 2[]]*"])
+    # Run 2's output is invalid: the test fails on it, flaky across its runs.
+    result.assert_outcomes(failed=1)
+    assert "1/1" in next(line for line in scorecard_of(result.stdout.str()).splitlines()
+                         if line.startswith("Flaky Cases"))

@@ -33,7 +33,7 @@ from .assertion_lines import (
     value_texts,
     who,
 )
-from .engine.core.metrics import BAND_DIGITS, CASE_BAR
+from .engine.core.metrics import BAND_DIGITS, CASE_BAR, DISABLED_THRESHOLD
 from .engine.core.results import (
     EvaluationUnavailable,
     JudgeUnavailable,
@@ -435,10 +435,14 @@ def assert_agent_passes(
     overall = result.metric("overall_score")
     threshold = min_overall if min_overall is not None else float(
         overall.details.get("pass_threshold", 75.0))
-    # A team's policy rated the overall score of a case that set no bar of its own: its
-    # rating decides, as the scorecard's (the recorded pass_threshold is the default 75).
-    policy = (overall.details.get("threshold") if min_overall is None
-              and not overall.details.get(CASE_BAR) else None)
+    # A team's policy set a bar on the overall score of a case that set none of its own: its
+    # rating decides, as the scorecard's (the recorded pass_threshold is the default 75). A
+    # policy that only disabled the metric or set its tolerance sets no bar.
+    recorded = overall.details.get("threshold")
+    built_in = spec_for(result, "overall_score")
+    policy = (recorded if min_overall is None and not overall.details.get(CASE_BAR)
+              and recorded not in (None, DISABLED_THRESHOLD)
+              and (built_in is None or recorded != built_in.threshold) else None)
     if overall.value is None:
         if result.blocked and not allow_blockers:
             raise _fail(f"agent blocker(s) fired {who(result)}: {', '.join(result.blockers)}; "

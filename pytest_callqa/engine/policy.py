@@ -154,7 +154,7 @@ def _rule(spec: MetricSpec, entry: Mapping[str, Any], where: str) -> MetricSpec:
 def _bar_text(bar: float, spec: MetricSpec) -> str:
     # A rate is shown in percent, its bars too: "20.0% … > 0.05 blocker" read as a bar of
     # 0.05 %.
-    return f"{bar * 100:g}%" if spec.scale == "rate" else f"{bar:g}"
+    return f"{bar * 100:g}%" if spec.percent or spec.scale == "rate" else f"{bar:g}"
 
 
 def apply_policy(registry: Registry, policy: Mapping[str, Any], origin: str) -> None:

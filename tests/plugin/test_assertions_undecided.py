@@ -127,6 +127,15 @@ def test_a_policy_threshold_on_the_overall_score_decides_assert_agent_passes() -
         assert_agent_passes(result)
     # An explicit bar still decides.
     assert_agent_passes(result, min_overall=75)
+    # A policy that only disables the metric, or sets its tolerance, sets no bar: the case's
+    # pass_threshold decides (a disabled overall score passed every agent).
+    weak = example("agent-abcd-5798-shipping-address", "budget-7b")
+    for rule in ({"disabled": True}, {"tolerance": 5}):
+        registry = default_registry().copy()
+        apply_policy(registry, {"metrics": {"overall_score": rule}}, "pyproject.toml")
+        failing = evaluate(*weak, embedder=TFIDF, model="budget-7b", registry=registry)
+        with pytest.raises(AssertionError, match=r"agent overall score [\d.]+ < 75 "):
+            assert_agent_passes(failing)
 
 
 def test_an_agent_at_exactly_its_pass_threshold_passes_everywhere() -> None:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from .anchors import NUMERIC_KINDS, Anchor, anchor_supported
 from .lexicon import STOPWORDS
-from .text import tokens
+from .text import UNSEGMENTED_LETTER, tokens
 
 # The currency a text names, by sign, code or word; a bare "$" or "dollars" is any dollar.
 # The words after the codes are Spanish, Portuguese, Italian, German, Hindi, Chinese and
@@ -61,9 +61,6 @@ _UNITS = {
 _UNIT_OF = {word: unit for unit, words in _UNITS.items() for word in words.split()}
 # The longest unit written inside a Chinese or Japanese word ("5公斤的包裹").
 _LONGEST_UNSPACED = max(len(w) for w in _UNIT_OF if not w.isascii())
-# Kana, CJK extension A and the unified ideographs: scripts written without spaces, whose
-# unit begins the run of letters after a figure.
-_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 # How far after a figure its unit word is looked for: room for the longest unit word.
 _WORD_SPAN = 24
 
@@ -148,7 +145,8 @@ def _unit_word(word: str) -> Unit:
         return ("currency", currency.lastgroup)
     if word in _UNIT_OF:
         return ("unit", _UNIT_OF[word])
-    if _UNSPACED.match(word):
+    # In a script written without spaces, the unit begins the run of letters after a figure.
+    if UNSEGMENTED_LETTER.match(word):
         for size in range(min(len(word), _LONGEST_UNSPACED), 0, -1):
             if word[:size] in _UNIT_OF:
                 return ("unit", _UNIT_OF[word[:size]])

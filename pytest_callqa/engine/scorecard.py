@@ -145,6 +145,14 @@ class ModelCard:
             "flaky": sorted(key for key, s in stats.items() if s.flaky),
         }
 
+    def gap_fields(self) -> dict[str, list[str]]:
+        """The tasks the model's final scores lack or leave unknown, and why: one list each,
+        as every report of the card writes them."""
+        return {"missing_tasks": list(self.missing_tasks),
+                "incomplete_tasks": list(self.incomplete_tasks),
+                "errored_tasks": list(self.errored_tasks),
+                "no_output_tasks": list(self.no_output_tasks)}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "tasks": {k: v.to_dict() for k, v in self.tasks.items()},
@@ -152,10 +160,7 @@ class ModelCard:
             "benchmark_score": plain(self.benchmark_score),
             "final_score_a": plain(self.final_score_a),
             "final_score_b": plain(self.final_score_b),
-            "missing_tasks": self.missing_tasks,
-            "incomplete_tasks": list(self.incomplete_tasks),
-            "errored_tasks": list(self.errored_tasks),
-            "no_output_tasks": list(self.no_output_tasks),
+            **self.gap_fields(),
             "cost_per_1000_calls": plain(self.cost_per_1000_calls),
             "cost_efficiency": plain(self.cost_efficiency),
             "cost_adjusted_rank": self.cost_adjusted_rank,

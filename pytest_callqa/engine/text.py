@@ -109,7 +109,7 @@ _UNSEGMENTED = ("\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31
 # Not right after a letter or digit of a script written with spaces: "退款49元" and "は4,900円"
 # hold the numbers 49 and 4,900, where "A49" holds none.
 NOT_AFTER_SPACED_WORD = rf"(?<![^\W_{_UNSEGMENTED}])"
-_UNSEGMENTED_RE = re.compile(f"[{_UNSEGMENTED}]")
+UNSEGMENTED_LETTER = re.compile(f"[{_UNSEGMENTED}]")
 
 # Every Unicode decimal digit maps to one ASCII digit, so rewriting keeps string offsets.
 # Characters are replaced through a regex of the few to replace rather than str.translate,
@@ -240,8 +240,8 @@ def _joined(haystack: str, at: int, needle: str, edge: int) -> bool:
     continues the needle's word: both are letters or digits, neither of an unsegmented
     script."""
     return (_WORD_CHAR_RE.match(haystack, at) is not None
-            and _UNSEGMENTED_RE.match(haystack, at) is None
-            and _UNSEGMENTED_RE.match(needle, edge) is None)
+            and UNSEGMENTED_LETTER.match(haystack, at) is None
+            and UNSEGMENTED_LETTER.match(needle, edge) is None)
 
 
 # --- quotes and timestamps -------------------------------------------------------------------
@@ -466,7 +466,7 @@ def _without_digits(vocabulary: frozenset[str]) -> tuple[str, ...]:
 
 def unsegmented(text: str) -> bool:
     """Whether ``text`` holds a letter of a script written without spaces."""
-    return not text.isascii() and _UNSEGMENTED_RE.search(text) is not None
+    return not text.isascii() and UNSEGMENTED_LETTER.search(text) is not None
 
 
 def content_units(s: str) -> list[str]:

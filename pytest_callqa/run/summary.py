@@ -530,10 +530,7 @@ def models_section(card: Scorecard) -> dict[str, Any]:
             **({"runs": runs} if (runs := runs_section(model_card, results.get(name, [])))
                is not None else {}),
             "any_blocker": model_card.any_blocker,
-            "missing_tasks": list(model_card.missing_tasks),
-            "incomplete_tasks": list(model_card.incomplete_tasks),
-            "errored_tasks": list(model_card.errored_tasks),
-            "no_output_tasks": list(model_card.no_output_tasks),
+            **model_card.gap_fields(),
             "usage": model_card.usage,
         }
     return models

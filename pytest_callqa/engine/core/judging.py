@@ -38,6 +38,13 @@ DISCRETE_SCALES: dict[str, tuple[float, ...]] = {
 }
 
 
+# The seed's ratios over a text output's highlights and facts have nothing to count in an
+# output with none: no judge is asked, and the family and the offline judge (should it be
+# asked) word it alike.
+NO_HIGHLIGHT = "not scored: no highlight returned"
+NO_FACT = "n/a: the output states no fact"
+
+
 def valid_score(scale: str, score: Any) -> bool:
     """Whether ``score`` is a legal answer on ``scale`` (numbers only, in range, on the grid)."""
     if not finite_number(score):

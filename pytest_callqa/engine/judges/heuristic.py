@@ -24,7 +24,7 @@ from ..anchors import (
     said_in_words,
 )
 from ..core.cases import GoldenCase
-from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.judging import NO_FACT, NO_HIGHLIGHT, JudgeRequest, JudgeVerdict
 from ..core.memo import ByIdentity, batch_memoised
 from ..core.numbers import finite_number
 from ..lexicon import CALLER_WORDS, UNSPACED_CALLER_WORDS, number_words_unread
@@ -320,7 +320,7 @@ class HeuristicJudge:
     def _highlights(self, request: JudgeRequest) -> JudgeVerdict:
         highlights = [str(h) for h in request.focus.get("highlights", [])]
         if not highlights:
-            return JudgeVerdict(request.metric, None, "not scored: no highlight returned")
+            return JudgeVerdict(request.metric, None, NO_HIGHLIGHT)
         contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
         starts = _starts(request.case)
         verdicts = [(h, *_placed(request.case, h, statement_support(h, contexts, starts),
@@ -347,7 +347,7 @@ class HeuristicJudge:
         facts = [str(f) for f in request.focus.get("facts", []) if str(f).strip()]
         if not facts:
             # Nothing to have fabricated: the rate does not apply (its blocker cannot fire).
-            return JudgeVerdict(request.metric, None, "n/a: the output states no fact")
+            return JudgeVerdict(request.metric, None, NO_FACT)
         contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
         fabricated = []
         undecided = []

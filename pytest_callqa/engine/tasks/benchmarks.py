@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.judging import JudgeRequest, JudgeVerdict, ReplyField
+from ..core.judging import NO_FACT, JudgeRequest, JudgeVerdict, ReplyField
 from ..core.numbers import finite_number
 from ..core.results import MetricResult
 from ..embeddings import pair_similarity
@@ -17,11 +17,9 @@ from .benchmark_specs import BENCHMARK_SPECS
 from .instructions import COMMON_RULES, TASK_INSTRUCTIONS
 from .text_analysis import (
     FACT_COUNTS,
-    NO_FACT,
-    decided_facts,
+    fact_counts,
     summary_facts,
     top_labels,
-    unsupported_facts,
 )
 
 if TYPE_CHECKING:
@@ -170,14 +168,14 @@ _STEP_COUNTS: dict[str, tuple[ReplyField, ...]] = {
 }
 
 
-# The count that is the whole of each judged criterion's share, and what none of it means:
-# the seed's mean of no step score (a text or translation output reasons in no step) or
-# share of no piece is no number, whatever score the judge gave beside it.
-_WHOLES: dict[str, tuple[str, str]] = {
-    "contextual_precision": ("referenced", "the output uses no piece of the call"),
-    "contextual_recall": ("needed", "expected_outcome needs no piece of the call"),
-    "argument_correctness": ("steps", "no reasoning step"),
-    "instruction_following": ("instructions", "no instruction listed"),
+# What none of the count that is the whole of each judged criterion's share (the last of
+# its _STEP_COUNTS) means: the seed's mean of no step score (a text or translation output
+# reasons in no step) or share of no piece is no number, whatever score the judge gave.
+_NONE_OF_THE_WHOLE: dict[str, str] = {
+    "contextual_precision": "the output uses no piece of the call",
+    "contextual_recall": "expected_outcome needs no piece of the call",
+    "argument_correctness": "no reasoning step",
+    "instruction_following": "no instruction listed",
 }
 
 
@@ -236,8 +234,8 @@ def _spec_result(
 
 def _counts_none(metric_id: str, verdict: JudgeVerdict) -> bool:
     """Whether ``verdict`` counts nothing in the whole of ``metric_id``'s share."""
-    name, _meaning = _WHOLES[metric_id]
-    count = verdict.details.get(name)
+    whole = _STEP_COUNTS[metric_id][-1][0]
+    count = verdict.details.get(whole)
     return finite_number(count) and count == 0
 
 
@@ -263,10 +261,8 @@ def score_benchmarks(
         m["faithfulness"] = unknown(why)
         m["hallucination_rate"] = unknown(why)
     else:
-        # The facts the verdict decided, as the fabrication-free rate counts them: 2 of 10
-        # beside its 2 of 8 read as two rates of one verdict.
-        n = decided_facts(facts.details, len(views.claims))
-        unsupported = unsupported_facts(facts.details, facts.score, n)
+        # The facts the verdict decided, as the fabrication-free rate counts them.
+        n, unsupported = fact_counts(facts.details, facts.score, len(views.claims))
         if unsupported is None:
             why = (f"the judge counted {facts.details.get('unsupported')!r} unsupported "
                    f"facts of the {n} it was shown")
@@ -299,7 +295,7 @@ def score_benchmarks(
         elif verdict is None or verdict.score is None:
             m[metric_id] = MetricResult.not_scored(verdict.reason if verdict else "no verdict")
         elif _counts_none(metric_id, verdict):
-            m[metric_id] = MetricResult.not_scored(f"not scored: {_WHOLES[metric_id][1]}",
+            m[metric_id] = MetricResult.not_scored(f"not scored: {_NONE_OF_THE_WHOLE[metric_id]}",
                                                    **verdict.details)
         else:
             m[metric_id] = _spec_result(metric_id, verdict.score, verdict.reason,

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.context import STRUCTURE
-from ..core.judging import JudgeRequest, JudgeVerdict, ReplyField
+from ..core.judging import NO_FACT, NO_HIGHLIGHT, JudgeRequest, JudgeVerdict, ReplyField
 from ..core.metrics import Bands, MetricSpec
 from ..core.numbers import finite_number
 from ..core.results import MetricResult
@@ -27,10 +27,6 @@ if TYPE_CHECKING:
     from ..core.context import EvalContext
 
 TASK = "text"
-# The seed's ratios over an output's highlights and facts have nothing to count in an output
-# with none: no judge is asked, and both judges leave them as the offline one words it.
-NO_HIGHLIGHT = "not scored: no highlight returned"
-NO_FACT = "n/a: the output states no fact"
 # Highlights are short paraphrasable phrases: the seed-002 key-phrase threshold (token
 # Jaccard 0.4 on content words) decides whether a model highlight covers an expected one.
 HIGHLIGHT_MATCH_THRESHOLD = 0.4
@@ -137,6 +133,15 @@ def unsupported_facts(details: Mapping[str, Any], score: float, facts: int) -> f
     if finite_number(count) and 0 <= count <= facts:
         return int(count) if float(count).is_integer() else float(count)
     return None
+
+
+def fact_counts(details: Mapping[str, Any], score: float, facts: int
+                ) -> tuple[int, float | None]:
+    """Of ``facts``, those a fact verdict decided and how many of them it found unsupported
+    (None: its count is not one of theirs): the fabrication-free rate and the hallucination
+    rate read one verdict alike (2 of 10 beside 2 of 8 read as two rates of it)."""
+    decided = decided_facts(details, facts)
+    return decided, unsupported_facts(details, score, decided)
 
 
 def decided_facts(details: Mapping[str, Any], facts: int) -> int:
@@ -409,10 +414,9 @@ class TextTask(BaseTask):
         if not facts:
             return MetricResult.not_scored(NO_FACT)
         result = self.from_verdict("fabrication_free_rate", verdict)
-        # Left out of the rate by the judge: the pooled rate leaves them out too.
-        facts = decided_facts(result.details, facts)
         if result.scored and result.value is not None:
-            unsupported = unsupported_facts(result.details, result.value, facts)
+            # Left out of the rate by the judge: the pooled rate leaves them out too.
+            facts, unsupported = fact_counts(result.details, result.value, facts)
             if unsupported is None:
                 return MetricResult.judge_failed(
                     f"the judge counted {result.details.get('unsupported')!r} unsupported "

@@ -42,3 +42,13 @@ def fake() -> Iterator[Callable[..., Any]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def temp_files_in_tmp_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """Temporary files the code under test makes land in the test's own directory: a local
+    server that a test kills or starts on a taken port keeps its log for the user to read,
+    which would otherwise pile up in the machine's temporary directory run after run."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

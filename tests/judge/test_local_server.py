@@ -34,6 +34,9 @@ from pytest_callqa.engine.llm.server import (
 )
 from pytest_callqa.testing import FakeOpenAIServer
 
+# A server these tests kill, or start on a taken port, keeps its log for the user to read.
+pytestmark = pytest.mark.usefixtures("temp_files_in_tmp_path")
+
 FAKE_MODULE = "pytest_callqa.testing.fake_llama"
 
 

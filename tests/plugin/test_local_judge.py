@@ -31,6 +31,9 @@ from pytest_callqa.run.settings import CallqaUsageError, Settings
 from .conftest import PYPROJECT, MiniProject
 from .test_llm_judge_plugin import SUITE
 
+# A server these tests kill, or start on a taken port, keeps its log for the user to read.
+pytestmark = pytest.mark.usefixtures("temp_files_in_tmp_path")
+
 FAKE_MODULE = "pytest_callqa.testing.fake_llama"
 RECORDED = Path(__file__).parents[1] / "judge" / "fixtures" / \
     "llama_cpp_json_schema_refusal.json"

@@ -15,6 +15,9 @@ import pytest
 from pytest_callqa.run.settings import CallqaUsageError, Settings
 from pytest_callqa.session import CallqaSession
 
+# A server these tests kill, or start on a taken port, keeps its log for the user to read.
+pytestmark = pytest.mark.usefixtures("temp_files_in_tmp_path")
+
 
 def _session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *,
              worker: bool = False) -> tuple[CallqaSession, list[int]]:

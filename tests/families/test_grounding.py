@@ -158,6 +158,69 @@ def test_the_month_may_is_no_hedge() -> None:
     assert extract_claims("The plan mi\u00adght include free hardware.") == []
     assert extract_claims("The plan \uff4d\uff49\uff47\uff48\uff54 include free hardware.") == []
 
+OVERNIGHT = "Overnight shipping for items over 10 lbs costs $69.99. Standard shipping is free."
+
+
+@pytest.mark.parametrize("answer", [
+    "Premium members get free overnight shipping.",
+    "A premium member gets free overnight shipping.",
+    "All premium plans offer free overnight shipping.",
+    "The premium plan offers free overnight shipping.",
+    "Premium members receive free overnight shipping.",
+    "A premium member received free overnight shipping.",
+    "Premium members will receive free overnight shipping.",
+])
+def test_a_claim_is_made_whatever_the_subjects_number(answer: str) -> None:
+    # Only the third-person form of most fact verbs was known: a plural subject's invented
+    # claim ("members get") made none, and the answer passed at hallucination 0.
+    (claim,) = extract_claims(answer)
+    assert claim.object == ("free", "overnight", "shipping")
+    result = _eval(answer, config={"query": "Do premium members get free overnight shipping?",
+                                   "context": [OVERNIGHT]})
+    assert result.metrics["hallucination"].value == 1.0
+    assert result.metrics["grounding_verdict"].details["verdict"] == "FAIL"
+
+
+@pytest.mark.parametrize(("answer", "verb"), [
+    ("The bank approves every loan application.", "approves"),
+    ("Banks approve every loan application.", "approve"),
+    ("The bank refunds the application fee.", "refunds"),
+    ("Banks refund the application fee.", "refund"),
+    ("The warehouse processes orders on Sunday.", "processes"),
+    ("Warehouses process orders on Sunday.", "process"),
+    ("The store sends a confirmation email.", "sends"),
+    ("Stores send a confirmation email.", "send"),
+    ("Orders ship within 24 hours.", "ship"),
+    ("Packages arrive in 3 days.", "arrive"),
+    ("Plans cover water damage.", "cover"),
+    ("Members pay $10 a month.", "pay"),
+])
+def test_customer_service_verbs_state_facts(answer: str, verb: str) -> None:
+    (claim,) = extract_claims(answer)
+    assert claim.verb == verb
+
+
+def test_a_hedged_verb_in_any_form_makes_no_claim() -> None:
+    assert extract_claims("Premium members may get free overnight shipping.") == []
+    assert extract_claims("Premium plans might offer free overnight shipping.") == []
+
+
+@pytest.mark.parametrize(("answer", "subject", "verb", "obj"), [
+    # A fact verb's form that names a thing is the subject's noun: with no word before it,
+    # or followed straight by another fact verb, it is no verb.
+    ("The cost is $5.", ("cost",), "is", ("5",)),
+    ("Shipping costs are $5.", ("shipping", "costs"), "are", ("5",)),
+    ("Refunds usually take 5 days.", ("refunds", "usually"), "take", ("5", "days")),
+    ("The refund amount is $50.", ("refund", "amount"), "is", ("50",)),
+    ("Your refund was sent to your card.", ("refund",), "was", ("card",)),
+    ("Shipping is included.", ("shipping",), "is", ("included",)),
+])
+def test_a_fact_verb_naming_a_thing_is_read_as_a_noun(
+        answer: str, subject: tuple[str, ...], verb: str, obj: tuple[str, ...]) -> None:
+    (claim,) = extract_claims(answer)
+    assert (claim.subject, claim.verb, claim.object) == (subject, verb, obj)
+
+
 def test_a_claim_is_supported_only_within_one_passage() -> None:
     (claim,) = extract_claims(SPLIT_CLAIM)
     assert (claim.subject, claim.object) == (("overnight", "shipping"), ("free", "returns"))

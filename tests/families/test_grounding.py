@@ -280,6 +280,46 @@ def test_hallucination_is_the_share_of_unsupported_anchors() -> None:
     assert check.score == pytest.approx(0.6)
 
 
+LATE_FEE = "The late fee is $25 per missed payment."
+
+
+@pytest.mark.parametrize("answer", [
+    "The late fee is 25%.", "The late fee is 25 percent.", "The late fee is 25 euros.",
+    "The late fee is £25.", "The late fee is 30%.",
+])
+def test_a_figure_of_another_kind_or_currency_is_not_the_contexts(answer: str) -> None:
+    # By value alone, "25%" and "25 euros" were backed by the $25 fee, and the word 25 near
+    # "late fee" backed the claim: hallucination 0, PASS.
+    result = _eval(answer, config={"query": "What is the late fee?", "context": [LATE_FEE]})
+    anchors = result.metrics["hallucination"].details["anchors"]
+    assert [(a["kind"], a["supported"]) for a in anchors] == [("numeric", False),
+                                                              ("claim", False)]
+    assert result.metrics["hallucination"].value == 1.0
+    assert result.metrics["grounding_verdict"].details["verdict"] == "FAIL"
+
+
+@pytest.mark.parametrize("answer", [
+    "The late fee is $25.", "The late fee is 25 dollars.", "The late fee is 25 USD.",
+    "The late fee is USD 25.", "The late fee is US$25.", "The late fee is 25.",
+])
+def test_the_same_amount_in_another_format_is_the_contexts(answer: str) -> None:
+    check = hallucination(answer, LATE_FEE)
+    assert [(a["kind"], a["supported"]) for a in check.anchors] == [("numeric", True),
+                                                                    ("claim", True)]
+    assert check.claims_score == 0.0
+
+
+def test_a_figure_only_an_unmapped_word_tells_apart_is_left_out() -> None:
+    # "25 points" may or may not be the $25: neither supported nor unsupported.
+    result = _eval("The late fee is 25 points.",
+                   config={"query": "What is the late fee?", "context": [LATE_FEE]})
+    hall = result.metrics["hallucination"]
+    assert [(a["kind"], a["supported"]) for a in hall.details["anchors"]] == [
+        ("numeric", None), ("claim", True)]
+    assert (hall.value, hall.details["numerator"], hall.details["denominator"]) == (0.0, 0, 1)
+    assert "undecided, left out" in hall.reason and "'25'" in hall.reason
+
+
 @pytest.mark.parametrize(("overlap", "penalty"), [(0.0, 0.2), (0.19, 0.2), (0.2, 0.0),
                                                   (0.9, 0.0)])
 def test_drift_gate(overlap: float, penalty: float) -> None:

@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from ..anchors import anchor_supported, extract_anchors
+from ..anchor_units import fact_held
+from ..anchors import Anchor, extract_anchors
 from ..core.judging import JudgeVerdict
 from ..core.metrics import BAND_EDGES, CASE_BAR, Bands, MetricSpec
 from ..core.results import MetricResult
@@ -399,32 +400,54 @@ class HallucinationCheck:
 
     @property
     def unsupported(self) -> list[dict[str, Any]]:
-        return [a for a in self.anchors if not a["supported"]]
+        return [a for a in self.anchors if a["supported"] is False]
+
+    @property
+    def undecided(self) -> list[dict[str, Any]]:
+        """Figures only a word no table maps may tell from the context's: out of the share."""
+        return [a for a in self.anchors if a["supported"] is None]
 
 
 def hallucination(response: str, context: str | Sequence[str]) -> HallucinationCheck:
     """``S_hall = max(S_claims, P_drift)`` with ``S_claims = unsupported / anchors``.
 
     ``context`` is one passage or a list of them; a number or date is supported when any
-    passage has it, a claim only when one passage has its subject and object close together.
+    passage has it (:func:`figure_held`), a claim only when one passage has its subject and
+    object close together and every figure its object states is one a passage has. A figure
+    :func:`figure_held` cannot decide is left out of the share, as translation's critical
+    facts leave it.
     """
     passages = as_passages(context)
-    context_anchors = [a for passage in passages for a in extract_anchors(passage)]
-    anchors: list[dict[str, Any]] = []
-    for anchor in extract_anchors(response):
-        kind = "date" if anchor.kind in ("date", "time") else "numeric"
-        anchors.append({"kind": kind, "text": anchor.text,
-                        "supported": anchor_supported(anchor, context_anchors)})
+    told = [(passage, extract_anchors(passage)) for passage in passages]
+    figures = [(a, figure_held(a, response, told)) for a in extract_anchors(response)]
+    anchors: list[dict[str, Any]] = [
+        {"kind": "date" if a.kind in ("date", "time") else "numeric", "text": a.text,
+         "supported": held} for a, held in figures]
     for claim in extract_claims(response):
+        # Words close together cannot tell "25%" from "$25": the claim states its figure.
+        misstated = any(held is False and a.text in claim.sentence
+                        and not set(tokens(a.text)).isdisjoint(claim.object)
+                        for a, held in figures)
         anchors.append({"kind": "claim", "text": claim.sentence,
                         "subject": " ".join(claim.subject), "verb": claim.verb,
                         "object": " ".join(claim.object),
-                        "supported": claim_supported(claim, passages)})
-    unsupported = sum(1 for a in anchors if not a["supported"])
-    claims_score = unsupported / len(anchors) if anchors else 0.0
+                        "supported": not misstated and claim_supported(claim, passages)})
+    decided = [a["supported"] for a in anchors if a["supported"] is not None]
+    claims_score = decided.count(False) / len(decided) if decided else 0.0
     overlap = ngram_overlap(response, passages)
     drift = drift_penalty(overlap)
     return HallucinationCheck(max(claims_score, drift), claims_score, drift, overlap, anchors)
+
+
+def figure_held(anchor: Anchor, response: str,
+                told: Sequence[tuple[str, Sequence[Anchor]]]) -> bool | None:
+    """Whether a passage of ``told`` (each with its anchors) states ``anchor``, a figure of
+    ``response``, by :func:`~pytest_callqa.engine.anchor_units.fact_held`: by value, and by
+    kind, currency and unit where both name one. By value alone, "25%" and "25 euros" were
+    backed by a "$25" fee, and the answer passed; "25 dollars" and a bare "25" still are.
+    None when only a word no table maps may tell them apart ("$5" beside "5 days")."""
+    held = {fact_held(anchor, response, anchors, passage) for passage, anchors in told}
+    return True if True in held else (None if None in held else False)
 
 
 def verdict(
@@ -499,7 +522,8 @@ class GroundingTask(FamilyTask):
             hallucination_fail_above=config.hallucination_fail_above,
             relevance_fail_below=config.relevance_fail_below,
             completeness_warn_below=config.completeness_warn_below)
-        unsupported = hall.unsupported
+        unsupported, undecided = hall.unsupported, hall.undecided
+        counted = len(hall.anchors) - len(undecided)
         limit_bands = hallucination_bands(config.hallucination_fail_above)
         m = {
             "relevance": self.spec("relevance").result(
@@ -514,15 +538,17 @@ class GroundingTask(FamilyTask):
             "hallucination": replace(self.spec("hallucination"), bands=limit_bands).result(
                 hall.score if english else None,
                 _unread_claims(unsupported) if not english else
-                f"{len(unsupported)} of {len(hall.anchors)} anchors unsupported by the context "
+                f"{len(unsupported)} of {counted} anchors unsupported by the context "
                 f"(S_claims {hall.claims_score:.2f}); n-gram overlap {hall.overlap:.2f}"
                 + (f" < {DRIFT_OVERLAP_BELOW:g}: drift penalty {hall.drift:g}" if hall.drift
                    else "")
                 + (": " + "; ".join(f"{a['kind']} {a['text']!r}" for a in unsupported)
-                   if unsupported else ""),
+                   if unsupported else "")
+                + ("; undecided, left out (a word no table maps may be its unit): "
+                   + ", ".join(repr(a["text"]) for a in undecided) if undecided else ""),
                 claims_score=hall.claims_score, drift_penalty=hall.drift,
                 ngram_overlap=hall.overlap, anchors=hall.anchors,
-                numerator=len(unsupported), denominator=len(hall.anchors),
+                numerator=len(unsupported), denominator=counted,
                 **({CASE_BAR: True, BAND_EDGES: list(limit_bands.edges),
                     "threshold": f"> {config.hallucination_fail_above:g} → FAIL (blocker)"}
                    if config.hallucination_fail_above != HALLUCINATION_FAIL_ABOVE else {})),

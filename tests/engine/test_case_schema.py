@@ -153,8 +153,10 @@ def test_every_lenient_config_field_is_declared_to_the_schema() -> None:
     lenient = set()
     for spec in default_registry().tasks.values():
         model = spec.config_model
-        for decorator in model.__pydantic_decorators__.field_validators.values():
-            if decorator.info.mode == "before":
+        for name, decorator in model.__pydantic_decorators__.field_validators.items():
+            # Every config's refusal of a boolean for a number accepts less, not more: JSON
+            # Schema's "number" refuses a boolean too.
+            if decorator.info.mode == "before" and name != "_no_boolean_for_a_number":
                 lenient.update((model.__name__, field) for field in decorator.info.fields)
     assert lenient == set(STRING_OR_LIST)
 

@@ -545,6 +545,39 @@ def test_a_config_key_that_is_a_near_miss_of_a_known_one_is_refused(
     assert case.config["team_notes"] == "x"
 
 
+@pytest.mark.parametrize(("task", "config", "problem"), [
+    ("grounding", {"hallucination_fail_above": True}, "config.hallucination_fail_above"),
+    ("grounding", {"completeness_warn_below": False}, "config.completeness_warn_below"),
+    ("conversation", {"max_history_turns": True}, "config.max_history_turns"),
+    ("conversation", {"thresholds": {"context": True}}, "config.thresholds"),
+    ("extraction", {"thresholds": {"topics": False}}, "config.thresholds"),
+    ("agent", {"pass_threshold": True}, "config.pass_threshold"),
+    ("qa", {"questions": [{"question_id": "Q1", "max_score": True}]},
+     "config.questions[0].max_score"),
+])
+def test_a_boolean_for_a_config_number_is_refused(
+        tmp_path: Path, task: str, config: dict[str, Any], problem: str) -> None:
+    # Lax, the config read true as 1 and false as 0: a grounding case's
+    # "hallucination_fail_above: true" passed every hallucinating answer, without a blocker.
+    case = doc_cases()[task]
+    case["config"] = {**case.get("config", {}), **config}
+    problems = problems_of(tmp_path, case)
+    assert any(p.startswith(problem) and "is a boolean, not a number: write the number" in p
+               for p in problems), problems
+
+
+@pytest.mark.parametrize(("task", "config"), [
+    ("grounding", {"hallucination_fail_above": "0.3", "relevance_fail_below": 0}),
+    ("conversation", {"max_history_turns": "3", "combined": True, "thresholds": {"context": 1}}),
+    ("extraction", {"thresholds": {"topics": "0.3"}, "skip_llm_judge": "yes"}),
+])
+def test_numbers_and_booleans_written_as_strings_still_load(
+        tmp_path: Path, task: str, config: dict[str, Any]) -> None:
+    case = doc_cases()[task]
+    case["config"] = {**case.get("config", {}), **config}
+    assert problems_of(tmp_path, case) == []
+
+
 def test_a_yaml_parse_error_is_said_once(tmp_path: Path) -> None:
     # "(file) cannot be parsed: invalid golden case file X:\n  - (file) cannot be parsed: ..."
     with pytest.raises(CaseFileError) as info:

@@ -568,6 +568,11 @@ def test_the_transcript_is_the_context_when_none_is_given() -> None:
     ("transcript: 'agent: hi'\nconfig: {}", "config.query: Field required"),
     ("transcript: [{speaker: agent, text: ''}]\nconfig: {query: 'Refund?', context: x}",
      "transcript[0].text: empty turn"),
+    # Read as 1.0, true passed every hallucinating answer, without a blocker.
+    ("transcript: 'agent: hi'\nconfig: {query: 'Refund?', hallucination_fail_above: true}",
+     "config.hallucination_fail_above: Value error, true is a boolean, not a number"),
+    ("transcript: 'agent: hi'\nconfig: {query: 'Refund?', completeness_warn_below: false}",
+     "config.completeness_warn_below: Value error, false is a boolean, not a number"),
 ])
 def test_bad_cases_are_case_file_errors(tmp_path: Any, body: str, message: str) -> None:
     path = write_case(tmp_path, "id: g1\ntask: grounding\nexpected_outcome: {answer: 'x'}\n"
@@ -575,6 +580,16 @@ def test_bad_cases_are_case_file_errors(tmp_path: Any, body: str, message: str) 
     with pytest.raises(CaseFileError) as err:
         load_case_file(path)
     assert message in str(err.value)
+
+
+def test_a_threshold_written_as_a_string_is_read_as_its_number(tmp_path: Any) -> None:
+    path = write_case(tmp_path, "id: g1\ntask: grounding\nexpected_outcome: {answer: 'x'}\n"
+                      "transcript: 'agent: hi'\nconfig: {query: 'What is the late fee?', "
+                      "context: 'The late fee is $25.', hallucination_fail_above: '0.3'}\n")
+    [case] = load_case_file(path)
+    result = evaluate(case, {"answer": "The late fee is $25."}, embedder=TFIDF)
+    thresholds = result.metrics["grounding_verdict"].details["thresholds"]
+    assert thresholds["hallucination_fail_above"] == 0.3
 
 
 @pytest.mark.parametrize(("output", "reason"), [

@@ -8,9 +8,17 @@ score of ``"5"`` or ``true`` is not a number). The same models validate a golden
 from __future__ import annotations
 
 import difflib
-from typing import Any, Literal
+import types
+from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 ItemId = int | str
 # How alike an unknown config key and a known one must be for the unknown one to be taken
@@ -26,9 +34,28 @@ class StrictModel(BaseModel):
 class LooseConfig(BaseModel):
     """Task configuration: known keys are typed, unknown keys are kept for judges and hooks —
     but for one that is a near miss of a known key (``treshold``, ``threshold`` for
-    ``thresholds``): kept, it left the default bar in force without a word."""
+    ``thresholds``): kept, it left the default bar in force without a word. Lax, it converts
+    a number written as a string ("0.3"), but it takes no boolean for a number."""
 
     model_config = ConfigDict(extra="allow", allow_inf_nan=False, frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        # Lax validation reads true as 1 and false as 0: "hallucination_fail_above: true"
+        # let every answer pass the hallucination check, and no blocker was raised.
+        if info.field_name is None:
+            return value
+        annotation = cls.model_fields[info.field_name].annotation
+        if isinstance(value, bool) and _number_only(annotation):
+            raise ValueError(f"{str(value).lower()} is a boolean, not a number: write the "
+                             "number")
+        if isinstance(value, dict) and get_origin(annotation) is dict:
+            booleans = [f"{k}: {str(v).lower()}" for k, v in value.items() if isinstance(v, bool)]
+            if booleans and _number_only(get_args(annotation)[1]):
+                raise ValueError(f"{', '.join(booleans)} is a boolean, not a number: write the "
+                                 "number")
+        return value
 
     @model_validator(mode="after")
     def _no_near_miss(self) -> LooseConfig:
@@ -41,6 +68,15 @@ class LooseConfig(BaseModel):
                     f"spell it {close[0]!r} (an unknown key is kept for judges and hooks, so "
                     "the default applied), or give a key of the project's own another name")
         return self
+
+
+def _number_only(annotation: Any) -> bool:
+    """Whether a field of this type takes an int or a float (or None) and no boolean."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        members = [a for a in get_args(annotation) if a is not type(None)]
+    else:
+        members = [annotation]
+    return all(a in (int, float) for a in members)
 
 
 def _duplicates(ids: list[Any]) -> list[str]:

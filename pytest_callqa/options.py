@@ -35,7 +35,6 @@ from .run.settings import (
     Settings,
     display_path,
     live_entry,
-    model_name,
 )
 from .run.shard import parse_shard
 
@@ -253,7 +252,8 @@ def _text_setting(config: pytest.Config, option: str) -> str | None:
     return cli or config.getini(ini_name(option)) or None
 
 
-def _ini_base(config: pytest.Config) -> Path:
+def ini_base(config: pytest.Config) -> Path:
+    """Where the ini file's relative paths start: its folder (the rootdir without one)."""
     return config.inipath.parent if config.inipath is not None else config.rootpath
 
 
@@ -273,7 +273,7 @@ def _path_setting(config: pytest.Config, option: str) -> Path | None:
         raise pytest.UsageError(f"{ini_name(option)} = {raw!r} in {config.inipath}: expected "
                                 "a path (a string)")
     if ini:
-        return _ini_base(config) / os.path.expanduser(str(ini))
+        return ini_base(config) / os.path.expanduser(str(ini))
     return None
 
 
@@ -338,27 +338,8 @@ def _option_or_ini(config: pytest.Config, option: str) -> Any:
         raise pytest.UsageError(f"{ini_name(option)} in {config.inipath}: {exc}") from None
 
 
-def narrowed_selection(config: pytest.Config, settings: Settings) -> bool:
-    """Whether the command line narrowed the suite the ini file (or the outputs directory)
-    configures: to a folder or file of cases inside the ini file's, or to some of its
-    models. The same cases or models given again narrow nothing."""
-    if config.getoption(ini_name(CASES_OPTION)) is not None and settings.cases is not None:
-        ini = config.getini(ini_name(CASES_OPTION))
-        if ini:
-            suite = (_ini_base(config) / os.path.expanduser(str(ini))).resolve()
-            chosen = settings.cases.resolve()
-            if chosen != suite and suite in chosen.parents:
-                return True
-    if config.getoption(ini_name(MODELS_OPTION)) is None:
-        return False
-    configured: Sequence[str] = _split_models(_ini_strings(config, MODELS_OPTION))
-    if not configured and settings.outputs is not None and settings.outputs.is_dir():
-        configured = [p.name for p in settings.outputs.iterdir() if p.is_dir()]
-    chosen_names = {model_name(entry) for entry in settings.models}
-    return any(model_name(entry) not in chosen_names for entry in configured)
-
-
-def _split_models(values: Iterable[str]) -> tuple[str, ...]:
+def split_models(values: Iterable[str]) -> tuple[str, ...]:
+    """The models of ``callqa_models`` values, each split at its commas, once each."""
     models: list[str] = []
     for value in values:
         for name in value.split(","):
@@ -398,7 +379,7 @@ def read_settings(config: pytest.Config) -> Settings:
     default. Raises :class:`pytest.UsageError` naming the bad value."""
     check_rootdir(config, TAKES_VALUE)
     cli_models = config.getoption(ini_name(MODELS_OPTION))
-    models = _split_models([cli_models] if cli_models is not None
+    models = split_models([cli_models] if cli_models is not None
                            else _ini_strings(config, MODELS_OPTION))
     if cli_models is not None and not models:
         # An empty value is a list that went missing (an unset variable in CI), not "all".

@@ -15,18 +15,34 @@ an outputs file unusable; or on a verdict the judge could not give) leaves its s
 unused, and ``--snapshot-update`` deletes unused snapshots of the tests that ran: a passing
 failure of the tool would throw away the verdict accepted before. Such a test is told to
 syrupy as skipped, whose snapshots it keeps.
+
+A run the command line narrows — ``--callqa-*`` options or ``-o`` overrides choosing other
+cases than the ini file's, or fewer models than it names or than its outputs directory
+holds — never makes the other tests: their snapshots are left alone, unused or not.
 """
 
 from __future__ import annotations
 
+import os
+import shlex
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from .options import narrowed_selection
-from .run.settings import Settings
+from .options import (
+    CASES_OPTION,
+    MODELS_OPTION,
+    OUTPUTS_OPTION,
+    ini_base,
+    ini_name,
+    split_models,
+)
+from .outputs import discover_models
+from .run.settings import Settings, model_name
 
 SNAPSHOT_FIXTURE = "callqa_snapshot"
 # Per test: the other tests whose snapshot file it would share.
@@ -61,6 +77,61 @@ def mark_shared_snapshot_files(items: Iterable[pytest.Item]) -> None:
         if len(sharing) > 1:
             for item in sharing:
                 item.stash[SHARED_WITH_KEY] = [o.nodeid for o in sharing if o is not item]
+
+
+def _overridden(config: pytest.Config, option: str) -> bool:
+    """Whether a ``-o`` override sets the ini key of ``option``."""
+    return any(str(entry).partition("=")[0].strip() == ini_name(option)
+               for entry in config.option.override_ini or ())
+
+
+def _ini_file_value(config: pytest.Config, option: str) -> Any:
+    """The value the ini file itself gives the key of ``option``, ``-o`` overrides aside."""
+    if not _overridden(config, option):
+        return config.getini(ini_name(option))
+    if config.inipath is None:
+        return None
+    # getini answers with the override, and pytest keeps no copy of the file's value (9
+    # writes the override over it): the file is read again, by pytest's own reader.
+    from _pytest.config.findpaths import load_config_dict_from_file
+
+    value = (load_config_dict_from_file(config.inipath) or {}).get(ini_name(option))
+    # pytest 9 wraps each value (a ConfigValue); pytest 8 gives it as it is.
+    return getattr(value, "value", value)
+
+
+def _ini_file_path(config: pytest.Config, option: str) -> Path | None:
+    value = _ini_file_value(config, option)
+    return (ini_base(config) / os.path.expanduser(str(value))).resolve() if value else None
+
+
+def _ini_file_models(config: pytest.Config) -> list[str]:
+    """The models the ini file configures: those it names, else its outputs' folders."""
+    value = _ini_file_value(config, MODELS_OPTION) or []
+    named = split_models(shlex.split(value) if isinstance(value, str) else map(str, value))
+    if named:
+        return list(named)
+    outputs = _ini_file_path(config, OUTPUTS_OPTION)
+    return discover_models(outputs) if outputs is not None else []
+
+
+def narrowed_selection(config: pytest.Config, settings: Settings) -> bool:
+    """Whether the command line (options or ``-o`` overrides) narrowed the suite the ini
+    file configures: to a folder or file of cases other than the ini file's, or to some of
+    its models (those the ini file names, else those of its outputs directory: another
+    directory holding fewer of them narrows too). The same cases or models given again
+    narrow nothing."""
+    given = [o for o in (CASES_OPTION, OUTPUTS_OPTION, MODELS_OPTION)
+             if config.getoption(ini_name(o)) is not None or _overridden(config, o)]
+    if not given:
+        return False
+    suite = _ini_file_path(config, CASES_OPTION)
+    if suite is not None and settings.cases is not None and settings.cases.resolve() != suite:
+        return True
+    chosen = settings.models or (discover_models(settings.outputs) if settings.outputs
+                                 else ())
+    chosen_names = {model_name(entry) for entry in chosen}
+    return any(model_name(entry) not in chosen_names for entry in _ini_file_models(config))
 
 
 class KeepSnapshots:

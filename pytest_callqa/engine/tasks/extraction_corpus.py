@@ -23,9 +23,13 @@ class CorpusReport:
     numeric_mae: float | None
     distribution: DistributionStats
     degenerate_cases: list[str]
+    # Outputs whose score is unknown (TaskResult.score_unknown): left out, as the scorecard
+    # leaves them out of the task score, not counted 0 as an invalid one is.
+    unscored_cases: int = 0
 
     def summary(self) -> str:
-        lines = [f"extraction corpus: {self.cases} case(s), {self.invalid_cases} invalid"]
+        lines = [f"extraction corpus: {self.cases} case(s), {self.invalid_cases} invalid"
+                 + (f", {self.unscored_cases} not scored" if self.unscored_cases else "")]
         for name, row in self.per_type.items():
             lines.append(f"  {name:<12} P {row['precision']:.2f}  R {row['recall']:.2f}  "
                          f"F1 {row['f1']:.2f}  ({row['matched']}/{row['extracted']} extracted, "
@@ -45,7 +49,7 @@ def aggregate_corpus(results: Iterable[TaskResult]) -> CorpusReport:
     """Pool per-type counts, MAE and score distributions over extraction results."""
     rows: dict[str, dict[str, int]] = {}
     case_f1: list[float] = []
-    invalid = 0
+    invalid = unscored = 0
     total = 0
     err_sum, err_n = 0.0, 0
     scores: list[float] = []
@@ -54,6 +58,9 @@ def aggregate_corpus(results: Iterable[TaskResult]) -> CorpusReport:
         if r.task != TASK:
             continue
         total += 1
+        if r.score_unknown:
+            unscored += 1
+            continue
         score = r.score if r.valid else None
         # An invalid case's row is its truth, nothing matched (ExtractionTask.invalid): it
         # counts in the pooled recall as in the mean over cases. A type it has no truth of
@@ -93,4 +100,5 @@ def aggregate_corpus(results: Iterable[TaskResult]) -> CorpusReport:
         macro_f1=sum(case_f1) / len(case_f1) if case_f1 else None, micro_f1=micro,
         numeric_mae=err_sum / err_n if err_n else None,
         distribution=distribution_stats(scores), degenerate_cases=degenerate,
+        unscored_cases=unscored,
     )

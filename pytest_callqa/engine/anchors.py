@@ -5,7 +5,7 @@ supports — the offline judge's and the grounding family's notion of a fabricat
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -207,6 +207,11 @@ _LITERALS: dict[str, tuple[str, ...]] = {
 }
 # Digits a match of a pattern has at least (in any text: digits have no case).
 _DIGITS_NEEDED = {"phone": 10, "phone_in": 10, "id": 7}
+# Where a match may start, for the patterns that open on a figure: the first digit of a run
+# (_NUM_START follows no digit), or a phone number's "+" or "(". Trying a pattern there
+# alone, not at every character, finds the same matches: most of a text is words.
+_FIGURE_LEADS = re.compile(r"[0-9]+|[+(]")
+_LED_BY_WORDS = frozenset({"amount_before", "date_month_day", "date_month_day_other"})
 
 
 def _decimal_value(number: str) -> str:
@@ -332,6 +337,7 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
         lowered if lowered is not None else ascii_text.casefold()) is not None
     digits = sum(map(ascii_text.count, "0123456789"))
     candidates: list[tuple[int, int, int, Anchor]] = []
+    leads: list[int] | None = None
     patterns = _EURO_PATTERNS if _EURO_HINT.search(ascii_text) else _ANCHOR_PATTERNS
     for name, pattern in patterns:
         literals = _LITERALS.get(name)
@@ -344,7 +350,16 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
             continue
         if digits < _DIGITS_NEEDED.get(name, 1):
             continue
-        for m in pattern.finditer(ascii_text):
+        if name not in _LED_BY_WORDS:
+            if leads is None:
+                leads = [m.start() for m in _FIGURE_LEADS.finditer(ascii_text)]
+            matches: Iterable[re.Match[str]] = _matches_at(pattern, ascii_text, leads)
+        elif name == "date_month_day" and lowered is not None:
+            # An English month name opens every match, in lower case in an ASCII text.
+            matches = _matches_at(pattern, ascii_text, _found_at(lowered, _MONTHS))
+        else:
+            matches = pattern.finditer(ascii_text)
+        for m in matches:
             anchor = _anchor_from(name, m, text)
             if anchor is not None:
                 candidates.append((m.start(), _PRIORITY[name], m.end(), anchor))
@@ -356,6 +371,32 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
             end = stop
             found.setdefault(anchor)
     return tuple(found)
+
+
+def _matches_at(pattern: re.Pattern[str], text: str,
+                leads: Iterable[int]) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern whose every match starts at one of ``leads``
+    (ascending): tried there alone, each after the end of the match before, as finditer
+    goes on."""
+    end = 0
+    for at in leads:
+        if at >= end:
+            found = pattern.match(text, at)
+            if found is not None:
+                end = found.end()
+                yield found
+
+
+def _found_at(text: str, words: Iterable[str]) -> list[int]:
+    """Every offset at which one of ``words`` occurs in ``text``, overlapping ones too."""
+    offsets = []
+    for word in words:
+        at = text.find(word)
+        while at != -1:
+            offsets.append(at)
+            at = text.find(word, at + 1)
+    offsets.sort()
+    return offsets
 
 
 def _date_readings(value: str) -> set[str]:

@@ -5,14 +5,23 @@ supports — the offline judge's and the grounding family's notion of a fabricat
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
 from .core.memo import batch_memoised
 from .lexicon import MONTH_NAMES, han_numbers, numbers_in_words
-from .text import NOT_AFTER_SPACED_WORD, NOT_AFTER_WORD, NOT_BEFORE_WORD, ascii_digits, tokens
+from .text import (
+    NOT_AFTER_SPACED_WORD,
+    NOT_AFTER_WORD,
+    NOT_BEFORE_WORD,
+    ascii_digits,
+    found_at,
+    matches_at,
+    prefix_tree,
+    tokens,
+)
 
 
 @dataclass(frozen=True)
@@ -78,7 +87,6 @@ def _alternation(names: Iterable[str]) -> str:
     return "|".join(sorted(names, key=len, reverse=True))
 
 
-_OTHER_MONTHS = _alternation(set(MONTH_NAMES) - set(_ENGLISH_MONTHS))
 # Other languages' month names that are English words or names too ("5 Mars bars", "2 Mayo
 # Clinic bills", "Julio 15"): a month only after "de", German's dot or a French "le 5",
 # "au 12", "1er", or before a year.
@@ -186,7 +194,7 @@ _DIGIT = re.compile("[0-9]")
 # Whether a text, casefolded, holds another language's month name: the patterns that read
 # them run only then, in any text (a dash or a curly quote makes an English text non-ASCII).
 # One search, not a substring test per name: 75 of them per text cost the engine ~3 %.
-_OTHER_MONTH_RE = re.compile(_OTHER_MONTHS)
+_OTHER_MONTH_RE = re.compile(prefix_tree(set(MONTH_NAMES) - set(_ENGLISH_MONTHS)))
 _OTHER_MONTH_PATTERNS = frozenset({"date_month_day_other", "date_day_month"})
 # Text, in lower case, of which every match of a pattern contains one. In an ASCII text,
 # where IGNORECASE pairs a letter with its other case only, a pattern none of whose
@@ -353,10 +361,15 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
         if name not in _LED_BY_WORDS:
             if leads is None:
                 leads = [m.start() for m in _FIGURE_LEADS.finditer(ascii_text)]
-            matches: Iterable[re.Match[str]] = _matches_at(pattern, ascii_text, leads)
+            matches: Iterable[re.Match[str]] = matches_at(pattern, ascii_text, leads)
         elif name == "date_month_day" and lowered is not None:
             # An English month name opens every match, in lower case in an ASCII text.
-            matches = _matches_at(pattern, ascii_text, _found_at(lowered, _MONTHS))
+            matches = matches_at(pattern, ascii_text, found_at(lowered, _MONTHS))
+        elif name == "amount_before" and lowered is not None:
+            # A currency opens every match, at its sign or first letter ("US$" two before
+            # its "$", "A$" one).
+            matches = matches_at(pattern, ascii_text, sorted({*found_at(lowered, _LITERALS[name]),
+                *(at - back for at in found_at(lowered, ("$",)) for back in (1, 2) if at >= back)}))
         else:
             matches = pattern.finditer(ascii_text)
         for m in matches:
@@ -371,32 +384,6 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
             end = stop
             found.setdefault(anchor)
     return tuple(found)
-
-
-def _matches_at(pattern: re.Pattern[str], text: str,
-                leads: Iterable[int]) -> Iterator[re.Match[str]]:
-    """``pattern.finditer(text)`` for a pattern whose every match starts at one of ``leads``
-    (ascending): tried there alone, each after the end of the match before, as finditer
-    goes on."""
-    end = 0
-    for at in leads:
-        if at >= end:
-            found = pattern.match(text, at)
-            if found is not None:
-                end = found.end()
-                yield found
-
-
-def _found_at(text: str, words: Iterable[str]) -> list[int]:
-    """Every offset at which one of ``words`` occurs in ``text``, overlapping ones too."""
-    offsets = []
-    for word in words:
-        at = text.find(word)
-        while at != -1:
-            offsets.append(at)
-            at = text.find(word, at + 1)
-    offsets.sort()
-    return offsets
 
 
 def _date_readings(value: str) -> set[str]:

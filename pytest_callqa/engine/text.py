@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -196,7 +196,7 @@ def content_tokens(s: str) -> list[str]:
 @batch_memoised
 def _content_tokens(s: str) -> tuple[str, ...]:
     # A claim's content words are read by several metrics of its output.
-    return tuple(t for t in _tokens(s) if t not in STOPWORDS and (len(t) > 1 or t.isdecimal()))
+    return tuple([t for t in _tokens(s) if t not in STOPWORDS and (len(t) > 1 or t.isdecimal())])
 
 
 def token_jaccard(a: str, b: str) -> float:
@@ -252,6 +252,58 @@ def _joined(haystack: str, at: int, needle: str, edge: int) -> bool:
     return (_WORD_CHAR_RE.match(haystack, at) is not None
             and UNSEGMENTED_LETTER.match(haystack, at) is None
             and UNSEGMENTED_LETTER.match(needle, edge) is None)
+
+
+# A prefix tree: each next character of a word, "" where one ends.
+_Node = dict[str, "_Node"]
+
+
+def prefix_tree(names: Iterable[str]) -> str:
+    """A regular expression that finds ``names`` where their alternation does, merged on
+    their common beginnings ("ma(?:i(?:o)?|rzo|…)"): at each character a search tries the
+    few letters that may come first, not every name."""
+    tree: _Node = {}
+    for name in names:
+        node = tree
+        for char in name:
+            node = node.setdefault(char, {})
+        node[""] = {}
+    return _branches(tree)
+
+
+def _branches(node: _Node) -> str:
+    alternatives = [re.escape(char) + _branches(child)
+                    for char, child in sorted(node.items()) if char]
+    if not alternatives:
+        return ""
+    body = alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+    # A name that ends here may stop here: "mai" as well as "maio".
+    return f"(?:{body})?" if "" in node else body
+
+
+def matches_at(pattern: re.Pattern[str], text: str,
+               leads: Iterable[int]) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern whose every match starts at one of ``leads``
+    (ascending): tried there alone, each after the end of the match before, as finditer
+    goes on."""
+    end = 0
+    for at in leads:
+        if at >= end:
+            found = pattern.match(text, at)
+            if found is not None:
+                end = found.end()
+                yield found
+
+
+def found_at(text: str, words: Iterable[str]) -> list[int]:
+    """Every offset at which one of ``words`` occurs in ``text``, overlapping ones too."""
+    offsets = []
+    for word in words:
+        at = text.find(word)
+        while at != -1:
+            offsets.append(at)
+            at = text.find(word, at + 1)
+    return sorted(offsets)
 
 
 # --- quotes and timestamps -------------------------------------------------------------------
@@ -328,7 +380,8 @@ def _quotes(text: str) -> tuple[str, ...]:
             spans.extend((m.start(), m.end(), m[1]) for m in pattern.finditer(text)
                          if len(m[1].split()) >= 2
                          or (len(m[1]) >= 4 and unsegmented(m[1])))
-    spans.sort(key=lambda s: (s[0], -s[1]))
+    # Each pattern opens on a mark of its own, its matches apart: no two spans start together.
+    spans.sort()
     quotes: list[str] = []
     outer_end = -1
     for start, end, body in spans:
@@ -350,15 +403,24 @@ _TIMESTAMP_RE = re.compile(
 )
 
 
+# Every offset holds a digit, a colon and two digits ("1:05"): a text without such a run
+# ("Agent said: …"), most of them, is not scanned with the full pattern.
+_OFFSET_HINT = re.compile(r"[0-9]:[0-5][0-9]")
+
+
+def _offset_matches(text: str) -> Iterator[re.Match[str]]:
+    """The :data:`_TIMESTAMP_RE` matches of ``text`` (its digits in ASCII)."""
+    # Every offset has a colon; most statements have none.
+    ascii_text = ascii_digits(text) if ":" in text else ""
+    return _TIMESTAMP_RE.finditer(ascii_text) if _OFFSET_HINT.search(ascii_text) else iter(())
+
+
 def extract_timestamps(text: str) -> list[float]:
     """Call offsets such as "01:23", "[02:15]" or "1:02:03", in seconds.
 
     Clock times marked am/pm are not offsets; an unmarked "15:30" reads as 15 min 30 s.
     """
-    if ":" not in text:
-        # Every offset has one; most statements have none.
-        return []
-    return [_offset(m) for m in _TIMESTAMP_RE.finditer(ascii_digits(text))]
+    return [_offset(m) for m in _offset_matches(text)]
 
 
 def _offset(m: re.Match[str]) -> float:
@@ -381,7 +443,7 @@ def without_timestamps(text: str, starts: Sequence[float], tolerance: float, *,
     if ":" not in text or (zero_led and not starts):
         return text
     pieces, end = [], 0
-    for m in _TIMESTAMP_RE.finditer(ascii_digits(text)):
+    for m in _offset_matches(text):
         led = m.group().startswith("0") or text[max(m.start() - 1, 0)] == "["
         if (zero_led or not starts) and not led:
             continue
@@ -467,7 +529,7 @@ def _without_digits(vocabulary: frozenset[str]) -> tuple[str, ...]:
     """The words of a context that a claim's token may fuzzily match; many claims are
     checked against one context."""
     # isalpha first: a word of letters only, most of them, has no digit to look for.
-    return tuple(t for t in vocabulary if t.isalpha() or not any(ch.isdigit() for ch in t))
+    return tuple([t for t in vocabulary if t.isalpha() or not any(ch.isdigit() for ch in t)])
 
 
 # Whole tokens of an unsegmented script (_UNSEGMENTED) in a claim and in a call hardly ever
@@ -520,7 +582,7 @@ def content_coverage(
     pairs, each found in a context token of such a script or not.
     ``vocabulary`` (the contexts' tokens, precomputed) replaces ``contexts`` when given.
     """
-    claim_tokens = list(dict.fromkeys(content_tokens(claim)))
+    claim_tokens = list(dict.fromkeys(_content_tokens(claim)))
     if not claim_tokens:
         return 1.0
     if vocabulary is None:
@@ -529,7 +591,10 @@ def content_coverage(
         claim_tokens = list(dict.fromkeys(_as_units(claim_tokens)))
         vocabulary = vocabulary | _unsegmented_units(vocabulary)
     missing = [t for t in claim_tokens if t not in vocabulary]
-    fuzzy_candidates = [t for t in missing if not any(ch.isdigit() for ch in t)]
+    if not missing:
+        return 1.0
+    # isalpha first: a word of letters only, most of them, has no digit to look for.
+    fuzzy_candidates = [t for t in missing if t.isalpha() or not any(ch.isdigit() for ch in t)]
     words = _without_digits(vocabulary) if fuzzy_candidates else ()
     rescued = 0
     if fuzzy_candidates and words:

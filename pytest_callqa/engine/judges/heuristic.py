@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..anchor_units import fact_held
@@ -26,7 +26,6 @@ from ..anchors import (
 from ..core.cases import GoldenCase
 from ..core.judging import NO_FACT, NO_HIGHLIGHT, JudgeRequest, JudgeVerdict
 from ..core.memo import ByIdentity, batch_memoised
-from ..core.numbers import finite_number
 from ..lexicon import CALLER_WORDS, UNSPACED_CALLER_WORDS, number_words_unread
 from ..text import (
     best_fuzzy_match,
@@ -41,7 +40,7 @@ from ..text import (
     without_timestamps,
 )
 from .heuristic_families import family_handlers
-from .heuristic_placement import placement, reordered
+from .heuristic_placement import placement, reordered, value_support, value_text
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -94,19 +93,21 @@ _CLAUSES = re.compile(r";|\.(?!\d)")
 _NUMBER_NO = re.compile(r"\bno\.\s*(?=\d)", re.IGNORECASE)
 
 
-def _flatten(value: Any) -> Iterator[str]:
+def _flatten(value: Any, into: list[str]) -> list[str]:
+    """``into`` with the texts of ``value`` appended, depth first (no generator per level)."""
     if isinstance(value, str):
-        yield value
+        into.append(value)
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _flatten(item)
+            _flatten(item, into)
             if isinstance(item, (str, int, float)) and not isinstance(item, bool):
-                yield f"{key} {item}"
+                into.append(f"{key} {item}")
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _flatten(item)
+            _flatten(item, into)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield str(value)
+        into.append(str(value))
+    return into
 
 
 def truth_text(request: JudgeRequest) -> str:
@@ -117,7 +118,7 @@ def truth_text(request: JudgeRequest) -> str:
 @batch_memoised
 def _truth_text(case: ByIdentity[GoldenCase]) -> str:
     # Every output of a case has its statements checked against the same truth.
-    return "\n".join(_flatten(case.value.expected_outcome))
+    return "\n".join(_flatten(case.value.expected_outcome, []))
 
 
 @batch_memoised
@@ -160,8 +161,16 @@ def _reversals(purpose: str, about: frozenset[str] | None = None) -> set[str]:
     return found
 
 
-def _starts(case: GoldenCase) -> tuple[float, ...]:
-    return tuple(t.start for t in case.transcript if t.start is not None)
+@batch_memoised
+def _turn_view(case: ByIdentity[GoldenCase]) -> tuple[tuple[str, ...],
+                                                      tuple[float | None, ...],
+                                                      tuple[float, ...]]:
+    """A case's turns normalised (``normalize_loose``), each turn's start, and the starts
+    known: every request about an output reads them, and every output of the case."""
+    turns = case.value.transcript
+    starts = tuple(t.start for t in turns)
+    return (_normalized_turns(tuple(t.text for t in turns)), starts,
+            tuple(start for start in starts if start is not None))
 
 
 def statement_support(statement: str, contexts: Sequence[str],
@@ -189,6 +198,14 @@ def statement_support(statement: str, contexts: Sequence[str],
                       "digits of the call or the truth, which say numbers in words that may "
                       "be it")
     return True, "supported"
+
+
+@batch_memoised
+def _text_support(statement: str, contexts: tuple[str, ...],
+                  starts: tuple[float, ...]) -> tuple[bool | None, str]:
+    """:func:`statement_support`, once per batch: a text highlight is checked for highlight
+    correctness and again as a fact."""
+    return statement_support(statement, contexts, starts)
 
 
 class HeuristicJudge:
@@ -230,9 +247,7 @@ class HeuristicJudge:
         reasons = list(request.focus.get("reasons", []))
         if not reasons:
             return JudgeVerdict(request.metric, None, "not scored: the output gives no reason")
-        turns = request.case.transcript
-        texts = _normalized_turns(tuple(t.text for t in turns))
-        starts = _starts(request.case)
+        texts, _, starts = _turn_view(ByIdentity(request.case))
         with_evidence = factual = 0
         checks = []
         call_anchors = _profile(_transcript_plain(ByIdentity(request.case)))[0]
@@ -321,9 +336,9 @@ class HeuristicJudge:
         highlights = [str(h) for h in request.focus.get("highlights", [])]
         if not highlights:
             return JudgeVerdict(request.metric, None, NO_HIGHLIGHT)
-        contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
-        starts = _starts(request.case)
-        verdicts = [(h, *_placed(request.case, h, statement_support(h, contexts, starts),
+        contexts = (_transcript_plain(ByIdentity(request.case)), truth_text(request))
+        starts = _turn_view(ByIdentity(request.case))[2]
+        verdicts = [(h, *_placed(request.case, h, _text_support(h, contexts, starts),
                                  starts)) for h in highlights]
         wrong = [f"{h!r} ({why})" for h, ok, why in verdicts if ok is False]
         undecided = [f"{h!r} ({why})" for h, ok, why in verdicts if ok is None]
@@ -348,12 +363,13 @@ class HeuristicJudge:
         if not facts:
             # Nothing to have fabricated: the rate does not apply (its blocker cannot fire).
             return JudgeVerdict(request.metric, None, NO_FACT)
-        contexts = [_transcript_plain(ByIdentity(request.case)), truth_text(request)]
+        contexts = (_transcript_plain(ByIdentity(request.case)), truth_text(request))
         fabricated = []
         undecided = []
-        starts = _starts(request.case)
+        starts = _turn_view(ByIdentity(request.case))[2]
+        support = self._fact_support(request)
         for fact in facts:
-            ok, why = self._fact_support(request, fact, contexts, starts)
+            ok, why = support(fact, contexts, starts)
             if ok is None:
                 undecided.append(f"{fact!r} ({why})")
             elif not ok:
@@ -375,26 +391,31 @@ class HeuristicJudge:
         )
 
     @staticmethod
-    def _fact_support(request: JudgeRequest, fact: str, contexts: Sequence[str],
-                      starts: Sequence[float]) -> tuple[bool | None, str]:
-        """:func:`statement_support` of a fact; a text fact that is an extracted value is
-        its value (:func:`_value_support`), or, checked by words, the value alone."""
+    def _fact_support(request: JudgeRequest) -> Callable[
+            [str, tuple[str, ...], tuple[float, ...]], tuple[bool | None, str]]:
+        """How a fact of ``request`` is checked: :func:`statement_support`; a text fact that
+        is an extracted value by its value (:func:`value_support`), or, checked by words,
+        the value alone."""
         if request.task != "text":
-            return statement_support(fact, contexts, starts)
-        # Loaded by the family that asked.
+            return statement_support
+        # Loaded by the family that asked, once for all the facts of its request.
         from ..tasks.text_analysis import expected_value, extracted_value
 
-        extracted = extracted_value(fact, request.model_output)
-        if extracted is None:
-            return _placed(request.case, fact, statement_support(fact, contexts, starts),
-                           starts)
-        key, value = extracted
-        by_value = _value_support(key, value, *expected_value(request.case, key))
-        if by_value is not None:
-            return by_value
-        claim = _value_text(value, fact)
-        return _placed(request.case, claim, statement_support(claim, contexts, starts), starts,
-                       key=key, words_of=fact)
+        def text_fact_support(fact: str, contexts: tuple[str, ...],
+                              starts: tuple[float, ...]) -> tuple[bool | None, str]:
+            extracted = extracted_value(fact, request.model_output)
+            if extracted is None:
+                return _placed(request.case, fact, _text_support(fact, contexts, starts),
+                               starts)
+            key, value = extracted
+            by_value = value_support(key, value, *expected_value(request.case, key))
+            if by_value is not None:
+                return by_value
+            claim = value_text(value, fact)
+            return _placed(request.case, claim, _text_support(claim, contexts, starts),
+                           starts, key=key, words_of=fact)
+
+        return text_fact_support
 
     # --- Translation ----------------------------------------------------------------------
 
@@ -484,9 +505,7 @@ class HeuristicJudge:
     # --- Layer 2 --------------------------------------------------------------------------
 
     def _contextual(self, request: JudgeRequest) -> JudgeVerdict:
-        case_turns = request.case.transcript
-        turns = _normalized_turns(tuple(t.text for t in case_turns))
-        starts = tuple(t.start for t in case_turns)
+        turns, starts, _ = _turn_view(ByIdentity(request.case))
         used = self._cited_turns(request.focus.get("claims", []), turns, starts)
         needed = self._cited_turns(request.focus.get("expected_claims", []), turns, starts)
         # Offline, a turn is known used or needed only when it is cited: a side that cites
@@ -510,11 +529,18 @@ class HeuristicJudge:
 
     @staticmethod
     def _cited_turns(statements: Sequence[Any], turns: tuple[str, ...],
-                     starts: tuple[float | None, ...]) -> set[int]:
+                     starts: tuple[float | None, ...]) -> frozenset[int]:
         """Indices of the (normalised) turns that the statements quote, or point at by a
         timestamp near the turn's start (as the evidence check accepts one)."""
-        texts = tuple(map(str, statements))
-        return set(_quoted_turns(texts, turns)) | _stamped_turns(texts, starts)
+        return _cited(tuple(map(str, statements)), turns, starts)
+
+
+@batch_memoised
+def _cited(statements: tuple[str, ...], turns: tuple[str, ...],
+           starts: tuple[float | None, ...]) -> frozenset[int]:
+    # Contextual precision and recall each ask of an output's claims, and of its truth's
+    # as every model's output does.
+    return _quoted_turns(statements, turns) | _stamped_turns(statements, starts)
 
 
 def _placed(case: GoldenCase, claim: str, support: tuple[bool | None, str],
@@ -526,38 +552,6 @@ def _placed(case: GoldenCase, claim: str, support: tuple[bool | None, str],
         return support
     return placement(case, without_timestamps(claim, starts, TIMESTAMP_TOLERANCE_S,
                                               zero_led=True), key, words_of or claim)
-
-
-def _value_support(key: str, value: Any, known: bool,
-                   truth: Any) -> tuple[bool | None, str] | None:
-    """A verdict on an extracted value by its value, or None to check it by its words. It
-    is supported when it equals the truth's value for its key (``known``: the truth has
-    one, ``truth``): booleans as booleans, numbers by value, text as written. A yes or
-    no is no word of the call ("False" was a fabrication by its words, even when the truth
-    said so): unsupported when the truth's is the other, else undecided."""
-    if known and _same_value(value, truth):
-        return True, f"equals the truth's {key}"
-    if not isinstance(value, bool):
-        return None
-    if known and isinstance(truth, bool):
-        return False, f"the truth's {key} is {truth}"
-    return None, f"a yes or no, which words cannot check, and the truth has none for {key}"
-
-
-def _same_value(value: Any, truth: Any) -> bool:
-    if isinstance(value, bool) or isinstance(truth, bool):
-        return isinstance(value, bool) and isinstance(truth, bool) and value == truth
-    if finite_number(value) and finite_number(truth):
-        return bool(value == truth)
-    return isinstance(value, str) and value == truth
-
-
-def _value_text(value: Any, fact: str) -> str:
-    """What an extracted value claims in words: a number as digits without a float's
-    trailing ".0" (the call says 49, not 49.0), else the fact less its key."""
-    if finite_number(value) and float(value).is_integer():
-        return str(int(value))
-    return fact.partition(": ")[2]
 
 
 def _undecided_note(undecided: Sequence[str]) -> str:
@@ -580,10 +574,8 @@ def _stamped_turns(statements: tuple[str, ...], starts: tuple[float | None, ...]
     return cited
 
 
-@batch_memoised
 def _quoted_turns(statements: tuple[str, ...], turns: tuple[str, ...]) -> frozenset[int]:
-    """Indices of the (normalised) turns that ``statements`` quote: an output's claims are
-    looked up by its contextual precision and recall, a case's truth by every model's."""
+    """Indices of the (normalised) turns that ``statements`` quote."""
     cited: set[int] = set()
     for statement in statements:
         for quote in extract_quotes(statement):

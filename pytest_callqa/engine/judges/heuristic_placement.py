@@ -2,17 +2,20 @@
 check, for the text family's highlight correctness and fabrication-free rate, that a figure
 found somewhere in the call or the truth is the one they give for that item — three rates
 rotated among the highlights were each somewhere in the call, and all passed. The order of
-figures of one kind, which this and the translation check read, is here too."""
+figures of one kind, which this and the translation check read, is here too, and the check
+of a text fact that is an extracted value by its value."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..anchors import NUMERIC_KINDS, Anchor, anchor_supported, extract_anchors
 from ..core.cases import GoldenCase
 from ..core.memo import ByIdentity, batch_memoised
+from ..core.numbers import finite_number
 from ..text import content_tokens, normalize, set_jaccard
 
 # A statement of the truth's summary states the same item as a model's when their words,
@@ -162,3 +165,35 @@ def _out_of_order(expected: Sequence[Anchor], model: Sequence[Anchor]) -> bool:
             return True
         at = next((i for i in places if i >= at), at)
     return False
+
+
+def value_support(key: str, value: Any, known: bool,
+                  truth: Any) -> tuple[bool | None, str] | None:
+    """A verdict on an extracted value by its value, or None to check it by its words. It
+    is supported when it equals the truth's value for its key (``known``: the truth has
+    one, ``truth``): booleans as booleans, numbers by value, text as written. A yes or
+    no is no word of the call ("False" was a fabrication by its words, even when the truth
+    said so): unsupported when the truth's is the other, else undecided."""
+    if known and _same_value(value, truth):
+        return True, f"equals the truth's {key}"
+    if not isinstance(value, bool):
+        return None
+    if known and isinstance(truth, bool):
+        return False, f"the truth's {key} is {truth}"
+    return None, f"a yes or no, which words cannot check, and the truth has none for {key}"
+
+
+def _same_value(value: Any, truth: Any) -> bool:
+    if isinstance(value, bool) or isinstance(truth, bool):
+        return isinstance(value, bool) and isinstance(truth, bool) and value == truth
+    if finite_number(value) and finite_number(truth):
+        return bool(value == truth)
+    return isinstance(value, str) and value == truth
+
+
+def value_text(value: Any, fact: str) -> str:
+    """What an extracted value claims in words: a number as digits without a float's
+    trailing ".0" (the call says 49, not 49.0), else the fact less its key."""
+    if finite_number(value) and float(value).is_integer():
+        return str(int(value))
+    return fact.partition(": ")[2]

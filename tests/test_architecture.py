@@ -23,7 +23,8 @@ MAX_CLASS_LINES = 400
 # the first matching prefix places a module.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("pytest_callqa.engine.core", "pytest_callqa._version")),
-    ("primitives", ("pytest_callqa.engine.text", "pytest_callqa.engine.anchors",
+    ("primitives", ("pytest_callqa.engine.text", "pytest_callqa.engine.patterns",
+                    "pytest_callqa.engine.anchors",
                     "pytest_callqa.engine.anchor_units",
                     "pytest_callqa.engine.matching", "pytest_callqa.engine.embeddings",
                     "pytest_callqa.engine.tfidf",

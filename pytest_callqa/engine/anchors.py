@@ -12,16 +12,8 @@ from decimal import Decimal
 
 from .core.memo import batch_memoised
 from .lexicon import MONTH_NAMES, han_numbers, numbers_in_words
-from .text import (
-    NOT_AFTER_SPACED_WORD,
-    NOT_AFTER_WORD,
-    NOT_BEFORE_WORD,
-    ascii_digits,
-    found_at,
-    matches_at,
-    prefix_tree,
-    tokens,
-)
+from .patterns import found_at, matches_at, prefix_tree
+from .text import NOT_AFTER_SPACED_WORD, NOT_AFTER_WORD, NOT_BEFORE_WORD, ascii_digits, tokens
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ import unicodedata
 
 import pytest
 
-from pytest_callqa.engine import text
+from pytest_callqa.engine import patterns, text
 from pytest_callqa.engine.anchors import (
     Anchor,
     anchor_supported,
@@ -749,7 +749,7 @@ def test_numbers_written_with_a_dot_for_thousands() -> None:
 
 def test_a_prefix_tree_finds_what_the_alternation_of_its_names_finds() -> None:
     names = ["mai", "maio", "marzo", "março", "juni", "junio", "अगस्त"]
-    tree, alternation = re.compile(text.prefix_tree(names)), re.compile("|".join(names))
+    tree, alternation = re.compile(patterns.prefix_tree(names)), re.compile("|".join(names))
     for sample in ["email", "ma", "marz", "5 de março", "junho", "अगस्त 5", "nothing"]:
         assert (tree.search(sample) is None) == (alternation.search(sample) is None), sample
 
@@ -759,6 +759,6 @@ def test_matching_at_lead_offsets_finds_what_finditer_finds() -> None:
     pattern = re.compile(r"(?<![0-9])[0-9]+(?:\.[0-9]+)?")
     sample = "12 apples, 3.5 kg and 40 pears at 7"
     leads = [m.start() for m in re.finditer(r"[0-9]+", sample)]
-    assert [m.span() for m in text.matches_at(pattern, sample, leads)] == [
+    assert [m.span() for m in patterns.matches_at(pattern, sample, leads)] == [
         m.span() for m in pattern.finditer(sample)]
-    assert text.found_at("banana", ["an", "na"]) == [1, 2, 3, 4]
+    assert patterns.found_at("banana", ["an", "na"]) == [1, 2, 3, 4]

@@ -121,13 +121,17 @@ def render_scorecard(
                 continue
             cells: list[tuple[str, str | None]] = []
             for c in cards:
-                agg = c.tasks[task].metrics.get(spec.id) if task in c.tasks else None
-                if agg is None:
+                task_agg = c.tasks.get(task)
+                agg = task_agg.metrics.get(spec.id) if task_agg is not None else None
+                if task_agg is None or agg is None:
                     cells.append((NOT_SCORED, None))
                     continue
                 # "?" marks a value that includes a family's fallback for an off-scale judge
-                # reply; "E" one that lacks cases the judge could not score.
-                flag = ("?" if agg.flagged else "") + ("E" if agg.judge_errors else "")
+                # reply; "E" one that lacks cases the judge could not score, or the task's
+                # cases whose test errored or that have no output.
+                lost = task_agg.errored_cases or task_agg.no_output_cases
+                flag = ("?" if agg.flagged else "") + (
+                    JUDGE_ERROR if agg.judge_errors or lost else "")
                 cells.append((_fmt(agg.value, spec) + flag, agg.rating))
             label = ("[!] " if spec.blocker else "") + spec.name
             table.row(label, cells, spec.threshold)
@@ -232,6 +236,17 @@ def _runs_section(table: _Table, cards: list[ModelCard]) -> None:
               "runs disagree")
 
 
+def missing_cases(cases: object, judge_errors: int, errored: int, no_output: int) -> str:
+    """A task score's mark for the cases missing from it — `` E (1/2 judge error; 1 test
+    errored; 1 no output)`` — or nothing: the judge errors are of the task's ``cases``, the
+    cases whose test errored or that have no output are not among them, and are counted.
+    The terminal, the HTML and the markdown mark a task score so."""
+    missing = [f"{judge_errors}/{cases} judge error"] if judge_errors else []
+    missing += [f"{n} {what}" for n, what in ((errored, "test errored"),
+                                              (no_output, "no output")) if n]
+    return f" {JUDGE_ERROR} ({'; '.join(missing)})" if missing else ""
+
+
 def _task_cell(c: ModelCard, task: str) -> tuple[str, str | None]:
     agg = c.tasks.get(task)
     if agg is None:
@@ -239,8 +254,8 @@ def _task_cell(c: ModelCard, task: str) -> tuple[str, str | None]:
     text = _fmt(agg.score)
     if agg.invalid_cases:
         text += f" ({agg.invalid_cases}/{agg.cases} invalid)"
-    if agg.judge_error_cases:
-        text += f" ({agg.judge_error_cases}/{agg.cases} judge error)"
+    text += missing_cases(agg.cases, agg.judge_error_cases, agg.errored_cases,
+                          agg.no_output_cases)
     if agg.unscored_cases:
         text += f" ({agg.unscored_cases}/{agg.cases} not scored)"
     if agg.disqualified:

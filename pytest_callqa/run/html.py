@@ -340,15 +340,17 @@ class _Page:
             for mid, spec in self.metric_rows(task):
                 cells = []
                 for model in self.models:
-                    m = ((self.cards[model]["tasks"].get(task) or {}).get("metrics") or {}).get(
-                        mid)
+                    agg = self.cards[model]["tasks"].get(task) or {}
+                    m = (agg.get("metrics") or {}).get(mid)
                     if m is None:
                         cells.append(self._cell(NOT_SCORED, None))
                         continue
                     rating = "blocker" if m.get("blocker") else rating_of(m.get("rating"))
-                    # E: cases the judge could not score are missing from the figure.
-                    shown = fmt(m.get("value"), unit(spec), edges(spec)) + (
-                        "E" if m.get("judge_errors") else "")
+                    # E: cases the judge could not score are missing from the figure, or the
+                    # task's cases whose test errored or that have no output.
+                    lost = m.get("judge_errors") or agg.get("errored_cases") or agg.get(
+                        "no_output_cases")
+                    shown = fmt(m.get("value"), unit(spec), edges(spec)) + ("E" if lost else "")
                     cells.append(self._cell(shown, rating,
                                             _ci(m.get("interval"), unit(spec))
                                             + self._delta(model, task, mid)))
@@ -435,11 +437,17 @@ class _Page:
         agg = self.cards[model]["tasks"].get(task)
         if not agg:
             return self._cell("n/a", None)
+        # The terminal's words; the engine is loaded once a report is rendered.
+        from ..engine.report import missing_cases
+
         text = fmt(agg.get("score"))
-        for key, what in (("invalid_cases", "invalid"), ("judge_error_cases", "judge error"),
-                          ("unscored_cases", "not scored")):
-            if agg.get(key):
-                text += f" ({agg[key]}/{agg.get('cases')} {what})"
+        if agg.get("invalid_cases"):
+            text += f" ({agg['invalid_cases']}/{agg.get('cases')} invalid)"
+        text += missing_cases(agg.get("cases"), int(agg.get("judge_error_cases") or 0),
+                              int(agg.get("errored_cases") or 0),
+                              int(agg.get("no_output_cases") or 0))
+        if agg.get("unscored_cases"):
+            text += f" ({agg['unscored_cases']}/{agg.get('cases')} not scored)"
         if agg.get("disqualified"):
             text += " disqualified"
         elif agg.get("disqualification_unknown"):

@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..engine.report import missing_cases
 from ..engine.scorecard import gap_causes
 from .gaps import partial_run_lines, report_judge_errors
 from .gate_text import (
@@ -201,16 +202,9 @@ def _models_section(report: Mapping[str, Any]) -> list[str]:
 
 
 def _task_cell(agg: Mapping[str, Any]) -> str:
-    text = _cell(agg.get("score")) + _interval(agg.get("interval"))
-    # Judge errors of the task's ``cases``, as the terminal and the HTML count them; the
-    # cases whose test errored or that have no output are not among them, and are counted.
-    judge_errors = int(agg.get("judge_error_cases") or 0)
-    missing = [f"{judge_errors}/{agg.get('cases')} judge error"] if judge_errors else []
-    missing += [f"{n} {what}" for n, what in (
-        (int(agg.get("errored_cases") or 0), "test errored"),
-        (int(agg.get("no_output_cases") or 0), "no output")) if n]
-    if missing:
-        text += f" E ({'; '.join(missing)})"
+    text = _cell(agg.get("score")) + _interval(agg.get("interval")) + missing_cases(
+        agg.get("cases"), int(agg.get("judge_error_cases") or 0),
+        int(agg.get("errored_cases") or 0), int(agg.get("no_output_cases") or 0))
     unscored = agg.get("unscored_cases")
     if unscored:
         text += f" ({unscored}/{agg.get('cases')} not scored)"

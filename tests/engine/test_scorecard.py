@@ -786,7 +786,7 @@ def test_a_case_none_of_whose_metrics_was_scored_is_left_out_and_counted_apart()
     assert (agg.cases, agg.invalid_cases, agg.unscored_cases, agg.judge_error_cases) == (
         4, 0, 1, 1)
     assert agg.to_dict()["unscored_cases"] == 1
-    assert "0.700 (1/4 judge error) (1/4 not scored)" in render_scorecard(card)
+    assert "0.700 E (1/4 judge error) (1/4 not scored)" in render_scorecard(card)
 
 
 def row_cells(text: str, label: str, models: int) -> list[str]:

@@ -88,10 +88,10 @@ def test_a_task_left_with_fewer_cases_by_judge_errors_leaves_the_finals_unknown(
                            + [judge_error("m", "qa", f"q{i}") for i in range(1, 5)]
                            + [scored("m", "entity", "e", 0.9)])
     model = card.models["m"]
-    assert model.tasks["qa"].score == 0.0  # the task figure stays, marked (4/5 judge error)
+    assert model.tasks["qa"].score == 0.0  # the task figure stays, marked E (4/5 judge error)
     assert model.incomplete_tasks == ["qa"]
     assert model.final_score_b is None and model.final_interval_b is None
-    assert "0.000 (1/5 invalid) (4/5 judge error) !!" in row(render_scorecard(card), "QA Score")
+    assert "0.000 (1/5 invalid) E (4/5 judge error) !!" in row(render_scorecard(card), "QA Score")
 
 
 def test_a_judge_error_outside_the_task_score_leaves_the_finals_known() -> None:
@@ -398,7 +398,8 @@ def test_a_task_every_case_of_which_errored_is_unknown_not_missing() -> None:
     assert any("disqualification unknown (a blocker could not be decided in entity)" in note
                for note in card.notes)
     text = render_scorecard(card)
-    assert row(text, "Entity Score").split("|")[1].strip() == "— !?"
+    # Unknown because both its cases errored, marked E as the markdown marks it.
+    assert row(text, "Entity Score").split("|")[1].strip() == "— E (2 test errored) !?"
     assert ("[!?] gen: disqualification for entity unknown: 2 case(s) whose test errored "
             "(blocked or not is unknown: a failure of the tool, not of the model), 0 blocked"
             ) in text
@@ -495,3 +496,19 @@ def test_with_no_model_ranked_the_rank_row_says_so_not_that_a_cost_is_unknown() 
     assert all(c.cost_per_1000_calls is not None for c in card.models.values())
     assert row(render_scorecard(card), "Cost-Adjusted Rank").endswith(
         "| no model ranked, what each would be ranked on (final_score_b) being unknown")
+
+
+def test_a_task_missing_cases_whose_test_errored_or_without_an_output_is_marked_e() -> None:
+    # The task score read "1.000 !?" and the metric "1.000", as if every case were in them;
+    # the markdown summary alone said "1.000 E (1 test errored)".
+    metrics = {EVIDENCE: MetricResult(value=1.0)}
+    results = [scored(model, "qa", case, 1.0, metrics=dict(metrics))
+               for model, case in (("alpha", "a"), ("alpha", "b"), ("alpha", "c"),
+                                   ("beta", "a"))]
+    card = build_scorecard(results, errored=[("beta", "qa", "b")],
+                           no_output=[("beta", "qa", "c")])
+    text = render_scorecard(card)
+    cells = [cell.strip() for cell in row(text, "QA Score").split("|")[1:3]]
+    assert cells == ["1.000", "1.000 E (1 test errored; 1 no output) !?"]
+    cells = [cell.strip() for cell in row(text, "Evidence-Backed Reasoning").split("|")[1:3]]
+    assert cells == ["1.000", "1.000E"]

@@ -10,7 +10,7 @@ from typing import Any
 from pytest_callqa.engine.tasks.benchmark_specs import BENCHMARK_SPECS
 from pytest_callqa.run.html import render_html
 
-from .test_html import make_report
+from .test_html import Markup, make_report
 
 
 def test_intervals_runs_and_ties_are_shown() -> None:
@@ -94,3 +94,19 @@ def test_the_html_marks_what_the_judge_could_not_score_as_the_terminal_does(
     assert f"{metric['value']:.3f}E" in html
     assert ("Judge errors: 3 verdicts the judge could not give; 1 output left out of task "
             "scores.") in html
+
+
+def test_the_html_marks_cases_whose_test_errored_or_without_an_output_as_the_terminal() -> None:
+    # Before: "0.900 disqualification unknown !?" and the metrics unmarked, where the
+    # markdown read "0.900 E (1 test errored; 1 no output) ⛔?".
+    report = make_report()
+    qa = report["models"]["beta"]["tasks"]["qa"]
+    qa.update(errored_cases=1, no_output_cases=1, disqualification_unknown=True)
+    html = render_html(report)
+    assert "0.900 E (1 test errored; 1 no output) disqualification unknown !?" in html
+    markup = Markup(html)
+    beta = markup.models.index("beta")
+    qa_rows = [r for r in markup.rows if r["task"] == "qa"]
+    assert qa_rows and all(r["cells"][beta].rstrip(" ~x!").endswith("E") for r in qa_rows)
+    assert not any(r["cells"][markup.models.index("alpha")].rstrip(" ~x!").endswith("E")
+                   for r in qa_rows)

@@ -140,7 +140,7 @@ def deselect_other_shards(config: pytest.Config, items: list[pytest.Item],
     for item in items:
         model, case_id = pair_of(item)
         if isinstance(model, str) and isinstance(case_id, str):
-            ours = in_shard(model, case_id, index, count)
+            ours = in_shard(case_id, index, count)
         else:
             ours = index == 1
         (keep if ours else drop).append(item)

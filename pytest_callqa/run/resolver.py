@@ -171,7 +171,7 @@ class Resolver:
 
     def _ours(self, case_id: str) -> bool:
         """Whether the case is in this process's share (see the module docstring)."""
-        return self.share is None or shard_of(None, case_id, self.share[1]) == self.share[0]
+        return self.share is None or shard_of(case_id, self.share[1]) == self.share[0]
 
     def _with(self, key: RunKey, pairs: Mapping[RunKey, CaseRef]) -> dict[RunKey, CaseRef]:
         """Of ``pairs``, those batched with ``key``: this process's share, or key's case."""

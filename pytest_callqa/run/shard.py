@@ -1,7 +1,13 @@
-"""Which share of a suite one CI job runs: ``--callqa-shard i/N`` splits the (model, case)
-pairs into N stable parts, so N jobs together score every pair exactly once and
-``python -m pytest_callqa merge`` can put their reports back together. The same digest splits
-the cases among xdist workers for their up-front calls (run/resolver.py)."""
+"""Which share of a suite one CI job runs: ``--callqa-shard i/N`` splits the cases into N
+stable parts, every model's pairs of a case in the case's part, so N jobs together score every
+(model, case) pair exactly once and ``python -m pytest_callqa merge`` can put their reports
+back together. The same digest splits the cases among xdist workers for their up-front calls
+(run/resolver.py).
+
+By case, not by pair: two models' identical judgements of one case (the same output, the
+same request) are sent once and charged to one of them, as in a single run, only when both
+pairs are judged in one process; split apart, each shard sent and charged its own, and the
+merged report counted requests and per-model judge calls no single run makes."""
 
 from __future__ import annotations
 
@@ -28,31 +34,28 @@ def parse_shard(text: str) -> tuple[int, int]:
     return index, count
 
 
-def shard_of(model: str | None, case_id: str, count: int) -> int:
-    """The shard (1 to ``count``) that scores the pair (``model``, ``case_id``).
+def shard_of(case_id: str, count: int) -> int:
+    """The shard (1 to ``count``) that scores every model's pair of ``case_id``.
 
-    A digest of the pair rather than ``hash()``, which Python salts per process: every job,
-    on every machine and in every run, must put a pair in the same shard.
+    A digest of the case id rather than ``hash()``, which Python salts per process: every
+    job, on every machine and in every run, must put a case in the same shard.
     """
     if count < 1:
         raise ValueError(f"the number of shards must be at least 1, not {count}")
-    # The separator cannot occur in a model name or case id, so ("a", "b/c") and ("a/b", "c")
-    # stay distinct pairs; an unnamed model hashes as the empty name.
-    key = f"{model or ''}\x00{case_id}".encode()
-    digest = hashlib.sha256(key).digest()
+    digest = hashlib.sha256(case_id.encode()).digest()
     return int.from_bytes(digest[:8], "big") % count + 1
 
 
-def in_shard(model: str | None, case_id: str, index: int, count: int) -> bool:
-    """Whether shard ``index`` of ``count`` scores the pair (``model``, ``case_id``)."""
+def in_shard(case_id: str, index: int, count: int) -> bool:
+    """Whether shard ``index`` of ``count`` scores the pairs of ``case_id``."""
     if not 1 <= index <= count:
         raise ValueError(f"shard {index}/{count}: the shard's number must be between 1 and "
                          f"{count}")
-    return shard_of(model, case_id, count) == index
+    return shard_of(case_id, count) == index
 
 
 def worker_share(worker_id: object, workers: object) -> tuple[int, int] | None:
-    """Which share of the pairs an xdist worker resolves up front: ``(i, N)`` for worker
+    """Which share of the cases an xdist worker resolves up front: ``(i, N)`` for worker
     ``gw{i-1}`` of ``N`` (xdist's ``workerid`` and ``workercount``); None outside xdist."""
     if not isinstance(worker_id, str) or workers is None:
         return None

@@ -142,7 +142,8 @@ def test_a_shards_own_split_is_no_narrowing_of_the_run(
     result = pytester.runpytest("--callqa-shard=1/2", "--callqa-report=shard.json", *workers)
     assert "selection:" not in result.stdout.str()
     report = project.report("shard.json")
-    assert len(report["cases"]) == 5  # of the 8 pairs: the other shard's tests were deselected
+    # 6 of the 8 pairs (3 of the 4 cases): the other shard's tests were deselected.
+    assert len(report["cases"]) == 6
     assert "deselected_eval_tests" not in report["run"]["selection"]
 
 
@@ -176,8 +177,8 @@ def test_shards_rerun_with_lf_merge_when_only_one_found_failures_on_record(
     assert merged_report["run"]["selection"]["last_failed"] is True
     # The whole shard of the job with no failure on record, beside the other's rerun pair.
     assert sorted(len(project.report(f"shard-{shard[0]}.json")["cases"])
-                  for shard in shards) == [1, 5]
-    assert len(merged_report["cases"]) == 6
+                  for shard in shards) == [1, 2]
+    assert len(merged_report["cases"]) == 3
 
 
 def test_a_stepwise_resume_makes_a_partial_scorecard(

@@ -5,7 +5,9 @@ everything from the cache without starting the batch at all."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,10 +77,10 @@ def test_under_xdist_each_worker_sends_the_calls_of_its_share_of_the_cases_only(
                                 "--callqa-judge-mode=per-metric", "--no-callqa-benchmarks")
     result.assert_outcomes(passed=16)
     pairs = {(model, case_id) for model in ("alpha", "beta") for case_id in project.cases}
-    shares = {worker: {(m, c) for m, c in pairs if shard_of(None, c, 2) == number}
+    shares = {worker: {(m, c) for m, c in pairs if shard_of(c, 2) == number}
               for worker, number in (("gw0", 1), ("gw1", 2))}
-    # The mini project's four cases fall in both shares (1 and 3 cases).
-    assert len(shares["gw0"]) == 2 and len(shares["gw1"]) == 6
+    # The mini project's four cases fall in both shares (3 and 1 cases).
+    assert len(shares["gw0"]) == 6 and len(shares["gw1"]) == 2
     assert up_front(pytester.path, "gw0") == shares["gw0"]
     assert up_front(pytester.path, "gw1") == shares["gw1"]
     # Each unique request went out once, within the one limit of both workers.
@@ -204,3 +206,36 @@ def test_a_cold_run_reports_the_same_results_with_and_without_xdist(
     one, two = reports
     assert one["cases"] == two["cases"]
     assert one["models"] == two["models"]
+
+
+def test_merged_shards_charge_identical_judgements_as_a_single_run(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    # beta's text and translation outputs are alpha's: their judgements are the same requests,
+    # sent once and charged to one pair in a single run. Split by (model, case) pair, the
+    # shards sent some twice: 7 requests merged against the single run's 6, beta charged 3
+    # judge calls against 2.
+    project = llm.project
+    for case_id in ("text-appointment", "translation-fever"):
+        project.write_output("beta", case_id, project.cases[case_id]["expected_outcome"])
+    project.write_tests(SUITE)
+    common = ["-p", "no:xdist", "--no-callqa-benchmarks"]
+    # Each run, as each CI job, with a cache of its own.
+    pytester.runpytest(*common, "--callqa-cache-dir=c0", "--callqa-report=single.json"
+                       ).assert_outcomes(passed=16)
+    for index in (1, 2):
+        result = pytester.runpytest(*common, f"--callqa-cache-dir=c{index}",
+                                    f"--callqa-shard={index}/2",
+                                    f"--callqa-report=shard-{index}.json")
+        assert result.ret == pytest.ExitCode.OK
+    merged = pytester.run(sys.executable, "-m", "pytest_callqa", "merge", "shard-1.json",
+                          "shard-2.json", "--report", "merged.json")
+    assert merged.ret == 0, merged.stderr.str()
+    single, combined = project.report("single.json"), project.report("merged.json")
+
+    def charged(report: dict[str, Any]) -> tuple[Any, ...]:
+        return (report["run"]["judge_usage"]["requests"],
+                *(report["models"][m]["usage"].get("judge_calls") for m in ("alpha", "beta")))
+
+    assert charged(combined) == charged(single)
+    assert llm.server.requests == 2 * single["run"]["judge_usage"]["requests"]

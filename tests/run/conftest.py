@@ -103,12 +103,12 @@ def shard_report(full: dict[str, Any], index: int, count: int) -> dict[str, Any]
     every section derived from them as a run derives it."""
     report = copy.deepcopy(full)
     report["cases"] = [c for c in report["cases"]
-                       if in_shard(c["model"], c["case_id"], index, count)]
+                       if in_shard(c["case_id"], index, count)]
     # A missing output is reported by the tests of its pair; anything else by shard 1,
     # which runs the tests that have no pair. The shard's scorecard knows only its own.
     report["not_evaluated"] = [
         e for e in report["not_evaluated"]
-        if (in_shard(e["model"], e["case_id"], index, count)
+        if (in_shard(e["case_id"], index, count)
             if e["kind"] == "missing_output" else index == 1)]
     card = scorecard_of(report, f"shard {index}")
     ids = {c["case_id"] for c in report["cases"]}

@@ -1,11 +1,12 @@
-"""Sharded CI: the stable split of (model, case) pairs and the merge of the shards' reports
-into the report of one run over all of them."""
+"""Sharded CI: the stable split of the cases (every model's pairs of a case in one shard) and
+the merge of the shards' reports into the report of one run over all of them."""
 
 from __future__ import annotations
 
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -47,40 +48,38 @@ def test_parse_shard_names_a_bad_value(text: str, why: str) -> None:
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 5])
 def test_every_pair_is_in_exactly_one_shard(count: int) -> None:
     sizes = dict.fromkeys(range(1, count + 1), 0)
-    for model in MODELS:
-        for case_id in CASE_IDS:
-            owners = [i for i in range(1, count + 1) if in_shard(model, case_id, i, count)]
-            assert len(owners) == 1, (model, case_id, owners)
-            assert owners == [shard_of(model, case_id, count)]
-            sizes[owners[0]] += 1
+    for case_id in CASE_IDS:
+        owners = [i for i in range(1, count + 1) if in_shard(case_id, i, count)]
+        assert len(owners) == 1, (case_id, owners)
+        assert owners == [shard_of(case_id, count)]
+        # Every model's pair of the case goes with it.
+        sizes[owners[0]] += len(MODELS)
     fair = len(MODELS) * len(CASE_IDS) / count
     # A split, not everything in one job: each shard holds close to its share.
     assert all(size > 0.8 * fair for size in sizes.values()), sizes
 
 
-def test_a_model_is_spread_over_the_shards() -> None:
-    """The split is of pairs: one model's cases go to every shard, not all to one."""
-    for model in MODELS:
-        assert {shard_of(model, case_id, 4) for case_id in CASE_IDS} == {1, 2, 3, 4}
+def test_the_cases_are_spread_over_the_shards() -> None:
+    """The split is of cases: a model's cases go to every shard, not all to one."""
+    assert {shard_of(case_id, 4) for case_id in CASE_IDS} == {1, 2, 3, 4}
 
 
 def test_the_split_is_pinned() -> None:
     """The digest is part of the contract: jobs of one CI run may run different Python
-    builds, and must still agree."""
-    assert [shard_of("northwind-large", "qa-001", 4),
-            shard_of("budget-7b", "agent-abcd-3592-return-outside-window", 3),
-            shard_of(None, "x", 5), shard_of("a", "b", 7)] == [2, 3, 3, 7]
-    assert shard_of(None, "x", 5) == shard_of("", "x", 5)
+    builds, and must still agree. (It was of the (model, case) pair; it is of the case
+    since a case's pairs are judged together.)"""
+    assert [shard_of("qa-001", 4), shard_of("agent-abcd-3592-return-outside-window", 3),
+            shard_of("x", 5), shard_of("b", 7)] == [3, 3, 2, 1]
 
 
 def test_the_split_is_the_same_in_other_processes() -> None:
-    pairs = [(m, c) for m in MODELS for c in CASE_IDS[::7]]
-    here = [[shard_of(m, c, n) for m, c in pairs] for n in range(1, 6)]
+    cases = CASE_IDS[::7]
+    here = [[shard_of(c, n) for c in cases] for n in range(1, 6)]
     code = ("import json, sys; from pytest_callqa.run.shard import shard_of; "
-            "pairs = json.load(sys.stdin); "
-            "print(json.dumps([[shard_of(m, c, n) for m, c in pairs] for n in range(1, 6)]))")
+            "cases = json.load(sys.stdin); "
+            "print(json.dumps([[shard_of(c, n) for c in cases] for n in range(1, 6)]))")
     for seed in ("0", "1234"):
-        done = subprocess.run([sys.executable, "-c", code], input=json.dumps(pairs),
+        done = subprocess.run([sys.executable, "-c", code], input=json.dumps(cases),
                               capture_output=True, text=True, check=True, timeout=60,
                               env={**os.environ, "PYTHONHASHSEED": seed})
         assert json.loads(done.stdout) == here
@@ -88,9 +87,9 @@ def test_the_split_is_the_same_in_other_processes() -> None:
 
 def test_in_shard_refuses_a_shard_out_of_range() -> None:
     with pytest.raises(ValueError, match="between 1 and 3"):
-        in_shard("m", "c", 4, 3)
+        in_shard("c", 4, 3)
     with pytest.raises(ValueError, match="at least 1"):
-        shard_of("m", "c", 0)
+        shard_of("c", 0)
 
 
 # --- the merge ---------------------------------------------------------------------------
@@ -352,12 +351,6 @@ def _tighten_a_threshold(report: dict[str, Any]) -> None:
     report["metric_specs"]["qa"][0]["bands"]["good"] = 0.99
 
 
-def _edit_a_golden_case(report: dict[str, Any]) -> None:
-    """The same case ids with other content (a case's models fall in both shards)."""
-    for case in report["golden_cases"].values():
-        case["expected_outcome"] = {"changed": True}
-
-
 @pytest.mark.parametrize(("change", "key"), [
     (_set(("schema",), "callqa-report/2"), "schema"),
     (_set(("run", "judge", "name"), "openai"), "run.judge.name"),
@@ -368,7 +361,6 @@ def _edit_a_golden_case(report: dict[str, Any]) -> None:
     (_set(("run", "versions", "pytest_callqa"), "9.9.9"), "run.versions.pytest_callqa"),
     (_set(("run", "judge_usage"), {"mode": "lean"}), "run.judge_usage.mode"),
     (_tighten_a_threshold, "metric_specs.qa"),
-    (_edit_a_golden_case, "golden_cases."),
     (_set(("policy",), {"source": "team.toml"}), "policy"),
 ])
 def test_reports_of_another_configuration_are_refused(
@@ -376,6 +368,19 @@ def test_reports_of_another_configuration_are_refused(
         key: str) -> None:
     change(shards[1])
     with pytest.raises(ValueError, match=key.replace(".", r"\.")) as info:
+        merge_reports(shards, ["one.json", "two.json"])
+    assert "two.json" in str(info.value)
+
+
+def test_a_golden_case_two_shards_hold_with_other_content_is_refused(
+        shards: list[dict[str, Any]]) -> None:
+    # The shards of one run never share a case now that the split is by case (it was by
+    # (model, case) pair, and this test edited the cases both shards held); shards that do
+    # — one of them from a run whose case files had changed — must still agree on it.
+    case_id, case = next(iter(shards[0]["golden_cases"].items()))
+    shards[1]["golden_cases"][case_id] = {**copy.deepcopy(case),
+                                          "expected_outcome": {"changed": True}}
+    with pytest.raises(ValueError, match=rf"golden_cases\.{re.escape(case_id)} differs") as info:
         merge_reports(shards, ["one.json", "two.json"])
     assert "two.json" in str(info.value)
 

@@ -36,7 +36,7 @@ def rank(card: Scorecard) -> None:
     # has no place in the order: the others are ranked among themselves. (A model with no
     # final-score task has no final score either, and ranks after those with one.)
     unranked = [c for c in cards
-                if c.any_blocker is None or (basis(c) is None and c.incomplete_tasks)]
+                if c.disqualified is None or (basis(c) is None and c.incomplete_tasks)]
     ranked = [c for c in cards if c not in unranked]
     costs = [c.cost_per_1000_calls for c in ranked if c.cost_per_1000_calls is not None]
     all_costed = bool(ranked) and len(costs) == len(ranked)
@@ -47,8 +47,11 @@ def rank(card: Scorecard) -> None:
             c.cost_efficiency = final(c) / normalised
     elif ranked:
         card.notes.append("cost unknown for some model: ranked by final score alone")
+    # "Models with a blocker rank after models without": a blocker that disqualifies the
+    # model for a task. Blocked cases within the tolerance (--callqa-disqualify-tolerance)
+    # are the ones it may have before it is disqualified, and do not move it down.
     ordered = sorted(ranked, key=lambda c: (
-        bool(c.any_blocker),
+        bool(c.disqualified),
         -(c.cost_efficiency if c.cost_efficiency is not None else final(c)),
         -final(c),
         c.model,
@@ -69,7 +72,7 @@ def _unranked_reason(c: ModelCard, final: float | None, use_a: bool) -> str:
                       "an output is missing in"), c.gap_causes(gaps), strict=True)
         reasons.append(f"final score {'A' if use_a else 'B'} unknown ("
                        + "; ".join(f"{what} {', '.join(ts)}" for what, ts in causes if ts) + ")")
-    if c.any_blocker is None:
+    if c.disqualified is None:
         undecided = [t for t, a in c.tasks.items() if a.disqualification_unknown]
         reasons.append(f"disqualification unknown (a blocker could not be decided in "
                        f"{', '.join(undecided)})")
@@ -80,8 +83,8 @@ def _ties(cards: list[ModelCard], use_a: bool, all_costed: bool,
           basis: Callable[[ModelCard], float | None]) -> None:
     """The interval of what each model is ranked by, and the models it cannot be told apart
     from: their intervals overlap, or one has none (too few cases to draw one: told apart
-    by nothing), among models alike in having a blocker or not. A model without the final
-    score it is ranked by ties with none."""
+    by nothing), among models alike in being disqualified by a blocker or not. A model
+    without the final score it is ranked by ties with none."""
     if all_costed:
         cheapest = max(min(c.cost_per_1000_calls or 0.0 for c in cards), _COST_FLOOR)
     for c in cards:
@@ -93,6 +96,6 @@ def _ties(cards: list[ModelCard], use_a: bool, all_costed: bool,
     figured = [c for c in cards if basis(c) is not None]
     for c in cards:
         c.rank_ties = [o.model for o in sorted(figured, key=lambda o: o.cost_adjusted_rank or 0)
-                       if c in figured and o is not c and o.any_blocker == c.any_blocker
+                       if c in figured and o is not c and o.disqualified == c.disqualified
                        and (c.rank_interval is None or o.rank_interval is None
                             or overlaps(c.rank_interval, o.rank_interval))]

@@ -175,7 +175,8 @@ def render_scorecard(
               rank_label(card.rank_basis,
                          all(c.cost_per_1000_calls is not None for c in ranked),
                          ranked=bool(ranked)))
-    table.row("Any Blocker Triggered?", [_blocker_cell(c) for c in cards], "Yes / No")
+    table.row("Any Blocker Triggered?",
+              [blocker_cell(c.any_blocker, c.disqualified) for c in cards], "Yes / No")
     lines = [*([title] if title else []), *header, "", table.render(width)]
     lines.extend(_footnotes(card, cards))
     return "\n".join(lines)
@@ -213,10 +214,18 @@ def _final_cell(c: ModelCard, value: float | None) -> tuple[str, None]:
     return (_fmt(value) + (JUDGE_ERROR if value is None and c.incomplete_tasks else ""), None)
 
 
-def _blocker_cell(c: ModelCard) -> tuple[str, str]:
-    if c.any_blocker is None:
-        return ("Unknown", "undecided")
-    return ("Yes", "blocker") if c.any_blocker else ("No", "good")
+def blocker_cell(fired: bool | None, disqualified: bool | None) -> tuple[str, str | None]:
+    """The "Any Blocker Triggered?" cell of a model and its rating, from whether a blocker
+    ``fired`` and whether one ``disqualified`` it (None: unknown). A blocker within the
+    disqualify tolerance fired all the same: "Yes (within tolerance)", never "No"; it does
+    not move the model down the rank. The terminal and the HTML write it so."""
+    if disqualified:
+        return ("Yes", "blocker")
+    if disqualified is None:
+        return ("Yes (disqualification unknown)" if fired else "Unknown", "undecided")
+    if fired:
+        return ("Yes (within tolerance)", "acceptable")
+    return ("Unknown (within tolerance)", None) if fired is None else ("No", "good")
 
 
 def _runs_section(table: _Table, cards: list[ModelCard]) -> None:
@@ -283,6 +292,10 @@ def _footnotes(card: Scorecard, cards: list[ModelCard]) -> list[str]:
             if agg.disqualified:
                 notes.append(f"[!] {c.model}: disqualified for {task} "
                              f"({agg.blocked_cases} of {agg.cases} cases blocked)")
+            elif agg.blocked_cases and not agg.disqualification_unknown:
+                notes.append(f"[!] {c.model}: {task}: {agg.blocked_cases} of {agg.cases} "
+                             "case(s) blocked, within the disqualify tolerance: not "
+                             "disqualified, not ranked after the models without a blocker")
             if agg.disqualification_unknown:
                 undecided = (agg.blocker_unknown_cases - agg.errored_cases
                              - agg.no_output_cases)

@@ -100,8 +100,12 @@ class ModelCard:
     final_score_b: float | None
     missing_tasks: list[str]
     cost_per_1000_calls: float | None
-    # None when no task is known to disqualify the model but one's disqualification is unknown.
+    # Whether a blocker fired in any case, disqualifying or within the tolerance; None when
+    # none is known to have, but a case's blocker could not be decided.
     any_blocker: bool | None
+    # Whether a task disqualifies the model (more blocked cases than the tolerance), what the
+    # rank reads; None when none is known to, but one's disqualification is unknown.
+    disqualified: bool | None
     usage: dict[str, float]
     cost_efficiency: float | None = None
     cost_adjusted_rank: int | None = None
@@ -165,6 +169,7 @@ class ModelCard:
             "cost_efficiency": plain(self.cost_efficiency),
             "cost_adjusted_rank": self.cost_adjusted_rank,
             "any_blocker": self.any_blocker,
+            "disqualified": self.disqualified,
             "usage": plain(self.usage),
             "final_interval_a": plain(self.final_interval_a),
             "final_interval_b": plain(self.final_interval_b),
@@ -486,7 +491,10 @@ def _model_card(name: str, results: list[TaskResult], registry: Registry, tolera
         missing_tasks=missing if has_call_tasks else [],
         cost_per_1000_calls=cost_per_1000,
         uncosted_results=uncosted,
-        any_blocker=_any_blocker(tasks.values()),
+        any_blocker=known_any((a.blocked_cases > 0, a.blocker_unknown_cases > 0)
+                               for a in tasks.values()),
+        disqualified=known_any((a.disqualified, a.disqualification_unknown)
+                                for a in tasks.values()),
         usage=dict(usage),
         final_interval_a=interval_a, final_interval_b=interval_b,
         run_stats=_run_stats(all_groups),
@@ -512,13 +520,13 @@ def _unknown_blockers(result: TaskResult) -> list[str]:
             if m.details.get("blocker_metric") and not m.scored]
 
 
-def _any_blocker(tasks: Iterable[TaskAggregate]) -> bool | None:
-    """Whether a task disqualifies the model: None when none is known to, but one's
-    disqualification is unknown."""
-    found = list(tasks)
-    if any(a.disqualified for a in found):
+def known_any(facts: Iterable[tuple[bool, bool]]) -> bool | None:
+    """Whether any of ``facts`` (each: known true, or unknown) holds: None when none is
+    known to, but one is unknown."""
+    found = list(facts)
+    if any(known for known, _ in found):
         return True
-    return None if any(a.disqualification_unknown for a in found) else False
+    return None if any(unknown for _, unknown in found) else False
 
 
 def _run_stats(groups: Mapping[str, list[TaskResult]]) -> dict[str, RunStats]:

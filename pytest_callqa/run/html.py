@@ -296,10 +296,14 @@ class _Page:
                 agg = self.cards[model]["tasks"].get(task)
                 if not agg:
                     continue
+                counts = (f"{esc(agg.get('blocked_cases'))} of {esc(agg.get('cases'))} cases "
+                          "blocked")
                 if agg.get("disqualified"):
                     rows.append(f"<li><b>{esc(model)}</b>: disqualified for {esc(task)} "
-                                f"({esc(agg.get('blocked_cases'))} of {esc(agg.get('cases'))} "
-                                "cases blocked)</li>")
+                                f"({counts})</li>")
+                elif agg.get("blocked_cases") and not agg.get("disqualification_unknown"):
+                    rows.append(f"<li><b>{esc(model)}</b>: {esc(task)}: {counts}, within the "
+                                "disqualify tolerance: not disqualified</li>")
                 for mid, m in (agg.get("metrics") or {}).items():
                     if m.get("blocker"):
                         spec = self.specs[task].get(mid, {})
@@ -389,16 +393,26 @@ class _Page:
             self._rank(m), None) for m in self.models],
             rank_label(str(basis), by_cost, ranked=bool(ranked))))
         out.append(self._row("Any Blocker Triggered?", "final", [
-            self._blocker_cell(self.cards[m].get("any_blocker")) for m in self.models],
-            "Yes / No"))
+            self._blocker_cell(m) for m in self.models], "Yes / No"))
         out.append("</tbody></table>")
         return "\n".join(out)
 
-    def _blocker_cell(self, any_blocker: Any) -> str:
-        if any_blocker is None:
-            # No blocker known to fire, but one that could not be decided might have.
-            return self._cell("Unknown !?", None)
-        return self._cell("Yes", "blocker") if any_blocker else self._cell("No", "good")
+    def _blocker_cell(self, model: str) -> str:
+        """The terminal's cell: whether a blocker fired (``any_blocker``), and whether one
+        disqualified the model for a task, which the report's tasks say."""
+        # The terminal's words; the engine is loaded once a report is rendered.
+        from ..engine.report import blocker_cell
+        from ..engine.scorecard import known_any
+
+        card = self.cards[model]
+        disqualified = known_any(
+            (bool(a.get("disqualified")), bool(a.get("disqualification_unknown")))
+            for a in (card.get("tasks") or {}).values())
+        text, rating = blocker_cell(card.get("any_blocker"), disqualified)
+        # The page marks an undecided figure with its text, without a colour of its own.
+        if rating == "undecided":
+            return self._cell(f"{text} !?", None)
+        return self._cell(text, rating)
 
     def _rank(self, model: str) -> str:
         card = self.cards[model]

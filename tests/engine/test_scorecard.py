@@ -59,6 +59,50 @@ def test_disqualification_tolerance() -> None:
     assert not lenient.models["m"].tasks["qa"].disqualified
 
 
+def blocker_row(text: str) -> list[str]:
+    line = next(line for line in text.splitlines() if line.startswith("Any Blocker"))
+    return [cell.strip() for cell in line.split("|")[1:-1]]
+
+
+def test_a_blocker_within_the_tolerance_fired_and_does_not_rank_the_model_down() -> None:
+    # With a tolerance of 1: "Any Blocker Triggered? No" beside "[!] ... 50.0% !!", and the
+    # JSON's any_blocker false beside blocked_cases 1.
+    results = [result("m", "qa", "a", 0.9, blocked=True), result("m", "qa", "b", 0.9),
+               result("n", "qa", "a", 0.5), result("n", "qa", "b", 0.5)]
+    strict = build_scorecard(results)
+    lenient = build_scorecard(results, disqualify_tolerance=1)
+    m = lenient.models["m"]
+    assert (m.any_blocker, m.disqualified) == (True, False)
+    assert (m.to_dict()["any_blocker"], m.to_dict()["disqualified"]) == (True, False)
+    # The tolerance is the blocked cases a model may have before it is disqualified: the rank
+    # puts after the others the models a blocker disqualifies, not those within it.
+    assert [lenient.models[x].cost_adjusted_rank for x in "mn"] == [1, 2]
+    assert [strict.models[x].cost_adjusted_rank for x in "mn"] == [2, 1]
+    text = render_scorecard(lenient)
+    assert blocker_row(text) == ["Yes (within tolerance) ~", "No"]
+    assert ("[!] m: qa: 1 of 2 case(s) blocked, within the disqualify tolerance: not "
+            "disqualified, not ranked after the models without a blocker") in text
+    assert blocker_row(render_scorecard(strict)) == ["Yes !!", "No"]
+
+
+@pytest.mark.parametrize(("blocked", "undecided", "cell"), [
+    (1, 1, "Yes (disqualification unknown) !?"),  # at the tolerance, one case undecided
+    (0, 1, "Unknown (within tolerance)"),  # may have fired, could not disqualify
+    (0, 2, "Unknown !?"),
+])
+def test_the_blocker_row_under_a_tolerance_with_undecided_cases(blocked: int, undecided: int,
+                                                                cell: str) -> None:
+    undecided_blocker = {"compliance_false_pass_rate": MetricResult(
+        value=None, scored=False, judge_error=True, reason="judge error: timeout",
+        details={"blocker_metric": True})}
+    results = ([result("m", "qa", f"b{i}", None, valid=False, blocked=True)
+                for i in range(blocked)]
+               + [result("m", "qa", f"u{i}", 0.8, metrics=dict(undecided_blocker))
+                  for i in range(undecided)])
+    card = build_scorecard(results, disqualify_tolerance=1)
+    assert blocker_row(render_scorecard(card)) == [cell]
+
+
 def test_missing_tasks_are_renormalised_and_named() -> None:
     card = build_scorecard([result("m", "qa", "a", 0.8), result("m", "entity", "b", 0.6)])
     model = card.models["m"]
@@ -356,6 +400,7 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
                 "cost_efficiency": round(0.65 / 3.0, 9),
                 "cost_adjusted_rank": 2,
                 "any_blocker": False,
+                "disqualified": False,
                 "usage": {"input_tokens": 600.0, "cost_usd": 0.009},
                 "final_interval_a": [round(0.125 / 0.55, 9), round(0.2 / 0.55, 9)],
                 "final_interval_b": [0.5, 0.8],
@@ -383,6 +428,7 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
                 "cost_efficiency": 0.6,
                 "cost_adjusted_rank": 1,
                 "any_blocker": False,
+                "disqualified": False,
                 "usage": {"input_tokens": 50.0, "cost_usd": 0.001},
                 "final_interval_a": None,
                 "final_interval_b": None,

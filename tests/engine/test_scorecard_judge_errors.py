@@ -209,8 +209,11 @@ def test_the_disqualification_is_unknown_only_when_undecided_cases_could_tip_it(
     card = build_scorecard(results, disqualify_tolerance=tolerance)
     qa = card.models["m"].tasks["qa"]
     assert (qa.disqualification_unknown, qa.disqualified) == (unknown, disqualified)
-    assert card.models["m"].any_blocker is (True if disqualified else None if unknown
-                                            else False)
+    # The model is disqualified as its task is; a blocker fired when a case is blocked,
+    # within the tolerance or not (before, any_blocker was the disqualification).
+    assert card.models["m"].disqualified is (True if disqualified else None if unknown
+                                             else False)
+    assert card.models["m"].any_blocker is (True if blocked else None if undecided else False)
 
 
 def test_only_an_undecided_blocker_of_a_case_not_known_blocked_counts() -> None:

@@ -169,6 +169,31 @@ def test_blocker_cell_is_rated_and_listed_before_the_scorecard() -> None:
     assert "beta" in panel and "Compliance False Pass Rate" in panel and "alpha" not in panel
 
 
+def blocker_cells(html: str) -> list[str]:
+    row = html[html.index("<th>Any Blocker Triggered?</th>"):]
+    row = row[:row.index("</tr>")]
+    return [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<td class=\"cell[^>]*>.*?</td>",
+                                                              row)]
+
+
+def test_a_blocker_within_the_tolerance_reads_yes_not_no() -> None:
+    # beta's QA case is blocked but the task not disqualified (a tolerance of 1): the page
+    # listed "Blockers fired: beta: ..." above "Any Blocker Triggered? No" when the report's
+    # any_blocker was the disqualification.
+    report = make_report()
+    report["models"]["beta"]["tasks"]["agent"]["blocked_cases"] = 0
+    html = render_html(report)
+    assert blocker_cells(html) == ["No", "No", "Yes (within tolerance) ~"]
+    panel = html[html.index('id="blockers"'):html.index('id="scorecard"')]
+    assert ("qa: 1 of 2 cases blocked, within the disqualify tolerance: not disqualified"
+            in panel)
+    report["models"]["beta"]["tasks"]["qa"]["disqualified"] = True
+    assert blocker_cells(render_html(report))[2] == "Yes !!"
+    report["models"]["beta"]["tasks"]["qa"].update(disqualified=False,
+                                                   disqualification_unknown=True)
+    assert blocker_cells(render_html(report))[2] == "Yes (disqualification unknown) !?"
+
+
 def test_a_figure_by_a_band_edge_keeps_the_digits_that_tell_it_from_the_edge() -> None:
     # Rounded to one decimal, beta's 1/33 read "3.0% !!" beside gamma's 3/100 "3.0% ~", and
     # alpha's 1/99 "1.0% ~" under "<= 1%", in the table, the blockers, the chart and the case.

@@ -211,7 +211,8 @@ def add_options(parser: pytest.Parser) -> None:
         "acceptable, blocker, disabled), applied after [tool.callqa] of pyproject.toml; "
         "default: none", metavar="PATH", default=None)
     add(SHARD_OPTION, "run only shard I of N of the (model, case) pairs, a stable split "
-        "(merge the shards' reports with `python -m pytest_callqa merge`); default: all",
+        "by case, every model's pair of a case in one shard (merge the shards' reports "
+        "with `python -m pytest_callqa merge`); default: all",
         metavar="I/N", default=None, ini=False)
     add(CALIBRATE_OPTION, "compare the judge with the golden cases' human_labels: per "
         "metric n, agreement, Cohen's kappa, Spearman, bias and the confusion matrix, "

@@ -530,6 +530,7 @@ def models_section(card: Scorecard) -> dict[str, Any]:
             **({"runs": runs} if (runs := runs_section(model_card, results.get(name, [])))
                is not None else {}),
             "any_blocker": model_card.any_blocker,
+            "disqualified": model_card.disqualified,
             **model_card.gap_fields(),
             "usage": model_card.usage,
         }

@@ -105,6 +105,7 @@ def test_json_report_schema(project: MiniProject, pytester: pytest.Pytester) -> 
         "value": 0.5, "rating": "blocker", "blocker": True, "interval": None,
         "flagged": 0, "judge_errors": 0}
     assert beta["any_blocker"] is True and beta["cost_per_1000_calls"] is None
+    assert beta["disqualified"] is True
     assert report["models"]["alpha"]["cost_adjusted_rank"] == 1
     # Its one text case has no output: the task is kept, its score unknown.
     text = beta["tasks"]["text"]

@@ -746,6 +746,18 @@ def test_embed_groups_sharing_texts_equal_scikit_learns() -> None:
             assert np.array_equal(rows, _scikit_learn_rows(texts, ngrams)), (ngrams, texts)
 
 
+def test_embed_groups_a_few_at_a_time_equal_scikit_learns(monkeypatch: pytest.MonkeyPatch,
+                                                         ) -> None:
+    pytest.importorskip("sklearn")
+    # Groups whose (group, term) table would outgrow TABLE_CELLS are worked out in passes
+    # of fewer groups: here one each.
+    monkeypatch.setattr(tfidf, "TABLE_CELLS", 1)
+    groups = [texts for texts in _groups() if any(t.strip() for t in texts)]
+    got = TfidfEmbedder().embed_groups(groups)
+    for texts, rows in zip(groups, got, strict=True):
+        assert np.array_equal(rows, _scikit_learn_rows(texts, (2, 4))), texts
+
+
 def test_a_call_shorter_than_its_longest_ngram_equals_scikit_learns() -> None:
     pytest.importorskip("sklearn")
     # " a " is three characters: no n-gram of 4 to 9 starts in it, and the word counts whole.

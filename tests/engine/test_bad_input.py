@@ -588,6 +588,23 @@ def test_an_unpaired_surrogate_deep_in_an_output_is_replaced_not_a_crash() -> No
     assert not result.valid and result.blockers == ["response_structure_compliance"]
 
 
+@pytest.mark.parametrize(("text", "value", "may_hold"), [
+    ('{"a": "\\uD800x"}', {"a": "\ufffdx"}, True),
+    ('{"\\udfff": 1}', {"\ufffd": 1}, True),
+    ('["\ud800"]', ["\ufffd"], True),
+    # A pair's escapes make one character: looked for, and nothing replaced.
+    ('["\\ud83d\\ude00", "\\u00e9"]', ["\U0001f600", "\u00e9"], True),
+    ('["caf\u00e9 \\u00e9", "\\\\ud800"]', ["caf\u00e9 \u00e9", "\\ud800"], True),
+    ('{"plain": ["caf\u00e9", 1]}', {"plain": ["caf\u00e9", 1]}, False),
+])
+def test_json_text_without_a_surrogate_or_its_escape_skips_the_walk(
+        text: str, value: Any, may_hold: bool) -> None:
+    from pytest_callqa.engine.core.unicode_text import json_may_hold_lone
+
+    assert json_may_hold_lone(text) is may_hold
+    assert parse_output(text)[0] == value
+
+
 @pytest.mark.parametrize(("value", "replaced", "count", "where"), [
     ({"a": ["x", "\ud800", {"\udc00k": "v", "b": ["ok", "\ud801z"]}]},
      {"a": ["x", "\ufffd", {"\ufffdk": "v", "b": ["ok", "\ufffdz"]}]}, 3, "a[1]"),

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from .cases import GoldenCase, validation_problems
 from .results import MetricResult
-from .unicode_text import without_lone_surrogates
+from .unicode_text import json_may_hold_lone, without_lone_surrogates
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -71,7 +71,10 @@ def parse_output(raw: Any, pairs_hook: Callable[[list[tuple[str, Any]]], Any] | 
     each is replaced by U+FFFD, and noted. ``pairs_hook`` builds each JSON object of text
     from its key-value pairs (``json.loads``'s ``object_pairs_hook``).
     """
-    value, problem, notes = _parse_output(raw, pairs_hook)
+    value, problem, notes, text = _parse_output(raw, pairs_hook)
+    if text is not None and pairs_hook is None and not json_may_hold_lone(text):
+        # Every string of the value is one of the text's.
+        return value, problem, notes
     value, replaced = without_lone_surrogates(value)
     if replaced:
         notes.append(f"output held unpaired UTF-16 surrogates (not valid Unicode) in "
@@ -80,32 +83,35 @@ def parse_output(raw: Any, pairs_hook: Callable[[list[tuple[str, Any]]], Any] | 
 
 
 def _parse_output(raw: Any, pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None,
-                  ) -> tuple[Any, str | None, list[str]]:
+                  ) -> tuple[Any, str | None, list[str], str | None]:
+    """:func:`parse_output`'s value, problem and notes before the surrogates are replaced,
+    and the JSON text the value was decoded from (None: it was not)."""
     notes: list[str] = []
     if isinstance(raw, (dict, list)):
-        return raw, None, notes
+        return raw, None, notes, None
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError:
-            return None, "output is not UTF-8 text", notes
+            return None, "output is not UTF-8 text", notes, None
     if not isinstance(raw, str):
         kind = type(raw).__name__
-        return None, f"output of type {kind} is neither JSON text nor an object", notes
+        return None, f"output of type {kind} is neither JSON text nor an object", notes, None
     text = raw.strip()
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group("body").strip()
         notes.append("output was wrapped in a Markdown code fence; the fence was removed")
     if not text:
-        return None, "output is empty", notes
+        return None, "output is empty", notes, None
     try:
-        return json.loads(text, object_pairs_hook=pairs_hook), None, notes
+        return json.loads(text, object_pairs_hook=pairs_hook), None, notes, text
     except json.JSONDecodeError as exc:
         preview = text[:60].replace("\n", " ")
-        return None, f"output is not valid JSON ({exc.msg} at char {exc.pos}): {preview!r}", notes
+        return (None, f"output is not valid JSON ({exc.msg} at char {exc.pos}): {preview!r}",
+                notes, None)
     except (ValueError, RecursionError) as exc:
-        return None, f"output cannot be read as JSON ({unreadable_json(exc)})", notes
+        return None, f"output cannot be read as JSON ({unreadable_json(exc)})", notes, None
 
 
 def unreadable_json(exc: ValueError | RecursionError) -> str:

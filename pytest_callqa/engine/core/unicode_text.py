@@ -23,14 +23,27 @@ _LONE = re.compile("[\ud800-\udfff]")
 _UNSHOWABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e"
                          "\u2060-\u2069\ufeff]")
 REPLACEMENT = "\ufffd"
+# A JSON escape of a surrogate (\ud800 to \udfff), paired or not.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def replace_lone_surrogates(text: str) -> str:
     """``text`` with each unpaired surrogate replaced by U+FFFD (``text`` itself when it has
-    none: ASCII is checked at C speed)."""
-    if text.isascii() or _LONE.search(text) is None:
+    none: checked at C speed)."""
+    if not _holds_surrogate(text):
         return text
     return _LONE.sub(REPLACEMENT, text)
+
+
+def _holds_surrogate(text: str) -> bool:
+    if text.isascii():
+        return False
+    # UTF-8 encodes every code point but a surrogate: faster than a search for one.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def without_lone_surrogates(value: Any) -> tuple[Any, int]:
@@ -42,6 +55,15 @@ def without_lone_surrogates(value: Any) -> tuple[Any, int]:
     return _replaced(value)
 
 
+def json_may_hold_lone(text: str) -> bool:
+    """Whether the value JSON ``text`` decodes to may hold an unpaired surrogate: ``text``
+    holds one as it is, or a surrogate's escape. Cheaper than walking the value (each check
+    runs at C speed), so most outputs, which hold neither, skip the walk."""
+    if "\\" in text and _SURROGATE_ESCAPE.search(text) is not None:
+        return True
+    return _holds_surrogate(text)
+
+
 def _holds_lone(value: Any) -> bool:
     # A loop over a stack, not a recursion: it runs over every output, most of them clean.
     stack = [value]
@@ -49,7 +71,7 @@ def _holds_lone(value: Any) -> bool:
         item = stack.pop()
         kind = type(item)
         if kind is str:
-            if not item.isascii() and _LONE.search(item) is not None:
+            if not item.isascii() and _holds_surrogate(item):
                 return True
         elif kind is dict:
             stack.extend(item)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.judging import NO_FACT, JudgeRequest, JudgeVerdict, ReplyField
+from ..core.memo import ByIdentity, batch_memoised
 from ..core.numbers import finite_number
 from ..core.results import MetricResult
 from ..embeddings import pair_similarity
@@ -35,78 +36,93 @@ _JUDGED = ("contextual_precision", "contextual_recall", "argument_correctness",
 class Views:
     """What the generic criteria look at in one task's output and truth."""
 
-    claims: list[str]
-    expected_claims: list[str]
-    closed: list[tuple[str, str | None, str]]
+    claims: tuple[str, ...]
+    expected_claims: tuple[str, ...]
+    closed: tuple[tuple[str, str | None, str], ...]
     answer: str
     expected_answer: str
     exact_claims: bool = False
 
 
-def _qa(ctx: EvalContext) -> Views:
-    out, exp = ctx.parsed.questions, ctx.expected.questions  # type: ignore[union-attr,attr-defined]
-    given = {q.question_id: q for q in out}
+def _qa(out: Any, exp: Any, config: Any) -> Views:
+    given = {q.question_id: q for q in out.questions}
     return Views(
-        claims=[q.reason for q in out], expected_claims=[q.reason for q in exp],
-        closed=[(q.question_id, f"{given[q.question_id].score:g}" if q.question_id in given
-                 else None, f"{q.score:g}") for q in exp],
-        answer=" ".join(q.reason for q in out), expected_answer=" ".join(q.reason for q in exp),
+        claims=tuple(q.reason for q in out.questions),
+        expected_claims=tuple(q.reason for q in exp.questions),
+        closed=tuple((q.question_id, f"{given[q.question_id].score:g}"
+                      if q.question_id in given else None, f"{q.score:g}")
+                     for q in exp.questions),
+        answer=" ".join(q.reason for q in out.questions),
+        expected_answer=" ".join(q.reason for q in exp.questions),
     )
 
 
-def _entity(ctx: EvalContext) -> Views:
-    out, exp, config = ctx.parsed, ctx.expected, ctx.config
-    found = [*out.detected_keywords, *out.detected_topics]  # type: ignore[union-attr]
-    truth = [*exp.detected_keywords, *exp.detected_topics]  # type: ignore[attr-defined]
+def _entity(out: Any, exp: Any, config: Any) -> Views:
+    found = (*out.detected_keywords, *out.detected_topics)
+    truth = (*exp.detected_keywords, *exp.detected_topics)
     found_n, truth_n = {normalize(x) for x in found}, {normalize(x) for x in truth}
-    configured = [*config.keywords, *config.topics]  # type: ignore[attr-defined]
+    configured = [*config.keywords, *config.topics]
     return Views(
         claims=found, expected_claims=truth,
-        closed=[(e, "present" if normalize(e) in found_n else "absent",
-                 "present" if normalize(e) in truth_n else "absent") for e in configured],
+        closed=tuple((e, "present" if normalize(e) in found_n else "absent",
+                      "present" if normalize(e) in truth_n else "absent") for e in configured),
         answer=", ".join(found), expected_answer=", ".join(truth), exact_claims=True,
     )
 
 
-def _text(ctx: EvalContext) -> Views:
-    out, exp = ctx.parsed, ctx.expected
-    labels = {str(s.sentence_id): s.label for s in out.sentiment}  # type: ignore[union-attr]
+def _text(out: Any, exp: Any, config: Any) -> Views:
+    labels = {str(s.sentence_id): s.label for s in out.sentiment}
     closed: list[tuple[str, str | None, str]] = [
         (f"sentence {s.sentence_id}", labels.get(str(s.sentence_id)), s.label)
-        for s in exp.sentiment if s.label is not None  # type: ignore[attr-defined]
+        for s in exp.sentiment if s.label is not None
     ]
-    closed.append(("dominant_emotion", "+".join(sorted(top_labels(out.emotion))) or None,  # type: ignore[union-attr]
-                   "+".join(sorted(top_labels(exp.emotion)))))  # type: ignore[attr-defined]
+    closed.append(("dominant_emotion", "+".join(sorted(top_labels(out.emotion))) or None,
+                   "+".join(sorted(top_labels(exp.emotion)))))
     return Views(
-        claims=summary_facts(out), expected_claims=summary_facts(exp),  # type: ignore[arg-type]
-        closed=closed,
-        answer=" ".join([out.summary.call_purpose, *out.summary.highlights]),  # type: ignore[union-attr]
-        expected_answer=" ".join([exp.summary.call_purpose, *exp.summary.highlights]),  # type: ignore[attr-defined]
+        claims=tuple(summary_facts(out)), expected_claims=tuple(summary_facts(exp)),
+        closed=tuple(closed),
+        answer=" ".join([out.summary.call_purpose, *out.summary.highlights]),
+        expected_answer=" ".join([exp.summary.call_purpose, *exp.summary.highlights]),
     )
 
 
-def _translation(ctx: EvalContext) -> Views:
-    out, exp = ctx.parsed, ctx.expected
-    terms = {normalize(t.term): t.handled_as for t in out.domain_terms_handled}  # type: ignore[union-attr]
-    names = {normalize(e.entity): e.handled_as for e in out.named_entities_handled}  # type: ignore[union-attr]
+def _translation(out: Any, exp: Any, config: Any) -> Views:
+    terms = {normalize(t.term): t.handled_as for t in out.domain_terms_handled}
+    names = {normalize(e.entity): e.handled_as for e in out.named_entities_handled}
     closed: list[tuple[str, str | None, str]] = [
         (t.term, terms.get(normalize(t.term)), t.handled_as)
-        for t in exp.domain_terms_handled  # type: ignore[attr-defined]
+        for t in exp.domain_terms_handled
     ] + [
         (e.entity, names.get(normalize(e.entity)), e.handled_as)
-        for e in exp.named_entities_handled  # type: ignore[attr-defined]
+        for e in exp.named_entities_handled
     ]
     return Views(
-        claims=[s.translated_text for s in out.sentence_translations],  # type: ignore[union-attr]
-        expected_claims=[s.translated_text for s in exp.sentence_translations],  # type: ignore[attr-defined]
-        closed=closed, answer=out.full_translation,  # type: ignore[union-attr]
-        expected_answer=exp.full_translation,  # type: ignore[attr-defined]
+        claims=tuple(s.translated_text for s in out.sentence_translations),
+        expected_claims=tuple(s.translated_text for s in exp.sentence_translations),
+        closed=tuple(closed), answer=out.full_translation,
+        expected_answer=exp.full_translation,
     )
 
 
-VIEWS: dict[str, Callable[[EvalContext], Views]] = {
+# Each reads a parsed output, its truth and the case config.
+VIEWS: dict[str, Callable[[Any, Any, Any], Views]] = {
     "qa": _qa, "entity": _entity, "text": _text, "translation": _translation,
 }
+
+
+def _views(task: str, ctx: EvalContext) -> Views | None:
+    """``ctx``'s views for ``task`` (None for a task without them): planning, prefetching
+    and scoring an output each read them, worked out once per batch."""
+    if task not in VIEWS:
+        return None
+    return _output_views(task, ByIdentity(ctx.parsed), ByIdentity(ctx.expected),
+                         ByIdentity(ctx.config))
+
+
+@batch_memoised
+def _output_views(task: str, out: ByIdentity[Any], exp: ByIdentity[Any],
+                  config: ByIdentity[Any]) -> Views:
+    return VIEWS[task](out.value, exp.value, config.value)
 
 
 def _nothing_to_count(views: Views) -> dict[str, str]:
@@ -196,16 +212,16 @@ _INSTRUCTIONS_GIVEN = {task: f"{TASK_INSTRUCTIONS.get(task, '')}\n\n{_RULES}" fo
 def plan_benchmarks(task: str, ctx: EvalContext) -> list[JudgeRequest]:
     """The judge requests of the benchmarks for an output of ``task`` (none for a task
     without a benchmark view)."""
-    view_fn = VIEWS.get(task)
-    if view_fn is None:
+    views = _views(task, ctx)
+    if views is None:
         return []
-    views = view_fn(ctx)
     unasked = _nothing_to_count(views)
     requests = []
+    claims = list(views.claims)
     # The text task already asks the judge about exactly these facts (fabrication).
     if task != "text" and "faithfulness" not in unasked:
-        requests.append(_request(task, ctx, "faithfulness", {"facts": views.claims}))
-    shared = {"claims": views.claims, "expected_claims": views.expected_claims}
+        requests.append(_request(task, ctx, "faithfulness", {"facts": claims}))
+    shared = {"claims": claims, "expected_claims": list(views.expected_claims)}
     for metric_id in _JUDGED:
         if metric_id in unasked:
             continue
@@ -219,10 +235,9 @@ def plan_benchmarks(task: str, ctx: EvalContext) -> list[JudgeRequest]:
 def similarity_pairs(task: str, ctx: EvalContext) -> list[tuple[list[str], list[str]]]:
     """The ``pair_similarity`` arguments of :func:`score_benchmarks` for ``ctx`` (answer
     relevancy)."""
-    view_fn = VIEWS.get(task)
-    if view_fn is None:
+    views = _views(task, ctx)
+    if views is None:
         return []
-    views = view_fn(ctx)
     return [([views.answer], [views.expected_answer])]
 
 
@@ -242,10 +257,9 @@ def _counts_none(metric_id: str, verdict: JudgeVerdict) -> bool:
 def score_benchmarks(
     task: str, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
 ) -> dict[str, MetricResult]:
-    view_fn = VIEWS.get(task)
-    if view_fn is None:
+    views = _views(task, ctx)
+    if views is None:
         return {}
-    views = view_fn(ctx)
     unasked = _nothing_to_count(views)
     m: dict[str, MetricResult] = {}
     facts = verdicts.get("fabrication_free_rate" if task == "text" else "faithfulness")
@@ -316,7 +330,7 @@ def score_benchmarks(
 
     if views.closed:
         hits = [f for f, got, want in views.closed
-                if got is not None and normalize(got) == normalize(want)]
+                if got is not None and (got == want or normalize(got) == normalize(want))]
         m["exact_match"] = _spec_result(
             "exact_match", len(hits) / len(views.closed),
             f"{len(hits)} of {len(views.closed)} closed-form fields match exactly")

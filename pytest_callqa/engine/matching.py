@@ -211,11 +211,50 @@ def match_lists(
     it must have shape ``(len(predicted), len(expected))``.
     """
     shape = (len(predicted), len(expected))
+    if sim is None and method == "jaccard" and shape[0] * shape[1] <= _SET_PRODUCT_MAX_CELLS:
+        return _result(_small_jaccard_match(predicted, expected, threshold, strict), *shape)
     if sim is None:
         sim = similarity_matrix(predicted, expected, method)
     elif np.shape(sim) != shape:
         raise ValueError(f"similarity matrix has shape {np.shape(sim)}, expected {shape}")
     return _result(greedy_match(sim, threshold, strict=strict), *shape)
+
+
+def _small_jaccard_match(predicted: Sequence[str], expected: Sequence[str], threshold: float,
+                         strict: bool) -> list[tuple[int, int, float]]:
+    """``greedy_match`` of the Jaccard ``similarity_matrix`` of a few items, worked out
+    without numpy, whose per-call cost is most of the work at this size: the same
+    similarities (exact integer counts, one correctly rounded division) taken in the same
+    order."""
+    sized_e = [(y, len(y)) for y in map(_token_set, expected)]
+    candidates = []
+    for i, doc in enumerate(predicted):
+        x = _token_set(doc)
+        size = len(x)
+        for j, (y, y_size) in enumerate(sized_e):
+            # Most pairs share no word: 0.0 (as a word-less pair's, whose union is empty),
+            # without building their intersection.
+            if x.isdisjoint(y):
+                similarity = 0.0
+            else:
+                shared = len(x & y)
+                similarity = shared / (size + y_size - shared)
+            if similarity > threshold if strict else similarity >= threshold:
+                candidates.append((-similarity, i, j))
+    candidates.sort()
+    limit = min(len(predicted), len(expected))
+    rows_used: set[int] = set()
+    cols_used: set[int] = set()
+    pairs: list[tuple[int, int, float]] = []
+    for negated, i, j in candidates:
+        if i in rows_used or j in cols_used:
+            continue
+        rows_used.add(i)
+        cols_used.add(j)
+        pairs.append((i, j, -negated))
+        if len(pairs) == limit:
+            break
+    return pairs
 
 
 def match_exact(predicted: Sequence[str], expected: Sequence[str]) -> MatchResult:

@@ -292,6 +292,20 @@ def test_match_lists_with_empty_sides() -> None:
     assert match_lists([], ["a"]) == MatchResult([], [], [0], 0.0, 0.0, 0.0)
 
 
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("threshold", [0.0, 1 / 3, 0.5, 1.0])
+def test_match_lists_of_few_items_pairs_as_greedy_match_on_the_matrix(
+        strict: bool, threshold: float) -> None:
+    # Up to 2,500 cells the pairs are worked out without numpy: the same similarities,
+    # ties and threshold, to the bit.
+    rng = random.Random(11)
+    for n, m in [(1, 1), (3, 5), (8, 8), (12, 4), (50, 50)]:
+        a, b = _random_strings(rng, n), _random_strings(rng, m)
+        pairs = greedy_match(similarity_matrix(a, b), threshold, strict=strict)
+        found = match_lists(a, b, threshold=threshold, strict=strict).pairs
+        assert [(i, j, s.hex()) for i, j, s in found] == [(i, j, s.hex()) for i, j, s in pairs]
+
+
 def test_match_exact_normalises_and_matches_each_item_once() -> None:
     result = match_exact(
         ["Account_Management", "account management", "Billing", "refund"],

@@ -238,11 +238,20 @@ def macro_f1(pairs: list[tuple[str, str | None]]) -> tuple[float, dict[str, floa
     the expected class and a false positive of no class.
     """
     classes = sorted({e for e, _ in pairs} | {p for _, p in pairs if p is not None})
+    # One pass counts each class's true positives, false positives and false negatives.
+    true_pos: dict[str, int] = dict.fromkeys(classes, 0)
+    false_pos = dict(true_pos)
+    false_neg = dict(true_pos)
+    for e, p in pairs:
+        if e == p:
+            true_pos[e] += 1
+        else:
+            false_neg[e] += 1
+            if p is not None:
+                false_pos[p] += 1
     per_class = {}
     for cls in classes:
-        tp = sum(1 for e, p in pairs if e == cls and p == cls)
-        fp = sum(1 for e, p in pairs if p == cls and e != cls)
-        fn = sum(1 for e, p in pairs if e == cls and p != cls)
+        tp, fp, fn = true_pos[cls], false_pos[cls], false_neg[cls]
         precision = tp / (tp + fp) if tp + fp else 0.0
         recall = tp / (tp + fn) if tp + fn else 0.0
         per_class[cls] = (2 * precision * recall / (precision + recall)
@@ -339,11 +348,14 @@ class TextTask(BaseTask):
         return m, score, dropped
 
     def _sentiment(self, out: TextOutput, exp: TextOutput) -> dict[str, MetricResult]:
-        predicted = {str(s.sentence_id): _label(s.label) for s in out.sentiment}
+        # A call's sentences share a few labels: each is normalised once.
+        label = {value: _label(value)
+                 for value in {s.label for s in out.sentiment} | {s.label for s in exp.sentiment}}
+        predicted = {str(s.sentence_id): label[s.label] for s in out.sentiment}
         pairs: list[tuple[str, str | None]] = []
         missing_ids = []
         for item in exp.sentiment:
-            gold = _label(item.label)
+            gold = label[item.label]
             if gold is None:
                 continue
             guess = predicted.get(str(item.sentence_id))

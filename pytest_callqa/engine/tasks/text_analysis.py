@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.context import STRUCTURE
 from ..core.judging import NO_FACT, NO_HIGHLIGHT, JudgeRequest, JudgeVerdict, ReplyField
+from ..core.memo import ByIdentity, batch_memoised
 from ..core.metrics import Bands, MetricSpec
 from ..core.numbers import finite_number
 from ..core.results import MetricResult
@@ -155,11 +156,18 @@ def decided_facts(details: Mapping[str, Any], facts: int) -> int:
 
 def summary_facts(output: TextOutput) -> list[str]:
     """The facts checked for fabrication (SPEC 5.1): purpose, highlights, info values."""
-    facts = [output.summary.call_purpose, *output.summary.highlights]
-    for key, value in output.summary.call_extracted_info.items():
+    return list(_summary_facts(ByIdentity(output)))
+
+
+@batch_memoised
+def _summary_facts(output: ByIdentity[TextOutput]) -> tuple[str, ...]:
+    # Planning, scoring and the benchmarks each ask for an output's facts.
+    summary = output.value.summary
+    facts = [summary.call_purpose, *summary.highlights]
+    for key, value in summary.call_extracted_info.items():
         if _filled(value):
             facts.append(f"{_info_label(key)}: {value}")
-    return [f for f in facts if f.strip()]
+    return tuple(f for f in facts if f.strip())
 
 
 def extracted_value(fact: str, output: Any) -> tuple[str, Any] | None:

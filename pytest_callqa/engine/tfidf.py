@@ -12,7 +12,6 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from itertools import chain
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -90,11 +89,11 @@ class TfidfEmbedder:
                 for i, texts in enumerate(cleaned)]
 
 
-# Characters of distinct texts whose n-grams are sorted in one pass. A pass lists a text
-# held by many of its groups once (a transcript beside each model's answer), but marks its
-# groups' terms in a table of (group, term) cells; on the benchmark's qa batch (19,500
-# characters) one pass did an eighth less work than passes of 12,000.
-RUN_CHARACTERS = 30_000
+# Characters of distinct texts whose n-grams are sorted in one pass. A pass saves a call's
+# fixed cost per group, but each of its groups marks its terms in an array over all of the
+# pass's terms; on the example project's comparisons 12,000 to 30,000 characters a pass did
+# alike.
+RUN_CHARACTERS = 12_000
 
 
 def _runs(indices: list[int], groups: list[list[str]]) -> list[list[int]]:
@@ -208,149 +207,63 @@ def _tfidf_matrices(groups: Sequence[Sequence[str]],
     by_text = np.argsort(pair_text.astype(np.uint16 if len(texts) <= 1 << 16 else np.intp),
                          kind="stable")
     term, tf, first_place = term[by_text], tf[by_text], first_place[by_text]
-    bounds = np.zeros(len(texts) + 1, dtype=np.intp)
-    np.cumsum(np.bincount(pair_text, minlength=len(texts)), out=bounds[1:])
-    pairs = _Pairs(term, tf, first_place, bounds, int(np.count_nonzero(new_term)), len(listed))
-    doc_text = np.fromiter((number[doc] for docs in groups for doc in docs), dtype=np.intp,
-                           count=sum(map(len, groups)))
-    sizes = [len(docs) for docs in groups]
-    per_pass = max(TABLE_CELLS // pairs.terms, 1)
-    matrices: list[FloatArray] = []
-    row = 0
-    for first in range(0, len(groups), per_pass):
-        chunk = sizes[first:first + per_pass]
-        matrices += _tfidf_blocks(chunk, doc_text[row:row + sum(chunk)], pairs)
-        row += sum(chunk)
+    bounds = np.cumsum([0, *np.bincount(pair_text, minlength=len(texts)).tolist()]).tolist()
+    # A place beyond every place of the call: a group's i-th document's places come after
+    # those of its documents before it, whichever texts they are.
+    span = len(listed)
+    column_of = np.empty(int(np.count_nonzero(new_term)), dtype=np.intp)
+    matrices = []
+    for docs in groups:
+        spans = [(bounds[number[doc]], bounds[number[doc] + 1]) for doc in docs]
+        terms = np.concatenate([term[a:b] for a, b in spans])
+        present = np.zeros(len(column_of), dtype=bool)
+        present[terms] = True
+        columns = np.flatnonzero(present)
+        # Scikit-learn's columns are its terms in alphabetical order, as the call's are.
+        column_of[columns] = np.arange(len(columns))
+        features = column_of[terms]
+        sightings = np.empty(len(columns), dtype=np.intp)
+        offset = len(features)
+        for i in range(len(spans) - 1, -1, -1):
+            a, b = spans[i]
+            offset -= b - a
+            # Later documents first, so a term's earliest document sets its sighting.
+            sightings[features[offset:offset + b - a]] = first_place[a:b] + i * span
+        in_doc = np.repeat(np.arange(len(docs)), [b - a for a, b in spans])
+        matrices.append(_tfidf_rows(in_doc, features,
+                                    np.concatenate([tf[a:b] for a, b in spans]),
+                                    np.bincount(features, minlength=len(columns)),
+                                    sightings, len(docs)))
     return matrices
 
 
-class _Pairs(NamedTuple):
-    """A call's (term, text) pairs, each text's in term order from ``bounds[text]``: the
-    term (its alphabetical number), its sublinear frequency in the text and its first place
-    in the analyzer's list; ``terms`` terms in all and ``span`` places."""
-
-    term: IntArray
-    tf: FloatArray
-    first_place: IntArray
-    bounds: IntArray
-    terms: int
-    span: int
-
-
-# Cells of the (group, term) table a pass of :func:`_tfidf_blocks` marks the terms of its
-# groups in: many groups of a long call are split into passes that keep it small.
-TABLE_CELLS = 1 << 22
-
-
-def _tfidf_blocks(sizes: list[int], doc_text: IntArray, pairs: _Pairs) -> list[FloatArray]:
-    """The TF-IDF matrix of each group of ``sizes[g]`` documents (the texts ``doc_text``,
-    group after group), all in one set of array operations: each group's columns are its
-    own terms in alphabetical order, and its IDF, its sightings and its rows' norms are its
-    own, computed with the float operations, in the order, one group alone would use."""
-    groups = len(sizes)
-    docs = np.array(sizes, dtype=np.intp)
-    row_group = np.repeat(np.arange(groups), docs)
-    row_doc = np.arange(len(doc_text)) - np.repeat(np.cumsum(docs) - docs, docs)
-    starts = pairs.bounds[doc_text]
-    lengths = pairs.bounds[doc_text + 1] - starts
-    # Each entry (a row's term) is one of the call's pairs: the rows' spans of pairs laid
-    # end to end. A value per row is spread over its entries by np.repeat, which copies
-    # runs, rather than looked up per entry.
-    source = np.arange(int(lengths.sum()))
-    source += np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-    # A (group, term) cell for every term of every group; the marked cells, in order, are
-    # the groups' columns one group after the other.
-    cell = np.take(pairs.term, source)
-    cell += np.repeat(row_group * pairs.terms, lengths)
-    present = np.zeros(groups * pairs.terms, dtype=bool)
-    present[cell] = True
-    cells = np.flatnonzero(present)
-    column_group = cells // pairs.terms
-    widths = np.bincount(column_group, minlength=groups)
-    first_column = np.cumsum(widths) - widths
-    column_of = np.empty(len(present), dtype=np.intp)
-    column_of[cells] = np.arange(len(cells))
-    column = np.take(column_of, cell)
-    # A group's i-th document's places come after those of its documents before it: a
-    # term's first sighting is its least place so numbered.
-    beyond = int(docs.max()) * pairs.span
-    sighting = np.take(pairs.first_place, source)
-    sighting += np.repeat(row_doc * pairs.span, lengths)
-    first_sighting = np.full(len(cells), beyond, dtype=np.intp)
-    np.minimum.at(first_sighting, column, sighting)
-    idf = np.bincount(column, minlength=len(cells)).astype(np.float64)
+def _tfidf_rows(in_doc: IntArray, features: IntArray, tf: FloatArray, df: IntArray,
+                first_sightings: IntArray, docs: int) -> FloatArray:
+    """The L2-normalised TF-IDF rows of ``docs`` documents, document ``in_doc[i]`` having
+    term ``features[i]`` with sublinear term frequency ``tf[i]``; term ``j`` is in ``df[j]``
+    documents and first sighted in the call at ``first_sightings[j]`` (any numbers in the
+    order of the analyzer's list)."""
+    idf = df.astype(np.float64)
     idf += 1.0
-    np.divide((docs + 1)[column_group].astype(np.float64), idf, out=idf)
+    np.divide(docs + 1, idf, out=idf)
     np.log(idf, out=idf)
     idf += 1.0
-    weights = np.take(pairs.tf, source)
-    weights *= np.take(idf, column)
+    weights = tf * idf[features]
     # scikit-learn numbers a term by its first sighting in the call and keeps a row's
     # entries in that order, and its row normalisation adds their squares one by one in
     # it: laid out in that order, with zeros between them (which add nothing), a running
     # sum adds them alike.
-    sighted = np.empty(len(cells), dtype=np.intp)
-    sighted[_radix_order(column_group * beyond + first_sighting)] = np.arange(len(cells))
-    norms = _running_norms(sighted, column, weights * weights, widths[row_group],
-                           first_column[row_group], lengths)
-    # The groups' matrices end to end in one array, each row after row.
-    block_sizes = docs * widths
-    block_starts = np.cumsum(block_sizes) - block_sizes
-    flat = np.zeros(int(block_sizes.sum()), dtype=np.float64)
-    row_base = block_starts[row_group] + row_doc * widths[row_group] - first_column[row_group]
-    column += np.repeat(row_base, lengths)
-    weights /= np.repeat(norms, lengths)
-    flat[column] = weights
-    return [flat[start:start + size].reshape(count, width) for start, size, count, width
-            in zip(block_starts.tolist(), block_sizes.tolist(), sizes, widths.tolist(),
-                   strict=True)]
-
-
-def _radix_order(keys: IntArray) -> IntArray:
-    """The order of distinct non-negative ``keys``: a stable radix sort by 16-bit digits,
-    fewer operations on small numbers than a comparison sort."""
-    order = _radix_pass(keys.astype(np.uint64))
-    for shift in range(16, max(int(keys.max()).bit_length(), 1), 16):
-        order = order[_radix_pass(keys[order].astype(np.uint64) >> np.uint64(shift))]
-    return order
-
-
-def _running_norms(sighted: IntArray, column: IntArray, squares: FloatArray,
-                   row_widths: IntArray, row_first_column: IntArray,
-                   lengths: IntArray) -> FloatArray:
-    """The square root of each row's running sum of its ``squares``, the one of column
-    ``column[i]`` at place ``sighted[column[i]]`` (less its group's first column) in a row
-    of ``row_widths[row]`` places, the rows' entries end to end (``lengths`` each). Rows are
-    laid out in arrays of a few widths, each row padded by at most a third of its width."""
-    # Each row's width rounded up to a quarter of its power of two: one array per width.
-    quarter = np.left_shift(1, np.maximum(_bit_lengths(row_widths) - 2, 0))
-    laid_width = -(-row_widths // quarter) * quarter
-    widths, row_class = np.unique(laid_width, return_inverse=True)
-    by_class = np.argsort(row_class, kind="stable")
-    class_rows = np.bincount(row_class, minlength=len(widths))
-    class_sizes = class_rows * widths
-    class_starts = np.cumsum(class_sizes) - class_sizes
-    # A row's place among its class's rows.
-    slot = np.empty(len(row_widths), dtype=np.intp)
-    slot[by_class] = np.arange(len(row_widths)) - np.repeat(np.cumsum(class_rows) - class_rows,
-                                                            class_rows)
-    row_base = class_starts[row_class] + slot * laid_width - row_first_column
-    laid = np.zeros(int(class_sizes.sum()), dtype=np.float64)
-    laid[np.take(sighted, column) + np.repeat(row_base, lengths)] = squares
-    norms = np.empty(len(row_widths), dtype=np.float64)
-    first_row = 0
-    for start, size, width in zip(class_starts.tolist(), class_sizes.tolist(),
-                                  widths.tolist(), strict=True):
-        rows = size // width
-        block = laid[start:start + size].reshape(rows, width)
-        norms[by_class[first_row:first_row + rows]] = np.sqrt(np.cumsum(block, axis=1)[:, -1])
-        first_row += rows
-    return norms
-
-
-def _bit_lengths(numbers: IntArray) -> IntArray:
-    """``int.bit_length`` of each of ``numbers`` (non-negative, below 2**52)."""
-    return np.frexp(numbers.astype(np.float64))[1].astype(np.intp)
+    sighted = np.empty_like(first_sightings)
+    sighted[np.argsort(first_sightings)] = np.arange(len(first_sightings))
+    # Entries are placed by their index in the flattened rows: one index array is cheaper
+    # than two.
+    row_starts = in_doc * len(df)
+    squares = np.zeros((docs, len(df)), dtype=np.float64)
+    squares.reshape(-1)[row_starts + sighted[features]] = weights * weights
+    norms = np.sqrt(np.cumsum(squares, axis=1)[:, -1])
+    matrix = np.zeros((docs, len(df)), dtype=np.float64)
+    matrix.reshape(-1)[row_starts + features] = weights / norms[in_doc]
+    return matrix
 
 
 def _sorted_grams(words: Sequence[str], low: int,

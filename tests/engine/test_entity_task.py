@@ -162,6 +162,24 @@ def test_an_entity_said_in_the_possessive_is_not_fabricated() -> None:
     assert absent["fabricated_entity_count"].details == {"fabricated": ["loan"]}
 
 
+def test_nothing_expected_and_nothing_detected_is_not_compared_by_similarity() -> None:
+    # A call without entities, answered with none: the blank pair's cosine was scored 0, so
+    # answer relevancy (0.0) and answer correctness (0.5) failed an output equal to its truth.
+    case = make_case("entity", {"detected_keywords": [], "detected_topics": [],
+                                "valid_entity_set": []},
+                     config={"keywords": ["refund", "loan"], "topics": ["billing"]},
+                     transcript="customer: hello there, just checking in.")
+    empty = {"detected_keywords": [], "detected_topics": [], "valid_entity_set": []}
+    result = evaluate(case, empty, embedder=TFIDF)
+    for metric in ("answer_relevancy", "answer_correctness"):
+        found = result.metrics[metric]
+        assert found.value is None and found.not_applicable, metric
+        assert found.reason == "n/a: the output and the truth are both empty"
+    assert result.score == 1.0
+    wrong = evaluate(case, {**empty, "detected_keywords": ["loan"]}, embedder=TFIDF).metrics
+    assert wrong["answer_relevancy"].value == 0.0
+
+
 @pytest.mark.parametrize(("field", "blank"), [
     ("detected_keywords", ""), ("detected_keywords", "  "), ("detected_topics", "-"),
     ("valid_entity_set", "_"),

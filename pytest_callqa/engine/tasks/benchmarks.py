@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 from ..core.judging import NO_FACT, JudgeRequest, JudgeVerdict, ReplyField
 from ..core.memo import ByIdentity, batch_memoised
 from ..core.numbers import finite_number
-from ..core.results import MetricResult
+from ..core.results import NOT_APPLICABLE, MetricResult
 from ..embeddings import pair_similarity
 from ..matching import match_exact, match_lists
 from ..text import content_tokens, normalize
+from ..tfidf import is_blank
 from .benchmark_specs import BENCHMARK_SPECS
 from .instructions import COMMON_RULES, TASK_INSTRUCTIONS
 from .text_analysis import (
@@ -289,18 +290,26 @@ def score_benchmarks(
                 numerator=unsupported, denominator=n)
             m["faithfulness"].flagged = m["hallucination_rate"].flagged = facts.flagged
 
-    sim = float(pair_similarity(ctx.embedder, [views.answer], [views.expected_answer])[0])
-    m["answer_relevancy"] = _spec_result(
-        "answer_relevancy", sim, f"cosine {sim:.2f} ({ctx.embedder.name})")
-    if views.exact_claims:
-        match = match_exact(views.claims, views.expected_claims)
+    if is_blank(views.answer) and is_blank(views.expected_answer):
+        # Nothing expected and nothing given (a call without entities): right, but the
+        # cosine of two empty texts is no number. Scored 0, the blank pair failed two
+        # criteria of an output that matched its truth.
+        empty = f"{NOT_APPLICABLE[0]}: the output and the truth are both empty"
+        m["answer_relevancy"] = MetricResult.not_scored(empty)
+        m["answer_correctness"] = MetricResult.not_scored(empty)
     else:
-        match = match_lists([" ".join(content_tokens(c)) for c in views.claims],
-                            [" ".join(content_tokens(c)) for c in views.expected_claims],
-                            method="jaccard", threshold=CLAIM_MATCH_THRESHOLD)
-    m["answer_correctness"] = _spec_result(
-        "answer_correctness", 0.5 * match.f1 + 0.5 * sim,
-        f"fact F1 {match.f1:.2f}, similarity {sim:.2f}", f1=match.f1, similarity=sim)
+        sim = float(pair_similarity(ctx.embedder, [views.answer], [views.expected_answer])[0])
+        m["answer_relevancy"] = _spec_result(
+            "answer_relevancy", sim, f"cosine {sim:.2f} ({ctx.embedder.name})")
+        if views.exact_claims:
+            match = match_exact(views.claims, views.expected_claims)
+        else:
+            match = match_lists([" ".join(content_tokens(c)) for c in views.claims],
+                                [" ".join(content_tokens(c)) for c in views.expected_claims],
+                                method="jaccard", threshold=CLAIM_MATCH_THRESHOLD)
+        m["answer_correctness"] = _spec_result(
+            "answer_correctness", 0.5 * match.f1 + 0.5 * sim,
+            f"fact F1 {match.f1:.2f}, similarity {sim:.2f}", f1=match.f1, similarity=sim)
 
     for metric_id in _JUDGED:
         verdict = verdicts.get(metric_id)

@@ -221,6 +221,18 @@ def test_a_fact_verb_naming_a_thing_is_read_as_a_noun(
     assert (claim.subject, claim.verb, claim.object) == (subject, verb, obj)
 
 
+@pytest.mark.parametrize("answer", [
+    "You got approved for a refund.", "He got a refund of $50.",
+    "You get refunded within 5 days."])
+def test_an_auxiliary_after_a_pronoun_is_no_subject(answer: str) -> None:
+    # "got" named the subject once a fact verb followed it: "You got approved for a refund"
+    # claimed that "got" was approved, which no context says — a blocker for a right answer.
+    assert extract_claims(answer) == []
+    context = ("Your refund request was approved. A refund of $50 was issued to your card "
+               "today, and refunds reach the card within 5 days.")
+    assert hallucination(answer, [context]).claims_score == 0.0
+
+
 def test_a_claim_is_supported_only_within_one_passage() -> None:
     (claim,) = extract_claims(SPLIT_CLAIM)
     assert (claim.subject, claim.object) == (("overnight", "shipping"), ("free", "returns"))

@@ -298,12 +298,11 @@ def extract_claims(text: str) -> list[Claim]:
             verb_at = _verb_at(words)
             if verb_at is None or _hedged(clause):
                 continue
-            skip = _NOT_OBJECT
             before = [w for w in content_tokens(" ".join(words[:verb_at]))
                       if w not in PARTICIPANTS]
             rest = words[verb_at + 1:]
             stop = next((i for i, w in enumerate(rest) if w in _OBJECT_ENDS), len(rest))
-            after = (_object_words(rest[:stop], skip) or _object_words(rest, skip)
+            after = (_object_words(rest[:stop], _NOT_OBJECT) or _object_words(rest, _NOT_OBJECT)
                      or _object_words(rest, PARTICIPANTS))
             if before and after:
                 claims.append(Claim(tuple(before[-3:]), words[verb_at], tuple(after[:3]),
@@ -324,7 +323,9 @@ def _verb_at(words: Sequence[str]) -> int | None:
         if word in FACT_VERBS and named and (
                 word in _AUXILIARIES or i + 1 == len(words) or words[i + 1] not in FACT_VERBS):
             return i
-        named = named or bool(content_tokens(word))
+        # An auxiliary names nothing: counted as the subject, "You got approved" claimed
+        # that "got" was approved, a word no context holds.
+        named = named or (word not in _AUXILIARIES and bool(content_tokens(word)))
     return None
 
 

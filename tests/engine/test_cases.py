@@ -554,6 +554,11 @@ def test_a_config_key_that_is_a_near_miss_of_a_known_one_is_refused(
     ("agent", {"pass_threshold": True}, "config.pass_threshold"),
     ("qa", {"questions": [{"question_id": "Q1", "max_score": True}]},
      "config.questions[0].max_score"),
+    # A selection inside the agent's config (no task config itself): weight 1 and weight 0.
+    ("agent", {"metrics": [{"metric": "task_completion", "weight": True}]},
+     "config.metrics[0].weight"),
+    ("agent", {"metrics": [{"metric": "tool_routing", "weight": False}]},
+     "config.metrics[0].weight"),
 ])
 def test_a_boolean_for_a_config_number_is_refused(
         tmp_path: Path, task: str, config: dict[str, Any], problem: str) -> None:

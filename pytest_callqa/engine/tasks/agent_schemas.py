@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ..core.context import unreadable_json
 from ..core.memo import batch_memoised
 from .agent_metrics import AGENT_METRIC_IDS, TASK_COMPLETION
-from .call_schemas import LooseConfig, StrictModel, _duplicates
+from .call_schemas import LooseConfig, NoBooleanNumbers, StrictModel, _duplicates
 
 CUSTOMER_SPEAKERS = frozenset({"customer", "user", "caller", "patient", "client"})
 AGENT_SPEAKERS = frozenset({"agent", "assistant", "bot", "system_agent"})
@@ -89,8 +89,9 @@ class ToolSpec(BaseModel):
     parameters: dict[str, ToolParameter] = Field(default_factory=dict)
 
 
-class MetricSelection(BaseModel):
-    """One selected metric of ``config.metrics`` with an optional weight override."""
+class MetricSelection(NoBooleanNumbers):
+    """One selected metric of ``config.metrics`` with an optional weight override ("weight:
+    false" is no 0)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

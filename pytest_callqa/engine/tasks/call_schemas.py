@@ -31,13 +31,9 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=True)
 
 
-class LooseConfig(BaseModel):
-    """Task configuration: known keys are typed, unknown keys are kept for judges and hooks —
-    but for one that is a near miss of a known key (``treshold``, ``threshold`` for
-    ``thresholds``): kept, it left the default bar in force without a word. Lax, it converts
-    a number written as a string ("0.3"), but it takes no boolean for a number."""
-
-    model_config = ConfigDict(extra="allow", allow_inf_nan=False, frozen=True)
+class NoBooleanNumbers(BaseModel):
+    """A lax model of a case's configuration — it converts a number written as a string
+    ("0.3") — that takes no boolean for a number, at any depth it is used."""
 
     @field_validator("*", mode="before")
     @classmethod
@@ -56,6 +52,15 @@ class LooseConfig(BaseModel):
                 raise ValueError(f"{', '.join(booleans)} is a boolean, not a number: write the "
                                  "number")
         return value
+
+
+class LooseConfig(NoBooleanNumbers):
+    """Task configuration: known keys are typed, unknown keys are kept for judges and hooks —
+    but for one that is a near miss of a known key (``treshold``, ``threshold`` for
+    ``thresholds``): kept, it left the default bar in force without a word. Lax, it converts
+    a number written as a string ("0.3"), but it takes no boolean for a number."""
+
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False, frozen=True)
 
     @model_validator(mode="after")
     def _no_near_miss(self) -> LooseConfig:

@@ -90,8 +90,7 @@ class ToolSpec(BaseModel):
 
 
 class MetricSelection(NoBooleanNumbers):
-    """One selected metric of ``config.metrics`` with an optional weight override ("weight:
-    false" is no 0)."""
+    """One selected metric of ``config.metrics`` with an optional weight override."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -405,7 +405,8 @@ class _Page:
         from ..engine.scorecard import known_any
 
         card = self.cards[model]
-        disqualified = known_any(
+        # A report written before the model's own field: worked out from its tasks.
+        disqualified = card["disqualified"] if "disqualified" in card else known_any(
             (bool(a.get("disqualified")), bool(a.get("disqualification_unknown")))
             for a in (card.get("tasks") or {}).values())
         text, rating = blocker_cell(card.get("any_blocker"), disqualified)

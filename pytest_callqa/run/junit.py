@@ -88,6 +88,7 @@ def suite_properties(report: Mapping[str, Any],
         props += [
             (f"{PREFIX}.{name}.final_score", _text(final)),
             (f"{PREFIX}.{name}.any_blocker", _text(card.get("any_blocker"))),
+            (f"{PREFIX}.{name}.disqualified", _text(card.get("disqualified"))),
             (f"{PREFIX}.{name}.cost_per_1000_calls", _text(card.get("cost_per_1000_calls"))),
             (f"{PREFIX}.{name}.rank", _text(card.get("cost_adjusted_rank"))),
         ]

@@ -43,8 +43,10 @@ def test_junit_carries_every_evaluation_tests_metrics(
     assert float(qa["callqa.metric.question_score_accuracy"]) == pytest.approx(2 / 3)
     assert "callqa.model" not in properties(cases["test_eval::test_unit"])
     suite = {p.get("name"): p.get("value") for p in tree.getroot().iter("property")
-             if p.get("name", "").startswith("callqa.alpha")}
-    assert suite["callqa.alpha.any_blocker"] == "False"
+             if p.get("name", "").startswith(("callqa.alpha", "callqa.beta"))}
+    assert suite["callqa.alpha.any_blocker"] == suite["callqa.alpha.disqualified"] == "False"
+    # beta's blocked qa case disqualifies it (the default tolerance, 0).
+    assert suite["callqa.beta.any_blocker"] == suite["callqa.beta.disqualified"] == "True"
 
 
 def test_the_scorecard_follows_the_configured_order_and_ends_the_output(

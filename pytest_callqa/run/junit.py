@@ -48,14 +48,16 @@ def result_properties(result: TaskResult) -> list[tuple[str, str]]:
 
 def run_properties(outcomes: list[bool | None]) -> list[tuple[str, object]]:
     """A repeated test's properties: its runs, the pass rate over the runs whose outcome is
-    known (None: the tool failed in it; empty when none is), whether they disagree, and how
-    many are unknown (when any is)."""
+    known (None: the tool failed in it) and whether they disagree — both empty when fewer
+    than two are known, as the JSON report's are null: one run that passed is no pass rate
+    of 1 — and how many are unknown (when any is)."""
     known = [ok for ok in outcomes if ok is not None]
     passes = sum(known)
+    told = len(known) >= 2
     props: list[tuple[str, object]] = [
         ("callqa_runs", len(outcomes)),
-        ("callqa_pass_rate", round(passes / len(known), 6) if known else ""),
-        ("callqa_flaky", str(0 < passes < len(known)).lower()),
+        ("callqa_pass_rate", round(passes / len(known), 6) if told else ""),
+        ("callqa_flaky", str(0 < passes < len(known)).lower() if told else ""),
     ]
     if len(known) < len(outcomes):
         props.append(("callqa_unknown_runs", len(outcomes) - len(known)))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from pytest_callqa.engine.core.results import MetricResult, TaskResult
 from pytest_callqa.engine.scorecard import build_scorecard
 from pytest_callqa.run.html import render_html
@@ -186,3 +188,18 @@ def test_a_final_score_renormalised_without_a_task_says_so() -> None:
                for name in ("m", "full"))
     assert m["final B"] == "0.800 (renormalised without entity, text, translation)"
     assert full["final B"] == "0.800"
+
+
+@pytest.mark.parametrize(("outcomes", "rate", "flaky"), [
+    ([True, None, None], "", ""), ([False, None, None], "", ""), ([None, None], "", ""),
+    ([True, False, None], 0.5, "true"), ([True, True, None], 1.0, "false"),
+])
+def test_a_repeated_tests_junit_pass_rate_needs_two_known_runs(
+        outcomes: list[bool | None], rate: object, flaky: str) -> None:
+    # With the tool failing in two runs of three, the one run that passed read as a pass
+    # rate of 1.0 and not flaky, where the JSON report says null for both.
+    from pytest_callqa.run.junit import run_properties
+
+    props = dict(run_properties(outcomes))
+    assert (props["callqa_pass_rate"], props["callqa_flaky"]) == (rate, flaky)
+    assert props["callqa_unknown_runs"] == outcomes.count(None)

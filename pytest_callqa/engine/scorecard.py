@@ -280,7 +280,9 @@ def _consistency(case_groups: Mapping[str, list[TaskResult]]) -> tuple[float | N
     for runs in case_groups.values():
         # A run whose score the judge left unknown is left out, as from the task score (it
         # counted 0, so one judge error failed the benchmark); two scorable runs are needed.
-        known = [r for r in runs if not r.score_unknown]
+        # A copy of run 1 samples nothing: counted, recorded outputs under the offline judge
+        # scored a Consistency of 1 that lifted Final Score A.
+        known = [r for r in runs if not r.score_unknown and not r.copied_run]
         if len(known) < 2:
             continue
         scores = [r.score if r.valid and r.score is not None else 0.0 for r in known]

@@ -532,4 +532,5 @@ def _copied(result: TaskResult, run: int) -> TaskResult:
     """Run ``run`` of a pair whose runs cannot differ: the first run's result again."""
     copied = type(result).from_dict(result.to_dict())
     copied.run = run
+    copied.copied_run = True
     return copied

@@ -36,7 +36,8 @@ SPOOL_BUFFER = 1 << 20
 NOT_JSON = (b"NaN", b"Infinity")
 # The parts of a result, and of each of its metrics, the scorecard reads as they are.
 _VIEW_KEYS = ("task", "case_id", "model", "run", "score", "valid", "blocked", "blockers",
-              "not_scored", "renormalised", "usage", "notes", "judge_errors", "pass_bar")
+              "not_scored", "renormalised", "usage", "notes", "judge_errors", "pass_bar",
+              "copied_run")
 _METRIC_VIEW_KEYS = ("value", "scored", "rating", "blocker", "flagged", "judge_error")
 _REPEAT_KEYS = ("metric", "judge_error", "repeats", "repeat_spread", "repeats_disagree")
 

@@ -471,7 +471,8 @@ def _for_scorecard(data: dict[str, Any],
         renormalised=bool(data.get("renormalised", False)),
         judge_records=kept_records(data),
         usage=dict(data.get("usage", {})), notes=list(data.get("notes", [])),
-        judge_errors=list(data.get("judge_errors", [])), pass_bar=data.get("pass_bar"))
+        judge_errors=list(data.get("judge_errors", [])), pass_bar=data.get("pass_bar"),
+        copied_run=data.get("copied_run") is True)
 
 
 def _version(dist: str) -> str | None:

@@ -327,6 +327,22 @@ def test_consistency_leaves_out_a_run_the_judge_could_not_score() -> None:
     assert (consistency["value"], consistency["scored_cases"]) == (None, 0)
 
 
+def test_consistency_leaves_out_a_copy_of_the_first_run() -> None:
+    # A recorded output under the offline judge: run 2 is run 1's result again. Counted, it
+    # gave a Consistency Score of 1 from no sample, and a Benchmark Score made of it.
+    first = result("m", "qa", "a", 0.8, run=0)
+    copy = TaskResult.from_dict({**first.to_dict(), "run": 1, "copied_run": True})
+    assert copy.copied_run and TaskResult.from_dict(copy.to_dict()).copied_run
+    assert "copied_run" not in first.to_dict()
+    card = build_scorecard([first, copy])
+    consistency = card.models["m"].benchmarks["consistency"]
+    assert (consistency["value"], consistency["scored_cases"]) == (None, 0)
+    assert card.models["m"].benchmark_score is None
+    sampled = build_scorecard([first, copy, result("m", "qa", "a", 0.6, run=2)])
+    # Runs 0.8 and 0.6, the copy aside: mean 0.7, std 0.1.
+    assert sampled.models["m"].benchmarks["consistency"]["value"] == pytest.approx(1 - 0.1 / 0.7)
+
+
 def test_no_benchmark_score_without_a_call_task() -> None:
     exact = {"exact_match": MetricResult(value=1.0)}
     card = build_scorecard([result("m", "conversation", "a", 0.9, metrics=exact)])

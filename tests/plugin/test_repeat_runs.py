@@ -127,8 +127,12 @@ def test_runs_of_a_recorded_output_with_the_heuristic_judge_agree(
         ("alpha", 0), ("alpha", 1), ("beta", 0), ("beta", 1)]
     for model in ("alpha", "beta"):
         assert data["models"][model]["runs"]["flaky"] == []
-        # Identical runs: no spread, so the seed's Consistency Score is 1.
-        assert data["models"][model]["benchmarks"]["consistency"]["value"] == 1.0
+        # Run 2 is run 1's result again (a recorded output cannot score differently under
+        # the offline judge): no sample of how the model varies. Its Consistency Score read 1,
+        # a benchmark measured on nothing that lifted Final Score A; now it has no value.
+        assert data["models"][model]["benchmarks"]["consistency"] == {
+            "value": None, "passed": None, "scored_cases": 0, "judge_errors": 0}
+    assert [c.get("copied_run") for c in data["cases"] if c["run"] == 1] == [True, True]
 
 
 @pytest.mark.parametrize(("args", "message"), [

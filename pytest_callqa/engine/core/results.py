@@ -156,6 +156,9 @@ class TaskResult:
     pass_bar: float | None = None
     # Whether the tests of this run passed; set only for repeated runs (``--callqa-runs``).
     passed: bool | None = None
+    # A later run that is run 1's result again (a recorded output under the deterministic
+    # offline judge cannot score differently): no sample of how the model varies.
+    copied_run: bool = False
 
     def metric(self, metric_id: str) -> MetricResult:
         """The metric's result; raises :class:`JudgeUnavailable` when the judge could not
@@ -223,6 +226,7 @@ class TaskResult:
             # Only when a policy set it, so results without one keep their shape.
             **({"pass_bar": self.pass_bar} if self.pass_bar is not None else {}),
             **({"passed": self.passed} if self.passed is not None else {}),
+            **({"copied_run": True} if self.copied_run else {}),
         }
 
     @classmethod
@@ -245,4 +249,5 @@ class TaskResult:
             judge_errors=list(data.get("judge_errors", [])),
             pass_bar=data.get("pass_bar"),
             passed=data.get("passed"),
+            copied_run=data.get("copied_run") is True,
         )

@@ -421,10 +421,12 @@ class _Comparison:
         now = self.current["models"][model].get(BENCHMARKS) or {}
         then = self.baseline["models"][model].get(BENCHMARKS) or {}
         keys = sorted(k for k in self.now if k[0] == model and k in self.then)
-        cases_then = {bid: [k for k in keys if bid in self.then[k].metrics] for bid in then}
+        # Only the criteria this run lacks are looked up case by case: every shared case of a
+        # large suite, for each criterion, was read on every gate.
+        cases_then = {bid: [k for k in keys if bid in self.then[k].metrics]
+                      for bid in then if bid not in now and bid != "consistency"}
         missing = {bid: cases for bid, cases in cases_then.items()
-                   if bid not in now and bid != "consistency"
-                   and (cases or (then[bid] or {}).get("value") is not None)}
+                   if cases or (then[bid] or {}).get("value") is not None}
         off = (self.current.get("run") or {}).get("benchmarks") is False
         # As for a metric not scored now: with too few cases to tell, nothing is missed.
         if off and len(keys) >= max(self.min_cases, 1):

@@ -447,8 +447,13 @@ def figure_held(anchor: Anchor, response: str,
     kind, currency and unit where both name one. By value alone, "25%" and "25 euros" were
     backed by a "$25" fee, and the answer passed; "25 dollars" and a bare "25" still are.
     None when only a word no table maps may tell them apart ("$5" beside "5 days")."""
-    held = {fact_held(anchor, response, anchors, passage) for passage, anchors in told}
-    return True if True in held else (None if None in held else False)
+    undecided = False
+    for passage, anchors in told:
+        held = fact_held(anchor, response, anchors, passage)
+        if held:
+            return True
+        undecided = undecided or held is None
+    return None if undecided else False
 
 
 def verdict(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 
 from .anchors import NUMERIC_KINDS, Anchor, anchor_supported
 from .lexicon import STOPWORDS
@@ -89,6 +90,23 @@ def fact_held(anchor: Anchor, text: str, others: Sequence[Anchor],
             return True
         unsure = unsure or agree is None
     return None if unsure else False
+
+
+# A word token that writes a figure with thousands grouped by commas (Western "1,540,000" or
+# Indian "12,00,000") or with decimals ("25.00"), as the anchors read one.
+_WRITTEN_FIGURE = re.compile(
+    r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,2}(?:,[0-9]{2})+,[0-9]{3}|[0-9]+)(?:\.[0-9]+)?")
+
+
+def figure_word(word: str) -> str:
+    """``word`` (a token) as the amount it writes when it groups thousands or has decimals,
+    so that "1,540" and "1540", or "25.00" and "25", are one word; any other word as it is.
+    A bare run of digits keeps its leading zeros: "0042" may be an id, no 42. The figure's
+    kind, currency and unit are no part of a word ("$25" and "25%" are both "25"): a check
+    by words leaves them to :func:`fact_held`."""
+    if ("," in word or "." in word) and _WRITTEN_FIGURE.fullmatch(word):
+        return format(Decimal(word.replace(",", "")).normalize(), "f")
+    return word
 
 
 def _units_agree(a: Anchor, unit_a: Unit, b: Anchor, unit_b: Unit) -> bool | None:

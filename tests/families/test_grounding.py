@@ -297,7 +297,8 @@ LATE_FEE = "The late fee is $25 per missed payment."
 
 @pytest.mark.parametrize("answer", [
     "The late fee is 25%.", "The late fee is 25 percent.", "The late fee is 25 euros.",
-    "The late fee is £25.", "The late fee is 30%.",
+    "The late fee is £25.", "The late fee is 30%.", "The late fee is $250.",
+    "The late fee is 25.00%.", "The late fee is 2,500.",
 ])
 def test_a_figure_of_another_kind_or_currency_is_not_the_contexts(answer: str) -> None:
     # By value alone, "25%" and "25 euros" were backed by the $25 fee, and the word 25 near
@@ -319,6 +320,24 @@ def test_the_same_amount_in_another_format_is_the_contexts(answer: str) -> None:
     assert [(a["kind"], a["supported"]) for a in check.anchors] == [("numeric", True),
                                                                     ("claim", True)]
     assert check.claims_score == 0.0
+
+
+@pytest.mark.parametrize(("answer", "passage"), [
+    ("The late fee is $25.00.", LATE_FEE),
+    ("The late fee is $25.", "The late fee is $25.00 per missed payment."),
+    ("Your balance is 1,540.", "Your balance is 1540 after the transfer."),
+    ("Your balance is 1540.", "Your balance is 1,540.00 after the transfer."),
+    ("Your balance is 12,00,000.", "Your balance is 1200000 after the transfer."),
+])
+def test_a_claims_figure_written_another_way_is_the_passages_word(answer: str,
+                                                                   passage: str) -> None:
+    # The figure was backed by value, but the claim compared "25.00" with "25" and "1,540"
+    # with "1540" as different words: unsupported, hallucination 0.5 for a grounded answer.
+    result = _eval(answer, config={"query": "What is it?", "context": [passage]})
+    hall = result.metrics["hallucination"]
+    assert [(a["kind"], a["supported"]) for a in hall.details["anchors"]] == [
+        ("numeric", True), ("claim", True)]
+    assert hall.value == 0.0
 
 
 def test_a_figure_only_an_unmapped_word_tells_apart_is_left_out() -> None:

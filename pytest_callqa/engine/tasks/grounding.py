@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from ..anchor_units import fact_held
+from ..anchor_units import fact_held, figure_word
 from ..anchors import Anchor, extract_anchors
 from ..core.judging import JudgeVerdict
 from ..core.metrics import BAND_EDGES, CASE_BAR, Bands, MetricSpec
@@ -354,20 +354,25 @@ def claim_supported(
     claim: Claim, context: str | Sequence[str], window: int = CLAIM_WINDOW
 ) -> bool:
     """Whether a subject word and an object word occur within ``window`` words of each other
-    inside one passage of the context (words compared after light stemming).
+    inside one passage of the context (words compared after light stemming, a figure by the
+    amount it writes: "$25.00" and "1,540" are the "$25" and "1540" of a passage).
 
     Passages are separate texts, so a subject at the end of one and an object at the start
     of the next are not close: that would let two unrelated passages support a claim.
     """
-    subject = {_stem(w) for w in claim.subject}
-    obj = {_stem(w) for w in claim.object}
+    subject = {_claim_word(w) for w in claim.subject}
+    obj = {_claim_word(w) for w in claim.object}
     for passage in as_passages(context):
-        words = [_stem(w) for w in tokens(passage)]
+        words = [_claim_word(w) for w in tokens(passage)]
         s_pos = [i for i, w in enumerate(words) if w in subject]
         o_pos = [i for i, w in enumerate(words) if w in obj]
         if any(abs(i - j) <= window for i in s_pos for j in o_pos):
             return True
     return False
+
+
+def _claim_word(word: str) -> str:
+    return _stem(figure_word(word))
 
 
 def ngram_overlap(response: str, context: str | Sequence[str], n: int = 2) -> float:

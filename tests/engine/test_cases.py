@@ -571,10 +571,32 @@ def test_a_boolean_for_a_config_number_is_refused(
                for p in problems), problems
 
 
+@pytest.mark.parametrize(("task", "config", "problem"), [
+    ("conversation", {"combined": 1}, "config.combined: Value error, 1 is a number"),
+    ("conversation", {"combined": 0.0}, "config.combined: Value error, 0.0 is a number"),
+    ("extraction", {"skip_llm_judge": 1}, "config.skip_llm_judge: Value error, 1 is a number"),
+    ("extraction", {"baselines": 0}, "config.baselines: Value error, 0 is a number"),
+    # A tool's parameter inside the agent's config (no task config itself).
+    ("agent", {"tools": [{"name": "lookup", "parameters": {"order_id": {"required": 1}}}]},
+     "config.tools[0].parameters.order_id.required: Value error, 1 is a number"),
+])
+def test_a_number_for_a_config_boolean_is_refused(
+        tmp_path: Path, task: str, config: dict[str, Any], problem: str) -> None:
+    # Lax, the config read 1 as true and 0 as false: "combined: 1" was taken for a yes.
+    case = doc_cases()[task]
+    case["config"] = {**case.get("config", {}), **config}
+    problems = problems_of(tmp_path, case)
+    assert any(p.startswith(problem) and p.endswith("not a boolean: write true or false")
+               for p in problems), problems
+
+
 @pytest.mark.parametrize(("task", "config"), [
     ("grounding", {"hallucination_fail_above": "0.3", "relevance_fail_below": 0}),
     ("conversation", {"max_history_turns": "3", "combined": True, "thresholds": {"context": 1}}),
     ("extraction", {"thresholds": {"topics": "0.3"}, "skip_llm_judge": "yes"}),
+    ("extraction", {"baselines": ["entity_recall"]}),
+    ("agent", {"tools": [{"name": "lookup", "parameters": {"order_id": {"required": False}}}],
+               "metrics": [{"metric": "tool_routing", "weight": 1}]}),
 ])
 def test_numbers_and_booleans_written_as_strings_still_load(
         tmp_path: Path, task: str, config: dict[str, Any]) -> None:

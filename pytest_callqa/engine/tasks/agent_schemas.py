@@ -71,7 +71,7 @@ class AgentExpected(StrictModel):
     task_outcome: str = Field(min_length=1)
 
 
-class ToolParameter(BaseModel):
+class ToolParameter(NoBooleanNumbers):
     model_config = ConfigDict(extra="allow", frozen=True)
 
     description: str = ""

@@ -33,7 +33,8 @@ class StrictModel(BaseModel):
 
 class NoBooleanNumbers(BaseModel):
     """A lax model of a case's configuration — it converts a number written as a string
-    ("0.3") — that takes no boolean for a number, at any depth it is used."""
+    ("0.3", or "yes" for a boolean) — that takes no boolean for a number and no number for
+    a boolean, at any depth it is used."""
 
     @field_validator("*", mode="before")
     @classmethod
@@ -46,6 +47,10 @@ class NoBooleanNumbers(BaseModel):
         if isinstance(value, bool) and _number_only(annotation):
             raise ValueError(f"{str(value).lower()} is a boolean, not a number: write the "
                              "number")
+        # And 1 as true, 0 as false: "combined: 1" was taken for a yes, "combined: 0.5" too.
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and (
+                _boolean_not_number(annotation)):
+            raise ValueError(f"{value!r} is a number, not a boolean: write true or false")
         if isinstance(value, dict) and get_origin(annotation) is dict:
             booleans = [f"{k}: {str(v).lower()}" for k, v in value.items() if isinstance(v, bool)]
             if booleans and _number_only(get_args(annotation)[1]):
@@ -82,6 +87,13 @@ def _number_only(annotation: Any) -> bool:
     else:
         members = [annotation]
     return all(a in (int, float) for a in members)
+
+
+def _boolean_not_number(annotation: Any) -> bool:
+    """Whether a field of this type takes a boolean and no int or float."""
+    members = get_args(annotation) if get_origin(annotation) in (Union, types.UnionType) else (
+        annotation,)
+    return bool in members and not any(a in (int, float) for a in members)
 
 
 def _duplicates(ids: list[Any]) -> list[str]:

@@ -467,3 +467,37 @@ def test_a_figure_said_in_words_is_read_alike_by_every_family() -> None:
     for figure, words in (("$250", "two hundred and fifty"), ("1200", "twelve hundred")):
         assert said_in_words(extract_anchors(figure), numbers_said([words])), figure
     assert statement_support("The fee is $49.50", ["the fee is forty-nine fifty"])[0] is None
+
+
+def test_ids_labels_scores_and_emotions_of_the_truth_support_no_figure() -> None:
+    # The truth's joy of 10 supported a made-up "10% discount", a sentence_id 8 "8 days"
+    # and a question's max_score of 7 "7 days": they state no fact of the call.
+    text = GoldenCase.model_validate({
+        "id": "t", "task": "text", "transcript": TRANSCRIPT,
+        "expected_outcome": {
+            "sentiment": [{"sentence_id": 8, "text": "My refund of $49 has not arrived.",
+                           "label": "negative"}],
+            "summary": {"call_purpose": "Refund status",
+                        "highlights": ["The refund will arrive in 3 to 5 business days"],
+                        "call_extracted_info": {"refund_amount": 49}},
+            "emotion": {"anger": 60, "neutral": 30, "joy": 10}}})
+    qa = GoldenCase.model_validate({
+        "id": "q", "task": "qa", "transcript": TRANSCRIPT,
+        "expected_outcome": {"questions": [{
+            "question_id": "Q1", "score": 4, "max_score": 7, "type": "SCORE",
+            "reason": "The agent said the refund arrives in 3 to 5 business days."}]}})
+    statements = ["The refund of 10% will arrive in 3 to 5 business days",
+                  "The refund will arrive in 7 business days",
+                  "The refund will arrive in 8 business days",
+                  "The refund of $49 will arrive in 3 to 5 business days"]
+    for case, metric, key in ((text, "highlight_correctness", "highlights"),
+                              (text, "fabrication_free_rate", "facts"),
+                              (qa, "faithfulness", "facts")):
+        for scope in _with_and_without_memo():
+            with scope:
+                verdict = HeuristicJudge().judge_one(JudgeRequest(
+                    case=case, task=case.task, metric=metric, scale="unit", instructions="",
+                    model_output={}, focus={key: statements}))
+            assert verdict.score == 0.25, (metric, verdict.reason)
+            for figure in ("percent '10%'", "number '7'", "number '8'"):
+                assert f"(unsupported {figure})" in verdict.reason, (figure, verdict.reason)

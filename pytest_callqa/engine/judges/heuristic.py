@@ -41,6 +41,7 @@ from ..text import (
 )
 from .heuristic_families import family_handlers
 from .heuristic_placement import placement, reordered, value_support, value_text
+from .heuristic_truth import truth_text
 
 if TYPE_CHECKING:
     from ..embeddings import Embedder
@@ -91,34 +92,6 @@ _CONTRACTED_NOT = re.compile(r"n['’]t(?![^\W\d_])", re.IGNORECASE)
 _CLAUSES = re.compile(r";|\.(?!\d)")
 # "order no. 4521": a number, not a negation ("no 30-day extension" is one).
 _NUMBER_NO = re.compile(r"\bno\.\s*(?=\d)", re.IGNORECASE)
-
-
-def _flatten(value: Any, into: list[str]) -> list[str]:
-    """``into`` with the texts of ``value`` appended, depth first (no generator per level)."""
-    if isinstance(value, str):
-        into.append(value)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _flatten(item, into)
-            if isinstance(item, (str, int, float)) and not isinstance(item, bool):
-                into.append(f"{key} {item}")
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _flatten(item, into)
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        into.append(str(value))
-    return into
-
-
-def truth_text(request: JudgeRequest) -> str:
-    """The expected outcome as plain text, for support checks."""
-    return _truth_text(ByIdentity(request.case))
-
-
-@batch_memoised
-def _truth_text(case: ByIdentity[GoldenCase]) -> str:
-    # Every output of a case has its statements checked against the same truth.
-    return "\n".join(_flatten(case.value.expected_outcome, []))
 
 
 @batch_memoised

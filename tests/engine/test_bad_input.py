@@ -423,6 +423,24 @@ def test_translation_dropped_surname_is_not_preserved() -> None:
     assert _translation(out).metrics["proper_noun_preservation"].value == 0.0
 
 
+@pytest.mark.parametrize(("expected", "given", "preserved"), [
+    # A changed surname: 0.92 alike as a whole, it was "1 of 1 proper nouns preserved".
+    ("प्रिया शर्मा", "प्रिया वर्मा", 0.0), ("Priya Sharma", "Priya Verma", 0.0),
+    # Transliteration's variants of a vowel or a letter still pass.
+    ("प्रिया शर्मा", "प्रीया शर्मा", 1.0), ("Priya Sharma", "Pria Sharma", 1.0),
+    ("Priya Verma", "Priya Varma", 1.0), ("Alexander Smith", "Aleksander Smith", 1.0),
+])
+def test_translation_proper_nouns_are_compared_word_by_word(
+        expected: str, given: str, preserved: float) -> None:
+    truth = copy.deepcopy(TRANSLATION_EXPECTED)
+    truth["named_entities_handled"] = [{"entity": "Priya Sharma", "handled_as": expected}]
+    out = copy.deepcopy(truth)
+    out["named_entities_handled"] = [{"entity": "Priya Sharma", "handled_as": given}]
+    case = make_case("translation", truth, config={"target_language": "hi"})
+    metric = evaluate(case, out, embedder=TFIDF).metrics["proper_noun_preservation"]
+    assert metric.value == preserved, metric.reason
+
+
 
 @pytest.mark.parametrize(("field", "entries"), [
     ("domain_terms_handled", [{"term": "KYC", "handled_as": "ग्राहक सत्यापन"},

@@ -695,6 +695,43 @@ def test_a_blank_reference_translation_is_a_case_error() -> None:
         "reference translation is needed"]
 
 
+@pytest.mark.parametrize(("task", "where", "blank", "problem"), [
+    # An expected call_purpose "" failed an identical output as a blocker.
+    ("text", ("expected_outcome", "summary", "call_purpose"), "",
+     "expected_outcome.summary.call_purpose: String should have at least 1 character"),
+    ("text", ("expected_outcome", "summary", "call_purpose"), "  ",
+     "expected_outcome.summary.call_purpose: Value error, is only whitespace: write the text"),
+    ("text", ("expected_outcome", "summary", "highlights", 1), " ",
+     "expected_outcome.summary.highlights[1]: Value error, is only whitespace: write the text"),
+    # A critical fact "" was never found: a blocker on an identical translation.
+    ("translation", ("config", "critical_facts", 0), "",
+     "config.critical_facts[0]: String should have at least 1 character"),
+    ("translation", ("config", "target_language"), " ",
+     "config.target_language: Value error, is only whitespace: write the text"),
+    # A proper noun handled_as "" passed a translation that dropped the name.
+    ("translation", ("expected_outcome", "named_entities_handled", 0, "handled_as"), "",
+     "expected_outcome.named_entities_handled[0].handled_as: String should have at least 1 "
+     "character"),
+    ("translation", ("expected_outcome", "domain_terms_handled", 0, "term"), " ",
+     "expected_outcome.domain_terms_handled[0].term: Value error, is only whitespace: write "
+     "the text"),
+])
+def test_a_blank_text_a_case_states_is_a_case_error(task: str, where: tuple[Any, ...],
+                                                   blank: str, problem: str) -> None:
+    case: dict[str, Any] = copy.deepcopy({
+        "text": {"config": {}, "expected_outcome": TEXT_EXPECTED,
+                 "transcript": TEXT_TRANSCRIPT},
+        "translation": {"config": {"target_language": "hi", "critical_facts": ["₹49"]},
+                        "expected_outcome": TRANSLATION_EXPECTED,
+                        "transcript": "customer: KYC is complete."}}[task])
+    parent = case
+    for key in where[:-1]:
+        parent = parent[key]
+    parent[where[-1]] = blank
+    golden = GoldenCase.model_validate({"id": "c", "task": task, **case})
+    assert default_registry().task(task).check_case(golden) == [problem]
+
+
 def test_a_blocker_a_policy_adds_to_a_voiding_metric_voids_the_score() -> None:
     # The policy's path (evaluate._apply_overrides) had no engine test: one missing label,
     # under a team bar of none at all, is a blocker that voids the text score, and every

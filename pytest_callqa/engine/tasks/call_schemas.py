@@ -2,16 +2,20 @@
 
 Output models are strict: no missing, renamed or extra keys, and JSON types as written (a
 score of ``"5"`` or ``true`` is not a number). The same models validate a golden case's
-``expected_outcome``, so the truth and the output are held to one structure.
+``expected_outcome``, so the truth and the output are held to one structure; a golden
+model (``QAExpected``, ``TextExpected``, ``TranslationExpected``) adds what a truth must
+state and an output need not, such as texts that are not blank.
 """
 
 from __future__ import annotations
 
 import difflib
 import types
-from typing import Any, Literal, Union, get_args, get_origin
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -25,6 +29,18 @@ ItemId = int | str
 # for a misspelling (difflib's ratio): "treshold"/"threshold" 0.94, "bussiness_rules"/
 # "business_rules" 0.97, "contexts"/"context" 0.93; "notes"/"metrics" 0.33.
 NEAR_MISS = 0.8
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("is only whitespace: write the text")
+    return value
+
+
+# A text a case file states as truth or asks for: a blank one loaded and gave wrong verdicts
+# (an expected call_purpose "" failed an identical output as a blocker, a proper noun
+# handled_as "" passed an output that dropped the name).
+Stated = Annotated[str, Field(min_length=1), AfterValidator(_not_blank)]
 
 
 class StrictModel(BaseModel):
@@ -263,6 +279,19 @@ class TextOutput(StrictModel):
         return self
 
 
+class ExpectedSummary(Summary):
+    """The golden summary: its purpose and highlights state something."""
+
+    call_purpose: Stated
+    highlights: list[Stated]
+
+
+class TextExpected(TextOutput):
+    """The golden text analysis: the output's structure, with a summary that states something."""
+
+    summary: ExpectedSummary
+
+
 class TextConfig(LooseConfig):
     # An empty list would leave no label an expected or produced sentiment could have.
     sentiment_labels: list[str] = Field(
@@ -296,19 +325,50 @@ class TranslationOutput(StrictModel):
 
     @model_validator(mode="after")
     def _unique_ids(self) -> TranslationOutput:
-        dups = _duplicates([s.source_id for s in self.sentence_translations])
-        if dups:
-            raise ValueError(f"duplicate source_id: {', '.join(dups)}")
-        for field, pairs in (
-                ("domain_terms_handled", [(t.term, t.handled_as)
-                                          for t in self.domain_terms_handled]),
-                ("named_entities_handled", [(e.entity, e.handled_as)
-                                            for e in self.named_entities_handled])):
-            conflicts = _conflicting(pairs)
-            if conflicts:
-                raise ValueError(f"{field}: {', '.join(conflicts)} handled in two different "
-                                 "ways (which one to score is ambiguous)")
+        _consistent_translation(self.sentence_translations, self.domain_terms_handled,
+                                self.named_entities_handled)
         return self
+
+
+class ExpectedDomainTerm(DomainTerm):
+    term: Stated
+    handled_as: Stated
+
+
+class ExpectedNamedEntity(NamedEntity):
+    entity: Stated
+    handled_as: Stated
+
+
+class TranslationExpected(StrictModel):
+    """The golden translation: the output's structure, with every term and name it expects
+    and their renderings written out."""
+
+    full_translation: str
+    sentence_translations: list[SentenceTranslation]
+    domain_terms_handled: list[ExpectedDomainTerm]
+    named_entities_handled: list[ExpectedNamedEntity]
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> TranslationExpected:
+        _consistent_translation(self.sentence_translations, self.domain_terms_handled,
+                                self.named_entities_handled)
+        return self
+
+
+def _consistent_translation(sentences: Sequence[SentenceTranslation],
+                            terms: Sequence[DomainTerm],
+                            entities: Sequence[NamedEntity]) -> None:
+    dups = _duplicates([s.source_id for s in sentences])
+    if dups:
+        raise ValueError(f"duplicate source_id: {', '.join(dups)}")
+    for field, pairs in (
+            ("domain_terms_handled", [(t.term, t.handled_as) for t in terms]),
+            ("named_entities_handled", [(e.entity, e.handled_as) for e in entities])):
+        conflicts = _conflicting(pairs)
+        if conflicts:
+            raise ValueError(f"{field}: {', '.join(conflicts)} handled in two different "
+                             "ways (which one to score is ambiguous)")
 
 
 def _conflicting(pairs: list[tuple[str, str]]) -> list[str]:
@@ -335,5 +395,5 @@ class TranslationConfig(LooseConfig):
     left in the source language is not translated), so a case must name it."""
 
     source_language: str = "en"
-    target_language: str = Field(min_length=1)
-    critical_facts: list[str] = Field(default_factory=list)
+    target_language: Stated
+    critical_facts: list[Stated] = Field(default_factory=list)

@@ -14,7 +14,7 @@ from ..core.results import MetricResult
 from ..matching import match_lists
 from ..text import content_units, normalize
 from .base import BaseTask, structure_spec, weighted_score
-from .call_schemas import TextConfig, TextOutput
+from .call_schemas import TextConfig, TextExpected, TextOutput
 
 # Facts are pooled over outputs (the fabrication and hallucination rates): the judge counts
 # them instead of leaving the count to be rebuilt from a score.
@@ -281,6 +281,7 @@ class TextTask(BaseTask):
     title = "Text"
     metrics = METRICS
     output_model = TextOutput
+    expected_model = TextExpected
     config_model = TextConfig
     voiding = frozenset({STRUCTURE, "call_intent_match", "missing_sentiment_labels",
                          "fabrication_free_rate"})

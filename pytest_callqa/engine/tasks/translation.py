@@ -17,7 +17,7 @@ from ..embeddings import pair_similarity
 from ..text import normalize_exact, normalize_loose, tokens
 from ..tfidf import is_blank
 from .base import BaseTask, structure_spec, weighted_score
-from .call_schemas import TranslationConfig, TranslationOutput
+from .call_schemas import TranslationConfig, TranslationExpected, TranslationOutput
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext
@@ -135,6 +135,7 @@ class TranslationTask(BaseTask):
     title = "Translation"
     metrics = METRICS
     output_model = TranslationOutput
+    expected_model = TranslationExpected
     config_model = TranslationConfig
     voiding = frozenset({STRUCTURE, "domain_term_preservation", "critical_fact_preservation"})
 

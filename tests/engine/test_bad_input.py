@@ -340,6 +340,25 @@ def test_text_emotion_tie_in_expected_accepts_either() -> None:
     assert evaluate(case, out, embedder=TFIDF).metrics["dominant_emotion_correctness"].value == 0
 
 
+def test_text_emotions_all_0_in_expected_have_no_dominant_one() -> None:
+    # Every emotion tied at 0 made each "dominant": a model's anger 90 was correct (1.0).
+    expected = copy.deepcopy(TEXT_EXPECTED)
+    expected["emotion"] = {"anger": 0, "neutral": 0, "joy": 0}
+    case = make_case("text", expected, transcript=TEXT_TRANSCRIPT)
+    out = copy.deepcopy(expected)
+    out["emotion"] = {"anger": 90, "neutral": 0, "joy": 0}
+    metric = evaluate(case, out, embedder=TFIDF).metrics["dominant_emotion_correctness"]
+    assert not metric.scored and metric.value is None
+    assert metric.reason == ("n/a: expected_outcome gives every emotion 0, so no emotion is "
+                             "dominant")
+    # A model that feels nothing names no dominant emotion: it does not tie with anger.
+    expected["emotion"] = {"anger": 60, "neutral": 40}
+    out["emotion"] = {"anger": 0, "neutral": 0}
+    metric = evaluate(make_case("text", expected, transcript=TEXT_TRANSCRIPT), out,
+                      embedder=TFIDF).metrics["dominant_emotion_correctness"]
+    assert (metric.value, metric.reason) == (0.0, "model top none vs expected top ['anger']")
+
+
 def test_text_not_scored_metric_renormalises_and_says_so() -> None:
     result = _text(copy.deepcopy(TEXT_EXPECTED), judge=FixedJudge({
         "call_intent_match": 1.0, "highlight_correctness": None,

@@ -276,6 +276,11 @@ def top_labels(emotion: Mapping[str, float]) -> set[str]:
     return {normalize(k) for k, v in emotion.items() if v == best}
 
 
+def _felt_top(emotion: Mapping[str, float]) -> set[str]:
+    """The dominant emotions (:func:`top_labels`) when one is above 0: at 0, none is felt."""
+    return top_labels(emotion) if any(v > 0 for v in emotion.values()) else set()
+
+
 class TextTask(BaseTask):
     name = TASK
     title = "Text"
@@ -447,10 +452,15 @@ class TextTask(BaseTask):
         return result
 
     def _emotion(self, out: TextOutput, exp: TextOutput) -> MetricResult:
-        expected_top = top_labels(exp.emotion)
-        if not expected_top:
+        if not exp.emotion:
             return MetricResult.not_scored("n/a: expected_outcome has no emotion")
-        model_top = top_labels(out.emotion)
+        expected_top = _felt_top(exp.emotion)
+        if not expected_top:
+            # Every emotion tied at 0 made each of them "dominant": any model's top was
+            # correct (1.0).
+            return MetricResult.not_scored(
+                "n/a: expected_outcome gives every emotion 0, so no emotion is dominant")
+        model_top = _felt_top(out.emotion)
         correct = bool(model_top) and model_top <= expected_top
         return self.spec("dominant_emotion_correctness").result(
             1.0 if correct else 0.0,

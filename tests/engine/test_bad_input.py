@@ -359,6 +359,17 @@ def test_text_emotions_all_0_in_expected_have_no_dominant_one() -> None:
     assert (metric.value, metric.reason) == (0.0, "model top none vs expected top ['anger']")
 
 
+def test_text_highlight_recall_matches_only_above_the_threshold() -> None:
+    # Seed 002 and SPEC 5.4 match pairs strictly above 0.4: 2 shared of 5 words (0.4)
+    # counted as capturing "Agent confirmed duplicate charge".
+    out = copy.deepcopy(TEXT_EXPECTED)
+    out["summary"]["highlights"] = ["Agent confirmed refund", "Refund initiated for $49"]
+    metric = _text(out).metrics["highlight_recall"]
+    assert (metric.value, metric.details["missed"]) == (0.5, ["Agent confirmed duplicate charge"])
+    out["summary"]["highlights"][0] = "Agent confirmed duplicate"
+    assert _text(out).metrics["highlight_recall"].value == 1.0
+
+
 def test_text_not_scored_metric_renormalises_and_says_so() -> None:
     result = _text(copy.deepcopy(TEXT_EXPECTED), judge=FixedJudge({
         "call_intent_match": 1.0, "highlight_correctness": None,

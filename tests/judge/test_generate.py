@@ -10,6 +10,7 @@ import pytest
 
 from pytest_callqa.engine.evaluate import evaluate, evaluate_many
 from pytest_callqa.engine.generate import OpenAIGenerator, default_messages, output_structure
+from pytest_callqa.engine.judges.prompts import numbered_transcript
 from pytest_callqa.engine.llm.cache import JudgeCache
 from pytest_callqa.engine.llm.endpoint import CallError, ModelSpec
 
@@ -51,6 +52,15 @@ def test_default_prompt_asks_for_the_structure_and_hides_the_truth() -> None:
     assert [t["n"] for t in inputs["transcript"]] == [1, 2]
     assert "expected_outcome" not in user
     assert case.expected_outcome["summary"]["call_purpose"] not in system + user
+
+
+def test_the_model_and_the_judge_number_the_turns_alike() -> None:
+    # The model was told turn n=1 for the first turn while the judge read "turn 0:" there,
+    # so a reason citing "turn 3" was checked against another turn.
+    case = text_case()
+    told = json.loads(default_messages(case)[1]["content"])["transcript"]
+    shown = numbered_transcript(case).splitlines()
+    assert [f"turn {t['n']}: {t['speaker']}: {t['text']}" for t in told] == shown
 
 
 def test_the_qa_prompt_gives_an_omitted_scale_from_the_expected_scorecard() -> None:

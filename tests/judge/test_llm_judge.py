@@ -72,9 +72,9 @@ def test_request_carries_every_judge_input(fake: Any) -> None:
     assert system == {"role": "system", "content": CALL_PROMPT}
     inputs = json.loads(user["content"])
     case = qa_case(0)
-    # Every line numbered with its turn, as the reply's turn references use them.
+    # Every line numbered with its turn from 1, as the model under test was told them.
     assert inputs["transcript"].splitlines() == [
-        f"turn {i}: {line}" for i, line in enumerate(case.transcript_text.splitlines())]
+        f"turn {i}: {line}" for i, line in enumerate(case.transcript_text.splitlines(), 1)]
     assert inputs["expected_outcome"] == case.expected_outcome
     assert inputs["config"] == case.config
     assert inputs["model_output"] == qa_output(case)

@@ -123,9 +123,11 @@ def system_prompt(task: str) -> str:
 
 
 def numbered_transcript(case: GoldenCase) -> str:
-    """The transcript as ``turn N: [mm:ss] speaker: text`` lines, N the turn's index."""
+    """The transcript as ``turn N: [mm:ss] speaker: text`` lines, N counted from 1: the
+    numbers the generation prompt gives the model under test (its ``n``), so a reason that
+    cites "turn 3" is checked against the turn the model meant."""
     lines = []
-    for number, turn in enumerate(case.transcript):
+    for number, turn in enumerate(case.transcript, start=1):
         stamp = f"[{format_timestamp(turn.start)}] " if turn.start is not None else ""
         who = f"{turn.speaker}: " if turn.speaker else ""
         text = " ".join(turn.text.split())

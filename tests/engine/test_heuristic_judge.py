@@ -205,6 +205,26 @@ def test_a_cited_offset_on_a_call_without_timings_is_not_read_as_a_clock_time() 
         assert verdict.score == factual, verdict.reason
 
 
+def test_a_reason_citing_a_turn_cites_evidence_verified_when_the_turn_exists() -> None:
+    # "Agent greeted in turn 1" scored 0.0, "cites no quote or timestamp": the seed counts a
+    # specific moment of the call as evidence. Turns count from 1, as the prompts show them.
+    case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": (
+        "agent: Good morning, how can I help?\ncustomer: I was charged twice.\n"
+        "agent: I will refund 49 dollars.")})
+    for reason, score, problems in (
+            ("Agent greeted the customer in turn 1", 1.0, []),
+            ("Agent offered the 49 dollars refund in turns 2-3", 1.0, []),
+            ("Agent offered a refund in turn 4", 0.5,
+             ["turn 4 is not in the transcript (3 turns)"]),
+            ("Agent greeted the customer in turn 0", 0.5,
+             ["turn 0 is not in the transcript (3 turns)"]),
+            ("Agent offered a refund of 99 dollars in turn 3", 0.5,
+             ["amount '99 dollars' is not in the call"]),
+            ("Agent greeted the customer", 0.0, ["cites no quote, timestamp or turn"])):
+        verdict = _evidence(case, reason)
+        assert (verdict.score, verdict.details["reasons"][0]["problems"]) == (score, problems)
+
+
 def test_a_highlights_figure_said_only_where_none_of_its_words_are_is_undecided() -> None:
     # "$49" is the refund's: a shipping fee of $49 was supported by it.
     case = GoldenCase.model_validate({

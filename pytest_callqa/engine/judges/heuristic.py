@@ -39,6 +39,7 @@ from ..text import (
     tokens,
     without_timestamps,
 )
+from .heuristic_evidence import cited_turns, without_turn_citations
 from .heuristic_families import family_handlers
 from .heuristic_placement import placement, reordered, value_support, value_text
 from .heuristic_truth import truth_text
@@ -228,12 +229,16 @@ class HeuristicJudge:
             reason = str(item.get("reason", ""))
             quotes = extract_quotes(reason)
             stamps = extract_timestamps(reason)
-            evidence = bool(quotes or stamps)
+            cited = cited_turns(reason)
+            evidence = bool(quotes or stamps or cited)
             problems = []
             for quote in quotes:
                 if best_fuzzy_match(quote, texts, normalized=True)[0] < QUOTE_MATCH:
                     problems.append(f"quote {quote!r} not found in the transcript")
-            if stamps and not starts and not quotes:
+            # Turns are numbered from 1, as the prompts show them to the model and the judge.
+            problems += [f"turn {n} is not in the transcript ({len(texts)} turns)"
+                         for n in cited if not 1 <= n <= len(texts)]
+            if stamps and not starts and not quotes and not cited:
                 return JudgeVerdict(
                     request.metric, None,
                     f"not scored: reason for {item.get('question_id')} cites only a timestamp "
@@ -243,7 +248,8 @@ class HeuristicJudge:
                 if min(abs(stamp - s) for s in starts) > TIMESTAMP_TOLERANCE_S:
                     problems.append(f"no turn starts near {stamp:g}s")
             # The offsets it cites were checked against the turns' starts just above.
-            anchors = extract_anchors(without_timestamps(reason, starts, math.inf))
+            anchors = extract_anchors(without_timestamps(without_turn_citations(reason),
+                                                         starts, math.inf))
             if anchors:
                 known = [*call_anchors, *_profile(str(item.get("expected_reason", "")))[0]]
                 for anchor in anchors:
@@ -255,7 +261,7 @@ class HeuristicJudge:
             checks.append({
                 "question_id": item.get("question_id"), "has_evidence": evidence,
                 "factual": is_factual,
-                "problems": problems if evidence else ["cites no quote or timestamp"],
+                "problems": problems if evidence else ["cites no quote, timestamp or turn"],
             })
         score = (with_evidence + factual) / (2 * len(reasons))
         weak = [c["question_id"] for c in checks if not c["factual"]]

@@ -225,6 +225,27 @@ def test_a_reason_citing_a_turn_cites_evidence_verified_when_the_turn_exists() -
         assert (verdict.score, verdict.details["reasons"][0]["problems"]) == (score, problems)
 
 
+def test_a_quote_given_to_a_speaker_who_never_said_it_is_not_verified() -> None:
+    # 'Customer said "I will refund 49 dollars"', the agent's words, was verified.
+    case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": (
+        "agent: Good morning, how can I help?\ncustomer: I was charged twice.\n"
+        "agent: I will refund 49 dollars.")})
+    wrong = ["quote 'I will refund 49 dollars' is said by agent, not customer"]
+    for reason, score, problems in (
+            ('Customer said "I will refund 49 dollars"', 0.5, wrong),
+            ('The caller replied: "I will refund 49 dollars"', 0.5, wrong),
+            ('The agent told the customer "I will refund 49 dollars"', 1.0, []),
+            ('Rep said "I will refund 49 dollars"', 1.0, []),
+            # A party named without a verb of saying gives the quote to no one.
+            ('Customer got a refund: agent offered "I will refund 49 dollars"', 1.0, []),
+            # Nor does a party named in an earlier sentence.
+            ('The customer said it twice. The reply was "I will refund 49 dollars"', 1.0, []),
+            ('The customer said "I was charged twice" and the agent said "I will refund 49 '
+             'dollars"', 1.0, [])):
+        verdict = _evidence(case, reason)
+        assert (verdict.score, verdict.details["reasons"][0]["problems"]) == (score, problems)
+
+
 def test_a_highlights_figure_said_only_where_none_of_its_words_are_is_undecided() -> None:
     # "$49" is the refund's: a shipping fee of $49 was supported by it.
     case = GoldenCase.model_validate({

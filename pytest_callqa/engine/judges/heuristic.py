@@ -39,7 +39,7 @@ from ..text import (
     tokens,
     without_timestamps,
 )
-from .heuristic_evidence import cited_turns, without_turn_citations
+from .heuristic_evidence import cited_turns, quote_speakers, without_turn_citations
 from .heuristic_families import family_handlers
 from .heuristic_placement import placement, reordered, value_support, value_text
 from .heuristic_truth import truth_text
@@ -222,6 +222,7 @@ class HeuristicJudge:
         if not reasons:
             return JudgeVerdict(request.metric, None, "not scored: the output gives no reason")
         texts, _, starts = _turn_view(ByIdentity(request.case))
+        speakers = [turn.speaker for turn in request.case.transcript]
         with_evidence = factual = 0
         checks = []
         call_anchors = _profile(_transcript_plain(ByIdentity(request.case)))[0]
@@ -232,9 +233,17 @@ class HeuristicJudge:
             cited = cited_turns(reason)
             evidence = bool(quotes or stamps or cited)
             problems = []
-            for quote in quotes:
-                if best_fuzzy_match(quote, texts, normalized=True)[0] < QUOTE_MATCH:
+            for quote, named in zip(quotes, quote_speakers(reason, quotes, speakers),
+                                    strict=True):
+                match, at = best_fuzzy_match(quote, texts, normalized=True)
+                if match < QUOTE_MATCH:
                     problems.append(f"quote {quote!r} not found in the transcript")
+                elif named is not None and speakers[at] != named and best_fuzzy_match(
+                        quote, [t for t, who in zip(texts, speakers, strict=True)
+                                if who == named], normalized=True)[0] < QUOTE_MATCH:
+                    # The reason gives the words to a speaker who never said them.
+                    said_by = speakers[at] or "another speaker"
+                    problems.append(f"quote {quote!r} is said by {said_by}, not {named}")
             # Turns are numbered from 1, as the prompts show them to the model and the judge.
             problems += [f"turn {n} is not in the transcript ({len(texts)} turns)"
                          for n in cited if not 1 <= n <= len(texts)]

@@ -1,9 +1,11 @@
 """What a QA reason cites as evidence besides quotes and timestamps, for the offline judge's
-evidence check: the turns it names by number ("turn 3", "turns 2-4")."""
+evidence check: the turns it names by number ("turn 3", "turns 2-4") and the speaker it
+gives a quote to ("Customer said "…"")."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # "turn 3", "turns 2-4", "turns 2 to 4", "turns 2 and 5": turn numbers as the prompts show
 # them, counted from 1. Only "turns" takes a second number ("turn 3 and 49 dollars" cites one).
@@ -23,3 +25,58 @@ def cited_turns(reason: str) -> list[int]:
 def without_turn_citations(reason: str) -> str:
     """``reason`` with its turn citations removed: a turn's number is no figure of the call."""
     return _TURN_CITATION.sub(" ", reason)
+
+
+# Words a reason may name a party by, grouped by party: a word stands for the transcript's
+# speaker of that very name, or else for its one speaker named by a word of the same group.
+_PARTIES: tuple[frozenset[str], ...] = (
+    frozenset({"customer", "caller", "client", "user", "patient", "consumer"}),
+    frozenset({"agent", "rep", "representative", "operator", "advisor", "associate",
+               "assistant", "bot"}),
+)
+_WORD = re.compile(r"[^\W\d_]+")
+# What makes a named party the one a quote is given to: a verb of saying within two words
+# of it ("the agent then said "…""), or a colon right after it ("Customer: "…""), which
+# yields to a verb earlier in the sentence ("the agent told the customer: "…""). A party
+# named otherwise ("Agent confirmed the customer's address "…"") gives the quote to no one.
+_SAYS = re.compile(
+    r"(?:\s+[^\W\d_]+){0,2}?\s+(?:said|says|saying|stated|states|asked|asks|asking|"
+    r"replied|replies|replying|answered|answers|responded|responds|told|tells|telling|"
+    r"wrote|writes)\b", re.IGNORECASE)
+_COLON = re.compile(r"\s*:")
+_SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")
+
+
+def quote_speakers(reason: str, quotes: Sequence[str],
+                   speakers: Sequence[str]) -> list[str | None]:
+    """For each of ``quotes`` (in their order in ``reason``), the transcript's speaker (of
+    ``speakers``) the reason gives it to in the quote's sentence, since the previous quote
+    (:data:`_SAYS`); None when it gives it to none."""
+    names = {s.lower(): s for s in speakers if s}
+    given: list[str | None] = []
+    cursor = 0
+    for quote in quotes:
+        at = reason.find(quote, cursor)
+        lead = reason[cursor:at] if at >= 0 else ""
+        cursor = at + len(quote) if at >= 0 else cursor
+        # Only the quote's own sentence: a party named in an earlier one is no attribution.
+        sentence = _SENTENCE_END.split(lead)[-1]
+        says: list[str] = []
+        colon: list[str] = []
+        for word in _WORD.finditer(sentence):
+            named = _speaker_named(word[0].lower(), names)
+            if named is not None and _SAYS.match(sentence, word.end()):
+                says.append(named)
+            elif named is not None and _COLON.match(sentence, word.end()):
+                colon.append(named)
+        attributed = says or colon
+        given.append(attributed[-1] if attributed else None)
+    return given
+
+
+def _speaker_named(word: str, names: dict[str, str]) -> str | None:
+    if word in names:
+        return names[word]
+    party = next((p for p in _PARTIES if word in p), None)
+    matching = {s for name, s in names.items() if party is not None and name in party}
+    return matching.pop() if len(matching) == 1 else None

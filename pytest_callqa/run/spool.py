@@ -75,9 +75,13 @@ def _text(value: Any) -> str:
 
 def golden_entry(case: GoldenCase) -> dict[str, Any]:
     """A golden case as the report shows it to a reader: its task, its expected outcome and
-    the first turns of its transcript, numbered."""
+    the first turns of its transcript, numbered as its judge and its details number them."""
+    # Loaded with the engine's evaluation, which has run by the time a case is reported.
+    from ..engine.judges.prompts import first_turn_number
+
+    first = first_turn_number(case.task)
     turns = [f"turn {i}: {t.speaker + ': ' if t.speaker else ''}{t.text[:EXCERPT_CHARS]}"
-             for i, t in enumerate(case.transcript[:EXCERPT_TURNS])]
+             for i, t in enumerate(case.transcript[:EXCERPT_TURNS], start=first)]
     return {"task": case.task, "transcript_excerpt": turns, "turns": len(case.transcript),
             "expected_outcome": case.expected_outcome}
 

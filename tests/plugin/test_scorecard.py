@@ -124,7 +124,7 @@ def test_json_report_schema(project: MiniProject, pytester: pytest.Pytester) -> 
                                                     if k != "output"}
     assert case["output"]["questions"][0]["question_id"] == "Q1"
     assert report["model_order"] == ["alpha", "beta"]
-    assert report["golden_cases"]["qa-refund"]["transcript_excerpt"][0].startswith("turn 0: ")
+    assert report["golden_cases"]["qa-refund"]["transcript_excerpt"][0].startswith("turn 1: ")
     assert {spec["id"] for spec in report["metric_specs"]["qa"]} >= {
         "question_score_accuracy", "compliance_false_pass_rate"}
     assert case["judge_errors"] == []

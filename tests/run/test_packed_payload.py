@@ -25,6 +25,8 @@ from pytest_callqa.run.spool import (
 )
 from pytest_callqa.run.summary import Summary, _for_scorecard
 
+from .conftest import EXAMPLE
+
 
 def result(case_id: str, run: int = 0, score: float = 0.8) -> dict[str, Any]:
     return {"task": "qa", "case_id": case_id, "model": "alpha", "run": run, "score": score,
@@ -210,8 +212,8 @@ def test_a_tests_golden_case_crosses_as_its_id_and_entry_text() -> None:
     assert sent[GOLDEN][2] == 7
     assert json.loads(sent[GOLDEN][1]) == golden_entry(case) == {
         "task": "qa", "turns": 2, "expected_outcome": {"answer": "help"},
-        "transcript_excerpt": ["turn 0: agent: Hello, how can I help?",
-                               "turn 1: customer: " + "x" * 300]}
+        "transcript_excerpt": ["turn 1: agent: Hello, how can I help?",
+                               "turn 2: customer: " + "x" * 300]}
     assert loads_internal(dumps_internal(sent)) == sent
 
 
@@ -313,3 +315,15 @@ def test_the_spool_appends_after_a_read_where_its_last_line_ended() -> None:
         assert spool.views("t3") == []
     finally:
         spool.close()
+
+
+def test_a_cases_excerpt_numbers_its_turns_as_its_judge_and_details_do() -> None:
+    # A QA reason cites "turn 1" for the first turn (the numbers the model under test and the
+    # judge are shown); an agent's details index turns from 0, as its case file does.
+    from pytest_callqa.engine.loading import load_cases
+
+    cases = {c.task: c for c in load_cases(EXAMPLE / "cases")}
+    qa = golden_entry(cases["qa"])["transcript_excerpt"]
+    agent = golden_entry(cases["agent"])["transcript_excerpt"]
+    assert qa[0].startswith("turn 1: ") and qa[1].startswith("turn 2: ")
+    assert agent[0].startswith("turn 0: ") and agent[1].startswith("turn 1: ")

@@ -188,6 +188,12 @@ def _tokens(s: str) -> tuple[str, ...]:
     return tuple(_TOKEN.for_text(text).findall(text))
 
 
+def has_words(text: str) -> bool:
+    """Whether ``text`` holds a letter or a digit: a reply of "...", an emoji or a
+    zero-width space (format characters, which ``str.strip`` keeps) says nothing."""
+    return any(unicodedata.category(char)[0] in "LN" for char in text)
+
+
 def content_tokens(s: str) -> list[str]:
     """Tokens that carry meaning: no stopwords and no single letters (single digits stay)."""
     return list(_content_tokens(s))

@@ -23,6 +23,7 @@ from pytest_callqa.engine.text import (
     extract_quotes,
     extract_timestamps,
     fuzzy_support,
+    has_words,
     normalize,
     normalize_loose,
     token_jaccard,
@@ -762,3 +763,12 @@ def test_matching_at_lead_offsets_finds_what_finditer_finds() -> None:
     assert [m.span() for m in patterns.matches_at(pattern, sample, leads)] == [
         m.span() for m in pattern.finditer(sample)]
     assert patterns.found_at("banana", ["an", "na"]) == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("ok", True), ("5", True), ("नमस्ते", True), ("退款", True), ("\u200bhi", True),
+    ("", False), ("...", False), ("\u200b", False), ("\ufeff \u200d", False),
+    ("\U0001f44d", False), ("- ? !", False),
+])
+def test_has_words_needs_a_letter_or_digit(value: str, expected: bool) -> None:
+    assert has_words(value) is expected

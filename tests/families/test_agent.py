@@ -663,6 +663,21 @@ def test_heuristic_fails_an_agent_that_never_speaks() -> None:
     assert result.metrics["overall_score"].value == pytest.approx(100 * 0.4 / 0.65)
 
 
+@pytest.mark.parametrize("filler", ["...", "\u200b", "\U0001f44d"])
+def test_a_reply_with_no_letter_or_digit_is_silence(filler: str) -> None:
+    # str.strip keeps a zero-width space: an agent replying "..." or U+200B at every turn
+    # scored 5 on response delivery and passed with 100.
+    output = {"tool_calls": [{"turn": 1, "name": "CancelMembership",
+                              "arguments": {"member_id": "55821"}}],
+              "responses": [{"turn": 3, "text": filler}, {"turn": 5, "text": filler}]}
+    result = _eval(output, judge=HeuristicJudge(), transcript=CANCEL,
+                   expected=CANCEL_EXPECTED, config={"system_prompt": "A gym's voice agent."})
+    delivery = result.metrics["response_delivery"]
+    assert delivery.value == 0 and delivery.details["failure_code"] == "no_response"
+    assert result.metrics["result_interpretation"].value == 0
+    assert result.metrics["passed"].value == 0.0
+
+
 def test_heuristic_counts_a_silent_turn_as_a_delivery_issue() -> None:
     output = copy.deepcopy(GOOD)
     output["responses"] = output["responses"][1:]  # nothing said at turn 3

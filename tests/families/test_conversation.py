@@ -204,6 +204,24 @@ def test_missing_or_empty_text_fails_the_turn_with_score_1() -> None:
     assert {r.item for r in judge.seen} == {"turn 1"}
 
 
+@pytest.mark.parametrize("text", ["...", "\u200b", "\ufeff", "\U0001f44d", "- ?"])
+def test_a_turn_with_no_letter_or_digit_fails_like_an_empty_one(text: str) -> None:
+    # str.strip keeps a zero-width space: such a turn went to the judge and the heuristic
+    # proxy scored it a perfect 5.
+    output = {"turns": [GOOD["turns"][0], *({"turn": t, "text": text} for t in BOT_TURNS[1:])]}
+    judge = _judge()
+    result = _eval(output, judge=judge)
+    records = result.metrics["intelligibility"].details["results"]
+    assert [(r["turn"], r["status"], r["score_1_5"]) for r in records] == [
+        (1, "evaluated", 5.0), (3, "failed", 1.0), (5, "failed", 1.0), (7, "failed", 1.0)]
+    assert "no letter or digit" in records[1]["reasoning"]
+    assert {r.item for r in judge.seen} == {"turn 1"}
+    offline = _eval({"turns": [{"turn": t, "text": text} for t in BOT_TURNS]},
+                    judge=HeuristicJudge())
+    assert offline.score == 0.0
+    assert offline.metrics["garbled_turn_rate"].value == 1.0
+
+
 def test_separate_mode_asks_three_questions_per_turn() -> None:
     judge = _judge()
     _eval(judge=judge)
@@ -370,6 +388,9 @@ def test_a_combined_verdict_without_a_metrics_score_is_a_judge_error_not_a_1() -
     ("I. Have. A. Fever.", 1),                                   # fragments only
     (" ".join(["word"] * 45) + ".", 1),                          # run-on
     ("", 1),
+    ("...", 1),                                                  # no word to segment
+    ("\u200b", 1),
+    ("\U0001f44d", 1),
 ])
 def test_segmentation_proxy(text: str, score: int) -> None:
     assert segmentation_proxy(text).score == score

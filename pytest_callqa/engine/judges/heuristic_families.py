@@ -43,7 +43,7 @@ from ..tasks.agent_calls import (
 )
 from ..tasks.agent_schemas import TOOL_RESULT, AgentToolCall, ToolCall
 from ..tasks.conversation_segmentation import segmentation_proxy
-from ..text import normalize
+from ..text import has_words, normalize
 from .heuristic_undecided import SaidBefore, rubric_undecided
 
 Handler = Callable[[JudgeRequest], JudgeVerdict]
@@ -99,7 +99,7 @@ def _told_before(view: Sequence[Mapping[str, Any]], position: int,
 
 def _replies(view: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [dict(e) for e in view
-            if e["speaker"] == "agent" and str(e.get("text", "")).strip()]
+            if e["speaker"] == "agent" and has_words(str(e.get("text", "")))]
 
 
 def told_anchors_by_reply(view: Sequence[Mapping[str, Any]],

@@ -14,7 +14,7 @@ from typing import Any
 from ..anchor_units import currency_of, same_currency
 from ..anchors import anchor_supported, anchors_equal, extract_anchors
 from ..core.cases import GoldenCase
-from ..text import contains_phrase, normalize, normalize_loose
+from ..text import contains_phrase, has_words, normalize, normalize_loose
 from .agent_metrics import rubric_from_count
 from .agent_schemas import (
     AGENT_SPEAKERS,
@@ -158,7 +158,7 @@ def replay_calls(case: GoldenCase, output: AgentOutput, calls: Sequence[AgentToo
         if kind == "agent":
             text = responses.get(position, "")
             view.append({"turn": position, "speaker": "agent", "text": text,
-                         "missing": position not in responses or not text.strip()})
+                         "missing": not has_words(text)})
         elif kind in ("customer", "other"):
             view.append({"turn": position, "speaker": kind, "text": turn.text})
     return view

@@ -10,10 +10,10 @@ for all three metrics), ``garbled_max_score`` (default 2) and ``garbled_rate_thr
 (default 0.10).
 
 **Model output** — what the bot said at those turns: ``{"turns": [{"turn", "text"}]}``. A
-turn the model left out or left empty is a failed turn scored 1 on every metric (the seed's
-"missing text" rule). The history a context judgement sees is the last
-``max_history_turns`` turns before the evaluated one, the bot's turns in its own words; the
-first turn of a conversation has none.
+turn the model left out, left empty or filled with no letter or digit ("...", an emoji) is
+a failed turn scored 1 on every metric (the seed's "missing text" rule). The history a
+context judgement sees is the last ``max_history_turns`` turns before the evaluated one,
+the bot's turns in its own words; the first turn of a conversation has none.
 
 **Scores.** Each turn gets 1–5 per metric, normalised ``(s − 1) / 4``; a metric's value is
 the mean over the turns, and it passes at ``threshold``. A turn is garbled when any of its
@@ -37,6 +37,7 @@ from pydantic import Field, model_validator
 from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, ReplyField
 from ..core.metrics import CASE_BAR, Bands, MetricSpec
 from ..core.results import MetricResult
+from ..text import has_words
 from .base import structure_spec, weighted_score
 from .call_schemas import LooseConfig, StrictModel, _duplicates
 from .family_base import FamilyTask, checked_score
@@ -258,7 +259,7 @@ class ConversationTask(FamilyTask):
         requests = []
         for expected in ctx.expected.turns:  # type: ignore[attr-defined]
             text = bot.get(expected.turn, "")
-            if not text.strip():
+            if not has_words(text):
                 continue
             turn = expected.turn
             base = {"turn": turn, "speaker": ctx.case.transcript[turn].speaker, "text": text}
@@ -335,9 +336,11 @@ class ConversationTask(FamilyTask):
         for expected in ctx.expected.turns:  # type: ignore[attr-defined]
             turn = expected.turn
             text = bot.get(turn, "")
-            if not text.strip():
+            if not has_words(text):
+                # A turn of "..." or a zero-width space says no more than an empty one.
                 why = ("the model gave no text for this turn" if turn not in bot
-                       else "the model's text for this turn is empty")
+                       else "the model's text for this turn is empty" if not text.strip()
+                       else "the model's text for this turn has no letter or digit")
                 scores = {m: _TurnScore(1.0, why, status="failed") for m in QUALITY_METRICS}
             else:
                 scores = self._turn_scores(config, turn, verdicts)

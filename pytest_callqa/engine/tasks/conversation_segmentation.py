@@ -9,6 +9,8 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..text import has_words
+
 # A full stop after a title or a Latin abbreviation does not end the sentence.
 _ABBREVIATIONS = "".join(rf"(?<!\b{a}\.)" for a in ("Mr", "Mrs", "Ms", "Dr", "St", "vs", "etc",
                                                       r"e\.g", r"i\.e", r"a\.m", r"p\.m"))
@@ -118,7 +120,8 @@ def _sentences(text: str) -> list[str]:
 def segmentation_proxy(text: str) -> SegmentationCheck:
     """Segmentation from punctuation and sentence lengths, on the seed's 1–5 scale.
 
-    1 = a run-on sentence over 40 words, or a turn of 4+ sentences that are all fragments
+    1 = no letter or digit at all (the seed's missing text), a run-on sentence over 40
+    words, or a turn of 4+ sentences that are all fragments
     (two words or fewer); 2 = a sentence over 25 words, 15+ words without any sentence end,
     3+ sentences of which three quarters are fragments, or two or more sentences that start
     in lower case after a boundary (wrong splits); 3 = two or more minor issues; 4 = one;
@@ -131,9 +134,11 @@ def segmentation_proxy(text: str) -> SegmentationCheck:
     without spaces between words (Thai, Lao, Khmer, Myanmar, Chinese, Japanese...) is not
     scored: its words cannot be counted by spaces.
     """
-    words = text.split()
-    if not words:
-        return SegmentationCheck(1, ["empty turn"])
+    if not has_words(text):
+        # Seed 004 fails a turn with no text at 1; a turn of "..." or an emoji has no
+        # sentence to cut either, and zero words would otherwise meet no issue and score 5.
+        return SegmentationCheck(1, ["empty turn" if not text.strip()
+                                     else "no words: the turn has no letter or digit"])
     script = _unspaced_script(text)
     if script is not None:
         return SegmentationCheck(None, why_not=(

@@ -284,11 +284,23 @@ def test_only_selected_metrics_are_judged_and_reported() -> None:
         100 * (1.0 * 1 + 1.0 * 0.8 + 0.5 * 1) / 2.5)
 
 
-def test_out_of_range_judge_score_is_lowest_and_flagged() -> None:
-    result = _eval(GOOD, judge=FixedJudge({**ALL_FIVE, "response_delivery": 7}))
-    delivery = result.metrics["response_delivery"]
-    assert delivery.value == 0.0 and delivery.flagged
-    assert "outside the rubric0_5 scale" in delivery.details["warning"]
+@pytest.mark.parametrize(("metric_id", "score"), [
+    ("response_delivery", 7), ("response_delivery", -1), ("response_delivery", 3.5),
+    ("response_delivery", float("nan")), ("task_completion", 0.5)])
+def test_an_off_scale_judge_score_is_a_judge_error_not_a_0(metric_id: str,
+                                                           score: float) -> None:
+    # Scored 0 "the most conservative score", the case still passed on the other metrics.
+    config = {**CONFIG, "metrics": [{"metric": "response_delivery"},
+                                    {"metric": "grounding_fidelity"},
+                                    {"metric": "task_completion", "weight": 0.2}]}
+    result = _eval(GOOD, judge=FixedJudge({**ALL_FIVE, "task_completion": 1, metric_id: score}),
+                   config=config)
+    metric = result.metrics[metric_id]
+    assert metric.judge_error and metric.value is None
+    assert metric.reason == f"judge error: the judge's score {score!r} is off the " \
+                            f"{'binary' if metric_id == 'task_completion' else 'rubric0_5'} scale"
+    assert result.judge_errors == sorted([metric_id, "overall_score", "passed"])
+    assert result.score is None and result.incomplete
 
 
 # --- programmatic tool routing -----------------------------------------------------------------

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..core.cases import GoldenCase
-from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, Scale
+from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, Scale, valid_score
 from ..core.metrics import BAND_EDGES, CASE_BAR
 from ..core.results import MetricResult
 from ..text import normalize
@@ -64,7 +64,7 @@ from .agent_schemas import (
     AgentOutput,
     parse_tool_call_text,
 )
-from .family_base import RUBRIC_GOOD, FamilyTask, checked_score
+from .family_base import RUBRIC_GOOD, FamilyTask
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext
@@ -259,16 +259,19 @@ class AgentTask(FamilyTask):
         if verdict.score is None:
             return MetricResult.not_scored(verdict.reason, **meta, **verdict.details)
         scale: Scale = "binary" if metric_id == TASK_COMPLETION else "rubric0_5"
-        score, warning = checked_score(scale, verdict.score)
-        assert score is not None
+        if not valid_score(scale, verdict.score):
+            # An unusable reply is a judge error, never a number (the LLM judge already
+            # errors on it): scored 0, a custom judge's 7 or nan failed the metric quietly
+            # while the other metrics passed the case.
+            return MetricResult.judge_failed(
+                f"the judge's score {verdict.score!r} is off the {scale} scale", **meta)
+        score = float(verdict.score)
         code, turns = _diagnostics(verdict, score * (5 if scale == "binary" else 1))
         details = {**verdict.details, **meta, "failure_code": code, "turns": turns,
                    "normalized": score if scale == "binary" else score / 5,
                    "computed": "judge"}
         if scale != "binary":
             details["score_0_5"] = score
-        if warning:
-            details["warning"] = warning
         result = spec.result(score, verdict.reason, **details)
-        result.flagged = verdict.flagged or warning is not None
+        result.flagged = verdict.flagged
         return result

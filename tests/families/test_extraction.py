@@ -360,12 +360,15 @@ def test_heuristic_judge_leaves_the_rubrics_unscored() -> None:
     assert result.valid and result.score == 1.0
 
 
-def test_out_of_range_rubric_score_is_1_and_flagged() -> None:
-    judge = ScriptedJudge({"objection_completeness": 9})
+@pytest.mark.parametrize("off_scale", [9, 0, 2.5, float("nan")])
+def test_an_off_scale_rubric_score_is_a_judge_error_not_a_1(off_scale: float) -> None:
+    # An unusable reply is the tool's failure: scored 1 it failed the model on the rubric.
+    judge = ScriptedJudge({"objection_completeness": off_scale})
     metric = evaluate(_case(expected={"objections": OBJECTIONS["objections"]}),
                       {"objections": OBJECTIONS["objections"]}, judge=judge,
                       embedder=TFIDF).metrics["objection_completeness"]
-    assert metric.value == 1.0 and metric.flagged
+    assert metric.judge_error and metric.value is None and not metric.scored
+    assert f"judge score {off_scale!r} is off the 1-5 scale" in (metric.reason or "")
 
 
 # --- tier 2 and the NLP baselines ------------------------------------------------------------

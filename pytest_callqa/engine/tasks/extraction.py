@@ -37,7 +37,7 @@ import numpy as np
 
 from ..core.cases import GoldenCase
 from ..core.embedder_names import COMPRESSED_COSINE_SCALES
-from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict
+from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, valid_score
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult, TaskResult
 from ..embeddings import cross_similarity
@@ -49,13 +49,8 @@ from .extraction_baselines import (
     baseline_keyphrase_overlap,
     baseline_sentiment_agreement,
 )
-from .extraction_schemas import (
-    SIGNAL_TYPES,
-    ExtractionConfig,
-    ExtractionOutput,
-    SignalType,
-)
-from .family_base import RUBRIC_BANDS, FamilyTask, checked_score
+from .extraction_schemas import SIGNAL_TYPES, ExtractionConfig, ExtractionOutput, SignalType
+from .family_base import RUBRIC_BANDS, FamilyTask
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext
@@ -558,16 +553,20 @@ class ExtractionTask(FamilyTask):
                                                                         data))}
             if verdict is None or verdict.score is None:
                 record["reason"] = verdict.reason if verdict else "no judge verdict"
+            elif not valid_score("likert5", verdict.score):
+                # An unusable reply is the judge's error, never a number (as the LLM judge's):
+                # a custom judge's 7 or nan was scored 1 and the metric failed the model.
+                record["judge_error"] = f"judge score {verdict.score!r} is off the 1-5 scale"
             else:
-                score, warning = checked_score("likert5", verdict.score)
-                record.update(score=score, reason=verdict.reason, flagged=verdict.flagged)
-                if warning:
-                    record.update(warning=warning, flagged=True)
+                record.update(score=float(verdict.score), reason=verdict.reason,
+                              flagged=verdict.flagged)
             per_metric[metric_id].append(record)
         results: dict[str, MetricResult] = {}
         for metric_id, records in per_metric.items():
             scored = [r for r in records if "score" in r]
-            if not records:
+            if errors := [r["judge_error"] for r in records if "judge_error" in r]:
+                results[metric_id] = MetricResult.judge_failed("; ".join(errors), signals=records)
+            elif not records:
                 results[metric_id] = MetricResult.not_scored(
                     f"n/a: no {wanted[metric_id]} extracted", signals=records)
             elif not scored:

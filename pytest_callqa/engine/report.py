@@ -195,7 +195,8 @@ def rank_label(basis: str, by_cost: bool, *, ranked: bool = True) -> str:
     if not ranked:
         return f"no model ranked, what each would be ranked on ({basis}) being unknown"
     by = "cost efficiency" if by_cost else "final score alone, a cost being unknown"
-    return f"by {by} ({basis}); tie: 95% intervals overlap, or there is none (under 2 cases)"
+    return (f"by {by} ({basis}); tie: 95% intervals overlap, "
+            "or there is none (under 2 cases, or all alike)")
 
 
 def _rank_cell(c: ModelCard, card: Scorecard) -> str:

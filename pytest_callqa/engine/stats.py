@@ -143,12 +143,19 @@ def _exact_mean_distribution(values: Sequence[float]) -> list[tuple[float, float
     return sorted((round(total / n, _DECIMALS), p) for total, p in sums.items())
 
 
+def varies(values: Iterable[float]) -> bool:
+    """Whether ``values`` hold two that differ (at the exact distribution's precision).
+    Resampling values that do not gives the one value back every time: a zero-width
+    interval that estimates nothing, be there one case or six alike."""
+    return len({round(v, _DECIMALS) for v in values}) > 1
+
+
 def bootstrap_mean(values: Sequence[float], *, level: float = LEVEL,
                    seed: int = SEED) -> Interval | None:
-    """The bootstrap interval of the mean of ``values`` (None with fewer than two: resampling
-    one value gives it back every time, a zero-width interval that estimates nothing)."""
+    """The bootstrap interval of the mean of ``values``; None unless two of them differ
+    (:func:`varies`: one value, or six alike, show no spread to resample)."""
     clean = [float(v) for v in values if v is not None and math.isfinite(v)]
-    if len(clean) < 2:
+    if not varies(clean):
         return None
     return _through_memo("mean", [clean, float(level), int(seed)],
                          lambda: _bootstrap_mean(clean, level, seed))
@@ -220,13 +227,14 @@ def bootstrap_ratio(numerators: Sequence[float], denominators: Sequence[float], 
     """The bootstrap interval of sum(numerators) / sum(denominators) over cases (a pooled
     rate); a resample whose denominators sum to 0 has no rate and is left out. A case with
     no units (denominator 0) adds nothing to the rate and is left out of the resampling too:
-    None unless two cases carry units (see :func:`bootstrap_mean` — one would give back its
-    own rate every time, a zero-width interval that estimates nothing)."""
+    None unless two cases that carry units differ in their rate (see :func:`bootstrap_mean`
+    — one case, or cases of one rate, would give that rate back every time, a zero-width
+    interval that estimates nothing)."""
     if len(numerators) != len(denominators):
         return None
     carried = [(float(n), float(d)) for n, d in zip(numerators, denominators, strict=True)
                if d]
-    if len(carried) < 2:
+    if not varies(n / d for n, d in carried):
         return None
     nums, dens = [n for n, _ in carried], [d for _, d in carried]
     return _through_memo("ratio", [nums, dens, float(level), int(seed)],
@@ -255,10 +263,11 @@ def bootstrap_weighted(groups: Sequence[tuple[Sequence[float], float]], *,
     """The interval of a weighted mean of group means (a final score over task scores): each
     group's cases are resampled on their own; ``fixed`` (value, weight) parts are held
     constant. Groups without a value are left out, as the point estimate leaves them. None
-    when any group left has a single value: every resample of it is that value, so its share
-    of the weight would be held as if known exactly (see :func:`bootstrap_mean`)."""
+    when any group left has a single value, or values all alike (:func:`varies`): every
+    resample of it is that value, so its share of the weight would be held as if known
+    exactly (see :func:`bootstrap_mean`)."""
     kept = [([float(v) for v in values], float(w)) for values, w in groups if values]
-    if not kept or any(len(values) < 2 for values, _ in kept):
+    if not kept or not all(varies(values) for values, _ in kept):
         return None
     held = [(float(v), float(w)) for v, w in fixed]
     return _through_memo("weighted", [kept, held, float(level), int(seed)],

@@ -659,50 +659,53 @@ def test_every_interval_drawn_is_one_the_scorecard_shows() -> None:
     assert card.models["m"].benchmarks["exact_match"]["value"] == pytest.approx(0.5)
 
 
-def test_every_interval_holds_its_point_estimate() -> None:
-    # Equal scores averaged in another order land a hair off the score itself: three cases
-    # of 1/3 give the exact bootstrap 0.333333333333 (rounded to 12 places) against a mean
-    # of 0.3333333333333333; nine cases of 0.7 resampled give 0.7 against 0.7000000000000001;
-    # nine repeated cases of 0.9 give final A 0.9545454545454543 against ...545. Each
-    # interval is widened to take its point in.
+def test_scores_all_alike_have_no_interval_to_miss_their_point_estimate() -> None:
+    # Equal scores averaged in another order landed a hair off the score itself: three cases
+    # of 1/3 gave the exact bootstrap 0.333333333333 (rounded to 12 places) against a mean
+    # of 0.3333333333333333; nine cases of 0.7 resampled gave 0.7 against 0.7000000000000001;
+    # nine repeated cases of 0.9 gave final A 0.9545454545454543 against ...545. Cases all
+    # alike now have no interval at all (stats.varies), and the final scores weighing them
+    # none either.
     thirds = {"question_score_accuracy": MetricResult(value=1 / 3)}
     card = build_scorecard(
         [result("thirds", "qa", c, 1 / 3, metrics=thirds) for c in "abc"]
         + [result("sevens", "qa", f"c{i}", 0.7) for i in range(9)]
         + [result("nines", "qa", f"c{i}", 0.9, run=k) for i in range(9) for k in (0, 1)])
 
-    def holds(interval: tuple[float, float] | None, value: float | None) -> bool:
-        return interval is not None and value is not None and interval[0] <= value <= interval[1]
-
     qa = card.models["thirds"].tasks["qa"]
-    accuracy = qa.metrics["question_score_accuracy"]
-    assert holds(qa.interval, qa.score) and holds(accuracy.interval, accuracy.value)
+    assert qa.score == pytest.approx(1 / 3) and qa.interval is None
+    assert qa.metrics["question_score_accuracy"].interval is None
     sevens = card.models["sevens"]
-    assert holds(sevens.final_interval_b, sevens.final_score_b)
+    assert sevens.final_score_b == pytest.approx(0.7) and sevens.final_interval_b is None
     nines = card.models["nines"]
-    assert holds(nines.final_interval_a, nines.final_score_a)
+    assert nines.final_score_a is not None and nines.final_interval_a is None
 
 
 def test_the_rank_interval_is_the_final_a_interval_over_the_normalised_cost() -> None:
-    # Two cases run twice at 0.6 per model: consistency 1, so final A = (0.25 × 0.6 + 0.30)
-    # / 0.55 = 0.45 / 0.55 while final B is 0.6. Costs per 1000 calls 2 and 6: normalised
-    # by the cheaper, 1 and 3.
-    card = build_scorecard([result(m, "qa", case, 0.6, run=k, cost=cost)
+    # Two cases run twice at 0.5 and 0.7 per model: consistency 1, so final A = (0.25 × 0.6
+    # + 0.30) / 0.55 = 0.45 / 0.55 while final B is 0.6. Costs per 1000 calls 2 and 6:
+    # normalised by the cheaper, 1 and 3.
+    card = build_scorecard([result(m, "qa", case, score, run=k, cost=cost)
                             for m, cost in (("cheap", 0.002), ("dear", 0.006))
-                            for case in "xy" for k in (0, 1)])
+                            for case, score in (("x", 0.5), ("y", 0.7)) for k in (0, 1)])
     assert card.rank_basis == "final_score_a"
-    final_a = 0.45 / 0.55
-    assert card.models["cheap"].rank_interval == pytest.approx((final_a, final_a))
-    assert card.models["dear"].rank_interval == pytest.approx((final_a / 3, final_a / 3))
+    cheap, dear = card.models["cheap"], card.models["dear"]
+    assert cheap.final_score_a == pytest.approx(0.45 / 0.55)
+    assert cheap.final_interval_a is not None and cheap.rank_interval == cheap.final_interval_a
+    low, high = cheap.final_interval_a
+    assert dear.rank_interval == pytest.approx((low / 3, high / 3))
 
 
 def test_a_free_models_rank_interval_is_its_final_interval() -> None:
     # Normalised over the cost floor by itself, the free model's cost counts 1.
-    card = build_scorecard([result("free", "qa", case, 0.5, cost=0.0) for case in "ab"]
-                           + [result("paid", "qa", case, 0.9, cost=0.002) for case in "ab"])
-    assert card.models["free"].rank_interval == (0.5, 0.5)
-    assert card.models["paid"].rank_interval == pytest.approx((0.9 / 2e9, 0.9 / 2e9))
-    assert card.models["free"].rank_ties == []
+    card = build_scorecard([result("free", "qa", case, score, cost=0.0)
+                            for case, score in (("a", 0.4), ("b", 0.6))]
+                           + [result("paid", "qa", case, score, cost=0.002)
+                              for case, score in (("a", 0.8), ("b", 1.0))])
+    free, paid = card.models["free"], card.models["paid"]
+    assert free.rank_interval == free.final_interval_b == pytest.approx((0.4, 0.6))
+    assert paid.rank_interval == pytest.approx((0.8 / 2e9, 1.0 / 2e9))
+    assert free.rank_ties == []
 
 
 def test_a_one_case_task_leaves_the_final_score_untold_apart() -> None:

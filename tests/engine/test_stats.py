@@ -65,12 +65,25 @@ def test_bootstrap_of_no_value_and_non_finite_values() -> None:
     assert bootstrap_mean([]) is None
     assert bootstrap_mean([float("nan")]) is None
     assert bootstrap_mean([float("inf"), 1.0]) is None  # one finite value
-    assert bootstrap_mean([float("inf"), 1.0, 1.0]) == (1.0, 1.0)
+    assert bootstrap_mean([float("inf"), 0.0, 1.0]) == (0.0, 1.0)
+
+
+def test_values_all_alike_have_no_interval() -> None:
+    # Six cases alike: every resample gave them back, [1.0, 1.0], a zero-width interval
+    # that set the model apart from any other whose interval did not reach 1.0, as one case
+    # did before it was given none.
+    assert bootstrap_mean([1.0] * 6) is None
+    assert bootstrap_mean([0.9, 0.9, 0.9 + 1e-15]) is None  # the same mean, summed otherwise
+    assert bootstrap_mean([0.9, 0.9, 0.91]) is not None
+    # A pooled rate whose cases all have one rate (0 of 2, 0 of 3; 1 of 3, 2 of 6) likewise.
+    assert bootstrap_ratio([0, 0, 0], [2, 3, 4]) is None
+    assert bootstrap_ratio([1, 2], [3, 6]) is None
+    # A final score weighing a task whose cases are all alike held that task's share fixed.
+    assert bootstrap_weighted([([0.0, 0.5, 1.0], 0.2), ([0.7, 0.7], 0.5), ([0.9, 0.9], 0.3)]) \
+        is None
 
 
 def test_pooled_rate_interval() -> None:
-    # No case has an unsupported fact: every resample's rate is 0.
-    assert bootstrap_ratio([0, 0, 0], [2, 3, 4]) == (0.0, 0.0)
     # No denominator at all: no rate, no interval.
     assert bootstrap_ratio([0, 0], [0, 0]) is None
     assert bootstrap_ratio([], []) is None
@@ -84,11 +97,12 @@ def test_pooled_rate_interval() -> None:
 
 
 def test_weighted_interval_of_a_final_score() -> None:
-    # Every case of both tasks scores 1 and the fixed part is 1: the final score is 1.
-    assert bootstrap_weighted([([1.0, 1.0], 0.35), ([1.0, 1.0], 0.3)], fixed=[(1.0, 0.3)]) \
-        == (1.0, 1.0)
+    # The fixed part moves the interval by its weighted value and narrows it by its weight.
+    assert bootstrap_weighted([([0.0, 1.0], 0.35), ([0.0, 1.0], 0.35)], fixed=[(1.0, 0.3)]) \
+        == pytest.approx((0.3, 1.0))
     # A task without a case is left out, as the point estimate leaves it out.
-    assert bootstrap_weighted([([0.5, 0.5], 0.5), ([], 0.5)]) == (0.5, 0.5)
+    assert bootstrap_weighted([([0.0, 1.0], 0.5), ([], 0.5)]) \
+        == bootstrap_weighted([([0.0, 1.0], 1.0)])
     assert bootstrap_weighted([([], 1.0)]) is None
     # No task with two cases: nothing varies, so no interval (it was a zero-width one).
     assert bootstrap_weighted([([0.5], 0.5), ([0.9], 0.5)]) is None
@@ -98,9 +112,9 @@ def test_a_one_case_task_leaves_the_final_score_without_an_interval() -> None:
     # The one-case tasks were held fixed beside the resampled one: [0.62, 0.82], for a figure
     # whose 0.8 of weight rested on two single cases, as if they were known exactly.
     assert bootstrap_weighted([([0.0, 0.5, 1.0], 0.2), ([0.7], 0.5), ([0.9], 0.3)]) is None
-    # Two cases alike in each are a measured lack of spread: that interval stays.
-    assert bootstrap_weighted([([0.0, 0.5, 1.0], 0.2), ([0.7, 0.7], 0.5), ([0.9, 0.9], 0.3)]) \
-        == pytest.approx((0.62, 0.82))
+    # Two cases that differ in each: that interval stays.
+    assert bootstrap_weighted([([0.0, 0.5, 1.0], 0.2), ([0.6, 0.8], 0.5), ([0.8, 1.0], 0.3)]) \
+        is not None
 
 
 def test_around_and_overlaps() -> None:
@@ -333,17 +347,32 @@ def test_scorecard_intervals_and_rank_ties() -> None:
     from pytest_callqa.engine.scorecard import build_scorecard
 
     card = build_scorecard(_scored("a", [1, 1, 1, 1, 1, 0]) + _scored("b", [1] * 6)
-                           + _scored("c", [0] * 6))
+                           + _scored("c", [0.1, 0, 0, 0, 0, 0]))
     a, b, c = (card.models[m] for m in "abc")
     # The hand-worked example above, as the task's interval.
     assert a.tasks["qa"].interval == (0.5, 1.0)
-    assert b.tasks["qa"].interval == (1.0, 1.0) and c.tasks["qa"].interval == (0.0, 0.0)
-    # Ranked by final score alone (no cost): b, a, c. a's interval reaches b's: a tie the
-    # six cases cannot break; c is apart from both.
+    # Six cases alike show no spread: no interval, as for one case.
+    assert b.tasks["qa"].interval is None and b.final_interval_b is None
+    # Ranked by final score alone (no cost): b, a, c. a's interval reaches b's value, and b
+    # has none to tell it apart by: ties; c's is apart from a's, but not from b's.
     assert [m.cost_adjusted_rank for m in (b, a, c)] == [1, 2, 3]
     assert a.final_interval_b == (0.5, 1.0) and a.rank_interval == a.final_interval_b
-    assert b.rank_ties == ["a"] and a.rank_ties == ["b"] and c.rank_ties == []
+    assert b.rank_ties == ["a", "c"] and a.rank_ties == ["b"] and c.rank_ties == ["b"]
     assert card.to_dict()["models"]["a"]["tasks"]["qa"]["interval"] == [0.5, 1.0]
+    assert card.to_dict()["models"]["b"]["final_interval_b"] is None
+
+
+def test_a_model_whose_cases_all_score_alike_is_not_told_apart_by_its_interval() -> None:
+    from pytest_callqa.engine.scorecard import build_scorecard
+
+    # "same" scores 0.9 in every case, "near" 0.01 below with an interval short of 0.9:
+    # the zero-width [0.9, 0.9] ranked them apart, where one case of 0.9 would have tied.
+    card = build_scorecard(_scored("same", [0.9] * 6)
+                           + _scored("near", [0.89, 0.5, 0.8, 0.85, 0.89, 0.89]))
+    same, near = card.models["same"], card.models["near"]
+    assert near.rank_interval is not None and near.rank_interval[1] < 0.9
+    assert same.rank_interval is None
+    assert same.rank_ties == ["near"] and near.rank_ties == ["same"]
 
 
 def test_scorecard_run_statistics() -> None:

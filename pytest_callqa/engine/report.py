@@ -239,8 +239,10 @@ def _runs_section(table: _Table, cards: list[ModelCard]) -> None:
     table.row("Runs per case", [(NOT_SCORED if s is None else str(s["runs"]), None)
                                 for s in summaries], "--callqa-runs")
     table.row("Pass Rate", cell("pass_rate"), "passing runs / runs")
-    table.row("pass^k", cell("pass_hat_k"), "every run passes")
-    table.row("pass@k", cell("pass_at_k"), "some run passes")
+    table.row("k", [(NOT_SCORED if s is None else str(s["k"]), None) for s in summaries],
+              "fewest known runs of a case")
+    table.row("pass^k", cell("pass_hat_k"), "k runs all pass")
+    table.row("pass@k", cell("pass_at_k"), "some of k runs passes")
     table.row("Flaky Cases", [(NOT_SCORED if s is None else f"{len(s['flaky'])}/{s['cases']}",
                                "acceptable" if s and s["flaky"] else None) for s in summaries],
               "runs disagree")

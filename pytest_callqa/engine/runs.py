@@ -53,22 +53,17 @@ class RunStats:
     def pass_rate(self) -> float:
         return self.passes / self.runs
 
-    @property
-    def pass_hat_k(self) -> float:
-        return pass_hat_k(self.passes, self.runs, self.runs)
+    def pass_hat_k(self, k: int) -> float:
+        """The chance that k of these runs, drawn without replacement, all pass."""
+        return pass_hat_k(self.passes, self.runs, k)
 
-    @property
-    def pass_at_k(self) -> float:
-        return pass_at_k(self.passes, self.runs, self.runs)
+    def pass_at_k(self, k: int) -> float:
+        """The chance that some one of k of these runs, drawn without replacement, passes."""
+        return pass_at_k(self.passes, self.runs, k)
 
     @property
     def flaky(self) -> bool:
         return 0 < self.passes < self.runs
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"runs": self.runs, "passes": self.passes, "pass_rate": self.pass_rate,
-                "pass_hat_k": self.pass_hat_k, "pass_at_k": self.pass_at_k,
-                "flaky": self.flaky}
 
 
 def run_stats(outcomes: Sequence[bool]) -> RunStats:

@@ -135,17 +135,22 @@ class ModelCard:
 
     def runs_summary(self) -> dict[str, Any] | None:
         """Pass rate, pass^k and pass@k over the cases run more than once (means over
-        cases), the flaky cases; None without repeated runs."""
+        cases), the flaky cases; None without repeated runs. pass^k and pass@k are of one
+        k, the fewest known runs of a case, each case's estimated from all its known runs:
+        a case with a run of unknown outcome averaged in at its own, smaller k mixed two
+        figures under the one k the report named."""
         stats = self.run_stats
         if not stats:
             return None
         n = len(stats)
+        k = min(s.runs for s in stats.values())
         return {
             "runs": max(s.runs for s in stats.values()),
+            "k": k,
             "cases": n,
             "pass_rate": sum(s.pass_rate for s in stats.values()) / n,
-            "pass_hat_k": sum(s.pass_hat_k for s in stats.values()) / n,
-            "pass_at_k": sum(s.pass_at_k for s in stats.values()) / n,
+            "pass_hat_k": sum(s.pass_hat_k(k) for s in stats.values()) / n,
+            "pass_at_k": sum(s.pass_at_k(k) for s in stats.values()) / n,
             "flaky": sorted(key for key, s in stats.items() if s.flaky),
         }
 

@@ -430,9 +430,12 @@ class _Page:
             return []
         out = [f'<tr class="section"><th colspan="{len(self.models) + 2}">repeated runs (per '
                "case, mean over cases)</th></tr>"]
+        out.append(self._row("k", "bench", [self._cell(
+            str(r["k"]) if isinstance(r, Mapping) and isinstance(r.get("k"), int)
+            else NOT_SCORED, None) for r in runs.values()], "fewest known runs of a case"))
         for key, label, note in (("pass_rate", "Pass Rate", "passing runs / runs"),
-                                 ("pass_hat_k", "pass^k", "every run passes"),
-                                 ("pass_at_k", "pass@k", "some run passes")):
+                                 ("pass_hat_k", "pass^k", "k runs all pass"),
+                                 ("pass_at_k", "pass@k", "some of k runs passes")):
             out.append(self._row(label, "bench", [self._cell(
                 fmt(r.get(key)) if isinstance(r, Mapping) else NOT_SCORED, None)
                 for r in runs.values()], note))

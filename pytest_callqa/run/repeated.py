@@ -107,7 +107,7 @@ def runs_section(model_card: ModelCard, results: Iterable[TaskResult]) -> dict[s
         return summary
     if summary is None:
         # As the scorecard counts them: no pair with known runs, no run counted.
-        summary = {"runs": 0, "cases": 0, "pass_rate": None, "pass_hat_k": None,
+        summary = {"runs": 0, "k": None, "cases": 0, "pass_rate": None, "pass_hat_k": None,
                    "pass_at_k": None, "flaky": []}
     return {**summary, "unknown_runs": unknown, "unknown_cases": without}
 

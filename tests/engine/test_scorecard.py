@@ -763,7 +763,7 @@ def test_the_model_card_reports_runs_only_of_cases_run_more_than_once() -> None:
         for case, score, run, passed in (("a", 0.9, 0, True), ("a", 0.4, 1, False),
                                          ("b", 0.8, 0, True))])
     assert card.models["m"].to_dict()["runs"] == {
-        "runs": 2, "cases": 1, "pass_rate": 0.5, "pass_hat_k": 0.0, "pass_at_k": 1.0,
+        "runs": 2, "k": 2, "cases": 1, "pass_rate": 0.5, "pass_hat_k": 0.0, "pass_at_k": 1.0,
         "flaky": ["qa/a"]}
     assert "runs" not in build_scorecard([result("m", "qa", "a", 0.9)]).models["m"].to_dict()
 

@@ -3,6 +3,7 @@ the mean of runs, against figures worked out by hand."""
 
 from __future__ import annotations
 
+import re
 import tracemalloc
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 from pytest_callqa.engine import stats
 from pytest_callqa.engine.core.results import MetricResult, TaskResult
 from pytest_callqa.engine.registry import default_registry
+from pytest_callqa.engine.report import render_scorecard
 from pytest_callqa.engine.runs import mean_result, metric_specs, rule_passes, run_stats
 from pytest_callqa.engine.stats import (
     around,
@@ -159,8 +161,9 @@ def test_pass_rules_and_run_stats() -> None:
     with pytest.raises(ValueError, match="no run outcome"):
         rule_passes("all", [])
     stats = run_stats([True, False, True])
-    assert (stats.pass_rate, stats.pass_hat_k, stats.pass_at_k, stats.flaky) == (
+    assert (stats.pass_rate, stats.pass_hat_k(3), stats.pass_at_k(3), stats.flaky) == (
         pytest.approx(2 / 3), 0.0, 1.0, True)
+    assert stats.pass_hat_k(2) == pytest.approx(1 / 3)  # C(2,2) / C(3,2)
     assert not run_stats([False, False]).flaky
 
 
@@ -336,7 +339,7 @@ def test_a_mean_of_differing_grounding_verdicts_reads_as_its_rating() -> None:
 
 
 def _scored(model: str, scores: list[float], run: int = 0,
-            passed: list[bool] | None = None) -> list[TaskResult]:
+            passed: list[bool | None] | None = None) -> list[TaskResult]:
     return [TaskResult(task="qa", case_id=f"c{i}", score=s, valid=True, blocked=False,
                        blockers=[], metrics={}, model=model, run=run,
                        passed=None if passed is None else passed[i])
@@ -383,7 +386,7 @@ def test_scorecard_run_statistics() -> None:
                + _scored("m", [0.9, 0.4, 0.2], run=1, passed=[True, False, False]))
     card = build_scorecard(results)
     summary = card.models["m"].runs_summary()
-    assert summary == {"runs": 2, "cases": 3, "pass_rate": pytest.approx(0.5),
+    assert summary == {"runs": 2, "k": 2, "cases": 3, "pass_rate": pytest.approx(0.5),
                        "pass_hat_k": pytest.approx(1 / 3), "pass_at_k": pytest.approx(2 / 3),
                        "flaky": ["qa/c1"]}
     # Consistency = 1 - std/mean per case (population std, as the scorecard always had):
@@ -394,6 +397,26 @@ def test_scorecard_run_statistics() -> None:
     single = build_scorecard(_scored("m", [0.9]))
     assert single.models["m"].runs_summary() is None
     assert "runs" not in single.to_dict()["models"]["m"]
+
+
+def test_pass_hat_k_and_pass_at_k_are_of_one_k_over_cases_with_fewer_known_runs() -> None:
+    from pytest_callqa.engine.scorecard import build_scorecard
+
+    # c0 passes runs 1 and 2 of 3; c1 passes run 1, fails run 2, and run 3's outcome is
+    # unknown (the tool failed in it). At k = 2, the fewest known runs: c0 C(2,2)/C(3,2)
+    # = 1/3 and 1 - C(1,2)/C(3,2) = 1; c1 0 and 1. Before, c0 was taken at k = 3 (pass^k 0)
+    # and c1 at k = 2, a pass^k of 0 named k = 3.
+    results = (_scored("m", [1, 1], run=0, passed=[True, True])
+               + _scored("m", [1, 0], run=1, passed=[True, False])
+               + _scored("m", [0, 0], run=2, passed=[False, None]))
+    summary = build_scorecard(results).models["m"].runs_summary()
+    assert summary is not None
+    assert (summary["runs"], summary["k"]) == (3, 2)
+    assert summary["pass_hat_k"] == pytest.approx(1 / 6)
+    assert summary["pass_at_k"] == pytest.approx(1.0)
+    assert summary["pass_rate"] == pytest.approx((2 / 3 + 1 / 2) / 2)
+    rows = render_scorecard(build_scorecard(results)).splitlines()
+    assert any(re.match(r"k +\| +2 \| fewest known runs of a case", row) for row in rows)
 
 
 def _whole_draw(values: list[float], reduce: str) -> np.ndarray:

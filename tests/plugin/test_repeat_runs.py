@@ -72,7 +72,7 @@ def test_rule_all_fails_a_test_whose_runs_disagree(llm: LLMProject,
     assert evidence["mean"] == pytest.approx(2 / 3)
     assert evidence["sd"] == pytest.approx(0.5773503)
     runs = llm.project.report()["models"]["alpha"]["runs"]
-    assert runs == {"runs": 3, "cases": 1, "pass_rate": pytest.approx(2 / 3),
+    assert runs == {"runs": 3, "k": 3, "cases": 1, "pass_rate": pytest.approx(2 / 3),
                     "pass_hat_k": 0.0, "pass_at_k": 1.0, "flaky": ["qa/qa-refund"]}
 
 

@@ -53,7 +53,7 @@ def test_a_run_the_judge_could_not_score_is_unknown_not_passed(
     assert [records[run]["passed"] for run in (0, 1, 2)] == [True, None, True]
     assert records[1]["unknown_runs"] == 1 and records[1]["pass_rate"] == 1.0
     assert report["models"]["alpha"]["runs"] == {
-        "runs": 2, "cases": 1, "pass_rate": 1.0, "pass_hat_k": 1.0, "pass_at_k": 1.0,
+        "runs": 2, "k": 2, "cases": 1, "pass_rate": 1.0, "pass_hat_k": 1.0, "pass_at_k": 1.0,
         "flaky": [], "unknown_runs": 1, "unknown_cases": []}
     result.stdout.fnmatch_lines([
         "2 of the 2 runs of known outcome passed, 1 unknown (run 1 passed, run 2 unknown (the "
@@ -78,7 +78,7 @@ def test_a_pair_with_no_known_run_has_no_pass_figures(
     assert [c["passed"] for c in report["cases"]] == [None, None, None]
     assert {c["pass_rate"] for c in report["cases"]} == {None}
     assert report["models"]["alpha"]["runs"] == {
-        "runs": 0, "cases": 0, "pass_rate": None, "pass_hat_k": None, "pass_at_k": None,
+        "runs": 0, "k": None, "cases": 0, "pass_rate": None, "pass_hat_k": None, "pass_at_k": None,
         "flaky": [], "unknown_runs": 3, "unknown_cases": ["qa/qa-refund"]}
     card = scorecard_of(result.stdout.str())
     assert "REPEATED RUNS" not in card  # no figure of 1.0, nor any other

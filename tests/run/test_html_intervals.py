@@ -21,7 +21,7 @@ def test_intervals_runs_and_ties_are_shown() -> None:
     alpha["final_interval_b"] = [0.75, 0.95]
     alpha["rank_ties"] = ["gamma"]
     gamma["cost_adjusted_rank"] = 2
-    alpha["runs"] = {"runs": 3, "cases": 4, "pass_rate": 0.75, "pass_hat_k": 0.5,
+    alpha["runs"] = {"runs": 3, "k": 2, "cases": 4, "pass_rate": 0.75, "pass_hat_k": 0.5,
                      "pass_at_k": 1.0, "flaky": ["qa/qa-0"]}
     case = next(c for c in report["cases"] if c["model"] == "alpha" and c["task"] == "qa")
     case.update(runs=3, pass_rate=2 / 3, flaky=True)
@@ -35,6 +35,8 @@ def test_intervals_runs_and_ties_are_shown() -> None:
     # Columns in the configured order: gamma (no runs), alpha, beta.
     assert re.search(r"<th>pass\^k</th><td class=\"cell\">—</td><td class=\"cell\">0\.500</td>",
                      page)
+    # The one k of pass^k and pass@k: the fewest known runs of a case.
+    assert re.search(r"<th>k</th><td class=\"cell\">—</td><td class=\"cell\">2</td>", page)
     assert "1/4" in page and '<span class="ci">qa/qa-0</span>' in page
     assert " · 3 runs, pass rate 0.667 · <b>flaky</b>" in page
     data = json.loads(re.search(r'id="callqa-data">(.*?)</script>', page).group(1))  # type: ignore[union-attr]

@@ -217,8 +217,14 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
         return None
     scored = [m for m in entries if m.scored and m.value is not None]
     blocker = any(m.blocker for m in entries)
-    flagged = sum(1 for m in entries if m.flagged)
-    judge_errors = sum(1 for m in entries if m.judge_error)
+    # Counted by case, as the task's cases are: under --callqa-runs a count of runs read as
+    # three times the cases. A case is scored when some run scored it (its value is the
+    # mean of those runs), flagged or a judge error when some run was.
+    by_case = [[m for r in runs if (m := r.metrics.get(spec.id)) is not None]
+               for runs in case_groups.values()]
+    scored_cases = sum(1 for ms in by_case if any(m.scored and m.value is not None for m in ms))
+    flagged = sum(1 for ms in by_case if any(m.flagged for m in ms))
+    judge_errors = sum(1 for ms in by_case if any(m.judge_error for m in ms))
     interval: Interval | None
     # A rate some cases know only from below (a garbled turn rate beside turn scores the
     # judge did not give) is known only from below over the cases too: over every case,
@@ -261,7 +267,7 @@ def _aggregate_metric(spec: MetricSpec, results: list[TaskResult],
     rating: Rating | None = "blocker" if blocker else (
         None if value is None else bracketed_rating(spec, scored, value))
     return MetricAggregate(value=value, rating=rating, blocker=blocker,
-                           scored_cases=len(scored), flagged=flagged, judge_errors=judge_errors,
+                           scored_cases=scored_cases, flagged=flagged, judge_errors=judge_errors,
                            interval=interval)
 
 

@@ -402,7 +402,8 @@ def test_the_report_dict_of_a_two_model_run_figure_by_figure() -> None:
                     "disqualification_unknown": False,
                     "metrics": {"compliance_false_pass_rate": {
                         "value": 0.2, "rating": "blocker", "blocker": False,
-                        "scored_cases": 3, "flagged": 0, "judge_errors": 0,
+                        # Two cases (a scored in both its runs): it counted 3 runs.
+                        "scored_cases": 2, "flagged": 0, "judge_errors": 0,
                         "interval": [0.125, 0.5]}},
                     "not_scored": [], "renormalised_cases": 1}},
                 "benchmarks": {"consistency": {"value": 0.5, "passed": False,
@@ -878,3 +879,31 @@ def test_a_figure_by_a_band_edge_keeps_the_digits_that_tell_it_from_the_edge() -
                                                                    "1.01% ~"]
     assert row_cells(text, "Question Score Accuracy", 3) == ["0.9497 ~", "0.950", "0.900 ~"]
     assert row_cells(text, "Garbled Turn Rate", 3) == ["9.96%", "10.0% x", "5.0%"]
+
+
+def test_a_metric_aggregate_counts_cases_not_runs() -> None:
+    from pytest_callqa.run.summary import models_section
+
+    # Two cases, three runs each: evidence flagged in run 1 of both, the judge failing it in
+    # run 2 of case b; answer relevancy (a benchmark) scored in every run. Before: 6 (5)
+    # scored cases, 6 flagged in the footnote, of a task of 2 cases.
+    def run(case: str, k: int) -> TaskResult:
+        evidence = (MetricResult.judge_failed("timeout") if (case, k) == ("b", 1)
+                    else MetricResult(value=0.8, flagged=k == 0))
+        return result("m", "qa", case, 0.8, run=k, metrics={
+            "evidence_backed_reasoning": evidence,
+            "answer_relevancy": MetricResult(value=0.9, flagged=True)})
+
+    card = build_scorecard([run(case, k) for case in "ab" for k in range(3)])
+    qa = card.models["m"].tasks["qa"]
+    evidence = qa.metrics["evidence_backed_reasoning"]
+    assert qa.cases == 2
+    assert (evidence.scored_cases, evidence.flagged, evidence.judge_errors) == (2, 2, 1)
+    relevancy = card.models["m"].benchmarks["answer_relevancy"]
+    assert (relevancy["scored_cases"], relevancy["judge_errors"]) == (2, 0)
+    json_metric = models_section(card)["m"]["tasks"]["qa"]["metrics"][
+        "evidence_backed_reasoning"]
+    assert (json_metric["flagged"], json_metric["judge_errors"]) == (2, 1)
+    text = render_scorecard(card)
+    assert "rule in evidence_backed_reasoning ×2" in text
+    assert "model) in evidence_backed_reasoning ×1" in text

@@ -439,11 +439,15 @@ class _Page:
             out.append(self._row(label, "bench", [self._cell(
                 fmt(r.get(key)) if isinstance(r, Mapping) else NOT_SCORED, None)
                 for r in runs.values()], note))
+        # A model no case of which has two known runs has no figures (cases 0): "—", as the
+        # terminal shows it, not "0/0".
+        counted = {m: r if isinstance(r, Mapping) and r.get("cases") else None
+                   for m, r in runs.items()}
         out.append(self._row("Flaky Cases", "bench", [self._cell(
-            f"{len(r.get('flaky') or [])}/{r.get('cases')}" if isinstance(r, Mapping)
-            else NOT_SCORED, "acceptable" if isinstance(r, Mapping) and r.get("flaky") else None,
+            f"{len(r.get('flaky') or [])}/{r.get('cases')}" if r is not None
+            else NOT_SCORED, "acceptable" if r is not None and r.get("flaky") else None,
             "".join(f'<span class="ci">{esc(c)}</span>' for c in r.get("flaky") or [])
-            if isinstance(r, Mapping) else "") for r in runs.values()], "runs disagree"))
+            if r is not None else "") for r in counted.values()], "runs disagree"))
         return out
 
     @staticmethod

@@ -112,3 +112,16 @@ def test_the_html_marks_cases_whose_test_errored_or_without_an_output_as_the_ter
     assert qa_rows and all(r["cells"][beta].rstrip(" ~x!").endswith("E") for r in qa_rows)
     assert not any(r["cells"][markup.models.index("alpha")].rstrip(" ~x!").endswith("E")
                    for r in qa_rows)
+
+
+def test_a_model_without_run_figures_shows_no_flaky_count() -> None:
+    # No case of alpha's has two runs of known outcome: the JSON report's runs carry null
+    # figures and 0 cases. The terminal shows "—"; the HTML showed "0/0".
+    report = make_report()
+    report["models"]["alpha"]["runs"] = {
+        "runs": 0, "k": None, "cases": 0, "pass_rate": None, "pass_hat_k": None,
+        "pass_at_k": None, "flaky": [], "unknown_runs": 2, "unknown_cases": ["qa/qa-0"]}
+    page = render_html(report)
+    for label in ("Flaky Cases", "k", "Pass Rate", r"pass\^k", "pass@k"):
+        assert re.search(rf"<th>{label}</th>(<td class=\"cell\">—</td>){{3}}", page), label
+    assert "0/0" not in page

@@ -33,11 +33,13 @@ def rank(card: Scorecard) -> None:
         return value if value is not None else 0.0
 
     # A model whose final score the judge left unknown, or whose disqualification is unknown,
-    # has no place in the order: the others are ranked among themselves. (A model with no
-    # final-score task has no final score either, and ranks after those with one.)
+    # has no place in the order: the others are ranked among themselves. Nor has a model
+    # none of whose tasks weighs in a final score (agent, conversation): an agent-only suite
+    # was ranked by model name, every final score counted 0.
     unranked = [c for c in cards
                 if c.disqualified is None or (basis(c) is None and c.incomplete_tasks)]
-    ranked = [c for c in cards if c not in unranked]
+    scoreless = [c for c in cards if c not in unranked and basis(c) is None]
+    ranked = [c for c in cards if c not in unranked and c not in scoreless]
     costs = [c.cost_per_1000_calls for c in ranked if c.cost_per_1000_calls is not None]
     all_costed = bool(ranked) and len(costs) == len(ranked)
     if all_costed:
@@ -59,6 +61,9 @@ def rank(card: Scorecard) -> None:
     for place, c in enumerate(ordered, start=1):
         c.cost_adjusted_rank = place
     _ties(ranked, use_a, all_costed, basis)
+    if scoreless:
+        card.notes.append("not ranked, no task of theirs weighing in a final score — "
+                          + ", ".join(c.model for c in scoreless))
     if unranked:
         card.notes.append("not ranked, what it would be ranked on being unknown — "
                           + "; ".join(_unranked_reason(c, basis(c), use_a) for c in unranked))

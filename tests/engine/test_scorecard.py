@@ -126,6 +126,20 @@ def test_cost_adjusted_rank_and_blockers_rank_last() -> None:
             blocked.cost_adjusted_rank) == (1, 2, 3)
 
 
+def test_models_none_of_whose_tasks_makes_a_final_score_are_not_ranked() -> None:
+    # Agent and conversation weigh in no final score: ranked, a suite of them alone was
+    # ordered by model name (every final score counted 0), the worst model first.
+    card = build_scorecard([result("aardvark", "agent", "a", 0.36),
+                            result("zebra", "agent", "a", 1.0),
+                            result("zebra", "conversation", "c", 0.9)])
+    assert {m: (c.final_score_b, c.cost_adjusted_rank, c.rank_ties)
+            for m, c in card.models.items()} == {"aardvark": (None, None, []),
+                                                 "zebra": (None, None, [])}
+    assert ("not ranked, no task of theirs weighing in a final score — aardvark, zebra"
+            in card.notes)
+    assert "—" in render_scorecard(card)
+
+
 def test_zero_cost_model_does_not_divide_by_zero() -> None:
     card = build_scorecard([result("free", "qa", "a", 0.5, cost=0.0),
                             result("paid", "qa", "a", 0.9, cost=0.002)])
@@ -519,11 +533,13 @@ def test_a_task_the_registry_does_not_know_is_aggregated_without_metrics() -> No
     assert card.task_order == ["home_made"]
 
 
-def test_a_model_without_a_final_score_ranks_after_one_with_any() -> None:
-    # "zeta" only ran the agent family, which has no place in the final score
+def test_a_model_without_a_final_score_is_not_ranked_beside_one_with_any() -> None:
+    # "zeta" only ran the agent family, which has no place in the final score: ranked after
+    # alpha, its 1.0 read as lower than alpha's 0.3
     card = build_scorecard([result("alpha", "qa", "a", 0.3), result("zeta", "agent", "a", 1.0)])
     assert card.models["zeta"].final_score_b is None
-    assert [card.models[m].cost_adjusted_rank for m in ("alpha", "zeta")] == [1, 2]
+    assert [card.models[m].cost_adjusted_rank for m in ("alpha", "zeta")] == [1, None]
+    assert "not ranked, no task of theirs weighing in a final score — zeta" in card.notes
 
 
 def test_a_free_model_is_ranked_by_its_final_score_over_the_cost_floor() -> None:

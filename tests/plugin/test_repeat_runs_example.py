@@ -38,7 +38,7 @@ def test_three_runs_against_a_noisy_judge(fake: Callable[..., Any], tmp_path: Pa
     # The noise is seeded by the request body, so a change to what a judge call sends (a
     # max_tokens bound, say) redraws it; at 0.6 a case crossing its bar in one run of three
     # does not hang on one lucky draw.
-    server = fake(judge_noise=0.6, seed=7)
+    server = fake(judge_noise=0.6, seed=8)
     single_dir, repeated_dir = tmp_path / "single", tmp_path / "repeated"
     single_dir.mkdir()
     repeated_dir.mkdir()

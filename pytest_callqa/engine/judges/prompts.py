@@ -11,6 +11,7 @@ from typing import Any
 
 from ..core.cases import GoldenCase, format_timestamp
 from ..core.judging import FULL_VIEW
+from ..registry import default_registry
 from .replies import SCORE_FORMATS, Item
 
 _SCORING = """\
@@ -141,8 +142,6 @@ def first_turn_number(task: str) -> int:
     transcript (:func:`numbered_transcript`, the numbers the model under test is told), 0
     for a family whose judge sees only each metric's focus and whose cases and details
     index turns from 0 (an agent's ``responses[].turn``, a conversation's ``turn_3``)."""
-    from ..registry import default_registry
-
     spec = default_registry().tasks.get(task)
     # A task of a project's own with no view of its own is shown the whole transcript.
     return 1 if getattr(spec, "judge_view", FULL_VIEW).transcript else 0

@@ -493,32 +493,6 @@ def test_an_expected_call_without_arguments_never_made_extracts_no_parameter() -
                    expected=expected).metrics["parameter_extraction"]
     assert (metric.value, metric.details["failure_code"]) == (0, "no_tool_called")
 
-def test_the_arguments_of_an_expected_call_never_made_are_missing() -> None:
-    # Only the balance check made, right: before, "all 1 arguments correct" and 5, while
-    # the transfer's three arguments were never extracted.
-    output = {"tool_calls": GOOD["tool_calls"][:1], "responses": GOOD["responses"]}
-    metric = _eval(output, judge=FixedJudge(ALL_FIVE)).metrics["parameter_extraction"]
-    assert (metric.value, metric.details["failure_code"]) == (1, "missing_parameter")
-    assert (metric.details["arguments_checked"], metric.details["correct"]) == (4, 1)
-    assert metric.reason == ("most arguments invented or missing (1 of 4 correct, 0 invented, "
-                             "3 missing); never called: TransferMoney")
-    assert metric.details["turns"] == [5]
-
-
-def test_a_call_never_made_whose_one_argument_is_optional_is_a_minor_error() -> None:
-    config = AgentConfig(tools=[ToolSpec(name="note", parameters={
-        "channel": ToolParameter(required=False)})])
-    view = [{"turn": 0, "speaker": "customer", "text": "Look up my order 42 by phone."}]
-    rubric = score_parameters([ToolCall(name="lookup", arguments={"order": "42"}),
-                               ToolCall(name="note", arguments={"channel": "phone"})],
-                              [AgentToolCall(turn=1, name="lookup", arguments={"order": "42"})],
-                              config, view)
-    assert rubric is not None and rubric.score == 4, rubric
-    assert rubric.reason == ("one minor argument error: note.channel missing (the call was "
-                             "never made); never called: note")
-    assert rubric.turns == []
-
-
 @pytest.mark.parametrize("got", [{"amount": "9999"}, {}])
 def test_a_call_whose_only_argument_is_invented_or_missing_extracted_nothing(
         got: dict[str, Any]) -> None:

@@ -43,7 +43,7 @@ def test_agent_passes_for_the_strong_model_and_names_failures_for_the_weak() -> 
     with pytest.raises(AssertionError) as info:
         assert_agent_passes(scored("budget-7b", AGENT))
     message = str(info.value)
-    assert message.startswith(f"agent overall score 21.2 < 80 for model 'budget-7b', case "
+    assert message.startswith(f"agent overall score 28.8 < 80 for model 'budget-7b', case "
                               f"'{AGENT}'")
     assert "tool_routing = " in message and "[failure_code " in message
     assert "task_completion = 0.000" in message

@@ -464,11 +464,10 @@ def score_parameters(
 ) -> RubricScore | None:
     """Parameter extraction on the seed's 0–5 rubric, over the aligned calls.
 
-    Each expected argument is correct, wrong or missing (all of those of an expected call
-    never made are missing); a model argument the expected call does not have counts as
-    fabricated when its value was never said before the call. An error on a parameter
-    declared ``required: false`` is minor. None when no call was expected and none was made
-    (nothing to assess).
+    Each expected argument is correct, wrong or missing; a model argument the expected call
+    does not have counts as fabricated when its value was never said before the call. An
+    error on a parameter declared ``required: false`` is minor. None when no call was
+    expected and none was made (nothing to assess).
     """
     al = align_calls(expected, made)
     if not expected and not made:
@@ -510,18 +509,6 @@ def score_parameters(
             if not value_grounded(value, context):
                 errors.append({"call": exp.name, "parameter": key, "kind": "fabricated",
                                "critical": True, "turn": got.turn, "got": value})
-    # An expected call never made extracted none of its arguments: each is missing (the
-    # seed's "most parameters ... missing"), not left out of the count, which let one right
-    # call of three read "all 1 arguments correct".
-    for ei in al.missing:
-        exp = expected[ei]
-        tool = config.tool(exp.name)
-        for key, value in exp.arguments.items():
-            total += 1
-            param = tool.parameters.get(key) if tool else None
-            errors.append({"call": exp.name, "parameter": key, "kind": "missing",
-                           "critical": param.required if param else True, "turn": exp.turn,
-                           "expected": value, "call_made": False})
     for mj in al.extra:
         got = made[mj]
         context = contexts_before(view, got.turn, config,
@@ -544,13 +531,16 @@ def score_parameters(
         reason = (f"all {total} arguments correct" if total
                   else "no argument expected and none invented")
     elif len(errors) == 1 and not n_critical:
-        score, reason = 4.0, f"one minor argument error: {_argument_error(errors[0])}"
+        e = errors[0]
+        score, reason = 4.0, f"one minor argument error: {e['call']}.{e['parameter']} {e['kind']}"
     elif total and correct == 0 and all(e["kind"] in ("fabricated", "missing") for e in errors):
         # Before "one critical error": a call whose only argument is invented took nothing
         # from the conversation (the seed's 0), not one argument wrong of several (its 3).
         score, reason = 0.0, "no argument taken from the conversation: all invented or empty"
     elif len(errors) == 1:
-        score, reason = 3.0, f"one critical argument error: {_argument_error(errors[0])}"
+        e = errors[0]
+        score, reason = 3.0, (f"one critical argument error: {e['call']}.{e['parameter']} "
+                              f"{e['kind']}")
     elif 2 * (fabricated + missing) > max(total, 1):
         score = 1.0
         reason = (f"most arguments invented or missing ({correct} of {total} correct, "
@@ -558,9 +548,6 @@ def score_parameters(
     else:
         score = 2.0
         reason = f"{len(errors)} argument errors ({correct} of {total} correct)"
-    if al.missing and al.pairs:
-        reason += ("; never called: "
-                   + ", ".join(dict.fromkeys(expected[i].name for i in al.missing)))
     code = None
     if score < RUBRIC_GOOD:
         kinds = {e["kind"] for e in errors}
@@ -568,11 +555,6 @@ def score_parameters(
                 else "wrong_parameter_value" if "wrong" in kinds
                 else "missing_parameter" if "missing" in kinds
                 else "no_tool_called")
-    turns = sorted({int(e["turn"]) for e in errors if e["turn"] is not None})
+    turns = sorted({int(e["turn"]) for e in errors})
     return RubricScore(score, reason, code, turns, details)
-
-
-def _argument_error(error: Mapping[str, Any]) -> str:
-    return (f"{error['call']}.{error['parameter']} {error['kind']}"
-            + (" (the call was never made)" if error.get("call_made") is False else ""))
 

@@ -493,6 +493,20 @@ def test_an_expected_call_without_arguments_never_made_extracts_no_parameter() -
                    expected=expected).metrics["parameter_extraction"]
     assert (metric.value, metric.details["failure_code"]) == (0, "no_tool_called")
 
+def test_an_expected_call_never_made_is_named_not_counted_again_in_parameter_extraction() -> (
+        None):
+    # Only the balance check made, right: its value is extracted correctly (5, as the seed
+    # measures the values of the calls made); the transfer never made is tool routing's, and
+    # the reason no longer reads as if every expected call had been made.
+    output = {"tool_calls": GOOD["tool_calls"][:1], "responses": GOOD["responses"]}
+    result = _eval(output, judge=FixedJudge(ALL_FIVE))
+    metric = result.metrics["parameter_extraction"]
+    assert metric.value == 5
+    assert metric.reason == ("all 1 arguments correct in the calls made; never called (see "
+                             "tool routing): TransferMoney")
+    assert result.metrics["tool_routing"].value < 5
+
+
 @pytest.mark.parametrize("got", [{"amount": "9999"}, {}])
 def test_a_call_whose_only_argument_is_invented_or_missing_extracted_nothing(
         got: dict[str, Any]) -> None:

@@ -464,10 +464,13 @@ def score_parameters(
 ) -> RubricScore | None:
     """Parameter extraction on the seed's 0–5 rubric, over the aligned calls.
 
-    Each expected argument is correct, wrong or missing; a model argument the expected call
-    does not have counts as fabricated when its value was never said before the call. An
-    error on a parameter declared ``required: false`` is minor. None when no call was
-    expected and none was made (nothing to assess).
+    Each expected argument of a call made is correct, wrong or missing; a model argument the
+    expected call does not have counts as fabricated when its value was never said before
+    the call. An error on a parameter declared ``required: false`` is minor. None when no
+    call was expected and none was made (nothing to assess). An expected call never made is
+    tool routing's ("only 1 of N expected tools called"): the seed measures here the values
+    taken from the conversation for the calls made, so the reason names the calls never
+    made and their arguments are not counted again.
     """
     al = align_calls(expected, made)
     if not expected and not made:
@@ -548,6 +551,10 @@ def score_parameters(
     else:
         score = 2.0
         reason = f"{len(errors)} argument errors ({correct} of {total} correct)"
+    if al.missing and al.pairs:
+        # "All 1 arguments correct" read as if every expected call had been made.
+        reason += (" in the calls made; never called (see tool routing): "
+                   + ", ".join(dict.fromkeys(expected[i].name for i in al.missing)))
     code = None
     if score < RUBRIC_GOOD:
         kinds = {e["kind"] for e in errors}

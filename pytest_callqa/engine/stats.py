@@ -263,11 +263,15 @@ def bootstrap_weighted(groups: Sequence[tuple[Sequence[float], float]], *,
     """The interval of a weighted mean of group means (a final score over task scores): each
     group's cases are resampled on their own; ``fixed`` (value, weight) parts are held
     constant. Groups without a value are left out, as the point estimate leaves them. None
-    when any group left has a single value, or values all alike (:func:`varies`): every
-    resample of it is that value, so its share of the weight would be held as if known
-    exactly (see :func:`bootstrap_mean`)."""
+    when any group left has a single value: every resample of it is that value, so its
+    share of the weight would be held as if known exactly (see :func:`bootstrap_mean`); and
+    None when no group varies (:func:`varies`), a zero-width interval that estimates
+    nothing. A group of several cases all alike is resampled with the others: its cases
+    did not differ, which is evidence, and one such task among others that vary left a
+    strong model without an interval, tied with every other."""
     kept = [([float(v) for v in values], float(w)) for values, w in groups if values]
-    if not kept or not all(varies(values) for values, _ in kept):
+    if (not kept or any(len(values) < 2 for values, _ in kept)
+            or not any(varies(values) for values, _ in kept)):
         return None
     held = [(float(v), float(w)) for v, w in fixed]
     return _through_memo("weighted", [kept, held, float(level), int(seed)],

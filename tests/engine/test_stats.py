@@ -80,9 +80,13 @@ def test_values_all_alike_have_no_interval() -> None:
     # A pooled rate whose cases all have one rate (0 of 2, 0 of 3; 1 of 3, 2 of 6) likewise.
     assert bootstrap_ratio([0, 0, 0], [2, 3, 4]) is None
     assert bootstrap_ratio([1, 2], [3, 6]) is None
-    # A final score weighing a task whose cases are all alike held that task's share fixed.
-    assert bootstrap_weighted([([0.0, 0.5, 1.0], 0.2), ([0.7, 0.7], 0.5), ([0.9, 0.9], 0.3)]) \
-        is None
+    # A final score over tasks none of which varies is the zero-width interval again.
+    assert bootstrap_weighted([([0.7, 0.7], 0.5), ([0.9, 0.9], 0.3)]) is None
+    # One task that varies beside tasks all alike draws one: their cases not differing is
+    # evidence, and leaving it out tied a model perfect in several tasks with every other.
+    interval = bootstrap_weighted([([0.0, 0.5, 1.0], 0.2), ([0.7, 0.7], 0.5),
+                                   ([0.9, 0.9], 0.3)])
+    assert interval is not None and interval[0] < interval[1]
 
 
 def test_pooled_rate_interval() -> None:

@@ -241,7 +241,10 @@ def test_a_quote_given_to_a_speaker_who_never_said_it_is_not_verified() -> None:
             # Nor does a party named in an earlier sentence.
             ('The customer said it twice. The reply was "I will refund 49 dollars"', 1.0, []),
             ('The customer said "I was charged twice" and the agent said "I will refund 49 '
-             'dollars"', 1.0, [])):
+             'dollars"', 1.0, []),
+            # A passive gives the quote to the other party: the customer was the one told.
+            ('The customer was told "I will refund 49 dollars"', 1.0, []),
+            ('The customer got told "I will refund 49 dollars"', 1.0, [])):
         verdict = _evidence(case, reason)
         assert (verdict.score, verdict.details["reasons"][0]["problems"]) == (score, problems)
 

@@ -38,9 +38,11 @@ _WORD = re.compile(r"[^\W\d_]+")
 # What makes a named party the one a quote is given to: a verb of saying within two words
 # of it ("the agent then said "…""), or a colon right after it ("Customer: "…""), which
 # yields to a verb earlier in the sentence ("the agent told the customer: "…""). A party
-# named otherwise ("Agent confirmed the customer's address "…"") gives the quote to no one.
+# named otherwise ("Agent confirmed the customer's address "…"") gives the quote to no one,
+# and so does a passive ("the customer was asked "…"": the other party said it).
 _SAYS = re.compile(
-    r"(?:\s+[^\W\d_]+){0,2}?\s+(?:said|says|saying|stated|states|asked|asks|asking|"
+    r"(?:\s+(?!(?:was|were|is|are|be|been|being|get|gets|got|gotten)\b)[^\W\d_]+){0,2}?"
+    r"\s+(?:said|says|saying|stated|states|asked|asks|asking|"
     r"replied|replies|replying|answered|answers|responded|responds|told|tells|telling|"
     r"wrote|writes)\b", re.IGNORECASE)
 _COLON = re.compile(r"\s*:")

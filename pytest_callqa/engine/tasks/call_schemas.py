@@ -40,7 +40,10 @@ def _not_blank(value: str) -> str:
 # A text a case file states as truth or asks for: a blank one loaded and gave wrong verdicts
 # (an expected call_purpose "" failed an identical output as a blocker, a proper noun
 # handled_as "" passed an output that dropped the name).
-Stated = Annotated[str, Field(min_length=1), AfterValidator(_not_blank)]
+# The pattern tells a schema-aware editor what the validator checks (a schema of
+# ``minLength`` alone let "   " pass there); the validator keeps the message readable.
+Stated = Annotated[str, Field(min_length=1, json_schema_extra={"pattern": r"\S"}),
+                   AfterValidator(_not_blank)]
 
 
 class StrictModel(BaseModel):

@@ -459,6 +459,8 @@ def test_translation_dropped_surname_is_not_preserved() -> None:
     # Transliteration's variants of a vowel or a letter still pass.
     ("प्रिया शर्मा", "प्रीया शर्मा", 1.0), ("Priya Sharma", "Pria Sharma", 1.0),
     ("Priya Verma", "Priya Varma", 1.0), ("Alexander Smith", "Aleksander Smith", 1.0),
+    # A word 0.73 alike whose consonants agree: the same name spelled by its vowels.
+    ("Yousef Al Rahman", "Yusuf Al Rahman", 1.0),
 ])
 def test_translation_proper_nouns_are_compared_word_by_word(
         expected: str, given: str, preserved: float) -> None:

@@ -30,9 +30,8 @@ PROPER_NOUN_SIMILARITY = 0.85
 # A word of a name one letter of five off ("Verma" for "Varma") still renders it, when its
 # first letter is kept: a changed first letter is another name ("Verma" for "Sharma").
 PROPER_NOUN_WORD_SIMILARITY = 0.80
-# Latin letters that spell a vowel: "Varma" and "Verma", "Mohammed" and "Muhammad" are one
-# name. Other scripts write their vowels as combining signs (Devanagari's ि and ी), which
-# are dropped as marks.
+# Latin letters that spell a vowel: "Yousef" and "Yusuf" (0.73 alike) are one name. Other
+# scripts write their vowels as combining signs (Devanagari's ि and ी), dropped as marks.
 _LATIN_VOWELS = frozenset("aeiouy")
 
 FLUENCY_RUBRIC = (
@@ -290,7 +289,7 @@ def _name_alike(got: str, want: str) -> bool:
 def _word_alike(got: str, want: str) -> bool:
     """Whether a word of a name renders the expected one: as alike as a whole name must be,
     or :data:`PROPER_NOUN_WORD_SIMILARITY` alike from the same first letter ("Sherma",
-    "Aleksander"), or the same but for its vowels ("Muhammad"). "शर्मा" for "वर्मा" (0.80)
+    "Aleksander"), or the same but for its vowels ("Yusuf" for "Yousef"). "शर्मा" for "वर्मा" (0.80)
     changes its first letter."""
     alike = fuzz.ratio(got, want) / 100
     return (alike >= PROPER_NOUN_SIMILARITY

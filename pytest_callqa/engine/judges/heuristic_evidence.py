@@ -4,8 +4,10 @@ gives a quote to ("Customer said "…"")."""
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 # "turn 3", "turns 2-4", "turns 2 to 4", "turns 2 and 5": turn numbers as the prompts show
 # them, counted from 1. Only "turns" takes a second number ("turn 3 and 49 dollars" cites one).
@@ -54,7 +56,9 @@ def quote_speakers(reason: str, quotes: Sequence[str],
     """For each of ``quotes`` (in their order in ``reason``), the transcript's speaker (of
     ``speakers``) the reason gives it to in the quote's sentence, since the previous quote
     (:data:`_SAYS`); None when it gives it to none."""
-    names = {s.lower(): s for s in speakers if s}
+    if not quotes:
+        return []
+    named_by = _speaker_words(frozenset(speakers))
     given: list[str | None] = []
     cursor = 0
     for quote in quotes:
@@ -66,7 +70,7 @@ def quote_speakers(reason: str, quotes: Sequence[str],
         says: list[str] = []
         colon: list[str] = []
         for word in _WORD.finditer(sentence):
-            named = _speaker_named(word[0].lower(), names)
+            named = named_by.get(word[0].lower())
             if named is not None and _SAYS.match(sentence, word.end()):
                 says.append(named)
             elif named is not None and _COLON.match(sentence, word.end()):
@@ -76,9 +80,17 @@ def quote_speakers(reason: str, quotes: Sequence[str],
     return given
 
 
-def _speaker_named(word: str, names: dict[str, str]) -> str | None:
-    if word in names:
-        return names[word]
-    party = next((p for p in _PARTIES if word in p), None)
-    matching = {s for name, s in names.items() if party is not None and name in party}
-    return matching.pop() if len(matching) == 1 else None
+@functools.lru_cache(maxsize=256)
+def _speaker_words(speakers: frozenset[str]) -> Mapping[str, str]:
+    """The words that name one of ``speakers`` (lower case): its own name, and every word of
+    its party (:data:`_PARTIES`) when it is the transcript's one speaker of that party.
+    Every reason of a case asks the same (one map per transcript, not one per word)."""
+    names = {s.lower(): s for s in speakers if s}
+    words: dict[str, str] = {}
+    for party in _PARTIES:
+        matching = {s for name, s in names.items() if name in party}
+        if len(matching) == 1:
+            words.update(dict.fromkeys(party, matching.pop()))
+    # A speaker's own name is that speaker, whatever party the word belongs to.
+    words.update(names)
+    return MappingProxyType(words)

@@ -223,6 +223,8 @@ class HeuristicJudge:
             return JudgeVerdict(request.metric, None, "not scored: the output gives no reason")
         texts, _, starts = _turn_view(ByIdentity(request.case))
         speakers = [turn.speaker for turn in request.case.transcript]
+        # Every reason's quotes are given to one of the same speakers.
+        distinct = frozenset(speakers)
         with_evidence = factual = 0
         checks = []
         call_anchors = _profile(_transcript_plain(ByIdentity(request.case)))[0]
@@ -233,7 +235,7 @@ class HeuristicJudge:
             cited = cited_turns(reason)
             evidence = bool(quotes or stamps or cited)
             problems = []
-            for quote, named in zip(quotes, quote_speakers(reason, quotes, speakers),
+            for quote, named in zip(quotes, quote_speakers(reason, quotes, distinct),
                                     strict=True):
                 match, at = best_fuzzy_match(quote, texts, normalized=True)
                 if match < QUOTE_MATCH:

@@ -52,13 +52,13 @@ _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")
 
 
 def quote_speakers(reason: str, quotes: Sequence[str],
-                   speakers: Sequence[str]) -> list[str | None]:
+                   speakers: frozenset[str]) -> list[str | None]:
     """For each of ``quotes`` (in their order in ``reason``), the transcript's speaker (of
-    ``speakers``) the reason gives it to in the quote's sentence, since the previous quote
-    (:data:`_SAYS`); None when it gives it to none."""
+    ``speakers``, its distinct speakers) the reason gives it to in the quote's sentence,
+    since the previous quote (:data:`_SAYS`); None when it gives it to none."""
     if not quotes:
         return []
-    named_by = _speaker_words(frozenset(speakers))
+    named_by = _speaker_words(speakers)
     given: list[str | None] = []
     cursor = 0
     for quote in quotes:

@@ -225,6 +225,23 @@ def test_a_reason_citing_a_turn_cites_evidence_verified_when_the_turn_exists() -
         assert (verdict.score, verdict.details["reasons"][0]["problems"]) == (score, problems)
 
 
+def test_turn_ending_a_hyphenated_word_cites_no_turn() -> None:
+    # "made a U-turn 5 minutes later" cited turn 5: "turn 5 is not in the transcript".
+    case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": (
+        "customer: The driver made a U-turn 5 minutes in and I was charged twice.\n"
+        "agent: I will refund 49 dollars.")})
+    for reason, score, problems in (
+            ('The driver made a U-turn 5 minutes in: "I was charged twice"', 1.0, []),
+            ("The driver made a U\u2011turn 5 minutes in", 0.0,
+             ["cites no quote, timestamp or turn"]),
+            ("The agent offered the refund (turn 3)", 0.5,
+             ["turn 3 is not in the transcript (2 turns)"]),
+            ("The agent offered the refund in Turns 1-3", 0.5,
+             ["turn 3 is not in the transcript (2 turns)"])):
+        verdict = _evidence(case, reason)
+        assert (verdict.score, verdict.details["reasons"][0]["problems"]) == (score, problems)
+
+
 def test_a_quote_given_to_a_speaker_who_never_said_it_is_not_verified() -> None:
     # 'Customer said "I will refund 49 dollars"', the agent's words, was verified.
     case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": (

@@ -11,8 +11,11 @@ from types import MappingProxyType
 
 # "turn 3", "turns 2-4", "turns 2 to 4", "turns 2 and 5": turn numbers as the prompts show
 # them, counted from 1. Only "turns" takes a second number ("turn 3 and 49 dollars" cites one).
+# The word on its own: "turn" ending a hyphenated word ("a U-turn 5 minutes later", "in-turn")
+# names no turn of the transcript.
 _TURN_CITATION = re.compile(
-    r"\bturn\s+(\d+)|\bturns\s+(\d+)(?:\s*(?:-|–|—|to|and|&)\s*(\d+))?", re.IGNORECASE)
+    r"(?<![-\u2010\u2011])\b(?:turn\s+(\d+)|turns\s+(\d+)(?:\s*(?:-|–|—|to|and|&)\s*(\d+))?)",
+    re.IGNORECASE)
 
 
 def cited_turns(reason: str) -> list[int]:

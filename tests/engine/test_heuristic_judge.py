@@ -266,6 +266,31 @@ def test_a_quote_given_to_a_speaker_who_never_said_it_is_not_verified() -> None:
         assert (verdict.score, verdict.details["reasons"][0]["problems"]) == (score, problems)
 
 
+def test_every_quote_of_a_list_given_to_a_speaker_is_checked_against_that_speaker() -> None:
+    # 'The customer said "I was charged twice" and "I will refund 49 dollars"' was verified:
+    # only the first quote was the customer's, the agent's words after it anyone's.
+    case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": (
+        "agent: Good morning, how can I help?\ncustomer: I was charged twice.\n"
+        "agent: I will refund 49 dollars.")})
+    wrong = ["quote 'I will refund 49 dollars' is said by agent, not customer"]
+    for reason, score, problems in (
+            ('The customer said "I was charged twice" and "I will refund 49 dollars"', 0.5,
+             wrong),
+            ('Customer: "I was charged twice", "I will refund 49 dollars".', 0.5, wrong),
+            ('The agent said "Good morning, how can I help?", and "I will refund 49 dollars"',
+             1.0, []),
+            # A quote that opens a clause of its own, or that the reason gives to someone
+            # after it, is not the listed speaker's.
+            ('The customer said "I was charged twice" and "I will refund 49 dollars" was the '
+             "reply", 1.0, []),
+            ('The customer said "I was charged twice", "I will refund 49 dollars", the agent '
+             "replied", 1.0, []),
+            ('The customer said "I was charged twice" and the reply "I will refund 49 '
+             'dollars"', 1.0, [])):
+        verdict = _evidence(case, reason)
+        assert (verdict.score, verdict.details["reasons"][0]["problems"]) == (score, problems)
+
+
 def test_a_highlights_figure_said_only_where_none_of_its_words_are_is_undecided() -> None:
     # "$49" is the refund's: a shipping fee of $49 was supported by it.
     case = GoldenCase.model_validate({

@@ -52,13 +52,25 @@ _SAYS = re.compile(
     r"wrote|writes)\b", re.IGNORECASE)
 _COLON = re.compile(r"\s*:")
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")
+# A quote listed right after one given to a speaker is that speaker's too ('the customer
+# said "A", "B" and "C"'): between the two only the marks, a comma, "and"/"or" (the quote's
+# own end punctuation comes first, as quotes are taken without it); and after it the
+# sentence ends or the list goes on. 'And "B" was the reply' makes it the subject of a new
+# clause, '"B", the agent replied' gives it to another: both stay given to no one.
+_MARK = ("\"\u201c\u201d\u201e\u00ab\u00bb\u300c\u300d\u300e\u300f\uff02"
+         "'\u2018\u2019\u201a\u2039\u203a")
+_NEXT_IN_LIST = rf"\s*,?\s*(?:(?:and|or|&)\s+)?[{_MARK}]"
+_LIST_GAP = re.compile(rf"[.!?]*[{_MARK}]{_NEXT_IN_LIST}", re.IGNORECASE)
+_LIST_GOES_ON = re.compile(rf"[.!?]*[{_MARK}](?:\s*$|\s*[.;!?)]|{_NEXT_IN_LIST})",
+                           re.IGNORECASE)
 
 
 def quote_speakers(reason: str, quotes: Sequence[str],
                    speakers: frozenset[str]) -> list[str | None]:
     """For each of ``quotes`` (in their order in ``reason``), the transcript's speaker (of
     ``speakers``, its distinct speakers) the reason gives it to in the quote's sentence,
-    since the previous quote (:data:`_SAYS`); None when it gives it to none."""
+    since the previous quote (:data:`_SAYS`), or in a list of quotes after one given to a
+    speaker (:data:`_LIST_GAP`); None when it gives it to none."""
     if not quotes:
         return []
     named_by = _speaker_words(speakers)
@@ -67,6 +79,11 @@ def quote_speakers(reason: str, quotes: Sequence[str],
     for quote in quotes:
         at = reason.find(quote, cursor)
         lead = reason[cursor:at] if at >= 0 else ""
+        if (at >= 0 and given and given[-1] is not None and _LIST_GAP.fullmatch(lead)
+                and _LIST_GOES_ON.match(reason, at + len(quote))):
+            cursor = at + len(quote)
+            given.append(given[-1])
+            continue
         cursor = at + len(quote) if at >= 0 else cursor
         # Only the quote's own sentence: a party named in an earlier one is no attribution.
         sentence = _SENTENCE_END.split(lead)[-1]

@@ -528,6 +528,28 @@ def test_a_call_whose_only_argument_is_invented_or_missing_extracted_nothing(
     assert metric.reason == "no argument taken from the conversation: all invented or empty"
 
 
+@pytest.mark.parametrize(("got", "score", "reason"), [
+    ({"party": "4", "note": "vegan cake"}, 1, "most arguments invented or missing (1 of 5 "
+     "expected arguments correct, 4 missing; 1 unexpected argument invented)"),
+    ({"party": "4", "place": "Mario's", "day": "7 pm"}, 1, "most arguments invented or "
+     "missing (1 of 5 expected arguments correct, 1 wrong, 1 invented, 2 missing)"),
+    ({"party": "4", "place": "Luigi's", "day": "Friday", "time": "7 pm", "note": "cake"}, 2,
+     "2 argument errors (4 of 5 expected arguments correct, 1 missing; 1 unexpected "
+     "argument invented)"),
+])
+def test_a_parameter_reasons_counts_add_up_to_the_expected_arguments(
+        got: dict[str, str], score: float, reason: str) -> None:
+    # "1 of 6 correct, 1 invented, 5 missing": the invented extra argument was counted
+    # among the expected ones, and a wrong value was left out of the figures.
+    view = [{"turn": 0, "speaker": "customer",
+             "text": "A table for 4 at Luigi's on Friday at 7 pm, name Ada."}]
+    expected = ToolCall(name="book", arguments={
+        "party": "4", "place": "Luigi's", "day": "Friday", "time": "7 pm", "name": "Ada"})
+    rubric = score_parameters([expected], [AgentToolCall(turn=1, name="book", arguments=got)],
+                              AgentConfig(), view)
+    assert rubric is not None and (rubric.score, rubric.reason) == (score, reason)
+
+
 @pytest.mark.parametrize(("expected", "score"), [
     ({"note": "phone"}, 4),  # one optional argument left out: a minor error
     ({"note": "phone", "channel": "voice"}, 0),  # nothing extracted, optional or not

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -546,11 +547,10 @@ def score_parameters(
                               f"{e['kind']}")
     elif 2 * (fabricated + missing) > max(total, 1):
         score = 1.0
-        reason = (f"most arguments invented or missing ({correct} of {total} correct, "
-                  f"{fabricated} invented, {missing} missing)")
+        reason = f"most arguments invented or missing ({_tally(correct, total, errors)})"
     else:
         score = 2.0
-        reason = f"{len(errors)} argument errors ({correct} of {total} correct)"
+        reason = f"{len(errors)} argument errors ({_tally(correct, total, errors)})"
     if al.missing and al.pairs:
         # "All 1 arguments correct" read as if every expected call had been made.
         reason += (" in the calls made; never called (see tool routing): "
@@ -565,3 +565,18 @@ def score_parameters(
     turns = sorted({int(e["turn"]) for e in errors})
     return RubricScore(score, reason, code, turns, details)
 
+
+
+def _tally(correct: int, total: int, errors: Sequence[Mapping[str, Any]]) -> str:
+    """What became of the expected arguments, adding up to their count, then the arguments
+    invented that no expected call has: "1 of 6 correct, 1 invented, 5 missing" counted an
+    invented extra among the six expected."""
+    # An error on an expected argument carries its expected value; an extra one has none.
+    kinds = Counter(e["kind"] for e in errors if "expected" in e)
+    tally = ", ".join([f"{correct} of {total} expected arguments correct"] + [
+        f"{kinds[kind]} {label}" for kind, label in
+        (("wrong", "wrong"), ("fabricated", "invented"), ("missing", "missing")) if kinds[kind]])
+    unexpected = len(errors) - kinds.total()
+    if unexpected:
+        tally += f"; {unexpected} unexpected argument{'s' * (unexpected > 1)} invented"
+    return tally

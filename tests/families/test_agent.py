@@ -536,6 +536,11 @@ def test_a_call_whose_only_argument_is_invented_or_missing_extracted_nothing(
     ({"party": "4", "place": "Luigi's", "day": "Friday", "time": "7 pm", "note": "cake"}, 2,
      "2 argument errors (4 of 5 expected arguments correct, 1 missing; 1 unexpected "
      "argument invented)"),
+    # Four of five right and three extras invented: four bad of eight, no majority — "most"
+    # counted the extras against the five expected alone (four of five).
+    ({"party": "4", "place": "Luigi's", "day": "Friday", "time": "7 pm", "a": "x", "b": "y",
+      "c": "z"}, 2, "4 argument errors (4 of 5 expected arguments correct, 1 missing; 3 "
+     "unexpected arguments invented)"),
 ])
 def test_a_parameter_reasons_counts_add_up_to_the_expected_arguments(
         got: dict[str, str], score: float, reason: str) -> None:

@@ -545,7 +545,10 @@ def score_parameters(
         e = errors[0]
         score, reason = 3.0, (f"one critical argument error: {e['call']}.{e['parameter']} "
                               f"{e['kind']}")
-    elif 2 * (fabricated + missing) > max(total, 1):
+    elif 2 * (fabricated + missing) > max(total + sum("expected" not in e for e in errors), 1):
+        # "Most parameters" of those the call holds or should: the expected ones and the
+        # extras it invented (counted among the fabricated, they are counted here too, or
+        # five right of six with four extras invented read as "most invented or missing").
         score = 1.0
         reason = f"most arguments invented or missing ({_tally(correct, total, errors)})"
     else:
@@ -564,7 +567,6 @@ def score_parameters(
                 else "no_tool_called")
     turns = sorted({int(e["turn"]) for e in errors})
     return RubricScore(score, reason, code, turns, details)
-
 
 
 def _tally(correct: int, total: int, errors: Sequence[Mapping[str, Any]]) -> str:

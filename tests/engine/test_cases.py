@@ -333,6 +333,42 @@ def test_a_blank_turn_is_a_case_error_in_every_task(tmp_path: Path, task: str) -
     assert "transcript[1].text: empty turn (every turn must say something)" in problems
 
 
+@pytest.mark.parametrize(("task", "where", "blank", "problems"), [
+    ("text", ("expected_outcome", "sentiment", 0, "text"), "",
+     ["expected_outcome.sentiment[0].text: String should have at least 1 character"]),
+    ("text", ("expected_outcome", "sentiment", 0, "text"), " \t",
+     ["expected_outcome.sentiment[0].text: Value error, is only whitespace: write the text"]),
+    # A blank keyword counted as configured: a free Layer 2 exact match for a model that
+    # detected nothing, and [" "] alone passed for a configured list.
+    ("entity", ("config", "keywords", 1), "  ",
+     ["config.keywords[1]: Value error, is only whitespace: write the text"]),
+    ("entity", ("config", "topics"), [""],
+     ["config.topics[0]: String should have at least 1 character"]),
+    ("qa", ("config", "questions", 0, "question_id"), "   ",
+     ["config.questions[0].question_id: Value error, is only whitespace: write the text"]),
+])
+def test_a_blank_text_a_case_states_is_a_case_error_naming_the_field(
+        tmp_path: Path, task: str, where: tuple[Any, ...], blank: Any,
+        problems: list[str]) -> None:
+    case = doc_cases()[task]
+    parent = case
+    for key in where[:-1]:
+        parent = parent[key]
+    parent[where[-1]] = blank
+    assert problems_of(tmp_path, case) == problems
+
+
+def test_a_blank_expected_question_id_is_a_case_error_naming_both_places(
+        tmp_path: Path) -> None:
+    case = doc_cases()["qa"]
+    case["config"]["questions"][0]["question_id"] = " "
+    case["expected_outcome"]["questions"][0]["question_id"] = " "
+    assert problems_of(tmp_path, case) == [
+        "config.questions[0].question_id: Value error, is only whitespace: write the text",
+        "expected_outcome.questions[0].question_id: Value error, is only whitespace: write "
+        "the text"]
+
+
 def test_grounding_takes_its_context_from_the_config_or_the_transcript(tmp_path: Path) -> None:
     case = doc_cases()["grounding"]
     assert "transcript" not in case and problems_of(tmp_path, case) == []

@@ -156,8 +156,10 @@ class QAOutput(StrictModel):
 
 
 class QAExpectedQuestion(QAQuestion):
-    """A question of the golden scorecard: its score lies within 0..max_score."""
+    """A question of the golden scorecard: its id names it, its score lies within
+    0..max_score."""
 
+    question_id: Stated
     score: float = Field(ge=0)
     max_score: float = Field(gt=0)
 
@@ -180,7 +182,9 @@ class QAExpected(StrictModel):
 
 
 class QAConfigQuestion(LooseConfig):
-    question_id: str = Field(min_length=1)
+    # An id of spaces loaded: put to a live model, which may give it back trimmed (a
+    # structure failure, or an unknown question, charged to the model).
+    question_id: Stated
     text: str = ""
     type: Literal["PASS_FAIL", "SCORE"] | None = None
     max_score: float | None = Field(default=None, gt=0)
@@ -239,8 +243,11 @@ class EntityConfig(LooseConfig):
         {"required": [name], "properties": {name: {"minItems": 1}}}
         for name in ("keywords", "topics")]})
 
-    keywords: list[str] = Field(default_factory=list)
-    topics: list[str] = Field(default_factory=list)
+    # A blank entry names no entity, yet it counted as configured: keywords [transfer, " "]
+    # gave a model that detected nothing a Layer 2 exact match of 0.5 (" " "absent" as
+    # expected), and [" "] alone passed for a configured list.
+    keywords: list[Stated] = Field(default_factory=list)
+    topics: list[Stated] = Field(default_factory=list)
     entity_language: str = "en"
     entity_mentions: dict[str, str | EntityMention] = Field(default_factory=dict)
 
@@ -289,9 +296,19 @@ class ExpectedSummary(Summary):
     highlights: list[Stated]
 
 
-class TextExpected(TextOutput):
-    """The golden text analysis: the output's structure, with a summary that states something."""
+class ExpectedSentimentItem(SentimentItem):
+    """A sentence of the truth: it says something, as a turn of the transcript must."""
 
+    text: Stated
+
+
+class TextExpected(TextOutput):
+    """The golden text analysis: the output's structure, with sentences and a summary that
+    state something."""
+
+    # A narrower item than the output's list: sound, as the model is frozen (mypy's list
+    # invariance guards against an assignment that cannot happen).
+    sentiment: list[ExpectedSentimentItem]  # type: ignore[assignment]
     summary: ExpectedSummary
 
 

@@ -563,6 +563,13 @@ def test_heuristic_judge_scores_segmentation_only() -> None:
      "expected_outcome.turns[0].turn: 3 is past the end of the transcript"),
     ("transcript: [{speaker: bot, text: hi}]\nexpected_outcome: {turns: [{turn: 0, text: ' '}]}",
      "expected_outcome.turns[0].text: empty turn"),
+    # Wordless references passed str.strip; an output giving one back was a failed turn.
+    ("transcript: [{speaker: bot, text: hi}]\nexpected_outcome: {turns: [{turn: 0, text: '...'}]}",
+     "expected_outcome.turns[0].text: empty turn (transcript turn 0): a reference wording "
+     "needs a letter or a digit"),
+    ('transcript: [{speaker: bot, text: hi}]\n'
+     'expected_outcome: {turns: [{turn: 0, text: "\\u200b"}]}',
+     "expected_outcome.turns[0].text: empty turn (transcript turn 0)"),
     ("transcript: [{speaker: bot, text: hi}]\nexpected_outcome: {turns: []}",
      "expected_outcome.turns: no bot turn to evaluate"),
     ("transcript: [{speaker: bot, text: hi}]\nexpected_outcome: {turns: [{turn: 0, text: hi}]}"

@@ -236,8 +236,12 @@ class ConversationTask(FamilyTask):
             if turn.turn >= len(case.transcript):
                 problems.append(f"expected_outcome.turns[{i}].turn: {turn.turn} is past the "
                                 f"end of the transcript ({len(case.transcript)} turns)")
-            if not turn.text.strip():
-                problems.append(f"expected_outcome.turns[{i}].text: empty turn")
+            # As an output's text is read: a reference of "..." or a zero-width space passed
+            # str.strip, and an output giving it back was a failed turn, scored 1.
+            if not has_words(turn.text):
+                problems.append(f"expected_outcome.turns[{i}].text: empty turn (transcript "
+                                f"turn {turn.turn}): a reference wording needs a letter or "
+                                "a digit, as the bot's reply does")
         return problems
 
     def output_problems(self, ctx: EvalContext) -> list[str]:

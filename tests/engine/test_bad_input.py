@@ -359,6 +359,21 @@ def test_text_emotions_all_0_in_expected_have_no_dominant_one() -> None:
     assert (metric.value, metric.reason) == (0.0, "model top none vs expected top ['anger']")
 
 
+def test_emotions_all_0_in_expected_leave_the_dominant_emotion_out_of_exact_match() -> None:
+    # As dominant_emotion_correctness: all labels tied at 0 were compared as the dominant
+    # emotion, a free match for the same zeros (1.0) and a miss for anything else (0.5).
+    expected = copy.deepcopy(TEXT_EXPECTED)
+    expected["emotion"] = {"anger": 0, "neutral": 0, "joy": 0}
+    case = make_case("text", expected, transcript=TEXT_TRANSCRIPT)
+    labelled = sum(1 for s in expected["sentiment"] if s["label"] is not None)
+    out = copy.deepcopy(expected)
+    for emotion in ({"anger": 0, "neutral": 0, "joy": 0}, {"anger": 90, "neutral": 10}):
+        out["emotion"] = emotion
+        metric = evaluate(case, out, embedder=TFIDF).metrics["exact_match"]
+        assert (metric.value, metric.reason) == (
+            1.0, f"{labelled} of {labelled} closed-form fields match exactly"), emotion
+
+
 def test_text_highlight_recall_matches_only_above_the_threshold() -> None:
     # Seed 002 and SPEC 5.4 match pairs strictly above 0.4: 2 shared of 5 words (0.4)
     # counted as capturing "Agent confirmed duplicate charge".

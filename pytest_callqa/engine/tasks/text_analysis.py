@@ -277,7 +277,7 @@ def top_labels(emotion: Mapping[str, float]) -> set[str]:
     return {normalize(k) for k, v in emotion.items() if v == best}
 
 
-def _felt_top(emotion: Mapping[str, float]) -> set[str]:
+def felt_top(emotion: Mapping[str, float]) -> set[str]:
     """The dominant emotions (:func:`top_labels`) when one is above 0: at 0, none is felt."""
     return top_labels(emotion) if any(v > 0 for v in emotion.values()) else set()
 
@@ -455,13 +455,13 @@ class TextTask(BaseTask):
     def _emotion(self, out: TextOutput, exp: TextOutput) -> MetricResult:
         if not exp.emotion:
             return MetricResult.not_scored("n/a: expected_outcome has no emotion")
-        expected_top = _felt_top(exp.emotion)
+        expected_top = felt_top(exp.emotion)
         if not expected_top:
             # Every emotion tied at 0 made each of them "dominant": any model's top was
             # correct (1.0).
             return MetricResult.not_scored(
                 "n/a: expected_outcome gives every emotion 0, so no emotion is dominant")
-        model_top = _felt_top(out.emotion)
+        model_top = felt_top(out.emotion)
         correct = bool(model_top) and model_top <= expected_top
         return self.spec("dominant_emotion_correctness").result(
             1.0 if correct else 0.0,

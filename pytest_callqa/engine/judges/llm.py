@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -290,7 +291,21 @@ class OpenAIJudge:
         keys, calls = self._plan(requests)
         verdicts = _Verdicts(on_verdicts)
         progress = _Progress(self.on_progress, len(calls))
-        missing = []
+        missing = self._not_cached(calls, verdicts, progress)
+        first = next(missing, None)
+        if first is not None:
+            if self.before_send is not None:
+                self.before_send()
+            # The rest are looked up while the first ones are on their way: looked up before
+            # the first was sent, 200 cold calls started a cache pass later.
+            self.runner.run_sync(
+                lambda: self._send(itertools.chain((first,), missing), verdicts, progress))
+        return self._in_order(keys, verdicts.known)
+
+    def _not_cached(self, calls: Sequence[_GroupCall], verdicts: _Verdicts,
+                    progress: _Progress) -> Iterator[_GroupCall]:
+        """The calls of ``calls`` to send, as they are reached; the refused ones and those
+        the cache answers get their verdicts on the way."""
         for call in calls:
             if call.refusal is not None:
                 verdicts.add(self._refused(call))
@@ -298,15 +313,10 @@ class OpenAIJudge:
                 outcome = cached_structured(self.runner, self.endpoint, self.formats,
                                             call.build, call.check)
                 if outcome is None:
-                    missing.append(call)  # sent as built: its prompt is not built twice
+                    yield call  # sent as built: its prompt is not built twice
                     continue
                 verdicts.add(self._answers(call, outcome))
             progress.advance()
-        if missing:
-            if self.before_send is not None:
-                self.before_send()
-            self.runner.run_sync(lambda: self._send(missing, verdicts, progress))
-        return self._in_order(keys, verdicts.known)
 
     async def ajudge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
         keys, calls = self._plan(requests)
@@ -333,9 +343,10 @@ class OpenAIJudge:
                 calls.append(call)
         return keys, _one_per_request(calls)
 
-    async def _send(self, calls: list[_GroupCall], verdicts: _Verdicts,
+    async def _send(self, calls: Iterable[_GroupCall], verdicts: _Verdicts,
                     progress: _Progress) -> None:
-        """Every one of ``calls`` at once, under the runner's limits."""
+        """Every one of ``calls`` at once, under the runner's limits, each started as soon
+        as it is drawn from ``calls``."""
 
         async def run(call: _GroupCall) -> None:
             verdicts.add(await self._judge_group(call))
@@ -345,6 +356,8 @@ class OpenAIJudge:
             async with self.runner.session(), asyncio.TaskGroup() as tasks:
                 for call in calls:
                     tasks.create_task(run(call))
+                    # Lets the call start on its way before the next is drawn (and looked up).
+                    await asyncio.sleep(0)
         except BaseExceptionGroup as failed:
             # A configuration error (bad key, unknown model) stops the batch; report it as
             # itself, not wrapped in the task group's exception group.

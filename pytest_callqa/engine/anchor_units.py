@@ -1,6 +1,7 @@
 """What a figure counts: the currency an amount names and the unit a number is followed by,
 for checks that must tell "49 USD" from "49 EUR" or "5 kg" from "5 lb", which
-:func:`~pytest_callqa.engine.anchors.anchor_supported` backs by value alone."""
+:func:`~pytest_callqa.engine.anchors.anchor_supported` backs by value alone; and whether two
+anchors state one value read strictly (:func:`anchors_equal`), as a tool argument needs."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal
 
-from .anchors import NUMERIC_KINDS, Anchor, anchor_supported
+from .anchors import NUMERIC_KINDS, Anchor, anchor_supported, has_meridiem
 from .lexicon import STOPWORDS
 from .text import UNSEGMENTED_LETTER, tokens
 
@@ -169,3 +170,64 @@ def _unit_word(word: str) -> Unit:
             if word[:size] in _UNIT_OF:
                 return ("unit", _UNIT_OF[word[:size]])
     return None if word in STOPWORDS else ("word", word)
+
+
+def anchors_equal(a: Anchor, b: Anchor) -> bool:
+    """Whether two anchors state one value, read strictly and symmetrically: what a tool
+    argument needs, where :func:`anchor_supported` asks only whether a context could back a
+    fact. A bare number stands for an amount or a percent of its value (the parameter names
+    the unit) but an amount is no percent; a number written with two readings ("1.540")
+    equals only one with the same two; a date with two readings ("03/05/2024") only the
+    same date as written, a year or a yearless day only the same; a bare clock time of
+    hour 1 to 12 ("10:30") only the same bare time, as it may be either half of the day;
+    ids by their digits, leading zeros included, a "+" country code aside.
+    """
+    a, b = _as_number(a, b), _as_number(b, a)
+    if a.kind in NUMERIC_KINDS and b.kind in NUMERIC_KINDS:
+        return ((a.kind == b.kind or "number" in (a.kind, b.kind))
+                and {a.value, a.other} == {b.value, b.other}
+                and _leading_zeros(a.text) == _leading_zeros(b.text))
+    if a.kind != b.kind:
+        return False
+    if a.kind == "time":
+        return (_seconds_dropped(a.value) == _seconds_dropped(b.value)
+                and _bare_clock(a) == _bare_clock(b))
+    if a.kind == "id" and a.value != b.value:
+        return _country_code_aside(a, b) or _country_code_aside(b, a)
+    return a.value == b.value
+
+
+def _as_number(anchor: Anchor, against: Anchor) -> Anchor:
+    """A bare year, or a bare run of digits long enough to be read as an id ("2500000"),
+    read as the number it is when compared with a figure ("$2,024", "2,500,000.0")."""
+    if against.kind not in NUMERIC_KINDS:
+        return anchor
+    if anchor.kind == "date" and anchor.value.startswith("y"):
+        return Anchor("number", anchor.text, anchor.value[1:])
+    if anchor.kind == "id" and anchor.text.strip().isdigit():
+        return Anchor("number", anchor.text, anchor.value)
+    return anchor
+
+
+_LEADING_ZEROS = re.compile(r"[^0-9]*?(0+)(?=[0-9])")
+
+
+def _leading_zeros(text: str) -> str:
+    """The zeros padding a number ("0012" is an id's 0012, not 12); "0.5" has none."""
+    found = _LEADING_ZEROS.match(text)
+    return found[1] if found is not None else ""
+
+
+def _seconds_dropped(value: str) -> str:
+    return value.removesuffix(":00") if value.count(":") == 2 else value
+
+
+def _bare_clock(anchor: Anchor) -> bool:
+    return not has_meridiem(anchor.text) and 1 <= int(anchor.value.split(":")[0]) <= 12
+
+
+def _country_code_aside(longer: Anchor, shorter: Anchor) -> bool:
+    """Whether ``longer`` is ``shorter`` with a written country code ("+1 977 625 2661")."""
+    prefix = len(longer.value) - len(shorter.value)
+    return (longer.text.lstrip().startswith("+") and 1 <= prefix <= 3
+            and len(shorter.value) >= 7 and longer.value.endswith(shorter.value))

@@ -12,8 +12,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..anchor_units import currency_of, same_currency
-from ..anchors import anchor_supported, anchors_equal, extract_anchors
+from ..anchor_units import anchors_equal, currency_of, same_currency
+from ..anchors import anchor_supported, extract_anchors
 from ..core.cases import GoldenCase
 from ..text import contains_phrase, has_words, normalize, normalize_loose
 from .agent_metrics import rubric_from_count

@@ -10,7 +10,14 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal
 
-from .anchors import NUMERIC_KINDS, Anchor, anchor_supported, has_meridiem
+from .anchors import (
+    NUMERIC_KINDS,
+    SCALE_WORDS,
+    Anchor,
+    anchor_supported,
+    extract_anchors,
+    has_meridiem,
+)
 from .lexicon import STOPWORDS
 from .text import UNSEGMENTED_LETTER, tokens
 
@@ -108,6 +115,23 @@ def figure_word(word: str) -> str:
     if ("," in word or "." in word) and _WRITTEN_FIGURE.fullmatch(word):
         return format(Decimal(word.replace(",", "")).normalize(), "f")
     return word
+
+
+# The figure and scale of a scaled anchor's text ("3 million" of "$3 million dollars").
+_SCALED_PART = re.compile(rf"[0-9][0-9.,]*\s?(?:{SCALE_WORDS}|bn|mn|[kmb])(?![^\W_])",
+                          re.IGNORECASE)
+
+
+def figures_written_out(text: str) -> str:
+    """``text`` with each figure a scale multiplies, as the anchors read one ("$3 million",
+    "$2k", "5 lakh"), written as the amount it is ("$3000000"), so that a check by words
+    reads "$3 million" as "$3,000,000" and not as the "$3 billion" whose words it shares."""
+    for anchor in extract_anchors(text):
+        part = _SCALED_PART.search(anchor.text) if anchor.kind in NUMERIC_KINDS else None
+        if part is not None:
+            text = text.replace(anchor.text, anchor.text[:part.start()]
+                                + anchor.value.lstrip("-") + anchor.text[part.end():])
+    return text
 
 
 def _units_agree(a: Anchor, unit_a: Unit, b: Anchor, unit_b: Unit) -> bool | None:

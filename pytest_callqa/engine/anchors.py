@@ -67,6 +67,17 @@ _CURRENCY_BEFORE = rf"(?:US\$|[AC]\$|[$₹€£¥]|{NOT_AFTER_WORD}(?:Rs\.?|INR|
 _CURRENCY_AFTER = (
     rf"(?:(?:dollars?|bucks|usd|rupees?|rs|inr|euros?|eur|pounds?|gbp){NOT_BEFORE_WORD}\.?|/-)"
 )
+# A scale word after a figure multiplies it ("$3 million", "40 billion", "5 lakh"); an
+# abbreviation ("$2k", "$3M", "$1.5bn") only after a figure with its currency written before
+# it, as after a bare number "5 m" is five metres and "5k" a run. Unread, "$3 million" was 3,
+# backed by a context's "$3 billion" and not by its "$3,000,000".
+SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12,
+          "lakh": 10**5, "crore": 10**7, "k": 10**3, "m": 10**6, "mn": 10**6, "b": 10**9,
+          "bn": 10**9}
+SCALE_WORDS = "thousand|million|billion|trillion|lakhs?|crores?"
+_SCALE = rf"(?:\s?(?P<scale>{SCALE_WORDS}){NOT_BEFORE_WORD})?"
+_SCALE_AFTER_CURRENCY = (rf"(?:(?:\s?(?P<scale>{SCALE_WORDS}|bn|mn)|(?P<abbr>[kmb]))"
+                         rf"{NOT_BEFORE_WORD})?")
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 # The other languages' names are written in full (lexicon.MONTH_NAMES), longest first.
 _ENGLISH_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
@@ -114,8 +125,8 @@ def _patterns(num: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     """The anchor patterns with ``num`` for a number, in priority order: when two candidates
     start at the same offset the earlier wins."""
     return tuple((name, re.compile(pattern, re.IGNORECASE)) for name, pattern in (
-        ("amount_before", rf"{_CURRENCY_BEFORE}\s?(?P<n>{num})"),
-        ("amount_after", rf"{_NUM_START}(?P<n>{num})\s?{_CURRENCY_AFTER}"),
+        ("amount_before", rf"{_CURRENCY_BEFORE}\s?(?P<n>{num}){_SCALE_AFTER_CURRENCY}"),
+        ("amount_after", rf"{_NUM_START}(?P<n>{num}){_SCALE}\s?{_CURRENCY_AFTER}"),
         (
             "percent",
             rf"{_NUM_START}(?P<n>{num})\s?(?:%|(?:percent|per\s?cent){NOT_BEFORE_WORD})",
@@ -175,7 +186,7 @@ def _patterns(num: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         ),
         ("id", rf"{_NUM_START}[0-9]{{7,}}(?![0-9]|[.,][0-9])"),
         ("year", rf"{_NUM_START}(?:19|20)[0-9]{{2}}(?![0-9]|[.,][0-9])"),
-        ("number", rf"{_NUM_START}(?P<n>{num})"),
+        ("number", rf"{_NUM_START}(?P<n>{num}){_SCALE}"),
     ))
 
 
@@ -214,7 +225,7 @@ _FIGURE_LEADS = re.compile(r"[0-9]+|[+(]")
 _LED_BY_WORDS = frozenset({"amount_before", "date_month_day", "date_month_day_other"})
 
 
-def _decimal_value(number: str) -> str:
+def _decimal_value(number: str, scale: int = 1) -> str:
     number = number.replace(" ", "")
     dot = number.find(".")
     if dot != -1 and (number.find(".", dot + 1) != -1 or number.rfind(",") > dot):
@@ -223,14 +234,16 @@ def _decimal_value(number: str) -> str:
     elif dot == -1 and number.count(",") == 1 and len(number) - number.index(",") <= 3:
         # 49,99: a comma before the cents (the patterns read it so only beside a currency).
         number = number.replace(",", ".")
-    value = Decimal(number.replace(",", "")).normalize()
+    value = (Decimal(number.replace(",", "")) * scale).normalize()
     return format(value, "f")
 
 
-def _number(kind: str, text: str, number: str) -> Anchor:
-    other = (_decimal_value(number.replace(".", ""))
+def _number(kind: str, text: str, m: re.Match[str]) -> Anchor:
+    number, named = m["n"], m.groupdict().get("scale") or m.groupdict().get("abbr")
+    scale = SCALES[named.strip().lower().removesuffix("s")] if named else 1
+    other = (_decimal_value(number.replace(".", ""), scale)
              if "." in number and _TWO_READINGS.fullmatch(number) else "")
-    return Anchor(kind, text, _decimal_value(number), other)
+    return Anchor(kind, text, _decimal_value(number, scale), other)
 
 
 def _month_number(name: str) -> int:
@@ -291,11 +304,11 @@ def _time_value(m: re.Match[str]) -> str:
 def _anchor_from(name: str, m: re.Match[str], original: str) -> Anchor | None:
     text = original[m.start() : m.end()]
     if name in ("amount_before", "amount_after"):
-        return _number("amount", text, m["n"])
+        return _number("amount", text, m)
     if name == "percent":
-        return _number("percent", text, m["n"])
+        return _number("percent", text, m)
     if name == "number":
-        return _number("number", text, m["n"])
+        return _number("number", text, m)
     if name.startswith("date"):
         value = _date_value(name, m)
         return Anchor("date", text, value) if value is not None else None

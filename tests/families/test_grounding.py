@@ -631,3 +631,22 @@ def test_bad_outputs_are_invalid_results(output: Any, reason: str) -> None:
     result = evaluate(_case(), output, embedder=TFIDF)
     assert not result.valid
     assert reason in (result.metrics["response_structure_compliance"].reason or "")
+
+
+LOAN = "The approved loan amount is $3 million."
+
+
+@pytest.mark.parametrize(("answer", "passage", "grounded"), [
+    ("The approved loan amount is $3,000,000.", LOAN, True),
+    ("The approved loan amount is $3 million.", "The approved loan amount is $3,000,000.", True),
+    ("The approved loan amount is $3 billion.", LOAN, False),
+    ("The credit limit is $2k.", "The credit limit is $2,000.", True),
+    ("The company has 40 billion customers.", "The company has 40 million customers.", False),
+])
+def test_a_scale_word_is_part_of_the_figure(answer: str, passage: str, grounded: bool) -> None:
+    # "$3 billion" passed against "$3 million" (hallucination 0), and "$3,000,000" failed
+    # with the blocker (1.0): the scale word was not read.
+    result = _eval(answer, config={"query": "What is it?", "context": [passage]})
+    hall = result.metrics["hallucination"]
+    assert [a["supported"] for a in hall.details["anchors"]] == [grounded, grounded]
+    assert hall.value == (0.0 if grounded else 1.0)

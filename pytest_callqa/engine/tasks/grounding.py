@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from ..anchor_units import fact_held, figure_word
+from ..anchor_units import fact_held, figure_word, figures_written_out
 from ..anchors import Anchor, extract_anchors
 from ..core.judging import JudgeVerdict
 from ..core.metrics import BAND_EDGES, CASE_BAR, Bands, MetricSpec
@@ -294,7 +294,7 @@ def extract_claims(text: str) -> list[Claim]:
     claims = []
     for sentence in _SENTENCE.split(text):
         for clause in _CLAUSE.split(sentence):
-            words = tokens(clause)
+            words = tokens(figures_written_out(clause))
             verb_at = _verb_at(words)
             if verb_at is None or _hedged(clause):
                 continue
@@ -355,7 +355,8 @@ def claim_supported(
 ) -> bool:
     """Whether a subject word and an object word occur within ``window`` words of each other
     inside one passage of the context (words compared after light stemming, a figure by the
-    amount it writes: "$25.00" and "1,540" are the "$25" and "1540" of a passage).
+    amount it writes: "$25.00", "1,540" and "$2k" are the "$25", "1540" and "$2,000" of a
+    passage).
 
     Passages are separate texts, so a subject at the end of one and an object at the start
     of the next are not close: that would let two unrelated passages support a claim.
@@ -363,12 +364,16 @@ def claim_supported(
     subject = {_claim_word(w) for w in claim.subject}
     obj = {_claim_word(w) for w in claim.object}
     for passage in as_passages(context):
-        words = [_claim_word(w) for w in tokens(passage)]
+        words = _claim_words(passage)
         s_pos = [i for i, w in enumerate(words) if w in subject]
         o_pos = [i for i, w in enumerate(words) if w in obj]
         if any(abs(i - j) <= window for i in s_pos for j in o_pos):
             return True
     return False
+
+
+def _claim_words(text: str) -> list[str]:
+    return [_claim_word(w) for w in tokens(figures_written_out(text))]
 
 
 def _claim_word(word: str) -> str:
@@ -431,8 +436,10 @@ def hallucination(response: str, context: str | Sequence[str]) -> HallucinationC
          "supported": held} for a, held in figures]
     for claim in extract_claims(response):
         # Words close together cannot tell "25%" from "$25": the claim states its figure.
+        # A scaled figure by its amount: "40 billion" is the "40000000000" of the claim.
+        stated = {_claim_word(w) for w in claim.object}
         misstated = any(held is False and a.text in claim.sentence
-                        and not set(tokens(a.text)).isdisjoint(claim.object)
+                        and not stated.isdisjoint(_claim_words(a.text))
                         for a, held in figures)
         anchors.append({"kind": "claim", "text": claim.sentence,
                         "subject": " ".join(claim.subject), "verb": claim.verb,

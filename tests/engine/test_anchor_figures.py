@@ -1,0 +1,60 @@
+"""How the anchors read a figure's scale word, sign and leading-dot decimals."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_callqa.engine.anchor_units import figures_written_out
+from pytest_callqa.engine.anchors import extract_anchors, unsupported_anchors
+
+
+def _values(text: str) -> list[tuple[str, str]]:
+    return [(a.kind, a.value) for a in extract_anchors(text)]
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("$3 million", [("amount", "3000000")]),
+    ("$3 billion", [("amount", "3000000000")]),
+    ("$2k", [("amount", "2000")]),
+    ("$3.5M", [("amount", "3500000")]),
+    ("$1.5bn", [("amount", "1500000000")]),
+    ("USD 3 bn", [("amount", "3000000000")]),
+    ("2 thousand dollars", [("amount", "2000")]),
+    ("Rs 5 lakh", [("amount", "500000")]),
+    ("2 crores rupees", [("amount", "20000000")]),
+    ("40 million customers", [("number", "40000000")]),
+])
+def test_a_scale_word_multiplies_its_figure(text: str, found: list[tuple[str, str]]) -> None:
+    # Read without its scale, "$3 million" was 3: backed by "$3 billion", not "$3,000,000".
+    assert _values(text) == found
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("a 5 m walk", [("number", "5")]),
+    ("a 5k run", [("number", "5")]),
+    ("3 millionaires", [("number", "3")]),
+    ("$5 min", [("amount", "5")]),
+])
+def test_an_abbreviation_is_a_scale_only_after_a_currency(
+        text: str, found: list[tuple[str, str]]) -> None:
+    # "5 m" may be five metres, "5k" a run: only "$5m" is five million.
+    assert _values(text) == found
+
+
+@pytest.mark.parametrize(("claim", "context", "unsupported"), [
+    ("The loan is $3 million.", "The loan is $3,000,000.", 0),
+    ("The loan is $3,000,000.", "The loan is $3 million.", 0),
+    ("The loan is $3 billion.", "The loan is $3 million.", 1),
+    ("The limit is $2k.", "The limit is $2,000.", 0),
+    ("The limit is $2.", "The limit is $2k.", 1),
+    ("It has 40 billion customers.", "It has 40 million customers.", 1),
+])
+def test_a_scaled_figure_is_backed_by_its_amount(claim: str, context: str,
+                                                 unsupported: int) -> None:
+    assert len(unsupported_anchors(claim, context)) == unsupported
+
+
+def test_a_scaled_figure_is_written_out_for_a_check_by_words() -> None:
+    assert figures_written_out("The loan is $3 million, or 2 lakh rupees.") == (
+        "The loan is $3000000, or 200000 rupees.")
+    assert figures_written_out("A 5 m walk costs $5.") == "A 5 m walk costs $5."

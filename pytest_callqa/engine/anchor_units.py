@@ -204,12 +204,13 @@ def anchors_equal(a: Anchor, b: Anchor) -> bool:
     equals only one with the same two; a date with two readings ("03/05/2024") only the
     same date as written, a year or a yearless day only the same; a bare clock time of
     hour 1 to 12 ("10:30") only the same bare time, as it may be either half of the day;
-    ids by their digits, leading zeros included, a "+" country code aside.
+    ids by their digits, leading zeros included, a "+" country code aside. A figure's sign
+    is left to the caller, which reads an accountant's brackets too ("(USD 20)" is -20).
     """
     a, b = _as_number(a, b), _as_number(b, a)
     if a.kind in NUMERIC_KINDS and b.kind in NUMERIC_KINDS:
         return ((a.kind == b.kind or "number" in (a.kind, b.kind))
-                and {a.value, a.other} == {b.value, b.other}
+                and _magnitudes(a) == _magnitudes(b)
                 and _leading_zeros(a.text) == _leading_zeros(b.text))
     if a.kind != b.kind:
         return False
@@ -219,6 +220,10 @@ def anchors_equal(a: Anchor, b: Anchor) -> bool:
     if a.kind == "id" and a.value != b.value:
         return _country_code_aside(a, b) or _country_code_aside(b, a)
     return a.value == b.value
+
+
+def _magnitudes(anchor: Anchor) -> set[str]:
+    return {anchor.value.lstrip("-"), anchor.other.lstrip("-")}
 
 
 def _as_number(anchor: Anchor, against: Anchor) -> Anchor:

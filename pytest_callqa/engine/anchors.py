@@ -125,7 +125,8 @@ def _patterns(num: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     """The anchor patterns with ``num`` for a number, in priority order: when two candidates
     start at the same offset the earlier wins."""
     return tuple((name, re.compile(pattern, re.IGNORECASE)) for name, pattern in (
-        ("amount_before", rf"{_CURRENCY_BEFORE}\s?(?P<n>{num}){_SCALE_AFTER_CURRENCY}"),
+        ("amount_before",
+         rf"{_CURRENCY_BEFORE}\s?(?P<minus>-)?(?P<n>{num}){_SCALE_AFTER_CURRENCY}"),
         ("amount_after", rf"{_NUM_START}(?P<n>{num}){_SCALE}\s?{_CURRENCY_AFTER}"),
         (
             "percent",
@@ -235,12 +236,15 @@ def _decimal_value(number: str, scale: int = 1) -> str:
         # 49,99: a comma before the cents (the patterns read it so only beside a currency).
         number = number.replace(",", ".")
     value = (Decimal(number.replace(",", "")) * scale).normalize()
-    return format(value, "f")
+    # "-0" is 0 (a minus sign before a zero is no other value).
+    return format(value.copy_abs() if value.is_zero() else value, "f")
 
 
-def _number(kind: str, text: str, m: re.Match[str]) -> Anchor:
+def _number(kind: str, text: str, m: re.Match[str], negative: bool) -> Anchor:
     number, named = m["n"], m.groupdict().get("scale") or m.groupdict().get("abbr")
     scale = SCALES[named.strip().lower().removesuffix("s")] if named else 1
+    if negative:
+        scale = -scale
     other = (_decimal_value(number.replace(".", ""), scale)
              if "." in number and _TWO_READINGS.fullmatch(number) else "")
     return Anchor(kind, text, _decimal_value(number, scale), other)
@@ -301,14 +305,26 @@ def _time_value(m: re.Match[str]) -> str:
     return f"{hour:02d}:{minute:02d}" + (f":{int(seconds):02d}" if seconds else "")
 
 
-def _anchor_from(name: str, m: re.Match[str], original: str) -> Anchor | None:
-    text = original[m.start() : m.end()]
-    if name in ("amount_before", "amount_after"):
-        return _number("amount", text, m)
-    if name == "percent":
-        return _number("percent", text, m)
-    if name == "number":
-        return _number("number", text, m)
+_FIGURE_KINDS = {"amount_before": "amount", "amount_after": "amount", "percent": "percent",
+                 "number": "number"}
+
+
+def _start(name: str, m: re.Match[str]) -> int:
+    """Where the anchor of ``m`` starts: a figure's at a minus sign right before it ("-$500",
+    "−5%"), but for one after a word or a figure, a hyphen ("5-10", "555-1234", "ID-12").
+    Dropped, the sign let "-$500" pass for a balance of $500."""
+    at, text = m.start(), m.string
+    if name in _FIGURE_KINDS and text[at - 1 : at] == "-" and (
+            at == 1 or text[at - 2].isspace() or text[at - 2] in "([{"):
+        return at - 1
+    return at
+
+
+def _anchor_from(name: str, m: re.Match[str], original: str, start: int) -> Anchor | None:
+    text = original[start : m.end()]
+    if name in _FIGURE_KINDS:
+        negative = start < m.start() or m.groupdict().get("minus") is not None
+        return _number(_FIGURE_KINDS[name], text, m, negative)
     if name.startswith("date"):
         value = _date_value(name, m)
         return Anchor("date", text, value) if value is not None else None
@@ -329,10 +345,10 @@ def extract_anchors(text: str) -> list[Anchor]:
     return list(_anchors(text))
 
 
-# Full-width and Arabic separators ("１，２００", "١٬٥٤٠٫٥"), and a no-break space between
-# digit groups ("1 540"), one character each as ASCII's: offsets hold.
+# Full-width and Arabic separators ("１，２００", "١٬٥٤٠٫٥"), a no-break space between digit
+# groups ("1 540") and the minus sign ("−500"), one character each as ASCII's: offsets hold.
 _SEPARATORS = str.maketrans({"\uff0c": ",", "\uff0e": ".", "\u066c": ",", "\u066b": ".",
-                             "\u00a0": " ", "\u202f": " "})
+                             "\u00a0": " ", "\u202f": " ", "\u2212": "-"})
 
 
 @batch_memoised
@@ -378,9 +394,10 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
         else:
             matches = pattern.finditer(ascii_text)
         for m in matches:
-            anchor = _anchor_from(name, m, text)
+            start = _start(name, m)
+            anchor = _anchor_from(name, m, text, start)
             if anchor is not None:
-                candidates.append((m.start(), _PRIORITY[name], m.end(), anchor))
+                candidates.append((start, _PRIORITY[name], m.end(), anchor))
     candidates.sort(key=lambda c: (c[0], c[1]))
     found: dict[Anchor, None] = {}
     end = 0

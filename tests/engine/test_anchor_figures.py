@@ -58,3 +58,24 @@ def test_a_scaled_figure_is_written_out_for_a_check_by_words() -> None:
     assert figures_written_out("The loan is $3 million, or 2 lakh rupees.") == (
         "The loan is $3000000, or 200000 rupees.")
     assert figures_written_out("A 5 m walk costs $5.") == "A 5 m walk costs $5."
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("Your balance is -$500.", [("amount", "-$500", "-500")]),
+    ("Your balance is $-500.", [("amount", "$-500", "-500")]),
+    ("Your balance is \u2212500 dollars.", [("amount", "\u2212500 dollars.", "-500")]),
+    ("The rate moved (-0.5%).", [("percent", "-0.5%", "-0.5")]),
+    ("It takes 5-10 days.", [("number", "5", "5"), ("number", "10", "10")]),
+    ("Call 555-1234 or ID-12.", [("number", "555", "555"), ("number", "1234", "1234"),
+                                 ("number", "12", "12")]),
+    ("The change is -0.", [("number", "-0", "0")]),
+])
+def test_a_minus_sign_is_part_of_the_figure(text: str, found: list[tuple[str, str, str]]) -> None:
+    # Dropped, the sign let "-$500" pass for a balance of $500; a hyphen after a word or a
+    # figure is a range's or an id's, no sign.
+    assert [(a.kind, a.text, a.value) for a in extract_anchors(text)] == found
+
+
+def test_a_negative_figure_is_not_backed_by_the_positive_one() -> None:
+    assert len(unsupported_anchors("Your balance is -$500.", "Your balance is $500.")) == 1
+    assert unsupported_anchors("Your balance is -$500.", "Your balance is \u2212500 dollars.") == []

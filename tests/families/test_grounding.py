@@ -650,3 +650,14 @@ def test_a_scale_word_is_part_of_the_figure(answer: str, passage: str, grounded:
     hall = result.metrics["hallucination"]
     assert [a["supported"] for a in hall.details["anchors"]] == [grounded, grounded]
     assert hall.value == (0.0 if grounded else 1.0)
+
+
+@pytest.mark.parametrize("answer", ["Your account balance is -$500.",
+                                    "Your account balance is \u2212500 dollars."])
+def test_a_negative_figure_is_not_the_contexts_positive_one(answer: str) -> None:
+    # The minus sign was dropped: hallucination 0.0, PASS, for a balance the context states
+    # as $500.
+    result = _eval(answer, config={"query": "What is my account balance?",
+                                   "context": ["Your account balance is $500."]})
+    assert result.metrics["hallucination"].value == 1.0
+    assert result.metrics["grounding_verdict"].details["verdict"] == "FAIL"

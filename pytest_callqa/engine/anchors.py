@@ -37,10 +37,12 @@ class Anchor:
 
 NUMERIC_KINDS = frozenset({"amount", "percent", "number"})
 
-# Western (1,200,000) and Indian (12,00,000) digit grouping, then an optional decimal part.
+# Western (1,200,000) and Indian (12,00,000) digit grouping, then an optional decimal part;
+# or a decimal without its leading zero (".5%"), its dot after no word and no dot ("No.5",
+# "3.5.2" and "..." are none): read from its digits, ".5%" was a 5% fee.
 _NUM = (
-    r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,2}(?:,[0-9]{2})+,[0-9]{3}|[0-9]+)"
-    r"(?:\.[0-9]+)?(?![0-9])"
+    r"(?:(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,2}(?:,[0-9]{2})+,[0-9]{3}|[0-9]+)"
+    r"(?:\.[0-9]+)?|(?<![^\W_])(?<!\.)\.[0-9]+)(?![0-9])"
 )
 # Or as Spanish, French and German write them: a dot or a space grouping thousands where a
 # comma marks the decimals (23.509,52; 1.540.000; 1 540,00 €), or a comma before the cents of
@@ -220,9 +222,10 @@ _LITERALS: dict[str, tuple[str, ...]] = {
 # Digits a match of a pattern has at least (in any text: digits have no case).
 _DIGITS_NEEDED = {"phone": 10, "phone_in": 10, "id": 7}
 # Where a match may start, for the patterns that open on a figure: the first digit of a run
-# (_NUM_START follows no digit), or a phone number's "+" or "(". Trying a pattern there
-# alone, not at every character, finds the same matches: most of a text is words.
-_FIGURE_LEADS = re.compile(r"[0-9]+|[+(]")
+# (_NUM_START follows no digit), a decimal's leading dot, or a phone number's "+" or "(".
+# Trying a pattern there alone, not at every character, finds the same matches: most of a
+# text is words.
+_FIGURE_LEADS = re.compile(r"[0-9]+|[+(]|\.(?=[0-9])")
 _LED_BY_WORDS = frozenset({"amount_before", "date_month_day", "date_month_day_other"})
 
 

@@ -79,3 +79,22 @@ def test_a_minus_sign_is_part_of_the_figure(text: str, found: list[tuple[str, st
 def test_a_negative_figure_is_not_backed_by_the_positive_one() -> None:
     assert len(unsupported_anchors("Your balance is -$500.", "Your balance is $500.")) == 1
     assert unsupported_anchors("Your balance is -$500.", "Your balance is \u2212500 dollars.") == []
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("The fee is .5%.", [("percent", "0.5")]),
+    ("Take $.50 off.", [("amount", "0.5")]),
+    ("A ratio of (.25).", [("number", "0.25")]),
+    # A dot after a word or a dot leads no decimal.
+    ("Item No.5 and wait...7 more.", [("number", "5"), ("number", "7")]),
+    ("Pay Rs.50 now.", [("amount", "50")]),
+])
+def test_a_decimal_without_its_leading_zero_is_read_whole(
+        text: str, found: list[tuple[str, str]]) -> None:
+    # Read from its digits, ".5%" was 5%: a context's 5% fee backed it.
+    assert _values(text) == found
+
+
+def test_a_leading_dot_decimal_is_not_backed_by_its_digits_alone() -> None:
+    assert len(unsupported_anchors("The fee is .5%.", "The fee is 5%.")) == 1
+    assert unsupported_anchors("The fee is .5%.", "The fee is 0.5%.") == []

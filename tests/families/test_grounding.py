@@ -661,3 +661,11 @@ def test_a_negative_figure_is_not_the_contexts_positive_one(answer: str) -> None
                                    "context": ["Your account balance is $500."]})
     assert result.metrics["hallucination"].value == 1.0
     assert result.metrics["grounding_verdict"].details["verdict"] == "FAIL"
+
+
+def test_a_decimal_without_its_leading_zero_is_not_the_whole_number() -> None:
+    # ".5%" read as 5%: hallucination 0.0, PASS, against a 5% late fee.
+    result = _eval("The late fee is .5%.", config={"query": "What is the late fee?",
+                                                   "context": ["The late fee is 5%."]})
+    assert result.metrics["hallucination"].value == 1.0
+    assert result.metrics["grounding_verdict"].details["verdict"] == "FAIL"

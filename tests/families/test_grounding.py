@@ -669,3 +669,17 @@ def test_a_decimal_without_its_leading_zero_is_not_the_whole_number() -> None:
                                                    "context": ["The late fee is 5%."]})
     assert result.metrics["hallucination"].value == 1.0
     assert result.metrics["grounding_verdict"].details["verdict"] == "FAIL"
+
+
+@pytest.mark.parametrize(("answer", "passage"), [
+    ("The refund of $200 was approved.", "The refund of $20 was approved."),
+    ("Transfers of $10000 are free.", "Transfers of $100 are free."),
+])
+def test_a_claim_stating_an_unbacked_figure_in_its_subject_is_unsupported(
+        answer: str, passage: str) -> None:
+    # Only the object's figures were checked: the claim was backed, hallucination 0.5, PASS.
+    result = _eval(answer, config={"query": "Was it approved?", "context": [passage]})
+    hall = result.metrics["hallucination"]
+    assert [(a["kind"], a["supported"]) for a in hall.details["anchors"]] == [
+        ("numeric", False), ("claim", False)]
+    assert hall.value == 1.0

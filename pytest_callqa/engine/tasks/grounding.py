@@ -435,9 +435,10 @@ def hallucination(response: str, context: str | Sequence[str]) -> HallucinationC
         {"kind": "date" if a.kind in ("date", "time") else "numeric", "text": a.text,
          "supported": held} for a, held in figures]
     for claim in extract_claims(response):
-        # Words close together cannot tell "25%" from "$25": the claim states its figure.
-        # A scaled figure by its amount: "40 billion" is the "40000000000" of the claim.
-        stated = {_claim_word(w) for w in claim.object}
+        # Words close together cannot tell "25%" from "$25": the claim states its figure, in
+        # its object or its subject ("The refund of $200 was approved": refund 200), a scaled
+        # one by its amount ("40 billion" is the claim's "40000000000").
+        stated = {_claim_word(w) for w in claim.subject + claim.object}
         misstated = any(held is False and a.text in claim.sentence
                         and not stated.isdisjoint(_claim_words(a.text))
                         for a, held in figures)

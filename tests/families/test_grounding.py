@@ -683,3 +683,39 @@ def test_a_claim_stating_an_unbacked_figure_in_its_subject_is_unsupported(
     assert [(a["kind"], a["supported"]) for a in hall.details["anchors"]] == [
         ("numeric", False), ("claim", False)]
     assert hall.value == 1.0
+
+
+@pytest.mark.parametrize(("answer", "claims"), [
+    ("Yes, you get free overnight shipping as a premium member.", []),
+    ("Yes we waive the late fee on your account.", []),
+    ("Sure, your refund was approved on Monday.", [("refund", "monday")]),
+    ("Of course, refunds take 5 days.", [("refunds", "5 days")]),
+    ("Okay so refunds take 7 days.", [("refunds", "7 days")]),
+    # A word that may name a thing stays one unless a mark follows it.
+    ("Well water is free.", [("well water", "free")]),
+    ("Well, refunds take 5 days.", [("refunds", "5 days")]),
+    ("Course fees are $50.", [("course fees", "50")]),
+])
+def test_the_words_opening_an_answer_are_no_subject(answer: str,
+                                                    claims: list[tuple[str, str]]) -> None:
+    assert [(" ".join(c.subject), " ".join(c.object)) for c in extract_claims(answer)] == claims
+
+
+def test_a_yes_answer_grounded_in_the_context_passes() -> None:
+    # "yes" was the claim's only subject word ("you" is a stopword): no context has it, so
+    # the grounded answer scored hallucination 1.0 and failed with the blocker.
+    result = _eval("Yes, you get free overnight shipping as a premium member.",
+                   config={"query": "Do I get free overnight shipping?",
+                           "context": ["Premium members get free overnight shipping."]})
+    assert result.metrics["hallucination"].value == 0.0
+    assert not result.blocked
+    assert result.metrics["grounding_verdict"].details["verdict"] == "PASS"
+
+
+@pytest.mark.parametrize("opening", ["No, ", "Yes, ", "Nope, ", ""])
+def test_an_opening_word_leaves_a_contradicted_figure_failing(opening: str) -> None:
+    result = _eval(opening + "refunds take 10 days.",
+                   config={"query": "How long do refunds take?",
+                           "context": ["Refunds take 5 days."]})
+    assert result.metrics["hallucination"].value == 1.0
+    assert result.metrics["grounding_verdict"].details["verdict"] == "FAIL"

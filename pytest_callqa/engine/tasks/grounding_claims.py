@@ -61,6 +61,15 @@ _OBJECT_ENDS = frozenset({
     "but", "or", "which", "that", "while", "if", "when", "because", "since", "until", "after",
     "before", "than", "within", "without"})
 _WORD = re.compile(r"\w+")
+# Words that open an answer without naming anything ("Yes, you get free shipping"): read as
+# its subject, "yes" was the claim's only subject word (you is a stopword), no context has
+# it, and a grounded answer failed with the blocker. Those that may also name a thing ("Well
+# water", "Right of return") only with a mark after them. "No" names nothing either (it is a
+# stopword): an answer's negation is not read, with or without it.
+_OPENING = re.compile(
+    r"^\s*(?:(?:(?:yes|yeah|yep|yup|no|nope|ok|okay|sure|of\s+course|certainly|absolutely"
+    r"|definitely|indeed)\b|(?:well|right|alright|great)(?=\s*[,.!:;\u2014-]))[\s,.!:;\u2014-]*)+",
+    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -128,10 +137,12 @@ def extract_claims(text: str) -> list[Claim]:
     first preposition or conjunction, as object ("costs 89.99 for items over 10 lbs": 89.99).
     A fact verb's participle is no object ("was launched in March": March) unless it is all
     there is ("the refund status is denied": denied). A hedged clause makes no claim, and a
-    hedge in another clause ("…, but you could appeal") does not take back this one's."""
+    hedge in another clause ("…, but you could appeal") does not take back this one's. The
+    words that open an answer ("Yes,", "Sure,", "Of course") are no subject: with none left,
+    the sentence makes no claim."""
     claims = []
     for sentence in _SENTENCE.split(text):
-        for clause in _CLAUSE.split(sentence):
+        for clause in _CLAUSE.split(_OPENING.sub("", sentence)):
             words = tokens(figures_written_out(clause))
             verb_at = _verb_at(words)
             if verb_at is None or _hedged(clause):

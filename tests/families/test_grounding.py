@@ -87,6 +87,7 @@ def test_a_keyword_counts_up_to_a_plural_ending(query_word: str, answer_word: st
 
 @pytest.mark.parametrize(("query_word", "answer_word"), [
     ("news", "new"), ("care", "car"), ("note", "not"), ("status", "state"), ("basis", "base"),
+    ("1000", "100"),
 ])
 def test_unrelated_words_do_not_meet_at_a_stem(query_word: str, answer_word: str) -> None:
     assert completeness(f"Which {query_word} apply?", f"The {answer_word} apply.") == (
@@ -719,3 +720,16 @@ def test_an_opening_word_leaves_a_contradicted_figure_failing(opening: str) -> N
                            "context": ["Refunds take 5 days."]})
     assert result.metrics["hallucination"].value == 1.0
     assert result.metrics["grounding_verdict"].details["verdict"] == "FAIL"
+
+
+@pytest.mark.parametrize(("query", "answer"), [
+    ("Was the late fee waived?", "Yes, we waive the late fee on your account."),
+    ("Was I charged?", "We charge the card once; the second charge is a hold."),
+    ("Has my order shipped?", "We ship your order on Monday."),
+    ("Was the transfer denied?", "We deny transfers over the limit."),
+    ("Are you charging me?", "We charge you nothing."),
+])
+def test_a_keyword_meets_its_verbs_other_forms(query: str, answer: str) -> None:
+    # "waived", "charged" and "shipped" were cut to "waiv", "charg" and "shipp", which
+    # "waive", "charge" and "ship" are not: each keyword was missing, completeness < 1.
+    assert completeness(query, answer) == (1.0, [])

@@ -88,13 +88,10 @@ _NOT_PLURAL = frozenset({"news", "series", "species", "lens", "always", "perhaps
 # A plural takes "es" after these endings (boxes, buzzes, branches, wishes, classes); other
 # words only add "s", so "prices" is "price", "sizes" "size" and "houses" "house".
 _ES_AFTER = ("x", "zz", "ch", "sh", "ss", "us")
+_CONSONANTS = frozenset("bcdfghjklmnpqrstvwxz")
 
 
 def _singular(word: str) -> str:
-    if word.endswith("use") and len(word) > 4:
-        # "house"/"houses" and "status"/"statuses" both end their plural in "uses": without a
-        # dictionary the singular of either meets its plural at the stem without the "e".
-        return word[:-1]
     if word in _NOT_PLURAL or len(word) <= 3 or not word.endswith("s"):
         return word
     if word.endswith("ies") and len(word) > 4:
@@ -107,11 +104,25 @@ def _singular(word: str) -> str:
 
 def word_stem(word: str) -> str:
     """The word without a tense or plural ending, so that singular and plural meet
-    ("price"/"prices", "box"/"boxes", "fee"/"fees", "policy"/"policies")."""
+    ("price"/"prices", "box"/"boxes", "fee"/"fees", "policy"/"policies"), and a verb's
+    forms ("charge"/"charged"/"charging", "ship"/"shipped", "deny"/"denied"). Without a
+    dictionary the base form's e cannot be put back, so every stem of five letters or more
+    loses a final e ("charge" and "charged" meet at "charg"), and a doubled final consonant
+    is made single ("shipp" of "shipped" is "ship"; "call" and "called" meet at "cal")."""
     for suffix in ("ing", "ed"):
         if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return _singular(word)
+            word = word[: -len(suffix)]
+            if suffix == "ed" and word.endswith("i"):
+                word = word[:-1] + "y"
+            break
+    else:
+        word = _singular(word)
+    if len(word) > 4 and word.endswith("e"):
+        word = word[:-1]
+    # Consonant letters only: "1000" is no "100".
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] in _CONSONANTS:
+        word = word[:-1]
+    return word
 
 
 def reads_as_english(text: str) -> bool:

@@ -248,6 +248,8 @@ class _Pairs:
 
     def __post_init__(self) -> None:
         self.items: list[tuple[str, float, float]] = []
+        # Why each label counted not_evaluated has no result: why → count.
+        self.not_evaluated_why: dict[str, int] = {}
 
 
 def _entry(pairs: _Pairs) -> dict[str, Any]:
@@ -268,6 +270,7 @@ def _entry(pairs: _Pairs) -> dict[str, Any]:
         "left_out": {"not_scored": pairs.not_scored, "judge_error": pairs.judge_error,
                      "code_error": pairs.code_error, "not_evaluated": pairs.not_evaluated,
                      "case_bar": pairs.case_bar},
+        "not_evaluated_why": dict(sorted(pairs.not_evaluated_why.items())),
         "agreement": agreement(hc, jc),
         "kappa": cohen_kappa(hc, jc, k, weighted=scale.weighted),
         "spearman": spearman(human, judge),
@@ -280,15 +283,24 @@ def _entry(pairs: _Pairs) -> dict[str, Any]:
     }
 
 
+# Why a labelled output has no result, when the run gave no other reason: no test of its
+# case ran (deselected by -k, -m or the paths given).
+NOT_SELECTED = "whose tests were not selected"
+
+
 def calibrate(results: Iterable[TaskResult], cases: Iterable[GoldenCase],
-              specs: Mapping[str, Sequence[MetricSpec]], model: str) -> dict[str, Any]:
+              specs: Mapping[str, Sequence[MetricSpec]], model: str, *,
+              not_run: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Per labelled metric, the judge's agreement with people on ``model``'s outputs.
 
     ``specs`` maps a task to its metrics. A label whose metric the run did not score (not
     scored, a judge error, or a custom metric whose code raised) or whose case has no result
-    for ``model`` is left out of n and counted under ``left_out``. Keyed by metric id, or
-    ``task.metric`` when two tasks share a labelled metric id.
+    for ``model`` is left out of n and counted under ``left_out``. ``not_run`` says why a
+    case has no result for ``model`` (``"without an output"``...); a case it does not name
+    counts as :data:`NOT_SELECTED`, in the entry's ``not_evaluated_why``. Keyed by metric
+    id, or ``task.metric`` when two tasks share a labelled metric id.
     """
+    not_run = not_run or {}
     # With --callqa-runs N, the first run's: the verdict a single-run session gives. Keyed
     # by case alone, the last run read overwrote the others, so the order of the results
     # decided which run was compared.
@@ -315,6 +327,8 @@ def calibrate(results: Iterable[TaskResult], cases: Iterable[GoldenCase],
             found = result.metrics.get(metric) if result is not None else None
             if found is None:
                 pairs.not_evaluated += 1
+                why = not_run.get(case.id, NOT_SELECTED)
+                pairs.not_evaluated_why[why] = pairs.not_evaluated_why.get(why, 0) + 1
             elif found.judge_error:
                 pairs.judge_error += 1
             elif found.details.get("raised"):
@@ -345,8 +359,8 @@ def _unrated_entry(spec: MetricSpec, reason: str, cases: list[str]) -> dict[str,
             "weights": "none", "labels": len(cases), "n": 0,
             "left_out": {"not_scored": 0, "judge_error": 0, "code_error": 0,
                          "not_evaluated": 0, "case_bar": 0, "not_rated": len(cases)},
-            "not_rated": reason, "agreement": None, "kappa": None, "spearman": None,
-            "bias": None, "confusion": [], "pairs": [], "cases": []}
+            "not_evaluated_why": {}, "not_rated": reason, "agreement": None, "kappa": None,
+            "spearman": None, "bias": None, "confusion": [], "pairs": [], "cases": []}
 
 
 # Rounding of the kappa's sums: an agreement of exactly 3/5 came out 0.5999999999999999
@@ -379,7 +393,7 @@ def verdict(calibration: Mapping[str, Mapping[str, Any]],
                 shown = f"{kappa:.4g}"  # "0.60 < 0.6" would read as a contradiction
             problems.append(f"{metric}: kappa {shown} < {min_kappa:g} on {n} pairs")
     if not any(entry.get("n") for entry in calibration.values()) \
-            and not incomplete(calibration):
+            and not _tool_failed(calibration):
         problems.append("no labelled output was scored: nothing to calibrate (check the "
                         "labelled model's outputs and that the judge scores these metrics)")
     return problems
@@ -393,30 +407,45 @@ _TOOL_FAILURES = (
     ("code_error", "metric code errors", "the metric's code raised on them",
      "fix the metric's code and run it again"),
 )
+# Labels whose output the run did not evaluate: a calibration is one run over every labelled
+# case, and one over a few of them vouches for the judge on labels it never saw.
+_NOT_EVALUATED = ("not_evaluated", "labelled outputs not evaluated", "",
+                  "run every labelled case, each with its labelled output")
+
+
+def _tool_failed(calibration: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether judge errors or metric code errors left labels out."""
+    return any((entry.get("left_out") or {}).get(key)
+               for entry in calibration.values() for key, *_ in _TOOL_FAILURES)
 
 
 def incomplete(calibration: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Why the calibration cannot pass even where no metric fails it: labels left out because
     the tool could not give them a value — a judge error (the call failed, the reply was
-    unusable, the budget was spent) or a custom metric whose code raised. How the judge agrees
-    with people on those is unknown, and a calibration that passed without them would vouch
-    for a judge on labels it never saw. (Labels the judge abstained on — *not scored* — are
-    its answer, and stay left out.)"""
+    unusable, the budget was spent) or a custom metric whose code raised — or because the
+    run did not evaluate their output (no output, a test error, its tests not selected).
+    How the judge agrees with people on those is unknown, and a calibration that passed
+    without them would vouch for a judge on labels it never saw. (Labels the judge abstained
+    on — *not scored* — are its answer, and stay left out.)"""
     found = []
     for metric, entry in calibration.items():
         left_out = entry.get("left_out") or {}
-        for key, kind, why, _ in _TOOL_FAILURES:
-            errors = left_out.get(key, 0)
-            if errors:
-                found.append(f"{metric}: {errors} of {entry.get('labels', errors)} labels "
-                             f"left out for {kind} ({why}): its agreement on them is unknown")
+        for key, kind, why, _ in (*_TOOL_FAILURES, _NOT_EVALUATED):
+            missing = left_out.get(key, 0)
+            if not missing:
+                continue
+            if key == _NOT_EVALUATED[0]:
+                whys = entry.get("not_evaluated_why") or {NOT_SELECTED: missing}
+                why = ", ".join(f"{count} {reason}" for reason, count in whys.items())
+            found.append(f"{metric}: {missing} of {entry.get('labels', missing)} labels "
+                         f"left out for {kind} ({why}): its agreement on them is unknown")
     return found
 
 
 def _incomplete_verdict(calibration: Mapping[str, Mapping[str, Any]]) -> str:
     """The closing line of an incomplete calibration: which failures left labels out, and
     what to do about each."""
-    causes = [(kind, remedy) for key, kind, _, remedy in _TOOL_FAILURES
+    causes = [(kind, remedy) for key, kind, _, remedy in (*_TOOL_FAILURES, _NOT_EVALUATED)
               if any((e.get("left_out") or {}).get(key) for e in calibration.values())]
     return ("callqa calibration: incomplete — not a pass: "
             f"{' and '.join(kind for kind, _ in causes)} left labels out; "
@@ -426,9 +455,9 @@ def _incomplete_verdict(calibration: Mapping[str, Mapping[str, Any]]) -> str:
 def outcome(calibration: Mapping[str, Mapping[str, Any]],
             min_kappa: float = DEFAULT_MIN_KAPPA) -> str:
     """The calibration's verdict: ``fail`` when a metric fails it (:func:`verdict`), else
-    ``incomplete`` when judge errors or metric code errors left labels out
-    (:func:`incomplete`) — not a pass, and not the judge's disagreement either — else
-    ``pass``."""
+    ``incomplete`` when judge errors, metric code errors or outputs the run did not evaluate
+    left labels out (:func:`incomplete`) — not a pass, and not the judge's disagreement
+    either — else ``pass``."""
     if verdict(calibration, min_kappa):
         return "fail"
     return "incomplete" if incomplete(calibration) else "pass"

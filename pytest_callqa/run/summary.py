@@ -7,7 +7,7 @@ import importlib
 import platform
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, cast
@@ -409,7 +409,8 @@ class Summary:
             },
         }
         if self.settings.calibrate:
-            data["calibration"], data["run"]["calibration"] = self.calibration(card)
+            data["calibration"], data["run"]["calibration"] = self.calibration(
+                card, data["not_evaluated"])
         repeats = self.judge_repeats(card)
         if repeats is not None:
             data["run"]["judge_repeats"] = repeats
@@ -419,17 +420,25 @@ class Summary:
             data["run"]["shard"] = f"{index}/{count}"
         return plain(data)  # type: ignore[no-any-return]
 
-    def calibration(self, card: Scorecard) -> tuple[dict[str, Any], dict[str, Any]]:
+    def calibration(self, card: Scorecard, unevaluated: Sequence[Mapping[str, Any]],
+                    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Per labelled metric, the judge against the human_labels (the report's
         ``calibration``), and the verdict of the kappa gate (``run.calibration``: pass,
-        fail, or incomplete when the tool failed on labels: judge or metric code errors)."""
+        fail, or incomplete when the tool failed on labels — judge or metric code errors —
+        or the run did not evaluate labelled outputs). ``unevaluated`` is the report's
+        ``not_evaluated``: why a labelled output has no result; one it does not name had no
+        test selected."""
         # Loaded only by a calibrating run.
         from ..engine.calibration import calibrate, incomplete, outcome, verdict
 
+        model = self.settings.calibration_model
+        why = {"missing_output": "without an output", "test_error": "whose test errored"}
+        not_run = {str(entry["case_id"]): why[entry["kind"]] for entry in unevaluated
+                   if entry.get("model") == model and entry.get("kind") in why}
         registry = self.services.registry()
         found = calibrate(card.results, list(self.catalog.each_case()),
                           {task: registry.metrics_for(task) for task in registry.tasks},
-                          self.settings.calibration_model)
+                          model, not_run=not_run)
         return found, {"model": self.settings.calibration_model,
                        "min_kappa": self.settings.min_kappa,
                        "verdict": outcome(found, self.settings.min_kappa),

@@ -241,6 +241,7 @@ def test_calibrate_pairs_labels_with_scores_and_counts_what_it_leaves_out() -> N
     assert entry["n"] == 4 and entry["labels"] == 7
     assert entry["left_out"] == {"not_scored": 1, "judge_error": 1, "code_error": 0,
                                  "not_evaluated": 1, "case_bar": 0}
+    assert entry["not_evaluated_why"] == {"whose tests were not selected": 1}
     assert entry["pairs"] == [[1.0, 1.0], [0.0, 0.5], [0.5, 0.5], [1.0, 1.0]]
     assert entry["cases"] == ["c0", "c1", "c2", "c3"]
     assert entry["agreement"] == pytest.approx(0.75)
@@ -516,3 +517,27 @@ def test_labels_a_metric_raised_on_make_the_calibration_incomplete() -> None:
         "callqa calibration: incomplete — not a pass: judge errors and metric code errors "
         "left labels out; run it again once the judge answers; fix the metric's code and "
         "run it again")
+
+
+def test_labels_whose_output_was_not_evaluated_make_the_calibration_incomplete() -> None:
+    # Before: they were only counted: a run over one labelled output in four passed on it.
+    cases = [GoldenCase.model_validate({"id": f"c{i}", "task": "text", "expected_outcome": {},
+                                        "human_labels": {"call_intent_match": h}})
+             for i, h in enumerate([1.0, 0.0, 1.0, 0.0])]
+    results = [_result("c0", {"call_intent_match": MetricResult(1.0)}),
+               _result("c1", {"call_intent_match": MetricResult(0.0)})]
+    found = calibrate(results, cases, {"text": default_registry().metrics_for("text")},
+                      "human", not_run={"c2": "without an output"})
+    assert found["call_intent_match"]["not_evaluated_why"] == {
+        "whose tests were not selected": 1, "without an output": 1}
+    assert verdict(found) == []
+    assert incomplete(found) == [
+        "call_intent_match: 2 of 4 labels left out for labelled outputs not evaluated (1 whose "
+        "tests were not selected, 1 without an output): its agreement on them is unknown"]
+    assert outcome(found) == "incomplete"
+    assert calibration_lines(found, judge="heuristic", model="human", min_kappa=0.6)[-1] == (
+        "callqa calibration: incomplete — not a pass: labelled outputs not evaluated left "
+        "labels out; run every labelled case, each with its labelled output")
+    # No output evaluated at all (usually the wrong labelled model) still fails.
+    assert outcome(calibrate([], cases, {"text": default_registry().metrics_for("text")},
+                             "human")) == "fail"

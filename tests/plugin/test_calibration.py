@@ -155,16 +155,18 @@ def test_a_min_kappa_that_is_no_kappa_is_a_usage_error(labelled: pytest.Pytester
 
 @pytest.fixture(scope="module")
 def example_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The call-intent half of the set (40 cases, 80 labels): the heuristic judge needs no
+    embeddings for these metrics, so a run takes seconds. The translation half is removed,
+    not deselected: labelled cases a run leaves out make its calibration incomplete."""
     root = tmp_path_factory.mktemp("calibration")
     shutil.copytree(EXAMPLE_SET, root, dirs_exist_ok=True)
+    (root / "cases" / "translation-hi.yaml").unlink()
     return root
 
 
 def _run_example(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    # The call-intent half of the set (40 cases, 80 labels): the heuristic judge needs no
-    # embeddings for these metrics, so a run takes seconds.
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-m", "eval", "-k", "cal-intent", "-q",
+        [sys.executable, "-m", "pytest", "-m", "eval", "-q",
          "-p", "no:cacheprovider", "--callqa-embeddings=tfidf", "--callqa-calibrate", *args],
         cwd=root, capture_output=True, text=True, timeout=300)
 
@@ -180,12 +182,6 @@ def test_the_example_calibration_set_gates_on_kappa(example_set: Path) -> None:
                               "linear", "0.33", "-0.167"]
     fabrication = next(line for line in lines if line.startswith("fabrication_free_rate "))
     assert fabrication.split()[2:6] == ["40", "0", "1.00", "1.00"]
-    # The translation half was deselected: its labels are left out, and not gated.
-    meaning = next(line for line in lines if line.startswith("sentence_meaning_accuracy "))
-    assert meaning.split() == ["sentence_meaning_accuracy", "translation", "0", "60", "—", "—",
-                               "linear", "—", "—"]
-    assert ("  sentence_meaning_accuracy: left out of n: 60 not evaluated (of 60 labels)"
-            in lines)
     assert "callqa calibration: FAIL — call_intent_match: kappa 0.19 < 0.6 on 21 pairs" in lines
     assert "40 passed" in failed.stdout
     passed = _run_example(example_set, "--callqa-min-kappa=0.15")
@@ -340,4 +336,30 @@ def test_labels_a_projects_metric_raised_on_make_the_calibration_incomplete(
     report = _report(labelled)
     assert report["calibration"]["mentions_account"]["left_out"] == {
         "not_scored": 0, "judge_error": 0, "code_error": 3, "not_evaluated": 0, "case_bar": 0}
+    assert report["run"]["calibration"]["verdict"] == "incomplete"
+
+
+def test_labelled_outputs_the_run_did_not_evaluate_make_the_calibration_incomplete(
+        labelled: pytest.Pytester) -> None:
+    # Before: with d's output missing and c deselected, the calibration passed on the three
+    # labels left ("pass — every metric the judge scored reaches kappa >= 0.3", exit 0),
+    # though a calibration is one run over every labelled case.
+    (labelled.path / "outputs" / "human" / "d.json").unlink()
+    result = labelled.runpytest("-p", "no:cacheprovider", "--callqa-calibrate",
+                                "--callqa-min-kappa", "0.3", "-k", "not human-c")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines([
+        "  call_intent_match: left out of n: 2 not evaluated (of 5 labels)",
+        "callqa calibration: INCOMPLETE — call_intent_match: 2 of 5 labels left out for "
+        "labelled outputs not evaluated (1 whose tests were not selected, 1 without an "
+        "output): its agreement on them is unknown",
+        "callqa calibration: incomplete — not a pass: labelled outputs not evaluated left "
+        "labels out; run every labelled case, each with its labelled output",
+    ])
+    assert "callqa calibration: pass" not in result.stdout.str()
+    report = _report(labelled)
+    entry = report["calibration"]["call_intent_match"]
+    assert (entry["n"], entry["left_out"]["not_evaluated"]) == (3, 2)
+    assert entry["not_evaluated_why"] == {"whose tests were not selected": 1,
+                                          "without an output": 1}
     assert report["run"]["calibration"]["verdict"] == "incomplete"

@@ -294,7 +294,8 @@ def calibrate(results: Iterable[TaskResult], cases: Iterable[GoldenCase],
     """Per labelled metric, the judge's agreement with people on ``model``'s outputs.
 
     ``specs`` maps a task to its metrics. A label whose metric the run did not score (not
-    scored, a judge error, or a custom metric whose code raised) or whose case has no result
+    scored, a judge error, or a custom metric whose code raised or returned no number) or
+    whose case has no result
     for ``model`` is left out of n and counted under ``left_out``. ``not_run`` says why a
     case has no result for ``model`` (``"without an output"``...); a case it does not name
     counts as :data:`NOT_SELECTED`, in the entry's ``not_evaluated_why``. Keyed by metric
@@ -331,8 +332,9 @@ def calibrate(results: Iterable[TaskResult], cases: Iterable[GoldenCase],
                 pairs.not_evaluated_why[why] = pairs.not_evaluated_why.get(why, 0) + 1
             elif found.judge_error:
                 pairs.judge_error += 1
-            elif found.details.get("raised"):
-                # The metric's code failed, not the judge's answer: as unknown as a judge error.
+            elif found.details.get("raised") or found.details.get("returned"):
+                # The metric's code failed — it raised, or returned no number (NaN, text, a
+                # truth value) — not the judge's answer: as unknown as a judge error.
                 pairs.code_error += 1
             elif not found.scored or found.value is None:
                 pairs.not_scored += 1
@@ -404,7 +406,8 @@ def verdict(calibration: Mapping[str, Mapping[str, Any]],
 _TOOL_FAILURES = (
     ("judge_error", "judge errors", "the judge could not answer them",
      "run it again once the judge answers"),
-    ("code_error", "metric code errors", "the metric's code raised on them",
+    ("code_error", "metric code errors",
+     "the metric's code raised on them or returned no number",
      "fix the metric's code and run it again"),
 )
 # Labels whose output the run did not evaluate: a calibration is one run over every labelled
@@ -422,8 +425,9 @@ def _tool_failed(calibration: Mapping[str, Mapping[str, Any]]) -> bool:
 def incomplete(calibration: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Why the calibration cannot pass even where no metric fails it: labels left out because
     the tool could not give them a value — a judge error (the call failed, the reply was
-    unusable, the budget was spent) or a custom metric whose code raised — or because the
-    run did not evaluate their output (no output, a test error, its tests not selected).
+    unusable, the budget was spent) or a custom metric whose code raised or returned no
+    number — or because the run did not evaluate their output (no output, a test error, its
+    tests not selected).
     How the judge agrees with people on those is unknown, and a calibration that passed
     without them would vouch for a judge on labels it never saw. (Labels the judge abstained
     on — *not scored* — are its answer, and stay left out.)"""

@@ -314,7 +314,9 @@ def _custom_result(ctx: EvalContext, result: TaskResult, custom: CustomMetric,
                                        **marks)
     number, problem = _custom_number(value.value if isinstance(value, MetricResult) else value)
     if problem is not None:
-        return MetricResult.not_scored(f"custom metric returned {problem}")
+        # The metric's code is at fault, as when it raises, not the judge abstaining: marked
+        # ``returned`` as a raise is ``raised`` (a calibration counts either a code error).
+        return MetricResult.not_scored(f"custom metric returned {problem}", returned=problem)
     if number is None and result.judge_errors:
         return _unknown_custom(result, spec, "returned no value")
     if not isinstance(value, MetricResult):

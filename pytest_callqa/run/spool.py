@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 EXCERPT_TURNS = 12
 EXCERPT_CHARS = 300
 # The details of a metric the scorecard reads — a pooled rate's counts; whether its missing
-# value may hide a blocker, and a custom metric's raised code — the rest stay in the report.
+# value may hide a blocker, and a custom metric's raised code or unusable return (the
+# calibration counts both code errors) — the rest stay in the report.
 SCORECARD_DETAILS = ("numerator", "denominator", "lower_bound", "bound_limit",
-                     "blocker_metric", "raised")
+                     "blocker_metric", "raised", "returned")
 # The keys of a packed payload (see packed) that hold its case entry and its later runs'
 # results as JSON text...
 ENTRY = "entry"

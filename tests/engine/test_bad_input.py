@@ -575,6 +575,8 @@ def test_a_custom_metric_that_returns_no_number_is_not_scored(returned: Any,
     metric = result.metrics["politeness"]
     assert (metric.scored, metric.value, metric.reason, metric.flagged) == (
         False, None, reason, False)
+    # An error of the metric's code, as a raise is, not the judge abstaining.
+    assert metric.details["returned"] == reason.removeprefix("custom metric returned ")
     # Nor is it the model's failure: the check cannot be made.
     with pytest.raises(EvaluationUnavailable, match="politeness could not be estimated"):
         assert_metric(result, "politeness", min=1.0)

@@ -504,7 +504,7 @@ def test_labels_a_metric_raised_on_make_the_calibration_incomplete() -> None:
         "not_scored": 0, "judge_error": 0, "code_error": 2, "not_evaluated": 0, "case_bar": 0}
     assert incomplete(found) == [
         "call_intent_match: 2 of 4 labels left out for metric code errors (the metric's code "
-        "raised on them): its agreement on them is unknown"]
+        "raised on them or returned no number): its agreement on them is unknown"]
     assert outcome(found) == "incomplete"
     lines = calibration_lines(found, judge="heuristic", model="human", min_kappa=0.6)
     assert lines[-1] == ("callqa calibration: incomplete — not a pass: metric code errors "
@@ -512,6 +512,11 @@ def test_labels_a_metric_raised_on_make_the_calibration_incomplete() -> None:
     # Nothing compared because the code raised on every label: the tool's failure, not "no
     # labelled output was scored".
     assert verdict(_judged([RAISED] * 4)) == []
+    # Returning no number (NaN, text, a truth value) is the same error of the code.
+    returned = MetricResult.not_scored("custom metric returned nan, not a finite number",
+                                       returned="nan, not a finite number")
+    assert _judged([MetricResult(1.0), MetricResult(0.0), returned, returned])[
+        "call_intent_match"]["left_out"]["code_error"] == 2
     both = _judged([MetricResult(1.0), MetricResult(0.0), RAISED, JUDGE_ERROR])
     assert calibration_lines(both, judge="openai", model="human", min_kappa=0.6)[-1] == (
         "callqa calibration: incomplete — not a pass: judge errors and metric code errors "

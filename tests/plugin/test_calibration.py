@@ -294,7 +294,7 @@ def test_labels_of_a_projects_own_metric_are_calibrated(labelled: pytest.Pyteste
     assert entry["labels"] == 5 and entry["agreement"] == 1.0
 
 
-RAISING_METRIC = """
+FAILING_METRIC = """
 import pytest
 from pytest_callqa.engine.core.metrics import Bands, MetricSpec
 
@@ -303,7 +303,7 @@ from pytest_callqa.engine.core.metrics import Bands, MetricSpec
 def pytest_callqa_register_metrics(registry, config):
     def mentions_account(case, output, result):
         if case.id in ("c", "d", "e"):
-            raise ConnectionError("checker service timed out")
+            FAILING
         return 1.0 if "account" in output["summary"]["call_purpose"] else 0.0
 
     registry.register_metric(MetricSpec(
@@ -313,11 +313,17 @@ def pytest_callqa_register_metrics(registry, config):
 """
 
 
-def test_labels_a_projects_metric_raised_on_make_the_calibration_incomplete(
-        labelled: pytest.Pytester) -> None:
+@pytest.mark.parametrize("failing", [
+    'raise ConnectionError("checker service timed out")',
+    # Returned rather than raised, the same bug of the metric's code was counted "not
+    # scored" (the judge abstaining), and the calibration passed on the two labels left.
+    'return float("nan")', 'return "n/a"', "return True",
+], ids=["raises", "nan", "text", "bool"])
+def test_labels_a_projects_metric_failed_on_make_the_calibration_incomplete(
+        labelled: pytest.Pytester, failing: str) -> None:
     # Before: the three labels were counted "not scored", as if the judge had abstained, and
     # the calibration passed on the two left (exit 0, verdict "pass").
-    labelled.makeconftest(RAISING_METRIC)
+    labelled.makeconftest(FAILING_METRIC.replace("FAILING", failing))
     for case_id, *_ in ITEMS:
         path = labelled.path / "cases" / f"{case_id}.json"
         case = json.loads(path.read_text(encoding="utf-8"))
@@ -329,7 +335,8 @@ def test_labels_a_projects_metric_raised_on_make_the_calibration_incomplete(
     result.stdout.fnmatch_lines([
         "  mentions_account: left out of n: 3 code error (of 5 labels)",
         "callqa calibration: INCOMPLETE — mentions_account: 3 of 5 labels left out for metric "
-        "code errors (the metric's code raised on them): its agreement on them is unknown",
+        "code errors (the metric's code raised on them or returned no number): its agreement "
+        "on them is unknown",
         "callqa calibration: incomplete — not a pass: metric code errors left labels out; fix "
         "the metric's code and run it again",
     ])

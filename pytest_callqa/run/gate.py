@@ -40,6 +40,7 @@ from .gate_cases import (
     read_cases,
     unevaluated_in,
     unevaluated_pairs,
+    unreached,
 )
 from .gate_text import difference_warnings
 from .report_check import check_report
@@ -228,6 +229,7 @@ class _Comparison:
         self.current, self.baseline = current, baseline
         self.now, self.then = read_cases(current), read_cases(baseline)
         self.unevaluated = unevaluated_pairs(current), unevaluated_pairs(baseline)
+        self.unreached = unreached(current)
         specs_then, specs_now = _specs(baseline), _specs(current)
         self.specs = {**_benchmark_specs(), **specs_then, **specs_now}
         # Disabled by this run's policy (a worse count was read as better): not gated.
@@ -286,11 +288,13 @@ class _Comparison:
         return " and ".join(c for c in UNDECIDED_CAUSES if c in causes) or JUDGE_ERRORS
 
     def unmade(self, kind: str, model: str, task: str, metric: str | None, reason: str,
-               run: list[CaseKey], baseline: list[CaseKey]) -> None:
-        """Records a comparison the gate could not make, with the cases that kept it."""
+               run: list[CaseKey], baseline: list[CaseKey], detail: str | None = None) -> None:
+        """Records a comparison the gate could not make, with the cases that kept it (and
+        what names its cause beyond them: the case files a run could not read)."""
         self.incomplete.append({
             "kind": kind, "model": model, "task": task, "metric": metric, "reason": reason,
-            "run": sorted({k[2] for k in run}), "baseline": sorted({k[2] for k in baseline})})
+            "run": sorted({k[2] for k in run}), "baseline": sorted({k[2] for k in baseline}),
+            **({"detail": detail} if detail else {})})
 
     def change(self, metric: str, pooled: bool, paired: list[CaseKey],
                old_cases: Mapping[CaseKey, float],
@@ -506,16 +510,22 @@ class _Comparison:
 
     def not_evaluated(self) -> tuple[set[CaseKey], set[CaseKey]]:
         """The cases only one report has, less those the other report did not evaluate
-        (their test errored, or they had no output: recorded as such): added, removed."""
+        (their test errored, or they had no output: recorded as such; or, in a run that could
+        not read a case file, any the baseline has: which the file held is unknown): added,
+        removed."""
         added, removed = set(self.now) - set(self.then), set(self.then) - set(self.now)
         now, then = self.unevaluated
         not_run = {k: now[k[0], k[2]][1] for k in removed if (k[0], k[2]) in now}
+        unreached, detail = self.unreached or ("", None)
+        if unreached:
+            not_run.update((k, unreached) for k in removed - set(not_run))
         not_then = {k: then[k[0], k[2]][1] for k in added if (k[0], k[2]) in then}
         for model, task, why in sorted({(*k[:2], why) for k, why in
                                         [*not_run.items(), *not_then.items()]}):
             self.unmade("not evaluated", model, task, None, why,
                         [k for k, r in not_run.items() if (*k[:2], r) == (model, task, why)],
-                        [k for k, r in not_then.items() if (*k[:2], r) == (model, task, why)])
+                        [k for k, r in not_then.items() if (*k[:2], r) == (model, task, why)],
+                        detail if why == unreached else None)
         return added - set(not_then), removed - set(not_run)
 
 

@@ -31,6 +31,9 @@ TEST_ERRORS = "test errors"
 # A Layer 2 benchmark the baseline scored, in a run with the benchmarks switched off.
 BENCHMARKS_OFF = "benchmarks off"
 NO_OUTPUT = "no output"
+# Every case only the baseline has, in a run that could not read a case file: which cases the
+# file held, no report says (the baseline records no case's file).
+INVALID_CASE_FILES = "invalid case files"
 # Those that leave a blocker verdict undecided, in the order the gate names them.
 UNDECIDED_CAUSES = (JUDGE_ERRORS, CODE_ERRORS, NOT_ESTIMATED, TEST_ERRORS, NO_OUTPUT)
 # The not_evaluated entries of pairs left without a result, by kind, and why in those words.
@@ -172,6 +175,15 @@ def unevaluated_pairs(report: Mapping[str, Any]) -> dict[tuple[str, str], tuple[
     return {(e["model"], e["case_id"]): (str(e.get("task") or ""), _UNEVALUATED[e["kind"]])
             for e in report.get("not_evaluated") or ()
             if isinstance(e, Mapping) and e.get("kind") in _UNEVALUATED}
+
+
+def unreached(report: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Why the cases another report has and ``report`` has not may never have been evaluated
+    in it, in the gate's words, and what names the cause (the case files it could not read):
+    None when nothing says so, and such cases were removed."""
+    files = [str(e["path"]) for e in report.get("not_evaluated") or ()
+             if isinstance(e, Mapping) and e.get("kind") == "invalid_case_file"]
+    return (INVALID_CASE_FILES, ", ".join(files)) if files else None
 
 
 def unevaluated_in(pairs: Mapping[tuple[str, str], tuple[str, str]], model: str,

@@ -8,7 +8,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .gate_cases import BENCHMARKS_OFF, NO_OUTPUT, TEST_ERRORS, UNDECIDED_CAUSES
+from .gate_cases import (
+    BENCHMARKS_OFF,
+    INVALID_CASE_FILES,
+    NO_OUTPUT,
+    TEST_ERRORS,
+    UNDECIDED_CAUSES,
+)
 from .settings import count
 
 # How many case ids a line names before it counts the rest.
@@ -18,9 +24,14 @@ MAX_INCOMPLETE_LINES = 10
 # Why a pair was not evaluated, in a line of its own and in the verdict's count of them.
 _NOT_EVALUATED = {TEST_ERRORS: ("test errors: a failure of the tool, not of the model",
                                 " for test errors"),
-                  NO_OUTPUT: ("no output: of unknown result, not a pass", ", no output")}
+                  NO_OUTPUT: ("no output: of unknown result, not a pass", ", no output"),
+                  INVALID_CASE_FILES: (
+                      "invalid case files: the baseline does not say which cases they held, "
+                      "so each case only it has counts here, not as removed nor as a pass",
+                      " for invalid case files")}
 # What may hold a gate open with no failure of the tool: the run's inputs or settings.
 _NOT_TOOL_FAILURES = {NO_OUTPUT: "missing outputs",
+                      INVALID_CASE_FILES: "case files that could not be read",
                       BENCHMARKS_OFF: "Layer 2 benchmarks the baseline scored, off in this run"}
 _RUN_KEYS = ("judge", "embeddings")
 
@@ -146,6 +157,10 @@ def incomplete_line(entry: Mapping[str, Any]) -> str:
                          if (ids := list(entry.get(side) or [])))
     if entry.get("kind") == "not evaluated":
         why = _NOT_EVALUATED.get(str(entry.get("reason")), (str(entry.get("reason")), ""))[0]
+        if entry.get("detail"):
+            # Named before the explanation, which a markdown cell may cut short.
+            label, _, rest = why.partition(": ")
+            why = f"{label} ({entry['detail']})" + (f": {rest}" if rest else "")
         return f"{head}: {sides} not evaluated ({why})"
     return f"{head}: {entry.get('reason')}" + (f" on {sides}" if sides else "")
 

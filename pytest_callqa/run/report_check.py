@@ -130,12 +130,14 @@ def _check_model(entry: Mapping[str, Any], where: str) -> None:
 
 def _check_not_evaluated(entry: Any, where: str) -> None:
     """A pair the report did not evaluate: the gate reads which, when its test errored or it
-    had no output."""
+    had no output; and a case file it could not read, which the gate names."""
     if not isinstance(entry, Mapping):
         raise ValueError(f"{where}: should be an object, not {_kind(entry)}")
     if entry.get("kind") in ("test_error", "missing_output", "unproduced_run"):
         for key in ("model", "case_id"):
             _get(entry, key, "string", where, required=True, null=False)
+    elif entry.get("kind") == "invalid_case_file":
+        _get(entry, "path", "string", where, required=True, null=False)
 
 
 def _check_spec(spec: Any, where: str) -> None:

@@ -140,3 +140,31 @@ def test_what_the_gate_reads_of_a_pair_without_an_output_is_checked(
     with pytest.raises(ValueError) as info:
         compare_reports(report, baseline, baseline_name="main.json")
     assert "main.json: not_evaluated[1]: missing key 'model'" in str(info.value)
+
+
+def test_cases_a_run_could_not_read_the_case_file_of_are_not_evaluated_not_removed(
+        report: dict[str, Any]) -> None:
+    """A golden case file that no longer parsed made its cases "removed", and the gate passed
+    ("no regression, 3 cases removed")."""
+    baseline = copy.deepcopy(report)
+    case_id = case_entries(report, MODEL, "qa")[0]["case_id"]
+    report["cases"] = [c for c in report["cases"] if c["case_id"] != case_id]
+    path = f"cases/qa/{case_id}.yaml"
+    report["not_evaluated"].append({"kind": "invalid_case_file", "path": path,
+                                    "problems": ["(file) cannot be parsed"]})
+    report["models"] = models_section(scorecard_of(report))
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "incomplete"
+    assert gate["removed_cases"] == []
+    unread = [e for e in gate["incomplete"] if e["kind"] == "not evaluated"]
+    assert {(e["model"], e["reason"], tuple(e["run"]), e["detail"]) for e in unread} == {
+        (model, "invalid case files", (case_id,), path)
+        for model in report["models"]}
+    lines = text(gate)
+    assert "removed" not in lines.replace("not as removed", "")
+    first = lines.splitlines()[0]
+    assert "3 cases not evaluated for invalid case files" in first
+    assert first.endswith("— case files that could not be read: not a pass, nor the model's "
+                          "failure: the run exits 4 unless it failed")
+    assert (f"{MODEL} · qa: 1 case in this run ({case_id}) not evaluated (invalid case files "
+            f"({path}): the baseline does not say which cases they held") in lines

@@ -511,8 +511,7 @@ class _Comparison:
     def not_evaluated(self) -> tuple[set[CaseKey], set[CaseKey]]:
         """The cases only one report has, less those the other report did not evaluate
         (their test errored, or they had no output: recorded as such; or, in a run that could
-        not read a case file, any the baseline has: which the file held is unknown): added,
-        removed."""
+        not read a case file or stopped early, any the baseline has): added, removed."""
         added, removed = set(self.now) - set(self.then), set(self.then) - set(self.now)
         now, then = self.unevaluated
         not_run = {k: now[k[0], k[2]][1] for k in removed if (k[0], k[2]) in now}

@@ -34,6 +34,9 @@ NO_OUTPUT = "no output"
 # Every case only the baseline has, in a run that could not read a case file: which cases the
 # file held, no report says (the baseline records no case's file).
 INVALID_CASE_FILES = "invalid case files"
+# Every case only the baseline has, in a run that stopped early (-x, Ctrl-C, crashed workers):
+# its tests may never have run.
+STOPPED_EARLY = "run stopped early"
 # Those that leave a blocker verdict undecided, in the order the gate names them.
 UNDECIDED_CAUSES = (JUDGE_ERRORS, CODE_ERRORS, NOT_ESTIMATED, TEST_ERRORS, NO_OUTPUT)
 # The not_evaluated entries of pairs left without a result, by kind, and why in those words.
@@ -179,11 +182,16 @@ def unevaluated_pairs(report: Mapping[str, Any]) -> dict[tuple[str, str], tuple[
 
 def unreached(report: Mapping[str, Any]) -> tuple[str, str] | None:
     """Why the cases another report has and ``report`` has not may never have been evaluated
-    in it, in the gate's words, and what names the cause (the case files it could not read):
-    None when nothing says so, and such cases were removed."""
+    in it, in the gate's words, and what names the cause (the case files it could not read,
+    why it stopped early): None when nothing says so, and such cases were removed."""
     files = [str(e["path"]) for e in report.get("not_evaluated") or ()
              if isinstance(e, Mapping) and e.get("kind") == "invalid_case_file"]
-    return (INVALID_CASE_FILES, ", ".join(files)) if files else None
+    stopped = (report.get("run") or {}).get("stopped_early")
+    causes = [(INVALID_CASE_FILES, ", ".join(files))] if files else []
+    causes += [(STOPPED_EARLY, str(stopped))] if stopped else []
+    if not causes:
+        return None
+    return " and ".join(c[0] for c in causes), "; ".join(c[1] for c in causes)
 
 
 def unevaluated_in(pairs: Mapping[tuple[str, str], tuple[str, str]], model: str,

@@ -12,6 +12,7 @@ from .gate_cases import (
     BENCHMARKS_OFF,
     INVALID_CASE_FILES,
     NO_OUTPUT,
+    STOPPED_EARLY,
     TEST_ERRORS,
     UNDECIDED_CAUSES,
 )
@@ -28,10 +29,17 @@ _NOT_EVALUATED = {TEST_ERRORS: ("test errors: a failure of the tool, not of the 
                   INVALID_CASE_FILES: (
                       "invalid case files: the baseline does not say which cases they held, "
                       "so each case only it has counts here, not as removed nor as a pass",
-                      " for invalid case files")}
+                      " for invalid case files"),
+                  STOPPED_EARLY: ("run stopped early: each case only the baseline has counts "
+                                  "here, not as removed nor as a pass", " in a run stopped early"),
+                  f"{INVALID_CASE_FILES} and {STOPPED_EARLY}": (
+                      "invalid case files and run stopped early: each case only the baseline "
+                      "has counts here, not as removed nor as a pass",
+                      " for invalid case files, in a run stopped early")}
 # What may hold a gate open with no failure of the tool: the run's inputs or settings.
 _NOT_TOOL_FAILURES = {NO_OUTPUT: "missing outputs",
                       INVALID_CASE_FILES: "case files that could not be read",
+                      STOPPED_EARLY: "a run that stopped early",
                       BENCHMARKS_OFF: "Layer 2 benchmarks the baseline scored, off in this run"}
 _RUN_KEYS = ("judge", "embeddings")
 
@@ -170,9 +178,10 @@ def incomplete_cause(gate: Mapping[str, Any]) -> str:
     test error), or only what no tool failed at: outputs the run did not have, benchmarks
     the baseline scored and the run had switched off."""
     entries = [e for e in gate.get("incomplete") or [] if isinstance(e, Mapping)]
-    if entries and all(e.get("reason") in _NOT_TOOL_FAILURES for e in entries):
-        causes = [why for reason, why in _NOT_TOOL_FAILURES.items()
-                  if any(e.get("reason") == reason for e in entries)]
+    # A reason may join several ("invalid case files and run stopped early").
+    reasons = {r for e in entries for r in str(e.get("reason")).split(" and ")}
+    if entries and reasons <= set(_NOT_TOOL_FAILURES):
+        causes = [why for reason, why in _NOT_TOOL_FAILURES.items() if reason in reasons]
         return " and ".join(causes) + ": not a pass, nor the model's failure"
     return "a failure of the tool, not of the model"
 

@@ -168,3 +168,42 @@ def test_cases_a_run_could_not_read_the_case_file_of_are_not_evaluated_not_remov
                           "failure: the run exits 4 unless it failed")
     assert (f"{MODEL} · qa: 1 case in this run ({case_id}) not evaluated (invalid case files "
             f"({path}): the baseline does not say which cases they held") in lines
+
+
+def test_cases_a_run_that_stopped_early_did_not_reach_are_not_evaluated_not_removed(
+        report: dict[str, Any]) -> None:
+    """A run stopped by -x (or a merge with such a shard) passed: "no regression, 37 cases
+    removed", exit 0, under the markdown's own "run stopped early"."""
+    baseline = copy.deepcopy(report)
+    unreached = {(c["model"], c["task"], c["case_id"]) for c in report["cases"]
+                 if c["task"] == "qa" or c["model"] == "budget-7b"}
+    report["cases"] = [c for c in report["cases"]
+                       if (c["model"], c["task"], c["case_id"]) not in unreached]
+    report["models"] = models_section(scorecard_of(report))
+    report["run"]["stopped_early"] = "stopping after 1 failures"
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "incomplete"
+    assert gate["removed_cases"] == [] and gate["removed_models"] == []
+    unrun = [e for e in gate["incomplete"] if e["kind"] == "not evaluated"]
+    assert {(e["reason"], e["detail"]) for e in unrun} == {
+        ("run stopped early", "stopping after 1 failures")}
+    assert {(e["model"], e["task"], c) for e in unrun for c in e["run"]} == unreached
+    first = text(gate).splitlines()[0]
+    assert f"{len(unreached)} cases not evaluated in a run stopped early" in first
+    assert first.endswith("— a run that stopped early: not a pass, nor the model's failure: "
+                          "the run exits 4 unless it failed")
+    qa = len(case_entries(baseline, MODEL, "qa"))
+    assert (f"{MODEL} · qa: {qa} cases in this run" in text(gate)
+            and "not evaluated (run stopped early (stopping after 1 failures): each case only "
+            "the baseline has counts here" in text(gate))
+    # With a case file it could not read too, both are named.
+    report["not_evaluated"].append({"kind": "invalid_case_file", "path": "cases/qa/x.yaml",
+                                    "problems": ["(file) cannot be parsed"]})
+    both = compare_reports(report, baseline)
+    assert {(e["reason"], e["detail"]) for e in both["incomplete"]
+            if e["kind"] == "not evaluated"} == {
+        ("invalid case files and run stopped early",
+         "cases/qa/x.yaml; stopping after 1 failures")}
+    assert "not evaluated for invalid case files, in a run stopped early" in text(both)
+    assert "case files that could not be read and a run that stopped early: not a pass" in \
+        text(both)

@@ -203,7 +203,9 @@ def incomplete_summary(gate: Mapping[str, Any]) -> str:
         else len(UNDECIDED_CAUSES), g[1]))
     for unevaluated, reason in groups:
         found = [e for e in entries if group(e) == (unevaluated, reason)]
-        cases = {(e.get("model"), e.get("task"), c) for e in found
+        # A case compared under its task and, for its Layer 2 criteria, under "benchmarks"
+        # is one case.
+        cases = {(e.get("model"), c) for e in found
                  for c in [*(e.get("run") or []), *(e.get("baseline") or [])]}
         if unevaluated:
             why = _NOT_EVALUATED.get(reason, ("", f" for {reason}"))[1]

@@ -362,3 +362,16 @@ def test_the_html_report_shows_an_incomplete_gate_and_what_was_not_compared(
     assert "<h3>Not compared (" in page
     assert "<li>northwind-large · qa · evidence_backed_reasoning: judge errors on 5 cases" in page
     assert "{&#x27;kind&#x27;" not in page and "{'kind'" not in page
+
+
+def test_the_summary_counts_a_case_once_whatever_task_it_is_compared_under() -> None:
+    """A case is compared under its task and, for its Layer 2 criteria, under "benchmarks":
+    the summary counted it twice ("61 comparisons could not be made for judge errors on 98
+    cases" with 57 cases behind them)."""
+    entries = [{"kind": "metric", "model": MODEL, "task": task, "metric": metric,
+                "reason": "judge errors", "run": ["qa-1", "qa-2"], "baseline": []}
+               for task, metric in (("qa", "score"), ("benchmarks", "faithfulness"))]
+    entries.append({"kind": "metric", "model": "budget-7b", "task": "qa", "metric": "score",
+                    "reason": "judge errors", "run": ["qa-1"], "baseline": ["qa-1"]})
+    gate = {"verdict": "incomplete", "incomplete": entries, "checks": []}
+    assert "3 comparisons could not be made for judge errors on 3 cases" in text(gate)

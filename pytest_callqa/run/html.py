@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .gaps import partial_run_lines, report_judge_errors
-from .gate_text import bounds, change, figure, incomplete_line
+from .gate_text import bounds, change, figure, incomplete_line, nothing_compared
 from .html_cases import (
     NOT_SCORED,
     SCRIPT,
@@ -263,9 +263,13 @@ class _Page:
             return ""
         verdict = str(self.gate.get("verdict") or "none")
         css = verdict if verdict in ("pass", "fail", "incomplete") else "none"
+        # A pass that compared nothing says so, as the terminal and the markdown do: "no
+        # regression" alone reads as "nothing got worse".
+        empty = nothing_compared(self.gate) if verdict == "pass" else ""
         out = [f'<div class="verdict v-{css}" id="gate">Baseline gate: {esc(verdict.upper())}'
                f" — baseline {esc(self.gate.get('baseline', '?'))}, mode "
-               f"{esc(self.gate.get('mode', '?'))}</div>"]
+               f"{esc(self.gate.get('mode', '?'))}"
+               + (f" — no regression{esc(empty)}" if empty else "") + "</div>"]
         regressions = self.gate.get("regressions")
         if regressions is None:
             regressions = [c for c in self.checks.values() if c.get("status") == "regression"]

@@ -312,6 +312,19 @@ def test_the_gates_own_result_is_shown() -> None:
             "<td>0.950 → 0.500</td><td>-0.450</td>") in html
 
 
+def test_a_pass_that_compared_nothing_says_so_in_the_banner() -> None:
+    """The terminal and the markdown said "no regression found, but no comparison could be
+    made"; the HTML banner said only "PASS"."""
+    report = make_report()
+    few = {"model": "alpha", "task": "qa", "metric": "score", "status": "too few cases"}
+    gate = {"verdict": "pass", "mode": "fail", "baseline": "b.json", "checks": [few]}
+    assert ("Baseline gate: PASS — baseline b.json, mode fail — no regression found, but no "
+            "comparison could be made</div>") in render_html(report, gate)
+    compared = {**gate, "checks": [few, {**few, "metric": "x", "status": "unchanged"}]}
+    assert "Baseline gate: PASS — baseline b.json, mode fail</div>" in render_html(
+        report, compared)
+
+
 def test_the_reports_own_gate_is_shown_without_one_given() -> None:
     report = make_report()
     report["gate"] = {"verdict": "pass", "mode": "report", "baseline": "b.json"}

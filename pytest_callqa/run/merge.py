@@ -278,13 +278,40 @@ def _not_evaluated_key(entry: Mapping[str, Any]) -> tuple[str, ...]:
     return (str(entry.get("kind")), json.dumps(entry, sort_keys=True))
 
 
+def _with_task(shard: _Shard, i: int, entry: Mapping[str, Any],
+               tasks: Mapping[str, str]) -> dict[str, Any]:
+    """A pair's ``not_evaluated`` entry with its task: an older report's test errors and
+    missing outputs do not name it, and the scorecard counts them by task. It is taken from
+    the case's golden case or a result of it; with neither, the report is refused."""
+    entry = dict(entry)
+    if entry.get("kind") in ("test_error", "missing_output") and not entry.get("task"):
+        task = tasks.get(str(entry.get("case_id")))
+        if task is None:
+            raise ValueError(f"{shard.name}: not_evaluated[{i}]: missing key 'task' (an older "
+                             f"report), and case {entry.get('case_id')!r} has no golden case "
+                             "or result to take it from")
+        entry["task"] = task
+    return entry
+
+
+def _case_tasks(shards: Sequence[_Shard]) -> dict[str, str]:
+    """Each case's task, from the shards' golden cases and results."""
+    tasks = {r.case_id: r.task for shard in shards for r in shard.results}
+    for shard in shards:
+        tasks.update((case_id, str(case["task"]))
+                     for case_id, case in shard.report["golden_cases"].items()
+                     if isinstance(case, Mapping) and isinstance(case.get("task"), str))
+    return tasks
+
+
 def _pooled_not_evaluated(shards: Sequence[_Shard]) -> list[dict[str, Any]]:
     entries: dict[tuple[str, ...], dict[str, Any]] = {}
+    tasks = _case_tasks(shards)
     for shard in shards:
         for i, entry in enumerate(shard.report["not_evaluated"]):
             if not isinstance(entry, Mapping):
                 raise ValueError(f"{shard.name}: not_evaluated[{i}] is not an object")
-            entries.setdefault(_not_evaluated_key(entry), dict(entry))
+            entries.setdefault(_not_evaluated_key(entry), _with_task(shard, i, entry, tasks))
     return [entries[k] for k in sorted(entries)]
 
 
@@ -479,7 +506,7 @@ def scorecard_of(report: Mapping[str, Any], name: str = "report") -> Scorecard:
     """The scorecard behind a report, rebuilt from its cases and metric definitions."""
     shard = _read(name, report)
     registry = recorded_registry(_pooled_specs([shard]))
-    entries = report.get("not_evaluated", [])
+    entries = _pooled_not_evaluated([shard])
     return build_scorecard(shard.results, registry=registry,
                            disqualify_tolerance=int(report["run"]["disqualify_tolerance"]),
                            errored=errored_pairs(entries), no_output=no_output_pairs(entries))

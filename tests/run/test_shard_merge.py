@@ -185,6 +185,30 @@ def test_a_pair_whose_test_errored_stays_listed_and_noted_through_the_merge(
     assert note in text
 
 
+def test_an_older_reports_pairs_without_a_task_take_it_from_their_case(
+        shards: list[dict[str, Any]]) -> None:
+    """An older report's missing outputs do not name their task: the merge crashed with
+    KeyError "unknown task 'None'" (exit 2)."""
+    case = next(c for c in shards[1]["cases"] if c["task"] == "qa")
+    shards[1]["cases"] = [c for c in shards[1]["cases"]
+                          if (c["model"], c["case_id"]) != ("budget-7b", case["case_id"])]
+    shards[1]["not_evaluated"].append({"kind": "missing_output", "model": "budget-7b",
+                                       "case_id": case["case_id"], "reason": "no output",
+                                       "budget_stopped": False})
+    merged = merge_reports(shards, ["1.json", "2.json"])
+    (entry,) = [e for e in merged["not_evaluated"] if e.get("case_id") == case["case_id"]]
+    assert entry["task"] == "qa"
+    assert (f"E budget-7b: qa: 1 case not evaluated, no output ({case['case_id']}): left out "
+            "of the task score") in merged["notes"]
+    shards[0]["not_evaluated"].append({"kind": "test_error", "model": "budget-7b",
+                                       "case_id": "qa-gone", "reason": "HTTP 500"})
+    with pytest.raises(ValueError) as info:
+        merge_reports(shards, ["1.json", "2.json"])
+    assert re.match(r"1\.json: not_evaluated\[\d+\]: missing key 'task' \(an older report\), "
+                    r"and case 'qa-gone' has no golden case or result to take it from",
+                    str(info.value))
+
+
 def test_call_counters_are_added_up_and_settings_kept(shards: list[dict[str, Any]]) -> None:
     _with_llm_judge(shards[0], _judge_usage(), calls=2.0, cost=0.002)
     _with_llm_judge(shards[1], _judge_usage(

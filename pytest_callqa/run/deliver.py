@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from .summary import Summary
 
 
+# The gate's verdict when it could not be run; its "problem" says why.
+NOT_RUN = "not run"
+
+
 class BaselineError(Exception):
     """The baseline report cannot be used (missing, not JSON, not a callqa report)."""
 
@@ -181,6 +185,11 @@ def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
                 f"the gate could not compare against the baseline "
                 f"({type(exc).__name__}: {exc})")
             delivered.gate_problem = f"callqa: {said}"
+            # Said in every file too: a report without a gate read as a run never gated.
+            gate = {"baseline": display_path(settings.baseline, rootpath),
+                    "mode": settings.baseline_mode, "verdict": NOT_RUN, "problem": said}
+            data["gate"] = gate
+            delivered.gate = gate
         else:
             gate = {"baseline": display_path(settings.baseline, rootpath),
                     "mode": settings.baseline_mode, **gate}

@@ -266,7 +266,10 @@ class _Page:
         # A pass that compared nothing says so, as the terminal and the markdown do: "no
         # regression" alone reads as "nothing got worse".
         empty = nothing_compared(self.gate) if verdict == "pass" else ""
-        out = [f'<div class="verdict v-{css}" id="gate">Baseline gate: {esc(verdict.upper())}'
+        problem = self.gate.get("problem")
+        title = (f"Baseline gate not run: {esc(problem)}" if problem
+                 else f"Baseline gate: {esc(verdict.upper())}")
+        out = [f'<div class="verdict v-{css}" id="gate">{title}'
                f" — baseline {esc(self.gate.get('baseline', '?'))}, mode "
                f"{esc(self.gate.get('mode', '?'))}"
                + (f" — no regression{esc(empty)}" if empty else "") + "</div>"]

@@ -72,9 +72,13 @@ def without_own(props: list[tuple[str, object]]) -> list[tuple[str, object]]:
 
 def suite_properties(report: Mapping[str, Any],
                      gate: Mapping[str, Any] | None) -> list[tuple[str, str]]:
-    """The run's properties: the gate's verdict and, per model, its final score, whether a
-    blocker fired, its cost and its rank."""
-    props = [(f"{PREFIX}.verdict", _text(gate.get("verdict")) if gate else "no baseline"),
+    """The run's properties: the gate's verdict ("gate not run: " and why, when it could not
+    be run) and, per model, its final score, whether a blocker fired, its cost and its
+    rank."""
+    verdict = _text(gate.get("verdict")) if gate else "no baseline"
+    if gate and gate.get("problem"):
+        verdict = f"gate not run: {gate['problem']}"
+    props = [(f"{PREFIX}.verdict", verdict),
              (f"{PREFIX}.regressions", _text(len(gate.get("regressions", []))) if gate
               else "")]
     basis = (report.get("run") or {}).get("rank_basis")

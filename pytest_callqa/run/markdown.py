@@ -99,6 +99,9 @@ def _gate_section(gate: Mapping[str, Any]) -> list[str]:
     checks = list(gate.get("checks") or [])
     few = sum(1 for c in checks if c.get("status") == "too few cases")
     unmade = [e for e in gate.get("incomplete") or [] if isinstance(e, Mapping)]
+    if gate.get("problem"):
+        # The baseline could not be read at the end, or the comparison broke: no verdict.
+        return [f"**⚠️ Gate not run**{where}: {_cell(str(gate['problem']))}", ""]
     if failed:
         verdict = f"**Gate: ❌ fail**{where} — {count} regression{'s' if count != 1 else ''}"
     elif incomplete:

@@ -110,13 +110,26 @@ def test_the_gate_on_the_example_project(project: Path) -> None:
         "    if os.path.exists('going.json'):\n        os.remove('going.json')\n",
         encoding="utf-8")
     try:
-        gone = run(project, "--callqa-baseline=going.json", "--callqa-report=gone.json")
+        gone = run(project, "--callqa-baseline=going.json", "--callqa-report=gone.json",
+                   "--callqa-markdown=gone.md", "--callqa-html=gone.html",
+                   "--junitxml=gone.xml")
     finally:
         (project / "tests" / "test_going.py").unlink()
     assert gone.returncode == pytest.ExitCode.USAGE_ERROR, gone.stdout[-3000:]
-    assert f"callqa: baseline report {project / 'going.json'} does not exist" in gone.stdout
+    problem = f"baseline report {project / 'going.json'} does not exist"
+    assert f"callqa: {problem}" in gone.stdout
+    # Each file says the gate was not run, and why: the JSON had no gate, the markdown no
+    # gate line, the HTML no banner, and JUnit said "no baseline".
     written = json.loads((project / "gone.json").read_text(encoding="utf-8"))
-    assert "gate" not in written and written["cases"]
+    assert written["gate"] == {"baseline": "going.json", "mode": "fail",
+                               "verdict": "not run", "problem": problem}
+    assert written["cases"]
+    assert f"**⚠️ Gate not run** against `going.json`: {problem}" in (
+        project / "gone.md").read_text(encoding="utf-8")
+    assert f"Baseline gate not run: {problem}" in (project / "gone.html").read_text(
+        encoding="utf-8")
+    assert f'name="callqa.verdict" value="gate not run: {problem}"' in (
+        project / "gone.xml").read_text(encoding="utf-8")
 
 
 def test_a_baseline_with_a_value_of_the_wrong_type_is_bad_input_naming_the_key(
@@ -146,7 +159,8 @@ def test_a_baseline_with_a_value_of_the_wrong_type_is_bad_input_naming_the_key(
     assert problem.replace("typed.json", "swapped.json") in swapped.stdout
     assert "Traceback" not in swapped.stdout + swapped.stderr
     written = json.loads((fresh / "swapped-run.json").read_text(encoding="utf-8"))
-    assert "gate" not in written and written["cases"]
+    assert written["gate"]["verdict"] == "not run" and written["cases"]
+    assert written["gate"]["problem"] == problem.replace("typed.json", "swapped.json")
 
 
 POLICY = "[metrics.evidence_backed_reasoning]\ntolerance = 0.5\n"

@@ -325,6 +325,14 @@ def test_a_pass_that_compared_nothing_says_so_in_the_banner() -> None:
         report, compared)
 
 
+def test_a_gate_that_could_not_be_run_says_why_in_the_banner() -> None:
+    report = make_report()
+    report["gate"] = {"baseline": "b.json", "mode": "fail", "verdict": "not run",
+                      "problem": "baseline report b.json does not exist"}
+    assert ('id="gate">Baseline gate not run: baseline report b.json does not exist — '
+            "baseline b.json, mode fail</div>") in render_html(report)
+
+
 def test_the_reports_own_gate_is_shown_without_one_given() -> None:
     report = make_report()
     report["gate"] = {"verdict": "pass", "mode": "report", "baseline": "b.json"}

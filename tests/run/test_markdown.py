@@ -74,6 +74,21 @@ def test_a_passing_gate_says_so(report: dict[str, Any]) -> None:
     assert "**Gate: ✅ pass** — no regression" in text
 
 
+def test_a_gate_that_could_not_be_run_says_why(report: dict[str, Any]) -> None:
+    """The markdown had no gate line and JUnit said "no baseline" when the baseline could not
+    be read at the end of the run."""
+    from pytest_callqa.run.junit import suite_properties
+
+    gate = {"baseline": "main.json", "mode": "fail", "verdict": "not run",
+            "problem": "baseline report main.json does not exist"}
+    text = render_markdown(report, gate)
+    assert ("**⚠️ Gate not run** against `main.json`: baseline report main.json does not "
+            "exist") in text
+    assert "pass" not in text.split("### Scorecard")[0]
+    assert dict(suite_properties(report, gate))["callqa.verdict"] == (
+        "gate not run: baseline report main.json does not exist")
+
+
 def test_a_huge_report_stays_under_the_comment_limit(report: dict[str, Any]) -> None:
     big = copy.deepcopy(report)
     template = big["models"]["budget-7b"]

@@ -1,6 +1,7 @@
 """The HTML report: one self-contained file a CI job keeps as an artifact and anyone opens
 offline — the scorecard (ratings coloured, the blockers fired listed first, baseline deltas
-when a gate ran), a bar chart per metric across models, and every case's drill-down.
+when a gate ran), the judge calibration of a calibrating run, a bar chart per metric across
+models, and every case's drill-down.
 
 Nothing is fetched: CSS and script are inline, charts are inline SVG, and the page's
 Content-Security-Policy allows only its own style and script (by hash), so even a stray URL
@@ -20,6 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .calibration_view import calibration_html
 from .gaps import partial_run_lines, report_judge_errors
 from .gate_text import bounds, change, figure, incomplete_line, nothing_compared
 from .html_cases import (
@@ -220,7 +222,9 @@ class _Page:
             "<h1>callqa report</h1>", *self._run_lines(run),
             '<nav><a href="#scorecard">Scorecard</a><a href="#charts">Charts</a>'
             '<a href="#cases">Cases</a></nav>',
-            self._gate(), self._blockers(), self._scorecard(), self._charts(),
+            # Beside the gate: a calibration that failed or was incomplete set the exit code.
+            self._gate(), calibration_html(self.report), self._blockers(), self._scorecard(),
+            self._charts(),
             cases_section(self.report, self.models, self.tasks, self.specs),
             f"<script>{SCRIPT}</script></body></html>",
         ]

@@ -1,5 +1,6 @@
 """A short markdown summary of a run, for a pull-request comment or ``$GITHUB_STEP_SUMMARY``:
-the gate's verdict and regressions, one row per model, and the few worst cases.
+the gate's verdict and regressions, the judge calibration's verdict and table (of a
+calibrating run), one row per model, and the few worst cases.
 
 GitHub refuses a comment longer than 65,536 characters, so the text is kept under
 ``MAX_CHARS``: long lists are cut to their first rows, and whatever still does not fit is
@@ -14,6 +15,7 @@ from typing import Any
 
 from ..engine.report import missing_cases
 from ..engine.scorecard import gap_causes
+from .calibration_view import HEADER, calibration_view
 from .gaps import partial_run_lines, report_judge_errors
 from .gate_text import (
     bounds,
@@ -160,6 +162,24 @@ def _gate_section(gate: Mapping[str, Any]) -> list[str]:
         lines += _more(min(len(warnings), MAX_WARNINGS), len(warnings), "warnings")
         lines += ["", "</details>"]
     return [*lines, ""]
+
+
+# The calibration's verdict as the gate's is marked.
+_CALIBRATION_MARKS = {"pass": "✅ pass", "fail": "❌ fail", "incomplete": "⚠️ incomplete"}
+
+
+def _calibration_section(report: Mapping[str, Any]) -> list[str]:
+    """The judge calibration of a calibrating run: its verdict and the terminal's lines
+    saying why, then a row per labelled metric; nothing for a run that did not calibrate."""
+    view = calibration_view(report)
+    if view is None:
+        return []
+    mark = _CALIBRATION_MARKS.get(view.verdict, _cell(view.verdict))
+    # The judge's description and the labelled model's name are the user's text: shown as
+    # written, and whole (the verdict lines too: a cut reason would hide why the run failed).
+    return [f"**Judge calibration: {mark}** — {_inert(view.against)}", "",
+            *(f"- {_inert(line)}" for line in view.lines), "",
+            *_table(list(HEADER), view.rows), ""]
 
 
 def _model_order(report: Mapping[str, Any]) -> list[str]:
@@ -315,8 +335,9 @@ def _fit(lines: list[str], limit: int) -> str:
 def render_markdown(report: Mapping[str, Any], gate: Mapping[str, Any] | None = None, *,
                     limit: int = MAX_CHARS) -> str:
     """The run's summary as GitHub-flavoured markdown, at most ``limit`` characters: the
-    part of the suite a partial run holds, the gate (when given), a row per model with its
-    task scores, final scores, blocked cases and cost, and the worst cases."""
+    part of the suite a partial run holds, the gate (when given), the judge calibration
+    (when the run calibrated), a row per model with its task scores, final scores, blocked
+    cases and cost, and the worst cases."""
     run = report.get("run") or {}
     judge = (run.get("judge") or {}).get("description") or (run.get("judge") or {}).get("name")
     cases = report.get("cases") or []
@@ -327,6 +348,7 @@ def render_markdown(report: Mapping[str, Any], gate: Mapping[str, Any] | None = 
              *_judge_error_lines(report)]
     if gate is not None:
         lines += _gate_section(gate)
+    lines += _calibration_section(report)
     if models:
         lines += _models_section(report)
     lines += _worst_section(report)

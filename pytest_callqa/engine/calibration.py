@@ -475,6 +475,14 @@ def _fmt(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def left_out_text(entry: Mapping[str, Any]) -> str:
+    """What a metric's entry left out of its n and why (``2 not scored, 1 judge error (of
+    40 labels)``); empty when nothing was."""
+    parts = [f"{count} {_LEFT_OUT_NAMES.get(kind, kind.replace('_', ' '))}"
+             for kind, count in (entry.get("left_out") or {}).items() if count]
+    return f"{', '.join(parts)} (of {entry.get('labels')} labels)" if parts else ""
+
+
 def calibration_lines(calibration: Mapping[str, Mapping[str, Any]], *, judge: str,
                       model: str, min_kappa: float) -> list[str]:
     """The per-metric table printed at the end of a calibrating run, and its verdict."""
@@ -491,12 +499,9 @@ def calibration_lines(calibration: Mapping[str, Mapping[str, Any]], *, judge: st
             f"{_fmt(e['kappa']):>6} {e['weights']:>7} {_fmt(e['spearman']):>6} "
             f"{_fmt(e['bias'], 3):>6}")
     for metric, e in calibration.items():
-        out = e["left_out"]
-        parts = [f"{count} {_LEFT_OUT_NAMES.get(kind, kind.replace('_', ' '))}"
-                 for kind, count in out.items() if count]
-        if parts:
-            lines.append(f"  {metric}: left out of n: {', '.join(parts)} "
-                         f"(of {e['labels']} labels)")
+        left_out = left_out_text(e)
+        if left_out:
+            lines.append(f"  {metric}: left out of n: {left_out}")
         if e.get("not_rated"):
             lines.append(f"  {metric}: not compared: {e['not_rated']}")
             continue

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.calibration import calibration_lines
+from ..engine.calibration import calibration_lines, left_out_text
 from ..engine.core.defaults import DEFAULT_MIN_KAPPA
 from .html_cases import esc
 
@@ -50,16 +50,15 @@ def calibration_view(report: Mapping[str, Any]) -> CalibrationView | None:
         verdict=str(decided.get("verdict")),
         against=terminal[0].removeprefix(PREFIX),
         lines=[line.removeprefix(PREFIX) for line in terminal[1:] if line.startswith(PREFIX)],
-        rows=[_row(metric, entry, terminal) for metric, entry in table.items()])
+        rows=[_row(metric, entry) for metric, entry in table.items()])
 
 
-def _row(metric: str, entry: Mapping[str, Any], terminal: list[str]) -> list[str]:
-    # The terminal says what was left out, and why a metric was not compared, on lines of
-    # their own under its table: the same words go into the row's cell.
-    left_out, not_compared = f"  {metric}: left out of n: ", f"  {metric}: not compared: "
-    said = [line.removeprefix(left_out) for line in terminal if line.startswith(left_out)]
-    said += [line.removeprefix(f"  {metric}: ") for line in terminal
-             if line.startswith(not_compared)]
+def _row(metric: str, entry: Mapping[str, Any]) -> list[str]:
+    # What the terminal says under its table, on lines of their own: what was left out and
+    # why a metric was not compared go into the row's cell in the same words.
+    said = [text for text in (left_out_text(entry),) if text]
+    if entry.get("not_rated"):
+        said.append(f"not compared: {entry['not_rated']}")
     left = sum(int(v) for v in (entry.get("left_out") or {}).values())
     bias = entry.get("bias")
     return [metric, str(entry.get("task", "")), str(entry.get("n", 0)),

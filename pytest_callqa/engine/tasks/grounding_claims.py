@@ -5,12 +5,14 @@ and the word forms by which a claim's words meet a passage's."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..anchor_units import figure_word, figures_written_out
+from ..core.memo import batch_memoised
 from ..lexicon import ENGLISH_STOPWORDS, NON_ENGLISH_STOPWORDS
 from ..text import content_tokens, dominant_script, tokens
 
@@ -232,10 +234,14 @@ def claim_supported(
     return False
 
 
-def claim_words(text: str) -> list[str]:
-    """The words of ``text`` as a claim's are compared: stemmed, a figure as its amount."""
-    return [claim_word(w) for w in tokens(figures_written_out(text))]
+@batch_memoised
+def claim_words(text: str) -> tuple[str, ...]:
+    """The words of ``text`` as a claim's are compared: stemmed, a figure as its amount.
+    Remembered for the batch: every claim of every answer reads the same passages."""
+    return tuple(claim_word(w) for w in tokens(figures_written_out(text)))
 
 
+# A word's stem is the same in every claim and passage: worked out once per word.
+@functools.lru_cache(maxsize=8192)
 def claim_word(word: str) -> str:
     return word_stem(figure_word(word))

@@ -65,7 +65,8 @@ class VerdictStream(Generic[K]):
                 self._wake.notify_all()
 
     def sending(self) -> None:
-        """The batch is past its cache and its endpoint checks: what is left is calls."""
+        """The batch's endpoints are checked and its first call goes out (the cache
+        answers the rest of the batch's requests it holds as the calls go)."""
         self._sending.set()
 
     def wait_sending(self) -> None:

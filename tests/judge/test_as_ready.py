@@ -17,6 +17,7 @@ import pytest
 
 from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict, StreamingJudge
 from pytest_callqa.engine.evaluate import Prepared, judge_batch, judge_batch_as_ready, prepare
+from pytest_callqa.engine.judges import llm
 from pytest_callqa.engine.judges.repeats import RepeatedJudge
 from pytest_callqa.engine.llm.cache import JudgeCache
 from pytest_callqa.engine.llm.limits import LocalSlots
@@ -184,6 +185,31 @@ def test_the_llm_judge_hands_on_cached_and_sent_verdicts_as_each_call_ends(
     assert len(handed) == 4 and server.requests == 4
     every = {key: v for h in handed for key, v in h.items()}
     assert [every[r.key] for r in requests] == answers
+
+
+def test_a_reply_is_read_while_the_rest_of_the_batch_is_looked_up_in_the_cache(
+        fake: Any, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One call to send ahead of 40 the cache answers, each look-up slow (a shared team cache
+    # directory): the reply sat unread behind the whole run of look-ups, past its timeout
+    # on a large batch, and the call was sent (and paid for) again.
+    server = fake(latency=0.02)
+    requests = [r for case, output, model in qa_items(41)
+                for r in prepare(case, output, model=model, benchmarks=False).requests]
+    cache = JudgeCache(cache_dir, "rw")
+    make_judge(server, cache).judge(requests[1:])
+    looked_up = llm.cached_structured
+
+    def slow_lookup(*args: Any) -> Any:
+        time.sleep(0.01)
+        return looked_up(*args)
+
+    monkeypatch.setattr(llm, "cached_structured", slow_lookup)
+    handed: list[str] = []
+    make_judge(server, cache).judge_as_ready(requests, lambda new: handed.extend(new))
+    assert server.requests == 41  # the 40 of the first batch, and the new one once
+    assert sorted(handed) == sorted(r.key for r in requests)
+    # Its reply (20 ms) is in long before the 40 look-ups (over 400 ms) are done.
+    assert handed.index(requests[0].key) < len(handed) - 1
 
 
 def test_repeats_hand_on_a_combined_verdict_once_all_its_repeats_are_in(fake: Any) -> None:

@@ -291,21 +291,22 @@ class OpenAIJudge:
         keys, calls = self._plan(requests)
         verdicts = _Verdicts(on_verdicts)
         progress = _Progress(self.on_progress, len(calls))
-        missing = self._not_cached(calls, verdicts, progress)
-        first = next(missing, None)
+        drawn = self._not_cached(calls, verdicts, progress)
+        first = next((call for call in drawn if call is not None), None)
         if first is not None:
             if self.before_send is not None:
                 self.before_send()
             # The rest are looked up while the first ones are on their way: looked up before
             # the first was sent, 200 cold calls started a cache pass later.
             self.runner.run_sync(
-                lambda: self._send(itertools.chain((first,), missing), verdicts, progress))
+                lambda: self._send(itertools.chain((first,), drawn), verdicts, progress))
         return self._in_order(keys, verdicts.known)
 
     def _not_cached(self, calls: Sequence[_GroupCall], verdicts: _Verdicts,
-                    progress: _Progress) -> Iterator[_GroupCall]:
-        """The calls of ``calls`` to send, as they are reached; the refused ones and those
-        the cache answers get their verdicts on the way."""
+                    progress: _Progress) -> Iterator[_GroupCall | None]:
+        """Each of ``calls`` in turn: one to send, or None once a refused one or one the
+        cache answers has its verdicts — so that a caller sending the first may read their
+        replies between two look-ups rather than after a run of them."""
         for call in calls:
             if call.refusal is not None:
                 verdicts.add(self._refused(call))
@@ -317,6 +318,7 @@ class OpenAIJudge:
                     continue
                 verdicts.add(self._answers(call, outcome))
             progress.advance()
+            yield None
 
     async def ajudge(self, requests: Sequence[JudgeRequest]) -> list[JudgeVerdict]:
         keys, calls = self._plan(requests)
@@ -343,10 +345,10 @@ class OpenAIJudge:
                 calls.append(call)
         return keys, _one_per_request(calls)
 
-    async def _send(self, calls: Iterable[_GroupCall], verdicts: _Verdicts,
+    async def _send(self, calls: Iterable[_GroupCall | None], verdicts: _Verdicts,
                     progress: _Progress) -> None:
         """Every one of ``calls`` at once, under the runner's limits, each started as soon
-        as it is drawn from ``calls``."""
+        as it is drawn from ``calls`` (a None is a turn for the calls on their way)."""
 
         async def run(call: _GroupCall) -> None:
             verdicts.add(await self._judge_group(call))
@@ -355,8 +357,11 @@ class OpenAIJudge:
         try:
             async with self.runner.session(), asyncio.TaskGroup() as tasks:
                 for call in calls:
-                    tasks.create_task(run(call))
-                    # Lets the call start on its way before the next is drawn (and looked up).
+                    if call is not None:
+                        tasks.create_task(run(call))
+                    # The calls on their way go on — the new one starts, replies in are read —
+                    # before the next is drawn: thousands of cache look-ups in a row held a
+                    # reply unread past its timeout, and it was sent again.
                     await asyncio.sleep(0)
         except BaseExceptionGroup as failed:
             # A configuration error (bad key, unknown model) stops the batch; report it as

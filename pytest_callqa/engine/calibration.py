@@ -414,6 +414,8 @@ _TOOL_FAILURES = (
 # case, and one over a few of them vouches for the judge on labels it never saw.
 _NOT_EVALUATED = ("not_evaluated", "labelled outputs not evaluated", "",
                   "run every labelled case, each with its labelled output")
+# A case file the run could not read: no report says which cases, or labels, it held.
+_UNREAD = ("case files that could not be read", "fix the case files the run names")
 
 
 def _tool_failed(calibration: Mapping[str, Mapping[str, Any]]) -> bool:
@@ -422,7 +424,8 @@ def _tool_failed(calibration: Mapping[str, Mapping[str, Any]]) -> bool:
                for entry in calibration.values() for key, *_ in _TOOL_FAILURES)
 
 
-def incomplete(calibration: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def incomplete(calibration: Mapping[str, Mapping[str, Any]],
+               unread: Sequence[str] = ()) -> list[str]:
     """Why the calibration cannot pass even where no metric fails it: labels left out because
     the tool could not give them a value — a judge error (the call failed, the reply was
     unusable, the budget was spent) or a custom metric whose code raised or returned no
@@ -430,8 +433,13 @@ def incomplete(calibration: Mapping[str, Mapping[str, Any]]) -> list[str]:
     tests not selected).
     How the judge agrees with people on those is unknown, and a calibration that passed
     without them would vouch for a judge on labels it never saw. (Labels the judge abstained
-    on — *not scored* — are its answer, and stay left out.)"""
+    on — *not scored* — are its answer, and stay left out.) ``unread``: the case files the
+    run could not read, whose labels, if they hold any, no metric's n counts."""
     found = []
+    if unread:
+        found.append(f"{len(unread)} case file{'s' * (len(unread) > 1)} could not be read "
+                     f"({', '.join(unread)}): the labels {'they' if len(unread) > 1 else 'it'}"
+                     " may hold were not compared")
     for metric, entry in calibration.items():
         left_out = entry.get("left_out") or {}
         for key, kind, why, _ in (*_TOOL_FAILURES, _NOT_EVALUATED):
@@ -446,25 +454,28 @@ def incomplete(calibration: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return found
 
 
-def _incomplete_verdict(calibration: Mapping[str, Mapping[str, Any]]) -> str:
+def _incomplete_verdict(calibration: Mapping[str, Mapping[str, Any]],
+                        unread: Sequence[str]) -> str:
     """The closing line of an incomplete calibration: which failures left labels out, and
     what to do about each."""
     causes = [(kind, remedy) for key, kind, _, remedy in (*_TOOL_FAILURES, _NOT_EVALUATED)
               if any((e.get("left_out") or {}).get(key) for e in calibration.values())]
+    if unread:
+        causes.append(_UNREAD)
     return ("callqa calibration: incomplete — not a pass: "
             f"{' and '.join(kind for kind, _ in causes)} left labels out; "
             f"{'; '.join(remedy for _, remedy in causes)}")
 
 
 def outcome(calibration: Mapping[str, Mapping[str, Any]],
-            min_kappa: float = DEFAULT_MIN_KAPPA) -> str:
+            min_kappa: float = DEFAULT_MIN_KAPPA, unread: Sequence[str] = ()) -> str:
     """The calibration's verdict: ``fail`` when a metric fails it (:func:`verdict`), else
-    ``incomplete`` when judge errors, metric code errors or outputs the run did not evaluate
-    left labels out (:func:`incomplete`) — not a pass, and not the judge's disagreement
-    either — else ``pass``."""
+    ``incomplete`` when judge errors, metric code errors, outputs the run did not evaluate or
+    case files it could not read (``unread``) left labels out (:func:`incomplete`) — not a
+    pass, and not the judge's disagreement either — else ``pass``."""
     if verdict(calibration, min_kappa):
         return "fail"
-    return "incomplete" if incomplete(calibration) else "pass"
+    return "incomplete" if incomplete(calibration, unread) else "pass"
 
 
 # How the table names a left_out key whose name does not read as English.
@@ -484,8 +495,9 @@ def left_out_text(entry: Mapping[str, Any]) -> str:
 
 
 def calibration_lines(calibration: Mapping[str, Mapping[str, Any]], *, judge: str,
-                      model: str, min_kappa: float) -> list[str]:
-    """The per-metric table printed at the end of a calibrating run, and its verdict."""
+                      model: str, min_kappa: float, unread: Sequence[str] = ()) -> list[str]:
+    """The per-metric table printed at the end of a calibrating run, and its verdict
+    (``unread``: see :func:`incomplete`)."""
     lines = [f"callqa calibration: judge {judge} against human_labels on the outputs of "
              f"{model!r} (pass: kappa >= {min_kappa:g})"]
     head = (f"{'metric':<30} {'task':<11} {'n':>4} {'left out':>9} {'agree':>6} "
@@ -511,11 +523,11 @@ def calibration_lines(calibration: Mapping[str, Mapping[str, Any]], *, judge: st
         lines.append(f"  {metric}: confusion, rows people / columns judge "
                      f"[{' '.join(cats)}]: {rows}")
     problems = verdict(calibration, min_kappa)
-    gaps = incomplete(calibration)
+    gaps = incomplete(calibration, unread)
     lines += [f"callqa calibration: FAIL — {p}" for p in problems]
     lines += [f"callqa calibration: INCOMPLETE — {g}" for g in gaps]
     if gaps and not problems:
-        lines.append(_incomplete_verdict(calibration))
+        lines.append(_incomplete_verdict(calibration, unread))
     elif not problems:
         lines.append("callqa calibration: pass — every metric the judge scored reaches "
                      f"kappa >= {min_kappa:g}")

@@ -45,7 +45,8 @@ def calibration_view(report: Mapping[str, Any]) -> CalibrationView | None:
     terminal = calibration_lines(
         table, judge=str(judge.get("description") or judge.get("name") or "?"),
         model=str(decided.get("model")),
-        min_kappa=float(decided.get("min_kappa", DEFAULT_MIN_KAPPA)))
+        min_kappa=float(decided.get("min_kappa", DEFAULT_MIN_KAPPA)),
+        unread=decided.get("unread_case_files") or ())
     return CalibrationView(
         verdict=str(decided.get("verdict")),
         against=terminal[0].removeprefix(PREFIX),

@@ -163,7 +163,8 @@ def deliver(summary: Summary, settings: Settings, rootpath: Path) -> Delivered:
 
         delivered.calibration_lines = calibration_lines(
             data["calibration"], judge=data["run"]["judge"]["description"],
-            model=calibrated["model"], min_kappa=calibrated["min_kappa"])
+            model=calibrated["model"], min_kappa=calibrated["min_kappa"],
+            unread=calibrated.get("unread_case_files", ()))
         delivered.calibration_failed = calibrated["verdict"] == "fail"
         delivered.calibration_incomplete = calibrated["verdict"] == "incomplete"
     if settings.baseline is not None:

@@ -439,11 +439,15 @@ class Summary:
         found = calibrate(card.results, list(self.catalog.each_case()),
                           {task: registry.metrics_for(task) for task in registry.tasks},
                           model, not_run=not_run)
+        # A file the run could not read may hold labelled cases: how many, no one can say.
+        unread = [str(entry["path"]) for entry in unevaluated
+                  if entry.get("kind") == "invalid_case_file"]
         return found, {"model": self.settings.calibration_model,
                        "min_kappa": self.settings.min_kappa,
-                       "verdict": outcome(found, self.settings.min_kappa),
+                       "verdict": outcome(found, self.settings.min_kappa, unread),
                        "problems": verdict(found, self.settings.min_kappa),
-                       "incomplete": incomplete(found)}
+                       "incomplete": incomplete(found, unread),
+                       "unread_case_files": unread}
 
 
 def _for_scorecard(data: dict[str, Any],

@@ -370,3 +370,23 @@ def test_labelled_outputs_the_run_did_not_evaluate_make_the_calibration_incomple
     assert entry["not_evaluated_why"] == {"whose tests were not selected": 1,
                                           "without an output": 1}
     assert report["run"]["calibration"]["verdict"] == "incomplete"
+
+
+def test_a_case_file_the_run_could_not_read_makes_the_calibration_incomplete(
+        labelled: pytest.Pytester) -> None:
+    # Before: with e's case file cut short, the four labels left passed ("pass — every metric
+    # the judge scored reaches kappa >= 0.3"), the report's verdict "pass" — though the file
+    # may have held labels (it did), and no report says which cases it held.
+    case_file = labelled.path / "cases" / "e.json"
+    case_file.write_text(case_file.read_text("utf-8")[:-5], encoding="utf-8")
+    result = labelled.runpytest("-p", "no:cacheprovider", "--callqa-calibrate",
+                                "--callqa-min-kappa", "0.3")
+    result.stdout.fnmatch_lines([
+        "callqa calibration: INCOMPLETE — 1 case file could not be read (cases/e.json): the "
+        "labels it may hold were not compared",
+        "callqa calibration: incomplete — not a pass: case files that could not be read left "
+        "labels out; fix the case files the run names",
+    ])
+    assert "callqa calibration: pass" not in result.stdout.str()
+    decided = _report(labelled)["run"]["calibration"]
+    assert (decided["verdict"], decided["unread_case_files"]) == ("incomplete", ["cases/e.json"])

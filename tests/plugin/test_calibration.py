@@ -97,7 +97,7 @@ def test_calibration_table_report_and_a_passing_gate(labelled: pytest.Pytester,
                                  "not_evaluated": 0, "case_bar": 0}
     assert report["run"]["calibration"] == {"model": "human", "min_kappa": 0.3,
                                             "verdict": "pass", "problems": [],
-                                            "incomplete": []}
+                                            "incomplete": [], "unread_case_files": []}
 
 
 def test_kappa_below_the_ini_minimum_fails_the_run(labelled: pytest.Pytester) -> None:
@@ -258,7 +258,8 @@ def test_a_calibration_the_judge_could_not_answer_is_incomplete_not_a_pass(
     assert _report(labelled)["run"]["calibration"] == {
         "model": "human", "min_kappa": 0.6, "verdict": "incomplete", "problems": [],
         "incomplete": ["call_intent_match: 5 of 5 labels left out for judge errors (the judge "
-                       "could not answer them): its agreement on them is unknown"]}
+                       "could not answer them): its agreement on them is unknown"],
+        "unread_case_files": []}
 
 
 PROJECT_METRIC = """

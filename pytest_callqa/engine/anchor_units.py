@@ -83,7 +83,9 @@ def fact_held(anchor: Anchor, text: str, others: Sequence[Anchor],
     """Whether ``others`` (the anchors of ``other_text``) state ``anchor`` (one of ``text``'s)
     as :func:`anchor_supported` does, but of its kind, currency and unit too: an amount is
     no percentage, "49 USD" no "49 EUR", "5 kg" no "5 lb". None when only a word no table
-    maps may tell them apart ("5 kg" beside "5 Pfund")."""
+    maps may tell them apart ("5 kg" beside "5 Pfund"), or only the sign: a positive figure
+    beside the negative of its value ("You owe $45.20" beside a balance of "-$45.20") may
+    be a ledger's credit, refund or balance due said in words, or a sign misread."""
     if anchor.kind not in NUMERIC_KINDS:
         return anchor_supported(anchor, others)
     unsure = False
@@ -94,6 +96,8 @@ def fact_held(anchor: Anchor, text: str, others: Sequence[Anchor],
             # A year or an id with the figure's digits: no unit to compare.
             return True
         agree = _units_agree(anchor, _unit(anchor, text), other, _unit(other, other_text))
+        if agree and other.value[0] == "-" and anchor.value[0] != "-":
+            agree = None
         if agree:
             return True
         unsure = unsure or agree is None

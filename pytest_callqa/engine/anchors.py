@@ -480,18 +480,28 @@ def anchor_supported(anchor: Anchor, context: Sequence[Anchor]) -> bool:
     """Whether ``context`` states the same fact, whatever the format.
 
     Amounts, percents and numbers back each other by value; a bare year also counts as
-    the number it is and the reverse. Ids match ids (allowing a country code prefix) and
-    numbers with the same digits. A yearless date is backed by that day in any year.
+    the number it is and the reverse. A negative figure needs a negative one ("-$500" is no
+    balance of $500), while a positive one is backed by the negative of its value too:
+    ledgers write credits, refunds and balances due as negatives ("You owe $45.20" of a
+    balance of "-$45.20"); :func:`~pytest_callqa.engine.anchor_units.fact_held` leaves
+    that one undecided. Ids match ids (allowing a country code prefix) and numbers with the
+    same digits. A yearless date is backed by that day in any year.
     """
     kind, value = anchor.kind, anchor.value
     if kind in NUMERIC_KINDS:
         # A loop, not any() over a generator: it runs for every figure against every one
         # a text was told.
         other = anchor.other or None  # "" is no reading
+        negated = None if value[0] == "-" else "-" + value
+        negated_other = "-" + other if other and negated else None
         for c in context:
             if c.kind in NUMERIC_KINDS:
                 if c.value == value or c.value == other or (
                         c.other and (c.other == value or c.other == other)):
+                    return True
+                if c.value[0] == "-" and negated and (
+                        c.value == negated or c.value == negated_other or (
+                            c.other and (c.other == negated or c.other == negated_other))):
                     return True
             elif c.value == value if c.kind == "id" else (
                     c.kind == "date" and c.value == f"y{value}"):

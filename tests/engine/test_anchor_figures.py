@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_callqa.engine.anchor_units import figures_written_out
+from pytest_callqa.engine.anchor_units import fact_held, figures_written_out
 from pytest_callqa.engine.anchors import extract_anchors, unsupported_anchors
 
 
@@ -79,6 +79,23 @@ def test_a_minus_sign_is_part_of_the_figure(text: str, found: list[tuple[str, st
 def test_a_negative_figure_is_not_backed_by_the_positive_one() -> None:
     assert len(unsupported_anchors("Your balance is -$500.", "Your balance is $500.")) == 1
     assert unsupported_anchors("Your balance is -$500.", "Your balance is \u2212500 dollars.") == []
+
+
+def test_a_positive_figure_is_backed_by_a_negative_one_by_value_but_not_as_a_fact() -> None:
+    # Ledgers write credits, refunds and balances due as negatives: "You owe $45.20" of a
+    # balance of "-$45.20" may be right, so its value is backed; whether the sign is the
+    # answer's fact no reading can tell, and fact_held leaves it undecided (it said False,
+    # and the grounding family failed the answer).
+    answer, ledger = "You owe $45.20.", "Account balance: -$45.20 (amount due)"
+    (owed,) = extract_anchors(answer)
+    assert unsupported_anchors(answer, ledger) == []
+    assert fact_held(owed, answer, extract_anchors(ledger), ledger) is None
+    assert fact_held(owed, answer, extract_anchors(ledger + " Due: $45.20"),
+                     ledger + " Due: $45.20") is True
+    # An amount is still no percentage, whatever the sign.
+    (off,) = extract_anchors("You got 10% off.")
+    credit = "Credit -$10"
+    assert fact_held(off, "You got 10% off.", extract_anchors(credit), credit) is False
 
 
 @pytest.mark.parametrize(("text", "found"), [

@@ -733,3 +733,19 @@ def test_a_keyword_meets_its_verbs_other_forms(query: str, answer: str) -> None:
     # "waived", "charged" and "shipped" were cut to "waiv", "charg" and "shipp", which
     # "waive", "charge" and "ship" are not: each keyword was missing, completeness < 1.
     assert completeness(query, answer) == (1.0, [])
+
+
+@pytest.mark.parametrize(("answer", "ledger"), [
+    ("You owe $45.20.", "Account balance: -$45.20 (amount due)"),
+    ("We applied a $10 credit to your account.", "Adjustments: Goodwill credit -$10.00"),
+    ("You got 10% off.", "Promo applied: -10%"),
+])
+def test_a_positive_figure_beside_the_contexts_negative_one_is_undecided(
+        answer: str, ledger: str) -> None:
+    # Ledgers write credits, refunds and balances due as negatives. Read both ways, the sign
+    # failed these answers at hallucination 1.0; the figure is now left out of the share.
+    result = _eval(answer, config={"query": "What about my account?", "context": [ledger]})
+    hall = result.metrics["hallucination"]
+    assert [a["supported"] for a in hall.details["anchors"] if a["kind"] == "numeric"] == [None]
+    assert (hall.details["numerator"], hall.details["denominator"]) == (0, 0)
+    assert not hall.blocker

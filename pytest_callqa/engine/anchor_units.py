@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from .anchors import (
+    LEADING_DOT_DECIMAL,
     NUMERIC_KINDS,
     SCALE_WORDS,
     Anchor,
@@ -126,16 +127,29 @@ _SCALED_PART = re.compile(rf"[0-9][0-9.,]*\s?(?:{SCALE_WORDS}|bn|mn|[kmb])(?![^\
                           re.IGNORECASE)
 
 
+# A decimal the anchors read without its leading zero (".5%", "$.99").
+_LEADING_DOT = re.compile(LEADING_DOT_DECIMAL)
+
+
 def figures_written_out(text: str) -> str:
     """``text`` with each figure a scale multiplies, as the anchors read one ("$3 million",
     "$2k", "5 lakh"), written as the amount it is ("$3000000"), so that a check by words
-    reads "$3 million" as "$3,000,000" and not as the "$3 billion" whose words it shares."""
+    reads "$3 million" as "$3,000,000" and not as the "$3 billion" whose words it shares;
+    and each decimal without its leading zero given one (".5%" is "0.5%"), as its word was
+    its digits ("5"), no passage's "0.5"."""
+    if "." in text:
+        # Before the scales: "$.5 million" is "$0.5 million", then "$500000".
+        text = _LEADING_DOT.sub(_zero_led, text)
     for anchor in extract_anchors(text):
         part = _SCALED_PART.search(anchor.text) if anchor.kind in NUMERIC_KINDS else None
         if part is not None:
             text = text.replace(anchor.text, anchor.text[:part.start()]
                                 + anchor.value.lstrip("-") + anchor.text[part.end():])
     return text
+
+
+def _zero_led(decimal: re.Match[str]) -> str:
+    return "0" + decimal[0]
 
 
 def _units_agree(a: Anchor, unit_a: Unit, b: Anchor, unit_b: Unit) -> bool | None:

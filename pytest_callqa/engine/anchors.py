@@ -37,12 +37,14 @@ class Anchor:
 
 NUMERIC_KINDS = frozenset({"amount", "percent", "number"})
 
-# Western (1,200,000) and Indian (12,00,000) digit grouping, then an optional decimal part;
-# or a decimal without its leading zero (".5%"), its dot after no word and no dot ("No.5",
+# A decimal without its leading zero (".5%"), its dot after no word and no dot ("No.5",
 # "3.5.2" and "..." are none): read from its digits, ".5%" was a 5% fee.
+LEADING_DOT_DECIMAL = r"(?<![^\W_])(?<!\.)\.[0-9]+"
+# Western (1,200,000) and Indian (12,00,000) digit grouping, then an optional decimal part;
+# or a leading-dot decimal.
 _NUM = (
     r"(?:(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,2}(?:,[0-9]{2})+,[0-9]{3}|[0-9]+)"
-    r"(?:\.[0-9]+)?|(?<![^\W_])(?<!\.)\.[0-9]+)(?![0-9])"
+    rf"(?:\.[0-9]+)?|{LEADING_DOT_DECIMAL})(?![0-9])"
 )
 # Or as Spanish, French and German write them: a dot or a space grouping thousands where a
 # comma marks the decimals (23.509,52; 1.540.000; 1 540,00 €), or a comma before the cents of

@@ -115,3 +115,17 @@ def test_a_decimal_without_its_leading_zero_is_read_whole(
 def test_a_leading_dot_decimal_is_not_backed_by_its_digits_alone() -> None:
     assert len(unsupported_anchors("The fee is .5%.", "The fee is 5%.")) == 1
     assert unsupported_anchors("The fee is .5%.", "The fee is 0.5%.") == []
+
+
+@pytest.mark.parametrize(("text", "written"), [
+    ("The rate is .5% per month.", "The rate is 0.5% per month."),
+    ("A fee of $.99 applies, or -.25 in (.75).", "A fee of $0.99 applies, or -0.25 in (0.75)."),
+    ("A $.5 million loan.", "A $500000 loan."),
+    # A dot after a word, a figure or a dot leads no decimal, as the anchors read it.
+    ("Item No.5, version 3.5.2, wait...7 more.", "Item No.5, version 3.5.2, wait...7 more."),
+])
+def test_a_leading_dot_decimal_is_written_out_for_a_check_by_words(
+        text: str, written: str) -> None:
+    # Its claim word was its digits ("5"), so a claim of ".5%" was not backed by a
+    # passage's "0.5%", while its figure was.
+    assert figures_written_out(text) == written

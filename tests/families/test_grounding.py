@@ -749,3 +749,17 @@ def test_a_positive_figure_beside_the_contexts_negative_one_is_undecided(
     assert [a["supported"] for a in hall.details["anchors"] if a["kind"] == "numeric"] == [None]
     assert (hall.details["numerator"], hall.details["denominator"]) == (0, 0)
     assert not hall.blocker
+
+
+@pytest.mark.parametrize(("answer", "passage"), [
+    ("The late fee is .5% per month.", "The late fee is 0.5% per month."),
+    ("The late fee is 0.5% per month.", "The late fee is .5% per month."),
+    ("The fee is $0.99.", "A fee of $.99 applies."),
+])
+def test_a_claim_reads_a_leading_dot_decimal_as_its_figure_does(
+        answer: str, passage: str) -> None:
+    # The figure was backed, the claim not (its word was "5", the passage's "0.5"):
+    # S_claims 0.5.
+    result = _eval(answer, config={"query": "What is the late fee?", "context": [passage]})
+    hall = result.metrics["hallucination"]
+    assert [a["supported"] for a in hall.details["anchors"]] == [True, True]

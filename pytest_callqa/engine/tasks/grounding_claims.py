@@ -217,8 +217,8 @@ def claim_supported(
 ) -> bool:
     """Whether a subject word and an object word occur within ``window`` words of each other
     inside one passage of the context (words compared after light stemming, a figure by the
-    amount it writes: "$25.00", "1,540" and "$2k" are the "$25", "1540" and "$2,000" of a
-    passage).
+    amount it writes: "$25.00", "1,540", "$2k" and ".5%" are the "$25", "1540", "$2,000"
+    and "0.5%" of a passage).
 
     Passages are separate texts, so a subject at the end of one and an object at the start
     of the next are not close: that would let two unrelated passages support a claim.

@@ -186,6 +186,20 @@ def _one_per_request(calls: list[_GroupCall]) -> list[_GroupCall]:
     return kept
 
 
+def _in_order(keys: list[str], verdicts: Mapping[str, JudgeVerdict]) -> list[JudgeVerdict]:
+    """The verdict of each of ``keys`` in turn, a key asked again charged nothing."""
+    answered: set[str] = set()
+    result = []
+    for key in keys:
+        verdict = verdicts[key]
+        if key in answered:
+            # The same judgement asked twice in a batch: judged once, paid for once.
+            verdict = dataclasses.replace(verdict, usage={})
+        answered.add(key)
+        result.append(verdict)
+    return result
+
+
 def _unit_by_unit(request: JudgeRequest) -> bool:
     """Whether ``request`` judges one unit of an output (a turn, a signal) from its focus
     alone: a call of such requests that is too large can send each of them on its own."""
@@ -300,7 +314,7 @@ class OpenAIJudge:
             # the first was sent, 200 cold calls started a cache pass later.
             self.runner.run_sync(
                 lambda: self._send(itertools.chain((first,), drawn), verdicts, progress))
-        return self._in_order(keys, verdicts.known)
+        return _in_order(keys, verdicts.known)
 
     def _not_cached(self, calls: Sequence[_GroupCall], verdicts: _Verdicts,
                     progress: _Progress) -> Iterator[_GroupCall | None]:
@@ -324,7 +338,7 @@ class OpenAIJudge:
         keys, calls = self._plan(requests)
         verdicts = _Verdicts(None)
         await self._send(calls, verdicts, _Progress(self.on_progress, len(calls)))
-        return self._in_order(keys, verdicts.known)
+        return _in_order(keys, verdicts.known)
 
     def _plan(self, requests: Sequence[JudgeRequest]) -> tuple[list[str], list[_GroupCall]]:
         """Each request's key, and the calls that ask the distinct ones."""
@@ -367,19 +381,6 @@ class OpenAIJudge:
             # A configuration error (bad key, unknown model) stops the batch; report it as
             # itself, not wrapped in the task group's exception group.
             raise first_error(failed) from None
-
-    @staticmethod
-    def _in_order(keys: list[str], verdicts: Mapping[str, JudgeVerdict]) -> list[JudgeVerdict]:
-        answered: set[str] = set()
-        result = []
-        for key in keys:
-            verdict = verdicts[key]
-            if key in answered:
-                # The same judgement asked twice in a batch: judged once, paid for once.
-                verdict = dataclasses.replace(verdict, usage={})
-            answered.add(key)
-            result.append(verdict)
-        return result
 
     def _groups(self, unique: list[tuple[str, JudgeRequest]]) -> list[list[tuple[str, Item]]]:
         if self.mode == "per-metric":

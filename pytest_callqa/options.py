@@ -475,6 +475,15 @@ def read_settings(config: pytest.Config) -> Settings:
                 f"{', '.join(map(repr, unpriced))}: add {PRICES_OPTION} "
                 f"'{unpriced[0]}: <input> <output>' (US dollars per million tokens)"
             )
+        paid = [m for m in dict.fromkeys(called) if prices.cost(m, 1, 1) != 0]
+        if budget == 0 and paid:
+            # Every request to a paid model would be stopped before it is sent: every pair
+            # skipped, exit 0, nothing evaluated. $0 only fits models that cost nothing.
+            raise pytest.UsageError(
+                f"{BUDGET_OPTION} is 0: no request to {', '.join(map(repr, paid))} (priced "
+                "above $0) could be sent, so nothing would be evaluated; give a budget above "
+                "0, or leave the option out for no limit"
+            )
     files = {option: _path_setting(config, option) for option in (
         REPORT_OPTION, HTML_OPTION, MARKDOWN_OPTION, BASELINE_OPTION)}
     _check_apart(files)

@@ -257,6 +257,20 @@ def test_any(callqa_result):
         result.stdout.fnmatch_lines([f"*{EVIDENCE}*not scored*"])
 
 
+def test_a_budget_of_0_judges_with_a_free_judge(
+    llm: LLMProject, pytester: pytest.Pytester
+) -> None:
+    # A $0 budget is refused for a paid judge, but for one priced $0 (a local model) it is
+    # a run that may spend nothing: every judgement fits it.
+    llm.project.write_tests(QA_EVIDENCE)
+    result = pytester.runpytest(f"{BUDGET_OPTION}=0", f"{PRICES_OPTION}=gpt-4o-mini: 0 0",
+                                "--callqa-models=alpha", f"{REPORT_OPTION}=r.json")
+    assert result.ret == pytest.ExitCode.OK
+    usage = llm.project.report("r.json")["run"]["judge_usage"]
+    assert usage["requests"] == llm.server.requests > 0
+    assert usage["budget_exhausted"] is False and usage["not_scored_budget"] == 0
+
+
 class _NoUsageServer(FakeOpenAIServer):
     """Replies without ``usage``, as some servers and gateways send them."""
 
@@ -376,9 +390,17 @@ def test_a_rejected_key_is_not_sent_again_by_either_xdist_worker(
          "*no price for 'my-model'*"),
         (["--callqa-models=fast=@http://127.0.0.1:9/v1"], "*callqa_models: model spec*names "
                                                           "no model*"),
+        # A $0 budget stops every paid request unsent: every pair skipped, exit 0.
+        ([f"{BUDGET_OPTION}=0"], "*--callqa-budget is 0: no request to 'gpt-4o-mini' (priced "
+                                 "above $0) could be sent*"),
+        ([f"{BUDGET_OPTION}=1e-400", "--callqa-judge-model=free",
+          "--callqa-prices=free: 0 0",
+          "--callqa-models=fast=my-model@http://127.0.0.1:9/v1",
+          "--callqa-prices=my-model: 0 0.1"], "*no request to 'my-model' (priced above $0)*"),
     ],
     ids=["concurrency-0", "concurrency-text", "rpm-fraction", "timeout-0", "budget-negative",
-         "budget-nan", "budget-unpriced-judge", "budget-unpriced-live-model", "live-no-model"],
+         "budget-nan", "budget-unpriced-judge", "budget-unpriced-live-model", "live-no-model",
+         "budget-0-paid-judge", "budget-underflow-paid-live-model"],
 )
 def test_bad_call_settings_are_usage_errors(
     llm: LLMProject, pytester: pytest.Pytester, args: list[str], message: str

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,21 @@ def test_model_specs(text: str, spec: ModelSpec) -> None:
 def test_a_model_spec_needs_a_model() -> None:
     with pytest.raises(ValueError, match="names no model"):
         ModelSpec.parse("name=")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # 'name=model@$URL' and 'model@$URL' with the variable unset: the entry went to
+    # OPENAI_BASE_URL under the model id 'gpt-4o-mini@'.
+    ("a=gpt-4o-mini@", "model spec 'a=gpt-4o-mini@' ends in an '@' with no base URL"),
+    ("gpt-4o-mini @ ", "model spec 'gpt-4o-mini @' ends in an '@' with no base URL"),
+    # '=model@URL' with the name's variable unset went unnamed without a word.
+    ("=gpt-4o-mini@http://127.0.0.1:9/v1",
+     "model spec '=gpt-4o-mini@<base URL>' has no name before its '='"),
+    (" = gpt-4o-mini", "model spec '= gpt-4o-mini' has no name before its '='"),
+])
+def test_a_model_spec_with_an_empty_name_or_url_is_refused(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        ModelSpec.parse(text)
 
 
 def test_default_prompt_asks_for_the_structure_and_hides_the_truth() -> None:

@@ -390,6 +390,9 @@ def test_a_rejected_key_is_not_sent_again_by_either_xdist_worker(
          "*no price for 'my-model'*"),
         (["--callqa-models=fast=@http://127.0.0.1:9/v1"], "*callqa_models: model spec*names "
                                                           "no model*"),
+        # 'name=model@$URL' with the variable unset went to OPENAI_BASE_URL as 'my-model@'.
+        (["--callqa-models=fast=my-model@"], "*callqa_models: model spec 'fast=my-model@' "
+                                             "ends in an '@' with no base URL after it*"),
         # A $0 budget stops every paid request unsent: every pair skipped, exit 0.
         ([f"{BUDGET_OPTION}=0"], "*--callqa-budget is 0: no request to 'gpt-4o-mini' (priced "
                                  "above $0) could be sent*"),
@@ -400,7 +403,7 @@ def test_a_rejected_key_is_not_sent_again_by_either_xdist_worker(
     ],
     ids=["concurrency-0", "concurrency-text", "rpm-fraction", "timeout-0", "budget-negative",
          "budget-nan", "budget-unpriced-judge", "budget-unpriced-live-model", "live-no-model",
-         "budget-0-paid-judge", "budget-underflow-paid-live-model"],
+         "live-trailing-at", "budget-0-paid-judge", "budget-underflow-paid-live-model"],
 )
 def test_bad_call_settings_are_usage_errors(
     llm: LLMProject, pytester: pytest.Pytester, args: list[str], message: str

@@ -193,7 +193,8 @@ class ModelSpec:
         credentials (``https://user:key@host/v1``) stays whole too, and the name ends at
         the first ``=`` before it (a password may hold one). A mistyped URL (``htps://``,
         ``http:/``) starts one too, and is refused as not usable rather than sent as part of
-        the model id.
+        the model id. An empty name before ``=`` and a trailing ``@`` with no URL after it
+        (an unset variable) are refused too.
         """
         spec = text.strip()
         at = base_url_start(spec)
@@ -213,6 +214,18 @@ class ModelSpec:
             shown = head if base_url is None else f"{head}@<base URL>"
             raise ValueError(f"model spec {shown!r} names no model; expected "
                              "'name=model@base_url' (name and @base_url optional)")
+        if sep and not name:
+            # '=$NAME' with the variable unset: the entry would go unnamed without a word.
+            shown = head if base_url is None else f"{head}@<base URL>"
+            raise ValueError(f"model spec {shown!r} has no name before its '='; give one "
+                             "('name=model@base_url'), or leave out the '=' to name it by "
+                             "its model id")
+        if base_url is None and model.endswith("@"):
+            # 'model@$URL' with the variable unset: sent to OPENAI_BASE_URL under the model
+            # id 'model@'. An '@' with more after it may be the model id's own.
+            raise ValueError(f"model spec {spec!r} ends in an '@' with no base URL after "
+                             "it; give the URL after the '@', or leave the '@' out to use "
+                             "OPENAI_BASE_URL")
         problem = url_problem(base_url) if base_url is not None else None
         if problem is not None:
             raise ValueError(f"the base URL of model {model!r} is not usable: {problem}")

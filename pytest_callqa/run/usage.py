@@ -109,7 +109,8 @@ class Usage:
             "mode": settings.judge_mode,
             **self.services.limits(),
             **self._cache_problems_entry(),
-            "budget_exhausted": bool(not_scored_budget or totals["budget_stopped"]),
+            "budget_exhausted": bool(not_scored_budget or totals["budget_stopped"]
+                                     or self.budget_passed()),
             "calls": round(calls, 6),
             "requests": totals["requests"],
             "retries": totals["retries"],
@@ -151,7 +152,7 @@ class Usage:
             "models": models,
             **self.services.limits(),
             **self._cache_problems_entry(),
-            "budget_exhausted": bool(totals["budget_stopped"]),
+            "budget_exhausted": bool(totals["budget_stopped"] or self.budget_passed()),
             "requests": totals["requests"],
             "requests_without_usage": totals["requests_without_usage"],
             "prompt_tokens": totals["prompt_tokens"],
@@ -170,6 +171,13 @@ class Usage:
         shared = [f["budget_spent_usd"] for f in figures if f.get("budget_shared")]
         own = [f["budget_spent_usd"] for f in figures if not f.get("budget_shared")]
         return money(max(shared, default=0.0) + sum(own))
+
+    def budget_passed(self) -> bool:
+        """Whether the budget's settled spend is above it: a server billed more completion
+        tokens than the bound a request carried. The budget then sends nothing more, yet when
+        every request had gone out before the first was settled none was stopped."""
+        budget = self.settings.budget
+        return budget is not None and self.budget_spent() > budget
 
     def _cache_problems_entry(self) -> dict[str, Any]:
         # Beside the cache's settings, and like damaged entries only when there are some.
@@ -202,8 +210,12 @@ class Usage:
             lines.append(_calls_line("generation", generation["per_process"]))
         exhausted = [u for u in (judge, generation) if u is not None and u["budget_exhausted"]]
         if exhausted:
-            line = (f"budget: ${self.settings.budget:g} reached (${self.budget_spent():.4f} "
-                    "spent); no further requests were sent")
+            passed = self.budget_passed()
+            line = (f"budget: ${self.settings.budget:g} {'passed' if passed else 'reached'} "
+                    f"(${self.budget_spent():.4f} spent"
+                    + ("; the server billed completion tokens beyond the bound this tool sent "
+                       "with each request" if passed else "")
+                    + "); no further requests were sent")
             if judge is not None and judge["not_scored_budget"]:
                 line += (f", {count(judge['not_scored_budget'], 'judgement')} not scored "
                          "(shown as E)")

@@ -6,8 +6,11 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
+
+from pytest_callqa.testing import FakeOpenAIServer
 
 from ..judge.helpers import tree_text
 from .conftest import PYPROJECT, SECRET, LLMProject
@@ -152,6 +155,35 @@ def test_a_budget_stops_generation_and_the_pairs_are_not_evaluated(
     assert "E fast: qa: 1 case not evaluated, the budget stopped its generation (" in card
     assert "not ranked, what it would be ranked on being unknown — fast: final score" in card
     assert "test errored" not in card
+
+
+class _OverbillingServer(FakeOpenAIServer):
+    """Bills far more completion tokens than the bound the request carried."""
+
+    def _completion(self, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+        completion = super()._completion(body, fault)
+        completion["usage"]["completion_tokens"] = 10_000_000
+        return completion
+
+
+def test_a_server_billing_beyond_the_bound_is_reported_as_passing_the_budget(
+    llm: LLMProject, pytester: pytest.Pytester, scorecard_of: Callable[[str], str]
+) -> None:
+    # Before: "generation spend: $40.0… for 4 requests" with no budget line, and
+    # budget_exhausted false: every request had reserved its (small) worst case before the
+    # first was settled, so none was stopped.
+    heuristic_judge(llm)
+    llm.project.write_tests(RESULT_TEST)
+    with _OverbillingServer(latency=0.2, max_lifetime_s=60.0) as server:
+        result = pytester.runpytest(
+            f"--callqa-models=fast=gpt-4o-mini@{server.base_url}",
+            "--callqa-prices=gpt-4o-mini: 1 1", "--callqa-budget=5", "--callqa-report=r.json")
+    usage = llm.project.report("r.json")["run"]["generation_usage"]
+    assert usage["spent_usd"] > 5 and usage["budget_exhausted"] is True
+    card = scorecard_of(result.stdout.str())
+    assert "budget: $5 passed ($" in card
+    assert ("spent; the server billed completion tokens beyond the bound this tool sent "
+            "with each request); no further requests were sent") in card
 
 
 def test_live_models_and_the_llm_judge_share_limits_and_cache_under_xdist(

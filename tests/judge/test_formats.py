@@ -88,6 +88,30 @@ def test_the_llama_cpp_refusal_steps_down_once_without_retries(fake: Any) -> Non
     assert formats_sent(server)[-1] == "json_object_schema" and server.requests == 5
 
 
+def test_refused_formats_and_seeds_asked_again_are_requests_not_calls_or_failures(
+        fake: Any) -> None:
+    # Before: each refused request counted as a failed call at $0 — for the judge here 5
+    # calls, 2 failures, and a cost per 1000 calls at 3/5 of the real one.
+    server = fake(refuses=("json_schema",), refusal=recorded_refusal(), refuses_params=("seed",))
+    judge = OpenAIJudge(MODEL, base_url=server.base_url, api_key=SECRET, mode="per-metric",
+                        runner=make_runner(concurrency=1))
+    verdicts = judge.judge(requests_for(3))
+    assert all(v.score == 0.5 and not v.judge_error for v in verdicts)
+    usage = judge.runner.usage(MODEL, "judge")
+    # The seed refused, then the schema, then three calls answered.
+    assert (usage.requests, usage.calls, usage.failures, usage.retries) == (5, 3, 0, 0)
+    assert usage.costed_calls == 3
+    assert usage.to_dict()["cost_per_1000_calls"] == pytest.approx(usage.spent_usd / 3 * 1000)
+    # Live generation goes through the same ladder (its own endpoint's).
+    generator = OpenAIGenerator(MODEL, fake(refuses=("json_schema",), refuses_params=("seed",))
+                                .base_url, SECRET, runner=make_runner(concurrency=1))
+    outputs = generator.generate([qa_case(0), qa_case(1)])
+    assert all(o.error is None for o in outputs)
+    counted = generator.usage_summary()
+    # The schema refused, then two calls answered.
+    assert (counted["requests"], counted["calls"], counted["failures"]) == (3, 2, 0)
+
+
 def test_the_first_calls_go_out_together_before_the_format_is_settled(fake: Any) -> None:
     # One call sent alone first would cost every session a round trip: the fourth request
     # would find at most three others in flight.

@@ -30,7 +30,7 @@ import math
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from ..core.defaults import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT_S
@@ -133,6 +133,12 @@ class _Session:
     def cancel(self) -> None:
         if self.task is not None:
             self.task.cancel()
+
+    def client(self, endpoint: Endpoint, timeout: float) -> ChatClient:
+        client = self.clients.get(endpoint.client_key)
+        if client is None:
+            client = self.clients[endpoint.client_key] = endpoint.client(timeout)
+        return client
 
 
 class ChatRunner:
@@ -285,11 +291,12 @@ class ChatRunner:
 
     # --- calls ----------------------------------------------------------------------------
 
-    async def call(self, endpoint: Endpoint, request: ChatRequest,
-                   check: Check | None = None) -> ChatOutcome:
+    async def call(self, endpoint: Endpoint, request: ChatRequest, check: Check | None = None,
+                   asked_again: Callable[[ChatOutcome], bool] | None = None) -> ChatOutcome:
         """Obtain one reply (see the module docstring). Never raises for a failed call —
         the outcome says what happened — except :class:`CallError` for configuration
-        problems. Must run inside :meth:`session`."""
+        problems. Must run inside :meth:`session`. An outcome ``asked_again`` holds true of
+        (the caller asks again without a format or parameter it refused) is no call."""
         session = self._session
         if session is None:
             raise RuntimeError("ChatRunner.call must run inside 'async with runner.session()'")
@@ -305,7 +312,8 @@ class ChatRunner:
         session.inflight[key] = future
         try:
             async with session.active:
-                outcome = await self._call(session, endpoint, request, key, check, stats)
+                outcome = await self._call(session, endpoint, request, key, check, stats,
+                                           asked_again)
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -319,7 +327,8 @@ class ChatRunner:
         future.set_result(outcome)
         if outcome.usable:
             self._memo[key] = outcome
-        stats.add_call(outcome.usage)
+        if asked_again is None or not asked_again(outcome):
+            stats.add_call(outcome.usage)
         return outcome
 
     def cached(self, endpoint: Endpoint, request: ChatRequest,
@@ -340,7 +349,8 @@ class ChatRunner:
         return hit
 
     async def _call(self, session: _Session, endpoint: Endpoint, request: ChatRequest,
-                    key: str, check: Check | None, stats: ModelUsage) -> ChatOutcome:
+                    key: str, check: Check | None, stats: ModelUsage,
+                    asked_again: Callable[[ChatOutcome], bool] | None) -> ChatOutcome:
         # Where the reply is kept for other processes: the cache, or else the run's exchange.
         store = self.exchange if self.exchange is not None and not self.cache.writable \
             else self.cache
@@ -355,7 +365,7 @@ class ChatRunner:
             found = kept(self.exchange, key) if self.exchange is not None else None
             if found is not None:
                 return ChatOutcome(**found)
-            outcome = await self._fetch(session, endpoint, request, check, stats)
+            outcome = await self._fetch(session, endpoint, request, check, stats, asked_again)
             # In a thread (files can take milliseconds on a busy disk, and the loop has
             # requests to send), awaited under the key's lock so a waiting process finds it.
             if outcome.usable and outcome.content is not None and not outcome.truncated:
@@ -371,7 +381,8 @@ class ChatRunner:
             return outcome
 
     async def _fetch(self, session: _Session, endpoint: Endpoint, request: ChatRequest,
-                     check: Check | None, stats: ModelUsage) -> ChatOutcome:
+                     check: Check | None, stats: ModelUsage,
+                     asked_again: Callable[[ChatOutcome], bool] | None) -> ChatOutcome:
         messages = [dict(m) for m in request.messages]
         params: Mapping[str, Any] = request.params
         bound: int | None = None
@@ -392,12 +403,13 @@ class ChatRunner:
             if reply is None:
                 usage = call_usage(self.prices, endpoint.model, prompt_total, completion_total,
                                    unreported)
+                outcome = ChatOutcome(content=content, problems=problems, error=error,
+                                      usage=usage, budget_stopped=budget, asks=ask)
                 if budget:
                     stats.budget_stopped += 1
-                else:
+                elif asked_again is None or not asked_again(outcome):
                     stats.failures += 1
-                return ChatOutcome(content=content, problems=problems, error=error,
-                                   usage=usage, budget_stopped=budget, asks=ask)
+                return outcome
             if reply.prompt_tokens is None or reply.completion_tokens is None:
                 unreported += 1
             if reply.prompt_tokens is None or prompt_total is None:
@@ -424,19 +436,13 @@ class ChatRunner:
         return ChatOutcome(content=content, problems=problems, usage=usage, asks=ask + 1,
                            truncated=truncated)
 
-    def _client(self, session: _Session, endpoint: Endpoint) -> ChatClient:
-        client = session.clients.get(endpoint.client_key)
-        if client is None:
-            client = session.clients[endpoint.client_key] = endpoint.client(self.timeout)
-        return client
-
     async def _send(
         self, session: _Session, endpoint: Endpoint, messages: list[dict[str, str]],
         params: Mapping[str, Any], bound: int | None, stats: ModelUsage,
     ) -> tuple[Reply | None, str | None, bool]:
         """One ask with transport retries: ``(reply, error, budget_stopped)``. With a
         budget, ``bound`` caps the completion tokens (the request carries it)."""
-        client = self._client(session, endpoint)
+        client = session.client(endpoint, self.timeout)
         body = {"model": endpoint.model, "messages": messages, **params}
         worst = (worst_case(self.prices, endpoint.model, body, bound)
                  if bound is not None else None)
@@ -573,11 +579,8 @@ def _shared(outcome: ChatOutcome) -> ChatOutcome:
         usage, asks = ({**usage, "cached": 1.0} if usage else {}), 0
     elif outcome.budget_stopped:
         usage, asks = {}, 0
-    return ChatOutcome(content=outcome.content, problems=list(outcome.problems),
-                       error=outcome.error, usage=usage,
-                       cached=outcome.cached or outcome.usable,
-                       budget_stopped=outcome.budget_stopped, asks=asks,
-                       truncated=outcome.truncated)
+    return replace(outcome, problems=list(outcome.problems), usage=usage,
+                   cached=outcome.cached or outcome.usable, asks=asks)
 
 
 def _detail(exc: Exception, endpoint: Endpoint) -> str:

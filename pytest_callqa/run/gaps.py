@@ -147,6 +147,13 @@ def no_output_pairs(entries: Iterable[Any]) -> list[tuple[str, str, str]]:
     return _pairs(entries, "missing_output")
 
 
+def unread_case_files(entries: Iterable[Any]) -> list[str]:
+    """The path of each case file the run could not read, from a report's ``not_evaluated``
+    entries: which cases (and labels) it held, no report says."""
+    return [str(e["path"]) for e in entries
+            if isinstance(e, Mapping) and e.get("kind") == "invalid_case_file"]
+
+
 def _pairs(entries: Iterable[Any], kind: str) -> list[tuple[str, str, str]]:
     return [(str(e.get("model")), str(e.get("task")), str(e.get("case_id"))) for e in entries
             if isinstance(e, Mapping) and e.get("kind") == kind]

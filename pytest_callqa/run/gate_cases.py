@@ -18,6 +18,7 @@ from typing import Any
 
 from ..engine.core.metrics import TASK_SCORE_ID
 from ..engine.core.results import NOT_APPLICABLE
+from .gaps import unread_case_files
 
 CaseKey = tuple[str, str, str]  # (model, task, case_id)
 
@@ -184,8 +185,7 @@ def unreached(report: Mapping[str, Any]) -> tuple[str, str] | None:
     """Why the cases another report has and ``report`` has not may never have been evaluated
     in it, in the gate's words, and what names the cause (the case files it could not read,
     why it stopped early): None when nothing says so, and such cases were removed."""
-    files = [str(e["path"]) for e in report.get("not_evaluated") or ()
-             if isinstance(e, Mapping) and e.get("kind") == "invalid_case_file"]
+    files = unread_case_files(report.get("not_evaluated") or ())
     stopped = (report.get("run") or {}).get("stopped_early")
     causes = [(INVALID_CASE_FILES, ", ".join(files))] if files else []
     causes += [(STOPPED_EARLY, str(stopped))] if stopped else []

@@ -21,6 +21,7 @@ from .gaps import (
     not_evaluated_lines,
     partial_run_lines,
     policy_lines,
+    unread_case_files,
     unscored_lines,
 )
 from .repeated import (
@@ -440,8 +441,7 @@ class Summary:
                           {task: registry.metrics_for(task) for task in registry.tasks},
                           model, not_run=not_run)
         # A file the run could not read may hold labelled cases: how many, no one can say.
-        unread = [str(entry["path"]) for entry in unevaluated
-                  if entry.get("kind") == "invalid_case_file"]
+        unread = unread_case_files(unevaluated)
         return found, {"model": self.settings.calibration_model,
                        "min_kappa": self.settings.min_kappa,
                        "verdict": outcome(found, self.settings.min_kappa, unread),

@@ -112,6 +112,9 @@ class Verdicts:
         started = time.monotonic()
         if beside_tests and runner is not None and isinstance(judge, StreamingJudge):
             self._beside = _Beside(judge, prepared, runner, started)
+            # Started once it is ours to find: the batch's first call may come at once, and
+            # its sending() found no batch, so the tests waited for the whole of it.
+            self._beside.stream.start()
             self._beside.stream.wait_sending()
             if self._beside.stream.ended:
                 self.end_stream()  # answered by the cache, or stopped before any call
@@ -251,7 +254,8 @@ class Verdicts:
 
 
 class _Beside:
-    """The up-front judge batch of ``prepared`` running beside the tests (stream.py)."""
+    """The up-front judge batch of ``prepared`` to run beside the tests (stream.py), once
+    its stream is started."""
 
     def __init__(self, judge: StreamingJudge, prepared: Mapping[RunKey, Prepared],
                  runner: ChatRunner, started: float) -> None:
@@ -272,7 +276,6 @@ class _Beside:
                 self.elapsed = time.monotonic() - started
 
         self.stream: VerdictStream[RunKey] = VerdictStream(list(self.prepared), batch)
-        self.stream.start()
 
 
 def _refused_elsewhere(runner: ChatRunner | None) -> CallqaCallError | None:

@@ -132,13 +132,19 @@ class BaseTask(ABC):
 
     def request(
         self, ctx: EvalContext, metric_id: str, scale: Scale, focus: Mapping[str, Any],
-        instructions: str | None = None, reply_fields: tuple[ReplyField, ...] = (),
+        instructions: str | None = None, reply_fields: tuple[ReplyField, ...] = (), *,
+        item: str | None = None, model_output: Any = None, keeps_out_of_range: bool = False,
     ) -> JudgeRequest:
+        """A judgement of ``metric_id`` on ``ctx``'s output (``model_output`` when given),
+        made in one go: a request is frozen, and each ``dataclasses.replace`` of one runs its
+        whole init again."""
         spec = self.spec(metric_id) if metric_id in {m.id for m in self.metrics} else None
         text = instructions or (spec.rubric or spec.description if spec else metric_id)
         return JudgeRequest(
             case=ctx.case, task=self.name, metric=metric_id, scale=scale,
-            instructions=text, model_output=ctx.output, focus=dict(focus),
+            instructions=text,
+            model_output=ctx.output if model_output is None else model_output,
+            focus=dict(focus), item=item, keeps_out_of_range=keeps_out_of_range,
             view=self.judge_view, reply_fields=reply_fields,
         )
 

@@ -268,30 +268,20 @@ class ConversationTask(FamilyTask):
             turn = expected.turn
             base = {"turn": turn, "speaker": ctx.case.transcript[turn].speaker, "text": text}
             past = history(ctx.case, bot, turn, config.max_history_turns, bot_turns)
+            # Seed 004 scores an out-of-range reply 1 with a warning: the judge passes it on.
             if config.combined:
-                requests.append(self._request(
-                    ctx, COMBINED, COMBINED_INSTRUCTIONS,
-                    {**base, "history": past, "first_turn": turn == 0}, turn, COMBINED_FIELDS))
+                requests.append(self.item_request(
+                    ctx, COMBINED, "likert5", {**base, "history": past, "first_turn": turn == 0},
+                    _item(turn), COMBINED_INSTRUCTIONS, reply_fields=COMBINED_FIELDS,
+                    keeps_out_of_range=True))
                 continue
             for metric_id in QUALITY_METRICS:
                 focus = dict(base)
                 if metric_id == "context":
                     focus.update(history=past, first_turn=turn == 0)
-                requests.append(self._request(ctx, metric_id, RUBRICS[metric_id], focus, turn))
+                requests.append(self.item_request(ctx, metric_id, "likert5", focus,
+                                                  _item(turn), keeps_out_of_range=True))
         return requests
-
-    def _request(self, ctx: EvalContext, metric_id: str, instructions: str,
-                 focus: dict[str, Any], turn: int,
-                 reply_fields: tuple[ReplyField, ...] = ()) -> JudgeRequest:
-        """What ``item_request`` gives, made in one go: each ``replace`` of the frozen request
-        ran its whole init again, and the requests were made three times over. Seed 004
-        scores an out-of-range reply 1 with a warning: the judge passes it on
-        (``keeps_out_of_range``)."""
-        return JudgeRequest(
-            case=ctx.case, task=self.name, metric=metric_id, scale="likert5",
-            instructions=instructions, model_output=ctx.output, focus=focus,
-            item=_item(turn), keeps_out_of_range=True, view=self.judge_view,
-            reply_fields=reply_fields)
 
     def _turn_scores(self, config: ConversationConfig, turn: int,
                      verdicts: Mapping[str, JudgeVerdict]) -> dict[str, _TurnScore]:

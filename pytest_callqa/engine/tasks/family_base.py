@@ -8,7 +8,6 @@ every task shares are in ``base.py``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.judging import JudgeRequest, ReplyField, Scale, lowest_score, valid_score
@@ -31,13 +30,12 @@ class FamilyTask(BaseTask):
     def item_request(
         self, ctx: EvalContext, metric_id: str, scale: Scale, focus: Mapping[str, Any],
         item: str, instructions: str | None = None, model_output: Any = None,
-        reply_fields: tuple[ReplyField, ...] = (),
+        reply_fields: tuple[ReplyField, ...] = (), *, keeps_out_of_range: bool = False,
     ) -> JudgeRequest:
         """A request judged once per unit of the output (a turn, a signal)."""
-        request = self.request(ctx, metric_id, scale, focus, instructions, reply_fields)
-        if model_output is not None:
-            request = replace(request, model_output=model_output)
-        return replace(request, item=item)
+        return self.request(ctx, metric_id, scale, focus, instructions, reply_fields,
+                            item=item, model_output=model_output,
+                            keeps_out_of_range=keeps_out_of_range)
 
 
 def checked_score(scale: Scale, score: float | None) -> tuple[float | None, str | None]:

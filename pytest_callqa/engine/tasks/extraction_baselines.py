@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.cases import GoldenCase
+from ..core.memo import batch_memoised
 from ..core.results import MetricResult
 from ..text import token_jaccard
 from .extraction_schemas import SIGNAL_TYPES, Aspect, Entity, ExtractionOutput, KeyPhrase
@@ -24,9 +25,16 @@ _SPACY_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "PRODUCT", "NORP", "FA
                            "WORK_OF_ART"})
 
 
+@batch_memoised
+def _installed(name: str) -> bool:
+    # Searching the import path is most of a baseline's cost when its library is missing,
+    # and every case of a batch asked again: the batch asks once per library.
+    return importlib.util.find_spec(name) is not None
+
+
 def optional_module(name: str) -> Any | None:
     """The module when it is installed, else None; imported only when a baseline asks."""
-    if importlib.util.find_spec(name) is None:
+    if not _installed(name):
         return None
     return importlib.import_module(name)
 

@@ -249,9 +249,11 @@ def evaluate_type(
     key = signal_type.key
     p_names = [str(getattr(s, key)) for s in predicted]
     t_names = [str(getattr(s, key)) for s in truth]
-    sim = similarity(p_names, t_names, method, embedder)
-    # The seed accepts only pairs above the threshold: one exactly at it is rejected.
-    match = match_lists(p_names, t_names, threshold=threshold, strict=True, sim=sim)
+    # The seed accepts only pairs above the threshold: one exactly at it is rejected. String
+    # similarity is left to match_lists: it matches a few Jaccard items without numpy.
+    sim = similarity(p_names, t_names, method, embedder) if method == "embedding" else None
+    match = match_lists(p_names, t_names, method=method,  # type: ignore[arg-type]
+                        threshold=threshold, strict=True, sim=sim)
     ev = TypeEvaluation(signal_type.name, threshold, match, len(predicted), len(truth))
     for i, j, score in match.pairs:
         got, want = predicted[i], truth[j]

@@ -60,8 +60,13 @@ TASK = "extraction"
 # Fewer numeric scores than this say nothing about a distribution.
 MIN_DISTRIBUTION_SCORES = 3
 BUCKET_EDGES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+# Labelled once: every numeric score of every case is counted under one of them.
+_BUCKET_LABELS = tuple(f"{BUCKET_EDGES[i]:.1f}-{BUCKET_EDGES[i + 1]:.1f}"
+                       for i in range(len(BUCKET_EDGES) - 1))
 MEAN_MATCHING_METRICS = ("signal_precision", "signal_recall", "signal_f1",
                          "attribute_accuracy", "numeric_mae", "ordinal_agreement")
+# A judged signal: (metric, type, signal, item, cache key).
+_Judged = tuple[str, str, dict[str, Any], str, tuple[str, str, str]]
 
 RUBRICS: dict[str, tuple[str, str]] = {
     "aspect_granularity": ("Aspect Granularity", (
@@ -160,21 +165,17 @@ class DistributionStats:
                 "degenerate": self.degenerate, "explanation": self.explanation}
 
 
-def _bucket_label(i: int) -> str:
-    return f"{BUCKET_EDGES[i]:.1f}-{BUCKET_EDGES[i + 1]:.1f}"
-
-
 def distribution_stats(scores: Sequence[float]) -> DistributionStats:
     """Mean, standard deviation and 0.2-wide bucket counts of scores in [0, 1].
 
     Degenerate when there are at least three scores and they are all equal or all in one
     bucket — the seed's "all scores = 0.8". ``degenerate`` is None with fewer scores.
     """
-    buckets = {_bucket_label(i): 0 for i in range(len(BUCKET_EDGES) - 1)}
+    buckets = dict.fromkeys(_BUCKET_LABELS, 0)
     for s in scores:
         # The last bucket is closed so 1.0 lands in 0.8–1.0.
         i = min(int(s / 0.2 + 1e-9), len(buckets) - 1)
-        buckets[_bucket_label(i)] += 1
+        buckets[_BUCKET_LABELS[i]] += 1
     n = len(scores)
     if n == 0:
         return DistributionStats(0, None, None, buckets, None, "no numeric score")
@@ -390,8 +391,8 @@ class ExtractionTask(FamilyTask):
 
     # --- judging ------------------------------------------------------------------------
 
-    def _judged_signals(self, ctx: EvalContext) -> list[tuple[str, str, dict[str, Any], str]]:
-        """(metric, type, signal, item) per distinct cache key, in output order."""
+    def _judged_signals(self, ctx: EvalContext) -> list[_Judged]:
+        """(metric, type, signal, item, cache key) per distinct cache key, in output order."""
         out: ExtractionOutput = ctx.parsed  # type: ignore[assignment]
         config: ExtractionConfig = ctx.config  # type: ignore[assignment]
         if config.skip_llm_judge:
@@ -408,13 +409,13 @@ class ExtractionTask(FamilyTask):
                 if key in seen:
                     continue
                 seen.add(key)
-                judged.append((metric_id, name, data, f"{name}:{key[2]}"))
+                judged.append((metric_id, name, data, f"{name}:{key[2]}", key))
         return judged
 
     def _plan(self, ctx: EvalContext) -> list[JudgeRequest]:
         exp: ExtractionOutput = ctx.expected  # type: ignore[assignment]
         requests = []
-        for metric_id, name, data, item in self._judged_signals(ctx):
+        for metric_id, name, data, item, _key in self._judged_signals(ctx):
             indices = data.get("source_utterance_indices") or relevant_turns(ctx.case, data)
             shown = [i for i in indices if 0 <= i < len(ctx.case.transcript)]
             # A signal no turn shares a word with (a paraphrase: "cost" for "the price")
@@ -548,11 +549,10 @@ class ExtractionTask(FamilyTask):
             return {str(mid): MetricResult.not_scored("skipped: config.skip_llm_judge")
                     for mid in wanted}
         per_metric: dict[str, list[dict[str, Any]]] = {str(mid): [] for mid in wanted}
-        for metric_id, name, data, item in self._judged_signals(ctx):
+        for metric_id, name, data, item, key in self._judged_signals(ctx):
             verdict = verdicts.get(f"{metric_id}[{item}]")
             record: dict[str, Any] = {"signal_type": name, "signal": data,
-                                      "cache_key": list(judge_cache_key(ctx.case.id, name,
-                                                                        data))}
+                                      "cache_key": list(key)}
             if verdict is None or verdict.score is None:
                 record["reason"] = verdict.reason if verdict else "no judge verdict"
             elif not valid_score("likert5", verdict.score):

@@ -37,6 +37,7 @@ from pydantic import Field, field_validator
 from ..anchor_units import fact_held
 from ..anchors import Anchor, extract_anchors
 from ..core.judging import JudgeVerdict
+from ..core.memo import batch_memoised
 from ..core.metrics import BAND_EDGES, CASE_BAR, Bands, MetricSpec
 from ..core.results import MetricResult
 from ..text import content_units, token_jaccard, units, unsegmented
@@ -161,13 +162,15 @@ def query_keywords(query: str) -> list[str]:
     return list(dict.fromkeys(t for t in content_units(query) if t not in QUERY_FILLERS))
 
 
-def completeness(query: str, response: str) -> tuple[float, list[str]]:
+def completeness(query: str, response: str, *,
+                 keywords: Sequence[str] | None = None) -> tuple[float, list[str]]:
     """``|K_Q ∩ Tokens(R)| / |K_Q|`` and the keywords missing; 1.0 when K_Q is empty.
 
     A keyword is present when the answer has it up to a plural or tense ending ("cost" and
-    "costs").
+    "costs"). ``keywords`` are the query's :func:`query_keywords`, when the caller has them.
     """
-    keywords = query_keywords(query)
+    if keywords is None:
+        keywords = query_keywords(query)
     if not keywords:
         return 1.0, []
     present = {word_stem(t) for t in units(response)}
@@ -186,9 +189,15 @@ def ngram_overlap(response: str, context: str | Sequence[str], n: int = 2) -> fl
         return 0.0
     context_grams: set[tuple[str, ...]] = set()
     for passage in as_passages(context):
-        c = units(passage)
-        context_grams.update(tuple(c[i:i + size]) for i in range(len(c) - size + 1))
+        context_grams.update(_grams(passage, size))
     return len(grams & context_grams) / len(grams)
+
+
+@batch_memoised
+def _grams(passage: str, size: int) -> frozenset[tuple[str, ...]]:
+    """The word n-grams of a passage: every model's answer to a case reads the same ones."""
+    c = units(passage)
+    return frozenset(tuple(c[i:i + size]) for i in range(len(c) - size + 1))
 
 
 def drift_penalty(overlap: float) -> float:
@@ -328,7 +337,9 @@ class GroundingTask(FamilyTask):
         reference: str = ctx.expected.answer  # type: ignore[attr-defined]
         context = context_passages(ctx.case, config)
         rel, cosine, jaccard = relevance(config.query, answer)
-        comp, missing = completeness(config.query, answer)
+        # Worked out once: the metric reports them too.
+        keywords = query_keywords(config.query)
+        comp, missing = completeness(config.query, answer, keywords=keywords)
         hall = hallucination(answer, context)
         english = reads_as_english(answer)
         decided, why = verdict(
@@ -339,6 +350,11 @@ class GroundingTask(FamilyTask):
         unsupported, undecided = hall.unsupported, hall.undecided
         counted = len(hall.anchors) - len(undecided)
         limit_bands = hallucination_bands(config.hallucination_fail_above)
+        hall_spec = self.spec("hallucination")
+        if limit_bands != hall_spec.bands:
+            # Copied only for a case's own threshold: dataclasses.replace for every case
+            # cost the family ~2 % (the default's bands are the spec's already).
+            hall_spec = replace(hall_spec, bands=limit_bands)
         m = {
             "relevance": self.spec("relevance").result(
                 rel, f"(cosine {cosine:.3f} + Jaccard {jaccard:.3f}) / 2",
@@ -346,10 +362,10 @@ class GroundingTask(FamilyTask):
             "completeness": self.spec("completeness").result(
                 comp, f"{comp:.0%} of the query's keywords in the answer"
                 + (f"; missing: {', '.join(missing)}" if missing else ""),
-                keywords=query_keywords(config.query), missing=missing),
+                keywords=keywords, missing=missing),
             # The case's threshold rates it too: a blocker fixed at the default would block a
             # verdict the case lets pass, or let through one it fails on safety.
-            "hallucination": replace(self.spec("hallucination"), bands=limit_bands).result(
+            "hallucination": hall_spec.result(
                 hall.score if english else None,
                 _unread_claims(unsupported) if not english else
                 f"{len(unsupported)} of {counted} anchors unsupported by the context "

@@ -370,7 +370,10 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
     other_month = _OTHER_MONTH_RE.search(
         lowered if lowered is not None else ascii_text.casefold()) is not None
     digits = sum(map(ascii_text.count, "0123456789"))
-    candidates: list[tuple[int, int, int, Anchor]] = []
+    # (start, priority, end, pattern name, match, anchor): a figure's anchor is made only
+    # once it wins its span (below), as most "number" matches lie inside an amount or a
+    # percentage, and reading their decimals for nothing cost the family ~2 %.
+    candidates: list[tuple[int, int, int, str, re.Match[str], Anchor | None]] = []
     leads: list[int] | None = None
     patterns = _EURO_PATTERNS if _EURO_HINT.search(ascii_text) else _ANCHOR_PATTERNS
     for name, pattern in patterns:
@@ -398,19 +401,28 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
                 *(at - back for at in found_at(lowered, ("$",)) for back in (1, 2) if at >= back)}))
         else:
             matches = pattern.finditer(ascii_text)
+        figure = name in _FIGURE_KINDS
         for m in matches:
             start = _start(name, m)
-            anchor = _anchor_from(name, m, text, start)
-            if anchor is not None:
-                candidates.append((start, _PRIORITY[name], m.end(), anchor))
+            # A figure always reads as one; another kind may not (a 31 February is none),
+            # and then takes no span.
+            anchor = None if figure else _anchor_from(name, m, text, start)
+            if figure or anchor is not None:
+                candidates.append((start, _PRIORITY[name], m.end(), name, m, anchor))
     candidates.sort(key=lambda c: (c[0], c[1]))
     found: dict[Anchor, None] = {}
     end = 0
-    for start, _, stop, anchor in candidates:
+    for start, _, stop, name, m, anchor in candidates:
         if start >= end:
             end = stop
-            found.setdefault(anchor)
+            found.setdefault(anchor or _figure_from(name, m, text, start))
     return tuple(found)
+
+
+def _figure_from(name: str, m: re.Match[str], original: str, start: int) -> Anchor:
+    anchor = _anchor_from(name, m, original, start)
+    assert anchor is not None, "a figure always reads"
+    return anchor
 
 
 def _date_readings(value: str) -> set[str]:

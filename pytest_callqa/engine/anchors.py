@@ -325,11 +325,15 @@ def _start(name: str, m: re.Match[str]) -> int:
     return at
 
 
+def _figure(name: str, m: re.Match[str], original: str, start: int) -> Anchor:
+    negative = start < m.start() or m.groupdict().get("minus") is not None
+    return _number(_FIGURE_KINDS[name], original[start : m.end()], m, negative)
+
+
 def _anchor_from(name: str, m: re.Match[str], original: str, start: int) -> Anchor | None:
-    text = original[start : m.end()]
     if name in _FIGURE_KINDS:
-        negative = start < m.start() or m.groupdict().get("minus") is not None
-        return _number(_FIGURE_KINDS[name], text, m, negative)
+        return _figure(name, m, original, start)
+    text = original[start : m.end()]
     if name.startswith("date"):
         value = _date_value(name, m)
         return Anchor("date", text, value) if value is not None else None
@@ -415,14 +419,8 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
     for start, _, stop, name, m, anchor in candidates:
         if start >= end:
             end = stop
-            found.setdefault(anchor or _figure_from(name, m, text, start))
+            found.setdefault(anchor if anchor is not None else _figure(name, m, text, start))
     return tuple(found)
-
-
-def _figure_from(name: str, m: re.Match[str], original: str, start: int) -> Anchor:
-    anchor = _anchor_from(name, m, original, start)
-    assert anchor is not None, "a figure always reads"
-    return anchor
 
 
 def _date_readings(value: str) -> set[str]:

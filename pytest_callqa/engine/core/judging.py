@@ -53,7 +53,8 @@ def valid_score(scale: str, score: Any) -> bool:
     if not low <= score <= high:
         return False
     grid = DISCRETE_SCALES.get(scale)
-    return grid is None or any(abs(score - g) < 1e-9 for g in grid)
+    # Most scores sit exactly on the grid: found without the tolerant scan.
+    return grid is None or score in grid or any(abs(score - g) < 1e-9 for g in grid)
 
 
 def lowest_score(scale: str) -> float:

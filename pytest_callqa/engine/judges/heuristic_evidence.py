@@ -123,4 +123,3 @@ def _speaker_words(speakers: frozenset[str]) -> Mapping[str, str]:
     # A speaker's own name is that speaker, whatever party the word belongs to.
     words.update(names)
     return MappingProxyType(words)
-

@@ -33,14 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.cases import GoldenCase
 from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, Scale, valid_score
+from ..core.memo import ByIdentity, batch_memoised
 from ..core.metrics import BAND_EDGES, CASE_BAR
 from ..core.results import MetricResult
 from ..text import normalize
 from .agent_calls import (
     call_order,
     mock_results,
-    ordered_calls,
-    replay,
     replay_calls,
     scenario_problems,
     score_parameters,
@@ -68,6 +67,22 @@ from .family_base import RUBRIC_GOOD, FamilyTask
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext
+
+
+def replayed_calls(case: GoldenCase, output: AgentOutput,
+                   ) -> tuple[tuple[int, ...], tuple[str | None, ...]]:
+    """:func:`call_order` and the :func:`mock_results` of the calls in that order."""
+    return _replayed_calls(ByIdentity(case), ByIdentity(output))
+
+
+# The judge's view of an output and its scoring both replay it: the calls' results, matched
+# argument by argument against the scenario's, are worked out once.
+@batch_memoised
+def _replayed_calls(case: ByIdentity[GoldenCase], output: ByIdentity[AgentOutput],
+                    ) -> tuple[tuple[int, ...], tuple[str | None, ...]]:
+    order = call_order(output.value)
+    calls = [output.value.tool_calls[i] for i in order]
+    return tuple(order), tuple(mock_results(case.value, calls))
 
 
 def _diagnostics(verdict: JudgeVerdict, score: float) -> tuple[str | None, list[int]]:
@@ -145,8 +160,8 @@ class AgentTask(FamilyTask):
         out: AgentOutput = ctx.parsed  # type: ignore[assignment]
         exp: AgentExpected = ctx.expected  # type: ignore[assignment]
         config: AgentConfig = ctx.config  # type: ignore[assignment]
-        calls = ordered_calls(out)
-        results = mock_results(ctx.case, calls)
+        order, results = replayed_calls(ctx.case, out)
+        calls = [out.tool_calls[i] for i in order]
         view = replay_calls(ctx.case, out, calls, results)
         return {
             "conversation": view,
@@ -189,9 +204,9 @@ class AgentTask(FamilyTask):
         out: AgentOutput = ctx.parsed  # type: ignore[assignment]
         weights = resolve_weights(config.metrics)
         metrics: dict[str, MetricResult] = {}
-        view = replay(ctx.case, out)
-        order = call_order(out)
+        order, results = replayed_calls(ctx.case, out)
         calls = [out.tool_calls[i] for i in order]
+        view = replay_calls(ctx.case, out, calls, results)
         declared = {t.name for t in config.tools}
         for metric_id, weight in weights.items():
             spec = self.spec(metric_id)

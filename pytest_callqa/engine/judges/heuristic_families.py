@@ -202,21 +202,23 @@ def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
     if not replies:
         return _verdict(request, 0.0, "no reply after the tool results: their output never "
                         "reached the user", "ignored_tool_result", [first])
+    # Each reply's figures are looked up once, not again for every figure of the results.
+    figures_of = [(r["turn"], extract_anchors(str(r["text"]))) for r in replies]
     omitted = [a.text for turn, a in followed
-               if not any(anchor_supported(a, extract_anchors(str(r["text"])))
-                          for r in replies if r["turn"] >= turn)]
+               if not any(anchor_supported(a, figures)
+                          for at, figures in figures_of if at >= turn)]
     misreported: list[str] = []
     turns: list[int] = []
     told_by_reply = told_anchors_by_reply(view, config)
     words: list[str] = []
     whys: set[str] = set()
-    for reply in replies:
+    for reply, (_, figures) in zip(replies, figures_of, strict=True):
         told = told_by_reply[int(reply["turn"])]
         # A figure no result of its kind could have given ("March 6" when the results hold
         # no date) contradicts none: whether it is grounded is grounding_fidelity's question.
         kinds = {_KIND_GROUP.get(a.kind, a.kind) for turn, a in followed
                  if turn <= reply["turn"]}
-        for anchor in extract_anchors(str(reply["text"])):
+        for anchor in figures:
             if (anchor.kind in _USER_FACING and _KIND_GROUP.get(anchor.kind, anchor.kind) in kinds
                     and not anchor_supported(anchor, told)):
                 stated = f"turn {reply['turn']}: {anchor.text!r}"
@@ -265,11 +267,12 @@ def _result_interpretation(request: JudgeRequest) -> JudgeVerdict:
 def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
     view, config = _agent_parts(request)
     said_before = SaidBefore(view)
-    enums: dict[tuple[str, str], list[Any]] = {}
+    # Normalised once per parameter, not again for every argument checked.
+    enums: dict[tuple[str, str], set[str]] = {}
     for tool in request.focus.get("tools", []):
         for name, param in (tool.get("parameters") or {}).items():
             if param.get("enum"):
-                enums[(tool["name"], name)] = list(param["enum"])
+                enums[(tool["name"], name)] = {normalize(str(e)) for e in param["enum"]}
     everything = _told_before(view, max((int(e["turn"]) for e in view), default=0) + 1,
                               config)
     checked = implied = 0
@@ -287,8 +290,8 @@ def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
         for key, value in (call.get("arguments") or {}).items():
             if isinstance(value, bool) or value is None or value == "":
                 continue
-            if normalize(str(value)) in {normalize(str(e)) for e in
-                                         enums.get((call["name"], key), [])}:
+            listed = enums.get((call["name"], key))
+            if listed and normalize(str(value)) in listed:
                 continue
             checked += 1
             if value_grounded(value, told):
@@ -331,9 +334,32 @@ def _information_gathering(request: JudgeRequest) -> JudgeVerdict:
         "acted_before_collecting_info", turns, checked=checked, problems=problems)
 
 
-_MARKDOWN = re.compile(r"(\*\*|__|`|^\s{0,3}#{1,6}\s|^\s*[-*•]\s|^\s*\d+[.)]\s|\|.*\|)",
-                       re.MULTILINE)
+# Markdown a voice would read out: marks anywhere in a reply, and marks that open a line.
+# Two patterns, not one alternation with ``^`` under MULTILINE: that one tried every
+# alternative at every character of every reply, the line ones where no line starts.
+_MARKDOWN_INLINE = re.compile(r"\*\*|__|`|\|.*\|")
+_MARKDOWN_LINE = re.compile(r"\s{0,3}#{1,6}\s|\s*[-*•]\s|\s*\d+[.)]\s")
 _URL = re.compile(r"https?://|www\.", re.IGNORECASE)
+
+
+def _has_markdown(text: str) -> bool:
+    if _MARKDOWN_INLINE.search(text):
+        return True
+    start = 0
+    while True:
+        if _MARKDOWN_LINE.match(text, start):
+            return True
+        start = text.find("\n", start) + 1
+        if not start:
+            return False
+
+
+def _has_url(text: str) -> bool:
+    # Only W folds to w: a reply with neither "://" nor "www." in any case has no URL, and
+    # the case-blind pattern is slow to find that out.
+    return ("://" in text or "www." in text.lower()) and _URL.search(text) is not None
+
+
 # Words past which a spoken reply is verbose (a major issue) or long (a minor one).
 VERBOSE_WORDS = 60
 LONG_WORDS = 35
@@ -358,7 +384,7 @@ def delivery_issues(texts: Sequence[str]) -> list[dict[str, Any]]:
         questions = text.count("?")
         if questions >= 2:
             meaningful.append(f"{questions} questions in one turn")
-        if _MARKDOWN.search(text) or _URL.search(text) or _has_emoji(text):
+        if _has_markdown(text) or _has_url(text) or _has_emoji(text):
             meaningful.append("formatting a voice would read out (Markdown, URL or emoji)")
         words = len(text.split())
         if words > VERBOSE_WORDS:

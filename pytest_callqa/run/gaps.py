@@ -253,20 +253,29 @@ def partial_run_lines(run: Mapping[str, Any]) -> list[str]:
     if stopped:
         lines.append(f"run stopped early ({stopped}): the scorecard holds only the results "
                      "of the tests that ran before it stopped")
-    selection = run.get("selection")
-    if isinstance(selection, Mapping):
-        narrowed = [f"-k {selection['keyword']!r}"] if selection.get("keyword") else []
-        narrowed += [f"--deselect {d}" for d in selection.get("deselect") or ()]
-        narrowed += [str(a) for a in selection.get("args") or () if "::" in str(a)]
-        narrowed += ["--lf"] if selection.get("last_failed") else []
-        deselected = selection.get("deselected_eval_tests")
-        if not narrowed and isinstance(deselected, int) and deselected > 0:
-            # Deselected by nothing the line can name (the options above deselect too).
-            narrowed.append(f"{count(deselected, 'evaluation test')} deselected")
-        if narrowed:
-            lines.append(f"selection: {', '.join(narrowed)}: the scorecard holds only the "
-                         "results of the selected tests")
+    narrowed = narrowed_selection(run)
+    if narrowed:
+        lines.append(f"selection: {', '.join(narrowed)}: the scorecard holds only the "
+                     "results of the selected tests")
     return lines
+
+
+def narrowed_selection(run: Mapping[str, Any]) -> list[str]:
+    """What narrowed a run to part of the suite, as the user wrote it (``-k 'qa'``,
+    ``--deselect ...``, node ids, ``--lf``), or how many evaluation tests something else
+    deselected: empty for a run of the whole suite."""
+    selection = run.get("selection")
+    if not isinstance(selection, Mapping):
+        return []
+    narrowed = [f"-k {selection['keyword']!r}"] if selection.get("keyword") else []
+    narrowed += [f"--deselect {d}" for d in selection.get("deselect") or ()]
+    narrowed += [str(a) for a in selection.get("args") or () if "::" in str(a)]
+    narrowed += ["--lf"] if selection.get("last_failed") else []
+    deselected = selection.get("deselected_eval_tests")
+    if not narrowed and isinstance(deselected, int) and deselected > 0:
+        # Deselected by nothing the line can name (the options above deselect too).
+        narrowed.append(f"{count(deselected, 'evaluation test')} deselected")
+    return narrowed
 
 
 def policy_lines(registry: Registry) -> list[str]:

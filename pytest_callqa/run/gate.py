@@ -229,7 +229,7 @@ class _Comparison:
         self.current, self.baseline = current, baseline
         self.now, self.then = read_cases(current), read_cases(baseline)
         self.unevaluated = unevaluated_pairs(current), unevaluated_pairs(baseline)
-        self.unreached = unreached(current)
+        self.unreached = unreached(current, baseline)
         specs_then, specs_now = _specs(baseline), _specs(current)
         self.specs = {**_benchmark_specs(), **specs_then, **specs_now}
         # Disabled by this run's policy (a worse count was read as better): not gated.

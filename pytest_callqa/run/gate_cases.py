@@ -18,7 +18,7 @@ from typing import Any
 
 from ..engine.core.metrics import TASK_SCORE_ID
 from ..engine.core.results import NOT_APPLICABLE
-from .gaps import unread_case_files
+from .gaps import narrowed_selection, unread_case_files
 
 CaseKey = tuple[str, str, str]  # (model, task, case_id)
 
@@ -38,6 +38,9 @@ INVALID_CASE_FILES = "invalid case files"
 # Every case only the baseline has, in a run that stopped early (-x, Ctrl-C, crashed workers):
 # its tests may never have run.
 STOPPED_EARLY = "run stopped early"
+# Every case only the baseline has, in a run narrowed to part of the suite (-k, --deselect,
+# node ids, --lf, an -m narrower than eval): its tests were not selected.
+NOT_SELECTED = "not selected"
 # Those that leave a blocker verdict undecided, in the order the gate names them.
 UNDECIDED_CAUSES = (JUDGE_ERRORS, CODE_ERRORS, NOT_ESTIMATED, TEST_ERRORS, NO_OUTPUT)
 # The not_evaluated entries of pairs left without a result, by kind, and why in those words.
@@ -181,17 +184,35 @@ def unevaluated_pairs(report: Mapping[str, Any]) -> dict[tuple[str, str], tuple[
             if isinstance(e, Mapping) and e.get("kind") in _UNEVALUATED}
 
 
-def unreached(report: Mapping[str, Any]) -> tuple[str, str] | None:
-    """Why the cases another report has and ``report`` has not may never have been evaluated
+def unreached(report: Mapping[str, Any],
+              baseline: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Why the cases ``baseline`` has and ``report`` has not may never have been evaluated
     in it, in the gate's words, and what names the cause (the case files it could not read,
-    why it stopped early): None when nothing says so, and such cases were removed."""
+    why it stopped early, what narrowed its selection): None when nothing says so, and such
+    cases were removed."""
     files = unread_case_files(report.get("not_evaluated") or ())
-    stopped = (report.get("run") or {}).get("stopped_early")
+    run = report.get("run") or {}
+    stopped = run.get("stopped_early")
+    narrowed = ", ".join(narrowed_selection(run))
     causes = [(INVALID_CASE_FILES, ", ".join(files))] if files else []
     causes += [(STOPPED_EARLY, str(stopped))] if stopped else []
+    causes += [(NOT_SELECTED, narrowed)] if narrowed else []
+    if not causes and _same_suite(run, baseline.get("run") or {}):
+        # Their case files and models are still the run's, yet no test of it evaluated them
+        # (a path naming some test files only, a test file deleted).
+        causes = [(NOT_SELECTED, "the run's case files and models are the baseline's")]
     if not causes:
         return None
     return " and ".join(c[0] for c in causes), "; ".join(c[1] for c in causes)
+
+
+def _same_suite(run: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Whether two runs were configured for the same pairs: the same models and the same
+    catalogue of cases (its fingerprint names every case's task and id)."""
+    settings, then = run.get("settings") or {}, other.get("settings") or {}
+    catalogue = settings.get("catalogue")
+    return (isinstance(catalogue, str) and catalogue == then.get("catalogue")
+            and settings.get("models") == then.get("models"))
 
 
 def unevaluated_in(pairs: Mapping[tuple[str, str], tuple[str, str]], model: str,

@@ -12,6 +12,7 @@ from .gate_cases import (
     BENCHMARKS_OFF,
     INVALID_CASE_FILES,
     NO_OUTPUT,
+    NOT_SELECTED,
     STOPPED_EARLY,
     TEST_ERRORS,
     UNDECIDED_CAUSES,
@@ -25,21 +26,18 @@ MAX_INCOMPLETE_LINES = 10
 # Why a pair was not evaluated, in a line of its own and in the verdict's count of them.
 _NOT_EVALUATED = {TEST_ERRORS: ("test errors: a failure of the tool, not of the model",
                                 " for test errors"),
-                  NO_OUTPUT: ("no output: of unknown result, not a pass", ", no output"),
-                  INVALID_CASE_FILES: (
-                      "invalid case files: the baseline does not say which cases they held, "
-                      "so each case only it has counts here, not as removed nor as a pass",
-                      " for invalid case files"),
-                  STOPPED_EARLY: ("run stopped early: each case only the baseline has counts "
-                                  "here, not as removed nor as a pass", " in a run stopped early"),
-                  f"{INVALID_CASE_FILES} and {STOPPED_EARLY}": (
-                      "invalid case files and run stopped early: each case only the baseline "
-                      "has counts here, not as removed nor as a pass",
-                      " for invalid case files, in a run stopped early")}
+                  NO_OUTPUT: ("no output: of unknown result, not a pass", ", no output")}
+# Why the cases only the baseline has were not evaluated in this run: the count's words for
+# each cause. Several may hold at once ("invalid case files and run stopped early").
+_UNREACHED = {INVALID_CASE_FILES: "for invalid case files",
+              STOPPED_EARLY: "in a run stopped early",
+              NOT_SELECTED: "outside the run's selection"}
+_UNREACHED_WHY = "each case only the baseline has counts here, not as removed nor as a pass"
 # What may hold a gate open with no failure of the tool: the run's inputs or settings.
 _NOT_TOOL_FAILURES = {NO_OUTPUT: "missing outputs",
                       INVALID_CASE_FILES: "case files that could not be read",
                       STOPPED_EARLY: "a run that stopped early",
+                      NOT_SELECTED: "a run narrowed to part of the suite",
                       BENCHMARKS_OFF: "Layer 2 benchmarks the baseline scored, off in this run"}
 _RUN_KEYS = ("judge", "embeddings")
 
@@ -154,6 +152,21 @@ def _named(ids: list[str]) -> str:
     return shown + (f" and {len(ids) - NAMED_CASES} more" if len(ids) > NAMED_CASES else "")
 
 
+def _not_evaluated(reason: str) -> tuple[str, str]:
+    """Why cases were not evaluated, for their own line and for the verdict's count."""
+    if reason in _NOT_EVALUATED:
+        return _NOT_EVALUATED[reason]
+    causes = reason.split(" and ")
+    if not set(causes) <= set(_UNREACHED):
+        return reason, f" for {reason}"
+    if causes == [INVALID_CASE_FILES]:
+        why = ("the baseline does not say which cases they held, so each case only it has "
+               "counts here, not as removed nor as a pass")
+    else:
+        why = _UNREACHED_WHY
+    return f"{reason}: {why}", " " + ", ".join(_UNREACHED[c] for c in causes)
+
+
 def incomplete_line(entry: Mapping[str, Any]) -> str:
     """One comparison the gate could not make, in words: what, why, on which cases."""
     head = " · ".join(str(entry[k]) for k in ("model", "task", "metric") if entry.get(k))
@@ -164,7 +177,7 @@ def incomplete_line(entry: Mapping[str, Any]) -> str:
                                              ("baseline", "in the baseline"))
                          if (ids := list(entry.get(side) or [])))
     if entry.get("kind") == "not evaluated":
-        why = _NOT_EVALUATED.get(str(entry.get("reason")), (str(entry.get("reason")), ""))[0]
+        why = _not_evaluated(str(entry.get("reason")))[0]
         if entry.get("detail"):
             # Named before the explanation, which a markdown cell may cut short.
             label, _, rest = why.partition(": ")
@@ -208,7 +221,7 @@ def incomplete_summary(gate: Mapping[str, Any]) -> str:
         cases = {(e.get("model"), c) for e in found
                  for c in [*(e.get("run") or []), *(e.get("baseline") or [])]}
         if unevaluated:
-            why = _NOT_EVALUATED.get(reason, ("", f" for {reason}"))[1]
+            why = _not_evaluated(reason)[1]
             parts.append(f"{count(len(cases), 'case')} not evaluated{why}")
         else:
             parts.append(f"{count(len(found), 'comparison')} could not be made for {reason} "

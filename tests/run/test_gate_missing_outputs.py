@@ -207,3 +207,55 @@ def test_cases_a_run_that_stopped_early_did_not_reach_are_not_evaluated_not_remo
     assert "not evaluated for invalid case files, in a run stopped early" in text(both)
     assert "case files that could not be read and a run that stopped early: not a pass" in \
         text(both)
+
+
+def test_cases_a_narrowed_run_did_not_select_are_not_evaluated_not_removed(
+        report: dict[str, Any]) -> None:
+    """`pytest -k qa` gated against a whole run's baseline passed: "no regression, N cases
+    removed", exit 0: the cases it never selected read as deleted from the suite."""
+    baseline = copy.deepcopy(report)
+    unselected = {(c["model"], c["task"], c["case_id"]) for c in report["cases"]
+                  if c["task"] != "qa"}
+    report["cases"] = [c for c in report["cases"]
+                       if (c["model"], c["task"], c["case_id"]) not in unselected]
+    report["models"] = models_section(scorecard_of(report))
+    report["run"]["selection"] = {"args": [], "keyword": "qa", "markexpr": "eval",
+                                  "deselect": [], "lf": False, "last_failed": False,
+                                  "deselected_eval_tests": len(unselected)}
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "incomplete"
+    assert gate["removed_cases"] == [] and gate["removed_models"] == []
+    unrun = [e for e in gate["incomplete"] if e["kind"] == "not evaluated"]
+    assert {(e["reason"], e["detail"]) for e in unrun} == {("not selected", "-k 'qa'")}
+    assert {(e["model"], e["task"], c) for e in unrun for c in e["run"]} == unselected
+    first = text(gate).splitlines()[0]
+    assert f"{len(unselected)} cases not evaluated outside the run's selection" in first
+    assert first.endswith("— a run narrowed to part of the suite: not a pass, nor the model's "
+                          "failure: the run exits 4 unless it failed")
+    assert "not evaluated (not selected (-k 'qa'): each case only the baseline has counts " \
+        "here, not as removed nor as a pass)" in text(gate)
+    # Stopped early as well: both causes are named, in one line and in the count.
+    report["run"]["stopped_early"] = "interrupted"
+    both = compare_reports(report, baseline)
+    assert {(e["reason"], e["detail"]) for e in both["incomplete"]
+            if e["kind"] == "not evaluated"} == {
+        ("run stopped early and not selected", "interrupted; -k 'qa'")}
+    assert (f"{len(unselected)} cases not evaluated in a run stopped early, outside the run's "
+            "selection") in text(both)
+    # Not narrowed by an option (a path naming only qa's test file), but its case files and
+    # models are the baseline's: the cases are still in the suite, evaluated by no test.
+    report["run"]["stopped_early"] = None
+    report["run"]["selection"] = {"args": ["tests/test_qa.py"], "keyword": "",
+                                  "markexpr": "eval", "deselect": [], "lf": False,
+                                  "last_failed": False}
+    by_path = compare_reports(report, baseline)
+    assert by_path["verdict"] == "incomplete" and by_path["removed_cases"] == []
+    assert {(e["reason"], e["detail"]) for e in by_path["incomplete"]
+            if e["kind"] == "not evaluated"} == {
+        ("not selected", "the run's case files and models are the baseline's")}
+    # Its catalogue no longer the baseline's: the cases were removed from the suite.
+    report["run"]["settings"]["catalogue"] = "37 cases, 0123456789abcdef"
+    whole = compare_reports(report, baseline)
+    assert whole["verdict"] == "pass"
+    assert len(whole["removed_cases"]) == len(unselected)
+    assert not [e for e in whole["incomplete"] if e["kind"] == "not evaluated"]

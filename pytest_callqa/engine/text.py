@@ -510,7 +510,11 @@ def units(s: str) -> list[str]:
     return _as_units(tokens(s)) if unsegmented(s) else tokens(s)
 
 
-def _as_units(words: Iterable[str]) -> list[str]:
+def _as_units(words: Sequence[str]) -> list[str]:
+    # Most texts hold no letter of such a script: one look at all their words, not one a
+    # word.
+    if not unsegmented("".join(words)):
+        return list(words)
     return [unit for t in words for unit in (_character_pairs(t) if unsegmented(t) else (t,))]
 
 

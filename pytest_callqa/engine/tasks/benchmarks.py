@@ -131,6 +131,13 @@ def _output_views(task: str, out: ByIdentity[Any], exp: ByIdentity[Any],
     return VIEWS[task](out.value, exp.value, config.value)
 
 
+@batch_memoised
+def _token_texts(claims: tuple[str, ...]) -> tuple[str, ...]:
+    """Each claim as its content tokens joined by spaces: every model's output of a case is
+    matched against the same truth claims."""
+    return tuple(" ".join(content_tokens(c)) for c in claims)
+
+
 def _nothing_to_count(views: Views) -> dict[str, str]:
     """The judged criteria whose seed ratio has nothing to count in ``views`` (a share of
     no claim, or of no piece of the call), by why they are not scored: no judge is asked
@@ -309,8 +316,7 @@ def score_benchmarks(
         if views.exact_claims:
             match = match_exact(views.claims, views.expected_claims)
         else:
-            match = match_lists([" ".join(content_tokens(c)) for c in views.claims],
-                                [" ".join(content_tokens(c)) for c in views.expected_claims],
+            match = match_lists(_token_texts(views.claims), _token_texts(views.expected_claims),
                                 method="jaccard", threshold=CLAIM_MATCH_THRESHOLD)
         m["answer_correctness"] = _spec_result(
             "answer_correctness", 0.5 * match.f1 + 0.5 * sim,

@@ -236,6 +236,13 @@ def _filled(value: Any) -> bool:
     return True
 
 
+@batch_memoised
+def _unit_texts(texts: tuple[str, ...]) -> tuple[str, ...]:
+    """Each of ``texts`` as its :func:`content_units` joined by spaces: every model's output
+    of a case is matched against the same truth highlights."""
+    return tuple(" ".join(content_units(t)) for t in texts)
+
+
 def _label(value: str | None) -> str | None:
     return None if value is None or not value.strip() else normalize(value)
 
@@ -405,8 +412,7 @@ class TextTask(BaseTask):
         if not expected:
             return MetricResult.not_scored("n/a: expected_outcome has no highlight")
         match = match_lists(
-            [" ".join(content_units(h)) for h in out.summary.highlights],
-            [" ".join(content_units(h)) for h in expected],
+            _unit_texts(tuple(out.summary.highlights)), _unit_texts(tuple(expected)),
             method="jaccard", threshold=HIGHLIGHT_MATCH_THRESHOLD, strict=True,
         )
         missed = [expected[j] for j in match.unmatched_expected]

@@ -188,31 +188,30 @@ def unreached(report: Mapping[str, Any],
               baseline: Mapping[str, Any]) -> tuple[str, str] | None:
     """Why the cases ``baseline`` has and ``report`` has not may never have been evaluated
     in it, in the gate's words, and what names the cause (the case files it could not read,
-    why it stopped early, what narrowed its selection): None when nothing says so, and such
-    cases were removed."""
+    why it stopped early, what narrowed its selection that did not narrow the baseline's):
+    None when nothing says so, and such cases were removed."""
     files = unread_case_files(report.get("not_evaluated") or ())
     run = report.get("run") or {}
     stopped = run.get("stopped_early")
     narrowed = ", ".join(narrowed_selection(run))
+    if narrowed and _asked(run) == _asked(baseline.get("run") or {}):
+        # The baseline was asked for the same tests: a case only it has was deleted since.
+        narrowed = ""
     causes = [(INVALID_CASE_FILES, ", ".join(files))] if files else []
     causes += [(STOPPED_EARLY, str(stopped))] if stopped else []
     causes += [(NOT_SELECTED, narrowed)] if narrowed else []
-    if not causes and _same_suite(run, baseline.get("run") or {}):
-        # Their case files and models are still the run's, yet no test of it evaluated them
-        # (a path naming some test files only, a test file deleted).
-        causes = [(NOT_SELECTED, "the run's case files and models are the baseline's")]
     if not causes:
         return None
     return " and ".join(c[0] for c in causes), "; ".join(c[1] for c in causes)
 
 
-def _same_suite(run: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
-    """Whether two runs were configured for the same pairs: the same models and the same
-    catalogue of cases (its fingerprint names every case's task and id)."""
-    settings, then = run.get("settings") or {}, other.get("settings") or {}
-    catalogue = settings.get("catalogue")
-    return (isinstance(catalogue, str) and catalogue == then.get("catalogue")
-            and settings.get("models") == then.get("models"))
+def _asked(run: Mapping[str, Any]) -> dict[str, Any]:
+    """The options a run's tests were selected by, as the command gave them (not how many
+    tests they deselected, which moves with the cases)."""
+    selection = run.get("selection")
+    if not isinstance(selection, Mapping):
+        return {}
+    return {key: selection.get(key) for key in ("args", "keyword", "markexpr", "deselect", "lf")}
 
 
 def unevaluated_in(pairs: Mapping[tuple[str, str], tuple[str, str]], model: str,

@@ -12,10 +12,10 @@ from pytest_callqa.engine.judges.heuristic import HeuristicJudge
 from pytest_callqa.engine.judges.heuristic_families import delivery_issues, told_anchors_by_reply
 from pytest_callqa.engine.loading import CaseFileError, load_case_file
 from pytest_callqa.engine.registry import default_registry
+from pytest_callqa.engine.tasks.agent import replay
 from pytest_callqa.engine.tasks.agent_calls import (
     NO_RESULT,
     align_calls,
-    replay,
     score_parameters,
     score_tool_routing,
     values_equal,
@@ -643,7 +643,7 @@ def test_replay_merges_scripted_turns_with_the_agents_calls_and_replies() -> Non
                        {"turn": 5, "name": "Refund", "arguments": {}}],
         "responses": [{"turn": 3, "text": "Let me check."}],
     }, strict=True)
-    view = replay(case, output)
+    view = replay(case, output).view
     speakers = [(e["turn"], e["speaker"]) for e in view]
     assert speakers == [(0, "customer"), (3, "agent"), (4, "customer"),
                         (5, "tool_call"), (5, "tool_result"), (5, "tool_call"),

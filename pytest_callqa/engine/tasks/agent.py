@@ -29,7 +29,7 @@ judge; without them the judge scores those two as well.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.cases import GoldenCase
 from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, Scale, valid_score
@@ -61,6 +61,7 @@ from .agent_schemas import (
     AgentConfig,
     AgentExpected,
     AgentOutput,
+    AgentToolCall,
     parse_tool_call_text,
 )
 from .family_base import RUBRIC_GOOD, FamilyTask
@@ -69,10 +70,23 @@ if TYPE_CHECKING:
     from ..core.context import EvalContext
 
 
-def replayed_calls(case: GoldenCase, output: AgentOutput,
-                   ) -> tuple[tuple[int, ...], tuple[str | None, ...]]:
-    """:func:`call_order` and the :func:`mock_results` of the calls in that order."""
-    return _replayed_calls(ByIdentity(case), ByIdentity(output))
+class Replay(NamedTuple):
+    """An output replayed against its scenario: its calls in the order they happened (by
+    turn, then as listed: ``order`` holds their places in the output), the recorded result
+    each receives, and the conversation the agent under test lived (:func:`replay_calls`)."""
+
+    order: tuple[int, ...]
+    calls: list[AgentToolCall]
+    results: tuple[str | None, ...]
+    view: list[dict[str, Any]]
+
+
+def replay(case: GoldenCase, output: AgentOutput) -> Replay:
+    """``output`` replayed against ``case``'s scenario: a fresh view each time (callers may
+    change it), the matching of calls to results worked out once per batch."""
+    order, results = _replayed_calls(ByIdentity(case), ByIdentity(output))
+    calls = [output.tool_calls[i] for i in order]
+    return Replay(order, calls, results, replay_calls(case, output, calls, results))
 
 
 # The judge's view of an output and its scoring both replay it: the calls' results, matched
@@ -160,9 +174,7 @@ class AgentTask(FamilyTask):
         out: AgentOutput = ctx.parsed  # type: ignore[assignment]
         exp: AgentExpected = ctx.expected  # type: ignore[assignment]
         config: AgentConfig = ctx.config  # type: ignore[assignment]
-        order, results = replayed_calls(ctx.case, out)
-        calls = [out.tool_calls[i] for i in order]
-        view = replay_calls(ctx.case, out, calls, results)
+        _, calls, results, view = replay(ctx.case, out)
         return {
             "conversation": view,
             "system_prompt": config.system_prompt,
@@ -204,9 +216,7 @@ class AgentTask(FamilyTask):
         out: AgentOutput = ctx.parsed  # type: ignore[assignment]
         weights = resolve_weights(config.metrics)
         metrics: dict[str, MetricResult] = {}
-        order, results = replayed_calls(ctx.case, out)
-        calls = [out.tool_calls[i] for i in order]
-        view = replay_calls(ctx.case, out, calls, results)
+        order, calls, _, view = replay(ctx.case, out)
         declared = {t.name for t in config.tools}
         for metric_id, weight in weights.items():
             spec = self.spec(metric_id)

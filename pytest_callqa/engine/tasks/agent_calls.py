@@ -99,11 +99,6 @@ def call_order(output: AgentOutput) -> list[int]:
     return sorted(range(len(output.tool_calls)), key=lambda i: (output.tool_calls[i].turn, i))
 
 
-def ordered_calls(output: AgentOutput) -> list[AgentToolCall]:
-    """The model's calls in the order they happened (by turn, then as listed)."""
-    return [output.tool_calls[i] for i in call_order(output)]
-
-
 def mock_results(case: GoldenCase, calls: Sequence[AgentToolCall]) -> list[str | None]:
     """The recorded result each call receives: the unused reference call of the same tool
     agreeing on the most arguments (the earliest on a tie); None when the scenario has none."""
@@ -129,16 +124,11 @@ def mock_results(case: GoldenCase, calls: Sequence[AgentToolCall]) -> list[str |
 NO_RESULT = "(no recorded result: the scenario does not cover this call)"
 
 
-def replay(case: GoldenCase, output: AgentOutput) -> list[dict[str, Any]]:
-    """The conversation the agent under test lived: scripted customer turns, its own replies
-    at the agent turns, its own calls with the results the scenario gives them."""
-    calls = ordered_calls(output)
-    return replay_calls(case, output, calls, mock_results(case, calls))
-
-
 def replay_calls(case: GoldenCase, output: AgentOutput, calls: Sequence[AgentToolCall],
                  results: Sequence[str | None]) -> list[dict[str, Any]]:
-    """:func:`replay` with the model's calls in order and their results already known."""
+    """The conversation the agent under test lived: scripted customer turns, its own replies
+    at the agent turns, its ``calls`` (in the order they happened) with the ``results`` the
+    scenario gives them."""
     responses = {r.turn: r.text for r in output.responses}
     at_turn: dict[int, list[tuple[AgentToolCall, str | None]]] = {}
     for call, result in zip(calls, results, strict=True):

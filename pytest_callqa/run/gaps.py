@@ -260,6 +260,25 @@ def partial_run_lines(run: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+# The key of run.selection that counts the evaluation tests a run deselected (a merge of
+# shards also keeps each shard's count, under this key with "_per_shard").
+DESELECTED = "deselected_eval_tests"
+# Whether --lf found failures on record: each job's own cache, like its count; "lf" (the
+# option given) is the setting.
+FOUND_FAILURES = "last_failed"
+
+
+def asked_selection(selection: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's ``run.selection`` as the command gave it, without what its own run decided:
+    how many evaluation tests it deselected (which moves with the cases), whether --lf found
+    failures on record. A report older than "lf" said only whether --lf was given, in
+    last_failed: a setting of the command then, kept."""
+    own = {DESELECTED, f"{DESELECTED}_per_shard"}
+    if "lf" in selection:
+        own.add(FOUND_FAILURES)
+    return {key: item for key, item in selection.items() if key not in own}
+
+
 def narrowed_selection(run: Mapping[str, Any]) -> list[str]:
     """What narrowed a run to part of the suite, as the user wrote it (``-k 'qa'``,
     ``--deselect ...``, node ids, ``--lf``), or how many evaluation tests something else
@@ -270,8 +289,8 @@ def narrowed_selection(run: Mapping[str, Any]) -> list[str]:
     narrowed = [f"-k {selection['keyword']!r}"] if selection.get("keyword") else []
     narrowed += [f"--deselect {d}" for d in selection.get("deselect") or ()]
     narrowed += [str(a) for a in selection.get("args") or () if "::" in str(a)]
-    narrowed += ["--lf"] if selection.get("last_failed") else []
-    deselected = selection.get("deselected_eval_tests")
+    narrowed += ["--lf"] if selection.get(FOUND_FAILURES) else []
+    deselected = selection.get(DESELECTED)
     if not narrowed and isinstance(deselected, int) and deselected > 0:
         # Deselected by nothing the line can name (the options above deselect too).
         narrowed.append(f"{count(deselected, 'evaluation test')} deselected")

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..engine.core.metrics import TASK_SCORE_ID
 from ..engine.core.results import NOT_APPLICABLE
-from .gaps import narrowed_selection, unread_case_files
+from .gaps import asked_selection, narrowed_selection, unread_case_files
 
 CaseKey = tuple[str, str, str]  # (model, task, case_id)
 
@@ -206,12 +206,8 @@ def unreached(report: Mapping[str, Any],
 
 
 def _asked(run: Mapping[str, Any]) -> dict[str, Any]:
-    """The options a run's tests were selected by, as the command gave them (not how many
-    tests they deselected, which moves with the cases)."""
     selection = run.get("selection")
-    if not isinstance(selection, Mapping):
-        return {}
-    return {key: selection.get(key) for key in ("args", "keyword", "markexpr", "deselect", "lf")}
+    return asked_selection(selection) if isinstance(selection, Mapping) else {}
 
 
 def unevaluated_in(pairs: Mapping[tuple[str, str], tuple[str, str]], model: str,

@@ -24,6 +24,9 @@ from ..engine.llm.counters import tokens_unknown
 from ..engine.report import render_scorecard
 from ..engine.scorecard import Scorecard, build_scorecard
 from .gaps import (
+    DESELECTED,
+    FOUND_FAILURES,
+    asked_selection,
     errored_pairs,
     judge_error_lines,
     no_output_pairs,
@@ -74,12 +77,6 @@ COUNTERS = frozenset({"requests", "retries", "reasks", "requests_without_usage",
                       "budget_stopped"})
 # Token counts, null in a shard whose every reply came back without usage (run/usage.py).
 TOKENS = ("prompt_tokens", "completion_tokens")
-# The key of run.selection that counts the evaluation tests a run deselected.
-DESELECTED = "deselected_eval_tests"
-# Whether --lf found failures on record: each job's own cache, like its count; "lf" (the
-# option given) is the setting every shard shares.
-FOUND_FAILURES = "last_failed"
-_PER_SHARD = (DESELECTED, FOUND_FAILURES)
 # MetricSpec fields a report describes under another name.
 _MISSING = object()
 
@@ -142,10 +139,7 @@ def _setting(report: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     failures on record)."""
     value = _get(report, path)
     if path == ("run", "selection") and isinstance(value, Mapping):
-        # A report older than "lf" said only whether --lf was given, in last_failed: a
-        # setting of the command then, to be shared.
-        own = _PER_SHARD if "lf" in value else (DESELECTED,)
-        return {key: item for key, item in value.items() if key not in own}
+        return asked_selection(value)
     return value
 
 

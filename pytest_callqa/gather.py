@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .run.deliver import Delivered, deliver
+from .run.gaps import budget_cut
 from .run.junit import suite_properties
 from .run.settings import ERROR_PAYLOAD, CallqaUsageError, display_path
 
@@ -203,7 +204,9 @@ class ResultsGatherer:
                     f"callqa gate: not run against "
                     f"{display_path(ungated, session.config.rootpath)}: no test was selected")
             self.problems = [p for p in (self.delivered.gate_problem,
-                                         state.summary.hook_problem) if p is not None]
+                                         state.summary.hook_problem,
+                                         budget_cut(self.delivered.report,
+                                                    state.settings.budget)) if p is not None]
             if self.delivered.failed or self.delivered.calibration_failed:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             if ((self.delivered.unwritten or self.problems or self.delivered.gate_incomplete

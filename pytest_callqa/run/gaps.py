@@ -308,3 +308,27 @@ def policy_lines(registry: Registry) -> list[str]:
             f"{task}.{metric_id} {rule}")
     return [f"policy ({origin}): {'; '.join(rules)}" for origin, rules in by_origin.items()]
 
+
+
+def budget_cut(report: Mapping[str, Any], budget: float | None) -> str | None:
+    """Why the run is incomplete when the budget stopped what it needed — outputs of live
+    models never generated, judgements never asked — from its report; None when it stopped
+    neither. A run whose tests passed without them measured less than it was asked to: exit
+    0 would read as a pass, and the budget is the tool's limit, not the model's failure."""
+    outputs = sum(1 for e in report.get("not_evaluated") or ()
+                  if isinstance(e, Mapping) and e.get("kind") == "missing_output"
+                  and e.get("budget_stopped"))
+    run = report.get("run")
+    judge = run.get("judge_usage") if isinstance(run, Mapping) else None
+    judgements = judge.get("not_scored_budget") if isinstance(judge, Mapping) else None
+    judgements = judgements if isinstance(judgements, int) else 0
+    stopped = [text for n, text in ((outputs, count(outputs, "output") + " not generated"),
+                                    (judgements, count(judgements, "judgement") + " not asked"))
+               if n]
+    if not stopped:
+        return None
+    spent = f"the budget of ${budget:g}" if budget is not None else "the budget"
+    return (f"callqa: INCOMPLETE — {spent} was spent before the run was evaluated in full "
+            f"({', '.join(stopped)}): not a pass, nor the model's failure; the run exits 4 "
+            "unless it failed (raise --callqa-budget, or run again: the cache keeps every "
+            "reply paid for)")

@@ -155,6 +155,12 @@ def test_a_budget_stops_generation_and_the_pairs_are_not_evaluated(
     assert "E fast: qa: 1 case not evaluated, the budget stopped its generation (" in card
     assert "not ranked, what it would be ranked on being unknown — fast: final score" in card
     assert "test errored" not in card
+    # Before: exit 0, a pass, with three of four pairs never evaluated.
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["callqa: INCOMPLETE — the budget of $0.8 was spent before "
+                                 "the run was evaluated in full (3 outputs not generated): "
+                                 "not a pass, nor the model's failure; the run exits 4 unless "
+                                 "it failed *"])
 
 
 class _OverbillingServer(FakeOpenAIServer):

@@ -251,10 +251,18 @@ def test_any(callqa_result):
         assert case["metrics"][mid]["value"] is None and case["metrics"][mid]["scored"] is False
     # The budget's ledger lives only as long as the run.
     assert not list((pytester.path / ".callqa_cache" / "spend").iterdir())
+    result.stdout.fnmatch_lines([f"callqa: INCOMPLETE — the budget of $0.47 was spent before "
+                                 f"the run was evaluated in full ({not_scored} judgements not "
+                                 "asked): not a pass, nor the model's failure; *"])
     # A judge metric the budget left unscored never passes an assertion on it.
     if ("qa-refund", EVIDENCE) in stopped:
         result.assert_outcomes(passed=4, failed=1)
         result.stdout.fnmatch_lines([f"*{EVIDENCE}*not scored*"])
+        assert result.ret == pytest.ExitCode.TESTS_FAILED
+    else:
+        # Every test passed, with judgements the budget kept from being asked: not a pass.
+        result.assert_outcomes(passed=5)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
 def test_a_budget_of_0_judges_with_a_free_judge(

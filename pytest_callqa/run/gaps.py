@@ -1,7 +1,8 @@
 """What a run could not evaluate or could not show, in the scorecard's words: the header's
 lines for the pairs and case files not evaluated, and the notes on pairs a test error or a
-missing output left without a result and on metrics this process never registered. Shared
-by a run's summary and the merge of shard reports."""
+missing output left without a result and on metrics this process never registered, and why
+a run the budget cut short is incomplete. Shared by a run's summary and the merge of shard
+reports."""
 
 from __future__ import annotations
 
@@ -307,7 +308,6 @@ def policy_lines(registry: Registry) -> list[str]:
         by_origin.setdefault(registry.origin(task, metric_id), []).append(
             f"{task}.{metric_id} {rule}")
     return [f"policy ({origin}): {'; '.join(rules)}" for origin, rules in by_origin.items()]
-
 
 
 def budget_cut(report: Mapping[str, Any], budget: float | None) -> str | None:

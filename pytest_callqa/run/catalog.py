@@ -108,16 +108,26 @@ class Catalog:
         return [{"path": display_path(error.path, self.host.rootpath),
                  "problems": list(error.problems)} for error in self._files.errors]
 
+    def listed(self) -> list[list[str]] | None:
+        """The task and id of every good case of the catalogue, sorted: the baseline gate
+        tells a case the run did not select (still listed) from one deleted since (not
+        listed). None when no test read the catalogue."""
+        if self._files is None:
+            return self._handed.get("cases") if self._handed else None
+        return sorted([ref.task, ref.id] for ref in self._files.cases)
+
     def handed_over(self) -> dict[str, Any] | None:
         """What an xdist worker that read the catalogue hands its controller (:meth:`take`),
-        which reads no case file for it: the fingerprint and the bad files."""
+        which reads no case file for it: the fingerprint, the bad files and the cases."""
         return None if self._files is None else {"digest": self.digest(),
-                                                 "bad_files": self.bad_files()}
+                                                 "bad_files": self.bad_files(),
+                                                 "cases": self.listed()}
 
     def take(self, handed: Any) -> None:
         """Keep what a worker handed over (:meth:`handed_over`), when it is so shaped."""
         if isinstance(handed, dict) and isinstance(handed.get("digest"), str) \
-                and isinstance(handed.get("bad_files"), list):
+                and isinstance(handed.get("bad_files"), list) \
+                and isinstance(handed.get("cases"), list):
             self._handed = handed
 
     def position(self, case_id: str) -> int:

@@ -267,6 +267,9 @@ DESELECTED = "deselected_eval_tests"
 # Whether --lf found failures on record: each job's own cache, like its count; "lf" (the
 # option given) is the setting.
 FOUND_FAILURES = "last_failed"
+# The key of a report's run that lists the task and id of every good case of its catalogue
+# (null when no test read it): the gate tells a case the run did not select from one deleted.
+CATALOGUE_CASES = "catalogue_cases"
 
 
 def asked_selection(selection: Mapping[str, Any]) -> dict[str, Any]:

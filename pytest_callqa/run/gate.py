@@ -229,7 +229,6 @@ class _Comparison:
         self.current, self.baseline = current, baseline
         self.now, self.then = read_cases(current), read_cases(baseline)
         self.unevaluated = unevaluated_pairs(current), unevaluated_pairs(baseline)
-        self.unreached = unreached(current, baseline)
         specs_then, specs_now = _specs(baseline), _specs(current)
         self.specs = {**_benchmark_specs(), **specs_then, **specs_now}
         # Disabled by this run's policy (a worse count was read as better): not gated.
@@ -510,21 +509,20 @@ class _Comparison:
 
     def not_evaluated(self) -> tuple[set[CaseKey], set[CaseKey]]:
         """The cases only one report has, less those the other report did not evaluate
-        (their test errored, or they had no output: recorded as such; or, in a run that could
-        not read a case file or stopped early, any the baseline has): added, removed."""
+        (their test errored, or they had no output: recorded as such; or, of the baseline's,
+        those the run may never have reached: ``gate_cases.unreached``): added, removed."""
         added, removed = set(self.now) - set(self.then), set(self.then) - set(self.now)
         now, then = self.unevaluated
         not_run = {k: now[k[0], k[2]][1] for k in removed if (k[0], k[2]) in now}
-        unreached, detail = self.unreached or ("", None)
-        if unreached:
-            not_run.update((k, unreached) for k in removed - set(not_run))
+        unrun, details = unreached(self.current, self.baseline, removed - set(not_run))
+        not_run.update(unrun)
         not_then = {k: then[k[0], k[2]][1] for k in added if (k[0], k[2]) in then}
         for model, task, why in sorted({(*k[:2], why) for k, why in
                                         [*not_run.items(), *not_then.items()]}):
             self.unmade("not evaluated", model, task, None, why,
                         [k for k, r in not_run.items() if (*k[:2], r) == (model, task, why)],
                         [k for k, r in not_then.items() if (*k[:2], r) == (model, task, why)],
-                        detail if why == unreached else None)
+                        details.get(why))
         return added - set(not_then), removed - set(not_run)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..engine.core.metrics import TASK_SCORE_ID
 from ..engine.core.results import NOT_APPLICABLE
-from .gaps import asked_selection, narrowed_selection, unread_case_files
+from .gaps import CATALOGUE_CASES, asked_selection, narrowed_selection, unread_case_files
 
 CaseKey = tuple[str, str, str]  # (model, task, case_id)
 
@@ -38,7 +38,8 @@ INVALID_CASE_FILES = "invalid case files"
 # Every case only the baseline has, in a run that stopped early (-x, Ctrl-C, crashed workers):
 # its tests may never have run.
 STOPPED_EARLY = "run stopped early"
-# Every case only the baseline has, in a run narrowed to part of the suite (-k, --deselect,
+# A case only the baseline has that is still in the run's catalogue, or, in a report that
+# lists no catalogue, every such case of a run narrowed to part of the suite (-k, --deselect,
 # node ids, --lf, an -m narrower than eval): its tests were not selected.
 NOT_SELECTED = "not selected"
 # Those that leave a blocker verdict undecided, in the order the gate names them.
@@ -184,18 +185,35 @@ def unevaluated_pairs(report: Mapping[str, Any]) -> dict[tuple[str, str], tuple[
             if isinstance(e, Mapping) and e.get("kind") in _UNEVALUATED}
 
 
-def unreached(report: Mapping[str, Any],
-              baseline: Mapping[str, Any]) -> tuple[str, str] | None:
-    """Why the cases ``baseline`` has and ``report`` has not may never have been evaluated
-    in it, in the gate's words, and what names the cause (the case files it could not read,
-    why it stopped early, what narrowed its selection that did not narrow the baseline's):
-    None when nothing says so, and such cases were removed."""
+def unreached(report: Mapping[str, Any], baseline: Mapping[str, Any],
+              only_baseline: set[CaseKey]) -> tuple[dict[CaseKey, str], dict[str, str]]:
+    """Of ``only_baseline`` (cases ``baseline`` has and ``report`` has not), those that may
+    never have been evaluated in it, each with why in the gate's words, and what names each
+    cause (the case files it could not read, why it stopped early, what narrowed its
+    selection): the others were removed. A run that could not read a case file or stopped
+    early may have missed any of them; otherwise those still in its catalogue were not
+    selected (:func:`not_selected`)."""
+    blanket = _blanket(report, baseline)
+    if blanket is not None:
+        return dict.fromkeys(only_baseline, blanket[0]), {blanket[0]: blanket[1]}
+    unselected, detail = not_selected(report, baseline, only_baseline)
+    return dict.fromkeys(unselected, NOT_SELECTED), {NOT_SELECTED: detail}
+
+
+def _blanket(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Why every case ``baseline`` has and ``report`` has not may never have been evaluated
+    in it, and what names the cause (the case files it could not read, why it stopped early,
+    what narrowed its selection that did not narrow the baseline's, when it lists no
+    catalogue): None when nothing says so."""
     files = unread_case_files(report.get("not_evaluated") or ())
     run = report.get("run") or {}
     stopped = run.get("stopped_early")
     narrowed = ", ".join(narrowed_selection(run))
-    if narrowed and _asked(run) == _asked(baseline.get("run") or {}):
+    if narrowed and (_asked(run) == _asked(baseline.get("run") or {})
+                     or catalogued(report) is not None):
         # The baseline was asked for the same tests: a case only it has was deleted since.
+        # Or the run lists its catalogue, which tells each case it did not select from one
+        # deleted (not_selected), where this cause would name both.
         narrowed = ""
     causes = [(INVALID_CASE_FILES, ", ".join(files))] if files else []
     causes += [(STOPPED_EARLY, str(stopped))] if stopped else []
@@ -203,6 +221,45 @@ def unreached(report: Mapping[str, Any],
     if not causes:
         return None
     return " and ".join(c[0] for c in causes), "; ".join(c[1] for c in causes)
+
+
+def catalogued(report: Mapping[str, Any]) -> frozenset[tuple[str, str]] | None:
+    """The (task, case id) of every good case of the run's catalogue, when its report lists
+    them and it is no shard's (the cases of the other shards are in its catalogue, and their
+    own shards evaluate them); None otherwise, as in reports made before the list."""
+    run = report.get("run") or {}
+    listed = run.get(CATALOGUE_CASES)
+    if not isinstance(listed, list) or run.get("shard"):
+        return None
+    return frozenset((str(task), str(case_id)) for task, case_id in listed)
+
+
+def not_selected(report: Mapping[str, Any], baseline: Mapping[str, Any],
+                 only_baseline: set[CaseKey]) -> tuple[set[CaseKey], str]:
+    """Of ``only_baseline`` (cases the baseline has and the run has not), those of a model the
+    run was configured with that are still in its catalogue (:func:`catalogued`): no test of
+    the run evaluated them, whatever left them out (``-k``, ``-m``, the paths given, a test
+    since deleted), so they are not evaluated, not removed; and what narrowed the run, as
+    its command gave it (the paths when they are not the baseline's)."""
+    listed = catalogued(report)
+    if listed is None:
+        return set(), ""
+    run = report.get("run") or {}
+    configured = (run.get("settings") or {}).get("models")
+    models = set(configured) if isinstance(configured, list) else set(report["models"])
+    narrowed = narrowed_selection(run)
+    paths = _paths(run)
+    if paths != _paths(baseline.get("run") or {}):
+        narrowed += paths or ["the paths the baseline was given, left out"]
+    detail = ", ".join(narrowed) or "no test of the run asked for them"
+    return {key for key in only_baseline if key[0] in models and key[1:] in listed}, detail
+
+
+def _paths(run: Mapping[str, Any]) -> list[str]:
+    """The paths a run's command gave pytest (node ids aside: they narrow by themselves)."""
+    selection = run.get("selection")
+    args = selection.get("args") if isinstance(selection, Mapping) else None
+    return [str(a) for a in args or () if "::" not in str(a)]
 
 
 def _asked(run: Mapping[str, Any]) -> dict[str, Any]:

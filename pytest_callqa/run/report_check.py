@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..engine.core.numbers import MAX_MAGNITUDE, finite_number, measurable
+from .gaps import CATALOGUE_CASES
 from .summary import REPORT_SCHEMA
 
 
@@ -87,6 +88,13 @@ def check_report(data: Any, name: str) -> None:
     if run is not None:
         for key in ("versions", "judge", "embeddings"):
             _get(run, key, "object", f"{name}: run")
+        for i, listed in enumerate(_get(run, CATALOGUE_CASES, "array", f"{name}: run") or ()):
+            if not (isinstance(listed, list) and len(listed) == 2
+                    and all(isinstance(part, str) for part in listed)):
+                found = (f"[{', '.join(_kind(part) for part in listed)}]"
+                         if isinstance(listed, list) else _kind(listed))
+                raise ValueError(f"{name}: run.{CATALOGUE_CASES}[{i}] should be a task and a "
+                                 f"case id (two strings), not {found}")
     models = _get(data, "models", "object", name, required=True, null=False)
     specs = _get(data, "metric_specs", "object", name, required=True, null=False)
     cases = _get(data, "cases", "array", name, required=True, null=False)

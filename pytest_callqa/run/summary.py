@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._version import __version__
 from .gaps import (
+    CATALOGUE_CASES,
     errored_pairs,
     judge_error_lines,
     no_output_pairs,
@@ -381,6 +382,7 @@ class Summary:
                 "settings": run_settings(self.settings, self.host.rootpath,
                                          self.configured_models(), self.catalog.digest()),
                 "selection": self.host.selection,
+                CATALOGUE_CASES: self.catalog.listed(),
                 "stopped_early": self.stopped_early,
                 "rank_basis": card.rank_basis,
                 "versions": {

@@ -179,6 +179,9 @@ def pytest_callqa_scorecard(scorecard, config):
     assert cards["n2"] == cards["none"]
     assert reports["n0"] == reports["none"]
     assert reports["n2"] == reports["none"]
+    # The xdist controller lists the catalogue its workers read, as one process does.
+    assert {case_id for _task, case_id in reports["n2"]["run"]["catalogue_cases"]} == \
+        set(project.cases)
     # In the same order too: the controller places the golden cases its workers sent by
     # their catalogue places, without reading the case files.
     assert list(reports["n2"]["golden_cases"]) == list(reports["none"]["golden_cases"])

@@ -232,11 +232,15 @@ def test_a_new_blocker_and_a_new_disqualification_always_regress(
 def test_added_and_removed_cases_and_models_are_listed(report: dict[str, Any]) -> None:
     baseline = copy.deepcopy(report)
     gone = case_entries(report, MODEL, "qa")[0]
+    # Deleted from the case files, and a model from the configuration, as a run records them.
     report["cases"].remove(gone)
+    report["run"]["catalogue_cases"].remove(["qa", gone["case_id"]])
     added = copy.deepcopy(case_entries(report, MODEL, "entity")[0])
     added["case_id"] = "entity-new-case"
     report["cases"].append(added)
+    report["run"]["catalogue_cases"].append(["entity", "entity-new-case"])
     del report["models"]["budget-7b"]
+    report["run"]["settings"]["models"].remove("budget-7b")
     report["cases"] = [c for c in report["cases"] if c["model"] != "budget-7b"]
     gate = compare_reports(report, baseline)
     assert gate["removed_cases"] == [{"model": MODEL, "task": "qa",
@@ -410,6 +414,14 @@ def test_a_metric_this_run_has_no_value_for_is_a_comparison_not_made(
     (lambda r: r["run"].update(judge="heuristic"),
      "main.json: run: key 'judge' should be an object or null, not a string"),
     (lambda r: r.update(run=[]), "main.json: key 'run' should be an object, not an array"),
+    (lambda r: r["run"].update(catalogue_cases="qa-refund"),
+     "main.json: run: key 'catalogue_cases' should be an array or null, not a string"),
+    (lambda r: r["run"]["catalogue_cases"].insert(0, ["qa", 7]),
+     "main.json: run.catalogue_cases[0] should be a task and a case id (two strings), not "
+     "[a string, a number]"),
+    (lambda r: r["run"]["catalogue_cases"].insert(0, "qa-refund"),
+     "main.json: run.catalogue_cases[0] should be a task and a case id (two strings), not "
+     "a string"),
 ])
 def test_a_bad_baseline_names_the_file_and_key(report: dict[str, Any], edit: Any,
                                                message: str) -> None:

@@ -212,7 +212,9 @@ def test_cases_a_run_that_stopped_early_did_not_reach_are_not_evaluated_not_remo
 def test_cases_a_narrowed_run_did_not_select_are_not_evaluated_not_removed(
         report: dict[str, Any]) -> None:
     """`pytest -k qa` gated against a whole run's baseline passed: "no regression, N cases
-    removed", exit 0: the cases it never selected read as deleted from the suite."""
+    removed", exit 0: the cases it never selected read as deleted from the suite. A report
+    that lists no catalogue (made before the list) is read by what narrowed its selection."""
+    report["run"]["catalogue_cases"] = None
     baseline = copy.deepcopy(report)
     unselected = {(c["model"], c["task"], c["case_id"]) for c in report["cases"]
                   if c["task"] != "qa"}
@@ -250,3 +252,47 @@ def test_cases_a_narrowed_run_did_not_select_are_not_evaluated_not_removed(
     assert same["verdict"] == "pass"
     assert len(same["removed_cases"]) == len(unselected)
     assert not [e for e in same["incomplete"] if e["kind"] == "not evaluated"]
+
+
+def test_cases_still_in_the_catalogue_are_not_selected_and_cases_deleted_from_it_removed(
+        report: dict[str, Any]) -> None:
+    """`pytest tests/test_qa.py` (a path, no option that deselects) gated against a whole
+    run's baseline passed: "no regression, N cases removed", exit 0. The run's report lists
+    its catalogue: a case of it the run did not evaluate was not selected, whatever left it
+    out; a case no longer in it was deleted."""
+    baseline = copy.deepcopy(report)
+    unselected = {(c["model"], c["task"], c["case_id"]) for c in report["cases"]
+                  if c["task"] != "qa"}
+    report["cases"] = [c for c in report["cases"]
+                       if (c["model"], c["task"], c["case_id"]) not in unselected]
+    report["models"] = models_section(scorecard_of(report))
+    report["run"]["selection"]["args"] = ["tests/test_qa.py"]
+    deleted = sorted(unselected)[0]
+    report["run"]["catalogue_cases"].remove(list(deleted[1:]))
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "incomplete"
+    deleted_ids = {k for k in unselected if k[1:] == deleted[1:]}
+    assert {(e["model"], e["task"], e["case_id"]) for e in gate["removed_cases"]} == deleted_ids
+    unrun = [e for e in gate["incomplete"] if e["kind"] == "not evaluated"]
+    assert {(e["reason"], e["detail"]) for e in unrun} == {("not selected",
+                                                             "tests/test_qa.py")}
+    assert {(e["model"], e["task"], c) for e in unrun for c in e["run"]} == \
+        unselected - deleted_ids
+    assert "not evaluated (not selected (tests/test_qa.py): each case only the baseline has " \
+        "counts here, not as removed nor as a pass)" in text(gate)
+    # With -k as well, both are named; a run that stopped early may have missed any case.
+    report["run"]["selection"]["keyword"] = "qa"
+    assert {e["detail"] for e in compare_reports(report, baseline)["incomplete"]
+            if e["kind"] == "not evaluated"} == {"-k 'qa', tests/test_qa.py"}
+    report["run"]["stopped_early"] = "interrupted"
+    stopped = compare_reports(report, baseline)
+    assert {(e["reason"], e["detail"]) for e in stopped["incomplete"]
+            if e["kind"] == "not evaluated"} == {("run stopped early", "interrupted")}
+    assert stopped["removed_cases"] == []
+    # A shard's catalogue holds the other shards' cases, which they evaluate: as before.
+    report["run"]["stopped_early"] = None
+    report["run"]["selection"]["keyword"] = ""
+    report["run"]["shard"] = "1/2"
+    shard = compare_reports(report, baseline)
+    assert not [e for e in shard["incomplete"] if e["kind"] == "not evaluated"]
+    assert len(shard["removed_cases"]) == len(unselected)

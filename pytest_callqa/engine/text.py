@@ -151,6 +151,10 @@ _ASCII_TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")
 @batch_memoised
 def normalize(s: str) -> str:
     """NFKC, casefolded, with underscores and dashes as spaces and whitespace collapsed."""
+    return _normalize(s)
+
+
+def _normalize(s: str) -> str:
     folded = _DASHES_RE.sub(" ", unicodedata.normalize("NFKC", s).casefold())
     return " ".join(folded.split())
 
@@ -166,8 +170,9 @@ def normalize_exact(s: str) -> str:
 @batch_memoised
 def normalize_loose(s: str) -> str:
     """``normalize`` without punctuation, keeping separators inside numbers."""
-    # Apostrophes vanish rather than become spaces so "didn't" stays one word.
-    without_apostrophes = _APOSTROPHES_RE.sub("", normalize(s))
+    # Apostrophes vanish rather than become spaces so "didn't" stays one word. A text new
+    # here is nearly always new to normalize too: its memo is not asked.
+    without_apostrophes = _APOSTROPHES_RE.sub("", _normalize(s))
     punctuation = (_ASCII_LOOSE_PUNCT_RE if without_apostrophes.isascii()
                    else _LOOSE_PUNCT.for_text(without_apostrophes))
     return " ".join(punctuation.sub(" ", without_apostrophes).split())
@@ -180,6 +185,10 @@ def tokens(s: str) -> list[str]:
 
 @batch_memoised
 def _tokens(s: str) -> tuple[str, ...]:
+    return _find_tokens(s)
+
+
+def _find_tokens(s: str) -> tuple[str, ...]:
     if s.isascii():
         # NFKC leaves ASCII as it is and casefolds it to lower case, and no combining mark or
         # invisible joiner can occur: the short pattern finds the same tokens, much faster.
@@ -191,6 +200,10 @@ def _tokens(s: str) -> tuple[str, ...]:
 def has_words(text: str) -> bool:
     """Whether ``text`` holds a letter or a digit: a reply of "...", an emoji or a
     zero-width space (format characters, which ``str.strip`` keeps) says nothing."""
+    # Nearly every text begins with a letter (str.isalpha is exactly the category L):
+    # found without a generator over its characters.
+    if text[:1].isalpha():
+        return True
     return any(unicodedata.category(char)[0] in "LN" for char in text)
 
 
@@ -201,8 +214,10 @@ def content_tokens(s: str) -> list[str]:
 
 @batch_memoised
 def _content_tokens(s: str) -> tuple[str, ...]:
-    # A claim's content words are read by several metrics of its output.
-    return tuple([t for t in _tokens(s) if t not in STOPWORDS and (len(t) > 1 or t.isdecimal())])
+    # A claim's content words are read by several metrics of its output. Its tokens are
+    # hardly ever asked for apart: their memo is not asked.
+    return tuple([t for t in _find_tokens(s)
+                  if t not in STOPWORDS and (len(t) > 1 or t.isdecimal())])
 
 
 def token_jaccard(a: str, b: str) -> float:
@@ -229,15 +244,7 @@ def contains_phrase(haystack: str, needle: str) -> bool:
     n = normalize_loose(needle)
     if not n:
         return False
-    folded = normalize(haystack)
-    # Loose normalisation deletes apostrophes so that "didn't" stays one word, which also
-    # glues a possessive to its word ("visas"): the haystack is read a second time with
-    # them as spaces.
-    haystacks = [normalize_loose(folded)]
-    if _APOSTROPHES_RE.search(folded):
-        haystacks.append(normalize_loose(
-            re.sub(r"(?<!n)['\u2019\u02bc]|['\u2019\u02bc](?!t\b)", " ", folded)))
-    for h in haystacks:
+    for h in _phrase_haystacks(haystack):
         # str.find plus a look at the neighbours avoids compiling a pattern per needle,
         # which the Unicode word-character class makes slow.
         start = h.find(n)
@@ -249,6 +256,20 @@ def contains_phrase(haystack: str, needle: str) -> bool:
                 return True
             start = h.find(n, start + 1)
     return False
+
+
+@batch_memoised
+def _phrase_haystacks(haystack: str) -> tuple[str, ...]:
+    """The readings of ``haystack`` :func:`contains_phrase` searches: one text is searched
+    for many needles."""
+    folded = normalize(haystack)
+    # Loose normalisation deletes apostrophes so that "didn't" stays one word, which also
+    # glues a possessive to its word ("visas"): the haystack is read a second time with
+    # them as spaces.
+    if not _APOSTROPHES_RE.search(folded):
+        return (normalize_loose(folded),)
+    return (normalize_loose(folded), normalize_loose(
+        re.sub(r"(?<!n)['\u2019\u02bc]|['\u2019\u02bc](?!t\b)", " ", folded)))
 
 
 def _joined(haystack: str, at: int, needle: str, edge: int) -> bool:

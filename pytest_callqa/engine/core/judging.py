@@ -125,6 +125,31 @@ class JudgeRequest:
     run: int = 0
     repeat: int = 0
 
+    def __init__(
+        self, case: GoldenCase, task: str, metric: str, scale: Scale, instructions: str,
+        model_output: Any, focus: Mapping[str, Any] | None = None, item: str | None = None,
+        keeps_out_of_range: bool = False, view: JudgeView = FULL_VIEW,
+        reply_fields: tuple[ReplyField, ...] = (), run: int = 0, repeat: int = 0,
+    ) -> None:
+        # The frozen dataclass's own __init__ sets each field through object.__setattr__,
+        # two thirds of building a request (a batch builds one per judgement): the fields
+        # go straight into the instance's dict, where that __init__ puts them. The fields,
+        # their order and defaults are the ones declared above (test_judging checks).
+        fields = self.__dict__
+        fields["case"] = case
+        fields["task"] = task
+        fields["metric"] = metric
+        fields["scale"] = scale
+        fields["instructions"] = instructions
+        fields["model_output"] = model_output
+        fields["focus"] = {} if focus is None else focus
+        fields["item"] = item
+        fields["keeps_out_of_range"] = keeps_out_of_range
+        fields["view"] = view
+        fields["reply_fields"] = reply_fields
+        fields["run"] = run
+        fields["repeat"] = repeat
+
     @property
     def verdict_key(self) -> str:
         """The key the task reads this request's verdict under: ``metric`` or ``metric[item]``."""

@@ -84,8 +84,9 @@ _USER_FACING = frozenset({"amount", "percent", "date", "time", "number"})
 _KIND_GROUP = {"amount": "number"}
 
 
-def _agent_parts(request: JudgeRequest) -> tuple[list[dict[str, Any]], list[str]]:
-    view = [dict(e) for e in request.focus.get("conversation", [])]
+def _agent_parts(request: JudgeRequest) -> tuple[list[Mapping[str, Any]], list[str]]:
+    # Read, never changed: the handlers share the entries rather than copy them.
+    view: list[Mapping[str, Any]] = list(request.focus.get("conversation", []))
     config = [str(request.focus.get("system_prompt") or ""),
               *map(str, request.focus.get("business_rules") or [])]
     return view, [c for c in config if c.strip()]
@@ -97,9 +98,11 @@ def _told_before(view: Sequence[Mapping[str, Any]], position: int,
     return contexts_before(view, position, reply=reply, calls_before=calls_before) + list(config)
 
 
-def _replies(view: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    return [dict(e) for e in view
-            if e["speaker"] == "agent" and has_words(str(e.get("text", "")))]
+def _replies(view: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    # The replay marks an agent turn ``missing`` when its text has no word (has_words): read
+    # that rather than every reply's characters again, for every metric of the output.
+    return [e for e in view if e["speaker"] == "agent" and (
+        not e["missing"] if "missing" in e else has_words(str(e.get("text", ""))))]
 
 
 def told_anchors_by_reply(view: Sequence[Mapping[str, Any]],

@@ -28,7 +28,8 @@ judge; without them the judge scores those two as well.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.cases import GoldenCase
@@ -38,6 +39,7 @@ from ..core.metrics import BAND_EDGES, CASE_BAR
 from ..core.results import MetricResult
 from ..text import normalize
 from .agent_calls import (
+    align_calls,
     call_order,
     mock_results,
     replay_calls,
@@ -78,25 +80,36 @@ class Replay(NamedTuple):
     order: tuple[int, ...]
     calls: list[AgentToolCall]
     results: tuple[str | None, ...]
-    view: list[dict[str, Any]]
+    view: Sequence[Mapping[str, Any]]
 
 
-def replay(case: GoldenCase, output: AgentOutput) -> Replay:
-    """``output`` replayed against ``case``'s scenario: a fresh view each time (callers may
-    change it), the matching of calls to results worked out once per batch."""
-    order, results = _replayed_calls(ByIdentity(case), ByIdentity(output))
+def replay(case: GoldenCase, output: AgentOutput, *, fresh: bool = True) -> Replay:
+    """``output`` replayed against ``case``'s scenario, worked out once per batch: with
+    ``fresh``, a view of new dicts (callers may change it, as a judge may its focus); without,
+    the batch's own read-only entries (for a caller that only reads them)."""
+    order, results, entries = _replayed(ByIdentity(case), ByIdentity(output))
     calls = [output.tool_calls[i] for i in order]
-    return Replay(order, calls, results, replay_calls(case, output, calls, results))
+    if not fresh:
+        return Replay(order, calls, results, entries)
+    # A copy of the entries is cheaper than replaying again (speaker kinds, has_words of
+    # every reply, rendered calls); a call's arguments are copied too, as replay_calls gives
+    # each view its own.
+    view = [{**e, "arguments": dict(e["arguments"])} if "arguments" in e else dict(e)
+            for e in entries]
+    return Replay(order, calls, results, view)
 
 
 # The judge's view of an output and its scoring both replay it: the calls' results, matched
-# argument by argument against the scenario's, are worked out once.
+# argument by argument against the scenario's, and the conversation are worked out once.
 @batch_memoised
-def _replayed_calls(case: ByIdentity[GoldenCase], output: ByIdentity[AgentOutput],
-                    ) -> tuple[tuple[int, ...], tuple[str | None, ...]]:
+def _replayed(case: ByIdentity[GoldenCase], output: ByIdentity[AgentOutput],
+              ) -> tuple[tuple[int, ...], tuple[str | None, ...],
+                         tuple[Mapping[str, Any], ...]]:
     order = call_order(output.value)
     calls = [output.value.tool_calls[i] for i in order]
-    return tuple(order), tuple(mock_results(case.value, calls))
+    results = mock_results(case.value, calls)
+    view = replay_calls(case.value, output.value, calls, results)
+    return tuple(order), tuple(results), tuple(MappingProxyType(e) for e in view)
 
 
 def _diagnostics(verdict: JudgeVerdict, score: float) -> tuple[str | None, list[int]]:
@@ -216,15 +229,21 @@ class AgentTask(FamilyTask):
         out: AgentOutput = ctx.parsed  # type: ignore[assignment]
         weights = resolve_weights(config.metrics)
         metrics: dict[str, MetricResult] = {}
-        order, calls, _, view = replay(ctx.case, out)
+        order, calls, _, view = replay(ctx.case, out, fresh=False)
         declared = {t.name for t in config.tools}
+        # Both programmatic rubrics read the same pairing of the calls.
+        aligned = (align_calls(exp.tool_calls, calls)
+                   if exp.tool_calls is not None and any(m in weights for m in PROGRAMMATIC)
+                   else None)
         for metric_id, weight in weights.items():
             spec = self.spec(metric_id)
             meta = {"tier": spec.tier, "weight": weight}
             if metric_id in PROGRAMMATIC and exp.tool_calls is not None:
-                scored = (score_tool_routing(exp.tool_calls, calls, declared, order)
+                scored = (score_tool_routing(exp.tool_calls, calls, declared, order,
+                                             alignment=aligned)
                           if metric_id == "tool_routing"
-                          else score_parameters(exp.tool_calls, calls, config, view))
+                          else score_parameters(exp.tool_calls, calls, config, view,
+                                                alignment=aligned))
                 if scored is None:
                     metrics[metric_id] = MetricResult.not_scored(
                         "n/a: no tool call expected and none made", **meta)

@@ -384,15 +384,17 @@ class RubricScore:
 
 def score_tool_routing(expected: Sequence[ToolCall], made: Sequence[AgentToolCall],
                        declared: Collection[str] = (),
-                       listed_at: Sequence[int] | None = None) -> RubricScore:
+                       listed_at: Sequence[int] | None = None, *,
+                       alignment: Alignment | None = None) -> RubricScore:
     """Tool routing on the seed's 0–5 rubric from an alignment of the calls.
 
     With ``declared`` tools (config.tools), a call to any other tool is a wrong tool, never a
     redundant call: the agent invented an action (3 for one, 2 for more, 1 when they are
     most of its calls). ``listed_at`` gives each made call's index in the output's
-    ``tool_calls`` (its position in ``made`` when None), to name it.
+    ``tool_calls`` (its position in ``made`` when None), to name it. ``alignment`` is
+    ``align_calls(expected, made)`` when the caller has it already.
     """
-    al = align_calls(expected, made)
+    al = align_calls(expected, made) if alignment is None else alignment
     n, k = len(expected), len(al.pairs)
     missing, extra = len(al.missing), len(al.extra)
     out_of_order = [p for p in al.pairs if not p[2]]
@@ -462,7 +464,7 @@ def score_tool_routing(expected: Sequence[ToolCall], made: Sequence[AgentToolCal
 
 def score_parameters(
     expected: Sequence[ToolCall], made: Sequence[AgentToolCall], config: AgentConfig,
-    view: Sequence[Mapping[str, Any]],
+    view: Sequence[Mapping[str, Any]], *, alignment: Alignment | None = None,
 ) -> RubricScore | None:
     """Parameter extraction on the seed's 0–5 rubric, over the aligned calls.
 
@@ -472,9 +474,10 @@ def score_parameters(
     call was expected and none was made (nothing to assess). An expected call never made is
     tool routing's ("only 1 of N expected tools called"): the seed measures here the values
     taken from the conversation for the calls made, so the reason names the calls never
-    made and their arguments are not counted again.
+    made and their arguments are not counted again. ``alignment`` is
+    ``align_calls(expected, made)`` when the caller has it already.
     """
-    al = align_calls(expected, made)
+    al = align_calls(expected, made) if alignment is None else alignment
     if not expected and not made:
         return None
     correct = 0

@@ -92,10 +92,13 @@ def replay(case: GoldenCase, output: AgentOutput, *, fresh: bool = True) -> Repl
     if not fresh:
         return Replay(order, calls, results, entries)
     # A copy of the entries is cheaper than replaying again (speaker kinds, has_words of
-    # every reply, rendered calls); a call's arguments are copied too, as replay_calls gives
-    # each view its own.
-    view = [{**e, "arguments": dict(e["arguments"])} if "arguments" in e else dict(e)
-            for e in entries]
+    # every reply, rendered calls): the proxies' copy() copies the dicts behind them (dict()
+    # of a proxy reads it key by key, several times slower). A call's arguments are copied
+    # too, as replay_calls gives each view its own.
+    view = [e.copy() for e in entries]
+    for entry in view:
+        if "arguments" in entry:
+            entry["arguments"] = dict(entry["arguments"])
     return Replay(order, calls, results, view)
 
 
@@ -104,7 +107,7 @@ def replay(case: GoldenCase, output: AgentOutput, *, fresh: bool = True) -> Repl
 @batch_memoised
 def _replayed(case: ByIdentity[GoldenCase], output: ByIdentity[AgentOutput],
               ) -> tuple[tuple[int, ...], tuple[str | None, ...],
-                         tuple[Mapping[str, Any], ...]]:
+                         tuple[MappingProxyType[str, Any], ...]]:
     order = call_order(output.value)
     calls = [output.value.tool_calls[i] for i in order]
     results = mock_results(case.value, calls)

@@ -277,6 +277,34 @@ def _sorted_grams(words: Sequence[str], low: int,
     that order are the dense columns scikit-learn gives the terms, as it sorts its
     vocabulary alphabetically), its place (its index in the analyzer's list) and its
     word."""
+    # A word's n-grams are the same wherever it stands, and a call's words repeat (the
+    # example's four to six times over): only the distinct words' n-grams are sorted, and
+    # each word's terms are then copied to its every place.
+    number: dict[str, int] = {}
+    of_word = np.fromiter([number.setdefault(word, len(number)) for word in words],
+                          dtype=np.intp, count=len(words))
+    term_at, per_distinct = _distinct_terms(list(number), low, high)
+    per_word = per_distinct[of_word]
+    # Each n-gram's place in the distinct words' list: its word's first place there, plus
+    # its place in the analyzer's list less its word's first place in that list.
+    source = np.arange(int(per_word.sum()), dtype=np.intp)
+    source += np.repeat((np.cumsum(per_distinct) - per_distinct)[of_word]
+                        - (np.cumsum(per_word) - per_word), per_word)
+    terms = term_at[source]
+    # Term numbers sort as the terms' texts do, and a stable sort keeps a term's places in
+    # order: 16 bits take one radix pass.
+    order = (_radix_pass(terms) if int(terms.max()) < 1 << 16
+             else np.argsort(terms, kind="stable"))
+    ordered = terms[order]
+    new_term = np.empty(len(order), dtype=bool)
+    new_term[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new_term[1:])
+    return new_term, order, np.repeat(np.arange(len(words)), per_word)[order]
+
+
+def _distinct_terms(words: Sequence[str], low: int, high: int) -> tuple[IntArray, IntArray]:
+    """For each n-gram of ``words`` in the analyzer's list (see :func:`_sorted_grams`), the
+    number of its term in the terms' string order; and how many n-grams each word has."""
     lengths = np.fromiter(map(len, words), dtype=np.intp, count=len(words)) + 2
     # "surrogatepass": a lone surrogate (json.loads makes one of "\\ud800") is a character
     # like any other to the analyzer.
@@ -300,11 +328,10 @@ def _sorted_grams(words: Sequence[str], low: int,
     placed = []
     for n, count in zip(sizes, counts, strict=True):
         starts = np.flatnonzero(word[:max(run - n + 1, 0)] == word[n - 1:])
-        of_word = word[starts]
-        places = (offsets - word_starts)[of_word]
+        places = (offsets - word_starts)[word[starts]]
         places += starts
         offsets += count
-        placed.append((n, starts, places, of_word))
+        placed.append((n, starts, places))
     # Each character becomes its rank in the call's alphabet, from 1: 0 stands for "no
     # character" (past the end of the run), so an n-gram sorts before the longer ones it
     # begins, as in string order.
@@ -329,7 +356,7 @@ def _sorted_grams(words: Sequence[str], low: int,
         chars = min(per_key, high - first)
         packed = _prefixes(numbers, run, bits, first, chars, per_key)
         key = np.empty(total, dtype=np.uint64)
-        for n, starts, places, _ in placed:
+        for n, starts, places in placed:
             key[places] = packed[min(max(n - first, 0), chars), starts]
         key[short_places] = packed[np.clip(lengths[short] - first, 0, chars),
                                    word_starts[short]]
@@ -344,14 +371,12 @@ def _sorted_grams(words: Sequence[str], low: int,
     for key, _, _ in keys:
         ordered = key[order]
         new_term[1:] |= ordered[1:] != ordered[:-1]
-    word_of_place = np.empty(total, dtype=np.intp)
-    for _, _, places, of_word in placed:
-        word_of_place[places] = of_word
-    word_of_place[short_places] = short
-    return new_term, order, word_of_place[order]
+    term_at = np.empty(total, dtype=np.intp)
+    term_at[order] = np.cumsum(new_term) - 1
+    return term_at, per_word
 
 
-def _radix_pass(numbers: npt.NDArray[np.uint64]) -> IntArray:
+def _radix_pass(numbers: npt.NDArray[np.uint64] | IntArray) -> IntArray:
     """The stable order of ``numbers``' lowest 16 bits: numpy sorts 16-bit numbers stably
     by radix, in time linear in their count."""
     return np.argsort(numbers.astype(np.uint16), kind="stable")

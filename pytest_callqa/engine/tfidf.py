@@ -11,7 +11,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from itertools import chain
+from itertools import accumulate, chain
 
 import numpy as np
 import numpy.typing as npt
@@ -186,8 +186,11 @@ def _tfidf_matrices(groups: Sequence[Sequence[str]],
     if not words:
         raise ValueError("empty vocabulary; perhaps the documents only contain stop words")
     text_of_word = np.repeat(np.arange(len(texts)), [len(words) for words in split])
-    new_term, listed, word = _sorted_grams(words, low, high)
-    text_of_gram = text_of_word[word]
+    new_term, listed, text_of_gram, per_word = _sorted_grams(words, text_of_word, low, high)
+    # Where each text's n-grams begin in the analyzer's list, and how many it has.
+    text_starts = np.concatenate(([0], np.cumsum(per_word)))[
+        np.cumsum([0, *map(len, split)])]
+    places = np.diff(text_starts).tolist()
     # The n-grams come sorted by text, then by place in the analyzer's list, which lists
     # the texts one after the other: those of a (term, text) pair are adjacent, the first
     # at the term's first place in the text, and every term begins a pair.
@@ -201,16 +204,14 @@ def _tfidf_matrices(groups: Sequence[Sequence[str]],
     np.log(tf, out=tf)
     tf += 1.0
     term = new_term[starts].cumsum() - 1
-    first_place = listed[starts]
     pair_text = text_of_gram[starts]
+    # Places counted from each text's first: a group's numbers stay small (see below).
+    first_place = listed[starts] - text_starts[pair_text]
     # Each text's pairs, in term order: a stable sort by text, a radix sort for 16 bits.
     by_text = np.argsort(pair_text.astype(np.uint16 if len(texts) <= 1 << 16 else np.intp),
                          kind="stable")
     term, tf, first_place = term[by_text], tf[by_text], first_place[by_text]
     bounds = np.cumsum([0, *np.bincount(pair_text, minlength=len(texts)).tolist()]).tolist()
-    # A place beyond every place of the call: a group's i-th document's places come after
-    # those of its documents before it, whichever texts they are.
-    span = len(listed)
     column_of = np.empty(int(np.count_nonzero(new_term)), dtype=np.intp)
     matrices = []
     for docs in groups:
@@ -222,27 +223,30 @@ def _tfidf_matrices(groups: Sequence[Sequence[str]],
         # Scikit-learn's columns are its terms in alphabetical order, as the call's are.
         column_of[columns] = np.arange(len(columns))
         features = column_of[terms]
+        # A group's i-th document's places come after those of its documents before it,
+        # whichever texts they are: numbered so, a short group's sightings sort by radix.
+        before = list(accumulate([places[number[doc]] for doc in docs], initial=0))
         sightings = np.empty(len(columns), dtype=np.intp)
         offset = len(features)
         for i in range(len(spans) - 1, -1, -1):
             a, b = spans[i]
             offset -= b - a
             # Later documents first, so a term's earliest document sets its sighting.
-            sightings[features[offset:offset + b - a]] = first_place[a:b] + i * span
+            sightings[features[offset:offset + b - a]] = first_place[a:b] + before[i]
         in_doc = np.repeat(np.arange(len(docs)), [b - a for a, b in spans])
         matrices.append(_tfidf_rows(in_doc, features,
                                     np.concatenate([tf[a:b] for a, b in spans]),
                                     np.bincount(features, minlength=len(columns)),
-                                    sightings, len(docs)))
+                                    sightings, len(docs), before[-1]))
     return matrices
 
 
 def _tfidf_rows(in_doc: IntArray, features: IntArray, tf: FloatArray, df: IntArray,
-                first_sightings: IntArray, docs: int) -> FloatArray:
+                first_sightings: IntArray, docs: int, sightings_below: int) -> FloatArray:
     """The L2-normalised TF-IDF rows of ``docs`` documents, document ``in_doc[i]`` having
     term ``features[i]`` with sublinear term frequency ``tf[i]``; term ``j`` is in ``df[j]``
-    documents and first sighted in the call at ``first_sightings[j]`` (any numbers in the
-    order of the analyzer's list)."""
+    documents and first sighted in the call at ``first_sightings[j]`` (distinct numbers
+    from 0 to below ``sightings_below``, in the order of the analyzer's list)."""
     idf = df.astype(np.float64)
     idf += 1.0
     np.divide(docs + 1, idf, out=idf)
@@ -254,7 +258,9 @@ def _tfidf_rows(in_doc: IntArray, features: IntArray, tf: FloatArray, df: IntArr
     # it: laid out in that order, with zeros between them (which add nothing), a running
     # sum adds them alike.
     sighted = np.empty_like(first_sightings)
-    sighted[np.argsort(first_sightings)] = np.arange(len(first_sightings))
+    # Distinct numbers: every sort orders them alike, and 16 bits take one radix pass.
+    sighted[_radix_pass(first_sightings) if sightings_below <= 1 << 16
+            else np.argsort(first_sightings)] = np.arange(len(first_sightings))
     # Entries are placed by their index in the flattened rows: one index array is cheaper
     # than two.
     row_starts = in_doc * len(df)
@@ -266,8 +272,8 @@ def _tfidf_rows(in_doc: IntArray, features: IntArray, tf: FloatArray, df: IntArr
     return matrix
 
 
-def _sorted_grams(words: Sequence[str], low: int,
-                  high: int) -> tuple[BoolArray, IntArray, IntArray]:
+def _sorted_grams(words: Sequence[str], labels: IntArray, low: int,
+                  high: int) -> tuple[BoolArray, IntArray, IntArray, IntArray]:
     """The character n-grams of ``words`` as scikit-learn's "char_wb" analyzer lists them
     (word by word, each padded with a space on either side, shorter n-grams first, left to
     right; a padded word shorter than ``low`` counts once, whole), sorted by their text in
@@ -276,7 +282,7 @@ def _sorted_grams(words: Sequence[str], low: int,
     Returns for each n-gram in that order whether its term is new (the distinct texts in
     that order are the dense columns scikit-learn gives the terms, as it sorts its
     vocabulary alphabetically), its place (its index in the analyzer's list) and its
-    word."""
+    word's label (of ``labels``, one per word); and how many n-grams each word has."""
     # A word's n-grams are the same wherever it stands, and a call's words repeat (the
     # example's four to six times over): only the distinct words' n-grams are sorted, and
     # each word's terms are then copied to its every place.
@@ -299,7 +305,7 @@ def _sorted_grams(words: Sequence[str], low: int,
     new_term = np.empty(len(order), dtype=bool)
     new_term[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=new_term[1:])
-    return new_term, order, np.repeat(np.arange(len(words)), per_word)[order]
+    return new_term, order, np.repeat(labels, per_word)[order], per_word
 
 
 def _distinct_terms(words: Sequence[str], low: int, high: int) -> tuple[IntArray, IntArray]:

@@ -681,6 +681,19 @@ def test_tfidf_vectors_equal_scikit_learns_at_the_edges_of_a_sort_key() -> None:
                                   _scikit_learn_rows(texts, ngrams)), (distinct, ngrams)
 
 
+def test_tfidf_vectors_equal_scikit_learns_past_16_bits_of_terms_and_places() -> None:
+    pytest.importorskip("sklearn")
+    # Terms are numbered, and a group's first sightings counted, in 16 bits when they fit
+    # (one radix pass each); past 2**16 distinct terms and places both take another sort.
+    rng = np.random.default_rng(3)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    words = ["".join(rng.choice(letters, size=int(n))) for n in rng.integers(3, 12, 4000)]
+    texts = [" ".join(words[:2500]), " ".join(words[2500:]), " ".join(words[:50])]
+    got = TfidfEmbedder(ngram_range=(1, 12)).embed(texts)
+    assert got.shape[1] > 1 << 16
+    assert np.array_equal(got, _scikit_learn_rows(texts, (1, 12)))
+
+
 def test_normalise_rows_equals_numpys_norm_bit_for_bit() -> None:
     rng = np.random.default_rng(7)
     for shape in ((1, 1), (3, 5), (4, 129), (2, 1000)):

@@ -221,6 +221,8 @@ _LITERALS: dict[str, tuple[str, ...]] = {
     "time_hour": ("am", "pm", "a.m", "p.m"),
     "year": ("19", "20"),
 }
+_LITERAL_SETS = {name: frozenset(literals) for name, literals in _LITERALS.items()}
+_ALL_LITERALS = tuple(sorted(frozenset().union(*_LITERAL_SETS.values())))
 # Digits a match of a pattern has at least (in any text: digits have no case).
 _DIGITS_NEEDED = {"phone": 10, "phone_in": 10, "id": 7}
 # Where a match may start, for the patterns that open on a figure: the first digit of a run
@@ -371,29 +373,30 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
         # all the patterns is the bulk of the work.
         return ()
     lowered = ascii_text.lower() if ascii_text.isascii() else None
-    other_month = _OTHER_MONTH_RE.search(
-        lowered if lowered is not None else ascii_text.casefold()) is not None
-    digits = sum(map(ascii_text.count, "0123456789"))
+    # The patterns' literals in the text, in one pass (a third of the work, tested per pattern).
+    held = {lit for lit in _ALL_LITERALS if lit in lowered} if lowered is not None else set()
+    # Found once a pattern asks; the leads always ("number" runs on a text with a digit).
+    other_month: bool | None = None
+    leads, digits = _leads(ascii_text)
     # (start, priority, end, pattern name, match, anchor): a figure's anchor is made only
     # once it wins its span (below), as most "number" matches lie inside an amount or a
     # percentage, and reading their decimals for nothing cost the family ~2 %.
     candidates: list[tuple[int, int, int, str, re.Match[str], Anchor | None]] = []
-    leads: list[int] | None = None
     patterns = _EURO_PATTERNS if _EURO_HINT.search(ascii_text) else _ANCHOR_PATTERNS
     for name, pattern in patterns:
-        literals = _LITERALS.get(name)
-        # Another language's month name in the text runs its patterns (an English one is
-        # checked among the literals, as before).
-        other_language = name in _OTHER_MONTH_PATTERNS and other_month
-        if not other_language and (name == "date_month_day_other" or (
-                lowered is not None and literals
-                and not any(map(lowered.__contains__, literals)))):
-            continue
+        literals = _LITERAL_SETS.get(name)
+        if name == "date_month_day_other" or (
+                lowered is not None and literals and held.isdisjoint(literals)):
+            # Another language's month name runs its patterns (an English one is a literal).
+            if name not in _OTHER_MONTH_PATTERNS:
+                continue
+            if other_month is None:
+                other_month = bool(_OTHER_MONTH_RE.search(lowered or ascii_text.casefold()))
+            if not other_month:
+                continue
         if digits < _DIGITS_NEEDED.get(name, 1):
             continue
         if name not in _LED_BY_WORDS:
-            if leads is None:
-                leads = [m.start() for m in _FIGURE_LEADS.finditer(ascii_text)]
             matches: Iterable[re.Match[str]] = matches_at(pattern, ascii_text, leads)
         elif name == "date_month_day" and lowered is not None:
             # An English month name opens every match, in lower case in an ASCII text.
@@ -421,6 +424,18 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
             end = stop
             found.setdefault(anchor if anchor is not None else _figure(name, m, text, start))
     return tuple(found)
+
+
+def _leads(text: str) -> tuple[list[int], int]:
+    """Where figures may start in ``text`` (:data:`_FIGURE_LEADS`), and its digits (runs)."""
+    leads: list[int] = []
+    digits = 0
+    for m in _FIGURE_LEADS.finditer(text):
+        start, end = m.span()
+        leads.append(start)
+        if text[start] not in "+(.":
+            digits += end - start
+    return leads, digits
 
 
 def _date_readings(value: str) -> set[str]:

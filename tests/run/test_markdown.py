@@ -219,6 +219,8 @@ def test_a_gate_that_shares_nothing_with_its_baseline_says_it_compared_nothing(
     renamed = copy.deepcopy(report)
     renamed["models"] = {f"{m}-v2": v for m, v in renamed["models"].items()}
     renamed["model_order"] = [f"{m}-v2" for m in renamed["model_order"]]
+    # As a run configured with the new names records them.
+    renamed["run"]["settings"]["models"] = [f"{m}-v2" for m in renamed["run"]["settings"]["models"]]
     for case in renamed["cases"]:
         case["model"] += "-v2"
     gate = compare_reports(renamed, report)

@@ -3,6 +3,10 @@ names alone, which must find what looking up every word finds."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from pytest_callqa.engine.judges import heuristic_evidence as evidence
@@ -37,3 +41,17 @@ def test_ascii_search_attributes_by_name() -> None:
     reason, quotes = REASONS[1]
     assert evidence.quote_speakers(reason, quotes, frozenset({"Caller", "Rep"})) == [
         "Caller", "Rep"]
+
+
+def test_speakers_differing_only_in_case_are_told_apart_alike_in_every_process() -> None:
+    """'ANN: "hi"' with speakers Ann and ANN gave the quote to ANN in some processes and to
+    Ann in others (the hash seed ordered the speakers): xdist workers and reruns differed."""
+    script = ("from pytest_callqa.engine.judges.heuristic_evidence import quote_speakers; "
+              "print(quote_speakers('ANN: \"hi\"', ['hi'], frozenset({'Ann', 'ANN'})), "
+              "quote_speakers('The agent said \"ok\"', ['ok'], "
+              "frozenset({'Agent', 'agent', 'Customer'})))")
+    given = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True, timeout=60,
+                            env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout
+             for seed in range(1, 7)}
+    assert given == {"['ANN'] ['Agent']\n"}

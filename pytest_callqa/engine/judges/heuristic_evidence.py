@@ -133,7 +133,12 @@ def _speaker_words(speakers: frozenset[str]) -> Mapping[str, str]:
     """The words that name one of ``speakers`` (lower case): its own name, and every word of
     its party (:data:`_PARTIES`) when it is the transcript's one speaker of that party.
     Every reason of a case asks the same (one map per transcript, not one per word)."""
-    names = {s.lower(): s for s in speakers if s}
+    # Speakers that differ only in case ("Ann", "ANN") share one lower-case name: the first
+    # in code-point order stands for it. Taken in the frozenset's order, which the hash seed
+    # decides, each process (an xdist worker, a rerun) could give the quote to another.
+    names: dict[str, str] = {}
+    for speaker in sorted(s for s in speakers if s):
+        names.setdefault(speaker.lower(), speaker)
     words: dict[str, str] = {}
     for party in _PARTIES:
         matching = {s for name, s in names.items() if name in party}

@@ -206,7 +206,8 @@ class ResultsGatherer:
             self.problems = [p for p in (self.delivered.gate_problem,
                                          state.summary.hook_problem,
                                          budget_cut(self.delivered.report,
-                                                    state.settings.budget)) if p is not None]
+                                                    state.settings.budget,
+                                                    state.settings.cache)) if p is not None]
             if self.delivered.failed or self.delivered.calibration_failed:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             if ((self.delivered.unwritten or self.problems or self.delivered.gate_incomplete

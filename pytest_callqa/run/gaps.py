@@ -313,7 +313,8 @@ def policy_lines(registry: Registry) -> list[str]:
     return [f"policy ({origin}): {'; '.join(rules)}" for origin, rules in by_origin.items()]
 
 
-def budget_cut(report: Mapping[str, Any], budget: float | None) -> str | None:
+def budget_cut(report: Mapping[str, Any], budget: float | None,
+               cache: str = "rw") -> str | None:
     """Why the run is incomplete when the budget stopped what it needed — outputs of live
     models never generated, judgements never asked — from its report; None when it stopped
     neither. A run whose tests passed without them measured less than it was asked to: exit
@@ -331,7 +332,8 @@ def budget_cut(report: Mapping[str, Any], budget: float | None) -> str | None:
     if not stopped:
         return None
     spent = f"the budget of ${budget:g}" if budget is not None else "the budget"
+    # A run again gets further only when the cache kept what this one paid for.
+    again = ", or run again: the cache keeps every reply paid for" if cache == "rw" else ""
     return (f"callqa: INCOMPLETE — {spent} was spent before the run was evaluated in full "
             f"({', '.join(stopped)}): not a pass, nor the model's failure; the run exits 4 "
-            "unless it failed (raise --callqa-budget, or run again: the cache keeps every "
-            "reply paid for)")
+            f"unless it failed (raise --callqa-budget{again})")

@@ -160,7 +160,15 @@ def test_a_budget_stops_generation_and_the_pairs_are_not_evaluated(
     result.stdout.fnmatch_lines(["callqa: INCOMPLETE — the budget of $0.8 was spent before "
                                  "the run was evaluated in full (3 outputs not generated): "
                                  "not a pass, nor the model's failure; the run exits 4 unless "
-                                 "it failed *"])
+                                 "it failed (raise --callqa-budget, or run again: the cache "
+                                 "keeps every reply paid for)"])
+    # A cache that keeps nothing: a run again would stop at the same place.
+    uncached = pytester.runpytest(
+        f"--callqa-models=fast=pricey@{llm.server.base_url}", "--callqa-prices=pricey: 0 1000",
+        "--callqa-budget=0.8", "--callqa-concurrency=1", "--callqa-cache=off")
+    assert uncached.ret == pytest.ExitCode.USAGE_ERROR
+    uncached.stdout.fnmatch_lines(["callqa: INCOMPLETE — * unless it failed (raise "
+                                   "--callqa-budget)"])
 
 
 class _OverbillingServer(FakeOpenAIServer):

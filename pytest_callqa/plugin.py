@@ -54,6 +54,7 @@ from .snapshot_ids import (
     SNAPSHOT_FIXTURE,
     KeepSnapshots,
     mark_shared_snapshot_files,
+    narrowed_selection,
 )
 
 if TYPE_CHECKING:
@@ -118,7 +119,11 @@ def pytest_configure(config: pytest.Config) -> None:
             read_baseline(settings.baseline)
         except BaselineError as exc:
             raise pytest.UsageError(f"callqa: {exc}") from None
-    state = CallqaSession(PytestHost(config), settings)
+    # The command line narrowed the suite the ini file configures (some models, some
+    # cases): the snapshots of the others stay, and the gate reads their cases as not
+    # selected.
+    narrowed = narrowed_selection(config, settings)
+    state = CallqaSession(PytestHost(config, narrowed), settings)
     config.stash[SESSION_KEY] = state
     if settings.policies:
         # A policy that cannot be applied stops the run before anything is collected.
@@ -134,7 +139,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ResultsGatherer(state, shard), "callqa-results")
         if getattr(config.option, "xmlpath", None):
             config.pluginmanager.register(JUnitToolErrors(config), "callqa-junit-errors")
-    config.pluginmanager.register(KeepSnapshots(config, settings), "callqa-keep-snapshots")
+    config.pluginmanager.register(KeepSnapshots(config, narrowed), "callqa-keep-snapshots")
     if shard is not None:
         config.pluginmanager.register(shard, "callqa-shard")
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .run.gaps import SUITE_NARROWED
 from .run.resolver import Interrupted
 from .run.settings import display_path
 from .selection import OTHER_SHARD_KEY, pair_of
@@ -31,8 +32,10 @@ class PytestHost:
     rootdir, xdist's worker input, and the selection of tests (with how many evaluation
     tests were deselected: :class:`Deselections`)."""
 
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, suite_narrowed: bool = False) -> None:
         self.config = config
+        # Whether the command line narrowed the models or cases the ini file configures.
+        self.suite_narrowed = suite_narrowed
         # Every process that collects (the only one, each xdist worker) sees the
         # deselections; the xdist controller hears of them from its workers.
         self._deselected = Deselections(bool(getattr(config.option, "lf", False)))
@@ -65,6 +68,9 @@ class PytestHost:
             # suite (with none among the selected tests, pytest runs every one of them).
             "last_failed": self._deselected.reran_failures,
         }
+        if self.suite_narrowed:
+            # Absent when not: a whole run's report reads as before.
+            selection[SUITE_NARROWED] = True
         if self._deselected.count:
             # Whatever deselected them: -k, --deselect, --lf, an -m narrower than `eval`,
             # --sw resuming, another plugin. Absent when none was: a whole run's report

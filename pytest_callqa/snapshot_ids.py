@@ -128,9 +128,9 @@ class KeepSnapshots:
     syrupy offers no public way to say so: its session's ``ran_item`` is used where it has
     one (syrupy 4.6 to 7 do), and without it syrupy's own rule applies."""
 
-    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+    def __init__(self, config: pytest.Config, narrowed: bool) -> None:
         self.config = config
-        if narrowed_selection(config, settings):
+        if narrowed:
             # The command line narrowed the run to some models or cases: the others' tests
             # are never made, so syrupy would take their accepted snapshots for unused ones
             # (and --snapshot-update delete them). Unused snapshots are left alone, as

@@ -267,6 +267,9 @@ DESELECTED = "deselected_eval_tests"
 # Whether --lf found failures on record: each job's own cache, like its count; "lf" (the
 # option given) is the setting.
 FOUND_FAILURES = "last_failed"
+# The key of run.selection that says the command line narrowed the models or cases the ini
+# file configures (--callqa-models, --callqa-cases, --callqa-outputs): present only then.
+SUITE_NARROWED = "models_or_cases_narrowed"
 # The key of a report's run that lists the task and id of every good case of its catalogue
 # (null when no test read it): the gate tells a case the run did not select from one deleted.
 CATALOGUE_CASES = "catalogue_cases"
@@ -294,6 +297,8 @@ def narrowed_selection(run: Mapping[str, Any]) -> list[str]:
     narrowed += [f"--deselect {d}" for d in selection.get("deselect") or ()]
     narrowed += [str(a) for a in selection.get("args") or () if "::" in str(a)]
     narrowed += ["--lf"] if selection.get(FOUND_FAILURES) else []
+    narrowed += (["models or cases narrower than the ini file's"]
+                 if selection.get(SUITE_NARROWED) else [])
     deselected = selection.get(DESELECTED)
     if not narrowed and isinstance(deselected, int) and deselected > 0:
         # Deselected by nothing the line can name (the options above deselect too).

@@ -18,7 +18,13 @@ from typing import Any
 
 from ..engine.core.metrics import TASK_SCORE_ID
 from ..engine.core.results import NOT_APPLICABLE
-from .gaps import CATALOGUE_CASES, asked_selection, narrowed_selection, unread_case_files
+from .gaps import (
+    CATALOGUE_CASES,
+    SUITE_NARROWED,
+    asked_selection,
+    narrowed_selection,
+    unread_case_files,
+)
 
 CaseKey = tuple[str, str, str]  # (model, task, case_id)
 
@@ -209,11 +215,14 @@ def _blanket(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> tuple[st
     run = report.get("run") or {}
     stopped = run.get("stopped_early")
     narrowed = ", ".join(narrowed_selection(run))
+    selection = run.get("selection")
+    suite = isinstance(selection, Mapping) and bool(selection.get(SUITE_NARROWED))
     if narrowed and (_asked(run) == _asked(baseline.get("run") or {})
-                     or catalogued(report) is not None):
+                     or (catalogued(report) is not None and not suite)):
         # The baseline was asked for the same tests: a case only it has was deleted since.
         # Or the run lists its catalogue, which tells each case it did not select from one
-        # deleted (not_selected), where this cause would name both.
+        # deleted (not_selected), where this cause would name both — unless the command
+        # narrowed the catalogue or the models themselves, which no list then shows.
         narrowed = ""
     causes = [(INVALID_CASE_FILES, ", ".join(files))] if files else []
     causes += [(STOPPED_EARLY, str(stopped))] if stopped else []

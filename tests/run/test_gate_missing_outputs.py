@@ -296,3 +296,29 @@ def test_cases_still_in_the_catalogue_are_not_selected_and_cases_deleted_from_it
     shard = compare_reports(report, baseline)
     assert not [e for e in shard["incomplete"] if e["kind"] == "not evaluated"]
     assert len(shard["removed_cases"]) == len(unselected)
+
+
+def test_a_run_whose_command_narrowed_the_models_or_cases_reads_the_rest_as_not_selected(
+        report: dict[str, Any]) -> None:
+    """`pytest --callqa-models=northwind-large` gated against a whole run's baseline passed:
+    "no regression, 2 models removed". Its catalogue and models are the narrowed ones, so
+    no list tells a deleted case from one left out: every case only the baseline has is not
+    selected, unless the baseline was narrowed alike."""
+    baseline = copy.deepcopy(report)
+    others = {(c["model"], c["task"], c["case_id"]) for c in report["cases"]
+              if c["model"] != MODEL}
+    report["cases"] = [c for c in report["cases"] if c["model"] == MODEL]
+    report["not_evaluated"] = [e for e in report["not_evaluated"] if e.get("model") == MODEL]
+    report["models"] = models_section(scorecard_of(report))
+    report["run"]["settings"]["models"] = [MODEL]
+    report["run"]["selection"]["models_or_cases_narrowed"] = True
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "incomplete"
+    assert gate["removed_models"] == [] and gate["removed_cases"] == []
+    unrun = [e for e in gate["incomplete"] if e["kind"] == "not evaluated"]
+    assert {(e["reason"], e["detail"]) for e in unrun} == {
+        ("not selected", "models or cases narrower than the ini file's")}
+    assert {(e["model"], e["task"], c) for e in unrun for c in e["run"]} == others
+    baseline["run"]["selection"] = copy.deepcopy(report["run"]["selection"])
+    alike = compare_reports(report, baseline)
+    assert alike["verdict"] == "pass" and len(alike["removed_models"]) == 2

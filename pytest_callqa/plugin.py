@@ -119,9 +119,8 @@ def pytest_configure(config: pytest.Config) -> None:
             read_baseline(settings.baseline)
         except BaselineError as exc:
             raise pytest.UsageError(f"callqa: {exc}") from None
-    # The command line narrowed the suite the ini file configures (some models, some
-    # cases): the snapshots of the others stay, and the gate reads their cases as not
-    # selected.
+    # The command line narrowed the ini file's models or cases: the others' snapshots stay,
+    # and the gate reads their cases as not selected.
     narrowed = narrowed_selection(config, settings)
     state = CallqaSession(PytestHost(config, narrowed), settings)
     config.stash[SESSION_KEY] = state

@@ -47,6 +47,15 @@ def text(gate: dict[str, Any]) -> str:
     return "\n".join(gate_lines({**gate, "baseline": "main.json", "mode": "fail"}))
 
 
+def unevaluated(gate: dict[str, Any]) -> tuple[set[tuple[str, str | None]],
+                                               set[tuple[str, str, str]]]:
+    """The gate's comparisons not made for cases not evaluated: their (reason, detail), and
+    the cases of this run they name."""
+    unrun = [e for e in gate["incomplete"] if e["kind"] == "not evaluated"]
+    return ({(e["reason"], e["detail"]) for e in unrun},
+            {(e["model"], e["task"], c) for e in unrun for c in e["run"]})
+
+
 def test_a_pair_without_an_output_in_this_run_is_not_evaluated_not_removed(
         report: dict[str, Any]) -> None:
     """Before, the gate listed the pair as "1 cases removed", and the disqualification its
@@ -184,10 +193,8 @@ def test_cases_a_run_that_stopped_early_did_not_reach_are_not_evaluated_not_remo
     gate = compare_reports(report, baseline)
     assert gate["verdict"] == "incomplete"
     assert gate["removed_cases"] == [] and gate["removed_models"] == []
-    unrun = [e for e in gate["incomplete"] if e["kind"] == "not evaluated"]
-    assert {(e["reason"], e["detail"]) for e in unrun} == {
-        ("run stopped early", "stopping after 1 failures")}
-    assert {(e["model"], e["task"], c) for e in unrun for c in e["run"]} == unreached
+    assert unevaluated(gate) == ({("run stopped early", "stopping after 1 failures")},
+                                 unreached)
     first = text(gate).splitlines()[0]
     assert f"{len(unreached)} cases not evaluated in a run stopped early" in first
     assert first.endswith("— a run that stopped early: not a pass, nor the model's failure: "
@@ -227,9 +234,7 @@ def test_cases_a_narrowed_run_did_not_select_are_not_evaluated_not_removed(
     gate = compare_reports(report, baseline)
     assert gate["verdict"] == "incomplete"
     assert gate["removed_cases"] == [] and gate["removed_models"] == []
-    unrun = [e for e in gate["incomplete"] if e["kind"] == "not evaluated"]
-    assert {(e["reason"], e["detail"]) for e in unrun} == {("not selected", "-k 'qa'")}
-    assert {(e["model"], e["task"], c) for e in unrun for c in e["run"]} == unselected
+    assert unevaluated(gate) == ({("not selected", "-k 'qa'")}, unselected)
     first = text(gate).splitlines()[0]
     assert f"{len(unselected)} cases not evaluated outside the run's selection" in first
     assert first.endswith("— a run narrowed to part of the suite: not a pass, nor the model's "
@@ -273,11 +278,8 @@ def test_cases_still_in_the_catalogue_are_not_selected_and_cases_deleted_from_it
     assert gate["verdict"] == "incomplete"
     deleted_ids = {k for k in unselected if k[1:] == deleted[1:]}
     assert {(e["model"], e["task"], e["case_id"]) for e in gate["removed_cases"]} == deleted_ids
-    unrun = [e for e in gate["incomplete"] if e["kind"] == "not evaluated"]
-    assert {(e["reason"], e["detail"]) for e in unrun} == {("not selected",
-                                                             "tests/test_qa.py")}
-    assert {(e["model"], e["task"], c) for e in unrun for c in e["run"]} == \
-        unselected - deleted_ids
+    assert unevaluated(gate) == ({("not selected", "tests/test_qa.py")},
+                                 unselected - deleted_ids)
     assert "not evaluated (not selected (tests/test_qa.py): each case only the baseline has " \
         "counts here, not as removed nor as a pass)" in text(gate)
     # With -k as well, both are named; a run that stopped early may have missed any case.
@@ -315,10 +317,8 @@ def test_a_run_whose_command_narrowed_the_models_or_cases_reads_the_rest_as_not_
     gate = compare_reports(report, baseline)
     assert gate["verdict"] == "incomplete"
     assert gate["removed_models"] == [] and gate["removed_cases"] == []
-    unrun = [e for e in gate["incomplete"] if e["kind"] == "not evaluated"]
-    assert {(e["reason"], e["detail"]) for e in unrun} == {
-        ("not selected", "models or cases narrower than the ini file's")}
-    assert {(e["model"], e["task"], c) for e in unrun for c in e["run"]} == others
+    assert unevaluated(gate) == ({("not selected", "models or cases narrower than the ini "
+                                                   "file's")}, others)
     baseline["run"]["selection"] = copy.deepcopy(report["run"]["selection"])
     alike = compare_reports(report, baseline)
     assert alike["verdict"] == "pass" and len(alike["removed_models"]) == 2

@@ -6,6 +6,7 @@ as a case removed or added, or as a judge error."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -45,6 +46,16 @@ def entries(gate: dict[str, Any]) -> set[tuple[str, str | None, str, tuple[str, 
 
 def text(gate: dict[str, Any]) -> str:
     return "\n".join(gate_lines({**gate, "baseline": "main.json", "mode": "fail"}))
+
+
+def left_out(report: dict[str, Any], kept: Callable[[dict[str, Any]], bool],
+             ) -> set[tuple[str, str, str]]:
+    """Take the results ``kept`` refuses out of ``report``, with the model-level figures its
+    scorecard then gives, as a run that never evaluated them writes it; returns their keys."""
+    gone = {(c["model"], c["task"], c["case_id"]) for c in report["cases"] if not kept(c)}
+    report["cases"] = [c for c in report["cases"] if kept(c)]
+    report["models"] = models_section(scorecard_of(report))
+    return gone
 
 
 def unevaluated(gate: dict[str, Any]) -> tuple[set[tuple[str, str | None]],
@@ -184,11 +195,7 @@ def test_cases_a_run_that_stopped_early_did_not_reach_are_not_evaluated_not_remo
     """A run stopped by -x (or a merge with such a shard) passed: "no regression, 37 cases
     removed", exit 0, under the markdown's own "run stopped early"."""
     baseline = copy.deepcopy(report)
-    unreached = {(c["model"], c["task"], c["case_id"]) for c in report["cases"]
-                 if c["task"] == "qa" or c["model"] == "budget-7b"}
-    report["cases"] = [c for c in report["cases"]
-                       if (c["model"], c["task"], c["case_id"]) not in unreached]
-    report["models"] = models_section(scorecard_of(report))
+    unreached = left_out(report, lambda c: c["task"] != "qa" and c["model"] != "budget-7b")
     report["run"]["stopped_early"] = "stopping after 1 failures"
     gate = compare_reports(report, baseline)
     assert gate["verdict"] == "incomplete"
@@ -223,11 +230,7 @@ def test_cases_a_narrowed_run_did_not_select_are_not_evaluated_not_removed(
     that lists no catalogue (made before the list) is read by what narrowed its selection."""
     report["run"]["catalogue_cases"] = None
     baseline = copy.deepcopy(report)
-    unselected = {(c["model"], c["task"], c["case_id"]) for c in report["cases"]
-                  if c["task"] != "qa"}
-    report["cases"] = [c for c in report["cases"]
-                       if (c["model"], c["task"], c["case_id"]) not in unselected]
-    report["models"] = models_section(scorecard_of(report))
+    unselected = left_out(report, lambda c: c["task"] == "qa")
     report["run"]["selection"] = {"args": [], "keyword": "qa", "markexpr": "eval",
                                   "deselect": [], "lf": False, "last_failed": False,
                                   "deselected_eval_tests": len(unselected)}
@@ -266,11 +269,7 @@ def test_cases_still_in_the_catalogue_are_not_selected_and_cases_deleted_from_it
     its catalogue: a case of it the run did not evaluate was not selected, whatever left it
     out; a case no longer in it was deleted."""
     baseline = copy.deepcopy(report)
-    unselected = {(c["model"], c["task"], c["case_id"]) for c in report["cases"]
-                  if c["task"] != "qa"}
-    report["cases"] = [c for c in report["cases"]
-                       if (c["model"], c["task"], c["case_id"]) not in unselected]
-    report["models"] = models_section(scorecard_of(report))
+    unselected = left_out(report, lambda c: c["task"] == "qa")
     report["run"]["selection"]["args"] = ["tests/test_qa.py"]
     deleted = sorted(unselected)[0]
     report["run"]["catalogue_cases"].remove(list(deleted[1:]))

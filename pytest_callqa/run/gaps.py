@@ -270,6 +270,8 @@ FOUND_FAILURES = "last_failed"
 # The key of run.selection that says the command line narrowed the models or cases the ini
 # file configures (--callqa-models, --callqa-cases, --callqa-outputs): present only then.
 SUITE_NARROWED = "models_or_cases_narrowed"
+# How the header and the gate name it.
+SUITE_NARROWING = "models or cases narrower than the ini file's"
 # The key of a report's run that lists the task and id of every good case of its catalogue
 # (null when no test read it): the gate tells a case the run did not select from one deleted.
 CATALOGUE_CASES = "catalogue_cases"
@@ -297,8 +299,7 @@ def narrowed_selection(run: Mapping[str, Any]) -> list[str]:
     narrowed += [f"--deselect {d}" for d in selection.get("deselect") or ()]
     narrowed += [str(a) for a in selection.get("args") or () if "::" in str(a)]
     narrowed += ["--lf"] if selection.get(FOUND_FAILURES) else []
-    narrowed += (["models or cases narrower than the ini file's"]
-                 if selection.get(SUITE_NARROWED) else [])
+    narrowed += [SUITE_NARROWING] if selection.get(SUITE_NARROWED) else []
     deselected = selection.get(DESELECTED)
     if not narrowed and isinstance(deselected, int) and deselected > 0:
         # Deselected by nothing the line can name (the options above deselect too).

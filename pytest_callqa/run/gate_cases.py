@@ -20,7 +20,7 @@ from ..engine.core.metrics import TASK_SCORE_ID
 from ..engine.core.results import NOT_APPLICABLE
 from .gaps import (
     CATALOGUE_CASES,
-    SUITE_NARROWED,
+    SUITE_NARROWING,
     asked_selection,
     narrowed_selection,
     unread_case_files,
@@ -214,15 +214,19 @@ def _blanket(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> tuple[st
     files = unread_case_files(report.get("not_evaluated") or ())
     run = report.get("run") or {}
     stopped = run.get("stopped_early")
-    narrowed = ", ".join(narrowed_selection(run))
-    selection = run.get("selection")
-    suite = isinstance(selection, Mapping) and bool(selection.get(SUITE_NARROWED))
-    if narrowed and (_asked(run) == _asked(baseline.get("run") or {})
-                     or (catalogued(report) is not None and not suite)):
+    base = baseline.get("run") or {}
+    # The command narrowed the ini file's models or cases, to others than the baseline's:
+    # the run's catalogue and models are the narrowed ones, and cannot tell a case left out
+    # from one deleted. Run with the baseline's own (a -o override repeating the ini file's
+    # value is flagged too), it narrowed nothing the baseline ran.
+    suite = _chosen(run) != _chosen(base)
+    options = [o for o in narrowed_selection(run) if suite or o != SUITE_NARROWING]
+    narrowed = ", ".join(options)
+    if narrowed and not (suite and SUITE_NARROWING in options) and (
+            _asked(run) == _asked(base) or catalogued(report) is not None):
         # The baseline was asked for the same tests: a case only it has was deleted since.
         # Or the run lists its catalogue, which tells each case it did not select from one
-        # deleted (not_selected), where this cause would name both — unless the command
-        # narrowed the catalogue or the models themselves, which no list then shows.
+        # deleted (not_selected), where this cause would name both.
         narrowed = ""
     causes = [(INVALID_CASE_FILES, ", ".join(files))] if files else []
     causes += [(STOPPED_EARLY, str(stopped))] if stopped else []
@@ -269,6 +273,14 @@ def _paths(run: Mapping[str, Any]) -> list[str]:
     selection = run.get("selection")
     args = selection.get("args") if isinstance(selection, Mapping) else None
     return [str(a) for a in args or () if "::" not in str(a)]
+
+
+def _chosen(run: Mapping[str, Any]) -> tuple[list[str], Any]:
+    """The models (in any order) and the cases directory a run was configured with."""
+    settings = run.get("settings")
+    settings = settings if isinstance(settings, Mapping) else {}
+    models = settings.get("models")
+    return sorted(map(str, models)) if isinstance(models, list) else [], settings.get("cases")
 
 
 def _asked(run: Mapping[str, Any]) -> dict[str, Any]:

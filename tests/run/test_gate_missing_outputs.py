@@ -318,6 +318,26 @@ def test_a_run_whose_command_narrowed_the_models_or_cases_reads_the_rest_as_not_
     assert gate["removed_models"] == [] and gate["removed_cases"] == []
     assert unevaluated(gate) == ({("not selected", "models or cases narrower than the ini "
                                                    "file's")}, others)
+    # A baseline narrowed too, to other models: not alike (before: a pass, 1 model removed).
     baseline["run"]["selection"] = copy.deepcopy(report["run"]["selection"])
+    baseline["run"]["settings"]["models"] = [MODEL, "northwind-mini"]
+    assert compare_reports(report, baseline)["verdict"] == "incomplete"
+    # Narrowed to the same models: a case only the baseline has was deleted.
+    baseline["run"]["settings"]["models"] = [MODEL]
     alike = compare_reports(report, baseline)
     assert alike["verdict"] == "pass" and len(alike["removed_models"]) == 2
+
+
+def test_a_run_flagged_narrowed_with_the_baselines_own_models_and_cases_narrowed_nothing(
+        report: dict[str, Any]) -> None:
+    """`-o callqa_cases=cases` repeating the ini file's own value is flagged as narrowing (a
+    -o override is, whatever it gives), and made a whole run incomplete: its models and
+    cases are the baseline's, so a case only the baseline has was deleted."""
+    baseline = copy.deepcopy(report)
+    deleted = baseline["cases"][0]
+    gone = left_out(report, lambda c: c["case_id"] != deleted["case_id"])
+    report["run"]["catalogue_cases"].remove([deleted["task"], deleted["case_id"]])
+    report["run"]["selection"]["models_or_cases_narrowed"] = True
+    gate = compare_reports(report, baseline)
+    assert gate["verdict"] == "pass"
+    assert {(c["model"], c["task"], c["case_id"]) for c in gate["removed_cases"]} == gone

@@ -16,7 +16,7 @@ from typing import Any
 from ..engine.report import missing_cases
 from ..engine.scorecard import gap_causes
 from .calibration_view import HEADER, calibration_view
-from .gaps import partial_run_lines, report_judge_errors
+from .gaps import budget_cut, partial_run_lines, report_judge_errors
 from .gate_text import (
     bounds,
     change_counts,
@@ -302,6 +302,19 @@ def _judge_error_lines(report: Mapping[str, Any]) -> list[str]:
     return [] if line is None else [f"⚠️ {line}", ""]
 
 
+def _budget_lines(report: Mapping[str, Any]) -> list[str]:
+    """What the spent budget kept the run from evaluating (:func:`gaps.budget_cut`), marked
+    for the comment: the job exits 4, and the comment says why."""
+    run = report.get("run") or {}
+    # The call limits, which both usage sections record alike.
+    limits = next((u for key in ("judge_usage", "generation_usage")
+                   if isinstance(u := run.get(key), Mapping)), {})
+    budget = limits.get("budget_usd")
+    line = budget_cut(report, budget if isinstance(budget, (int, float)) else None,
+                      str(limits.get("cache")))
+    return [] if line is None else [f"⚠️ {line.removeprefix('callqa: ')}", ""]
+
+
 def _partial_run_lines(run: Mapping[str, Any]) -> list[str]:
     """The lines saying the run holds only part of its tests' results
     (:func:`gaps.partial_run_lines`), marked for the comment: without them a partial run's
@@ -345,7 +358,7 @@ def render_markdown(report: Mapping[str, Any], gate: Mapping[str, Any] | None = 
     lines = ["## callqa evaluation", "",
              f"{count(len(cases), 'output')} scored, {count(len(models), 'model')}"
              + (f"; judge: {_cell(judge)}" if judge else ""), "", *_partial_run_lines(run),
-             *_judge_error_lines(report)]
+             *_judge_error_lines(report), *_budget_lines(report)]
     if gate is not None:
         lines += _gate_section(gate)
     lines += _calibration_section(report)

@@ -260,7 +260,9 @@ def not_selected(report: Mapping[str, Any], baseline: Mapping[str, Any],
     run = report.get("run") or {}
     configured = (run.get("settings") or {}).get("models")
     models = set(configured) if isinstance(configured, list) else set(report["models"])
-    narrowed = narrowed_selection(run)
+    # Reached only when the run has the baseline's models and cases (_blanket): a flag of
+    # their narrowing came from a -o override that repeated them, and narrowed nothing.
+    narrowed = [o for o in narrowed_selection(run) if o != SUITE_NARROWING]
     paths = _paths(run)
     if paths != _paths(baseline.get("run") or {}):
         narrowed += paths or ["the paths the baseline was given, left out"]

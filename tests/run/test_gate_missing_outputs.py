@@ -341,3 +341,7 @@ def test_a_run_flagged_narrowed_with_the_baselines_own_models_and_cases_narrowed
     gate = compare_reports(report, baseline)
     assert gate["verdict"] == "pass"
     assert {(c["model"], c["task"], c["case_id"]) for c in gate["removed_cases"]} == gone
+    # A case it left out is not selected, and its line names no narrowing of the models.
+    left_out(report, lambda c: c["task"] != "text")
+    assert unevaluated(compare_reports(report, baseline))[0] == {
+        ("not selected", "no test of the run asked for them")}

@@ -343,3 +343,17 @@ def budget_cut(report: Mapping[str, Any], budget: float | None,
     return (f"callqa: INCOMPLETE — {spent} was spent before the run was evaluated in full "
             f"({', '.join(stopped)}): not a pass, nor the model's failure; the run exits 4 "
             f"unless it failed (raise --callqa-budget{again})")
+
+
+def report_budget_cut(report: Mapping[str, Any]) -> str | None:
+    """:func:`budget_cut` of a report, with the budget and the cache its usage sections
+    record (both sections record the same call limits), without the ``callqa: `` prefix:
+    what the markdown summary, the HTML report and JUnit say of a run the budget cut short."""
+    run = report.get("run")
+    run = run if isinstance(run, Mapping) else {}
+    limits = next((u for key in ("judge_usage", "generation_usage")
+                   if isinstance(u := run.get(key), Mapping)), {})
+    budget = limits.get("budget_usd")
+    line = budget_cut(report, budget if isinstance(budget, (int, float)) else None,
+                      str(limits.get("cache")))
+    return None if line is None else line.removeprefix("callqa: ")

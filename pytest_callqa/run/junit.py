@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .gaps import report_budget_cut
+
 if TYPE_CHECKING:
     from ..engine.core.results import TaskResult
 
@@ -73,14 +75,18 @@ def without_own(props: list[tuple[str, object]]) -> list[tuple[str, object]]:
 def suite_properties(report: Mapping[str, Any],
                      gate: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     """The run's properties: the gate's verdict ("gate not run: " and why, when it could not
-    be run) and, per model, its final score, whether a blocker fired, its cost and its
-    rank."""
+    be run), why the run is incomplete when the budget cut it short, and, per model, its
+    final score, whether a blocker fired, its cost and its rank."""
     verdict = _text(gate.get("verdict")) if gate else "no baseline"
     if gate and gate.get("problem"):
         verdict = f"gate not run: {gate['problem']}"
     props = [(f"{PREFIX}.verdict", verdict),
              (f"{PREFIX}.regressions", _text(len(gate.get("regressions", []))) if gate
               else "")]
+    budget_cut = report_budget_cut(report)
+    if budget_cut is not None:
+        # Why a job whose tests passed exited 4.
+        props.append((f"{PREFIX}.incomplete", budget_cut))
     basis = (report.get("run") or {}).get("rank_basis")
     for name, card in (report.get("models") or {}).items():
         if basis in ("final_score_a", "final_score_b"):

@@ -141,7 +141,8 @@ def test_a_budget_stops_generation_and_the_pairs_are_not_evaluated(
     # $0.80 covers the first worst case and not the second, whatever the first reply cost.
     result = pytester.runpytest(
         f"--callqa-models=fast=pricey@{llm.server.base_url}", "--callqa-prices=pricey: 0 1000",
-        "--callqa-budget=0.8", "--callqa-concurrency=1", "-rs", "--callqa-markdown=s.md")
+        "--callqa-budget=0.8", "--callqa-concurrency=1", "-rs", "--callqa-markdown=s.md",
+        "--callqa-html=r.html", "--junitxml=j.xml")
     assert llm.server.requests == 1
     assert llm.server.log[0].body["max_tokens"] == 754
     result.assert_outcomes(passed=1, skipped=3)
@@ -162,9 +163,13 @@ def test_a_budget_stops_generation_and_the_pairs_are_not_evaluated(
                                  "not a pass, nor the model's failure; the run exits 4 unless "
                                  "it failed (raise --callqa-budget, or run again: the cache "
                                  "keeps every reply paid for)"])
-    # The pull-request comment says why the job exits 4.
-    assert ("⚠️ INCOMPLETE — the budget of $0.8 was spent before the run was evaluated in full "
-            "(3 outputs not generated)") in (llm.project.root / "s.md").read_text("utf-8")
+    # The pull-request comment, the HTML report and JUnit say why the job exits 4.
+    said = ("INCOMPLETE — the budget of $0.8 was spent before the run was evaluated in full "
+            "(3 outputs not generated)")
+    assert f"⚠️ {said}" in (llm.project.root / "s.md").read_text("utf-8")
+    assert f'<p class="partial">{said}' in (llm.project.root / "r.html").read_text("utf-8")
+    assert f'<property name="callqa.incomplete" value="{said}' in \
+        (llm.project.root / "j.xml").read_text("utf-8")
     # A cache that keeps nothing: a run again would stop at the same place.
     uncached = pytester.runpytest(
         f"--callqa-models=fast=pricey@{llm.server.base_url}", "--callqa-prices=pricey: 0 1000",

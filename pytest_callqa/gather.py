@@ -203,11 +203,11 @@ class ResultsGatherer:
                 self.delivered.lines.append(
                     f"callqa gate: not run against "
                     f"{display_path(ungated, session.config.rootpath)}: no test was selected")
+            cut = budget_cut(self.delivered.report)
             self.problems = [p for p in (self.delivered.gate_problem,
                                          state.summary.hook_problem,
-                                         budget_cut(self.delivered.report,
-                                                    state.settings.budget,
-                                                    state.settings.cache)) if p is not None]
+                                         None if cut is None else f"callqa: {cut}")
+                             if p is not None]
             if self.delivered.failed or self.delivered.calibration_failed:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
             if ((self.delivered.unwritten or self.problems or self.delivered.gate_incomplete

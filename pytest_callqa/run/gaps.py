@@ -319,17 +319,19 @@ def policy_lines(registry: Registry) -> list[str]:
     return [f"policy ({origin}): {'; '.join(rules)}" for origin, rules in by_origin.items()]
 
 
-def budget_cut(report: Mapping[str, Any], budget: float | None,
-               cache: str = "rw") -> str | None:
+def budget_cut(report: Mapping[str, Any]) -> str | None:
     """Why the run is incomplete when the budget stopped what it needed — outputs of live
-    models never generated, judgements never asked — from its report; None when it stopped
-    neither. A run whose tests passed without them measured less than it was asked to: exit
-    0 would read as a pass, and the budget is the tool's limit, not the model's failure."""
+    models never generated, judgements never asked — from its report, with the budget and
+    the cache its usage sections record (both record the same call limits); None when it
+    stopped neither. A run whose tests passed without them measured less than it was asked
+    to: exit 0 would read as a pass, and the budget is the tool's limit, not the model's
+    failure. The terminal, the markdown summary, the HTML report and JUnit all say this."""
     outputs = sum(1 for e in report.get("not_evaluated") or ()
                   if isinstance(e, Mapping) and e.get("kind") == "missing_output"
                   and e.get("budget_stopped"))
     run = report.get("run")
-    judge = run.get("judge_usage") if isinstance(run, Mapping) else None
+    run = run if isinstance(run, Mapping) else {}
+    judge = run.get("judge_usage")
     judgements = judge.get("not_scored_budget") if isinstance(judge, Mapping) else None
     judgements = judgements if isinstance(judgements, int) else 0
     stopped = [text for n, text in ((outputs, count(outputs, "output") + " not generated"),
@@ -337,23 +339,14 @@ def budget_cut(report: Mapping[str, Any], budget: float | None,
                if n]
     if not stopped:
         return None
-    spent = f"the budget of ${budget:g}" if budget is not None else "the budget"
-    # A run again gets further only when the cache kept what this one paid for.
-    again = ", or run again: the cache keeps every reply paid for" if cache == "rw" else ""
-    return (f"callqa: INCOMPLETE — {spent} was spent before the run was evaluated in full "
-            f"({', '.join(stopped)}): not a pass, nor the model's failure; the run exits 4 "
-            f"unless it failed (raise --callqa-budget{again})")
-
-
-def report_budget_cut(report: Mapping[str, Any]) -> str | None:
-    """:func:`budget_cut` of a report, with the budget and the cache its usage sections
-    record (both sections record the same call limits), without the ``callqa: `` prefix:
-    what the markdown summary, the HTML report and JUnit say of a run the budget cut short."""
-    run = report.get("run")
-    run = run if isinstance(run, Mapping) else {}
     limits = next((u for key in ("judge_usage", "generation_usage")
                    if isinstance(u := run.get(key), Mapping)), {})
     budget = limits.get("budget_usd")
-    line = budget_cut(report, budget if isinstance(budget, (int, float)) else None,
-                      str(limits.get("cache")))
-    return None if line is None else line.removeprefix("callqa: ")
+    spent = (f"the budget of ${budget:g}" if isinstance(budget, (int, float))
+             else "the budget")
+    # A run again gets further only when the cache kept what this one paid for.
+    again = (", or run again: the cache keeps every reply paid for"
+             if limits.get("cache") == "rw" else "")
+    return (f"INCOMPLETE — {spent} was spent before the run was evaluated in full "
+            f"({', '.join(stopped)}): not a pass, nor the model's failure; the run exits 4 "
+            f"unless it failed (raise --callqa-budget{again})")

@@ -258,8 +258,8 @@ def not_selected(report: Mapping[str, Any], baseline: Mapping[str, Any],
     if listed is None:
         return set(), ""
     run = report.get("run") or {}
-    configured = (run.get("settings") or {}).get("models")
-    models = set(configured) if isinstance(configured, list) else set(report["models"])
+    # The models it was configured with (a report that names none: those it scored).
+    models = set(_chosen(run)[0]) or set(report["models"])
     # Reached only when the run has the baseline's models and cases (_blanket): a flag of
     # their narrowing came from a -o override that repeated them, and narrowed nothing.
     narrowed = [o for o in narrowed_selection(run) if o != SUITE_NARROWING]

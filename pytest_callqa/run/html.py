@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .calibration_view import calibration_html
-from .gaps import partial_run_lines, report_budget_cut, report_judge_errors
+from .gaps import budget_cut, partial_run_lines, report_judge_errors
 from .gate_text import bounds, change, figure, incomplete_line, nothing_compared
 from .html_cases import (
     NOT_SCORED,
@@ -254,9 +254,9 @@ class _Page:
                                                   if v not in (None, "")) + "</p>"]
         # Set apart from the grey facts: a partial run's scorecard otherwise reads as whole.
         lines.extend(f'<p class="partial">{esc(line)}</p>' for line in partial_run_lines(run))
-        budget_cut = report_budget_cut(self.report)
-        if budget_cut is not None:
-            lines.append(f'<p class="partial">{esc(budget_cut)}</p>')
+        cut = budget_cut(self.report)
+        if cut is not None:
+            lines.append(f'<p class="partial">{esc(cut)}</p>')
         judge_errors = report_judge_errors(self.report)
         if judge_errors is not None:
             lines.append(f'<p class="meta">{esc(judge_errors)}</p>')

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .gaps import report_budget_cut
+from .gaps import budget_cut
 
 if TYPE_CHECKING:
     from ..engine.core.results import TaskResult
@@ -83,10 +83,10 @@ def suite_properties(report: Mapping[str, Any],
     props = [(f"{PREFIX}.verdict", verdict),
              (f"{PREFIX}.regressions", _text(len(gate.get("regressions", []))) if gate
               else "")]
-    budget_cut = report_budget_cut(report)
-    if budget_cut is not None:
+    cut = budget_cut(report)
+    if cut is not None:
         # Why a job whose tests passed exited 4.
-        props.append((f"{PREFIX}.incomplete", budget_cut))
+        props.append((f"{PREFIX}.incomplete", cut))
     basis = (report.get("run") or {}).get("rank_basis")
     for name, card in (report.get("models") or {}).items():
         if basis in ("final_score_a", "final_score_b"):

@@ -16,7 +16,7 @@ from typing import Any
 from ..engine.report import missing_cases
 from ..engine.scorecard import gap_causes
 from .calibration_view import HEADER, calibration_view
-from .gaps import partial_run_lines, report_budget_cut, report_judge_errors
+from .gaps import budget_cut, partial_run_lines, report_judge_errors
 from .gate_text import (
     bounds,
     change_counts,
@@ -303,9 +303,9 @@ def _judge_error_lines(report: Mapping[str, Any]) -> list[str]:
 
 
 def _budget_lines(report: Mapping[str, Any]) -> list[str]:
-    """What the spent budget kept the run from evaluating (:func:`gaps.report_budget_cut`),
+    """What the spent budget kept the run from evaluating (:func:`gaps.budget_cut`),
     marked for the comment: the job exits 4, and the comment says why."""
-    line = report_budget_cut(report)
+    line = budget_cut(report)
     return [] if line is None else [f"⚠️ {line}", ""]
 
 

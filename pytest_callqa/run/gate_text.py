@@ -172,8 +172,12 @@ def incomplete_line(entry: Mapping[str, Any]) -> str:
     head = " · ".join(str(entry[k]) for k in ("model", "task", "metric") if entry.get(k))
     if entry.get("kind") in ("new blocker", "new disqualification"):
         head += f" ({entry['kind']} check)"
+    # The run side of the cases the run never reached holds cases only the baseline has.
+    unreached = entry.get("kind") == "not evaluated" and set(
+        str(entry.get("reason")).split(" and ")) <= set(_UNREACHED)
     sides = " and ".join(f"{count(len(ids), 'case')} {where} ({_named(ids)})"
-                         for side, where in (("run", "in this run"),
+                         for side, where in (("run", "only in the baseline" if unreached
+                                              else "in this run"),
                                              ("baseline", "in the baseline"))
                          if (ids := list(entry.get(side) or [])))
     if entry.get("kind") == "not evaluated":

@@ -186,8 +186,9 @@ def test_cases_a_run_could_not_read_the_case_file_of_are_not_evaluated_not_remov
     assert "3 cases not evaluated for invalid case files" in first
     assert first.endswith("— case files that could not be read: not a pass, nor the model's "
                           "failure: the run exits 4 unless it failed")
-    assert (f"{MODEL} · qa: 1 case in this run ({case_id}) not evaluated (invalid case files "
-            f"({path}): the baseline does not say which cases they held") in lines
+    # The case is not in the run: before, the line said "1 case in this run".
+    assert (f"{MODEL} · qa: 1 case only in the baseline ({case_id}) not evaluated (invalid "
+            f"case files ({path}): the baseline does not say which cases they held") in lines
 
 
 def test_cases_a_run_that_stopped_early_did_not_reach_are_not_evaluated_not_removed(
@@ -207,7 +208,8 @@ def test_cases_a_run_that_stopped_early_did_not_reach_are_not_evaluated_not_remo
     assert first.endswith("— a run that stopped early: not a pass, nor the model's failure: "
                           "the run exits 4 unless it failed")
     qa = len(case_entries(baseline, MODEL, "qa"))
-    assert (f"{MODEL} · qa: {qa} cases in this run" in text(gate)
+    assert (f"{MODEL} · qa: {qa} cases only in the baseline" in text(gate)
+            and "in this run" not in text(gate)
             and "not evaluated (run stopped early (stopping after 1 failures): each case only "
             "the baseline has counts here" in text(gate))
     # With a case file it could not read too, both are named.

@@ -178,7 +178,9 @@ def statement_support(statement: str, contexts: Sequence[str],
 def _text_support(statement: str, contexts: tuple[str, ...],
                   starts: tuple[float, ...]) -> tuple[bool | None, str]:
     """:func:`statement_support`, once per batch: a text highlight is checked for highlight
-    correctness and again as a fact."""
+    correctness and again as a fact, and a fact that several outputs of a case state alike
+    is checked once (in the recorded QA and translation batches, half the checks repeat
+    one)."""
     return statement_support(statement, contexts, starts)
 
 
@@ -383,11 +385,11 @@ class HeuristicJudge:
     @staticmethod
     def _fact_support(request: JudgeRequest) -> Callable[
             [str, tuple[str, ...], tuple[float, ...]], tuple[bool | None, str]]:
-        """How a fact of ``request`` is checked: :func:`statement_support`; a text fact that
-        is an extracted value by its value (:func:`value_support`), or, checked by words,
-        the value alone."""
+        """How a fact of ``request`` is checked: :func:`statement_support`, once per batch
+        (:func:`_text_support`); a text fact that is an extracted value by its value
+        (:func:`value_support`), or, checked by words, the value alone."""
         if request.task != "text":
-            return statement_support
+            return _text_support
         # Loaded by the family that asked, once for all the facts of its request.
         from ..tasks.text_analysis import expected_value, extracted_value
 

@@ -184,6 +184,48 @@ def _text_support(statement: str, contexts: tuple[str, ...],
     return statement_support(statement, contexts, starts)
 
 
+@batch_memoised
+def _reason_check(case: ByIdentity[GoldenCase], reason: str,
+                  expected_reason: str) -> tuple[bool, tuple[str, ...], bool]:
+    """Whether a QA reason cites evidence, the problems of what it cites, and whether it
+    cites only a timestamp of a call without timings (not scored). Once per batch: models
+    that answer alike give a case the same reasons (half of a QA batch's repeat one)."""
+    texts, _, starts = _turn_view(case)
+    quotes = extract_quotes(reason)
+    stamps = extract_timestamps(reason)
+    cited = cited_turns(reason)
+    if stamps and not starts and not quotes and not cited:
+        return True, (), True
+    problems = []
+    speakers = [turn.speaker for turn in case.value.transcript] if quotes else []
+    # Every reason's quotes are given to one of the same speakers.
+    for quote, named in zip(quotes, quote_speakers(reason, quotes, frozenset(speakers)),
+                            strict=True):
+        match, at = best_fuzzy_match(quote, texts, normalized=True)
+        if match < QUOTE_MATCH:
+            problems.append(f"quote {quote!r} not found in the transcript")
+        elif named is not None and speakers[at] != named and best_fuzzy_match(
+                quote, [t for t, who in zip(texts, speakers, strict=True)
+                        if who == named], normalized=True)[0] < QUOTE_MATCH:
+            # The reason gives the words to a speaker who never said them.
+            said_by = speakers[at] or "another speaker"
+            problems.append(f"quote {quote!r} is said by {said_by}, not {named}")
+    # Turns are numbered from 1, as the prompts show them to the model and the judge.
+    problems += [f"turn {n} is not in the transcript ({len(texts)} turns)"
+                 for n in cited if not 1 <= n <= len(texts)]
+    for stamp in stamps if starts else []:
+        if min(abs(stamp - s) for s in starts) > TIMESTAMP_TOLERANCE_S:
+            problems.append(f"no turn starts near {stamp:g}s")
+    # The offsets it cites were checked against the turns' starts just above.
+    anchors = extract_anchors(without_timestamps(without_turn_citations(reason), starts,
+                                                 math.inf))
+    if anchors:
+        known = [*_profile(_transcript_plain(case))[0], *_profile(expected_reason)[0]]
+        problems += [f"{anchor.kind} {anchor.text!r} is not in the call" for anchor in anchors
+                     if not anchor_supported(anchor, known)]
+    return bool(quotes or stamps or cited), tuple(problems), False
+
+
 class HeuristicJudge:
     """Deterministic, offline judge; see the module docstring for what it can estimate."""
 
@@ -223,58 +265,25 @@ class HeuristicJudge:
         reasons = list(request.focus.get("reasons", []))
         if not reasons:
             return JudgeVerdict(request.metric, None, "not scored: the output gives no reason")
-        texts, _, starts = _turn_view(ByIdentity(request.case))
-        speakers = [turn.speaker for turn in request.case.transcript]
-        # Every reason's quotes are given to one of the same speakers.
-        distinct = frozenset(speakers)
+        case = ByIdentity(request.case)
         with_evidence = factual = 0
         checks = []
-        call_anchors = _profile(_transcript_plain(ByIdentity(request.case)))[0]
         for item in reasons:
-            reason = str(item.get("reason", ""))
-            quotes = extract_quotes(reason)
-            stamps = extract_timestamps(reason)
-            cited = cited_turns(reason)
-            evidence = bool(quotes or stamps or cited)
-            problems = []
-            for quote, named in zip(quotes, quote_speakers(reason, quotes, distinct),
-                                    strict=True):
-                match, at = best_fuzzy_match(quote, texts, normalized=True)
-                if match < QUOTE_MATCH:
-                    problems.append(f"quote {quote!r} not found in the transcript")
-                elif named is not None and speakers[at] != named and best_fuzzy_match(
-                        quote, [t for t, who in zip(texts, speakers, strict=True)
-                                if who == named], normalized=True)[0] < QUOTE_MATCH:
-                    # The reason gives the words to a speaker who never said them.
-                    said_by = speakers[at] or "another speaker"
-                    problems.append(f"quote {quote!r} is said by {said_by}, not {named}")
-            # Turns are numbered from 1, as the prompts show them to the model and the judge.
-            problems += [f"turn {n} is not in the transcript ({len(texts)} turns)"
-                         for n in cited if not 1 <= n <= len(texts)]
-            if stamps and not starts and not quotes and not cited:
+            evidence, problems, untimed = _reason_check(
+                case, str(item.get("reason", "")), str(item.get("expected_reason", "")))
+            if untimed:
                 return JudgeVerdict(
                     request.metric, None,
                     f"not scored: reason for {item.get('question_id')} cites only a timestamp "
                     "and the transcript has no timings to check it against",
                 )
-            for stamp in stamps if starts else []:
-                if min(abs(stamp - s) for s in starts) > TIMESTAMP_TOLERANCE_S:
-                    problems.append(f"no turn starts near {stamp:g}s")
-            # The offsets it cites were checked against the turns' starts just above.
-            anchors = extract_anchors(without_timestamps(without_turn_citations(reason),
-                                                         starts, math.inf))
-            if anchors:
-                known = [*call_anchors, *_profile(str(item.get("expected_reason", "")))[0]]
-                for anchor in anchors:
-                    if not anchor_supported(anchor, known):
-                        problems.append(f"{anchor.kind} {anchor.text!r} is not in the call")
             is_factual = evidence and not problems
             with_evidence += evidence
             factual += is_factual
             checks.append({
                 "question_id": item.get("question_id"), "has_evidence": evidence,
                 "factual": is_factual,
-                "problems": problems if evidence else ["cites no quote, timestamp or turn"],
+                "problems": list(problems) if evidence else ["cites no quote, timestamp or turn"],
             })
         score = (with_evidence + factual) / (2 * len(reasons))
         weak = [c["question_id"] for c in checks if not c["factual"]]

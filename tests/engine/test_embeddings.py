@@ -751,7 +751,7 @@ def test_embed_groups_sharing_texts_equal_scikit_learns() -> None:
     # move), and a long text shared by more groups than one pass holds.
     a, b, c = REFUND_EN, EXACT_TEXTS[1], EXACT_TEXTS[3]
     groups = [[a, b], [b, a], [a, a], [b], [a, b, a], [c, a, b], ["", a], [c, c, ""]]
-    groups += [[LONG_TEXT, f"{LONG_TEXT} {i}", EXACT_TEXTS[i]] for i in range(5)]
+    groups += [[LONG_TEXT, f"{LONG_TEXT} {i}", EXACT_TEXTS[i]] for i in range(7)]
     assert sum(len(text) for text in {t for group in groups for t in group}) > tfidf.RUN_CHARACTERS
     for ngrams in ((2, 4), (1, 3), (4, 5), (1, 12)):
         got = TfidfEmbedder(ngram_range=ngrams).embed_groups(groups)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.context import STRUCTURE
 from ..core.judging import JudgeVerdict
+from ..core.memo import ByIdentity, batch_memoised
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from ..matching import prf
@@ -78,6 +79,34 @@ def _unique(names: list[str]) -> list[str]:
     return list(dict.fromkeys(normalize(name) for name in names))
 
 
+class _Truth(NamedTuple):
+    """A case's truth and configuration normalised: every output of the case is scored
+    against the same lists, and each name was normalised again for every output."""
+
+    keywords: tuple[str, ...]
+    topics: tuple[str, ...]
+    # The expected keywords then topics, one entry per entity.
+    entities: tuple[str, ...]
+    # Any name the truth accepts (a detection among them is not fabricated).
+    accepted: frozenset[str]
+    configured: frozenset[str]
+    cross_language: tuple[str, ...]
+
+
+@batch_memoised
+def _truth(expected: ByIdentity[EntityOutput], config: ByIdentity[EntityConfig]) -> _Truth:
+    exp, cfg = expected.value, config.value
+    keywords = _unique(exp.detected_keywords)
+    topics = _unique(exp.detected_topics)
+    # _unique of the two lists joined, without normalising their names again.
+    entities = tuple(dict.fromkeys([*keywords, *topics]))
+    return _Truth(
+        tuple(keywords), tuple(topics), entities,
+        frozenset([*entities, *_unique(exp.valid_entity_set)]),
+        frozenset(normalize(e) for e in [*cfg.keywords, *cfg.topics]),
+        tuple(e for e in entities if _cross_language(cfg, e)))
+
+
 def _mention(config: EntityConfig, entity: str) -> EntityMention | None:
     for name, mention in config.entity_mentions.items():
         if normalize(name) == entity:
@@ -121,14 +150,18 @@ class EntityTask(BaseTask):
         exp: EntityOutput = ctx.expected  # type: ignore[assignment]
         config: EntityConfig = ctx.config  # type: ignore[assignment]
         metrics: dict[str, MetricResult] = {}
+        truth = _truth(ByIdentity(exp), ByIdentity(config))
+        keywords, topics = _unique(out.detected_keywords), _unique(out.detected_topics)
         for kind, detected, expected in (
-            ("keyword", _unique(out.detected_keywords), _unique(exp.detected_keywords)),
-            ("topic", _unique(out.detected_topics), _unique(exp.detected_topics)),
+            ("keyword", keywords, truth.keywords),
+            ("topic", topics, truth.topics),
         ):
-            hits = [d for d in detected if d in set(expected)]
+            # Looked up in sets built once, not once per name.
+            expected_set, detected_set = set(expected), set(detected)
+            hits = [d for d in detected if d in expected_set]
             precision, recall, f1 = prf(len(hits), len(detected), len(expected))
-            extra = [d for d in detected if d not in set(expected)]
-            missed = [e for e in expected if e not in set(detected)]
+            extra = [d for d in detected if d not in expected_set]
+            missed = [e for e in expected if e not in detected_set]
             detail: dict[str, Any] = {"matched": hits, "extra": extra, "missed": missed}
             metrics[f"{kind}_precision"] = self.spec(f"{kind}_precision").result(
                 precision, f"{len(hits)} of {len(detected)} detected {kind}s expected"
@@ -140,10 +173,10 @@ class EntityTask(BaseTask):
                 f1, f"P={precision:.2f} R={recall:.2f}", **detail)
 
         # One entity listed as a keyword and as a topic is one detection: counted twice, two
-        # invented entities made the voiding blocker of more than two.
-        detected_all = _unique([*out.detected_keywords, *out.detected_topics])
-        configured = {normalize(e) for e in [*config.keywords, *config.topics]}
-        outside = [d for d in detected_all if d not in configured]
+        # invented entities made the voiding blocker of more than two. (The _unique of both
+        # lists joined, from the names normalised above.)
+        detected_all = list(dict.fromkeys([*keywords, *topics]))
+        outside = [d for d in detected_all if d not in truth.configured]
         adherence = 1.0 if not detected_all else 1 - len(outside) / len(detected_all)
         metrics["config_adherence"] = self.spec("config_adherence").result(
             adherence,
@@ -153,12 +186,10 @@ class EntityTask(BaseTask):
             not_configured=outside,
         )
 
-        expected_any = set(_unique([*exp.detected_keywords, *exp.detected_topics,
-                                    *exp.valid_entity_set]))
         transcript = ctx.case.transcript_plain
         fabricated = []
         for entity in detected_all:
-            if entity in expected_any or contains_phrase(transcript, entity):
+            if entity in truth.accepted or contains_phrase(transcript, entity):
                 continue
             mention = _mention(config, entity)
             if mention is not None and contains_phrase(transcript, mention.text):
@@ -170,10 +201,10 @@ class EntityTask(BaseTask):
             fabricated=fabricated,
         )
 
-        expected_entities = _unique([*exp.detected_keywords, *exp.detected_topics])
-        cross = [e for e in expected_entities if _cross_language(config, e)]
+        cross = list(truth.cross_language)
         if cross:
-            found = [e for e in cross if e in set(detected_all)]
+            detected_set = set(detected_all)
+            found = [e for e in cross if e in detected_set]
             metrics["cross_language_match_rate"] = self.spec("cross_language_match_rate").result(
                 len(found) / len(cross),
                 f"{len(found)} of {len(cross)} cross-language entities detected",

@@ -24,6 +24,7 @@ from pytest_callqa.engine.tasks.agent_metrics import AGENT_METRICS, resolve_weig
 from pytest_callqa.engine.tasks.agent_schemas import (
     AgentConfig,
     AgentOutput,
+    AgentResponse,
     AgentToolCall,
     MetricSelection,
     ToolCall,
@@ -963,3 +964,11 @@ def test_an_agent_cases_own_pass_threshold_outranks_a_teams_policy() -> None:
     by_policy = evaluate(_case(), wrong, judge=HeuristicJudge(), embedder=TFIDF,
                          registry=registry).metrics["overall_score"]
     assert by_policy.rating == "fail"
+
+
+def test_the_focus_gives_each_response_as_its_json_dump() -> None:
+    # focus() builds the responses' dicts itself, faster than model_dump: a field added to
+    # AgentResponse must be added there too.
+    response = AgentResponse(turn=3, text="Your balance is $23,509.52.")
+    assert {"turn": response.turn, "text": response.text} == response.model_dump(mode="json")
+    assert set(AgentResponse.model_fields) == {"turn", "text"}

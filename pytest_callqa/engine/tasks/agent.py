@@ -201,7 +201,9 @@ class AgentTask(FamilyTask):
             "task_outcome": exp.task_outcome,
             "tool_calls": [{**c.model_dump(mode="json"), "result": r}
                            for c, r in zip(calls, results, strict=True)],
-            "responses": [r.model_dump(mode="json") for r in out.responses],
+            # A response is a turn and a text, which a JSON dump would give as they are:
+            # built directly, several times faster than model_dump for a dozen replies.
+            "responses": [{"turn": r.turn, "text": r.text} for r in out.responses],
         }
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..anchors import Anchor, anchor_supported, extract_anchors, numbers_said, said_in_words
 from ..core.judging import JudgeRequest, JudgeVerdict
@@ -41,7 +41,7 @@ from ..tasks.agent_calls import (
     value_grounded,
     values_equal,
 )
-from ..tasks.agent_schemas import TOOL_RESULT, AgentToolCall, ToolCall
+from ..tasks.agent_schemas import TOOL_RESULT
 from ..tasks.conversation_segmentation import segmentation_proxy
 from ..text import has_words, normalize
 from .heuristic_undecided import SaidBefore, rubric_undecided
@@ -446,14 +446,28 @@ def _delivery(request: JudgeRequest) -> JudgeVerdict:
         issues=listed)
 
 
+# The calls as the focus gives them, JSON dumps of a validated ToolCall or AgentToolCall:
+# read as they are, a pydantic validation per call per metric cost more than the rest of
+# the alignment.
+class _Expected(NamedTuple):
+    name: str
+    arguments: Mapping[str, Any]
+
+
+class _Made(NamedTuple):
+    name: str
+    arguments: Mapping[str, Any]
+    turn: int
+
+
 def _aligned_calls(
-        request: JudgeRequest) -> tuple[list[ToolCall], list[AgentToolCall], Alignment] | None:
+        request: JudgeRequest) -> tuple[list[_Expected], list[_Made], Alignment] | None:
     """The case's expected calls, the agent's and their pairing; None when none is expected."""
     expected_raw = request.focus.get("expected_tool_calls")
     if not expected_raw:
         return None
-    expected = [ToolCall.model_validate(c) for c in expected_raw]
-    made = [AgentToolCall.model_validate({k: c[k] for k in ("turn", "name", "arguments")})
+    expected = [_Expected(c["name"], c.get("arguments") or {}) for c in expected_raw]
+    made = [_Made(c["name"], c["arguments"], c["turn"])
             for c in request.focus.get("tool_calls", [])]
     return expected, made, align_calls(expected, made)
 

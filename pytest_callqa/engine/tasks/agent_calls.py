@@ -10,7 +10,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..anchor_units import anchors_equal, currency_of, same_currency
 from ..anchors import anchor_supported, extract_anchors
@@ -323,7 +323,18 @@ class Alignment:
     extra: list[int] = field(default_factory=list)
 
 
-def align_calls(expected: Sequence[ToolCall], made: Sequence[AgentToolCall]) -> Alignment:
+class Called(Protocol):
+    """What aligning reads of a call: a :class:`ToolCall`, an :class:`AgentToolCall`, or a
+    judge's lighter record of one read from its focus."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def arguments(self) -> Mapping[str, Any]: ...
+
+
+def align_calls(expected: Sequence[Called], made: Sequence[Called]) -> Alignment:
     """Pair expected calls with the model's calls of the same tool, then judge their order.
 
     Within a tool, pairs agreeing on more arguments are taken first (then the closest in

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from ..anchor_units import anchors_equal, currency_of, same_currency
 from ..anchors import anchor_supported, extract_anchors
 from ..core.cases import GoldenCase
-from ..core.memo import batch_memoised
+from ..core.memo import ByIdentity, batch_memoised
 from ..text import contains_phrase, has_words, normalize, normalize_loose
 from .agent_metrics import rubric_from_count
 from .agent_schemas import (
@@ -78,19 +78,32 @@ def scenario_problems(case: GoldenCase) -> list[str]:
     return problems
 
 
-def reference_calls(case: GoldenCase) -> list[ReferenceCall]:
+def reference_calls(case: GoldenCase) -> tuple[ReferenceCall, ...]:
+    """The scenario's recorded calls with their results, read once per case in a batch
+    rather than again for every output replayed against it."""
+    return _reference_calls(ByIdentity(case))
+
+
+@batch_memoised
+def _reference_calls(case_key: ByIdentity[GoldenCase]) -> tuple[ReferenceCall, ...]:
     calls = []
-    turns = case.transcript
+    turns = case_key.value.transcript
     for i, turn in enumerate(turns[:-1]):
         if speaker_kind(turn.speaker) == TOOL_CALL:
             call, _ = parse_tool_call_text(turn.text)
             if call is not None:
                 calls.append(ReferenceCall(call, turns[i + 1].text))
-    return calls
+    return tuple(calls)
 
 
 def _same_args(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
-    return sum(1 for key, value in a.items() if key in b and values_equal(value, b[key]))
+    # A loop, not sum() over a generator: it runs for every pair of calls of one tool, when
+    # replaying an output and again when aligning its calls.
+    same = 0
+    for key, value in a.items():
+        if key in b and values_equal(value, b[key]):
+            same += 1
+    return same
 
 
 def call_order(output: AgentOutput) -> list[int]:

@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import functools
 import re
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from ..anchor_units import anchors_equal, currency_of, same_currency
 from ..anchors import anchor_supported, extract_anchors
 from ..core.cases import GoldenCase
 from ..core.memo import ByIdentity, batch_memoised
 from ..text import contains_phrase, has_words, normalize, normalize_loose
-from .agent_metrics import rubric_from_count
+from .agent_metrics import argument_tally, rubric_from_count
 from .agent_schemas import (
     AGENT_SPEAKERS,
     CUSTOMER_SPEAKERS,
@@ -26,6 +25,7 @@ from .agent_schemas import (
     AgentConfig,
     AgentOutput,
     AgentToolCall,
+    Called,
     ToolCall,
     parse_tool_call_text,
 )
@@ -336,17 +336,6 @@ class Alignment:
     extra: list[int] = field(default_factory=list)
 
 
-class Called(Protocol):
-    """What aligning reads of a call: a :class:`ToolCall`, an :class:`AgentToolCall`, or a
-    judge's lighter record of one read from its focus."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def arguments(self) -> Mapping[str, Any]: ...
-
-
 def align_calls(expected: Sequence[Called], made: Sequence[Called]) -> Alignment:
     """Pair expected calls with the model's calls of the same tool, then judge their order.
 
@@ -590,10 +579,10 @@ def score_parameters(
         # extras it invented (counted among the fabricated, they are counted here too, or
         # five right of six with four extras invented read as "most invented or missing").
         score = 1.0
-        reason = f"most arguments invented or missing ({_tally(correct, total, errors)})"
+        reason = f"most arguments invented or missing ({argument_tally(correct, total, errors)})"
     else:
         score = 2.0
-        reason = f"{len(errors)} argument errors ({_tally(correct, total, errors)})"
+        reason = f"{len(errors)} argument errors ({argument_tally(correct, total, errors)})"
     if al.missing and al.pairs:
         # "All 1 arguments correct" read as if every expected call had been made.
         reason += (" in the calls made; never called (see tool routing): "
@@ -607,18 +596,3 @@ def score_parameters(
                 else "no_tool_called")
     turns = sorted({int(e["turn"]) for e in errors})
     return RubricScore(score, reason, code, turns, details)
-
-
-def _tally(correct: int, total: int, errors: Sequence[Mapping[str, Any]]) -> str:
-    """What became of the expected arguments, adding up to their count, then the arguments
-    invented that no expected call has: "1 of 6 correct, 1 invented, 5 missing" counted an
-    invented extra among the six expected."""
-    # An error on an expected argument carries its expected value; an extra one has none.
-    kinds = Counter(e["kind"] for e in errors if "expected" in e)
-    tally = ", ".join([f"{correct} of {total} expected arguments correct"] + [
-        f"{kinds[kind]} {label}" for kind, label in
-        (("wrong", "wrong"), ("fabricated", "invented"), ("missing", "missing")) if kinds[kind]])
-    unexpected = len(errors) - kinds.total()
-    if unexpected:
-        tally += f"; {unexpected} unexpected argument{'s' * (unexpected > 1)} invented"
-    return tally

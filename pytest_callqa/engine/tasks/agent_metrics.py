@@ -3,8 +3,9 @@ weights, and how a case's metric selection resolves to weights."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..core.judging import ReplyField
 from ..core.metrics import Bands, MetricSpec
@@ -214,3 +215,18 @@ def rubric_from_count(problems: int, checked: int) -> float:
     if problems == 1:
         return 3.0
     return 1.0 if 2 * problems > checked else 2.0
+
+
+def argument_tally(correct: int, total: int, errors: Sequence[Mapping[str, Any]]) -> str:
+    """What became of the expected arguments, adding up to their count, then the arguments
+    invented that no expected call has: "1 of 6 correct, 1 invented, 5 missing" counted an
+    invented extra among the six expected."""
+    # An error on an expected argument carries its expected value; an extra one has none.
+    kinds = Counter(e["kind"] for e in errors if "expected" in e)
+    tally = ", ".join([f"{correct} of {total} expected arguments correct"] + [
+        f"{kinds[kind]} {label}" for kind, label in
+        (("wrong", "wrong"), ("fabricated", "invented"), ("missing", "missing")) if kinds[kind]])
+    unexpected = len(errors) - kinds.total()
+    if unexpected:
+        tally += f"; {unexpected} unexpected argument{'s' * (unexpected > 1)} invented"
+    return tally

@@ -10,7 +10,8 @@ is the tool mock). See ``agent.py`` for how the two are merged for judging.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -42,6 +43,17 @@ class AgentToolCall(StrictModel):
     turn: int = Field(ge=0)
     name: str = Field(min_length=1)
     arguments: dict[str, Any]
+
+
+class Called(Protocol):
+    """What aligning reads of a call: a :class:`ToolCall`, an :class:`AgentToolCall`, or a
+    judge's lighter record of one read from its focus."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def arguments(self) -> Mapping[str, Any]: ...
 
 
 class AgentResponse(StrictModel):

@@ -32,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from pydantic import TypeAdapter
+
 from ..core.cases import GoldenCase
 from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, Scale, valid_score
 from ..core.memo import ByIdentity, batch_memoised
@@ -64,12 +66,19 @@ from .agent_schemas import (
     AgentExpected,
     AgentOutput,
     AgentToolCall,
+    ToolCall,
+    ToolSpec,
     parse_tool_call_text,
 )
 from .family_base import RUBRIC_GOOD, FamilyTask
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext
+
+
+_TOOLS_JSON = TypeAdapter(list[ToolSpec])
+_EXPECTED_JSON = TypeAdapter(list[ToolCall])
+_CALLS_JSON = TypeAdapter(list[AgentToolCall])
 
 
 class Replay(NamedTuple):
@@ -195,12 +204,14 @@ class AgentTask(FamilyTask):
             "conversation": view,
             "system_prompt": config.system_prompt,
             "business_rules": list(config.business_rules),
-            "tools": [t.model_dump(mode="json") for t in config.tools],
+            # Each list dumped in one call of its adapter: the same JSON dump as model_dump
+            # per item, without pydantic's Python wrapper around every item.
+            "tools": _TOOLS_JSON.dump_python(config.tools, mode="json"),
             "expected_tool_calls": None if exp.tool_calls is None
-            else [c.model_dump(mode="json") for c in exp.tool_calls],
+            else _EXPECTED_JSON.dump_python(exp.tool_calls, mode="json"),
             "task_outcome": exp.task_outcome,
-            "tool_calls": [{**c.model_dump(mode="json"), "result": r}
-                           for c, r in zip(calls, results, strict=True)],
+            "tool_calls": [{**c, "result": r} for c, r in zip(
+                _CALLS_JSON.dump_python(calls, mode="json"), results, strict=True)],
             # A response is a turn and a text, which a JSON dump would give as they are:
             # built directly, several times faster than model_dump for a dozen replies.
             "responses": [{"turn": r.turn, "text": r.text} for r in out.responses],

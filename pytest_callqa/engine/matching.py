@@ -226,12 +226,41 @@ def _small_jaccard_match(predicted: Sequence[str], expected: Sequence[str], thre
     without numpy, whose per-call cost is most of the work at this size: the same
     similarities (exact integer counts, one correctly rounded division) taken in the same
     order."""
-    sized_e = [(y, len(y)) for y in map(_token_set, expected)]
+    if not (threshold < 1.0 if strict else threshold <= 1.0):
+        return []  # no similarity is above 1.0
+    sets_p = [_token_set(d) for d in predicted]
+    sets_e = [_token_set(d) for d in expected]
+    limit = min(len(sets_p), len(sets_e))
+    pairs: list[tuple[int, int, float]] = []
+    cols_used: set[int] = set()
+    rows_left: Sequence[int] = range(len(sets_p))
+    if not set(sets_p).isdisjoint(sets_e):
+        # 1.0, the best similarity, is only a pair's of the same words (fewer shared than
+        # in the union is below 1.0 however rounded), and greedy takes those pairs first,
+        # row by row, each row's smallest free column. They are found by hashing the word
+        # sets, not by comparing every pair: an output often repeats the truth's items.
+        same: dict[frozenset[str], list[int]] = {}
+        for j, y in enumerate(sets_e):
+            if y:  # a word-less pair is 0.0
+                same.setdefault(y, []).append(j)
+        rows_left = []
+        for i, x in enumerate(sets_p):
+            for j in same.get(x, ()):
+                if j not in cols_used:
+                    cols_used.add(j)
+                    pairs.append((i, j, 1.0))
+                    break
+            else:
+                rows_left.append(i)
+        if len(pairs) == limit:
+            return pairs
+    # The other pairs of free rows and columns, below 1.0, best first as in greedy_match.
+    cols_left = [(j, y, len(y)) for j, y in enumerate(sets_e) if j not in cols_used]
     candidates = []
-    for i, doc in enumerate(predicted):
-        x = _token_set(doc)
+    for i in rows_left:
+        x = sets_p[i]
         size = len(x)
-        for j, (y, y_size) in enumerate(sized_e):
+        for j, y, y_size in cols_left:
             # Most pairs share no word: 0.0 (as a word-less pair's, whose union is empty),
             # without building their intersection.
             if x.isdisjoint(y):
@@ -242,10 +271,7 @@ def _small_jaccard_match(predicted: Sequence[str], expected: Sequence[str], thre
             if similarity > threshold if strict else similarity >= threshold:
                 candidates.append((-similarity, i, j))
     candidates.sort()
-    limit = min(len(predicted), len(expected))
     rows_used: set[int] = set()
-    cols_used: set[int] = set()
-    pairs: list[tuple[int, int, float]] = []
     for negated, i, j in candidates:
         if i in rows_used or j in cols_used:
             continue

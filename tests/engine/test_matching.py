@@ -306,6 +306,25 @@ def test_match_lists_of_few_items_pairs_as_greedy_match_on_the_matrix(
         assert [(i, j, s.hex()) for i, j, s in found] == [(i, j, s.hex()) for i, j, s in pairs]
 
 
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("threshold", [0.0, 0.4, 1.0, 1.5])
+def test_match_lists_of_items_repeating_the_other_sides_pairs_as_greedy_match(
+        strict: bool, threshold: float) -> None:
+    # Pairs of the same words (1.0) are taken before the others are compared: duplicates,
+    # reordered words and word-less items pair up as on the matrix all the same.
+    rng = random.Random(5)
+    for n in (1, 4, 9, 30):
+        a = _random_strings(rng, n)
+        b = [*a, *_random_strings(rng, rng.randint(0, 3)), *rng.sample(a, k=n // 2)]
+        b = [" ".join(reversed(s.split())) if rng.random() < 0.3 else s for s in b]
+        rng.shuffle(b)
+        for left, right in ((a, b), (b, a)):
+            pairs = greedy_match(similarity_matrix(left, right), threshold, strict=strict)
+            found = match_lists(left, right, threshold=threshold, strict=strict).pairs
+            assert ([(i, j, s.hex()) for i, j, s in found]
+                    == [(i, j, s.hex()) for i, j, s in pairs])
+
+
 def test_match_exact_normalises_and_matches_each_item_once() -> None:
     result = match_exact(
         ["Account_Management", "account management", "Billing", "refund"],

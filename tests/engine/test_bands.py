@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from pytest_callqa.engine.core.metrics import BAND_EDGES, CASE_BAR, beside_edges, rated_edges
+from pytest_callqa.engine.core.metrics import (
+    BAND_DIGITS,
+    BAND_EDGES,
+    CASE_BAR,
+    Bands,
+    beside_edges,
+    rated_edges,
+)
+from pytest_callqa.engine.core.results import MetricResult
 from pytest_callqa.engine.registry import default_registry
 from pytest_callqa.engine.tasks.benchmark_specs import BENCHMARK_SPECS
 
@@ -177,3 +187,46 @@ def test_the_edges_that_rated_a_metric_are_its_definitions_and_those_recorded_on
     assert rated_edges({BAND_EDGES: ["x", None, float("nan"), True, 0.5],
                         CASE_BAR: True, "threshold": ">= 0.9"}, ()) == (0.5,)
     assert rated_edges({BAND_EDGES: "0.9"}, ()) == ()
+
+
+
+@pytest.mark.parametrize("bands", [
+    Bands(good=0.95, acceptable=0.9, blocker=0.5),
+    Bands(good=0.01, acceptable=0.03, blocker=0.1 - 1e-6, higher_is_better=False),
+    Bands(good=1.0, blocker=1.0),
+])
+def test_a_value_is_rated_as_its_rounded_figure_near_an_edge_or_far_from_all(
+        bands: Bands) -> None:
+    # Only a value near an edge is rounded before comparing: anywhere else rounding to
+    # BAND_DIGITS cannot move it across one. Rating the rounded figure (which is rounded
+    # again, to itself) is what rounding every value gave.
+    values = [0.0, 1.0, 0.5, 19 / 20, 1 / 3, 2 / 3, 0.0999999, 0.1, 1e-12, 1.5, -0.25,
+              1e300, math.inf, -math.inf, math.nan]
+    values += [edge + step for edge in bands.edges
+               for step in (0.0, 4e-10, -4e-10, 6e-10, -6e-10, 1e-9, -1e-9, 9e-9, -9e-9,
+                            1.1e-8, -1.1e-8, 1e-7, -1e-7)]
+    for value in values:
+        assert bands.rate(value) == bands.rate(round(value, BAND_DIGITS)), value
+
+
+def test_a_scored_result_holds_what_it_was_given() -> None:
+    spec = BENCHMARK_SPECS["faithfulness"]
+    details = {"a": 1}
+    result = spec.result(0.25, "why", **details)
+    assert (result.value, result.scored, result.rating, result.reason, result.details,
+            result.blocker, result.flagged, result.judge_error) == (
+        0.25, True, spec.rate(0.25), "why", {"a": 1}, spec.rate(0.25) == "blocker", False,
+        False)
+    assert result.details is not details
+    blocked = default_registry().task("qa").spec("response_structure_compliance").result(0.0)
+    assert (blocked.rating, blocked.blocker, blocked.reason) == ("blocker", True, None)
+
+
+def test_an_unscored_result_holds_what_it_was_given() -> None:
+    details = {"a": 1}
+    for make, error in ((MetricResult.not_scored, False), (MetricResult.judge_failed, True)):
+        result = make("why", **details)
+        assert (result.value, result.scored, result.rating, result.reason, result.details,
+                result.blocker, result.flagged, result.judge_error) == (
+            None, False, None, "why", {"a": 1}, False, False, error)
+        assert result.details is not details

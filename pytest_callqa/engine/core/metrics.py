@@ -34,6 +34,10 @@ CASE_BAR = "case_bar"
 BAND_EDGES = "band_edges"
 # Rounding before comparing keeps 19/20 (0.9499999…) on the right side of a 0.95 band.
 BAND_DIGITS = 9
+# How far from every band edge a value must be for its rating to need no rounding (ten
+# times what rounding to BAND_DIGITS can move it, so a float difference's own error cannot
+# matter).
+_NEAR_EDGE = 1e-8
 
 Source = Literal["programmatic", "judge", "embedding", "judge+programmatic"]
 Aggregate = Literal["mean", "pooled"]
@@ -55,7 +59,14 @@ class Bands:
     higher_is_better: bool = True
 
     def rate(self, value: float) -> Rating:
-        v = round(value, BAND_DIGITS)
+        v = value
+        # Rounding (a decimal conversion, most of a rating's cost) moves a value by at most
+        # 1e-9, so it can change no comparison of a value farther than _NEAR_EDGE from every
+        # edge: only a value near one (or NaN, never farther) is rounded.
+        if not (abs(v - self.good) > _NEAR_EDGE
+                and (self.acceptable is None or abs(v - self.acceptable) > _NEAR_EDGE)
+                and (self.blocker is None or abs(v - self.blocker) > _NEAR_EDGE)):
+            v = round(value, BAND_DIGITS)
         if self.higher_is_better:
             if self.blocker is not None and v < self.blocker:
                 return "blocker"
@@ -174,13 +185,10 @@ class MetricSpec:
         if value is None:
             return MetricResult.not_scored(reason or "not scored", **details)
         rating = self.rate(value)
-        return MetricResult(
-            value=float(value),
-            rating=rating,
-            reason=reason,
-            details=dict(details),
-            blocker=rating == "blocker",
-        )
+        # Positional, in MetricResult's field order (value, scored, rating, reason, details,
+        # blocker): a call by keywords costs a third of a result's making, and every scored
+        # metric is made here. ``details`` is this call's own new dict already (``**``).
+        return MetricResult(float(value), True, rating, reason, details, rating == "blocker")
 
     def describe(self, tolerance: float | None = None) -> dict[str, Any]:
         """The definition as the JSON report records it. ``tolerance`` is the drop the

@@ -6,9 +6,8 @@ them again and again — while the catalogue loads, in the oldest generation's p
 the tests, and twice more when pytest ends (its check for exceptions raised in finalisers
 collects before and after unconfiguring) — for objects that are garbage only at exit. On a
 warm re-run of 200 judged outputs that was ~0.2 s of a 1.7 s process. So the collector is
-paused while the catalogue loads, what the loading built is frozen (moved out of the
-collector's reach, :func:`gc.freeze`) as the pause ends, what the rest of collection built
-joins it once a process knows it will run evaluations, and
+paused while the catalogue loads, what collection built is frozen (moved out of the
+collector's reach, :func:`gc.freeze`) once a process knows it will run evaluations, and
 unfrozen again after pytest's last check, so a host that goes on after ``pytest.main`` (an
 IDE, several runs in one process) keeps its collector as it was. Objects made during the
 tests are collected as before: pytest still reports an exception raised in their
@@ -28,19 +27,13 @@ _registered = False
 
 
 @contextmanager
-def paused(keep: CollectedFrozen | None = None) -> Iterator[None]:
+def paused() -> Iterator[None]:
     """No cyclic collection inside: what is built here (the catalogue, the engine's imports)
-    lives to the end of the run, and each pass over it would find nothing to free. With
-    ``keep`` (the process loads the catalogue because it evaluates), what was built is
-    frozen as the pause ends: the collector's first pass after it would otherwise walk all
-    of it as young objects, and its middle generation's passes again until collection ends."""
+    lives to the end of the run, and each pass over it would find nothing to free."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
-        if enabled and keep is not None:
-            keep.wanted = True
-            keep.freeze(pausing=True)
     finally:
         if enabled:
             gc.enable()
@@ -55,13 +48,10 @@ class CollectedFrozen:
         self.wanted = False
         self.frozen = False
 
-    def freeze(self, *, pausing: bool = False) -> None:
-        """``pausing``: called at the end of :func:`paused`, whose collector was on."""
+    def freeze(self) -> None:
         # A host that froze objects of its own, or turned the collector off, manages it
-        # itself: unfreezing ours would unfreeze its objects too. Once ours are frozen, what
-        # was built since joins them.
-        if (self.wanted and (pausing or gc.isenabled())
-                and (self.frozen or not gc.get_freeze_count())):
+        # itself: unfreezing ours would unfreeze its objects too.
+        if self.wanted and not self.frozen and gc.isenabled() and not gc.get_freeze_count():
             gc.freeze()
             self.frozen = True
 

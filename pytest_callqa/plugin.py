@@ -184,7 +184,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     state = _state(metafunc.config)
     cases: list[CaseRef] = []
     try:
-        with paused(metafunc.config.stash[FROZEN_KEY]):  # loads the catalogue, the engine
+        with paused():  # the first call loads the catalogue and the engine, kept to the end
             models = state.catalog.models() if wants_model else []
             if wants_case:
                 tasks, tags = marker_filter(metafunc, state.services.registry())

@@ -94,21 +94,6 @@ def test_the_xdist_controller_freezes_what_it_built_for_pytests_last_collections
     assert "after the run: False True" in lines
 
 
-def test_what_the_catalogue_built_is_frozen_as_it_loads(project: MiniProject) -> None:
-    # Before, the collector's first pass after the pause walked the whole catalogue and the
-    # engine's imports as young objects, and its middle generation again until collection
-    # ended: collection then still saw nothing frozen.
-    project.write_tests(
-        "def pytest_collection_modifyitems(items):\n"
-        "    import gc\n    print('before collection ends:', gc.get_freeze_count() > 0)\n",
-        name="conftest")
-    project.write_tests("def test_output(callqa_output):\n    assert callqa_output\n")
-    done = subprocess.run([sys.executable, "-c", SPY], cwd=project.root, capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "before collection ends: True" in done.stdout.splitlines()
-
-
 def test_a_run_without_evaluations_freezes_nothing(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_eval="def test_plain():\n    assert True\n" + DURING)
     assert _spied(pytester.path) == ["during the tests: False True",

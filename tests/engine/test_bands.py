@@ -189,7 +189,6 @@ def test_the_edges_that_rated_a_metric_are_its_definitions_and_those_recorded_on
     assert rated_edges({BAND_EDGES: "0.9"}, ()) == ()
 
 
-
 @pytest.mark.parametrize("bands", [
     Bands(good=0.95, acceptable=0.9, blocker=0.5),
     Bands(good=0.01, acceptable=0.03, blocker=0.1 - 1e-6, higher_is_better=False),
@@ -207,6 +206,17 @@ def test_a_value_is_rated_as_its_rounded_figure_near_an_edge_or_far_from_all(
                             1.1e-8, -1.1e-8, 1e-7, -1e-7)]
     for value in values:
         assert bands.rate(value) == bands.rate(round(value, BAND_DIGITS)), value
+
+
+def test_a_value_that_is_no_float_is_rated_as_before() -> None:
+    # A caller of the engine may pass a Decimal, or an int too large for a float: the
+    # distance to an edge is a float's shortcut only, and they are rounded and compared as
+    # they were (the shortcut first raised TypeError and OverflowError on them).
+    from decimal import Decimal
+
+    bands = Bands(good=0.95, acceptable=0.9, blocker=0.5)
+    assert [bands.rate(Decimal("0.9499999999")), bands.rate(Decimal("0.4")),
+            bands.rate(10**400), bands.rate(True)] == ["good", "blocker", "good", "good"]
 
 
 def test_a_scored_result_holds_what_it_was_given() -> None:

@@ -34,9 +34,9 @@ CASE_BAR = "case_bar"
 BAND_EDGES = "band_edges"
 # Rounding before comparing keeps 19/20 (0.9499999…) on the right side of a 0.95 band.
 BAND_DIGITS = 9
-# How far from every band edge a value must be for its rating to need no rounding (ten
-# times what rounding to BAND_DIGITS can move it, so a float difference's own error cannot
-# matter).
+# How far from every band edge a value must be for its rating to need no rounding (twenty
+# times the 5e-10 rounding to BAND_DIGITS can move it, so a float difference's own error
+# cannot matter).
 _NEAR_EDGE = 1e-8
 
 Source = Literal["programmatic", "judge", "embedding", "judge+programmatic"]
@@ -61,9 +61,10 @@ class Bands:
     def rate(self, value: float) -> Rating:
         v = value
         # Rounding (a decimal conversion, most of a rating's cost) moves a value by at most
-        # 1e-9, so it can change no comparison of a value farther than _NEAR_EDGE from every
-        # edge: only a value near one (or NaN, never farther) is rounded.
-        if not (abs(v - self.good) > _NEAR_EDGE
+        # 5e-10, so it can change no comparison of a float farther than _NEAR_EDGE from every
+        # edge: only a value near one (or NaN, never farther) is rounded, and any value not a
+        # float (an int too large for one, a Decimal from a caller of the engine) as before.
+        if not isinstance(v, float) or not (abs(v - self.good) > _NEAR_EDGE
                 and (self.acceptable is None or abs(v - self.acceptable) > _NEAR_EDGE)
                 and (self.blocker is None or abs(v - self.blocker) > _NEAR_EDGE)):
             v = round(value, BAND_DIGITS)

@@ -80,13 +80,11 @@ def _unique(names: list[str]) -> list[str]:
 
 
 class _Truth(NamedTuple):
-    """A case's truth and configuration normalised: every output of the case is scored
-    against the same lists, and each name was normalised again for every output."""
+    """A case's truth and configuration normalised once per batch: every output of the case
+    is scored against the same lists."""
 
     keywords: tuple[str, ...]
     topics: tuple[str, ...]
-    # The expected keywords then topics, one entry per entity.
-    entities: tuple[str, ...]
     # Any name the truth accepts (a detection among them is not fabricated).
     accepted: frozenset[str]
     configured: frozenset[str]
@@ -101,7 +99,7 @@ def _truth(expected: ByIdentity[EntityOutput], config: ByIdentity[EntityConfig])
     # _unique of the two lists joined, without normalising their names again.
     entities = tuple(dict.fromkeys([*keywords, *topics]))
     return _Truth(
-        tuple(keywords), tuple(topics), entities,
+        tuple(keywords), tuple(topics),
         frozenset([*entities, *_unique(exp.valid_entity_set)]),
         frozenset(normalize(e) for e in [*cfg.keywords, *cfg.topics]),
         tuple(e for e in entities if _cross_language(cfg, e)))

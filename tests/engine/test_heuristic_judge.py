@@ -220,6 +220,9 @@ def test_a_reason_citing_a_turn_cites_evidence_verified_when_the_turn_exists() -
              ["turn 0 is not in the transcript (3 turns)"]),
             ("Agent offered a refund of 99 dollars in turn 3", 0.5,
              ["amount '99 dollars' is not in the call"]),
+            # Backed by the call's 49 dollars by value alone, before.
+            ("Agent offered a refund of 49 euros in turn 3", 0.5,
+             ["amount '49 euros' is in another currency than the call's"]),
             ("Agent greeted the customer", 0.0, ["cites no quote, timestamp or turn"])):
         verdict = _evidence(case, reason)
         assert (verdict.score, verdict.details["reasons"][0]["problems"]) == (score, problems)
@@ -437,6 +440,33 @@ def test_a_changed_month_in_another_language_drifts() -> None:
     kept = HeuristicJudge().judge_one(_facts(("On March 5 you will pay $49.",
                                               "Pagará 49 dólares el 5 de marzo.")))
     assert kept.score == 1.0, kept.reason
+
+
+def test_an_amount_in_another_currency_than_the_calls_is_not_stated() -> None:
+    # By value alone, "€49" was backed by the call's "$49": a summary that changed the
+    # currency passed as a stated fact.
+    contexts = ["Agent: Your refund of $49 was approved.", "Refund of $49 approved."]
+    for scope in _with_and_without_memo():
+        with scope:
+            for statement in ("The refund of €49 was approved.",
+                              "The refund of 49 euros was approved.",
+                              "The refund of £49 was approved."):
+                assert statement_support(statement, contexts)[0] is False, statement
+            assert statement_support("The refund of €49 was approved.", contexts) == (
+                False, "in another currency than the call or the truth gives it: "
+                       "amount '€49'")
+            # The same currency in other words, a dollar of a named country, or a figure
+            # naming none on either side: stated, as before.
+            for statement in ("The refund of 49 dollars was approved.",
+                              "The refund of USD 49 was approved.",
+                              "The refund of 49 dólares was approved."):
+                assert statement_support(statement, contexts) == (True, "supported"), statement
+            assert statement_support("The refund of €49 was approved.",
+                                     ["Your refund of 49 was approved."]) == (True, "supported")
+            # Backed by one figure in its currency among others: stated.
+            assert statement_support("The refund of €49 was approved.",
+                                     ["A fee of $49, a refund of €49: approved."]) == (
+                True, "supported")
 
 
 def test_a_changed_currency_unit_or_kind_of_figure_drifts() -> None:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..anchor_units import fact_held
+from ..anchor_units import fact_held, in_another_currency
 from ..anchors import (
     Anchor,
     anchor_supported,
@@ -156,11 +156,15 @@ def statement_support(statement: str, contexts: Sequence[str],
     (:func:`~pytest_callqa.engine.anchors.may_be_said`) and its words are there: undecided."""
     known, vocabulary = _support_context(tuple(contexts))
     checked = without_timestamps(statement, starts, TIMESTAMP_TOLERANCE_S, zero_led=True)
-    missing = [a for a in extract_anchors(checked) if not anchor_supported(a, known)]
+    figures = extract_anchors(checked)
+    missing = [a for a in figures if not anchor_supported(a, known)]
     said = numbers_said(contexts) if missing else frozenset()
     unsaid = [a for a in missing if not may_be_said(a, said)]
     if unsaid:
         return False, "unsupported " + ", ".join(f"{a.kind} {a.text!r}" for a in unsaid)
+    if other := [a for a in figures if in_another_currency(a, known)]:
+        return False, ("in another currency than the call or the truth gives it: "
+                       + ", ".join(f"amount {a.text!r}" for a in other))
     for anchor in missing:
         # Its digits are no word of the call: its words alone are weighed.
         checked = checked.replace(anchor.text, " ")
@@ -223,6 +227,8 @@ def _reason_check(case: ByIdentity[GoldenCase], reason: str,
         known = [*_profile(_transcript_plain(case))[0], *_profile(expected_reason)[0]]
         problems += [f"{anchor.kind} {anchor.text!r} is not in the call" for anchor in anchors
                      if not anchor_supported(anchor, known)]
+        problems += [f"amount {anchor.text!r} is in another currency than the call's"
+                     for anchor in anchors if in_another_currency(anchor, known)]
     return bool(quotes or stamps or cited), tuple(problems), False
 
 

@@ -4,6 +4,8 @@ mutants a targeted mutation run left alive after session 33's speed work (docs/t
 
 from __future__ import annotations
 
+from typing import Any
+
 from pytest_callqa.engine.tasks.agent_calls import align_calls, reference_calls, score_parameters
 from pytest_callqa.engine.tasks.agent_schemas import (
     AgentConfig,
@@ -20,15 +22,21 @@ VIEW = [{"turn": 0, "speaker": "customer",
          "text": "Send 200 dollars to Svetlana. My phone is 555-201-3344."}]
 
 
+def _transfer(expected: dict[str, str], got: dict[str, str], config: AgentConfig) -> Any:
+    """The rubric of one expected Transfer call against one made at turn 1."""
+    rubric = score_parameters([ToolCall(name="Transfer", arguments=expected)],
+                              [AgentToolCall(turn=1, name="Transfer", arguments=got)],
+                              config, VIEW)
+    assert rubric is not None
+    return rubric
+
+
 def test_a_value_only_the_instructions_give_is_wrong_not_invented() -> None:
     # "Olga" is in the business rules alone: grounded in what the agent was told (the
     # config passed to contexts_before), so a wrong value, not an invented one.
     config = AgentConfig(system_prompt="Bank assistant.",
                          business_rules=["Olga handles every transfer dispute."])
-    rubric = score_parameters([ToolCall(name="Transfer", arguments={"recipient": "Svetlana"})],
-                              [AgentToolCall(turn=1, name="Transfer",
-                                             arguments={"recipient": "Olga"})], config, VIEW)
-    assert rubric is not None
+    rubric = _transfer({"recipient": "Svetlana"}, {"recipient": "Olga"}, config)
     assert rubric.details["errors"] == [
         {"call": "Transfer", "parameter": "recipient", "kind": "wrong", "critical": True,
          "turn": 1, "expected": "Svetlana", "got": "Olga"}]
@@ -39,11 +47,8 @@ def test_a_wrong_value_of_a_tools_list_is_wrong_not_invented() -> None:
     # "business" was never said, but it is one of the tool's listed values.
     config = AgentConfig(tools=[ToolSpec(name="Transfer", parameters={
         "account": ToolParameter(enum=["checking", "savings", "business"])})])
-    rubric = score_parameters([ToolCall(name="Transfer", arguments={"account": "checking"})],
-                              [AgentToolCall(turn=1, name="Transfer",
-                                             arguments={"account": "business"})], config, VIEW)
-    assert rubric is not None
-    assert rubric.details["errors"] == [
+    assert _transfer({"account": "checking"}, {"account": "business"},
+                     config).details["errors"] == [
         {"call": "Transfer", "parameter": "account", "kind": "wrong", "critical": True,
          "turn": 1, "expected": "checking", "got": "business"}]
 
@@ -54,11 +59,7 @@ def test_an_unexpected_listed_argument_is_no_error_and_the_next_one_is_still_che
     config = AgentConfig(tools=[ToolSpec(name="Transfer", parameters={
         "amount": ToolParameter(), "account": ToolParameter(enum=["checking", "business"])})])
     got = {"amount": "200", "account": "business", "memo": "birthday gift"}
-    rubric = score_parameters([ToolCall(name="Transfer", arguments={"amount": "200"})],
-                              [AgentToolCall(turn=1, name="Transfer", arguments=got)],
-                              config, VIEW)
-    assert rubric is not None
-    assert rubric.details["errors"] == [
+    assert _transfer({"amount": "200"}, got, config).details["errors"] == [
         {"call": "Transfer", "parameter": "memo", "kind": "fabricated", "critical": True,
          "turn": 1, "got": "birthday gift"}]
 

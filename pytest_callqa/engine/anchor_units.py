@@ -51,7 +51,6 @@ def same_currency(a: str | None, b: str | None) -> bool:
     return a is None or b is None or a == b or ("dollar" in (a, b) and {a, b} <= _DOLLARS)
 
 
-
 def in_another_currency(anchor: Anchor, known: Sequence[Anchor]) -> bool:
     """Whether ``anchor``, an amount naming a currency, is backed by value only by amounts of
     ``known`` that name another one ("€20" of a call that said "$20"): backed by value alone
@@ -63,6 +62,7 @@ def in_another_currency(anchor: Anchor, known: Sequence[Anchor]) -> bool:
     backing = [c for c in known if anchor_supported(anchor, (c,))]
     return bool(backing) and all(
         c.kind == "amount" and not same_currency(named, currency_of(c.text)) for c in backing)
+
 
 # Units a number may be followed by, in the languages the lexicon reads and in Chinese and
 # Japanese; a word that is also another unit or a currency ("libras", "Pfund", "mille" —

@@ -497,17 +497,17 @@ def score_parameters(
     errors: list[dict[str, Any]] = []
     total = 0
 
+    @functools.cache
     def told(mj: int) -> list[str]:
-        """What the agent had been told before its call ``made[mj]``."""
+        """What the agent had been told before its call ``made[mj]``. Read through the whole
+        conversation, so only for a value that is not the expected one: most calls have every
+        argument right and never need it."""
         turn = made[mj].turn
         return contexts_before(view, turn, config, calls_before=calls_ahead(made, mj, turn))
 
     for ei, mj, _ in al.pairs:
         exp, got = expected[ei], made[mj]
         tool = config.tool(exp.name)
-        # Read through the whole conversation, so only for a value that is not the expected
-        # one: most calls have every argument right and never need it.
-        context: list[str] | None = None
         for key, value in exp.arguments.items():
             total += 1
             required = True
@@ -523,11 +523,7 @@ def score_parameters(
                 # Picking the wrong value of a fixed list is a wrong value, not an invention.
                 listed = bool(param and param.enum and any(
                     values_equal(e, got.arguments[key]) for e in param.enum))
-                invented = False
-                if not listed:
-                    if context is None:
-                        context = told(mj)
-                    invented = not value_grounded(got.arguments[key], context)
+                invented = not listed and not value_grounded(got.arguments[key], told(mj))
                 errors.append({"call": exp.name, "parameter": key,
                                "kind": "fabricated" if invented else "wrong",
                                "critical": required, "turn": got.turn, "expected": value,
@@ -538,16 +534,13 @@ def score_parameters(
             enum = tool.parameters[key].enum if tool and key in tool.parameters else None
             if enum and any(values_equal(e, value) for e in enum):
                 continue
-            if context is None:
-                context = told(mj)
-            if not value_grounded(value, context):
+            if not value_grounded(value, told(mj)):
                 errors.append({"call": exp.name, "parameter": key, "kind": "fabricated",
                                "critical": True, "turn": got.turn, "got": value})
     for mj in al.extra:
         got = made[mj]
-        extra_context = told(mj) if got.arguments else []
         for key, value in got.arguments.items():
-            if not value_grounded(value, extra_context):
+            if not value_grounded(value, told(mj)):
                 errors.append({"call": got.name, "parameter": key, "kind": "fabricated",
                                "critical": True, "turn": got.turn, "got": value})
     fabricated = sum(1 for e in errors if e["kind"] == "fabricated")

@@ -51,19 +51,6 @@ def same_currency(a: str | None, b: str | None) -> bool:
     return a is None or b is None or a == b or ("dollar" in (a, b) and {a, b} <= _DOLLARS)
 
 
-def in_another_currency(anchor: Anchor, known: Sequence[Anchor]) -> bool:
-    """Whether ``anchor``, an amount naming a currency, is backed by value only by amounts of
-    ``known`` that name another one ("€20" of a call that said "$20"): backed by value alone
-    (:func:`anchor_supported`), it would count as stated. A figure naming no currency, on
-    either side, backs it as before."""
-    named = currency_of(anchor.text) if anchor.kind == "amount" else None
-    if named is None:
-        return False
-    backing = [c for c in known if anchor_supported(anchor, (c,))]
-    return bool(backing) and all(
-        c.kind == "amount" and not same_currency(named, currency_of(c.text)) for c in backing)
-
-
 # Units a number may be followed by, in the languages the lexicon reads and in Chinese and
 # Japanese; a word that is also another unit or a currency ("libras", "Pfund", "mille" —
 # a thousand in French) is left out, so it is no unit for certain.
@@ -116,6 +103,22 @@ def fact_held(anchor: Anchor, text: str, others: Sequence[Anchor],
             return True
         unsure = unsure or agree is None
     return None if unsure else False
+
+
+def figure_held(anchor: Anchor, text: str,
+                told: Sequence[tuple[str, Sequence[Anchor]]]) -> bool | None:
+    """Whether a text of ``told`` (each with its anchors) states ``anchor``, a figure of
+    ``text``, by :func:`fact_held`: by value, and by kind, currency and unit where both name
+    one. By value alone, "25%" and "25 euros" were backed by a "$25" fee; "25 dollars" and a
+    bare "25" still are. None when none states it for certain and one may: only a word no
+    table maps, or the sign, tells them apart ("$5" beside "5 days")."""
+    undecided = False
+    for told_text, anchors in told:
+        held = fact_held(anchor, text, anchors, told_text)
+        if held:
+            return True
+        undecided = undecided or held is None
+    return None if undecided else False
 
 
 # A word token that writes a figure with thousands grouped by commas (Western "1,540,000" or

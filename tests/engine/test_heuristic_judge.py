@@ -9,7 +9,8 @@ from pytest_callqa.engine.anchors import extract_anchors, numbers_said, said_in_
 from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict
 from pytest_callqa.engine.core.memo import batch_memo
-from pytest_callqa.engine.judges.heuristic import HeuristicJudge, statement_support
+from pytest_callqa.engine.judges.heuristic import HeuristicJudge
+from pytest_callqa.engine.judges.heuristic_support import statement_support
 
 TRANSCRIPT = ("agent: Thank you for calling, how can I help?\n"
               "customer: My refund of $49 has not arrived.\n"
@@ -222,7 +223,7 @@ def test_a_reason_citing_a_turn_cites_evidence_verified_when_the_turn_exists() -
              ["amount '99 dollars' is not in the call"]),
             # Backed by the call's 49 dollars by value alone, before.
             ("Agent offered a refund of 49 euros in turn 3", 0.5,
-             ["amount '49 euros' is in another currency than the call's"]),
+             ["amount '49 euros' is in the call as another kind, currency or unit"]),
             ("Agent greeted the customer", 0.0, ["cites no quote, timestamp or turn"])):
         verdict = _evidence(case, reason)
         assert (verdict.score, verdict.details["reasons"][0]["problems"]) == (score, problems)
@@ -453,8 +454,8 @@ def test_an_amount_in_another_currency_than_the_calls_is_not_stated() -> None:
                               "The refund of £49 was approved."):
                 assert statement_support(statement, contexts)[0] is False, statement
             assert statement_support("The refund of €49 was approved.", contexts) == (
-                False, "in another currency than the call or the truth gives it: "
-                       "amount '€49'")
+                False, "stated as another kind, currency or unit than the call or the truth "
+                       "gives it: amount '€49'")
             # The same currency in other words, a dollar of a named country, or a figure
             # naming none on either side: stated, as before.
             for statement in ("The refund of 49 dollars was approved.",
@@ -467,6 +468,51 @@ def test_an_amount_in_another_currency_than_the_calls_is_not_stated() -> None:
             assert statement_support("The refund of €49 was approved.",
                                      ["A fee of $49, a refund of €49: approved."]) == (
                 True, "supported")
+
+
+def test_a_figure_of_another_kind_or_unit_than_the_calls_is_not_stated() -> None:
+    # Compared by value and currency only, "25%" was backed by the call's "$25" fee and
+    # "5 lb" by its "5 kg": each passed as a stated fact.
+    for scope in _with_and_without_memo():
+        with scope:
+            for statement, context, figure in (
+                    ("A fee of 25% was charged.", "Agent: the fee is $25.", "percent '25%'"),
+                    ("A fee of $25 was charged.", "Agent: the fee is 25%.", "amount '$25'"),
+                    ("The parcel weighs 5 lb.", "Agent: the parcel weighs 5 kg.",
+                     "number '5'"),
+                    ("The store is 3 miles away.", "Agent: the store is 3 km away.",
+                     "number '3'")):
+                assert statement_support(statement, [context]) == (
+                    False, "stated as another kind, currency or unit than the call or the "
+                           f"truth gives it: {figure}"), statement
+            # The same kind and unit in other words: stated.
+            assert statement_support("The parcel weighs 5 kilograms.",
+                                     ["Agent: the parcel weighs 5 kg."]) == (True, "supported")
+            assert statement_support("A fee of 25 percent was charged.",
+                                     ["Agent: the fee is 25%."]) == (True, "supported")
+            # Only another sign, or a unit word no table maps beside a known one: it may be
+            # the call's figure or not, so the statement is undecided, not supported.
+            for statement, context in (
+                    ("Your balance is $45.20.", "Agent: your balance is -$45.20."),
+                    ("The parcel weighs 5 Pfund.", "Agent: the parcel weighs 5 kg.")):
+                supported, why = statement_support(statement, [context])
+                assert supported is None, (statement, why)
+                assert "only with another sign or beside a word" in why, why
+
+
+def test_a_qa_reason_with_a_figure_of_another_kind_than_the_calls_has_a_problem() -> None:
+    case = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": (
+        "agent: The late fee is $25.\ncustomer: Fine.")})
+    verdict = _evidence(case, "Agent named a 25% late fee in turn 1")
+    assert verdict.details["reasons"][0]["problems"] == [
+        "percent '25%' is in the call as another kind, currency or unit"]
+    assert _evidence(case, "Agent named a $25 late fee in turn 1").details["reasons"][0][
+        "problems"] == []
+    # A sign the call gives otherwise is no problem found (it may be a balance due).
+    owed = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": (
+        "agent: Your balance is -$25.\ncustomer: Fine.")})
+    assert _evidence(owed, "Agent said the customer owes $25 in turn 1").details[
+        "reasons"][0]["problems"] == []
 
 
 def test_a_changed_currency_unit_or_kind_of_figure_drifts() -> None:

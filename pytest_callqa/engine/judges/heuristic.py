@@ -14,12 +14,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..anchor_units import fact_held, in_another_currency
+from ..anchor_units import fact_held, figure_held
 from ..anchors import (
-    Anchor,
     anchor_supported,
     extract_anchors,
-    may_be_said,
     numbers_said,
     said_in_words,
 )
@@ -42,6 +40,11 @@ from ..text import (
 from .heuristic_evidence import cited_turns, quote_speakers, without_turn_citations
 from .heuristic_families import family_handlers
 from .heuristic_placement import placement, reordered, value_support, value_text
+from .heuristic_support import (
+    TIMESTAMP_TOLERANCE_S,
+    text_support,
+    told_texts,
+)
 from .heuristic_truth import truth_text
 
 if TYPE_CHECKING:
@@ -50,11 +53,6 @@ if TYPE_CHECKING:
 # A quote counts as found when it fuzzily matches part of one turn at this level; ASR
 # transcripts differ from a model's quote in punctuation and casing, rarely in words.
 QUOTE_MATCH = 0.90
-# A cited timestamp may be off by a few seconds from the start of the turn it points at.
-TIMESTAMP_TOLERANCE_S = 5.0
-# Share of a statement's content words that must occur in the transcript or the truth
-# for the statement to count as supported.
-SUPPORT_COVERAGE = 0.5
 INTENT_FULL_COVERAGE = 0.8
 # Words by which a call purpose turns the intent it names around ("not requesting a refund",
 # "disputes the refund"): it holds every key word of that intent, and was rated a full
@@ -101,24 +99,9 @@ def _transcript_plain(case: ByIdentity[GoldenCase]) -> str:
     return case.value.transcript_plain
 
 
-@functools.lru_cache(maxsize=512)
-def _profile(context: str) -> tuple[tuple[Anchor, ...], frozenset[str]]:
-    """Anchors and tokens of a context; one transcript is checked against many statements."""
-    return tuple(extract_anchors(context)), frozenset(tokens(context))
-
-
 @functools.lru_cache(maxsize=128)
 def _normalized_turns(turns: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(normalize_loose(t) for t in turns)
-
-
-@batch_memoised
-def _support_context(contexts: tuple[str, ...]) -> tuple[tuple[Anchor, ...], frozenset[str]]:
-    """The anchors and the tokens of ``contexts`` together: every statement of every output
-    of a case is checked against the same ones."""
-    profiles = [_profile(c) for c in contexts]
-    known = tuple(a for anchors, _ in profiles for a in anchors)
-    return known, frozenset().union(*(words for _, words in profiles))
 
 
 def _reversals(purpose: str, about: frozenset[str] | None = None) -> set[str]:
@@ -145,47 +128,6 @@ def _turn_view(case: ByIdentity[GoldenCase]) -> tuple[tuple[str, ...],
     starts = tuple(t.start for t in turns)
     return (_normalized_turns(tuple(t.text for t in turns)), starts,
             tuple(start for start in starts if start is not None))
-
-
-def statement_support(statement: str, contexts: Sequence[str],
-                      starts: Sequence[float] = ()) -> tuple[bool | None, str]:
-    """Whether a statement is supported by ``contexts`` and, if not, why not. A call offset
-    it cites with a leading zero ("at 00:20") within :data:`TIMESTAMP_TOLERANCE_S` of a
-    turn's start (of ``starts``) is supported by the call's timing. None when every figure
-    it has that ``contexts`` lack in digits may be a number they say in words
-    (:func:`~pytest_callqa.engine.anchors.may_be_said`) and its words are there: undecided."""
-    known, vocabulary = _support_context(tuple(contexts))
-    checked = without_timestamps(statement, starts, TIMESTAMP_TOLERANCE_S, zero_led=True)
-    figures = extract_anchors(checked)
-    missing = [a for a in figures if not anchor_supported(a, known)]
-    said = numbers_said(contexts) if missing else frozenset()
-    unsaid = [a for a in missing if not may_be_said(a, said)]
-    if unsaid:
-        return False, "unsupported " + ", ".join(f"{a.kind} {a.text!r}" for a in unsaid)
-    if other := [a for a in figures if in_another_currency(a, known)]:
-        return False, ("in another currency than the call or the truth gives it: "
-                       + ", ".join(f"amount {a.text!r}" for a in other))
-    for anchor in missing:
-        # Its digits are no word of the call: its words alone are weighed.
-        checked = checked.replace(anchor.text, " ")
-    coverage = content_coverage(checked, vocabulary=vocabulary)
-    if coverage < SUPPORT_COVERAGE:
-        return False, f"only {coverage:.0%} of its content words occur in the call or the truth"
-    if missing:
-        return None, (", ".join(f"{a.kind} {a.text!r}" for a in missing) + " not in the "
-                      "digits of the call or the truth, which say numbers in words that may "
-                      "be it")
-    return True, "supported"
-
-
-@batch_memoised
-def _text_support(statement: str, contexts: tuple[str, ...],
-                  starts: tuple[float, ...]) -> tuple[bool | None, str]:
-    """:func:`statement_support`, once per batch: a text highlight is checked for highlight
-    correctness and again as a fact, and a fact that several outputs of a case state alike
-    is checked once (in the recorded QA and translation batches, half the checks repeat
-    one)."""
-    return statement_support(statement, contexts, starts)
 
 
 @batch_memoised
@@ -224,11 +166,15 @@ def _reason_check(case: ByIdentity[GoldenCase], reason: str,
     anchors = extract_anchors(without_timestamps(without_turn_citations(reason), starts,
                                                  math.inf))
     if anchors:
-        known = [*_profile(_transcript_plain(case))[0], *_profile(expected_reason)[0]]
+        told = told_texts((_transcript_plain(case), expected_reason))
+        known = [a for _, told_anchors in told for a in told_anchors]
         problems += [f"{anchor.kind} {anchor.text!r} is not in the call" for anchor in anchors
                      if not anchor_supported(anchor, known)]
-        problems += [f"amount {anchor.text!r} is in another currency than the call's"
-                     for anchor in anchors if in_another_currency(anchor, known)]
+        # One the call may state with another sign or unit word is no problem found.
+        problems += [f"{anchor.kind} {anchor.text!r} is in the call as another kind, "
+                     "currency or unit" for anchor in anchors
+                     if anchor_supported(anchor, known)
+                     and figure_held(anchor, reason, told) is False]
     return bool(quotes or stamps or cited), tuple(problems), False
 
 
@@ -345,7 +291,7 @@ class HeuristicJudge:
             return JudgeVerdict(request.metric, None, NO_HIGHLIGHT)
         contexts = (_transcript_plain(ByIdentity(request.case)), truth_text(request))
         starts = _turn_view(ByIdentity(request.case))[2]
-        verdicts = [(h, *_placed(request.case, h, _text_support(h, contexts, starts),
+        verdicts = [(h, *_placed(request.case, h, text_support(h, contexts, starts),
                                  starts)) for h in highlights]
         wrong = [f"{h!r} ({why})" for h, ok, why in verdicts if ok is False]
         undecided = [f"{h!r} ({why})" for h, ok, why in verdicts if ok is None]
@@ -401,10 +347,10 @@ class HeuristicJudge:
     def _fact_support(request: JudgeRequest) -> Callable[
             [str, tuple[str, ...], tuple[float, ...]], tuple[bool | None, str]]:
         """How a fact of ``request`` is checked: :func:`statement_support`, once per batch
-        (:func:`_text_support`); a text fact that is an extracted value by its value
+        (:func:`text_support`); a text fact that is an extracted value by its value
         (:func:`value_support`), or, checked by words, the value alone."""
         if request.task != "text":
-            return _text_support
+            return text_support
         # Loaded by the family that asked, once for all the facts of its request.
         from ..tasks.text_analysis import expected_value, extracted_value
 
@@ -412,14 +358,14 @@ class HeuristicJudge:
                               starts: tuple[float, ...]) -> tuple[bool | None, str]:
             extracted = extracted_value(fact, request.model_output)
             if extracted is None:
-                return _placed(request.case, fact, _text_support(fact, contexts, starts),
+                return _placed(request.case, fact, text_support(fact, contexts, starts),
                                starts)
             key, value = extracted
             by_value = value_support(key, value, *expected_value(request.case, key))
             if by_value is not None:
                 return by_value
             claim = value_text(value, fact)
-            return _placed(request.case, claim, _text_support(claim, contexts, starts),
+            return _placed(request.case, claim, text_support(claim, contexts, starts),
                            starts, key=key, words_of=fact)
 
         return text_fact_support

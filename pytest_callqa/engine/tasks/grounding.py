@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from ..anchor_units import fact_held
-from ..anchors import Anchor, extract_anchors
+from ..anchor_units import figure_held
+from ..anchors import extract_anchors
 from ..core.judging import JudgeVerdict
 from ..core.memo import batch_memoised
 from ..core.metrics import BAND_EDGES, CASE_BAR, Bands, MetricSpec
@@ -255,22 +255,6 @@ def hallucination(response: str, context: str | Sequence[str]) -> HallucinationC
     overlap = ngram_overlap(response, passages)
     drift = drift_penalty(overlap)
     return HallucinationCheck(max(claims_score, drift), claims_score, drift, overlap, anchors)
-
-
-def figure_held(anchor: Anchor, response: str,
-                told: Sequence[tuple[str, Sequence[Anchor]]]) -> bool | None:
-    """Whether a passage of ``told`` (each with its anchors) states ``anchor``, a figure of
-    ``response``, by :func:`~pytest_callqa.engine.anchor_units.fact_held`: by value, and by
-    kind, currency and unit where both name one. By value alone, "25%" and "25 euros" were
-    backed by a "$25" fee, and the answer passed; "25 dollars" and a bare "25" still are.
-    None when only a word no table maps may tell them apart ("$5" beside "5 days")."""
-    undecided = False
-    for passage, anchors in told:
-        held = fact_held(anchor, response, anchors, passage)
-        if held:
-            return True
-        undecided = undecided or held is None
-    return None if undecided else False
 
 
 def verdict(

@@ -4,6 +4,7 @@ supports — the offline judge's and the grounding family's notion of a fabricat
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -132,29 +133,21 @@ def _patterns(num: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         ("amount_before",
          rf"{_CURRENCY_BEFORE}\s?(?P<minus>-)?(?P<n>{num}){_SCALE_AFTER_CURRENCY}"),
         ("amount_after", rf"{_NUM_START}(?P<n>{num}){_SCALE}\s?{_CURRENCY_AFTER}"),
-        (
-            "percent",
-            rf"{_NUM_START}(?P<n>{num})\s?(?:%|(?:percent|per\s?cent){NOT_BEFORE_WORD})",
-        ),
+        ("percent",
+         rf"{_NUM_START}(?P<n>{num})\s?(?:%|(?:percent|per\s?cent){NOT_BEFORE_WORD})"),
         (
             # Chinese and Japanese 2024年5月1日, Korean 2024년 5월 1일 (the year optional).
             "date_cjk",
             rf"{_NUM_START}(?:(?P<y>[0-9]{{4}})\s?[年년]\s?)?(?P<m>[0-9]{{1,2}})\s?[月월]\s?"
             r"(?P<d>[0-9]{1,2})\s?[日일]",
         ),
-        (
-            "date_iso",
-            rf"{_NUM_START}(?P<y>[0-9]{{4}})-(?P<m>[0-9]{{1,2}})-(?P<d>[0-9]{{1,2}})(?![0-9])",
-        ),
-        (
-            "date_numeric",
-            rf"{_NUM_START}(?P<a>[0-9]{{1,2}})(?P<sep>[/.-])(?P<b>[0-9]{{1,2}})(?P=sep)"
-            r"(?P<y>[0-9]{4}|[0-9]{2})(?![0-9])",
-        ),
-        (
-            "date_month_day",
-            _MONTH_EN.format(g="mon") + r"\s+" + _DAY.format(g="d") + _YEAR_TAIL.format(g="y"),
-        ),
+        ("date_iso",
+         rf"{_NUM_START}(?P<y>[0-9]{{4}})-(?P<m>[0-9]{{1,2}})-(?P<d>[0-9]{{1,2}})(?![0-9])"),
+        ("date_numeric",
+         rf"{_NUM_START}(?P<a>[0-9]{{1,2}})(?P<sep>[/.-])(?P<b>[0-9]{{1,2}})(?P=sep)"
+         r"(?P<y>[0-9]{4}|[0-9]{2})(?![0-9])"),
+        ("date_month_day",
+         _MONTH_EN.format(g="mon") + r"\s+" + _DAY.format(g="d") + _YEAR_TAIL.format(g="y")),
         (
             "date_month_day_other",
             _MONTH_OTHER.format(g="mon") + r"\s+" + _DAY.format(g="d")
@@ -346,6 +339,15 @@ def _anchor_from(name: str, m: re.Match[str], original: str, start: int) -> Anch
     return Anchor("id", text, re.sub(r"[^0-9]", "", m[0]))
 
 
+# Each pattern with its literals, digits needed, priority and figure kind, looked up once.
+_SPECS, _EURO_SPECS = (
+    tuple((name, pattern, _LITERAL_SETS.get(name), _DIGITS_NEEDED.get(name, 1), _PRIORITY[name],
+           name in _FIGURE_KINDS) for name, pattern in table)
+    for table in (_ANCHOR_PATTERNS, _EURO_PATTERNS))
+# Candidates in order of start, then priority (no two share both); in C, not a lambda.
+_BY_SPAN = operator.itemgetter(0, 1)
+
+
 def extract_anchors(text: str) -> list[Anchor]:
     """Checkable anchors in order of appearance; each span yields one anchor, repeats one.
 
@@ -382,9 +384,8 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
     # once it wins its span (below), as most "number" matches lie inside an amount or a
     # percentage, and reading their decimals for nothing cost the family ~2 %.
     candidates: list[tuple[int, int, int, str, re.Match[str], Anchor | None]] = []
-    patterns = _EURO_PATTERNS if _EURO_HINT.search(ascii_text) else _ANCHOR_PATTERNS
-    for name, pattern in patterns:
-        literals = _LITERAL_SETS.get(name)
+    specs = _EURO_SPECS if _EURO_HINT.search(ascii_text) else _SPECS
+    for name, pattern, literals, needed, rank, figure in specs:
         if name == "date_month_day_other" or (
                 lowered is not None and literals and held.isdisjoint(literals)):
             # Another language's month name runs its patterns (an English one is a literal).
@@ -394,7 +395,7 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
                 other_month = bool(_OTHER_MONTH_RE.search(lowered or ascii_text.casefold()))
             if not other_month:
                 continue
-        if digits < _DIGITS_NEEDED.get(name, 1):
+        if digits < needed:
             continue
         if name not in _LED_BY_WORDS:
             matches: Iterable[re.Match[str]] = matches_at(pattern, ascii_text, leads)
@@ -408,15 +409,14 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
                 *(at - back for at in found_at(lowered, ("$",)) for back in (1, 2) if at >= back)}))
         else:
             matches = pattern.finditer(ascii_text)
-        figure = name in _FIGURE_KINDS
         for m in matches:
             start = _start(name, m)
             # A figure always reads as one; another kind may not (a 31 February is none),
             # and then takes no span.
             anchor = None if figure else _anchor_from(name, m, text, start)
             if figure or anchor is not None:
-                candidates.append((start, _PRIORITY[name], m.end(), name, m, anchor))
-    candidates.sort(key=lambda c: (c[0], c[1]))
+                candidates.append((start, rank, m.end(), name, m, anchor))
+    candidates.sort(key=_BY_SPAN)
     found: dict[Anchor, None] = {}
     end = 0
     for start, _, stop, name, m, anchor in candidates:

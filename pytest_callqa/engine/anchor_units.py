@@ -15,10 +15,12 @@ from .anchors import (
     NUMERIC_KINDS,
     SCALE_WORDS,
     Anchor,
+    anchor_ends,
     anchor_supported,
     extract_anchors,
     has_meridiem,
 )
+from .core.memo import batch_memoised
 from .lexicon import STOPWORDS
 from .text import UNSEGMENTED_LETTER, tokens
 
@@ -73,30 +75,46 @@ _UNIT_OF = {word: unit for unit, words in _UNITS.items() for word in words.split
 _LONGEST_UNSPACED = max(len(w) for w in _UNIT_OF if not w.isascii())
 # How far after a figure its unit word is looked for: room for the longest unit word.
 _WORD_SPAN = 24
+# What ends a line (str.splitlines' breaks): no unit word of a figure is on the next line.
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
 
 # A figure's unit: ("currency", code or None for an unnamed one), ("unit", name),
 # ("word", a word no table maps), or None when no word follows it.
 Unit = tuple[str, str | None] | None
 
 
-def fact_held(anchor: Anchor, text: str, others: Sequence[Anchor],
-              other_text: str) -> bool | None:
-    """Whether ``others`` (the anchors of ``other_text``) state ``anchor`` (one of ``text``'s)
-    as :func:`anchor_supported` does, but of its kind, currency and unit too: an amount is
-    no percentage, "49 USD" no "49 EUR", "5 kg" no "5 lb". None when only a word no table
-    maps may tell them apart ("5 kg" beside "5 Pfund"), or only the sign: a positive figure
+# An anchor with the unit read where it stands in its text.
+Figure = tuple[Anchor, Unit]
+
+
+@batch_memoised
+def figures_of(text: str) -> tuple[Figure, ...]:
+    """The anchors of ``text`` (:func:`~pytest_callqa.engine.anchors.extract_anchors`), each
+    with the unit read where it stands, once per distinct unit: the same value may count
+    different things in one text ("up to 5 lb; this one weighs 5 kg"), and the word after
+    its first occurrence spoke for all of them."""
+    return tuple(dict.fromkeys((anchor, _unit(anchor, text, end))
+                               for anchor, end in anchor_ends(text)))
+
+
+def fact_held(figure: Figure, others: Sequence[Figure]) -> bool | None:
+    """Whether ``others`` (the figures of another text) state ``figure`` as
+    :func:`anchor_supported` does, but of its kind, currency and unit too: an amount is no
+    percentage, "49 USD" no "49 EUR", "5 kg" no "5 lb". None when only a word no table maps
+    may tell them apart ("5 kg" beside "5 Pfund"), or only the sign: a positive figure
     beside the negative of its value ("You owe $45.20" beside a balance of "-$45.20") may
     be a ledger's credit, refund or balance due said in words, or a sign misread."""
+    anchor, unit = figure
     if anchor.kind not in NUMERIC_KINDS:
-        return anchor_supported(anchor, others)
+        return anchor_supported(anchor, [other for other, _ in others])
     unsure = False
-    for other in others:
+    for other, other_unit in others:
         if not anchor_supported(anchor, (other,)):
             continue
         if other.kind not in NUMERIC_KINDS:
             # A year or an id with the figure's digits: no unit to compare.
             return True
-        agree = _units_agree(anchor, _unit(anchor, text), other, _unit(other, other_text))
+        agree = _units_agree(anchor, unit, other, other_unit)
         if agree and other.value[0] == "-" and anchor.value[0] != "-":
             agree = None
         if agree:
@@ -105,16 +123,15 @@ def fact_held(anchor: Anchor, text: str, others: Sequence[Anchor],
     return None if unsure else False
 
 
-def figure_held(anchor: Anchor, text: str,
-                told: Sequence[tuple[str, Sequence[Anchor]]]) -> bool | None:
-    """Whether a text of ``told`` (each with its anchors) states ``anchor``, a figure of
-    ``text``, by :func:`fact_held`: by value, and by kind, currency and unit where both name
-    one. By value alone, "25%" and "25 euros" were backed by a "$25" fee; "25 dollars" and a
-    bare "25" still are. None when none states it for certain and one may: only a word no
-    table maps, or the sign, tells them apart ("$5" beside "5 days")."""
+def figure_held(figure: Figure, told: Sequence[Sequence[Figure]]) -> bool | None:
+    """Whether a text of ``told`` (each as its figures) states ``figure`` by
+    :func:`fact_held`: by value, and by kind, currency and unit where both name one. By value
+    alone, "25%" and "25 euros" were backed by a "$25" fee; "25 dollars" and a bare "25"
+    still are. None when none states it for certain and one may: only a word no table maps,
+    or the sign, tells them apart ("$5" beside "5 days")."""
     undecided = False
-    for told_text, anchors in told:
-        held = fact_held(anchor, text, anchors, told_text)
+    for others in told:
+        held = fact_held(figure, others)
         if held:
             return True
         undecided = undecided or held is None
@@ -189,32 +206,23 @@ def _units_agree(a: Anchor, unit_a: Unit, b: Anchor, unit_b: Unit) -> bool | Non
     return unit_a == unit_b
 
 
-def _unit(anchor: Anchor, text: str) -> Unit:
+def _unit(anchor: Anchor, text: str, end: int) -> Unit:
+    """The unit of ``anchor``, an occurrence of which ends at ``end`` of ``text``."""
     if anchor.kind == "percent":
         return ("unit", "percent")
     if anchor.kind == "amount":
         if _POUND_WORD.search(anchor.text) is not None:
             return ("word", "pound")
         return ("currency", currency_of(anchor.text))
-    end = _end_of(anchor.text, text)
-    if end is None:
+    # The word right after it ("5 kg", "5kg", "49 dólares", "5公斤"), not one after a comma,
+    # nor the first word of the next line: a turn that ends on its figure ("your total is
+    # 25") says no unit, whatever the next turn begins with.
+    follows = text[end : end + 1]
+    if follows in _LINE_BREAKS:
         return None
-    # The word right after it ("5 kg", "5kg", "49 dólares", "5公斤"), not one after a comma.
-    after = text[end + 1 : end + _WORD_SPAN] if text[end : end + 1].isspace() else (
+    after = text[end + 1 : end + _WORD_SPAN] if follows.isspace() else (
         text[end : end + _WORD_SPAN])
     return _unit_word(tokens(after)[0]) if after[:1].isalpha() else None
-
-
-def _end_of(figure: str, text: str) -> int | None:
-    """Where ``figure`` ends in ``text``: its first occurrence not inside a longer number
-    (the "5" of "15 kg and 5 lb" is the second)."""
-    at = text.find(figure)
-    while at != -1:
-        end = at + len(figure)
-        if not ((at and text[at - 1].isdigit()) or (end < len(text) and text[end].isdigit())):
-            return end
-        at = text.find(figure, at + 1)
-    return None
 
 
 @functools.lru_cache(maxsize=4096)

@@ -355,7 +355,7 @@ def extract_anchors(text: str) -> list[Anchor]:
     more specific kind winning at equal offsets ("$49" is an amount, not also a number).
     Spelled-out numbers ("forty-nine") are not anchors.
     """
-    return list(_anchors(text))
+    return list(dict.fromkeys(anchor for anchor, _ in anchor_ends(text)))
 
 
 # Full-width and Arabic separators ("１，２００", "١٬٥٤٠٫٥"), a no-break space between digit
@@ -365,8 +365,10 @@ _SEPARATORS = str.maketrans({"\uff0c": ",", "\uff0e": ".", "\u066c": ",", "\u066
 
 
 @batch_memoised
-def _anchors(text: str) -> tuple[Anchor, ...]:
-    """The anchors of ``text``; one text is checked against many statements in a batch."""
+def anchor_ends(text: str) -> tuple[tuple[Anchor, int], ...]:
+    """Each anchor of ``text`` as often as it occurs, with where it ends: the unit after one
+    value may differ between its places ("up to 5 lb; this one weighs 5 kg"). Memoised: one
+    text is checked against many statements in a batch."""
     ascii_text = ascii_digits(text)
     if not ascii_text.isascii():
         ascii_text = ascii_text.translate(_SEPARATORS)
@@ -417,12 +419,12 @@ def _anchors(text: str) -> tuple[Anchor, ...]:
             if figure or anchor is not None:
                 candidates.append((start, rank, m.end(), name, m, anchor))
     candidates.sort(key=_BY_SPAN)
-    found: dict[Anchor, None] = {}
+    found: list[tuple[Anchor, int]] = []
     end = 0
     for start, _, stop, name, m, anchor in candidates:
         if start >= end:
             end = stop
-            found.setdefault(anchor if anchor is not None else _figure(name, m, text, start))
+            found.append((anchor if anchor is not None else _figure(name, m, text, start), stop))
     return tuple(found)
 
 
@@ -545,12 +547,6 @@ def anchor_supported(anchor: Anchor, context: Sequence[Anchor]) -> bool:
             for c in context
         )
     return any(c.kind == kind and c.value == value for c in context)
-
-
-def unsupported_anchors(text: str, *contexts: str) -> list[Anchor]:
-    """Anchors of ``text`` that none of ``contexts`` supports."""
-    context = [a for c in contexts for a in extract_anchors(c)]
-    return [a for a in extract_anchors(text) if not anchor_supported(a, context)]
 
 
 def said_in_words(anchors: Sequence[Anchor], said: Collection[str]) -> bool:

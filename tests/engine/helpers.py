@@ -5,11 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_callqa.engine.anchors import Anchor, anchor_supported, extract_anchors
 from pytest_callqa.engine.core.cases import GoldenCase
 from pytest_callqa.engine.core.judging import JudgeRequest, JudgeVerdict
 from pytest_callqa.engine.embeddings import TfidfEmbedder
 
 TFIDF = TfidfEmbedder()
+
+
+def unsupported_anchors(text: str, *contexts: str) -> list[Anchor]:
+    """Anchors of ``text`` that none of ``contexts`` supports (by value)."""
+    context = [a for c in contexts for a in extract_anchors(c)]
+    return [a for a in extract_anchors(text) if not anchor_supported(a, context)]
 
 
 def make_case(task: str, expected: Any, *, config: Mapping[str, Any] | None = None,

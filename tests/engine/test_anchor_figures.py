@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_callqa.engine.anchor_units import fact_held, figures_written_out
-from pytest_callqa.engine.anchors import extract_anchors, unsupported_anchors
+from pytest_callqa.engine.anchor_units import fact_held, figures_of, figures_written_out
+from pytest_callqa.engine.anchors import extract_anchors
+from tests.engine.helpers import unsupported_anchors
 
 
 def _values(text: str) -> list[tuple[str, str]]:
@@ -87,15 +88,30 @@ def test_a_positive_figure_is_backed_by_a_negative_one_by_value_but_not_as_a_fac
     # answer's fact no reading can tell, and fact_held leaves it undecided (it said False,
     # and the grounding family failed the answer).
     answer, ledger = "You owe $45.20.", "Account balance: -$45.20 (amount due)"
-    (owed,) = extract_anchors(answer)
+    (owed,) = figures_of(answer)
     assert unsupported_anchors(answer, ledger) == []
-    assert fact_held(owed, answer, extract_anchors(ledger), ledger) is None
-    assert fact_held(owed, answer, extract_anchors(ledger + " Due: $45.20"),
-                     ledger + " Due: $45.20") is True
+    assert fact_held(owed, figures_of(ledger)) is None
+    assert fact_held(owed, figures_of(ledger + " Due: $45.20")) is True
     # An amount is still no percentage, whatever the sign.
-    (off,) = extract_anchors("You got 10% off.")
-    credit = "Credit -$10"
-    assert fact_held(off, "You got 10% off.", extract_anchors(credit), credit) is False
+    (off,) = figures_of("You got 10% off.")
+    assert fact_held(off, figures_of("Credit -$10")) is False
+
+
+def test_each_figure_takes_the_unit_written_after_it_where_it_stands() -> None:
+    # A unit was read after a figure's first occurrence in its text: every "5" of "up to
+    # 5 lb; this parcel weighs 5 kg" counted pounds, a bare "5" after "$5" read the amount's
+    # next word, and a figure ending a turn took the next turn's first word.
+    call = figures_of("Parcels ship up to 5 lb; this parcel weighs 5 kg.")
+    assert [unit for _, unit in call] == [("unit", "lb"), ("unit", "kg")]
+    assert fact_held(figures_of("It weighs 5 kg.")[0], call) is True
+    assert fact_held(figures_of("It weighs 5 lb.")[0], call) is True
+    assert fact_held(figures_of("It weighs 5 km.")[0], call) is False
+    fee = figures_of("A $5 fee covers parcels up to 5 kg.")
+    assert [unit for _, unit in fee] == [("currency", "dollar"), ("unit", "kg")]
+    turns = figures_of("agent: your total today is 25\ncustomer: okay thanks")
+    assert [unit for _, unit in turns] == [None]
+    # One value with one unit (here none) is one figure, as the anchors give it once.
+    assert figures_of("49\nrefund_amount 49") == figures_of("49")
 
 
 @pytest.mark.parametrize(("text", "found"), [

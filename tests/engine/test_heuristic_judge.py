@@ -490,14 +490,38 @@ def test_a_figure_of_another_kind_or_unit_than_the_calls_is_not_stated() -> None
                                      ["Agent: the parcel weighs 5 kg."]) == (True, "supported")
             assert statement_support("A fee of 25 percent was charged.",
                                      ["Agent: the fee is 25%."]) == (True, "supported")
+            # Each figure of the call with the unit written where it stands: the call's
+            # first "5" counted kilograms, and a figure ending a turn took the next turn's
+            # first word as its unit.
+            for statement, context in (
+                    ("The parcel weighs 5 lb.",
+                     "Agent: the box weighs 5 kg and the parcel weighs 5 lb."),
+                    ("The parcel weighs 5 lb, the box 5 kg.",
+                     "Agent: the box weighs 5 kg and the parcel weighs 5 lb."),
+                    ("A $5 fee covers parcels up to 5 kg.",
+                     "Agent: parcels up to 5 kg ship for a $5 fee."),
+                    ("The total today is $25.",
+                     "agent: your total today is 25\ncustomer: okay thanks")):
+                assert statement_support(statement, [context]) == (True, "supported"), (
+                    statement)
             # Only another sign, or a unit word no table maps beside a known one: it may be
             # the call's figure or not, so the statement is undecided, not supported.
-            for statement, context in (
-                    ("Your balance is $45.20.", "Agent: your balance is -$45.20."),
-                    ("The parcel weighs 5 Pfund.", "Agent: the parcel weighs 5 kg.")):
-                supported, why = statement_support(statement, [context])
-                assert supported is None, (statement, why)
-                assert "only with another sign or beside a word" in why, why
+            doubt = (" in the call or the truth only with another sign or beside a word "
+                     "that may or may not be its unit")
+            for statement, context, figure in (
+                    ("Your balance is $45.20.", "Agent: your balance is -$45.20.",
+                     "amount '$45.20'"),
+                    ("The parcel weighs 5 Pfund.", "Agent: the parcel weighs 5 kg.",
+                     "number '5'")):
+                assert statement_support(statement, [context]) == (None, figure + doubt), (
+                    statement)
+            # Both kinds of doubt are named.
+            assert statement_support(
+                "Refund of $49 for a parcel of 5 Pfund.",
+                ["agent: a refund of forty-nine dollars for a parcel of 5 kg"]) == (
+                None, "amount '$49' not in the digits of the call or the truth, which say "
+                      "numbers in words that may be it; number '5' in the call or the truth "
+                      "only with another sign or beside a word that may or may not be its unit")
 
 
 def test_a_qa_reason_with_a_figure_of_another_kind_than_the_calls_has_a_problem() -> None:
@@ -507,6 +531,15 @@ def test_a_qa_reason_with_a_figure_of_another_kind_than_the_calls_has_a_problem(
     assert verdict.details["reasons"][0]["problems"] == [
         "percent '25%' is in the call as another kind, currency or unit"]
     assert _evidence(case, "Agent named a $25 late fee in turn 1").details["reasons"][0][
+        "problems"] == []
+    # Units are read in the reason as the checked figures are, with its turn citations out.
+    parcel = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": (
+        "agent: The parcel weighs 1 lb.\ncustomer: Fine.")})
+    for reason in ("Turn 1 says the parcel weighs 1 kg",
+                   "The agent said the parcel weighs 1 kg (turn 1)"):
+        assert _evidence(parcel, reason).details["reasons"][0]["problems"] == [
+            "number '1' is in the call as another kind, currency or unit"], reason
+    assert _evidence(parcel, "Turn 1 says the parcel weighs 1 lb").details["reasons"][0][
         "problems"] == []
     # A sign the call gives otherwise is no problem found (it may be a balance due).
     owed = GoldenCase.model_validate({"id": "c", "task": "qa", "transcript": (

@@ -10,7 +10,6 @@ from pytest_callqa.engine.anchors import (
     Anchor,
     anchor_supported,
     extract_anchors,
-    unsupported_anchors,
 )
 from pytest_callqa.engine.core.memo import batch_memo
 from pytest_callqa.engine.text import (
@@ -30,6 +29,7 @@ from pytest_callqa.engine.text import (
     tokens,
     units,
 )
+from tests.engine.helpers import unsupported_anchors
 
 
 def _kv(s: str) -> list[tuple[str, str]]:

@@ -14,10 +14,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..anchor_units import fact_held, figure_held
+from ..anchor_units import fact_held, figure_held, figures_of
 from ..anchors import (
     anchor_supported,
-    extract_anchors,
     numbers_said,
     said_in_words,
 )
@@ -163,18 +162,18 @@ def _reason_check(case: ByIdentity[GoldenCase], reason: str,
         if min(abs(stamp - s) for s in starts) > TIMESTAMP_TOLERANCE_S:
             problems.append(f"no turn starts near {stamp:g}s")
     # The offsets it cites were checked against the turns' starts just above.
-    anchors = extract_anchors(without_timestamps(without_turn_citations(reason), starts,
-                                                 math.inf))
-    if anchors:
+    figures = figures_of(without_timestamps(without_turn_citations(reason), starts, math.inf))
+    if figures:
         told = told_texts((_transcript_plain(case), expected_reason))
-        known = [a for _, told_anchors in told for a in told_anchors]
-        problems += [f"{anchor.kind} {anchor.text!r} is not in the call" for anchor in anchors
-                     if not anchor_supported(anchor, known)]
-        # One the call may state with another sign or unit word is no problem found.
-        problems += [f"{anchor.kind} {anchor.text!r} is in the call as another kind, "
-                     "currency or unit" for anchor in anchors
-                     if anchor_supported(anchor, known)
-                     and figure_held(anchor, reason, told) is False]
+        known = [a for told_figures in told for a, _ in told_figures]
+        problems += [f"{anchor.kind} {anchor.text!r} is not in the call"
+                     for anchor, _ in figures if not anchor_supported(anchor, known)]
+        # A figure the call may state with another sign or unit word is not shown wrong: a
+        # problem is what the reason gets wrong for certain.
+        problems += [f"{figure[0].kind} {figure[0].text!r} is in the call as another kind, "
+                     "currency or unit" for figure in figures
+                     if anchor_supported(figure[0], known)
+                     and figure_held(figure, told) is False]
     return bool(quotes or stamps or cited), tuple(problems), False
 
 
@@ -390,12 +389,12 @@ class HeuristicJudge:
         for pair in pairs:
             sid = pair.get("source_id")
             expected_text, model_text = str(pair.get("expected", "")), str(pair.get("model", ""))
-            expected = extract_anchors(expected_text)
-            model = extract_anchors(model_text)
-            held = [fact_held(a, expected_text, model, model_text) for a in expected]
+            expected_figures, model_figures = figures_of(expected_text), figures_of(model_text)
+            expected = [a for a, _ in expected_figures]
+            model = [a for a, _ in model_figures]
+            held = [fact_held(f, model_figures) for f in expected_figures]
             omitted = [a for a, kept in zip(expected, held, strict=True) if kept is False]
-            added = [a for a in model
-                     if fact_held(a, model_text, expected, expected_text) is False]
+            added = [f[0] for f in model_figures if fact_held(f, expected_figures) is False]
             # A side that only lacks figures, in a script whose number words are not read
             # ("ثلاثة" for "3"), may say them in words; one that writes others in their
             # place changed them.

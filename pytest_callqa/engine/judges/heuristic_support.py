@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from ..anchor_units import figure_held
+from ..anchor_units import Figure, figure_held, figures_of
 from ..anchors import Anchor, anchor_supported, extract_anchors, may_be_said, numbers_said
 from ..core.memo import batch_memoised
 from ..text import content_coverage, tokens, without_timestamps
@@ -27,9 +27,9 @@ def _profile(context: str) -> tuple[tuple[Anchor, ...], frozenset[str]]:
 
 
 @batch_memoised
-def told_texts(contexts: tuple[str, ...]) -> tuple[tuple[str, tuple[Anchor, ...]], ...]:
-    """Each context with its anchors, as :func:`figure_held` reads them."""
-    return tuple((c, _profile(c)[0]) for c in contexts)
+def told_texts(contexts: tuple[str, ...]) -> tuple[tuple[Figure, ...], ...]:
+    """Each context's figures, as :func:`figure_held` reads what a statement is told."""
+    return tuple(figures_of(c) for c in contexts)
 
 
 @batch_memoised
@@ -51,7 +51,8 @@ def statement_support(statement: str, contexts: Sequence[str],
     contexts = tuple(contexts)
     known, vocabulary = _support_context(contexts)
     checked = without_timestamps(statement, starts, TIMESTAMP_TOLERANCE_S, zero_led=True)
-    figures = extract_anchors(checked)
+    figured = figures_of(checked)
+    figures = [a for a, _ in figured]
     missing = [a for a in figures if not anchor_supported(a, known)]
     said = numbers_said(contexts) if missing else frozenset()
     unsaid = [a for a in missing if not may_be_said(a, said)]
@@ -60,7 +61,7 @@ def statement_support(statement: str, contexts: Sequence[str],
     # Backed by value, a figure must also be of the kind, currency and unit the call or the
     # truth gives it: "25%" or "€25" is not stated by a "$25" fee.
     told = told_texts(contexts)
-    held = [(a, figure_held(a, checked, told)) for a in figures if a not in missing]
+    held = [(a, figure_held((a, unit), told)) for a, unit in figured if a not in missing]
     if other := [a for a, h in held if h is False]:
         return False, ("stated as another kind, currency or unit than the call or the truth "
                        "gives it: " + ", ".join(f"{a.kind} {a.text!r}" for a in other))
@@ -70,15 +71,18 @@ def statement_support(statement: str, contexts: Sequence[str],
     coverage = content_coverage(checked, vocabulary=vocabulary)
     if coverage < SUPPORT_COVERAGE:
         return False, f"only {coverage:.0%} of its content words occur in the call or the truth"
+    unsure = [a for a, h in held if h is None]
+    if not (missing or unsure):
+        return True, "supported"
+    why = []
     if missing:
-        return None, (", ".join(f"{a.kind} {a.text!r}" for a in missing) + " not in the "
-                      "digits of the call or the truth, which say numbers in words that may "
-                      "be it")
-    if unsure := [a for a, h in held if h is None]:
-        return None, (", ".join(f"{a.kind} {a.text!r}" for a in unsure) + " in the call or "
-                      "the truth only with another sign or beside a word that may or may not "
-                      "be its unit")
-    return True, "supported"
+        why.append(", ".join(f"{a.kind} {a.text!r}" for a in missing) + " not in the digits "
+                   "of the call or the truth, which say numbers in words that may be it")
+    if unsure:
+        why.append(", ".join(f"{a.kind} {a.text!r}" for a in unsure) + " in the call or the "
+                   "truth only with another sign or beside a word that may or may not be its "
+                   "unit")
+    return None, "; ".join(why)
 
 
 @batch_memoised

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rapidfuzz import fuzz
 
 from ..core.context import STRUCTURE
 from ..core.judging import JudgeRequest, JudgeVerdict
-from ..core.memo import batch_memoised
+from ..core.memo import ByIdentity, batch_memoised
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult
 from ..embeddings import pair_similarity
@@ -90,10 +91,6 @@ METRICS: tuple[MetricSpec, ...] = (
 WEIGHTS = {spec.id: spec.weight for spec in METRICS if spec.weight}
 
 
-def _texts(output: TranslationOutput) -> dict[str, str]:
-    return {str(s.source_id): s.translated_text for s in output.sentence_translations}
-
-
 def _language(name: str) -> str:
     """The primary subtag: "es-MX" and "es_419" are Spanish as "es" is."""
     return name.strip().casefold().replace("_", "-").split("-")[0]
@@ -108,25 +105,45 @@ def _left_in_source(source_text: str, expected: str, model: str) -> bool:
             and normalize_loose(expected) != source)
 
 
-def _untranslated(pairs: list[dict[str, Any]], config: TranslationConfig
-                  ) -> tuple[list[Any], list[Any]]:
-    """The source ids of the sentences with no visible text, and of those left in the
-    source language (only looked for when the target language is another)."""
-    missing, copies = _untranslated_of(
-        _language(config.source_language) != _language(config.target_language),
-        tuple((p["source_id"], p["source_text"], p["expected"], p["model"]) for p in pairs))
-    return list(missing), list(copies)
+# One expected sentence: its source_id, source text, reference and the model's translation.
+Sentence = tuple[Any, str, str, str]
+
+
+@dataclass(frozen=True)
+class Sentences:
+    """An output's sentences beside the expected ones, and the source ids of those with no
+    visible text (``missing``) and of those left in the source language (``copies``, only
+    looked for when the target language is another)."""
+
+    pairs: tuple[Sentence, ...]
+    missing: tuple[Any, ...]
+    copies: tuple[Any, ...]
+
+
+def _sentences(ctx: EvalContext) -> Sentences:
+    parsed: TranslationOutput = ctx.parsed  # type: ignore[assignment]
+    expected: TranslationExpected = ctx.expected  # type: ignore[assignment]
+    config: TranslationConfig = ctx.config  # type: ignore[assignment]
+    return _sentences_of(ByIdentity(parsed), ByIdentity(expected), ByIdentity(config))
 
 
 @batch_memoised
-def _untranslated_of(other_language: bool, sentences: tuple[tuple[Any, str, str, str], ...]
-                     ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    # Planning, the similarity pass and scoring each ask it of one output.
-    missing = tuple(source_id for source_id, _, _, model in sentences if is_blank(model))
-    copies = tuple(source_id for source_id, source, expected, model in sentences
+def _sentences_of(parsed: ByIdentity[TranslationOutput],
+                  expected: ByIdentity[TranslationExpected],
+                  config: ByIdentity[TranslationConfig]) -> Sentences:
+    # Planning, the similarity pass and scoring each read them of one output (frozen
+    # models, so keyed by identity): paired and checked once.
+    model = {str(s.source_id): s.translated_text for s in parsed.value.sentence_translations}
+    pairs = tuple((s.source_id, s.source_text, s.translated_text,
+                   model.get(str(s.source_id), ""))
+                  for s in expected.value.sentence_translations)
+    other_language = (_language(config.value.source_language)
+                      != _language(config.value.target_language))
+    missing = tuple(source_id for source_id, _, _, model in pairs if is_blank(model))
+    copies = tuple(source_id for source_id, source, expected, model in pairs
                    if other_language and source_id not in missing
                    and _left_in_source(source, expected, model))
-    return missing, copies
+    return Sentences(pairs, missing, copies)
 
 
 class TranslationTask(BaseTask):
@@ -147,14 +164,6 @@ class TranslationTask(BaseTask):
                 for i, s in enumerate(expected.sentence_translations)
                 if is_blank(s.translated_text)]
 
-    def _pairs(self, ctx: EvalContext) -> list[dict[str, Any]]:
-        model = _texts(ctx.parsed)  # type: ignore[arg-type]
-        return [
-            {"source_id": s.source_id, "source_text": s.source_text,
-             "expected": s.translated_text, "model": model.get(str(s.source_id), "")}
-            for s in ctx.expected.sentence_translations  # type: ignore[attr-defined]
-        ]
-
     @staticmethod
     def _added(ctx: EvalContext) -> list[dict[str, Any]]:
         """Model sentences under a source_id the case does not have, as pairs with no
@@ -168,15 +177,17 @@ class TranslationTask(BaseTask):
 
     def _plan(self, ctx: EvalContext) -> list[JudgeRequest]:
         config: TranslationConfig = ctx.config  # type: ignore[assignment]
-        pairs = self._pairs(ctx)
-        missing, copies = _untranslated(pairs, config)
-        untranslated = {*missing, *copies}
-        translations = [p["model"] for p in pairs if p["source_id"] not in untranslated]
+        sentences = _sentences(ctx)
+        untranslated = {*sentences.missing, *sentences.copies}
+        translations = [model for source_id, _, _, model in sentences.pairs
+                        if source_id not in untranslated]
         # With nothing translated there is no fluency to judge, and a judge's number for an
         # empty list would be scored as the model's (a fixed 1.0 rated it good).
         fluency = [self.request(ctx, "target_fluency", "unit", {
             "target_language": config.target_language,
             "translations": translations})] if translations else []
+        pairs = [{"source_id": source_id, "source_text": source, "expected": expected,
+                  "model": model} for source_id, source, expected, model in sentences.pairs]
         return [
             *fluency,
             self.request(ctx, "critical_fact_preservation", "unit", {
@@ -185,27 +196,26 @@ class TranslationTask(BaseTask):
         ]
 
     def similarity_pairs(self, ctx: EvalContext) -> list[tuple[list[str], list[str]]]:
-        pairs = self._pairs(ctx)
-        _, copies = _untranslated(pairs, ctx.config)  # type: ignore[arg-type]
-        return [self._similarity_pair(pairs, copies)]
+        return [self._similarity_pair(_sentences(ctx))]
 
     @staticmethod
-    def _similarity_pair(pairs: list[dict[str, Any]], copies: list[Any]
-                         ) -> tuple[list[str], list[str]]:
+    def _similarity_pair(sentences: Sentences) -> tuple[list[str], list[str]]:
         """Each model sentence beside its expected translation; a sentence left in the
         source language as no sentence (similarity 0), since a multilingual embedder finds
         it close in meaning to its translation."""
-        return ([p["model"] if p["source_id"] not in copies else "" for p in pairs],
-                [p["expected"] for p in pairs])
+        copies = sentences.copies
+        return ([model if source_id not in copies else ""
+                 for source_id, _, _, model in sentences.pairs],
+                [expected for _, _, expected, _ in sentences.pairs])
 
     def _score(
         self, ctx: EvalContext, verdicts: Mapping[str, JudgeVerdict]
     ) -> tuple[dict[str, MetricResult], float | None, list[str]]:
         out: TranslationOutput = ctx.parsed  # type: ignore[assignment]
         exp: TranslationOutput = ctx.expected  # type: ignore[assignment]
-        pairs = self._pairs(ctx)
-        n = len(pairs)
-        skipped, copies = _untranslated(pairs, ctx.config)  # type: ignore[arg-type]
+        sentences = _sentences(ctx)
+        n = len(sentences.pairs)
+        skipped, copies = list(sentences.missing), list(sentences.copies)
         done = n - len(skipped) - len(copies)
         left = (f"; left in the source language: {', '.join(map(str, copies))}"
                 if copies else "")
@@ -215,9 +225,9 @@ class TranslationTask(BaseTask):
             + (f"; missing: {', '.join(map(str, skipped))}" if skipped else "") + left,
             missing_source_ids=skipped, untranslated_source_ids=copies,
         )
-        sims = pair_similarity(ctx.embedder, *self._similarity_pair(pairs, copies))
-        per_sentence = {str(p["source_id"]): round(float(s), 4)
-                        for p, s in zip(pairs, sims, strict=True)}
+        sims = pair_similarity(ctx.embedder, *self._similarity_pair(sentences))
+        per_sentence = {str(source_id): round(float(s), 4)
+                        for (source_id, _, _, _), s in zip(sentences.pairs, sims, strict=True)}
         worst = min(per_sentence, key=lambda k: per_sentence[k])
         m["sentence_meaning_accuracy"] = self.spec("sentence_meaning_accuracy").result(
             float(sims.mean()),

@@ -146,6 +146,11 @@ _ASCII_LOOSE_PUNCT_RE = re.compile(
 _TOKEN = _PlanePattern(
     lambda char_class: rf"\d+(?:[.,]\d+)+|{_word_char(char_class(_CATEGORIES['M']))}+")
 _ASCII_TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)+|[^\W_]+")
+# An ASCII text without a digit, "." or "," and a digit in a row holds no number with
+# separators: its tokens are its runs of letters and digits, which blanking every other byte
+# and splitting finds several times faster than the token pattern's scan, position by position.
+_NUMBER_WITH_SEPARATOR_RE = re.compile(r"[0-9][.,][0-9]")
+_ASCII_NON_WORD_AS_SPACE = bytes(b if b < 0x80 and chr(b).isalnum() else 0x20 for b in range(256))
 
 
 @batch_memoised
@@ -192,6 +197,8 @@ def _find_tokens(s: str) -> tuple[str, ...]:
     if s.isascii():
         # NFKC leaves ASCII as it is and casefolds it to lower case, and no combining mark or
         # invisible joiner can occur: the short pattern finds the same tokens, much faster.
+        if _NUMBER_WITH_SEPARATOR_RE.search(s) is None:
+            return tuple(s.lower().encode().translate(_ASCII_NON_WORD_AS_SPACE).decode().split())
         return tuple(_ASCII_TOKEN_RE.findall(s.lower()))
     text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", s)).casefold()
     return tuple(_TOKEN.for_text(text).findall(text))

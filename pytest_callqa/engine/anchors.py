@@ -355,7 +355,7 @@ def extract_anchors(text: str) -> list[Anchor]:
     more specific kind winning at equal offsets ("$49" is an amount, not also a number).
     Spelled-out numbers ("forty-nine") are not anchors.
     """
-    return list(dict.fromkeys(anchor for anchor, _ in anchor_ends(text)))
+    return list(_anchors(text))
 
 
 # Full-width and Arabic separators ("１，２００", "١٬٥٤٠٫٥"), a no-break space between digit
@@ -365,10 +365,14 @@ _SEPARATORS = str.maketrans({"\uff0c": ",", "\uff0e": ".", "\u066c": ",", "\u066
 
 
 @batch_memoised
+def _anchors(text: str) -> tuple[Anchor, ...]:
+    return tuple(dict.fromkeys(anchor for anchor, _ in anchor_ends(text)))
+
+
+@batch_memoised
 def anchor_ends(text: str) -> tuple[tuple[Anchor, int], ...]:
-    """Each anchor of ``text`` as often as it occurs, with where it ends: the unit after one
-    value may differ between its places ("up to 5 lb; this one weighs 5 kg"). Memoised: one
-    text is checked against many statements in a batch."""
+    """Each anchor of ``text`` where it ends, as often as it occurs (one value's unit may
+    differ between places: "up to 5 lb; this one weighs 5 kg"), once per text in a batch."""
     ascii_text = ascii_digits(text)
     if not ascii_text.isascii():
         ascii_text = ascii_text.translate(_SEPARATORS)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 from .anchors import (
@@ -136,6 +136,21 @@ def figure_held(figure: Figure, told: Sequence[Sequence[Figure]]) -> bool | None
             return True
         undecided = undecided or held is None
     return None if undecided else False
+
+
+def held_per_anchor(answers: Iterable[tuple[Anchor, bool | None]]) -> dict[Anchor, bool | None]:
+    """Each anchor once, in order, with what its figures' answers make of it: held when
+    every place it is written is, not held when one is not (a "5" written "5 kg" and "5 lb"
+    beside a call's "5 kg" alone), undecided otherwise. A value written twice is one fact,
+    as :func:`~pytest_callqa.engine.anchors.extract_anchors` lists it."""
+    held: dict[Anchor, bool | None] = {}
+    for anchor, answer in answers:
+        before = held.get(anchor, True)
+        if before is False or answer is False:
+            held[anchor] = False
+        else:
+            held[anchor] = None if before is None or answer is None else True
+    return held
 
 
 # A word token that writes a figure with thousands grouped by commas (Western "1,540,000" or

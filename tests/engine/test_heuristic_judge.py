@@ -696,3 +696,24 @@ def test_ids_labels_scores_and_emotions_of_the_truth_support_no_figure() -> None
             assert verdict.score == 0.25, (metric, verdict.reason)
             for figure in ("percent '10%'", "number '7'", "number '8'"):
                 assert f"(unsupported {figure})" in verdict.reason, (figure, verdict.reason)
+
+
+def test_a_value_written_twice_is_one_fact_whatever_follows_each_place() -> None:
+    # Reading units where each figure stands first listed a value once per word after it:
+    # a swapped schedule ("49 now, 99 next month" as "99 now, 49 next month") held, as its
+    # repeated 49 no longer matched "the same figures in another order".
+    swapped = HeuristicJudge().judge_one(_facts((
+        "Pay 49 now and 99 next month; 49 each month after.",
+        "Pague 99 ahora y 49 el próximo mes; 49 cada mes después.")))
+    assert swapped.score is None, swapped.reason
+    assert "the same figures in another order" in swapped.reason
+    # A value written with two units is held only where the other side writes both.
+    mixed = HeuristicJudge().judge_one(_facts((
+        "The parcel is 5 kg over a limit of 5 lb.", "El paquete pesa 5 kg, límite 5 kg.")))
+    assert mixed.score == 0.0, mixed.reason
+    assert HeuristicJudge().judge_one(_facts((
+        "The parcel is 5 kg over a limit of 5 lb.",
+        "El paquete tiene 5 kg, con un límite de 5 lb."))).score == 1.0
+    # A figure named once in a reason, however often it is written.
+    assert statement_support("Refund 7 today and 7 tomorrow.", ["Refund issued."]) == (
+        False, "unsupported number '7'")

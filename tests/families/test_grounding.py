@@ -763,3 +763,13 @@ def test_a_claim_reads_a_leading_dot_decimal_as_its_figure_does(
     result = _eval(answer, config={"query": "What is the late fee?", "context": [passage]})
     hall = result.metrics["hallucination"]
     assert [a["supported"] for a in hall.details["anchors"]] == [True, True]
+
+
+def test_a_figure_written_twice_counts_once_in_the_hallucination_share() -> None:
+    # With units read where each figure stands, a value was first counted once per word
+    # after it: a repeated unsupported id outweighed the supported figure.
+    check = hallucination("Ref 87654321 today, 87654321 tomorrow, 3 days.",
+                          ["Your order 12345678 ships in 3 days."])
+    figures = [a for a in check.anchors if a["kind"] == "numeric"]
+    assert [(a["text"], a["supported"]) for a in figures] == [
+        ("87654321", False), ("3", True)]

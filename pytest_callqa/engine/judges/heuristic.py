@@ -14,9 +14,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..anchor_units import fact_held, figure_held, figures_of
+from ..anchor_units import fact_held, figure_held, figures_of, held_per_anchor
 from ..anchors import (
     anchor_supported,
+    extract_anchors,
     numbers_said,
     said_in_words,
 )
@@ -162,18 +163,18 @@ def _reason_check(case: ByIdentity[GoldenCase], reason: str,
         if min(abs(stamp - s) for s in starts) > TIMESTAMP_TOLERANCE_S:
             problems.append(f"no turn starts near {stamp:g}s")
     # The offsets it cites were checked against the turns' starts just above.
-    figures = figures_of(without_timestamps(without_turn_citations(reason), starts, math.inf))
-    if figures:
+    checked = without_timestamps(without_turn_citations(reason), starts, math.inf)
+    if anchors := extract_anchors(checked):
         told = told_texts((_transcript_plain(case), expected_reason))
         known = [a for told_figures in told for a, _ in told_figures]
-        problems += [f"{anchor.kind} {anchor.text!r} is not in the call"
-                     for anchor, _ in figures if not anchor_supported(anchor, known)]
+        problems += [f"{anchor.kind} {anchor.text!r} is not in the call" for anchor in anchors
+                     if not anchor_supported(anchor, known)]
         # A figure the call may state with another sign or unit word is not shown wrong: a
         # problem is what the reason gets wrong for certain.
-        problems += [f"{figure[0].kind} {figure[0].text!r} is in the call as another kind, "
-                     "currency or unit" for figure in figures
-                     if anchor_supported(figure[0], known)
-                     and figure_held(figure, told) is False]
+        held = held_per_anchor((f[0], figure_held(f, told)) for f in figures_of(checked)
+                               if anchor_supported(f[0], known))
+        problems += [f"{anchor.kind} {anchor.text!r} is in the call as another kind, currency "
+                     "or unit" for anchor, h in held.items() if h is False]
     return bool(quotes or stamps or cited), tuple(problems), False
 
 
@@ -288,8 +289,9 @@ class HeuristicJudge:
         highlights = [str(h) for h in request.focus.get("highlights", [])]
         if not highlights:
             return JudgeVerdict(request.metric, None, NO_HIGHLIGHT)
-        contexts = (_transcript_plain(ByIdentity(request.case)), truth_text(request))
-        starts = _turn_view(ByIdentity(request.case))[2]
+        case = ByIdentity(request.case)
+        contexts = (_transcript_plain(case), truth_text(request))
+        starts = _turn_view(case)[2]
         verdicts = [(h, *_placed(request.case, h, text_support(h, contexts, starts),
                                  starts)) for h in highlights]
         wrong = [f"{h!r} ({why})" for h, ok, why in verdicts if ok is False]
@@ -315,10 +317,11 @@ class HeuristicJudge:
         if not facts:
             # Nothing to have fabricated: the rate does not apply (its blocker cannot fire).
             return JudgeVerdict(request.metric, None, NO_FACT)
-        contexts = (_transcript_plain(ByIdentity(request.case)), truth_text(request))
+        case = ByIdentity(request.case)
+        contexts = (_transcript_plain(case), truth_text(request))
         fabricated = []
         undecided = []
-        starts = _turn_view(ByIdentity(request.case))[2]
+        starts = _turn_view(case)[2]
         support = self._fact_support(request)
         for fact in facts:
             ok, why = support(fact, contexts, starts)
@@ -389,12 +392,15 @@ class HeuristicJudge:
         for pair in pairs:
             sid = pair.get("source_id")
             expected_text, model_text = str(pair.get("expected", "")), str(pair.get("model", ""))
+            expected, model = extract_anchors(expected_text), extract_anchors(model_text)
             expected_figures, model_figures = figures_of(expected_text), figures_of(model_text)
-            expected = [a for a, _ in expected_figures]
-            model = [a for a, _ in model_figures]
-            held = [fact_held(f, model_figures) for f in expected_figures]
+            kept_of = held_per_anchor((f[0], fact_held(f, model_figures))
+                                      for f in expected_figures)
+            held = [kept_of[a] for a in expected]
             omitted = [a for a, kept in zip(expected, held, strict=True) if kept is False]
-            added = [f[0] for f in model_figures if fact_held(f, expected_figures) is False]
+            added = [a for a, kept in held_per_anchor((f[0], fact_held(f, expected_figures))
+                                                      for f in model_figures).items()
+                     if kept is False]
             # A side that only lacks figures, in a script whose number words are not read
             # ("ثلاثة" for "3"), may say them in words; one that writes others in their
             # place changed them.

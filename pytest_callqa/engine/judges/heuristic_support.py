@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from ..anchor_units import Figure, figure_held, figures_of
+from ..anchor_units import Figure, figure_held, figures_of, held_per_anchor
 from ..anchors import Anchor, anchor_supported, extract_anchors, may_be_said, numbers_said
 from ..core.memo import batch_memoised
 from ..text import content_coverage, tokens, without_timestamps
@@ -51,8 +51,7 @@ def statement_support(statement: str, contexts: Sequence[str],
     contexts = tuple(contexts)
     known, vocabulary = _support_context(contexts)
     checked = without_timestamps(statement, starts, TIMESTAMP_TOLERANCE_S, zero_led=True)
-    figured = figures_of(checked)
-    figures = [a for a, _ in figured]
+    figures = extract_anchors(checked)
     missing = [a for a in figures if not anchor_supported(a, known)]
     said = numbers_said(contexts) if missing else frozenset()
     unsaid = [a for a in missing if not may_be_said(a, said)]
@@ -61,7 +60,8 @@ def statement_support(statement: str, contexts: Sequence[str],
     # Backed by value, a figure must also be of the kind, currency and unit the call or the
     # truth gives it: "25%" or "€25" is not stated by a "$25" fee.
     told = told_texts(contexts)
-    held = [(a, figure_held((a, unit), told)) for a, unit in figured if a not in missing]
+    held = held_per_anchor((f[0], figure_held(f, told)) for f in figures_of(checked)
+                           if f[0] not in missing).items()
     if other := [a for a, h in held if h is False]:
         return False, ("stated as another kind, currency or unit than the call or the truth "
                        "gives it: " + ", ".join(f"{a.kind} {a.text!r}" for a in other))

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from ..anchor_units import figure_held, figures_of
+from ..anchor_units import figure_held, figures_of, held_per_anchor
 from ..core.judging import JudgeVerdict
 from ..core.memo import batch_memoised
 from ..core.metrics import BAND_EDGES, CASE_BAR, Bands, MetricSpec
@@ -233,7 +233,8 @@ def hallucination(response: str, context: str | Sequence[str]) -> HallucinationC
     """
     passages = as_passages(context)
     told = [figures_of(passage) for passage in passages]
-    figures = [(f[0], figure_held(f, told)) for f in figures_of(response)]
+    figures = held_per_anchor((f[0], figure_held(f, told))
+                              for f in figures_of(response)).items()
     anchors: list[dict[str, Any]] = [
         {"kind": "date" if a.kind in ("date", "time") else "numeric", "text": a.text,
          "supported": held} for a, held in figures]

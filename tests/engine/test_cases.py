@@ -333,6 +333,23 @@ def test_a_blank_turn_is_a_case_error_in_every_task(tmp_path: Path, task: str) -
     assert "transcript[1].text: empty turn (every turn must say something)" in problems
 
 
+@pytest.mark.parametrize("task", sorted(default_registry().tasks))
+def test_a_transcript_with_no_letter_or_digit_is_a_case_error(tmp_path: Path,
+                                                              task: str) -> None:
+    # A transcript of "..." turns loaded, and every output was judged against nothing.
+    case = doc_cases()[task]
+    needs = default_registry().tasks[task].needs_transcript
+    message = f"transcript: no turn has a letter or a digit (every {task} case needs words " \
+              "to judge against)"
+    case["transcript"] = [{"speaker": "agent", "text": "..."},
+                          {"speaker": "customer", "text": "\U0001f642 ?!"}]
+    assert (message in problems_of(tmp_path, case)) is needs
+    # A pause or a noise among turns that say something is a real call's.
+    case["transcript"] = [{"speaker": "agent", "text": "Hello, how can I help?"},
+                          {"speaker": "customer", "text": "..."}]
+    assert message not in problems_of(tmp_path, case)
+
+
 @pytest.mark.parametrize(("task", "where", "blank", "problems"), [
     ("text", ("expected_outcome", "sentiment", 0, "text"), "",
      ["expected_outcome.sentiment[0].text: String should have at least 1 character"]),

@@ -13,6 +13,7 @@ from ..core.context import STRUCTURE
 from ..core.judging import FULL_VIEW, JudgeRequest, JudgeVerdict, JudgeView, ReplyField, Scale
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult, TaskResult
+from ..text import has_words
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext
@@ -112,6 +113,12 @@ class BaseTask(ABC):
             if not turn.text.strip():
                 problems.append(f"transcript[{i}].text: empty turn (every turn must say "
                                 "something)")
+        # A turn of "..." or an emoji is a real transcript's pause or noise, but a call made
+        # only of such turns says nothing to judge an output against.
+        if (self.needs_transcript and not problems and case.transcript
+                and not any(has_words(turn.text) for turn in case.transcript)):
+            problems.append("transcript: no turn has a letter or a digit (every "
+                            f"{self.name} case needs words to judge against)")
         return problems
 
     def check_consistency(

@@ -91,8 +91,7 @@ Figure = tuple[Anchor, Unit]
 def figures_of(text: str) -> tuple[Figure, ...]:
     """The anchors of ``text`` (:func:`~pytest_callqa.engine.anchors.extract_anchors`), each
     with the unit read where it stands, once per distinct unit: the same value may count
-    different things in one text ("up to 5 lb; this one weighs 5 kg"), and the word after
-    its first occurrence spoke for all of them."""
+    different things in one text ("up to 5 lb; this one weighs 5 kg")."""
     return tuple(dict.fromkeys((anchor, _unit(anchor, text, end))
                                for anchor, end in anchor_ends(text)))
 

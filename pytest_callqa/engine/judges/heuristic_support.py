@@ -45,9 +45,12 @@ def statement_support(statement: str, contexts: Sequence[str],
                       starts: Sequence[float] = ()) -> tuple[bool | None, str]:
     """Whether a statement is supported by ``contexts`` and, if not, why not. A call offset
     it cites with a leading zero ("at 00:20") within :data:`TIMESTAMP_TOLERANCE_S` of a
-    turn's start (of ``starts``) is supported by the call's timing. None when every figure
-    it has that ``contexts`` lack in digits may be a number they say in words
-    (:func:`~pytest_callqa.engine.anchors.may_be_said`) and its words are there: undecided."""
+    turn's start (of ``starts``) is supported by the call's timing. A figure ``contexts``
+    have by value must be there of its kind, currency and unit too
+    (:func:`~pytest_callqa.engine.anchor_units.figure_held`). None (undecided) when its
+    words are there and every figure in doubt is one ``contexts`` may say in words
+    (:func:`~pytest_callqa.engine.anchors.may_be_said`), or give only with another sign or
+    beside a word that may or may not be its unit."""
     contexts = tuple(contexts)
     known, vocabulary = _support_context(contexts)
     checked = without_timestamps(statement, starts, TIMESTAMP_TOLERANCE_S, zero_led=True)

@@ -133,9 +133,10 @@ def _sentences_of(parsed: ByIdentity[TranslationOutput],
                   config: ByIdentity[TranslationConfig]) -> Sentences:
     # Planning, the similarity pass and scoring each read them of one output (frozen
     # models, so keyed by identity): paired and checked once.
-    model = {str(s.source_id): s.translated_text for s in parsed.value.sentence_translations}
+    translated = {str(s.source_id): s.translated_text
+                  for s in parsed.value.sentence_translations}
     pairs = tuple((s.source_id, s.source_text, s.translated_text,
-                   model.get(str(s.source_id), ""))
+                   translated.get(str(s.source_id), ""))
                   for s in expected.value.sentence_translations)
     other_language = (_language(config.value.source_language)
                       != _language(config.value.target_language))

@@ -21,15 +21,16 @@ SUPPORT_COVERAGE = 0.5
 
 
 @functools.lru_cache(maxsize=512)
-def _profile(context: str) -> tuple[tuple[Anchor, ...], frozenset[str]]:
-    """Anchors and tokens of a context; one transcript is checked against many statements."""
-    return tuple(extract_anchors(context)), frozenset(tokens(context))
+def _profile(context: str) -> tuple[tuple[Anchor, ...], frozenset[str], tuple[Figure, ...]]:
+    """Anchors, tokens and figures of a context; one transcript is checked against many
+    statements, in every batch that scores its case."""
+    return tuple(extract_anchors(context)), frozenset(tokens(context)), figures_of(context)
 
 
 @batch_memoised
 def told_texts(contexts: tuple[str, ...]) -> tuple[tuple[Figure, ...], ...]:
     """Each context's figures, as :func:`figure_held` reads what a statement is told."""
-    return tuple(figures_of(c) for c in contexts)
+    return tuple(_profile(c)[2] for c in contexts)
 
 
 @batch_memoised
@@ -37,8 +38,8 @@ def _support_context(contexts: tuple[str, ...]) -> tuple[tuple[Anchor, ...], fro
     """The anchors and the tokens of ``contexts`` together: every statement of every output
     of a case is checked against the same ones."""
     profiles = [_profile(c) for c in contexts]
-    known = tuple(a for anchors, _ in profiles for a in anchors)
-    return known, frozenset().union(*(words for _, words in profiles))
+    known = tuple(a for anchors, _, _ in profiles for a in anchors)
+    return known, frozenset().union(*(words for _, words, _ in profiles))
 
 
 def statement_support(statement: str, contexts: Sequence[str],

@@ -204,16 +204,6 @@ def _find_tokens(s: str) -> tuple[str, ...]:
     return tuple(_TOKEN.for_text(text).findall(text))
 
 
-def has_words(text: str) -> bool:
-    """Whether ``text`` holds a letter or a digit: a reply of "...", an emoji or a
-    zero-width space (format characters, which ``str.strip`` keeps) says nothing."""
-    # Nearly every text begins with a letter (str.isalpha is exactly the category L):
-    # found without a generator over its characters.
-    if text[:1].isalpha():
-        return True
-    return any(unicodedata.category(char)[0] in "LN" for char in text)
-
-
 def content_tokens(s: str) -> list[str]:
     """Tokens that carry meaning: no stopwords and no single letters (single digits stay)."""
     return list(_content_tokens(s))

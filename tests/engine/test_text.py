@@ -12,6 +12,7 @@ from pytest_callqa.engine.anchors import (
     extract_anchors,
 )
 from pytest_callqa.engine.core.memo import batch_memo
+from pytest_callqa.engine.core.unicode_text import has_words
 from pytest_callqa.engine.text import (
     STOPWORDS,
     ascii_digits,
@@ -22,7 +23,6 @@ from pytest_callqa.engine.text import (
     extract_quotes,
     extract_timestamps,
     fuzzy_support,
-    has_words,
     normalize,
     normalize_loose,
     token_jaccard,

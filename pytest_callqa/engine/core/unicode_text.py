@@ -10,11 +10,15 @@ Control and invisible formatting characters: an escape sequence in a model's out
 printed to a terminal or a CI log acts (it can erase or recolour lines), a bidi override
 reorders what a reader sees, and XML cannot hold most C0 controls at all. A model name
 holding one is refused; failure messages show them escaped.
+
+And whether a text says anything at all (a letter or a digit), which a case check asks
+without loading the engine's text module (numpy, rapidfuzz).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 _LONE = re.compile("[\ud800-\udfff]")
@@ -148,3 +152,13 @@ def showable(text: str) -> str:
     """``text`` with each control or invisible formatting character written as its Python
     escape (``\\x1b``, ``\\u202e``); tabs and newlines kept."""
     return _UNSHOWABLE.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def has_words(text: str) -> bool:
+    """Whether ``text`` holds a letter or a digit: a reply of "...", an emoji or a
+    zero-width space (format characters, which ``str.strip`` keeps) says nothing."""
+    # Nearly every text begins with a letter (str.isalpha is exactly the category L):
+    # found without a generator over its characters.
+    if text[:1].isalpha():
+        return True
+    return any(unicodedata.category(char)[0] in "LN" for char in text)

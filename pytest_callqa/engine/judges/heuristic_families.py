@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 from ..anchors import Anchor, anchor_supported, extract_anchors, numbers_said, said_in_words
 from ..core.judging import JudgeRequest, JudgeVerdict
+from ..core.unicode_text import has_words
 from ..tasks.agent_calls import (
     Alignment,
     align_calls,
@@ -43,7 +44,7 @@ from ..tasks.agent_calls import (
 )
 from ..tasks.agent_schemas import TOOL_RESULT
 from ..tasks.conversation_segmentation import segmentation_proxy
-from ..text import has_words, normalize
+from ..text import normalize
 from .heuristic_undecided import SaidBefore, rubric_undecided
 
 Handler = Callable[[JudgeRequest], JudgeVerdict]

@@ -15,7 +15,8 @@ from ..anchor_units import anchors_equal, currency_of, same_currency
 from ..anchors import anchor_supported, extract_anchors
 from ..core.cases import GoldenCase
 from ..core.memo import ByIdentity, batch_memoised
-from ..text import contains_phrase, has_words, normalize, normalize_loose
+from ..core.unicode_text import has_words
+from ..text import contains_phrase, normalize, normalize_loose
 from .agent_metrics import argument_tally, rubric_from_count
 from .agent_schemas import (
     AGENT_SPEAKERS,

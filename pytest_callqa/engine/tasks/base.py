@@ -13,7 +13,7 @@ from ..core.context import STRUCTURE
 from ..core.judging import FULL_VIEW, JudgeRequest, JudgeVerdict, JudgeView, ReplyField, Scale
 from ..core.metrics import Bands, MetricSpec
 from ..core.results import MetricResult, TaskResult
-from ..text import has_words
+from ..core.unicode_text import has_words
 
 if TYPE_CHECKING:
     from ..core.context import EvalContext

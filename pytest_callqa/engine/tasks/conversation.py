@@ -37,7 +37,7 @@ from pydantic import Field, model_validator
 from ..core.judging import FOCUS_VIEW, JudgeRequest, JudgeVerdict, ReplyField
 from ..core.metrics import CASE_BAR, Bands, MetricSpec
 from ..core.results import MetricResult
-from ..text import has_words
+from ..core.unicode_text import has_words
 from .base import structure_spec, weighted_score
 from .call_schemas import LooseConfig, StrictModel, _duplicates
 from .family_base import FamilyTask, checked_score

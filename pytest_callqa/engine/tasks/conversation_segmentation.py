@@ -9,7 +9,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..text import has_words
+from ..core.unicode_text import has_words
 
 # A full stop after a title or a Latin abbreviation does not end the sentence.
 _ABBREVIATIONS = "".join(rf"(?<!\b{a}\.)" for a in ("Mr", "Mrs", "Ms", "Dr", "St", "vs", "etc",

@@ -596,6 +596,12 @@ def test_the_transcript_is_the_context_when_none_is_given() -> None:
      "config.context: no context"),
     ("transcript: []\nconfig: {query: 'Refund?', context: ['', '  ']}",
      "config.context: every passage is empty"),
+    # A transcript or passages of punctuation alone were the context: an answer was grounded
+    # in "..." and "?!".
+    ("transcript: [{speaker: agent, text: '...'}, {speaker: customer, text: '?!'}]\n"
+     "config: {query: 'Refund?'}", "config.context: no context"),
+    ("transcript: 'agent: hi'\nconfig: {query: 'Refund?', context: ['...', '\u2014']}",
+     "config.context: no passage has a letter or a digit"),
     ("transcript: 'agent: hi'\nconfig: {query: '   '}", "config.query"),
     ("transcript: 'agent: hi'\nconfig: {}", "config.query: Field required"),
     ("transcript: [{speaker: agent, text: ''}]\nconfig: {query: 'Refund?', context: x}",

@@ -39,6 +39,7 @@ from ..core.judging import JudgeVerdict
 from ..core.memo import batch_memoised
 from ..core.metrics import BAND_EDGES, CASE_BAR, Bands, MetricSpec
 from ..core.results import MetricResult
+from ..core.unicode_text import has_words
 from ..text import content_units, token_jaccard, units, unsegmented
 from ..tfidf import word_tfidf_cosine
 from .base import structure_spec
@@ -282,12 +283,13 @@ def verdict(
 
 
 def context_passages(case: GoldenCase, config: GroundingConfig) -> list[str]:
-    """The non-blank passages of ``config.context``, or else the transcript as one passage
-    (its turns are one conversation, so a claim may draw on neighbouring turns)."""
-    passages = [p for p in (config.context or []) if p.strip()]
+    """The passages of ``config.context`` that say something (a letter or a digit), or else
+    the transcript as one passage (its turns are one conversation, so a claim may draw on
+    neighbouring turns) if it says something: a passage of "..." grounds nothing."""
+    passages = [p for p in (config.context or []) if has_words(p)]
     if passages:
         return passages
-    return [case.transcript_plain] if case.transcript_plain.strip() else []
+    return [case.transcript_plain] if has_words(case.transcript_plain) else []
 
 
 # --- the task ----------------------------------------------------------------------------------
@@ -306,6 +308,8 @@ class GroundingTask(FamilyTask):
         problems = []
         if config.context is not None and not any(p.strip() for p in config.context):
             problems.append("config.context: every passage is empty")
+        elif config.context is not None and not any(map(has_words, config.context)):
+            problems.append("config.context: no passage has a letter or a digit")
         if not context_passages(case, config):
             problems.append("config.context: no context — give passages in config.context or "
                             "a transcript; an answer cannot be grounded in nothing")

@@ -392,15 +392,16 @@ class HeuristicJudge:
         for pair in pairs:
             sid = pair.get("source_id")
             expected_text, model_text = str(pair.get("expected", "")), str(pair.get("model", ""))
-            expected, model = extract_anchors(expected_text), extract_anchors(model_text)
             expected_figures, model_figures = figures_of(expected_text), figures_of(model_text)
+            # Each side's anchors once, in order (as extract_anchors lists them), with what
+            # the other side makes of them.
             kept_of = held_per_anchor((f[0], fact_held(f, model_figures))
                                       for f in expected_figures)
-            held = [kept_of[a] for a in expected]
-            omitted = [a for a, kept in zip(expected, held, strict=True) if kept is False]
-            added = [a for a, kept in held_per_anchor((f[0], fact_held(f, expected_figures))
-                                                      for f in model_figures).items()
-                     if kept is False]
+            made_of = held_per_anchor((f[0], fact_held(f, expected_figures))
+                                      for f in model_figures)
+            expected, model = list(kept_of), list(made_of)
+            omitted = [a for a, kept in kept_of.items() if kept is False]
+            added = [a for a, kept in made_of.items() if kept is False]
             # A side that only lacks figures, in a script whose number words are not read
             # ("ثلاثة" for "3"), may say them in words; one that writes others in their
             # place changed them.
@@ -415,9 +416,8 @@ class HeuristicJudge:
                     "may be said in words of a script the offline check does not read"
                     if unread else "said in words on the other side"))
                 continue
-            if not (omitted or added) and None in held:
-                figures = ", ".join(repr(a.text) for a, kept in zip(expected, held, strict=True)
-                                    if kept is None)
+            if not (omitted or added) and None in kept_of.values():
+                figures = ", ".join(repr(a.text) for a, kept in kept_of.items() if kept is None)
                 undecided.append(f"sentence {sid}: {figures} beside a unit or currency word "
                                  "the offline check cannot compare")
                 continue

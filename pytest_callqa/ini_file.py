@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import iniconfig
 import pytest
 
 # pytest's configuration files in the order it looks for them, and what marks one as
@@ -67,6 +68,31 @@ def raw_ini(config: pytest.Config, name: str) -> Any:
     if path is None or path.name != "pyproject.toml":
         return None
     return _ini_options(path).get(name)
+
+
+# What ``own_ini_value`` answers when the ini file cannot be read as pytest read it.
+UNREADABLE: Any = object()
+
+
+def own_ini_value(config: pytest.Config, name: str) -> Any:
+    """The value of ini key ``name`` as the ini file itself holds it (None when it sets
+    none), whatever ``-o`` overrides the command line gives: pytest merges those into its
+    copy of the file, and getini answers with them. :data:`UNREADABLE` when the file cannot
+    be read again."""
+    path = config.inipath
+    if path is None:
+        return None
+    try:
+        if path.name == "pyproject.toml":
+            return _ini_options(path).get(name)
+        if path.suffix == ".toml":
+            table = read_toml(path, "the ini file").get("pytest", {})
+            return table.get(name) if isinstance(table, dict) else None
+        section = "tool:pytest" if path.name == "setup.cfg" else "pytest"
+        ini = iniconfig.IniConfig(path)
+        return ini[section].get(name) if section in ini else None
+    except (pytest.UsageError, OSError, UnicodeDecodeError, iniconfig.ParseError):
+        return UNREADABLE
 
 
 def callqa_table(data: dict[str, Any], path: Path, default: Any) -> Any:

@@ -29,9 +29,11 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from .ini_file import UNREADABLE, own_ini_value
 from .options import (
     CASES_OPTION,
     MODELS_OPTION,
@@ -84,18 +86,23 @@ def _overridden(config: pytest.Config, option: str) -> bool:
                for entry in config.option.override_ini or ())
 
 
-def _ini_file_path(config: pytest.Config, option: str) -> Path | None:
-    value = config.getini(ini_name(option))
+def _file_value(config: pytest.Config, option: str) -> Any:
+    """The ini file's own value of ``option``'s key: getini's, unless ``-o`` overrode it."""
+    if _overridden(config, option):
+        return own_ini_value(config, ini_name(option))
+    return config.getini(ini_name(option))
+
+
+def _ini_file_path(value: Any, config: pytest.Config) -> Path | None:
     return (ini_base(config) / os.path.expanduser(str(value))).resolve() if value else None
 
 
-def _ini_file_models(config: pytest.Config) -> list[str]:
+def _ini_file_models(models: Any, outputs: Path | None) -> list[str]:
     """The models the ini file configures: those it names, else its outputs' folders."""
-    value = config.getini(ini_name(MODELS_OPTION)) or []
-    named = split_models(shlex.split(value) if isinstance(value, str) else map(str, value))
+    named = split_models(shlex.split(models) if isinstance(models, str)
+                         else map(str, models or []))
     if named:
         return list(named)
-    outputs = _ini_file_path(config, OUTPUTS_OPTION)
     return discover_models(outputs) if outputs is not None else []
 
 
@@ -103,23 +110,25 @@ def narrowed_selection(config: pytest.Config, settings: Settings) -> bool:
     """Whether the command line narrowed the suite the ini file configures: to a folder or
     file of cases other than the ini file's, or to some of its models (those the ini file
     names, else those of its outputs directory: another directory holding fewer of them
-    narrows too), or by a ``-o`` override of the cases, outputs or models, whatever it
-    gives. The same cases or models given again by option narrow nothing."""
+    narrows too), by ``--callqa-*`` options or ``-o`` overrides. The same cases or models
+    given again narrow nothing."""
     selection = (CASES_OPTION, OUTPUTS_OPTION, MODELS_OPTION)
-    if any(_overridden(config, o) for o in selection):
-        # getini answers with the override, and pytest keeps no copy of the file's own
-        # value to compare with: such a run is taken for a narrowed one, so it deletes no
+    if all(config.getoption(ini_name(o)) is None and not _overridden(config, o)
+           for o in selection):
+        return False
+    cases, outputs, models = (_file_value(config, o) for o in selection)
+    if any(value is UNREADABLE for value in (cases, outputs, models)):
+        # Nothing to compare the override with: taken for a narrowed run, which deletes no
         # snapshot (a run without the override finds the obsolete ones).
         return True
-    if all(config.getoption(ini_name(o)) is None for o in selection):
-        return False
-    suite = _ini_file_path(config, CASES_OPTION)
+    suite = _ini_file_path(cases, config)
     if suite is not None and settings.cases is not None and settings.cases.resolve() != suite:
         return True
     chosen = settings.models or (discover_models(settings.outputs) if settings.outputs
                                  else ())
     chosen_names = {model_name(entry) for entry in chosen}
-    return any(model_name(entry) not in chosen_names for entry in _ini_file_models(config))
+    return any(model_name(entry) not in chosen_names
+               for entry in _ini_file_models(models, _ini_file_path(outputs, config)))
 
 
 class KeepSnapshots:

@@ -284,10 +284,16 @@ def test_a_run_narrowed_to_some_models_or_cases_keeps_the_others_snapshots(
         result = pytester.runpytest(*ARGS, *narrowed, *update)
         assert result.ret == pytest.ExitCode.OK
         assert "deleted" not in result.stdout.str()
+        assert "narrower than the ini file's" in result.stdout.str()
         assert snapshot_files(pytester) == accepted
 
 
-@pytest.mark.parametrize("again", [[], ["--callqa-cases=cases"], ["--callqa-models=alpha"]])
+@pytest.mark.parametrize("again", [
+    [], ["--callqa-cases=cases"], ["--callqa-models=alpha"],
+    # An override giving the ini file's own value: getini answers with the override, so
+    # every -o was taken for a narrowing, and the obsolete snapshot was kept.
+    ["-o", "callqa_cases=cases"], ["-o", "callqa_models=alpha"],
+    ["-o", "callqa_outputs=outputs"]])
 def test_the_suite_given_again_on_the_command_line_still_finds_obsolete_snapshots(
     verdicts: dict[str, float], pytester: pytest.Pytester, again: list[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -303,6 +309,7 @@ def test_the_suite_given_again_on_the_command_line_still_finds_obsolete_snapshot
     plain = pytester.runpytest(*ARGS, *again)
     assert plain.ret == pytest.ExitCode.TESTS_FAILED
     plain.stdout.fnmatch_lines(["*1 snapshot unused*"])
+    assert "narrower than the ini file's" not in plain.stdout.str()
     pytester.runpytest(*ARGS, *again, "--snapshot-update").assert_outcomes(passed=3)
     assert len(snapshot_files(pytester)) == 3
 

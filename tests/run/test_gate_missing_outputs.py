@@ -332,9 +332,9 @@ def test_a_run_whose_command_narrowed_the_models_or_cases_reads_the_rest_as_not_
 
 def test_a_run_flagged_narrowed_with_the_baselines_own_models_and_cases_narrowed_nothing(
         report: dict[str, Any]) -> None:
-    """`-o callqa_cases=cases` repeating the ini file's own value is flagged as narrowing (a
-    -o override is, whatever it gives), and made a whole run incomplete: its models and
-    cases are the baseline's, so a case only the baseline has was deleted."""
+    """A run flagged narrowed whose models and cases are the baseline's (a report of a
+    version that flagged every `-o` override, whatever it gave) made a whole run
+    incomplete: a case only the baseline has was deleted."""
     baseline = copy.deepcopy(report)
     deleted = baseline["cases"][0]
     gone = left_out(report, lambda c: c["case_id"] != deleted["case_id"])

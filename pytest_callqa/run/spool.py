@@ -17,10 +17,11 @@ if TYPE_CHECKING:
 EXCERPT_TURNS = 12
 EXCERPT_CHARS = 300
 # The details of a metric the scorecard reads — a pooled rate's counts; whether its missing
-# value may hide a blocker, and a custom metric's raised code or unusable return (the
-# calibration counts both code errors) — the rest stay in the report.
+# value may hide a blocker; a custom metric's raised code or unusable return (the
+# calibration counts both code errors), and whether the case's own bar rated it (the
+# calibration leaves such labels out) — the rest stay in the report.
 SCORECARD_DETAILS = ("numerator", "denominator", "lower_bound", "bound_limit",
-                     "blocker_metric", "raised", "returned")
+                     "blocker_metric", "raised", "returned", "case_bar")
 # The keys of a packed payload (see packed) that hold its case entry and its later runs'
 # results as JSON text...
 ENTRY = "entry"

@@ -391,3 +391,27 @@ def test_a_case_file_the_run_could_not_read_makes_the_calibration_incomplete(
     assert "callqa calibration: pass" not in result.stdout.str()
     decided = _report(labelled)["run"]["calibration"]
     assert (decided["verdict"], decided["unread_case_files"]) == ("incomplete", ["cases/e.json"])
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_labels_a_run_rated_by_the_case_s_own_bar_are_left_out(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    # The engine marks such a result (details.case_bar), but the results the scorecard
+    # reads kept no such detail: a hallucination the case's own bar blocked was sorted by
+    # the metric's bands and compared with the people's label as if rated by them.
+    pytester.makefile(".toml", pyproject=PYPROJECT)
+    turns = [{"speaker": "agent", "text": "Overnight shipping is 39.99 for items under 5 lbs."}]
+    for case_id, label in (("g0", 0.0), ("g1", 1.0)):
+        case = {"id": case_id, "task": "grounding", "transcript": turns,
+                "config": {"query": "How much is overnight shipping?",
+                           "hallucination_fail_above": 0.1},
+                "expected_outcome": {"answer": "Overnight shipping is 39.99."},
+                "human_labels": {"hallucination": label}}
+        pytester.makefile(".json", **{f"cases/{case_id}": json.dumps(case)})
+        pytester.makefile(".json", **{f"outputs/human/{case_id}": json.dumps(
+            {"answer": "Overnight shipping is $89.99 and free over $200."})})
+    pytester.makepyfile(test_eval="def test_scored(callqa_result):\n    pass\n")
+    pytester.runpytest("-p", "no:cacheprovider", "--callqa-calibrate", *xdist)
+    entry = _report(pytester)["calibration"]["hallucination"]
+    assert entry["n"] == 0 and entry["labels"] == 2
+    assert entry["left_out"]["case_bar"] == 2

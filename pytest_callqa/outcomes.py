@@ -30,6 +30,9 @@ T = TypeVar("T")
 # is what tells it apart from the model failing. (A subclass would do too, but pytest's
 # summary line would then print its dotted name where it prints "Failed:".)
 TOOL_FAILURE = "callqa_tool_failure"
+# Set, beside TOOL_FAILURE, on what interrupted the tool's work (pytest-timeout's ``Failed``):
+# a test over repeated runs starts none of its other runs after it, as its time is up.
+INTERRUPTION = "callqa_interruption"
 # The attribute of a call report whose test the tool stopped (crosses xdist too: a report's
 # attributes reach the controller as they are).
 TOOL_ERROR_ATTR = "callqa_tool_error"
@@ -122,6 +125,7 @@ def produce_or_fail(
             stash[key] = errored(model, case, reason)
         if interrupted:
             setattr(exc, TOOL_FAILURE, True)
+            setattr(exc, INTERRUPTION, True)
         if not of_the_tool:
             raise
     raise tool_failure(reason)

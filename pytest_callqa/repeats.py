@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from .outcomes import TOOL_FAILURE, is_tool_failure, produce_or_fail
+from .outcomes import INTERRUPTION, TOOL_FAILURE, is_tool_failure, produce_or_fail
 from .outputs import ModelOutput, for_report
 from .run.junit import run_properties
 from .run.settings import ERROR_PAYLOAD, MAX_RUNS, UNPRODUCED_PAYLOAD, Missing
@@ -138,39 +138,44 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     resolver = state.resolver
     payload = item.stash.get(payload_key, None)
     rule = state.settings.pass_rule
-    results: list[TaskResult] = []
+    results: list[TaskResult | None] = []
     outputs = [funcargs.get("callqa_output")]
     # Why a run could not be produced, as the report words it (produce_or_fail fills it).
     failed: tuple[pytest.Stash, pytest.StashKey[dict[str, Any]]] = (
         pytest.Stash(), pytest.StashKey[dict[str, Any]]())
+    # The later runs that could not be produced, and why: their outcomes are unknown, and the
+    # other runs are still produced and called.
+    unproduced: dict[int, BaseException] = {}
     try:
         if "callqa_result" in funcargs:
             results = [cast("TaskResult", funcargs["callqa_result"])]
-            # One at a time: the runs produced before one that fails are kept.
             for run in range(1, runs):
-                results.append(produce_or_fail(resolver.result, model, case, run,
-                                               keep_error=failed))
+                results.append(_produced(resolver.result, model, case, run, failed,
+                                         unproduced))
         for run in range(1, runs):
-            produced = produce_or_fail(resolver.output, model, case, run, keep_error=failed)
+            produced = (None if run in unproduced else
+                        _produced(resolver.output, model, case, run, failed, unproduced))
             if isinstance(produced, Missing):
                 pytest.skip(f"run {run + 1} of {runs}: {produced.reason}")
-            assert isinstance(produced, ModelOutput)
-            outputs.append(produced.value)
+            outputs.append(produced.value if isinstance(produced, ModelOutput) else None)
     except BaseException as exc:
         if not isinstance(exc, (KeyboardInterrupt, SystemExit, pytest.skip.Exception,
                                 pytest.xfail.Exception)):
-            # The test function has run in no run yet: whatever stopped a later run's
-            # production (a project's generate hook that raised) is the tool's, as the same
-            # error in run 1's setup is — never the model's failure.
+            # The test function has run in no run yet: whatever stopped the production (a
+            # per-test time limit) is the tool's, as the same in run 1's setup is — never the
+            # model's failure.
             setattr(exc, TOOL_FAILURE, True)
         if is_tool_failure(exc):
-            # A run could not be produced (a judge error, or a wait for its verdicts that a
-            # per-test time limit interrupted), so the test function ran in none: no run of
-            # the pair has a known outcome from this test.
+            # The test's time ran out while a run was produced, so the test function ran in
+            # none: no run of the pair has a known outcome from this test.
             _keep(item, payload, results,
                   RunsRecord(outcomes=[None] * runs, rule=rule, passed=None), outputs)
-            _unproduced(payload, failed, runs, len(results) if results else len(outputs))
+            done = len(results) if results else len(outputs)
+            _unproduced(payload, failed, runs,
+                        [run for run in range(1, runs) if run in unproduced or run >= done])
         raise
+    if unproduced:
+        _unproduced(payload, failed, runs, sorted(unproduced))
     argnames = item._fixtureinfo.argnames
 
     def call(run_result: TaskResult | None, output: Any) -> BaseException | None:
@@ -190,11 +195,12 @@ def call_runs(item: pytest.Function, state: CallqaSession,
             return exc
         return None
 
-    failures: dict[int, BaseException] = {}
+    failures: dict[int, BaseException] = dict(unproduced)
     for run in range(runs):
-        failure = call(results[run] if results else None, outputs[run])
-        if failure is not None:
-            failures[run] = failure
+        if run not in unproduced:
+            failure = call(results[run] if results else None, outputs[run])
+            if failure is not None:
+                failures[run] = failure
     tool_errors = [failures[run] for run in sorted(failures) if is_tool_failure(failures[run])]
     outcomes: list[bool | None] = [
         None if run in failures and is_tool_failure(failures[run]) else run not in failures
@@ -215,8 +221,10 @@ def call_runs(item: pytest.Function, state: CallqaSession,
         raise tool_errors[0]
     decisive: BaseException | None
     if on_mean:
-        specs = metric_specs(state.services.registry(), results[0].task)
-        decisive = call(mean_result(results, specs), outputs[0])
+        # Every run was produced: an unproduced one is a tool error, raised above.
+        scored = cast("list[TaskResult]", results)
+        specs = metric_specs(state.services.registry(), scored[0].task)
+        decisive = call(mean_result(scored, specs), outputs[0])
     elif rule_passes(outcome_rule, [ok is True for ok in outcomes]):
         decisive = None
     else:
@@ -234,26 +242,47 @@ def call_runs(item: pytest.Function, state: CallqaSession,
 
 def _unproduced(payload: dict[str, Any] | None,
                 failed: tuple[pytest.Stash, pytest.StashKey[dict[str, Any]]],
-                runs: int, produced: int) -> None:
-    """The runs after the ``produced`` first that the test could not produce, on its payload
-    for the run's list of what was not evaluated: the pair's other runs may have results,
-    and without this the scorecard would read as if it had only those."""
+                runs: int, missing: list[int]) -> None:
+    """The runs (``missing``, numbered from 0) that the test could not produce, on its
+    payload for the run's list of what was not evaluated: the pair's other runs may have
+    results, and without this the scorecard would read as if it had only those."""
     stash, key = failed
     error = stash.get(key, None)
-    if payload is None or error is None:
+    if payload is None or error is None or not missing:
         return
     payload[UNPRODUCED_PAYLOAD] = {**error[ERROR_PAYLOAD], "runs": runs,
-                                   "missing": list(range(produced + 1, runs + 1))}
+                                   "missing": [run + 1 for run in missing]}
 
 
-def _keep(item: pytest.Item, payload: dict[str, Any] | None, results: list[TaskResult],
+def _produced(produce: Any, model: str, case: CaseRef, run: int,
+              failed: tuple[pytest.Stash, pytest.StashKey[dict[str, Any]]],
+              unproduced: dict[int, BaseException]) -> Any:
+    """``produce(model, case, run)`` (:func:`produce_or_fail`), or None with why it failed in
+    ``unproduced``: a failed call or a project's code that raised leaves this run unknown,
+    not the others. What interrupted the work (a time limit, Ctrl-C, a skip) propagates."""
+    try:
+        return produce_or_fail(produce, model, case, run, keep_error=failed)
+    except Exception as exc:
+        # A project's generate hook that raised: the tool's failure, as in run 1's setup.
+        setattr(exc, TOOL_FAILURE, True)
+        unproduced[run] = exc
+    except pytest.fail.Exception as exc:
+        if getattr(exc, INTERRUPTION, False):
+            raise
+        unproduced[run] = exc
+    return None
+
+
+def _keep(item: pytest.Item, payload: dict[str, Any] | None,
+          results: list[TaskResult | None],
           record: RunsRecord, outputs: list[Any]) -> None:
     """The record on the test (its report's runs section) and on the payload."""
     item.stash[RECORD_KEY] = record
     _attach(item, payload, results, record, outputs)
 
 
-def _attach(item: pytest.Item, payload: dict[str, Any] | None, results: list[TaskResult],
+def _attach(item: pytest.Item, payload: dict[str, Any] | None,
+            results: list[TaskResult | None],
             record: RunsRecord, outputs: list[Any]) -> None:
     """The later runs' results — each with its own output when that is not run 1's: a live
     model answers anew in each run, and the report showed run 1's output beside a later
@@ -266,6 +295,8 @@ def _attach(item: pytest.Item, payload: dict[str, Any] | None, results: list[Tas
         first: list[Any] = []
         payload["runs"] = []
         for run, result in enumerate(results[1:], start=1):
+            if result is None:
+                continue  # not produced: listed as not evaluated (_unproduced)
             entry = result.to_dict()
             if run < len(outputs) and outputs[run] is not outputs[0]:
                 own = for_report(outputs[run])

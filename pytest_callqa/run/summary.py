@@ -114,15 +114,17 @@ class Summary:
             # the tool failed in that run, its outcome unknown).
             passed = self.collected.get(nodeid, {}).get("passed") or []
             for index, data in enumerate(views):
-                key = (data.get("model"), data["case_id"], int(data.get("run", 0)))
+                run = int(data.get("run", 0))
+                key = (data.get("model"), data["case_id"], run)
                 # Two tests of one pair that disagree (one got a verdict the judge could not
                 # give the other) leave it the judge's error, not scored (docs/judge.md).
                 if key not in unique or (data.get("judge_errors")
                                          and not unique[key].judge_errors):
                     unique[key] = _for_scorecard(data, shared)
                     self._entry_of[key] = (nodeid, index)
-                if index < len(passed):
-                    ran = None if passed[index] is None else bool(passed[index])
+                # By run: a run the test could not produce has an outcome and no result.
+                if run < len(passed):
+                    ran = None if passed[run] is None else bool(passed[run])
                     outcome[key] = run_outcome(outcome[key], ran) if key in outcome else ran
             self._output_of.setdefault((views[0].get("model"), views[0]["case_id"]), nodeid)
         for key, ran in outcome.items():

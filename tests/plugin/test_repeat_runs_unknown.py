@@ -259,3 +259,46 @@ def test_a_generate_hook_is_asked_once_per_run_and_told_which(
     result.assert_outcomes(failed=1)
     assert "1/1" in next(line for line in scorecard_of(result.stdout.str()).splitlines()
                          if line.startswith("Flaky Cases"))
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+@pytest.mark.parametrize(("check", "outcome", "runs_line", "passed"), [
+    ("callqa_result.valid", {"errors": 1},
+     "2 of the 2 runs of known outcome passed, 1 unknown (run 1 passed, run 2 unknown (the "
+     "tool failed in it), run 3 passed); pass rule all: undecided*", [True, True]),
+    ("callqa_result.run != 0", {"failed": 1},
+     "1 of the 2 runs of known outcome passed, 1 unknown (run 1 failed, run 2 unknown (the "
+     "tool failed in it), run 3 passed); pass rule all: failed, whatever the unknown run "
+     "says*", [False, True]),
+], ids=["known-runs-pass", "a-known-run-fails"])
+def test_a_run_that_could_not_be_produced_leaves_the_others_called(
+        project: MiniProject, pytester: pytest.Pytester, workers: list[str], check: str,
+        outcome: dict[str, int], runs_line: str, passed: list[bool]) -> None:
+    # Before: run 2's failure stopped the production, the test function was called in no
+    # run, and run 1 (produced, scored) and run 3 (never asked for) were both unknown: a
+    # run the model failed could not fail the test.
+    answer = json.dumps(project.cases["qa-refund"]["expected_outcome"])
+    pytester.makeconftest(f"""
+        import pytest
+
+        @pytest.hookimpl(optionalhook=True)
+        def pytest_callqa_generate(model, case, config, run):
+            if case.id != "qa-refund":
+                return None
+            if run == 1:
+                raise ConnectionError("the model's server went away")
+            return {answer!r}
+    """)
+    project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
+                        f"def test_r(callqa_result):\n    assert {check}\n")
+    result = pytester.runpytest("--callqa-models=live=m@http://127.0.0.1:9/v1",
+                                "--no-callqa-preflight", "--callqa-runs=3", "-k", "qa-refund",
+                                "--callqa-report=report.json", *workers)
+    result.assert_outcomes(**outcome)
+    result.stdout.fnmatch_lines([runs_line])
+    report = project.report()
+    assert [(c["run"], c["passed"]) for c in sorted(report["cases"], key=lambda c: c["run"])] \
+        == [(0, passed[0]), (2, passed[1])]
+    [entry] = report["not_evaluated"]
+    assert {k: entry[k] for k in ("kind", "case_id", "run", "runs")} == {
+        "kind": "unproduced_run", "case_id": "qa-refund", "run": 2, "runs": 3}

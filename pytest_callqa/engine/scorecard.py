@@ -544,10 +544,10 @@ def known_any(facts: Iterable[tuple[bool, bool]]) -> bool | None:
 
 def _run_stats(groups: Mapping[str, list[TaskResult]]) -> dict[str, RunStats]:
     """The run outcomes of each case run more than once (results without an outcome are
-    runs of a single-run session)."""
+    runs of a single-run session; a copy of run 1 samples nothing and counts for none)."""
     found = {}
     for key, runs in groups.items():
-        outcomes = [r.passed for r in runs if r.passed is not None]
+        outcomes = [r.passed for r in runs if r.passed is not None and not r.copied_run]
         if len(outcomes) > 1:
             found[key] = run_stats(outcomes)
     return found

@@ -58,7 +58,9 @@ def run_fields(record: dict[str, Any],
     # Loaded with the scorecard already.
     from ..engine.runs import metric_spread
 
-    runs = groups.get((record["model"], record["task"], record["case_id"]), [])
+    # A copy of run 1 (a recorded output the offline judge scores alike) samples nothing.
+    runs = [r for r in groups.get((record["model"], record["task"], record["case_id"]), [])
+            if not r.copied_run]
     if len(runs) < 2:
         return
     outcomes = [r.passed for r in runs if r.passed is not None]
@@ -89,9 +91,10 @@ def unknown_runs(results: Iterable[TaskResult]) -> tuple[int, list[str], int]:
         if len(runs) < 2:
             continue
         most = max(most, len(runs))
-        missing = sum(1 for r in runs if r.passed is None)
+        sampled = [r for r in runs if not r.copied_run]
+        missing = sum(1 for r in sampled if r.passed is None)
         unknown += missing
-        if missing and len(runs) - missing < 2:
+        if missing and len(sampled) - missing < 2:
             without.append(key)
     return unknown, sorted(without), most
 
@@ -151,10 +154,13 @@ def runs_lines(card: Scorecard, pass_rule: object) -> list[str]:
         return []
     flaky = sum(len(s["flaky"]) for s in summaries)
     unknown = sum(found[0] for found in runs)
+    copied = sum(1 for result in card.results if result.copied_run)
     return [f"runs: up to {most} per (model, case), pass rule {pass_rule}; "
             f"{count(flaky, 'flaky case')} (runs disagree)"
             + (f"; {count(unknown, 'run')} of unknown outcome (the tool failed in a test of "
-               "it) left out" if unknown else "")]
+               "it) left out" if unknown else "")
+            + (f"; {count(copied, 'run')} copied from run 1 (a recorded output the offline "
+               "judge scores alike: no sample) left out" if copied else "")]
 
 
 def run_notes(card: Scorecard, not_evaluated: Iterable[Any]) -> list[str]:

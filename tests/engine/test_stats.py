@@ -403,6 +403,23 @@ def test_scorecard_run_statistics() -> None:
     assert "runs" not in single.to_dict()["models"]["m"]
 
 
+def test_a_copy_of_the_first_run_is_no_run_of_the_run_statistics() -> None:
+    from pytest_callqa.engine.scorecard import build_scorecard
+
+    # c0's runs 2 and 3 are copies of run 1 (a recorded output under the offline judge):
+    # counted, they made pass^3 1.0 from one sample. c1 was sampled three times.
+    results = _scored("m", [1, 1], run=0, passed=[True, True])
+    for run in (1, 2):
+        results += _scored("m", [1, 0], run=run, passed=[True, False])
+        results[-2].copied_run = True
+    summary = build_scorecard(results).models["m"].runs_summary()
+    assert summary is not None
+    assert (summary["cases"], summary["k"], summary["flaky"]) == (1, 3, ["qa/c1"])
+    assert summary["pass_rate"] == pytest.approx(1 / 3)
+    copies = [r for r in results if r.case_id == "c0"]
+    assert build_scorecard(copies).models["m"].runs_summary() is None
+
+
 def test_pass_hat_k_and_pass_at_k_are_of_one_k_over_cases_with_fewer_known_runs() -> None:
     from pytest_callqa.engine.scorecard import build_scorecard
 

@@ -122,17 +122,25 @@ def test_runs_of_a_recorded_output_with_the_heuristic_judge_agree(
     project.write_tests(SUITE)
     result = pytester.runpytest("--callqa-runs", "2")
     result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["runs: up to 2 per (model, case), pass rule all; 0 flaky "
+                                 "cases (runs disagree); 2 runs copied from run 1 (a recorded "
+                                 "output the offline judge scores alike: no sample) left out"])
     data = project.report()
     assert sorted((c["model"], c["run"]) for c in data["cases"]) == [
         ("alpha", 0), ("alpha", 1), ("beta", 0), ("beta", 1)]
     for model in ("alpha", "beta"):
-        assert data["models"][model]["runs"]["flaky"] == []
+        # A copy is no second sample either of the runs' figures: pass^2 read 1.0, and each
+        # metric an sd of 0 over "2 scored runs", from one.
+        assert "runs" not in data["models"][model]
         # Run 2 is run 1's result again (a recorded output cannot score differently under
         # the offline judge): no sample of how the model varies. Its Consistency Score read 1,
         # a benchmark measured on nothing that lifted Final Score A; now it has no value.
         assert data["models"][model]["benchmarks"]["consistency"] == {
             "value": None, "passed": None, "scored_cases": 0, "judge_errors": 0}
     assert [c.get("copied_run") for c in data["cases"] if c["run"] == 1] == [True, True]
+    for case in data["cases"]:
+        assert "pass_rate" not in case
+        assert all("sd" not in m for m in case["metrics"].values())
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -154,3 +154,48 @@ def test_answers_remembered_ahead_keep_to_the_limit() -> None:
         assert memo_sizes() == {"shout": 2}
         assert [shout("a"), shout("c"), shout("b")] == ["3", "4", "B"]
     assert CALLS == ["b"]
+
+
+@batch_memoised
+def _pair_of(pair: tuple[str, str]) -> str:
+    CALLS.append("pair")
+    return "+".join(pair)
+
+
+def test_a_tuple_argument_remembered_ahead_is_found_and_a_wrong_arity_is_not() -> None:
+    # A function of one argument keys its answers on the argument itself; remember()
+    # must find the same key, and an answer to two arguments (no call of it passes two)
+    # must not pass for the answer to the one tuple of the same two.
+    with batch_memo():
+        remember(_pair_of, (("a", "b"),), "ahead")
+        remember(_pair_of, ("c", "d"), "never asked")
+        assert _pair_of(("a", "b")) == "ahead"
+        assert _pair_of(("c", "d")) == "c+d"
+        assert memo_sizes() == {"_pair_of": 2}
+    assert CALLS == ["pair"]
+
+
+def test_a_call_without_its_argument_is_refused_and_remembers_nothing() -> None:
+    with batch_memo():
+        with pytest.raises(TypeError, match="shout"):
+            shout()  # type: ignore[call-arg]
+        with pytest.raises(TypeError, match="shout"):
+            shout("a", "b")  # type: ignore[call-arg]
+        assert memo_sizes().get("shout", 0) == 0
+    assert CALLS == []
+
+
+@batch_memoised
+def _joined(first: str, second: str = "-", *rest: str) -> str:
+    CALLS.append(first + second + "".join(rest))
+    return first + second + "".join(rest)
+
+
+def test_a_function_of_several_or_optional_arguments_keys_on_all_it_is_given() -> None:
+    with batch_memo():
+        assert [_joined("a"), _joined("a", "-"), _joined("a"), _joined("a", "-", "x")] == [
+            "a-", "a-", "a-", "a-x"]
+        remember(_joined, ("b",), "ahead")
+        assert _joined("b") == "ahead"
+        assert _joined("b", "-") == "b-"
+    assert CALLS == ["a-", "a-", "a-x", "b-"]

@@ -45,73 +45,119 @@ class Views:
     exact_claims: bool = False
 
 
-def _qa(out: Any, exp: Any, config: Any) -> Views:
+@dataclass(frozen=True)
+class Truth:
+    """The truth's side of a task's views: the same for every model's output of a case, so
+    worked out once per case in a batch (it was a third to a half of each output's views)."""
+
+    claims: tuple[str, ...]
+    answer: str
+    # Each closed-form field: its name, the key the output's value is found under, and the
+    # truth's value.
+    closed: tuple[tuple[str, Any, str], ...]
+    # The text task's dominant emotion as the truth gives it (None: the truth has none).
+    top: str | None = None
+
+
+def _qa_truth(exp: Any, config: Any) -> Truth:
+    reasons = tuple(q.reason for q in exp.questions)
+    return Truth(claims=reasons, answer=" ".join(reasons),
+                 closed=tuple((q.question_id, q.question_id, f"{q.score:g}")
+                              for q in exp.questions))
+
+
+def _qa(out: Any, truth: Truth) -> Views:
     given = {q.question_id: q for q in out.questions}
+    reasons = tuple(q.reason for q in out.questions)
     return Views(
-        claims=tuple(q.reason for q in out.questions),
-        expected_claims=tuple(q.reason for q in exp.questions),
-        closed=tuple((q.question_id, f"{given[q.question_id].score:g}"
-                      if q.question_id in given else None, f"{q.score:g}")
-                     for q in exp.questions),
-        answer=" ".join(q.reason for q in out.questions),
-        expected_answer=" ".join(q.reason for q in exp.questions),
+        claims=reasons, expected_claims=truth.claims,
+        closed=tuple((name, f"{given[key].score:g}" if key in given else None, want)
+                     for name, key, want in truth.closed),
+        answer=" ".join(reasons), expected_answer=truth.answer,
     )
 
 
-def _entity(out: Any, exp: Any, config: Any) -> Views:
-    found = (*out.detected_keywords, *out.detected_topics)
+def _entity_truth(exp: Any, config: Any) -> Truth:
     truth = (*exp.detected_keywords, *exp.detected_topics)
-    found_n, truth_n = {normalize(x) for x in found}, {normalize(x) for x in truth}
+    truth_n = {normalize(x) for x in truth}
     configured = [*config.keywords, *config.topics]
+    return Truth(claims=truth, answer=", ".join(truth),
+                 closed=tuple((e, normalize(e), "present" if normalize(e) in truth_n
+                               else "absent") for e in configured))
+
+
+def _entity(out: Any, truth: Truth) -> Views:
+    found = (*out.detected_keywords, *out.detected_topics)
+    found_n = {normalize(x) for x in found}
     return Views(
-        claims=found, expected_claims=truth,
-        closed=tuple((e, "present" if normalize(e) in found_n else "absent",
-                      "present" if normalize(e) in truth_n else "absent") for e in configured),
-        answer=", ".join(found), expected_answer=", ".join(truth), exact_claims=True,
+        claims=found, expected_claims=truth.claims,
+        closed=tuple((name, "present" if key in found_n else "absent", want)
+                     for name, key, want in truth.closed),
+        answer=", ".join(found), expected_answer=truth.answer, exact_claims=True,
     )
 
 
-def _text(out: Any, exp: Any, config: Any) -> Views:
-    labels = {str(s.sentence_id): s.label for s in out.sentiment}
-    closed: list[tuple[str, str | None, str]] = [
-        (f"sentence {s.sentence_id}", labels.get(str(s.sentence_id)), s.label)
-        for s in exp.sentiment if s.label is not None
-    ]
+def _text_truth(exp: Any, config: Any) -> Truth:
     # The dominant emotion as its own metric reads it: a truth that gives every emotion 0
     # (or none) has none, and leaves the field out. Compared as all labels tied, it matched
     # an output of the same zeros and missed any other, where that metric is not scored.
     expected_top = felt_top(exp.emotion)
-    if expected_top:
+    return Truth(
+        claims=tuple(summary_facts(exp)),
+        answer=" ".join([exp.summary.call_purpose, *exp.summary.highlights]),
+        closed=tuple((f"sentence {s.sentence_id}", str(s.sentence_id), s.label)
+                     for s in exp.sentiment if s.label is not None),
+        top="+".join(sorted(expected_top)) if expected_top else None,
+    )
+
+
+def _text(out: Any, truth: Truth) -> Views:
+    labels = {str(s.sentence_id): s.label for s in out.sentiment}
+    closed: list[tuple[str, str | None, str]] = [
+        (name, labels.get(key), want) for name, key, want in truth.closed]
+    if truth.top is not None:
         closed.append(("dominant_emotion", "+".join(sorted(felt_top(out.emotion))) or None,
-                       "+".join(sorted(expected_top))))
+                       truth.top))
     return Views(
-        claims=tuple(summary_facts(out)), expected_claims=tuple(summary_facts(exp)),
+        claims=tuple(summary_facts(out)), expected_claims=truth.claims,
         closed=tuple(closed),
         answer=" ".join([out.summary.call_purpose, *out.summary.highlights]),
-        expected_answer=" ".join([exp.summary.call_purpose, *exp.summary.highlights]),
+        expected_answer=truth.answer,
     )
 
 
-def _translation(out: Any, exp: Any, config: Any) -> Views:
-    terms = {normalize(t.term): t.handled_as for t in out.domain_terms_handled}
-    names = {normalize(e.entity): e.handled_as for e in out.named_entities_handled}
-    closed: list[tuple[str, str | None, str]] = [
-        (t.term, terms.get(normalize(t.term)), t.handled_as)
-        for t in exp.domain_terms_handled
-    ] + [
-        (e.entity, names.get(normalize(e.entity)), e.handled_as)
-        for e in exp.named_entities_handled
-    ]
+def _translation_truth(exp: Any, config: Any) -> Truth:
+    # A term is looked up among the output's terms, an entity among its entities.
+    return Truth(
+        claims=tuple(s.translated_text for s in exp.sentence_translations),
+        answer=exp.full_translation,
+        closed=tuple(
+            [(t.term, ("term", normalize(t.term)), t.handled_as)
+             for t in exp.domain_terms_handled]
+            + [(e.entity, ("entity", normalize(e.entity)), e.handled_as)
+               for e in exp.named_entities_handled]),
+    )
+
+
+def _translation(out: Any, truth: Truth) -> Views:
+    handled = {("term", normalize(t.term)): t.handled_as for t in out.domain_terms_handled}
+    handled.update({("entity", normalize(e.entity)): e.handled_as
+                    for e in out.named_entities_handled})
     return Views(
         claims=tuple(s.translated_text for s in out.sentence_translations),
-        expected_claims=tuple(s.translated_text for s in exp.sentence_translations),
-        closed=tuple(closed), answer=out.full_translation,
-        expected_answer=exp.full_translation,
+        expected_claims=truth.claims,
+        closed=tuple((name, handled.get(key), want) for name, key, want in truth.closed),
+        answer=out.full_translation, expected_answer=truth.answer,
     )
 
 
-# Each reads a parsed output, its truth and the case config.
-VIEWS: dict[str, Callable[[Any, Any, Any], Views]] = {
+# Each task's truth side, from its truth and the case config, and its output side, from a
+# parsed output and that truth side.
+TRUTHS: dict[str, Callable[[Any, Any], Truth]] = {
+    "qa": _qa_truth, "entity": _entity_truth, "text": _text_truth,
+    "translation": _translation_truth,
+}
+VIEWS: dict[str, Callable[[Any, Truth], Views]] = {
     "qa": _qa, "entity": _entity, "text": _text, "translation": _translation,
 }
 
@@ -128,7 +174,12 @@ def _views(task: str, ctx: EvalContext) -> Views | None:
 @batch_memoised
 def _output_views(task: str, out: ByIdentity[Any], exp: ByIdentity[Any],
                   config: ByIdentity[Any]) -> Views:
-    return VIEWS[task](out.value, exp.value, config.value)
+    return VIEWS[task](out.value, _truth(task, exp, config))
+
+
+@batch_memoised
+def _truth(task: str, exp: ByIdentity[Any], config: ByIdentity[Any]) -> Truth:
+    return TRUTHS[task](exp.value, config.value)
 
 
 @batch_memoised
@@ -208,12 +259,18 @@ _NONE_OF_THE_WHOLE: dict[str, str] = {
 }
 
 
+# Each judged criterion's instructions: its description and its steps.
+_CRITERION_INSTRUCTIONS = {metric_id: f"{BENCHMARK_SPECS[metric_id].description}\n\n{steps}"
+                           for metric_id, steps in STEPS.items()}
+
+
 def _request(task: str, ctx: EvalContext, metric_id: str,
-             focus: Mapping[str, object]) -> JudgeRequest:
+             focus: dict[str, object]) -> JudgeRequest:
+    # ``focus`` is the request's own: plan_benchmarks builds one per request.
     return JudgeRequest(
         case=ctx.case, task=task, metric=metric_id, scale="unit",
-        instructions=f"{BENCHMARK_SPECS[metric_id].description}\n\n{STEPS[metric_id]}",
-        model_output=ctx.output, focus=dict(focus), reply_fields=_STEP_COUNTS[metric_id],
+        instructions=_CRITERION_INSTRUCTIONS[metric_id],
+        model_output=ctx.output, focus=focus, reply_fields=_STEP_COUNTS[metric_id],
     )
 
 

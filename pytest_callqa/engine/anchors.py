@@ -220,9 +220,9 @@ _ALL_LITERALS = tuple(sorted(frozenset().union(*_LITERAL_SETS.values())))
 _DIGITS_NEEDED = {"phone": 10, "phone_in": 10, "id": 7}
 # Where a match may start, for the patterns that open on a figure: the first digit of a run
 # (_NUM_START follows no digit), a decimal's leading dot, or a phone number's "+" or "(".
-# Trying a pattern there alone, not at every character, finds the same matches: most of a
-# text is words.
-_FIGURE_LEADS = re.compile(r"[0-9]+|[+(]|\.(?=[0-9])")
+# Trying a pattern there alone finds the same matches: most of a text is words. One class
+# first: the search skips to it in C (an alternation was tried at every character: 2x slower).
+_FIGURE_LEADS = re.compile(r"[0-9+(.](?:(?<=[0-9])[0-9]*|(?<=[+(])|(?<=\.)(?=[0-9]))")
 _LED_BY_WORDS = frozenset({"amount_before", "date_month_day", "date_month_day_other"})
 
 

@@ -215,64 +215,110 @@ def _tfidf_matrices(groups: Sequence[Sequence[str]],
                          kind="stable")
     term, tf, first_place = term[by_text], tf[by_text], first_place[by_text]
     bounds = np.cumsum([0, *np.bincount(pair_text, minlength=len(texts)).tolist()]).tolist()
-    column_of = np.empty(int(np.count_nonzero(new_term)), dtype=np.intp)
-    matrices = []
+    return _group_rows(groups, number, bounds, places, term, tf, first_place,
+                       int(np.count_nonzero(new_term)))
+
+
+def _group_rows(groups: Sequence[Sequence[str]], number: dict[str, int], bounds: list[int],
+                places: list[int], term: IntArray, tf: FloatArray, first_place: IntArray,
+                terms: int) -> list[FloatArray]:
+    """Each group's L2-normalised TF-IDF rows, from its texts' (term, text) pairs: text ``t``
+    has pairs ``bounds[t]`` to ``bounds[t + 1]`` (terms numbered in string order below
+    ``terms``, sublinear term frequencies, first places among its ``places[t]``).
+
+    All the groups of a pass are worked out together, their documents one after another
+    and their columns too (group by group, each's alphabetically): a few calls over every
+    entry instead of a few dozen per group, whose fixed cost was most of a small group's."""
+    doc_text = [number[doc] for docs in groups for doc in docs]
+    lengths = [bounds[t + 1] - bounds[t] for t in doc_text]
+    docs_of = [len(docs) for docs in groups]
+    # A group's i-th document's places come after those of its documents before it,
+    # whichever texts they are: numbered so, a short group's sightings sort by radix.
+    before: list[int] = []
     for docs in groups:
-        spans = [(bounds[number[doc]], bounds[number[doc] + 1]) for doc in docs]
-        terms = np.concatenate([term[a:b] for a, b in spans])
-        present = np.zeros(len(column_of), dtype=bool)
-        present[terms] = True
-        columns = np.flatnonzero(present)
-        # Scikit-learn's columns are its terms in alphabetical order, as the call's are.
-        column_of[columns] = np.arange(len(columns))
-        features = column_of[terms]
-        # A group's i-th document's places come after those of its documents before it,
-        # whichever texts they are: numbered so, a short group's sightings sort by radix.
-        before = list(accumulate([places[number[doc]] for doc in docs], initial=0))
-        sightings = np.empty(len(columns), dtype=np.intp)
-        offset = len(features)
-        for i in range(len(spans) - 1, -1, -1):
-            a, b = spans[i]
-            offset -= b - a
-            # Later documents first, so a term's earliest document sets its sighting.
-            sightings[features[offset:offset + b - a]] = first_place[a:b] + before[i]
-        in_doc = np.repeat(np.arange(len(docs)), [b - a for a, b in spans])
-        matrices.append(_tfidf_rows(in_doc, features,
-                                    np.concatenate([tf[a:b] for a, b in spans]),
-                                    np.bincount(features, minlength=len(columns)),
-                                    sightings, len(docs), before[-1]))
-    return matrices
-
-
-def _tfidf_rows(in_doc: IntArray, features: IntArray, tf: FloatArray, df: IntArray,
-                first_sightings: IntArray, docs: int, sightings_below: int) -> FloatArray:
-    """The L2-normalised TF-IDF rows of ``docs`` documents, document ``in_doc[i]`` having
-    term ``features[i]`` with sublinear term frequency ``tf[i]``; term ``j`` is in ``df[j]``
-    documents and first sighted in the call at ``first_sightings[j]`` (distinct numbers
-    from 0 to below ``sightings_below``, in the order of the analyzer's list)."""
-    idf = df.astype(np.float64)
+        before.extend(accumulate([places[number[doc]] for doc in docs[:-1]], initial=0))
+    # Each document's (term, text) pairs, its text's, one after another: slices copied.
+    spans = [(bounds[t], bounds[t + 1]) for t in doc_text]
+    doc_of_entry = np.repeat(np.arange(len(doc_text)), lengths)
+    group_start = np.repeat(np.arange(0, len(groups) * terms, terms), docs_of)
+    # Scikit-learn's columns are a group's terms in alphabetical order, as term numbers are.
+    key = np.concatenate([term[a:b] for a, b in spans])
+    key += np.repeat(group_start, lengths)
+    present = np.zeros(len(groups) * terms, dtype=bool)
+    present[key] = True
+    column = np.cumsum(present)[key] - 1
+    columns_of = np.count_nonzero(present.reshape(len(groups), terms), axis=1).tolist()
+    first_column = list(accumulate(columns_of, initial=0))
+    idf = np.bincount(column, minlength=first_column[-1]).astype(np.float64)
     idf += 1.0
-    np.divide(docs + 1, idf, out=idf)
+    np.divide(np.repeat(np.array(docs_of, dtype=np.float64) + 1.0, columns_of), idf, out=idf)
     np.log(idf, out=idf)
     idf += 1.0
-    weights = tf * idf[features]
-    # scikit-learn numbers a term by its first sighting in the call and keeps a row's
-    # entries in that order, and its row normalisation adds their squares one by one in
-    # it: laid out in that order, with zeros between them (which add nothing), a running
-    # sum adds them alike.
-    sighted = np.empty_like(first_sightings)
-    # Distinct numbers: every sort orders them alike, and 16 bits take one radix pass.
-    sighted[_radix_pass(first_sightings) if sightings_below <= 1 << 16
-            else np.argsort(first_sightings)] = np.arange(len(first_sightings))
-    # Entries are placed by their index in the flattened rows: one index array is cheaper
-    # than two.
-    row_starts = in_doc * len(df)
-    squares = np.zeros((docs, len(df)), dtype=np.float64)
-    squares.reshape(-1)[row_starts + sighted[features]] = weights * weights
-    norms = np.sqrt(np.cumsum(squares, axis=1)[:, -1])
-    matrix = np.zeros((docs, len(df)), dtype=np.float64)
-    matrix.reshape(-1)[row_starts + features] = weights / norms[in_doc]
-    return matrix
+    weights = np.concatenate([tf[a:b] for a, b in spans])
+    weights *= idf[column]
+    # A term's first sighting in its group: its earliest document's, whose places are the
+    # group's smallest.
+    sightings = np.full(first_column[-1], np.iinfo(np.intp).max, dtype=np.intp)
+    sighting = np.concatenate([first_place[a:b] for a, b in spans])
+    sighting += np.repeat(np.array(before, dtype=np.intp), lengths)
+    np.minimum.at(sightings, column, sighting)
+    group_of_column = np.repeat(np.arange(len(groups)), columns_of)
+    # Sightings are distinct within a group: every sort orders them alike, and 16 bits take
+    # one radix pass (a stable one, then by group).
+    if len(groups) <= 1 << 16 and int(sightings.max()) < 1 << 16:
+        order = _radix_pass(sightings)
+        order = order[_radix_pass(group_of_column[order])]
+    else:
+        order = np.lexsort((sightings, group_of_column))
+    sighted = np.empty_like(order)
+    sighted[order] = np.arange(len(order))
+    sighted -= np.repeat(np.array(first_column[:-1], dtype=np.intp), columns_of)
+    norms = _norms(weights * weights, doc_of_entry, sighted[column], docs_of, columns_of)
+    # Each group's rows in one buffer, one after another: an entry goes to its row's start
+    # less its group's first column, plus its column.
+    row_starts: list[int] = []
+    group_cells = list(accumulate((count * width for count, width
+                                   in zip(docs_of, columns_of, strict=True)), initial=0))
+    for count, width, start, first in zip(docs_of, columns_of, group_cells, first_column,
+                                          strict=False):
+        row_starts.extend(range(start - first, start - first + count * width, width))
+    buffer = np.zeros(group_cells[-1], dtype=np.float64)
+    buffer[np.repeat(np.array(row_starts, dtype=np.intp), lengths) + column] = (
+        weights / np.repeat(norms, lengths))
+    return [buffer[start:start + count * width].reshape(count, width)
+            for count, width, start in zip(docs_of, columns_of, group_cells, strict=False)]
+
+
+def _norms(squares: FloatArray, doc_of_entry: IntArray, place: IntArray, docs_of: list[int],
+           columns_of: list[int]) -> FloatArray:
+    """Each document's L2 norm, its squares ``squares`` (of document ``doc_of_entry[i]``,
+    ``place[i]``-th of its group's columns by first sighting) added one by one in that order,
+    as scikit-learn's row normalisation adds them: laid out so in rows, with zeros between
+    them (which add nothing), a running sum adds them alike. Rows as wide as the widest
+    group's of a stretch of groups, a stretch cut where that would double its cells."""
+    norms = np.empty(sum(docs_of), dtype=np.float64)
+    first_doc = 0
+    stretches: list[tuple[int, int, int]] = []
+    docs = width = cells = 0
+    for group_docs, columns in zip(docs_of, columns_of, strict=True):
+        wider = max(width, columns)
+        if docs and (docs + group_docs) * wider > 2 * (cells + group_docs * columns):
+            stretches.append((first_doc, docs, width))
+            first_doc += docs
+            docs = width = cells = 0
+            wider = columns
+        docs += group_docs
+        width = wider
+        cells += group_docs * columns
+    stretches.append((first_doc, docs, width))
+    bounds = np.searchsorted(doc_of_entry, [first for first, _, _ in stretches[1:]]).tolist()
+    for (first, docs, width), start, stop in zip(stretches, [0, *bounds],
+                                                 [*bounds, len(doc_of_entry)], strict=True):
+        laid = np.zeros((docs, max(width, 1)), dtype=np.float64)
+        laid.reshape(-1)[(doc_of_entry[start:stop] - first) * laid.shape[1]
+                         + place[start:stop]] = squares[start:stop]
+        norms[first:first + docs] = np.sqrt(np.cumsum(laid, axis=1)[:, -1])
+    return norms
 
 
 def _sorted_grams(words: Sequence[str], labels: IntArray, low: int,

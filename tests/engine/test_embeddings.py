@@ -759,6 +759,19 @@ def test_embed_groups_sharing_texts_equal_scikit_learns() -> None:
             assert np.array_equal(rows, _scikit_learn_rows(texts, ngrams)), (ngrams, texts)
 
 
+def test_embed_groups_of_a_wide_group_beside_many_narrow_ones_equal_scikit_learns() -> None:
+    pytest.importorskip("sklearn")
+    # One pass: a long text's group has thousands of columns, the many groups of short texts
+    # a few each; their norms are summed in rows as wide as the widest group's only while
+    # that costs at most twice their cells, so the pass is cut in stretches.
+    groups = [[LONG_TEXT[:4000]]]
+    groups += [[f"ok {i}", "x", f"y{i} z", "ok", "abc", f"{i}{i}", "q r", "s"] for i in range(30)]
+    groups += [[LONG_TEXT[:3000], "ok"], ["ok", "x"]]
+    got = TfidfEmbedder().embed_groups(groups)
+    for texts, rows in zip(groups, got, strict=True):
+        assert np.array_equal(rows, _scikit_learn_rows(texts, (2, 4))), texts
+
+
 def test_a_call_shorter_than_its_longest_ngram_equals_scikit_learns() -> None:
     pytest.importorskip("sklearn")
     # " a " is three characters: no n-gram of 4 to 9 starts in it, and the word counts whole.

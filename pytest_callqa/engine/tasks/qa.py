@@ -62,45 +62,29 @@ METRICS: tuple[MetricSpec, ...] = (
 )
 
 
-def _gap(model_q: QAQuestion | None, expected_q: QAQuestion) -> float:
+def _checks(model_q: QAQuestion | None,
+            expected_q: QAQuestion) -> tuple[bool, float, bool, bool, bool]:
+    """One question's answer: correct (SPEC 5.1: a SCORE within ±10 % of max_score, a
+    PASS_FAIL exact, never out of range), its normalised gap, out of range (a score below 0
+    or above max_score: a wrong answer, not bad structure), not pass-fail (a PASS_FAIL score
+    within range that is neither 0 nor max_score: the seed allows only full marks or zero,
+    so 4.5 of 5 is an illegal value, not a near miss) and falsely passed (any score above 0
+    on a PASS_FAIL question the call failed: the conservative reading of an illegal answer
+    such as 4.99 of 5; a score below 0 claims no pass, it is out of range). Each field is
+    read once: a field of a model costs several times a local's reading, and this ran for
+    every question of every output (4 % of a QA batch's instructions)."""
     if model_q is None:
-        return 1.0
-    return min(1.0, max(0.0, abs(model_q.score - expected_q.score) / expected_q.max_score))
-
-
-def _out_of_range(model_q: QAQuestion, expected_q: QAQuestion) -> bool:
-    """A score below 0 or above the scorecard's max_score: a wrong answer, not bad structure."""
-    return not -_EPS <= model_q.score <= expected_q.max_score + _EPS
-
-
-def _not_pass_fail(model_q: QAQuestion, expected_q: QAQuestion) -> bool:
-    """A PASS_FAIL answer within range that is neither 0 nor max_score: the seed allows only
-    full marks or zero, so 4.5 of 5 is an illegal value, not a near miss."""
-    return (
-        expected_q.type == "PASS_FAIL"
-        and not _out_of_range(model_q, expected_q)
-        and abs(model_q.score) > _EPS
-        and abs(model_q.score - expected_q.max_score) > _EPS
-    )
-
-
-def _correct(model_q: QAQuestion | None, expected_q: QAQuestion) -> bool:
-    if model_q is None or _out_of_range(model_q, expected_q):
-        return False
-    tolerance = SCORE_TOLERANCE * expected_q.max_score if expected_q.type == "SCORE" else 0.0
-    return abs(model_q.score - expected_q.score) <= tolerance + _EPS
-
-
-def _false_pass(model_q: QAQuestion | None, expected_q: QAQuestion) -> bool:
-    """Any score above 0 on a PASS_FAIL question the call failed: the conservative reading of
-    an illegal answer such as 4.99 of 5, which otherwise escaped the blocker as not quite a
-    pass. A score below 0 claims no pass; it is out of range."""
-    return (
-        model_q is not None
-        and expected_q.type == "PASS_FAIL"
-        and expected_q.score == 0
-        and model_q.score > _EPS
-    )
+        return False, 1.0, False, False, False
+    score, expected, max_score = model_q.score, expected_q.score, expected_q.max_score
+    pass_fail = expected_q.type == "PASS_FAIL"
+    out_of_range = not -_EPS <= score <= max_score + _EPS
+    tolerance = 0.0 if pass_fail else SCORE_TOLERANCE * max_score
+    correct = not out_of_range and abs(score - expected) <= tolerance + _EPS
+    gap = min(1.0, max(0.0, abs(score - expected) / max_score))
+    not_pass_fail = (pass_fail and not out_of_range and abs(score) > _EPS
+                     and abs(score - max_score) > _EPS)
+    false_pass = pass_fail and expected == 0 and score > _EPS
+    return correct, gap, out_of_range, not_pass_fail, false_pass
 
 
 class QATask(BaseTask):
@@ -191,22 +175,24 @@ class QATask(BaseTask):
         correct, gaps, missing, false_passes, per_question = 0, [], [], [], []
         out_of_range: list[str] = []
         not_pass_fail: list[str] = []
+        pass_fail = 0
         for eq in expected:
-            mq = answered.get(eq.question_id)
+            question_id, question_type = eq.question_id, eq.type
+            pass_fail += question_type == "PASS_FAIL"
+            mq = answered.get(question_id)
             if mq is None:
-                missing.append(eq.question_id)
-            ok = _correct(mq, eq)
-            gap = _gap(mq, eq)
-            if mq is not None and _out_of_range(mq, eq):
-                out_of_range.append(eq.question_id)
-            if mq is not None and _not_pass_fail(mq, eq):
-                not_pass_fail.append(eq.question_id)
+                missing.append(question_id)
+            ok, gap, outside, illegal, falsely_passed = _checks(mq, eq)
+            if outside:
+                out_of_range.append(question_id)
+            if illegal:
+                not_pass_fail.append(question_id)
             correct += ok
             gaps.append(gap)
-            if _false_pass(mq, eq):
-                false_passes.append(eq.question_id)
+            if falsely_passed:
+                false_passes.append(question_id)
             per_question.append({
-                "question_id": eq.question_id, "type": eq.type, "expected": eq.score,
+                "question_id": question_id, "type": question_type, "expected": eq.score,
                 "model": None if mq is None else mq.score, "max_score": eq.max_score,
                 "correct": ok, "normalized_gap": gap,
             })
@@ -225,14 +211,13 @@ class QATask(BaseTask):
         gap_accuracy = self.spec("score_gap_accuracy").result(
             1.0 - gap_mean, f"average normalised gap {gap_mean:.3f}", average_gap=gap_mean,
         )
-        pass_fail = [q for q in expected if q.type == "PASS_FAIL"]
         if pass_fail:
-            rate = len(false_passes) / len(pass_fail)
+            rate = len(false_passes) / pass_fail
             false_pass = self.spec("compliance_false_pass_rate").result(
                 rate,
-                f"{len(false_passes)} of {len(pass_fail)} PASS_FAIL questions falsely passed"
+                f"{len(false_passes)} of {pass_fail} PASS_FAIL questions falsely passed"
                 + (f": {', '.join(false_passes)}" if false_passes else ""),
-                numerator=len(false_passes), denominator=len(pass_fail),
+                numerator=len(false_passes), denominator=pass_fail,
                 false_passes=false_passes,
             )
         else:

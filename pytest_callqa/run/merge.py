@@ -181,10 +181,12 @@ def _check_same_run(shards: Sequence[_Shard]) -> None:
 def _check_shard_set(shards: Sequence[_Shard]) -> None:
     """When the reports say which shard they are, the set must be one split, complete."""
     seen: dict[int, str] = {}
+    unsplit: list[str] = []
     total = None
     for shard in shards:
         text = _get(shard.report, ("run", "shard"))
         if text is _MISSING or text is None:
+            unsplit.append(shard.name)
             continue
         try:
             index, n = parse_shard(str(text))
@@ -198,11 +200,18 @@ def _check_shard_set(shards: Sequence[_Shard]) -> None:
             raise ValueError(f"{seen[index]} and {shard.name} are both shard {index}/{n}")
         seen[index] = shard.name
     if total is not None:
+        # Named first: such a report (a whole run's, or a merge's) holds pairs of the shards,
+        # and "shard 2/2 missing" sent the user looking for a shard.
+        if unsplit:
+            says = ("does not say which shard it is" if len(unsplit) == 1
+                    else "do not say which shard they are")
+            raise ValueError(f"the reports are not one split: {', '.join(unsplit)} {says} "
+                             f"(a whole run's report, or a merged one), the others are "
+                             f"shards of {total}")
         missing = [f"{i}/{total}" for i in range(1, total + 1) if i not in seen]
-        if missing or len(seen) != len(shards):
-            what = (f"shard {', '.join(missing)} missing" if missing
-                    else "some reports do not say which shard they are")
-            raise ValueError(f"the reports are not one complete split: {what}")
+        if missing:
+            raise ValueError(f"the reports are not one complete split: shard "
+                             f"{', '.join(missing)} missing")
 
 
 def _pooled_specs(shards: Sequence[_Shard]) -> dict[str, list[dict[str, Any]]]:

@@ -483,6 +483,15 @@ def test_reports_that_name_their_shard_must_be_one_complete_split(
     with pytest.raises(ValueError, match="shards of 3"):
         merge_reports([parts[0], {**parts[1], "run": {**parts[1]["run"], "shard": "2/4"}}],
                       ["1.json", "2.json"])
+    # A whole run's (or a merged) report beside shards is named as such: before, the set
+    # read "shard 3/3 missing" whether or not one was.
+    whole = {**unsharded, "run": {**unsharded["run"], "shard": None}}
+    for given in (parts, parts[:2]):
+        with pytest.raises(ValueError, match=r"whole\.json does not say which shard it is "
+                                             r"\(a whole run's report, or a merged one\), "
+                                             r"the others are shards of 3"):
+            merge_reports([*given, whole], [f"{i}.json" for i in range(1, len(given) + 1)]
+                          + ["whole.json"])
 
 
 # --- the command -------------------------------------------------------------------------

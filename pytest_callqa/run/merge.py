@@ -35,12 +35,12 @@ from .gaps import (
     unscored_lines,
 )
 from .recorded_specs import recorded_registry
-from .repeated import run_notes, runs_lines
+from .repeated import judge_repeat_lines, run_notes, runs_lines
 from .report_check import check_report
 from .settings import count, display_path
 from .shard import parse_shard
 from .summary import REPORT_SCHEMA, models_section
-from .usage import BUDGET_REASON, combined_cache_problems, money
+from .usage import BUDGET_REASON, combined_cache_problems, judge_lines, money
 
 # What makes two reports parts of one run: a shard that differs in one of these scored
 # with other rules, and its figures cannot be pooled with the others'.
@@ -582,8 +582,14 @@ def merged_scorecard_text(report: Mapping[str, Any], *, width: int | None = None
     ]
     # What the judge could not score, was not scored or not evaluated, worded as a run's
     # header words it.
+    if isinstance(judge := run.get("judge_usage"), Mapping):
+        # No price table in a report: an unknown spend with every usage reported lacked one.
+        header += judge_lines(judge, priced=judge.get("spent_usd") is not None
+                              or bool(judge.get("requests_without_usage")))
     header += judge_error_lines(card.results)
     header += runs_lines(card, _get(run, ("settings", "pass_rule")))
+    if isinstance(repeats := run.get("judge_repeats"), Mapping):
+        header += judge_repeat_lines(repeats)
     header += unscored_lines(card, benchmarks=_get(run, ("benchmarks",)) is not False)
     header += partial_run_lines(run)
     header += not_evaluated_lines(report.get("not_evaluated", []))

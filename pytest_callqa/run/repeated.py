@@ -14,7 +14,7 @@ happened to be known.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .gaps import not_evaluated_notes, unregistered_notes
@@ -161,6 +161,25 @@ def runs_lines(card: Scorecard, pass_rule: object) -> list[str]:
                "it) left out" if unknown else "")
             + (f"; {count(copied, 'run')} copied from run 1 (a recorded output the offline "
                "judge scores alike: no sample) left out" if copied else "")]
+
+
+def judge_repeat_lines(found: Mapping[str, Any]) -> list[str]:
+    """The header's lines on the judge's test-retest agreement, from ``run.judge_repeats``
+    (as a run or a merge of shards writes it)."""
+    metrics = found["metrics"]
+    agreement = ", ".join(
+        f"{mid} {'—' if m['exact'] is None else format(m['exact'], '.2f')} (n={m['n']})"
+        for mid, m in metrics.items()) or "no verdict"
+    disagree = sum(m["disagree"] for m in metrics.values())
+    lines = [f"judge repeats: {found['repeats']} per verdict (median; majority on 0/1); "
+             f"repeats all agreeing, per metric: {agreement}",
+             f"judge repeats: {count(disagree, 'verdict')} spread over more than "
+             f"{found['tolerance']:g} of the scale (flagged repeats_disagree)"]
+    failed = sum(m.get("failed_asks", 0) for m in metrics.values())
+    if failed:
+        lines.append(f"judge repeats: {count(failed, 'verdict')} with an ask that gave no "
+                     "score (left out of the agreement, which is over the asks that scored)")
+    return lines
 
 
 def run_notes(card: Scorecard, not_evaluated: Iterable[Any]) -> list[str]:

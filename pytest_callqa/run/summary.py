@@ -27,6 +27,7 @@ from .gaps import (
 )
 from .repeated import (
     by_model,
+    judge_repeat_lines,
     run_fields,
     run_groups,
     run_notes,
@@ -325,22 +326,7 @@ class Summary:
             return [f"judge repeats: {self.settings.judge_repeats} asked, none made: the "
                     f"{self.settings.judge} judge is deterministic"]
         found = self.judge_repeats(card)
-        if found is None:
-            return []
-        metrics = found["metrics"]
-        agreement = ", ".join(
-            f"{mid} {'—' if m['exact'] is None else format(m['exact'], '.2f')} (n={m['n']})"
-            for mid, m in metrics.items()) or "no verdict"
-        disagree = sum(m["disagree"] for m in metrics.values())
-        lines = [f"judge repeats: {found['repeats']} per verdict (median; majority on 0/1); "
-                 f"repeats all agreeing, per metric: {agreement}",
-                 f"judge repeats: {count(disagree, 'verdict')} spread over more than "
-                 f"{found['tolerance']:g} of the scale (flagged repeats_disagree)"]
-        failed = sum(m.get("failed_asks", 0) for m in metrics.values())
-        if failed:
-            lines.append(f"judge repeats: {count(failed, 'verdict')} with an ask that gave no "
-                         "score (left out of the agreement, which is over the asks that scored)")
-        return lines
+        return [] if found is None else judge_repeat_lines(found)
 
     def render(self, color: bool, width: int | None = None) -> str:
         # The table renderer loads only in a run that evaluated something.

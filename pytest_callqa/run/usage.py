@@ -189,16 +189,7 @@ class Usage:
         lines = []
         judge = self.judge(card)
         if judge is not None:
-            per_1000 = judge["cost_per_1000_calls"]
-            unpriced = [] if judge["model"] in self.settings.prices else [judge["model"]]
-            line = f"judge spend: {_spend(judge, unpriced)}"
-            if per_1000 is not None:
-                line += f"; ${per_1000:.4f} per 1000 judge calls"
-            lines.append(line)
-            lines.append(_calls_line("judge", judge["per_process"]))
-            if judge["flagged_verdicts"]:
-                lines.append(f"judge replies flagged: {judge['flagged_verdicts']} unusable, "
-                             "scored conservatively (lowest score) and marked ?")
+            lines += judge_lines(judge, priced=judge["model"] in self.settings.prices)
         generation = self.generation()
         if generation is not None:
             lines.append("live models: " + ", ".join(
@@ -224,6 +215,20 @@ class Usage:
         if problems is not None:
             lines += _cache_lines(problems)
         return lines
+
+
+def judge_lines(judge: Mapping[str, Any], *, priced: bool) -> list[str]:
+    """The header's lines on the judge's calls — spend, calls, flagged replies — from its
+    usage section (``run.judge_usage``, as a run or a merge of shards writes it)."""
+    per_1000 = judge["cost_per_1000_calls"]
+    line = f"judge spend: {_spend(judge, [] if priced else [judge['model']])}"
+    if per_1000 is not None:
+        line += f"; ${per_1000:.4f} per 1000 judge calls"
+    lines = [line, _calls_line("judge", judge["per_process"])]
+    if judge["flagged_verdicts"]:
+        lines.append(f"judge replies flagged: {judge['flagged_verdicts']} unusable, "
+                     "scored conservatively (lowest score) and marked ?")
+    return lines
 
 
 def money(value: float) -> float:

@@ -62,3 +62,39 @@ def test_merged_shards_carry_the_judges_gaps_as_the_unsharded_report(
             "out of task scores, and the tests that needed them reported as errors, not as "
             "model failures; in all, 27 metric results left unknown"
             ) in merged_scorecard_text(merged, width=400)
+
+
+def test_the_merged_header_names_the_judges_spend_calls_and_repeat_agreement(
+        unsharded: dict[str, Any]) -> None:
+    # The merged report had these figures, but its scorecard's header left out the lines a
+    # run prints from them.
+    judge = {"model": "gpt-x", "spent_usd": 0.0718, "requests": 95, "prompt_tokens": 343572,
+             "completion_tokens": 33812, "requests_without_usage": 0,
+             "cost_per_1000_calls": 0.855, "flagged_verdicts": 2,
+             "per_process": {"processes": 2, "calls": 84, "cache_hits": 3}}
+    repeats = {"repeats": 3, "tolerance": 0.25, "metrics": {
+        "argument_correctness": {"n": 28, "exact": 0.36, "mean_spread": 0.1, "disagree": 5,
+                                 "failed_asks": 1},
+        "faithfulness": {"n": 0, "exact": None, "mean_spread": None, "disagree": 0,
+                         "failed_asks": 0}}}
+    unsharded["run"].update(judge_usage=judge, judge_repeats=repeats)
+    lines = merged_scorecard_text(unsharded, width=400).splitlines()
+    assert [line for line in lines if line.startswith("judge ")] == [
+        "judge spend: $0.0718 for 95 requests (343572+33812 tokens); $0.8550 per 1000 judge "
+        "calls",
+        "judge calls: 84 over 2 processes, 3 answered from the cache or another worker's reply",
+        "judge replies flagged: 2 unusable, scored conservatively (lowest score) and marked ?",
+        "judge repeats: 3 per verdict (median; majority on 0/1); repeats all agreeing, per "
+        "metric: argument_correctness 0.36 (n=28), faithfulness — (n=0)",
+        "judge repeats: 5 verdicts spread over more than 0.25 of the scale (flagged "
+        "repeats_disagree)",
+        "judge repeats: 1 verdict with an ask that gave no score (left out of the agreement, "
+        "which is over the asks that scored)"]
+    # A spend the run could not tell with every reply's usage reported: it lacked a price.
+    judge.update(spent_usd=None, cost_per_1000_calls=None)
+    assert ("judge spend: unknown (no price for gpt-x) for 95 requests (343572+33812 tokens)"
+            in merged_scorecard_text(unsharded, width=400).splitlines())
+    judge.update(requests_without_usage=4)
+    assert ("judge spend: unknown (the server reported no token usage for 4 requests) for 95 "
+            "requests (343572+33812 tokens; tokens unknown for 4 of 95 requests)"
+            in merged_scorecard_text(unsharded, width=400).splitlines())

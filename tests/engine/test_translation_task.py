@@ -157,3 +157,20 @@ def test_an_unknown_source_id_without_figures_adds_no_fact() -> None:
                       benchmarks=False)
     assert result.metrics["critical_fact_preservation"].value == 1.0
     assert result.valid
+
+
+def test_a_copy_is_decided_as_by_normalising_all_three_texts() -> None:
+    # _left_in_source skips normalising when the model's sentence is its reference's text:
+    # the same answer as the full comparison, for every triple of these texts.
+    from itertools import product
+
+    from pytest_callqa.engine.tasks.translation import _left_in_source
+    from pytest_callqa.engine.text import normalize_loose
+
+    texts = ["Sharma.", "sharma", "OK", "ok.", "", " ", "y también fiebre",
+             "And along with a fever", "and along with a fever!"]
+    for source, expected, model in product(texts, repeat=3):
+        loose = normalize_loose(source)
+        full = (bool(loose) and normalize_loose(model) == loose
+                and normalize_loose(expected) != loose)
+        assert _left_in_source(source, expected, model) == full, (source, expected, model)

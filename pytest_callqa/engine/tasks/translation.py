@@ -100,6 +100,11 @@ def _left_in_source(source_text: str, expected: str, model: str) -> bool:
     """The model gave the source sentence back (punctuation, case and spacing aside) where
     the reference translation differs from it: a name or "OK." that reads the same in both
     languages is translated by a copy, "The refund was approved." is not."""
+    if model == expected:
+        # Most sentences: the model's reads as the reference, which normalises alike, so it
+        # cannot both match the source and differ from it. Decided without normalising the
+        # three texts (two memo calls a sentence, 2.5 % of a translation batch).
+        return False
     source = normalize_loose(source_text)
     return (bool(source) and normalize_loose(model) == source
             and normalize_loose(expected) != source)

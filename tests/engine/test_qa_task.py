@@ -253,3 +253,14 @@ def test_unscored_evidence_renormalises_the_other_weights_and_says_so() -> None:
     assert result.renormalised is True
     assert result.notes == ["weights renormalised without: evidence_backed_reasoning "
                             "(not scored)"]
+
+
+def test_every_illegal_pass_fail_answer_is_named_in_the_reason() -> None:
+    expected = {"questions": [question("P1", 5, qtype="PASS_FAIL"),
+                              question("P2", 0, qtype="PASS_FAIL")]}
+    output = {"questions": [question("P1", 4.5, qtype="PASS_FAIL"),
+                            question("P2", 0.5, qtype="PASS_FAIL")]}
+    case = make_case("qa", expected, config=asked(expected))
+    accuracy = evaluate(case, output, embedder=TFIDF).metrics["question_score_accuracy"]
+    assert accuracy.reason == ("0 of 2 questions scored correctly; PASS_FAIL score neither 0 "
+                               "nor max_score: P1, P2")

@@ -232,14 +232,21 @@ def _problems(expected, config) -> list[str]:
     return default_registry().task("qa").check_case(case)
 
 
-def test_every_false_pass_is_named() -> None:
-    expected = {"questions": [question("Q1", 0, qtype="PASS_FAIL"),
-                              question("Q2", 0, qtype="PASS_FAIL")]}
-    output = {"questions": [question("Q1", 5, qtype="PASS_FAIL"),
-                            question("Q2", 5, qtype="PASS_FAIL")]}
+@pytest.mark.parametrize(("expected_scores", "given", "metric", "reason"), [
+    ((0, 0), (5, 5), "compliance_false_pass_rate",
+     "2 of 2 PASS_FAIL questions falsely passed: Q1, Q2"),
+    ((5, 0), (4.5, 0.5), "question_score_accuracy",
+     "0 of 2 questions scored correctly; PASS_FAIL score neither 0 nor max_score: Q1, Q2"),
+], ids=["false-passes", "illegal-answers"])
+def test_every_offending_pass_fail_answer_is_named(
+        expected_scores: tuple[float, float], given: tuple[float, float], metric: str,
+        reason: str) -> None:
+    expected = {"questions": [question(f"Q{i}", score, qtype="PASS_FAIL")
+                              for i, score in enumerate(expected_scores, start=1)]}
+    output = {"questions": [question(f"Q{i}", score, qtype="PASS_FAIL")
+                            for i, score in enumerate(given, start=1)]}
     case = make_case("qa", expected, config=asked(expected))
-    rate = evaluate(case, output, embedder=TFIDF).metrics["compliance_false_pass_rate"]
-    assert (rate.value, rate.reason) == (1.0, "2 of 2 PASS_FAIL questions falsely passed: Q1, Q2")
+    assert evaluate(case, output, embedder=TFIDF).metrics[metric].reason == reason
 
 
 def test_unscored_evidence_renormalises_the_other_weights_and_says_so() -> None:
@@ -254,13 +261,3 @@ def test_unscored_evidence_renormalises_the_other_weights_and_says_so() -> None:
     assert result.notes == ["weights renormalised without: evidence_backed_reasoning "
                             "(not scored)"]
 
-
-def test_every_illegal_pass_fail_answer_is_named_in_the_reason() -> None:
-    expected = {"questions": [question("P1", 5, qtype="PASS_FAIL"),
-                              question("P2", 0, qtype="PASS_FAIL")]}
-    output = {"questions": [question("P1", 4.5, qtype="PASS_FAIL"),
-                            question("P2", 0.5, qtype="PASS_FAIL")]}
-    case = make_case("qa", expected, config=asked(expected))
-    accuracy = evaluate(case, output, embedder=TFIDF).metrics["question_score_accuracy"]
-    assert accuracy.reason == ("0 of 2 questions scored correctly; PASS_FAIL score neither 0 "
-                               "nor max_score: P1, P2")

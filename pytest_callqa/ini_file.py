@@ -82,10 +82,14 @@ def own_ini_value(config: pytest.Config, name: str) -> Any:
     path = config.inipath
     if path is None:
         return None
+    if path.name not in INI_FILES:
+        # A file given with -c: pytest picks its table by name, then by suffix, with
+        # fallbacks of its own; taken for unknown rather than read from the wrong table.
+        return UNREADABLE
     try:
         if path.name == "pyproject.toml":
             return _ini_options(path).get(name)
-        if path.suffix == ".toml":
+        if path.suffix == ".toml":  # pytest.toml, .pytest.toml
             table = read_toml(path, "the ini file").get("pytest", {})
             return table.get(name) if isinstance(table, dict) else None
         section = "tool:pytest" if path.name == "setup.cfg" else "pytest"

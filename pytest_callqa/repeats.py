@@ -147,17 +147,17 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     # other runs are still produced and called.
     unproduced: dict[int, BaseException] = {}
     try:
-        if "callqa_result" in funcargs:
-            results = [cast("TaskResult", funcargs["callqa_result"])]
-            for run in range(1, runs):
-                results.append(_produced(resolver.result, model, case, run, failed,
-                                         unproduced))
+        # Outputs first: a run without one skips the test, and has no result to ask for.
         for run in range(1, runs):
-            produced = (None if run in unproduced else
-                        _produced(resolver.output, model, case, run, failed, unproduced))
+            produced = _produced(resolver.output, model, case, run, failed, unproduced)
             if isinstance(produced, Missing):
                 pytest.skip(f"run {run + 1} of {runs}: {produced.reason}")
             outputs.append(produced.value if isinstance(produced, ModelOutput) else None)
+        if "callqa_result" in funcargs:
+            results = [cast("TaskResult", funcargs["callqa_result"])]
+            for run in range(1, runs):
+                results.append(None if run in unproduced else _produced(
+                    resolver.result, model, case, run, failed, unproduced))
     except BaseException as exc:
         if not isinstance(exc, (KeyboardInterrupt, SystemExit, pytest.skip.Exception,
                                 pytest.xfail.Exception)):
@@ -170,7 +170,7 @@ def call_runs(item: pytest.Function, state: CallqaSession,
             # none: no run of the pair has a known outcome from this test.
             _keep(item, payload, results,
                   RunsRecord(outcomes=[None] * runs, rule=rule, passed=None), outputs)
-            done = len(results) if results else len(outputs)
+            done = len(results) if "callqa_result" in funcargs else len(outputs)
             _unproduced(payload, failed, runs,
                         [run for run in range(1, runs) if run in unproduced or run >= done])
         raise
@@ -266,6 +266,8 @@ def _produced(produce: Any, model: str, case: CaseRef, run: int,
         # A project's generate hook that raised: the tool's failure, as in run 1's setup.
         setattr(exc, TOOL_FAILURE, True)
         unproduced[run] = exc
+    except (pytest.skip.Exception, pytest.xfail.Exception):
+        raise  # a project's word for the pair (xfail's exception is a kind of fail's)
     except pytest.fail.Exception as exc:
         if getattr(exc, INTERRUPTION, False):
             raise

@@ -58,3 +58,17 @@ def test_a_file_that_cannot_be_read_again_is_unreadable_not_an_error(
 
 def test_a_file_gone_since_pytest_read_it_is_unreadable(tmp_path: Path) -> None:
     assert own_ini_value(config_of(tmp_path / "pytest.ini"), "callqa_cases") is UNREADABLE
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("ci.toml", '[tool.pytest.ini_options]\ncallqa_cases = "cases"\n'),
+    ("ci.cfg", "[tool:pytest]\ncallqa_cases = cases\n"),
+    ("ci.ini", "[pytest]\ncallqa_cases = cases\n"),
+])
+def test_a_file_given_with_c_is_not_read_again(tmp_path: Path, name: str, text: str) -> None:
+    # pytest picks such a file's table by name, then suffix, with fallbacks: read from the
+    # wrong one ([pytest] of a custom .toml), its value was None, and an override that
+    # narrowed the cases was not one; snapshot updates then deleted the others'.
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    assert own_ini_value(config_of(path), "callqa_cases") is UNREADABLE

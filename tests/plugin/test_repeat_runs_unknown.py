@@ -302,3 +302,33 @@ def test_a_run_that_could_not_be_produced_leaves_the_others_called(
     [entry] = report["not_evaluated"]
     assert {k: entry[k] for k in ("kind", "case_id", "run", "runs")} == {
         "kind": "unproduced_run", "case_id": "qa-refund", "run": 2, "runs": 3}
+
+
+@pytest.mark.parametrize(("hook_run_1", "outcome"), [
+    ("pytest.xfail('the model cannot do this yet')", {"xfailed": 1}),
+    ("return None", {"skipped": 1}),
+], ids=["xfail", "no-output"])
+def test_a_projects_word_on_a_later_run_is_kept(
+        project: MiniProject, pytester: pytest.Pytester, hook_run_1: str,
+        outcome: dict[str, int]) -> None:
+    # Taken for a run that could not be produced: an xfail read as skipped, and a run
+    # without an output raised KeyError in a test of callqa_result.
+    answer = json.dumps(project.cases["qa-refund"]["expected_outcome"])
+    pytester.makeconftest(f"""
+        import pytest
+
+        @pytest.hookimpl(optionalhook=True)
+        def pytest_callqa_generate(model, case, config, run):
+            if case.id != "qa-refund":
+                return None
+            if run == 1:
+                {hook_run_1}
+            return {answer!r}
+    """)
+    project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
+                        "def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    # A recorded model without outputs: the hook's output or none.
+    result = pytester.runpytest("--callqa-models=gamma", "--callqa-runs=3", "-k", "qa-refund",
+                                "-rsxE")
+    result.assert_outcomes(**outcome)
+    assert "KeyError" not in result.stdout.str()

@@ -261,6 +261,26 @@ def test_a_generate_hook_is_asked_once_per_run_and_told_which(
                          if line.startswith("Flaky Cases"))
 
 
+def generated_but_run_2(project: MiniProject, pytester: pytest.Pytester, run_2: str,
+                        check: str) -> None:
+    """A generate hook answering qa-refund's truth but in run 2, where it runs ``run_2``,
+    and a QA test asserting ``check`` of callqa_result."""
+    answer = json.dumps(project.cases["qa-refund"]["expected_outcome"])
+    pytester.makeconftest(f"""
+        import pytest
+
+        @pytest.hookimpl(optionalhook=True)
+        def pytest_callqa_generate(model, case, config, run):
+            if case.id != "qa-refund":
+                return None
+            if run == 1:
+                {run_2}
+            return {answer!r}
+    """)
+    project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
+                        f"def test_r(callqa_result):\n    assert {check}\n")
+
+
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 @pytest.mark.parametrize(("check", "outcome", "runs_line", "passed"), [
     ("callqa_result.valid", {"errors": 1},
@@ -277,20 +297,8 @@ def test_a_run_that_could_not_be_produced_leaves_the_others_called(
     # Before: run 2's failure stopped the production, the test function was called in no
     # run, and run 1 (produced, scored) and run 3 (never asked for) were both unknown: a
     # run the model failed could not fail the test.
-    answer = json.dumps(project.cases["qa-refund"]["expected_outcome"])
-    pytester.makeconftest(f"""
-        import pytest
-
-        @pytest.hookimpl(optionalhook=True)
-        def pytest_callqa_generate(model, case, config, run):
-            if case.id != "qa-refund":
-                return None
-            if run == 1:
-                raise ConnectionError("the model's server went away")
-            return {answer!r}
-    """)
-    project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
-                        f"def test_r(callqa_result):\n    assert {check}\n")
+    generated_but_run_2(project, pytester,
+                        "raise ConnectionError(\"the model's server went away\")", check)
     result = pytester.runpytest("--callqa-models=live=m@http://127.0.0.1:9/v1",
                                 "--no-callqa-preflight", "--callqa-runs=3", "-k", "qa-refund",
                                 "--callqa-report=report.json", *workers)
@@ -313,20 +321,7 @@ def test_a_projects_word_on_a_later_run_is_kept(
         outcome: dict[str, int]) -> None:
     # Taken for a run that could not be produced: an xfail read as skipped, and a run
     # without an output raised KeyError in a test of callqa_result.
-    answer = json.dumps(project.cases["qa-refund"]["expected_outcome"])
-    pytester.makeconftest(f"""
-        import pytest
-
-        @pytest.hookimpl(optionalhook=True)
-        def pytest_callqa_generate(model, case, config, run):
-            if case.id != "qa-refund":
-                return None
-            if run == 1:
-                {hook_run_1}
-            return {answer!r}
-    """)
-    project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
-                        "def test_r(callqa_result):\n    assert callqa_result.valid\n")
+    generated_but_run_2(project, pytester, hook_run_1, "callqa_result.valid")
     # A recorded model without outputs: the hook's output or none.
     result = pytester.runpytest("--callqa-models=gamma", "--callqa-runs=3", "-k", "qa-refund",
                                 "-rsxE")

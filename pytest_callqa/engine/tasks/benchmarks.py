@@ -82,8 +82,8 @@ def _entity_truth(exp: Any, config: Any) -> Truth:
     truth_n = {normalize(x) for x in truth}
     configured = [*config.keywords, *config.topics]
     return Truth(claims=truth, answer=", ".join(truth),
-                 closed=tuple((e, normalize(e), "present" if normalize(e) in truth_n
-                               else "absent") for e in configured))
+                 closed=tuple((e, key, "present" if key in truth_n else "absent")
+                              for e in configured for key in (normalize(e),)))
 
 
 def _entity(out: Any, truth: Truth) -> Views:

@@ -548,7 +548,7 @@ def merge_reports(reports: Sequence[Mapping[str, Any]], names: Sequence[str]) ->
     merged: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "run": _run(shards, card),
-        "models": models_section(card),
+        "models": models_section(card, not_evaluated),
         "model_order": _model_order(shards, card),
         "metric_specs": {task: specs[task] for task in card.task_order if task in specs},
         "golden_cases": golden,
@@ -587,7 +587,8 @@ def merged_scorecard_text(report: Mapping[str, Any], *, width: int | None = None
         header += judge_lines(judge, priced=judge.get("spent_usd") is not None
                               or bool(judge.get("requests_without_usage")))
     header += judge_error_lines(card.results)
-    header += runs_lines(card, _get(run, ("settings", "pass_rule")))
+    header += runs_lines(card, _get(run, ("settings", "pass_rule")),
+                         report.get("not_evaluated", []))
     if isinstance(repeats := run.get("judge_repeats"), Mapping):
         header += judge_repeat_lines(repeats)
     header += unscored_lines(card, benchmarks=_get(run, ("benchmarks",)) is not False)

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 # The cases a note names before "and N more" (the report's runs summary lists them all).
 NAMED = 5
 
+# A pair: (model, task, case id).
+Pair = tuple[str | None, str, str]
+
 
 def run_outcome(one: bool | None, other: bool | None) -> bool | None:
     """A run's outcome over two tests of its pair: it passes when both passed it, fails when
@@ -40,72 +43,91 @@ def run_outcome(one: bool | None, other: bool | None) -> bool | None:
     return True
 
 
-def run_groups(card: Scorecard) -> dict[tuple[str | None, str, str], list[TaskResult]]:
+def run_groups(card: Scorecard) -> dict[Pair, list[TaskResult]]:
     """The scorecard's results by (model, task, case): the runs of each pair."""
-    groups: dict[tuple[str | None, str, str], list[TaskResult]] = {}
+    groups: dict[Pair, list[TaskResult]] = {}
     for result in card.results:
         groups.setdefault((result.model, result.task, result.case_id), []).append(result)
     return groups
 
 
-def run_fields(record: dict[str, Any],
-               groups: dict[tuple[str | None, str, str], list[TaskResult]]) -> None:
-    """A case record of a pair run more than once gets its ``runs``, ``pass_rate`` and
-    ``flaky`` (over the runs of known outcome; ``pass_rate`` null when none is known), its
-    ``passed`` (null for a run whose outcome is unknown), ``unknown_runs`` when some run's
-    outcome is unknown, and each metric its ``mean`` and ``sd`` over the runs (single runs
-    unchanged)."""
+def unproduced_runs(not_evaluated: Iterable[Any]) -> dict[Pair, int]:
+    """How many runs of each pair its test could not produce, from a run's ``not_evaluated``
+    entries (``unproduced_run``): runs without a result, whose outcome is unknown."""
+    found: dict[Pair, int] = {}
+    for entry in not_evaluated:
+        if isinstance(entry, Mapping) and entry.get("kind") == "unproduced_run":
+            model = entry.get("model")
+            pair = (None if model is None else str(model), str(entry.get("task")),
+                    str(entry.get("case_id")))
+            found[pair] = found.get(pair, 0) + 1
+    return found
+
+
+def run_fields(record: dict[str, Any], groups: Mapping[Pair, list[TaskResult]],
+               unproduced: Mapping[Pair, int]) -> None:
+    """A case record of a pair run more than once gets its ``runs`` (those not produced
+    included), ``pass_rate`` and ``flaky`` (over the runs of known outcome; ``pass_rate``
+    null when none is known), its ``passed`` (null for a run whose outcome is unknown),
+    ``unknown_runs`` when some run's outcome is unknown or some run was not produced, and
+    each metric its ``mean`` and ``sd`` over the runs (single runs unchanged)."""
     # Loaded with the scorecard already.
     from ..engine.runs import metric_spread
 
+    pair = (record["model"], record["task"], record["case_id"])
     # A copy of run 1 (a recorded output the offline judge scores alike) samples nothing.
-    runs = [r for r in groups.get((record["model"], record["task"], record["case_id"]), [])
-            if not r.copied_run]
-    if len(runs) < 2:
+    runs = [r for r in groups.get(pair, []) if not r.copied_run]
+    missing = unproduced.get(pair, 0)
+    if len(runs) + missing < 2:
         return
     outcomes = [r.passed for r in runs if r.passed is not None]
-    record["runs"] = len(runs)
+    record["runs"] = len(runs) + missing
     # Of fewer than two known outcomes no rate is told (as the model's runs summary leaves
     # such a case out): one run that passed is no pass rate of 1.
     known = len(outcomes) >= 2
     record["pass_rate"] = sum(outcomes) / len(outcomes) if known else None
     record["flaky"] = 0 < sum(outcomes) < len(outcomes) if known else None
     record.setdefault("passed", None)
-    if len(outcomes) < len(runs):
-        record["unknown_runs"] = len(runs) - len(outcomes)
+    if len(outcomes) < len(runs) + missing:
+        record["unknown_runs"] = len(runs) + missing - len(outcomes)
     for mid, spread in metric_spread(runs).items():
         if mid in record["metrics"]:
             record["metrics"][mid].update(mean=spread["mean"], sd=spread["sd"],
                                           scored_runs=spread["scored_runs"])
 
 
-def unknown_runs(results: Iterable[TaskResult]) -> tuple[int, list[str], int]:
-    """Of one model's results: how many runs of its repeated pairs have an unknown outcome,
-    the pairs (``task/case``, as the runs summary names them) left with fewer than two known
-    runs, and the most runs of a pair."""
-    groups: dict[str, list[TaskResult]] = {}
+def unknown_runs(results: Iterable[TaskResult],
+                 unproduced: Mapping[Pair, int]) -> tuple[int, list[str], int]:
+    """Of one model's results: how many runs of its repeated pairs have an unknown outcome
+    (those its test could not produce, in ``unproduced``, included), the pairs (``task/case``,
+    as the runs summary names them) left with fewer than two known runs, and the most runs
+    of a pair."""
+    groups: dict[Pair, list[TaskResult]] = {}
     for result in results:
-        groups.setdefault(f"{result.task}/{result.case_id}", []).append(result)
+        groups.setdefault((result.model, result.task, result.case_id), []).append(result)
     unknown, without, most = 0, [], 0
-    for key, runs in groups.items():
-        if len(runs) < 2:
+    for pair, runs in groups.items():
+        not_produced = unproduced.get(pair, 0)
+        if len(runs) + not_produced < 2:
             continue
-        most = max(most, len(runs))
+        most = max(most, len(runs) + not_produced)
         sampled = [r for r in runs if not r.copied_run]
-        missing = sum(1 for r in sampled if r.passed is None)
+        missing = sum(1 for r in sampled if r.passed is None) + not_produced
         unknown += missing
-        if missing and len(sampled) - missing < 2:
-            without.append(key)
+        if missing and len(sampled) + not_produced - missing < 2:
+            without.append(f"{pair[1]}/{pair[2]}")
     return unknown, sorted(without), most
 
 
-def runs_section(model_card: ModelCard, results: Iterable[TaskResult]) -> dict[str, Any] | None:
+def runs_section(model_card: ModelCard, results: Iterable[TaskResult],
+                 unproduced: Mapping[Pair, int]) -> dict[str, Any] | None:
     """A model's ``runs`` in the report: the scorecard's runs summary over the pairs with two
     or more known runs (its ``runs``: the most known runs of a pair), plus, when some run's
-    outcome is unknown, ``unknown_runs`` and ``unknown_cases`` (the pairs without run
-    figures) — with null figures when no pair has them. None without repeated runs."""
+    outcome is unknown or was not produced, ``unknown_runs`` and ``unknown_cases`` (the pairs
+    without run figures) — with null figures when no pair has them. None without repeated
+    runs."""
     summary = model_card.runs_summary()
-    unknown, without, _most = unknown_runs(results)
+    unknown, without, _most = unknown_runs(results, unproduced)
     if not unknown:
         return summary
     if summary is None:
@@ -123,12 +145,12 @@ def by_model(card: Scorecard) -> dict[str | None, list[TaskResult]]:
     return found
 
 
-def unknown_run_notes(card: Scorecard) -> list[str]:
-    """The scorecard's note per model with runs of unknown outcome: how many were left out
-    of its run figures, why, and the pairs left without any."""
+def unknown_run_notes(card: Scorecard, unproduced: Mapping[Pair, int]) -> list[str]:
+    """The scorecard's note per model with runs of unknown outcome (or not produced): how
+    many were left out of its run figures, why, and the pairs left without any."""
     notes = []
     for model, results in by_model(card).items():
-        unknown, without, _most = unknown_runs(results)
+        unknown, without, _most = unknown_runs(results, unproduced)
         if not unknown:
             continue
         note = (f"E {model}: {count(unknown, 'run')} of unknown outcome left out of the "
@@ -144,11 +166,13 @@ def unknown_run_notes(card: Scorecard) -> list[str]:
     return notes
 
 
-def runs_lines(card: Scorecard, pass_rule: object) -> list[str]:
+def runs_lines(card: Scorecard, pass_rule: object, not_evaluated: Iterable[Any]) -> list[str]:
     """The scorecard header's line on repeated runs, when a pair ran more than once: the
-    most runs of a pair, the pass rule, the flaky cases and the runs of unknown outcome."""
+    most runs of a pair, the pass rule, the flaky cases and the runs of unknown outcome
+    (those not produced, from the run's ``not_evaluated``, included)."""
     summaries = [s for c in card.models.values() if (s := c.runs_summary()) is not None]
-    runs = [unknown_runs(results) for results in by_model(card).values()]
+    unproduced = unproduced_runs(not_evaluated)
+    runs = [unknown_runs(results, unproduced) for results in by_model(card).values()]
     most = max((found[2] for found in runs), default=0)
     if not most:
         return []
@@ -186,6 +210,7 @@ def run_notes(card: Scorecard, not_evaluated: Iterable[Any]) -> list[str]:
     """The notes a run adds to the scorecard's own, in order: pairs a test error or a missing
     output left out, metrics scored but not registered, runs of unknown outcome. A merge of
     shards adds the same, so its report reads as one run's."""
-    return [*not_evaluated_notes(not_evaluated), *unregistered_notes(card),
-            *unknown_run_notes(card)]
+    entries = list(not_evaluated)
+    return [*not_evaluated_notes(entries), *unregistered_notes(card),
+            *unknown_run_notes(card, unproduced_runs(entries))]
 

@@ -26,6 +26,7 @@ from .gaps import (
     unscored_lines,
 )
 from .repeated import (
+    Pair,
     by_model,
     judge_repeat_lines,
     run_fields,
@@ -34,6 +35,7 @@ from .repeated import (
     run_outcome,
     runs_lines,
     runs_section,
+    unproduced_runs,
 )
 from .settings import (
     CallqaUsageError,
@@ -138,8 +140,9 @@ class Summary:
         rebuilds the scorecard from it) plus what the model answered, and for a pair run
         more than once its run fields (:func:`run_fields`)."""
         groups = run_groups(card)
+        unproduced = unproduced_runs(self.not_evaluated(card.results))
         for r in card.results:
-            yield self._case_entry(r, groups)
+            yield self._case_entry(r, groups, unproduced)
 
     def case_entry_texts(self, card: Scorecard) -> Iterator[str]:
         """:meth:`case_entries` as the report writes them. The entry of a pair run once,
@@ -147,20 +150,21 @@ class Summary:
         is written as it came, unless its text holds what may be a NaN (then it is read
         and written again, which refuses a real one)."""
         groups = run_groups(card)
+        unproduced = unproduced_runs(self.not_evaluated(card.results))
         for r in card.results:
             found = self._entry_of.get((r.model, r.case_id, r.run))
+            pair = (r.model, r.task, r.case_id)
             if (found is not None and found[1] == 0 and r.passed is None
                     and self._output_of.get((r.model, r.case_id)) == found[0]
-                    and len(groups.get((r.model, r.task, r.case_id), [])) < 2):
+                    and len(groups.get(pair, [])) + unproduced.get(pair, 0) < 2):
                 text = self.spool.texts(found[0])[0]
                 if not any(word in text for word in NOT_JSON):
                     yield text.decode("utf-8")
                     continue
-            yield entry_text(self._case_entry(r, groups))
+            yield entry_text(self._case_entry(r, groups, unproduced))
 
-    def _case_entry(self, r: TaskResult,
-                    groups: dict[tuple[str | None, str, str], list[TaskResult]]
-                    ) -> dict[str, Any]:
+    def _case_entry(self, r: TaskResult, groups: Mapping[Pair, list[TaskResult]],
+                    unproduced: Mapping[Pair, int]) -> dict[str, Any]:
         found = self._entry_of.get((r.model, r.case_id, r.run))
         if found is None:
             # A result the scorecard hook added: all there is of it is in memory.
@@ -180,7 +184,7 @@ class Summary:
             record = {**result, "output": output}
             if r.passed is not None:
                 record["passed"] = r.passed
-        run_fields(record, groups)
+        run_fields(record, groups, unproduced)
         return record
 
     def configured_models(self) -> list[str]:
@@ -319,7 +323,8 @@ class Summary:
                 "metrics": repeat_agreement(card.results)}
 
     def _repeat_lines(self, card: Scorecard) -> list[str]:
-        return runs_lines(card, self.settings.pass_rule) + self._judge_repeat_lines(card)
+        return (runs_lines(card, self.settings.pass_rule, self.not_evaluated(card.results))
+                + self._judge_repeat_lines(card))
 
     def _judge_repeat_lines(self, card: Scorecard) -> list[str]:
         if self.settings.judge_repeats > 1 and not self.settings.llm_judge:
@@ -352,7 +357,7 @@ class Summary:
         from ..engine.core.results import plain
 
         card = self.scorecard()
-        models = models_section(card)
+        models = models_section(card, self.not_evaluated(card.results))
         cases: Any = list(self.case_entries(card)) if with_cases else CASES_MARK
         embedder_name, embedder_description = self.services.embedder_identity()
         data: dict[str, Any] = {
@@ -485,11 +490,13 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def models_section(card: Scorecard) -> dict[str, Any]:
+def models_section(card: Scorecard, not_evaluated: Sequence[Any] = ()) -> dict[str, Any]:
     """The report's ``models``: per model, its task aggregates and final figures, and the
-    runs summary of a run over repeated runs (:func:`repeated.runs_section`)."""
+    runs summary of a run over repeated runs (:func:`repeated.runs_section`; the runs its
+    tests could not produce, from the run's ``not_evaluated``, counted as unknown)."""
     models: dict[str, Any] = {}
     results = by_model(card)
+    unproduced = unproduced_runs(not_evaluated)
     for name, model_card in card.models.items():
         tasks = {}
         for task, agg in model_card.tasks.items():
@@ -531,7 +538,8 @@ def models_section(card: Scorecard) -> dict[str, Any]:
             "final_interval_b": model_card.final_interval_b,
             "rank_interval": model_card.rank_interval,
             "rank_ties": list(model_card.rank_ties),
-            **({"runs": runs} if (runs := runs_section(model_card, results.get(name, [])))
+            **({"runs": runs} if (runs := runs_section(model_card, results.get(name, []),
+                                                     unproduced))
                is not None else {}),
             "any_blocker": model_card.any_blocker,
             "disqualified": model_card.disqualified,

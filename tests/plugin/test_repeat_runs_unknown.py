@@ -221,7 +221,7 @@ def test_one_known_run_gives_no_pass_rate_and_one_scored_run_no_spread() -> None
     runs = [run(0, 1.0, True), run(1, None, None), run(2, None, None)]
     record = {"model": "m", "task": "text", "case_id": "c",
               "metrics": {"call_intent_match": {"value": 1.0}}}
-    run_fields(record, {("m", "text", "c"): runs})
+    run_fields(record, {("m", "text", "c"): runs}, {})
     assert (record["runs"], record["pass_rate"], record["flaky"], record["unknown_runs"]) == (
         3, None, None, 2)
     assert record["metrics"]["call_intent_match"] == {
@@ -293,7 +293,8 @@ def generated_but_run_2(project: MiniProject, pytester: pytest.Pytester, run_2: 
 ], ids=["known-runs-pass", "a-known-run-fails"])
 def test_a_run_that_could_not_be_produced_leaves_the_others_called(
         project: MiniProject, pytester: pytest.Pytester, workers: list[str], check: str,
-        outcome: dict[str, int], runs_line: str, passed: list[bool]) -> None:
+        outcome: dict[str, int], runs_line: str, passed: list[bool],
+        scorecard_of: Callable[[str], str]) -> None:
     # Before: run 2's failure stopped the production, the test function was called in no
     # run, and run 1 (produced, scored) and run 3 (never asked for) were both unknown: a
     # run the model failed could not fail the test.
@@ -310,6 +311,42 @@ def test_a_run_that_could_not_be_produced_leaves_the_others_called(
     [entry] = report["not_evaluated"]
     assert {k: entry[k] for k in ("kind", "case_id", "run", "runs")} == {
         "kind": "unproduced_run", "case_id": "qa-refund", "run": 2, "runs": 3}
+    # Before: the run not produced was in no run figure's count, as if the pair ran twice.
+    assert {(c["runs"], c["unknown_runs"]) for c in report["cases"]} == {(3, 1)}
+    runs = report["models"]["live"]["runs"]
+    assert (runs["unknown_runs"], runs["unknown_cases"]) == (1, [])
+    card = scorecard_of(result.stdout.str())
+    assert "runs: up to 3 per (model, case)" in card
+    assert "1 run of unknown outcome (the tool failed in a test of it) left out" in card
+    assert "E live: 1 run of unknown outcome left out of the repeated runs' figures" in card
+
+
+def test_merged_shards_count_a_run_that_could_not_be_produced(
+        project: MiniProject, pytester: pytest.Pytester,
+        scorecard_of: Callable[[str], str]) -> None:
+    # Before: the merge, like the run, left the run not produced out of the header's runs
+    # line, the unknown-runs note and the models' runs section.
+    from pytest_callqa.run.merge import merge_reports, merged_scorecard_text
+
+    generated_but_run_2(project, pytester,
+                        "raise ConnectionError(\"the model's server went away\")",
+                        "callqa_result.valid")
+    args = ("--callqa-models=live=m@http://127.0.0.1:9/v1", "--no-callqa-preflight",
+            "--callqa-runs=3", "-k", "qa-refund")
+    whole = pytester.runpytest(*args, "--callqa-report=full.json")
+    full = project.report("full.json")
+    for i in (1, 2):
+        pytester.runpytest(*args, f"--callqa-shard={i}/2", f"--callqa-report=s{i}.json")
+    merged = merge_reports([project.report(f"s{i}.json") for i in (1, 2)],
+                           ["s1.json", "s2.json"])
+    assert any(note.startswith("E live: 1 run of unknown outcome") for note in merged["notes"])
+    assert merged["notes"] == full["notes"]
+    assert merged["models"]["live"]["runs"] == full["models"]["live"]["runs"]
+    assert full["models"]["live"]["runs"]["unknown_runs"] == 1
+    runs_line = next(line for line in scorecard_of(whole.stdout.str()).splitlines()
+                     if line.startswith("runs: "))
+    assert "1 run of unknown outcome" in runs_line
+    assert runs_line in merged_scorecard_text(merged, width=400).splitlines()
 
 
 @pytest.mark.parametrize(("hook_run_1", "outcome"), [

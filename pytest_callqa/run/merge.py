@@ -4,10 +4,9 @@ over the whole suite would have written, timings aside.
 Each case entry of a report is a whole result, so the merge rebuilds the scorecard from the
 cases of every shard with the metric definitions the shards recorded, and derives every
 other section from it the way ``Summary.report_data`` does. Shards that were not one run —
-another judge, embedder, metric set, tolerance, plugin version, model list, number of runs,
-judge repeats or selection of tests, or cases scored twice — are refused with the files and
-the key that differ.
-"""
+another judge, embedder, price of the judge, metric set, tolerance, plugin version, model
+list, number of runs, judge repeats or selection of tests, or cases scored twice — are
+refused with the files and the key that differ."""
 
 from __future__ import annotations
 
@@ -49,6 +48,7 @@ SAME_RUN: tuple[tuple[str, ...], ...] = (
     ("run", "judge", "name"),
     ("run", "judge", "model"),
     ("run", "judge_usage", "mode"),
+    ("run", "judge_usage", "priced"),
     ("run", "embeddings"),
     ("run", "benchmarks"),
     ("run", "disqualify_tolerance"),
@@ -580,12 +580,12 @@ def merged_scorecard_text(report: Mapping[str, Any], *, width: int | None = None
         f"results: {count(len(card.results), 'output')} scored "
         f"({count(len(card.models), 'model')}, {count(len(cases), 'case')})",
     ]
-    # What the judge could not score, was not scored or not evaluated, worded as a run's
-    # header words it.
+    # What the judge could not score, was not scored or not evaluated, as a run words it.
     if isinstance(judge := run.get("judge_usage"), Mapping):
-        # No price table in a report: an unknown spend with every usage reported lacked one.
-        header += judge_lines(judge, priced=judge.get("spent_usd") is not None
-                              or bool(judge.get("requests_without_usage")))
+        # Whether the run had the judge model's price (a report without `priced`: an unknown
+        # spend with every usage reported lacked one).
+        header += judge_lines(judge, priced=bool(judge.get("priced", judge.get(
+            "spent_usd") is not None or bool(judge.get("requests_without_usage")))))
     header += judge_error_lines(card.results)
     header += runs_lines(card, _get(run, ("settings", "pass_rule")),
                          report.get("not_evaluated", []))

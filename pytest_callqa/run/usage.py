@@ -107,6 +107,9 @@ class Usage:
             "model": settings.judge_model_name,
             "base_url": self.services.judge_url_shown(),
             "mode": settings.judge_mode,
+            # Whether the price table has the judge's model: a report read back (a merge of
+            # shards) names why its spend is unknown from it.
+            "priced": settings.judge_model_name in settings.prices,
             **self.services.limits(),
             **self._cache_problems_entry(),
             "budget_exhausted": bool(not_scored_budget or totals["budget_stopped"]
@@ -189,7 +192,7 @@ class Usage:
         lines = []
         judge = self.judge(card)
         if judge is not None:
-            lines += judge_lines(judge, priced=judge["model"] in self.settings.prices)
+            lines += judge_lines(judge, priced=judge["priced"])
         generation = self.generation()
         if generation is not None:
             lines.append("live models: " + ", ".join(

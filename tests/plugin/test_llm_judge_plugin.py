@@ -93,7 +93,7 @@ def test_openai_judge_end_to_end_then_a_warm_rerun_sends_nothing(
     ])
     report = project.report()
     usage = report["run"]["judge_usage"]
-    assert usage["requests"] == sent and usage["spent_usd"] > 0
+    assert usage["requests"] == sent and usage["spent_usd"] > 0 and usage["priced"] is True
     assert usage["per_process"]["cache_hits"] == 0
     assert usage["flagged_verdicts"] == usage["not_scored_budget"] == 0
     assert report["run"]["judge"] == {

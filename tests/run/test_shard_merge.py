@@ -384,6 +384,7 @@ def _tighten_a_threshold(report: dict[str, Any]) -> None:
     (_set(("run", "disqualify_tolerance"), 2), "run.disqualify_tolerance"),
     (_set(("run", "versions", "pytest_callqa"), "9.9.9"), "run.versions.pytest_callqa"),
     (_set(("run", "judge_usage"), {"mode": "lean"}), "run.judge_usage.mode"),
+    (_set(("run", "judge_usage"), {"priced": False}), "run.judge_usage.priced"),
     (_tighten_a_threshold, "metric_specs.qa"),
     (_set(("policy",), {"source": "team.toml"}), "policy"),
 ])

@@ -9,6 +9,7 @@ import tempfile
 from typing import IO, TYPE_CHECKING, Any
 
 from ..engine.core.unicode_text import replace_lone_surrogates
+from ..engine.core.urls import knows_secrets, redact_known
 
 if TYPE_CHECKING:
     from ..engine.core.cases import GoldenCase
@@ -71,8 +72,14 @@ def packed(payload: dict[str, Any]) -> dict[str, Any]:
 def _text(value: Any) -> str:
     """``value`` as JSON text the spool and the report can write as UTF-8: a judge's reply or
     a custom metric's reason may still hold an unpaired surrogate (the engine replaced those
-    of the output), which ends any UTF-8 encoding."""
-    return replace_lone_surrogates(json.dumps(value, ensure_ascii=False))
+    of the output), which ends any UTF-8 encoding. Without the process's secrets: a custom
+    metric's exception, a judge's reply or a model's output may quote a key."""
+    return _redacted(replace_lone_surrogates(json.dumps(value, ensure_ascii=False)))
+
+
+def _redacted(text: str) -> str:
+    # The replacement holds no character JSON escapes: the text stays valid JSON.
+    return redact_known(text) if knows_secrets() else text
 
 
 def golden_entry(case: GoldenCase) -> dict[str, Any]:
@@ -114,8 +121,8 @@ def kept_records(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def entry_text(entry: dict[str, Any]) -> str:
-    """A case entry as the JSON report writes it: one line, no NaN."""
-    return json.dumps(entry, ensure_ascii=False, allow_nan=False)
+    """A case entry as the JSON report writes it: one line, no NaN, no secret."""
+    return _redacted(json.dumps(entry, ensure_ascii=False, allow_nan=False))
 
 
 class ResultSpool:

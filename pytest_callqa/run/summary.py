@@ -13,6 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, cast
 
 from .._version import __version__
+from ..engine.core.urls import redact_known
 from .gaps import (
     CATALOGUE_CASES,
     errored_pairs,
@@ -281,7 +282,7 @@ class Summary:
             except Exception as exc:  # the project's code: any exception at all
                 # What the hook would have added is missing; the scorecard and the reports
                 # are not (a traceback ended the run before them).
-                said = " ".join(str(exc).split())[:300]
+                said = " ".join(redact_known(str(exc)).split())[:300]
                 self.hook_problem = (
                     f"callqa: the project's pytest_callqa_scorecard hook raised "
                     f"{type(exc).__name__}: {said} — the scorecard and the reports are the "

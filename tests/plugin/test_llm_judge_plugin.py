@@ -592,6 +592,45 @@ def test_leaky(callqa_result):
     assert SECRET not in output + junit
 
 
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_a_key_a_projects_code_quotes_is_redacted_from_the_reports(
+    llm: LLMProject, pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    # Before: a custom metric's exception quoting the key put it whole into the JSON and
+    # HTML reports (its reason), and a scorecard hook's into the terminal's red line; the
+    # test's own report was already redacted.
+    pytester.makeconftest("""
+        import os
+        import pytest
+        from pytest_callqa import Bands, MetricSpec
+
+        @pytest.hookimpl(optionalhook=True)
+        def pytest_callqa_register_metrics(registry, config):
+            spec = MetricSpec(id="crm_synced", task="qa", name="CRM Synced", description="d",
+                              scale="0/1", threshold="= 1", bands=Bands(good=1.0))
+            def compute(case, output, result):
+                raise PermissionError("CRM refused Bearer " + os.environ["OPENAI_API_KEY"])
+            registry.register_metric(spec, compute)
+
+        @pytest.hookimpl(optionalhook=True)
+        def pytest_callqa_scorecard(scorecard, config):
+            raise RuntimeError("upload refused token " + os.environ["OPENAI_API_KEY"])
+    """)
+    llm.project.write_tests(QA_EVIDENCE)
+    result = pytester.runpytest(*xdist, "--callqa-models=alpha", "--callqa-report=r.json",
+                                "--callqa-html=r.html", "--callqa-markdown=r.md")
+    output = result.stdout.str() + result.stderr.str()
+    assert "upload refused token <redacted>" in output
+    written = {name: (pytester.path / name).read_text(encoding="utf-8")
+               for name in ("r.json", "r.html", "r.md")}
+    reasons = [m.get("reason") for c in json.loads(written["r.json"])["cases"]
+               for mid, m in c["metrics"].items() if mid == "crm_synced"]
+    assert reasons and set(reasons) == {
+        "custom metric raised PermissionError: CRM refused Bearer <redacted>"}
+    assert "CRM refused Bearer \\u003credacted\\u003e" in written["r.html"]
+    assert SECRET not in output + "".join(written.values())
+
+
 def test_a_killed_run_leaves_a_usable_cache(llm: LLMProject, pytester: pytest.Pytester) -> None:
     server = llm.serve(latency=0.1)
     llm.project.write_tests(SUITE)

@@ -202,7 +202,8 @@ def judge_repeat_lines(found: Mapping[str, Any]) -> list[str]:
     failed = sum(m.get("failed_asks", 0) for m in metrics.values())
     if failed:
         lines.append(f"judge repeats: {count(failed, 'verdict')} with an ask that gave no "
-                     "score (left out of the agreement, which is over the asks that scored)")
+                     "score or one off the scale (left out of the agreement, which is over the "
+                     "asks that scored on the scale)")
     return lines
 
 

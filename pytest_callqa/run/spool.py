@@ -42,7 +42,8 @@ _VIEW_KEYS = ("task", "case_id", "model", "run", "score", "valid", "blocked", "b
               "not_scored", "renormalised", "usage", "notes", "judge_errors", "pass_bar",
               "copied_run")
 _METRIC_VIEW_KEYS = ("value", "scored", "rating", "blocker", "flagged", "judge_error")
-_REPEAT_KEYS = ("metric", "judge_error", "repeats", "repeat_spread", "repeats_disagree")
+_REPEAT_KEYS = ("metric", "judge_error", "repeats", "repeat_spread", "repeats_disagree",
+                "repeats_off_scale")
 
 
 def packed(payload: dict[str, Any]) -> dict[str, Any]:

@@ -180,6 +180,30 @@ def test_an_ask_that_stayed_off_the_scale_counts_as_the_scales_lowest() -> None:
     assert not combine(request("likert5"), [four, two, two], 0.25).flagged
 
 
+def test_an_ask_off_the_scale_is_left_out_of_the_agreement() -> None:
+    # Before: [7.5 off the 1-5 scale, 1] was recorded [1, 1] and counted an exact agreement,
+    # though the judge never said 1 twice.
+    off, one, four = verdicts(7.5, 1.0, 4.0)
+    off = dataclasses.replace(off, flagged=True)
+    alike = combine(request("likert5"), [off, one], 0.25)
+    assert alike.details["judge_repeats"] == [1.0, 1.0]
+    assert alike.details["repeats_off_scale"] == [0]
+    record = alike.record("j")
+    assert record["repeats_off_scale"] == [0]
+    steady = combine(request("likert5"), [one, dataclasses.replace(one), off], 0.25).record("j")
+    assert steady["repeats_off_scale"] == [2]
+    result = TaskResult(task="qa", case_id="c", score=1.0, valid=True, blocked=False,
+                        blockers=[], metrics={}, judge_records=[record, steady])
+    assert repeat_agreement([result]) == {
+        "m": {"n": 1, "exact": 1.0, "mean_spread": 0.0, "disagree": 0, "failed_asks": 2}}
+    # Asks on the scale keep the record's shape: no off-scale positions.
+    assert "repeats_off_scale" not in combine(request("likert5"), [one, four], 0.25).record("j")
+    # Where the failed asks could move the verdict, the off-scale one is still named.
+    failed = JudgeVerdict(metric="m", score=None, reason="HTTP 500", judge_error=True)
+    moved = combine(request("likert5"), [off, failed, four], 0.25)
+    assert moved.judge_error and moved.details["repeats_off_scale"] == [0]
+
+
 def test_what_a_combined_verdict_keeps_of_its_asks() -> None:
     # Every ask failed: the verdict is the first ask's, its usage every ask's.
     asks = [dataclasses.replace(v, details={"status": 500 + i})

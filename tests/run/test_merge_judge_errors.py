@@ -88,8 +88,8 @@ def test_the_merged_header_names_the_judges_spend_calls_and_repeat_agreement(
         "metric: argument_correctness 0.36 (n=28), faithfulness — (n=0)",
         "judge repeats: 5 verdicts spread over more than 0.25 of the scale (flagged "
         "repeats_disagree)",
-        "judge repeats: 1 verdict with an ask that gave no score (left out of the agreement, "
-        "which is over the asks that scored)"]
+        "judge repeats: 1 verdict with an ask that gave no score or one off the scale (left "
+        "out of the agreement, which is over the asks that scored on the scale)"]
     # A spend the run could not tell with every reply's usage reported: it lacked a price.
     judge.update(spent_usd=None, cost_per_1000_calls=None)
     assert ("judge spend: unknown (no price for gpt-x) for 95 requests (343572+33812 tokens)"

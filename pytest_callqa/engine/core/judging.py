@@ -228,6 +228,8 @@ class JudgeVerdict:
             record["repeats"] = list(self.details["judge_repeats"])
             record["repeat_spread"] = self.details.get("repeat_spread")
             record["repeats_disagree"] = bool(self.details.get("repeats_disagree"))
+            if "repeats_off_scale" in self.details:
+                record["repeats_off_scale"] = list(self.details["repeats_off_scale"])
         return record
 
 

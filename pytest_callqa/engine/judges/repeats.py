@@ -34,6 +34,8 @@ from ..core.judging import (
 from ..core.results import TaskResult
 
 REPEATS_KEY = "judge_repeats"
+# The positions (from 0) of the asks whose reply stayed off the scale, when some did.
+REPEATS_OFF_SCALE = "repeats_off_scale"
 
 
 class RepeatedJudge:
@@ -145,6 +147,11 @@ def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
         # Its asks are still counted, each one that gave no score (repeat_agreement).
         return dataclasses.replace(verdicts[0], usage=usage, details={
             **verdicts[0].details, REPEATS_KEY: [None] * len(verdicts)})
+    # Which asks stayed off the scale: scored as its lowest, but no score the judge gave, so
+    # the test-retest agreement leaves them out (repeat_agreement).
+    off_scale = {REPEATS_OFF_SCALE: off} if (off := [
+        i for i, (v, score) in enumerate(zip(verdicts, scored, strict=True))
+        if score is not None and not valid_score(request.scale, v.score)]) else {}
     scores = [score for score in scored if score is not None]
     counted = any(kind == "count" for _name, kind, _meaning in request.reply_fields)
     score = _median(scores, request.scale, counted)
@@ -156,13 +163,14 @@ def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
         # is 2): what the judge would have said is unknown, a failure of the tool.
         return dataclasses.replace(failed[0], usage=usage, details={
             **failed[0].details,
-            REPEATS_KEY: scored},
+            REPEATS_KEY: scored, **off_scale},
             reason=f"{failed[0].reason} ({len(failed)} of {len(verdicts)} asks failed, and "
                    "the scores of the others do not decide the verdict)")
     spread = (max(scores) - min(scores)) / (high - low)
     chosen = given[min(range(len(given)), key=lambda i: abs(scores[i] - score))]
     details = dict(chosen.details)
     details[REPEATS_KEY] = scored
+    details.update(off_scale)
     details["repeat_spread"] = round(spread, 6)
     details["repeats_disagree"] = spread > tolerance + 1e-12
     # One ask's unusable reply marks the verdict, whichever ask it keeps.
@@ -175,8 +183,9 @@ def repeat_agreement(results: Iterable[TaskResult]) -> dict[str, dict[str, Any]]
     many (``n``), the share whose scored asks all gave the same score (``exact``; None with
     none), the mean spread as a share of the scale (``mean_spread``) and how many spread
     beyond the tolerance (``disagree``); and how many verdicts had an ask that gave no score
-    (``failed_asks``). An ask that failed says nothing of the judge's agreement with itself:
-    counted as a disagreement, a server's error lowered it."""
+    or one off the scale (``failed_asks``). An ask that failed says nothing of the judge's
+    agreement with itself: counted as a disagreement, a server's error lowered it. Nor does one
+    off the scale, scored as the scale's lowest: [7.5, 1] on 1-5 was an exact agreement."""
     found: dict[str, list[tuple[bool, float, bool]]] = {}
     failed: dict[str, int] = {}
     for result in results:
@@ -185,7 +194,8 @@ def repeat_agreement(results: Iterable[TaskResult]) -> dict[str, dict[str, Any]]
             if not isinstance(repeats, list) or len(repeats) < 2:
                 continue
             metric = str(record.get("metric"))
-            scores = [s for s in repeats if s is not None]
+            off_scale = record.get(REPEATS_OFF_SCALE) or ()
+            scores = [s for i, s in enumerate(repeats) if s is not None and i not in off_scale]
             failed[metric] = failed.get(metric, 0) + (len(scores) < len(repeats))
             rows = found.setdefault(metric, [])
             if len(scores) >= 2:

@@ -114,26 +114,41 @@ def check_rootdir(config: pytest.Config, takes_value: set[str]) -> None:
     """pytest chooses the rootdir, and so the ini file it reads, before plugins' options are
     known: the value of ``--callqa-cache-dir /elsewhere`` (a separate word) is taken for a
     test path, and one outside the current directory moves the rootdir above it, where the
-    project's ini file is not found. The run would go on without the project's settings;
-    it stops instead, naming the option and the fix (``--callqa-cache-dir=/elsewhere``)."""
-    if config.inipath is not None:
+    project's ini file is not found — or into another project (``--callqa-baseline
+    ../main/report.json``: a checkout of the main branch), whose ini file, cases and
+    outputs the run then evaluates. The run would go on with another project's settings or
+    none; it stops instead, naming the option and the fix (``--callqa-cache-dir=/elsewhere``)."""
+    here = Path(config.invocation_params.dir).resolve()
+    elsewhere = not here.is_relative_to(config.rootpath.resolve())
+    if config.inipath is not None and not elsewhere:
         return
-    here = Path(config.invocation_params.dir)
     # Arguments first: a session without such an option reads no file here.
-    taken = next(((option, value) for option, value
-                  in itertools.pairwise(config.invocation_params.args)
-                  if option in takes_value and not value.startswith("-")
-                  and (path := (here / value).resolve()).exists()
-                  and not path.is_relative_to(here.resolve())), None)
-    if taken is None:
+    values = [(option, value) for option, value
+              in itertools.pairwise(config.invocation_params.args)
+              if option in takes_value and not value.startswith("-")
+              and (path := (here / value).resolve()).exists()
+              and not path.is_relative_to(here)]
+    if not values:
         return
+    option, value = values[0]
+    fix = f"write '{option}={value}' (with '=')"
+    if config.inipath is not None:
+        # The rootdir came from the taken values alone: no test path of the user's is in it.
+        taken = {value for _option, value in values}
+        if any((here / arg).resolve().is_relative_to(config.rootpath.resolve())
+               for arg in config.args if arg not in taken):
+            return
+        raise pytest.UsageError(
+            f"callqa: pytest chose the rootdir {config.rootpath} and its ini file "
+            f"{config.inipath}, outside {here}, before it knew callqa's options: it took the "
+            f"value of '{option} {value}' for a test path, and would evaluate that project, "
+            f"not this one; {fix}")
     ini = next((name for name in INI_FILES if _pytest_ini(here / name)), None)
     if ini is not None:
-        option, value = taken
         raise pytest.UsageError(
             f"callqa: pytest did not read {ini}: it chose the rootdir {config.rootpath} "
             f"before it knew callqa's options, and took the value of '{option} {value}' "
-            f"for a test path; write '{option}={value}' (with '=') and it reads {ini}")
+            f"for a test path; {fix} and it reads {ini}")
 
 
 def _pytest_ini(path: Path) -> bool:

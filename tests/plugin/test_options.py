@@ -341,6 +341,33 @@ def test_a_path_value_pytest_took_for_a_test_path_stops_the_run_with_the_fix(
     pytester.runpytest("--callqa-cache-dir", "cache-here").assert_outcomes(passed=2)
 
 
+def test_a_path_value_in_another_project_stops_the_run_rather_than_evaluate_that_one(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # Before: '--callqa-baseline ../main/report.json' (a checkout of main beside the pull
+    # request's) moved the rootdir into main's checkout, whose ini file, cases and outputs
+    # the run then evaluated — main against itself, a gate PASS and exit 0.
+    project.write_tests(MODEL_TEST)
+    main = pytester.path.parent / f"{pytester.path.name}-main"
+    main.mkdir()
+    (main / "pyproject.toml").write_text((project.root / "pyproject.toml").read_text(
+        encoding="utf-8"), encoding="utf-8")
+    (main / "report.json").write_text("{}", encoding="utf-8")
+    baseline = f"../{main.name}/report.json"
+    result = pytester.runpytest("--callqa-baseline", baseline)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        f"*pytest chose the rootdir {main} and its ini file {main / 'pyproject.toml'}, "
+        f"outside {pytester.path}*'--callqa-baseline {baseline}' for a test path, and would "
+        f"evaluate that project, not this one; write '--callqa-baseline={baseline}' (with "
+        "'=')*"])
+    # With a test path of the project's own beside it, pytest reads this project's ini file,
+    # and the run goes on to read the baseline (here no report at all).
+    both = pytester.runpytest("test_eval.py", "--callqa-baseline", baseline)
+    assert "would evaluate that project" not in both.stderr.str()
+    both.stderr.fnmatch_lines(["*baseline report *report.json is not a callqa JSON report*"])
+
+
 @pytest.mark.parametrize("name", ["pytest.toml", ".pytest.toml"])
 def test_a_project_configured_in_pytest_toml_gets_the_same_stop(
     project: MiniProject, pytester: pytest.Pytester, name: str

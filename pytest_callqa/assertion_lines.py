@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .engine.core.metrics import BAND_DIGITS, band_edges, beside_edges, rated_edges
+from .engine.core.metrics import BAND_DIGITS, CASE_BAR, band_edges, beside_edges, rated_edges
 
 if TYPE_CHECKING:
     from .engine.core.metrics import MetricSpec
@@ -92,13 +92,19 @@ def judge_reason(result: TaskResult, metric_id: str, metric: MetricResult) -> st
 
 def threshold_text(metric: MetricResult, spec: MetricSpec | None) -> str | None:
     """The bar ``metric`` was rated against: a policy's or a case's, recorded on the metric
-    when it was rated, over the built-in one; None when there is neither."""
+    when it was rated, over the built-in one; None when there is neither. A number recorded
+    without ``CASE_BAR`` rated nothing — a list match's similarity threshold (an extraction
+    type's F1 showed "0.500 (fail; threshold 0.500)"), or a case's bar left at the default —
+    and the built-in bar is shown."""
     threshold = metric.details.get("threshold")
+    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
+        if metric.details.get(CASE_BAR):
+            # A case's own bar (a fraction): shown on the metric's scale, a rate as a
+            # percentage.
+            return value_text(float(threshold), spec)
+        threshold = None
     if threshold is None and spec is not None:
         threshold = spec.threshold
-    if isinstance(threshold, (int, float)) and not isinstance(threshold, bool):
-        # A case's own bar (a fraction): shown on the metric's scale, a rate as a percentage.
-        return value_text(float(threshold), spec)
     return None if threshold is None else str(threshold)
 
 

@@ -540,11 +540,13 @@ def assert_extraction_f1(
     metric = result.metric(metric_id)
     if metric.value is not None and _at_least(metric.value, min_f1):
         return
-    lines = [metric_line(result, mid) for mid, m in result.metrics.items()
-             if mid.endswith("_f1") and m.rating in FAILING]
+    # The checked metric's own line first, whatever its rating ("acceptable" listed none).
+    lines = [metric_line(result, metric_id)] + [
+        metric_line(result, mid) for mid, m in result.metrics.items()
+        if mid != metric_id and mid.endswith("_f1") and m.rating in FAILING]
     if metric.value is None:
         raise _unscored(result, metric_id, f"extraction {metric_id} not scored < {min_f1:.3f} "
-                        f"{who(result)}", lines or [metric_line(result, metric_id)])
+                        f"{who(result)}", lines)
     shown, bar = apart(metric.value, min_f1)
     raise _fail(f"extraction {metric_id} {shown} < {bar} {who(result)}",
                 lines)

@@ -393,12 +393,13 @@ def test_a_task_score_nothing_of_which_was_scored_is_no_failure_of_the_model(
         assert_qa_score(blocked, 0.8)
 
 
-@pytest.mark.parametrize(("threshold", "shown"), [(0.1, "threshold 10.0%"),
+@pytest.mark.parametrize(("threshold", "shown"), [(0.05, "threshold 5.0%"),
                                                   (0, "threshold 0.0%")])
 def test_a_cases_own_bar_is_shown_on_the_metrics_scale(threshold: float, shown: str) -> None:
-    # "garbled_turn_rate = 0.0% (good; threshold 0.1)": a rate beside a fraction; a bar of 0
+    # "garbled_turn_rate = 0.0% (good; threshold 0.05)": a rate beside a fraction; a bar of 0
     # was replaced by the built-in rule ("threshold < 10%").
-    metric = MetricResult(value=0.0, rating="good", details={"threshold": threshold})
+    metric = MetricResult(value=0.0, rating="good",
+                          details={"threshold": threshold, CASE_BAR: True})
     result = TaskResult(task="conversation", case_id="c", score=1.0, valid=True,
                         blocked=False, blockers=[], model="m",
                         metrics={"garbled_turn_rate": metric})

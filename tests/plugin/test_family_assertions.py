@@ -92,6 +92,20 @@ def test_extraction_f1_overall_and_per_signal() -> None:
         assert_extraction_f1(weak, 0.5, signal="slogans")
 
 
+def test_a_signal_types_f1_shows_its_own_bar_and_always_its_line() -> None:
+    # "topics_f1 = 0.000 (fail; threshold 0.500)": the list match's similarity threshold,
+    # shown as the bar the F1 failed (its bands are >= 0.80, fail below 0.60).
+    with pytest.raises(AssertionError) as info:
+        assert_extraction_f1(scored("budget-7b", EXTRACTION), 0.5, signal="topics")
+    assert "\n  topics_f1 = 0.000 (fail; threshold >= 0.80) — " in str(info.value)
+    # An F1 rated acceptable, below the check's minimum: the message listed no metric.
+    mid = scored("northwind-mini", EXTRACTION)
+    assert mid.metrics["topics_f1"].rating == "acceptable"
+    with pytest.raises(AssertionError) as info:
+        assert_extraction_f1(mid, 0.9, signal="topics")
+    assert "\n  topics_f1 = 0.667 (acceptable; threshold >= 0.80) — " in str(info.value)
+
+
 def test_grounded_verdict_and_the_rule_that_decided_it() -> None:
     assert_grounded(scored("northwind-large", GROUNDING))
     with pytest.raises(AssertionError) as info:

@@ -77,6 +77,18 @@ def value_texts(value: float, bound: float, spec: MetricSpec | None) -> tuple[st
     return apart(value, bound)
 
 
+def rate_and_limit(rate: float, threshold: object) -> tuple[str, str]:
+    """A rate and its limit as the metric records it — a share (the case's, or the check's
+    ``max_rate``), or a policy's rule — with the digits that tell a rate and a share apart
+    ("9.5% is not below 10%" was 9.52 % against 9.5 %)."""
+    if not isinstance(threshold, (int, float)) or isinstance(threshold, bool):
+        return f"{rate:.1%}", f"within the policy's threshold ({threshold})"
+    shown, bar = f"{rate:.1%}", f"{threshold:.0%}"
+    if shown == f"{threshold:.1%}" or float(bar.rstrip("%")) != round(threshold * 100, 9):
+        shown, bar = apart(rate, threshold, 1, percent=True)
+    return shown, f"below {bar}"
+
+
 def who(result: TaskResult) -> str:
     model = result.model if result.model is not None else "(unnamed)"
     return f"for model {model!r}, case {result.case_id!r}"

@@ -27,6 +27,7 @@ from .assertion_lines import (
     detail_lines,
     metric_edges,
     metric_line,
+    rate_and_limit,
     spec_for,
     threshold_text,
     value_text,
@@ -278,7 +279,8 @@ def assert_metric(
 ) -> None:
     """Fail unless ``metric_id`` was scored and lies within ``[min, max]``.
 
-    Without bounds the metric must not be rated *fail* or *blocker* by its own thresholds.
+    Without bounds the metric must not be rated *fail* or *blocker* by its own thresholds;
+    one without a rating cannot be checked so (:func:`_unrated`).
     A metric without a value never passes: it fails when the output failed its structure
     check, skips the test when it does not apply, and is otherwise the tool's error
     (:func:`_unscored`).
@@ -326,6 +328,8 @@ def assert_metric(
         else:
             undecided = undecided or lowest
     if min is None and max is None:
+        if metric.rating is None:
+            raise _unrated(result, metric_id, "assert_metric", "min= or max=")
         if metric.rating in FAILING:
             rule = threshold_text(metric, spec)
             threshold = f" (threshold {rule})" if rule is not None else ""
@@ -336,6 +340,22 @@ def assert_metric(
         raise _fail(f"{'; '.join(problems)} {who(result)}", [line])
     if undecided:
         raise _beyond_lowest(result, metric_id, shown)
+
+
+def _unrated(result: TaskResult, metric_id: str, helper: str, bounds: str) -> BaseException:
+    """What a check by the rating of a metric that has none raises (it passed every value): a
+    skip when the project's policy disabled the metric (not rated, not gated), else the
+    test's own error, asking for the bounds to hold its value to."""
+    metric = result.metrics[metric_id]
+    if metric.details.get("threshold") == DISABLED_THRESHOLD:
+        return pytest.skip.Exception(showable(
+            f"{metric_id} is disabled by the project's policy, so it has no rating to check "
+            f"{who(result)}; give {bounds} to check its value"))
+    rule = threshold_text(metric, spec_for(result, metric_id))
+    return ValueError(showable(
+        f"{helper}: {metric_id} {who(result)} has no rating"
+        f"{f' (threshold {rule})' if rule else ''}, so a check without bounds would pass "
+        f"any value of it; give {bounds}"))
 
 
 def _one_sided(metric_id: str, spec: MetricSpec, low: float | None,
@@ -487,6 +507,8 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
         raise _unscored(result, "garbled_turn_rate",
                         f"garbled_turn_rate was not scored {who(result)}",
                         [metric_line(result, "garbled_turn_rate")])
+    if max_rate is None and rate.rating is None:
+        raise _unrated(result, "garbled_turn_rate", "assert_no_garbled_turns", "max_rate=")
     # By default the metric's rating decides: the case's limit, a policy's threshold, or for
     # a mean of runs the bands that rated them.
     passed = (rate.rating not in FAILING if max_rate is None
@@ -506,21 +528,9 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
             lines.append(f"  turn {turn.get('turn')}: {turn.get('scores', turn)}")
     lines.extend(metric_line(result, mid) for mid in _TURN_METRICS
                  if mid in result.metrics and result.metrics[mid].rating in FAILING)
-    shown, limit = _rate_and_limit(rate.value, bound)
+    shown, limit = rate_and_limit(rate.value, bound)
     raise _fail(f"garbled turn rate {'at least ' if lowest else ''}{shown} is not {limit} "
                 f"{who(result)}", lines)
-
-
-def _rate_and_limit(rate: float, threshold: object) -> tuple[str, str]:
-    """A rate and its limit as the metric records it — a share (the case's, or the check's
-    ``max_rate``), or a policy's rule — with the digits that tell a rate and a share apart
-    ("9.5% is not below 10%" was 9.52 % against 9.5 %)."""
-    if not isinstance(threshold, (int, float)) or isinstance(threshold, bool):
-        return f"{rate:.1%}", f"within the policy's threshold ({threshold})"
-    shown, bar = f"{rate:.1%}", f"{threshold:.0%}"
-    if shown == f"{threshold:.1%}" or float(bar.rstrip("%")) != round(threshold * 100, 9):
-        shown, bar = apart(rate, threshold, 1, percent=True)
-    return shown, f"below {bar}"
 
 
 def assert_extraction_f1(

@@ -406,6 +406,29 @@ def test_a_cases_own_bar_is_shown_on_the_metrics_scale(threshold: float, shown: 
     assert metric_line(result, "garbled_turn_rate") == f"  garbled_turn_rate = 0.0% (good; {shown})"
 
 
+def test_a_check_by_the_rating_of_an_unrated_metric_is_the_tests_error(
+        perfect: dict[str, TaskResult]) -> None:
+    # emotion_score has no bands: assert_metric without bounds passed on any value, 0 too.
+    with pytest.raises(ValueError, match=(
+            r"assert_metric: emotion_score for model 'alpha', case 'text-appointment' has no "
+            r"rating \(threshold 0\.0 – 1\.0\), so a check without bounds would pass "
+            r"any value of it; give min= or max=")):
+        assert_metric(perfect["text-appointment"], "emotion_score")
+    rate = MetricResult(value=0.5, rating=None)
+    result = TaskResult(task="conversation", case_id="c", score=1.0, valid=True,
+                        blocked=False, blockers=[], model="m",
+                        metrics={"garbled_turn_rate": rate})
+    with pytest.raises(ValueError, match=(
+            r"assert_no_garbled_turns: garbled_turn_rate for model 'm', case 'c' has no "
+            r"rating \(threshold < 10%\), .*; give max_rate=")):
+        assert_no_garbled_turns(result)
+    rate.details["threshold"] = "disabled by policy"
+    with pytest.raises(pytest.skip.Exception, match="garbled_turn_rate is disabled by the"):
+        assert_no_garbled_turns(result)
+    with pytest.raises(AssertionError, match=r"garbled turn rate 50\.0% is not below 20%"):
+        assert_no_garbled_turns(result, max_rate=0.2)
+
+
 def test_a_value_by_a_band_edge_is_shown_apart_from_it() -> None:
     # "compliance_false_pass_rate = 3.0% is rated blocker (threshold <= 1% | > 3% blocker)":
     # 1/33 rounded onto the edge it is above.

@@ -190,6 +190,37 @@ def test_assert_metric_without_bounds_follows_the_policys_rating(
     assert "threshold >= 0.6)" in metric_line(result, "evidence_backed_reasoning")
 
 
+def test_assert_metric_without_bounds_on_an_unrated_metric_is_no_pass(
+        golden: dict[str, Any]) -> None:
+    # Nothing rated it, so nothing failed it: a custom metric without bands and one the
+    # policy disabled passed whatever their values.
+    registry = default_registry().copy()
+    registry.register_metric(
+        MetricSpec(id="politeness", task="qa", name="Politeness", description="d",
+                   scale="0-1", threshold="reference only"),
+        lambda case, output, result: 0.1)
+    apply_policy(registry, {"metrics": {"evidence_backed_reasoning": {"disabled": True}}},
+                 "pyproject.toml")
+    result = qa(golden, golden["qa-refund"].expected_outcome,
+                HeuristicJudge(embedder=EMBEDDER), registry)
+    with pytest.raises(ValueError, match=(
+            r"^assert_metric: politeness for model 'alpha', case 'qa-refund' has no rating "
+            r"\(threshold reference only\), so a check without bounds would pass any "
+            r"value of it; give min= or max=$")):
+        assert_metric(result, "politeness")
+    with pytest.raises(AssertionError, match=r"politeness = 0\.100 > max 0\.050"):
+        assert_metric(result, "politeness", max=0.05)
+    # The policy switched the metric's rating off: nothing to check by it, not the test's
+    # mistake.
+    assert result.metrics["evidence_backed_reasoning"].scored
+    with pytest.raises(pytest.skip.Exception, match=(
+            r"evidence_backed_reasoning is disabled by the project's policy, so it has no "
+            r"rating to check for model 'alpha', case 'qa-refund'; give min= or max= to check "
+            r"its value")):
+        assert_metric(result, "evidence_backed_reasoning")
+    assert_metric(result, "evidence_backed_reasoning", min=0.5)
+
+
 def test_a_figure_by_a_policys_bar_is_shown_on_its_side(golden: dict[str, Any]) -> None:
     # 2/3 missed a policy's bar of 0.6667 and read "0.667 is rated fail (threshold >=
     # 0.6667)": the message chose its digits by the built-in bands, which it knew, and not

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .engine.core.metrics import BAND_DIGITS, CASE_BAR, band_edges, beside_edges, rated_edges
+from .engine.core.unicode_text import showable
 
 if TYPE_CHECKING:
     from .engine.core.metrics import MetricSpec
@@ -92,6 +93,39 @@ def rate_and_limit(rate: float, threshold: object) -> tuple[str, str]:
 def who(result: TaskResult) -> str:
     model = result.model if result.model is not None else "(unnamed)"
     return f"for model {model!r}, case {result.case_id!r}"
+
+
+def signal_types(result: TaskResult) -> list[str]:
+    """The signal types an extraction result evaluated, each by its own F1."""
+    return sorted(m.removesuffix("_f1") for m in result.metrics
+                  if m.endswith("_f1") and m != "signal_f1")
+
+
+def not_evaluated(result: TaskResult, metric_id: str) -> str:
+    """That this case's evaluation left out ``metric_id``, a metric of its task."""
+    which = (f"the signal types it evaluates are {', '.join(signal_types(result)) or 'none'}"
+             if result.task == "extraction" and metric_id.endswith("_f1")
+             else "the case's evaluation leaves it out")
+    return showable(f"{metric_id} is not evaluated {who(result)}: {which}")
+
+
+def code_error(result: TaskResult, metric_ids: list[str]) -> str:
+    """Why custom metrics whose code raised cannot be asserted on."""
+    reasons = "; ".join(f"{mid}: {result.metrics[mid].reason}" for mid in metric_ids)
+    return showable(f"the custom metric code raised {who(result)}, so it could not be scored "
+                    f"(an error in the evaluation, not a model failure): {reasons}")
+
+
+def unknown_score(what: str, result: TaskResult) -> str:
+    """That ``what`` is unknown, and which verdicts the judge could not give, for the message
+    of a check the known verdicts decided."""
+    return (f"the {what} is unknown: the judge could not score "
+            f"{', '.join(result.judge_errors)} (a judge error, not a model failure)")
+
+
+def why_unscored(metric: MetricResult) -> str:
+    """Why ``metric`` has no value, without the "not scored: " its reason may begin with."""
+    return (metric.reason or "not scored").removeprefix("not scored: ")
 
 
 def judge_reason(result: TaskResult, metric_id: str, metric: MetricResult) -> str | None:

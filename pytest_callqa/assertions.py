@@ -24,15 +24,20 @@ import pytest
 from .assertion_lines import (
     FAILING,
     apart,
+    code_error,
     detail_lines,
     metric_edges,
     metric_line,
+    not_evaluated,
     rate_and_limit,
+    signal_types,
     spec_for,
     threshold_text,
+    unknown_score,
     value_text,
     value_texts,
     who,
+    why_unscored,
 )
 from .engine.core.metrics import BAND_DIGITS, CASE_BAR, DISABLED_THRESHOLD
 from .engine.core.results import (
@@ -45,7 +50,6 @@ from .engine.core.unicode_text import showable
 
 if TYPE_CHECKING:
     from .engine.core.metrics import MetricSpec
-    from .engine.core.results import MetricResult
 
 __all__ = [
     "assert_agent_passes",
@@ -63,20 +67,6 @@ __all__ = [
 _TITLES = {"qa": "QA", "entity": "Entity", "text": "Text", "translation": "Translation"}
 # The conversation family's per-turn metrics, the garbled turn rate's inputs.
 _TURN_METRICS = ("intelligibility", "segmentation", "context")
-
-
-def _code_error(result: TaskResult, metric_ids: list[str]) -> str:
-    """Why custom metrics whose code raised cannot be asserted on."""
-    reasons = "; ".join(f"{mid}: {result.metrics[mid].reason}" for mid in metric_ids)
-    return showable(f"the custom metric code raised {who(result)}, so it could not be scored "
-                    f"(an error in the evaluation, not a model failure): {reasons}")
-
-
-def _unknown_score(what: str, result: TaskResult) -> str:
-    """That ``what`` is unknown, and which verdicts the judge could not give, for the message
-    of a check the known verdicts decided."""
-    return (f"the {what} is unknown: the judge could not score "
-            f"{', '.join(result.judge_errors)} (a judge error, not a model failure)")
 
 
 def _lowest_only(result: TaskResult, metric_id: str) -> bool:
@@ -103,11 +93,6 @@ def _beyond_lowest(result: TaskResult, metric_id: str, shown: str) -> Evaluation
         "model failure)"))
 
 
-def _why(metric: MetricResult) -> str:
-    """Why ``metric`` has no value, without the "not scored: " its reason may begin with."""
-    return (metric.reason or "not scored").removeprefix("not scored: ")
-
-
 def _unscored(result: TaskResult, metric_id: str, headline: str,
               lines: list[str]) -> BaseException:
     """What a check of a metric without a value raises. The model's failure when its output
@@ -119,7 +104,7 @@ def _unscored(result: TaskResult, metric_id: str, headline: str,
     metric = result.metrics[metric_id]
     if not result.valid:
         return _fail(headline, lines)
-    reason = _why(metric)
+    reason = why_unscored(metric)
     if metric.not_applicable:
         return pytest.skip.Exception(showable(
             f"{metric_id} does not apply {who(result)}: {reason}"))
@@ -134,7 +119,7 @@ def _nothing_scored(result: TaskResult, what: str) -> BaseException:
     not estimate — never the model's failure (nothing of it was measured)."""
     missing = [mid for mid in result.not_scored
                if mid != "response_structure_compliance" and mid in result.metrics]
-    reasons = "; ".join(f"{mid}: {_why(result.metrics[mid])}" for mid in missing)
+    reasons = "; ".join(f"{mid}: {why_unscored(result.metrics[mid])}" for mid in missing)
     if missing and all(result.metrics[mid].not_applicable for mid in missing):
         return pytest.skip.Exception(showable(
             f"{what} does not apply {who(result)}: {reasons}"))
@@ -208,7 +193,7 @@ def _assert_task_score(
     if result.score_unknown:
         if result.blocked and not allow_blockers:
             # A blocker that fired fails the check whatever the unknown score would be.
-            why = (_unknown_score("score", result) if result.incomplete
+            why = (unknown_score("score", result) if result.incomplete
                    else "no metric of the task score could be scored")
             raise _fail(f"{title} blocker(s) fired {who(result)}: {', '.join(result.blockers)}; "
                         + why, detail_lines(result))
@@ -302,10 +287,11 @@ def assert_metric(
         _one_sided(metric_id, spec, min, max)
     if min is not None and max is not None and min > max:
         raise ValueError(f"assert_metric: min {min!r} is above max {max!r}: no value passes")
+    _not_evaluated(result, metric_id)
     metric = result.metric(metric_id)
     line = metric_line(result, metric_id)
     if metric.details.get("raised"):
-        raise MetricCodeError(_code_error(result, [metric_id]))
+        raise MetricCodeError(code_error(result, [metric_id]))
     if not metric.scored or metric.value is None or not math.isfinite(metric.value):
         raise _unscored(result, metric_id, f"{metric_id} was not scored {who(result)}", [line])
     shown = value_text(metric.value, spec, metric_edges(metric, spec))
@@ -386,10 +372,10 @@ def _blockers_decided(result: TaskResult) -> None:
     broken = [mid for mid, m in result.metrics.items()
               if m.details.get("raised") and m.details.get("blocker_metric")]
     if broken:
-        raise MetricCodeError(_code_error(result, broken))
+        raise MetricCodeError(code_error(result, broken))
     # The rest the evaluation marks: a blocker left without an estimate (the heuristic judge
     # cannot make one; a custom metric returned none).
-    unestimated = [f"{mid}: {_why(m)}" for mid, m in result.metrics.items()
+    unestimated = [f"{mid}: {why_unscored(m)}" for mid, m in result.metrics.items()
                    if m.details.get("blocker_metric") and not m.scored]
     if unestimated:
         raise EvaluationUnavailable(showable(
@@ -451,7 +437,7 @@ def assert_agent_passes(
     if "overall_score" in result.judge_errors and result.blocked and not allow_blockers:
         # A blocker that fired fails the check whatever the unknown overall score would be.
         raise _fail(f"agent blocker(s) fired {who(result)}: {', '.join(result.blockers)}; "
-                    + _unknown_score("overall score", result), lines)
+                    + unknown_score("overall score", result), lines)
     overall = result.metric("overall_score")
     threshold = min_overall if min_overall is not None else float(
         overall.details.get("pass_threshold", 75.0))
@@ -543,10 +529,15 @@ def assert_extraction_f1(
     _require_task(result, "extraction", "assert_extraction_f1")
     metric_id = "signal_f1" if signal is None else f"{signal}_f1"
     if metric_id not in result.metrics:
-        known = sorted(m.removesuffix("_f1") for m in result.metrics
-                       if m.endswith("_f1") and m != "signal_f1")
-        raise KeyError(f"no signal type {signal!r} in this extraction result {who(result)} "
-                       f"(evaluated: {', '.join(known) or 'none'})")
+        _not_evaluated(result, metric_id)
+        # Standard library, loaded for a mistyped signal type only.
+        import difflib
+
+        known = signal_types(result)
+        close = difflib.get_close_matches(str(signal), known, n=1)
+        raise KeyError(f"no signal type {signal!r} in this extraction result {who(result)}"
+                       + (f"; did you mean {close[0]!r}?" if close else "")
+                       + f" (evaluated: {', '.join(known) or 'none'})")
     metric = result.metric(metric_id)
     if metric.value is not None and _at_least(metric.value, min_f1):
         return
@@ -560,6 +551,17 @@ def assert_extraction_f1(
     shown, bar = apart(metric.value, min_f1)
     raise _fail(f"extraction {metric_id} {shown} < {bar} {who(result)}",
                 lines)
+
+
+def _not_evaluated(result: TaskResult, metric_id: str) -> None:
+    """Skip a check of a metric of the result's task that this case's evaluation left out, as
+    one that does not apply skips (a signal type the case does not evaluate has no F1 to hold
+    to a bound; it was a bare KeyError). An id that is no metric of the task is left to the
+    KeyError naming the closest one: a typo is the test's error."""
+    __tracebackhide__ = True
+    spec = spec_for(result, metric_id)
+    if metric_id not in result.metrics and spec is not None and spec.task == result.task:
+        raise pytest.skip.Exception(not_evaluated(result, metric_id))
 
 
 _VERDICT_OF_RATING = {"good": "PASS", "acceptable": "WARN"}

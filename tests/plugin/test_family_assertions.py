@@ -11,6 +11,7 @@ from pytest_callqa import (
     assert_agent_passes,
     assert_extraction_f1,
     assert_grounded,
+    assert_metric,
     assert_no_garbled_turns,
     load_cases,
 )
@@ -90,6 +91,24 @@ def test_extraction_f1_overall_and_per_signal() -> None:
     assert "extraction topics_f1 0.000 < 0.500 for model 'budget-7b'" in str(info.value)
     with pytest.raises(KeyError, match=r"no signal type 'slogans'.*evaluated: aspects"):
         assert_extraction_f1(weak, 0.5, signal="slogans")
+
+
+def test_a_signal_type_the_case_does_not_evaluate_skips_and_a_typo_is_an_error() -> None:
+    # The case's truth has no engagement signals: both checks ended in a bare KeyError.
+    result = scored("budget-7b", EXTRACTION)
+    assert "engagement_f1" not in result.metrics
+    skipped = (r"engagement_f1 is not evaluated for model 'budget-7b', case "
+               rf"'{EXTRACTION}': the signal types it evaluates are aspects, entities, "
+               r"key_phrases, objections, topics$")
+    with pytest.raises(pytest.skip.Exception, match=skipped):
+        assert_extraction_f1(result, min_f1=0.5, signal="engagement")
+    with pytest.raises(pytest.skip.Exception, match=skipped):
+        assert_metric(result, "engagement_f1", min=0.5)
+    # No metric of the task at all: the test's error, naming the closest.
+    with pytest.raises(KeyError, match=r"no signal type 'topic' .*; did you mean 'topics'\?"):
+        assert_extraction_f1(result, min_f1=0.5, signal="topic")
+    with pytest.raises(KeyError, match=r"metric 'topic_f1' .*; did you mean 'topics_f1'\?"):
+        assert_metric(result, "topic_f1", min=0.5)
 
 
 def test_a_signal_types_f1_shows_its_own_bar_and_always_its_line() -> None:

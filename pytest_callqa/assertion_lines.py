@@ -1,10 +1,13 @@
 """How the assertion helpers' messages show a result: a metric's line (value, rating,
-threshold, the judge's reason) and the lines of every metric a failed check lists."""
+threshold, the judge's reason) and the lines of every metric a failed check lists; and how
+they read the bounds a test gives and compare a value with one."""
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, SupportsFloat
 
 from .engine.core.metrics import BAND_DIGITS, CASE_BAR, band_edges, beside_edges, rated_edges
 from .engine.core.unicode_text import showable
@@ -14,6 +17,43 @@ if TYPE_CHECKING:
     from .engine.core.results import MetricResult, TaskResult
 
 FAILING = ("fail", "blocker")
+
+
+def at_least(value: float, bound: float) -> bool:
+    """``value >= bound`` to the digits ratings keep: a value that is the bound but for float
+    arithmetic (0.9999999999999998 for 1.0, or 1/3 against a bound of 1/3) is at it."""
+    return round(value - bound, BAND_DIGITS) >= 0
+
+
+def at_most(value: float, bound: float) -> bool:
+    """``value <= bound``, compared as :func:`at_least` compares."""
+    return round(value - bound, BAND_DIGITS) <= 0
+
+
+def real_bound(helper: str, name: str, value: object,
+               scale: tuple[float, float] | None = None) -> float:
+    """``value`` as a float, when it is a bound a result can be held to: a real number — a
+    numpy scalar, a Fraction or a Decimal too (np.float32(0.9) was refused as no number) —
+    neither NaN (every comparison with it is false, so the check could never fail) nor
+    infinite, nor off the score's own scale (a minimum below it always passes, one above it
+    always fails)."""
+    __tracebackhide__ = True
+    number = math.nan
+    # A Decimal is not registered as Real; a complex number's __float__ raises (numpy's drops
+    # the imaginary part), and numpy's bool is no Number.
+    if not isinstance(value, bool) and isinstance(value, numbers.Number) and (
+            isinstance(value, numbers.Real) or not isinstance(value, numbers.Complex)) \
+            and isinstance(value, SupportsFloat):
+        try:
+            number = float(value)
+        except OverflowError:  # an int past the largest float
+            number = math.inf
+    if not math.isfinite(number):
+        raise TypeError(f"{helper}: {name} must be a finite number, got {value!r}")
+    if scale is not None and not scale[0] <= number <= scale[1]:
+        raise ValueError(f"{helper}: {name} must lie on the score's scale, {scale[0]:g} to "
+                         f"{scale[1]:g}, got {value!r}")
+    return number
 
 
 def spec_for(result: TaskResult, metric_id: str) -> MetricSpec | None:

@@ -24,12 +24,15 @@ import pytest
 from .assertion_lines import (
     FAILING,
     apart,
+    at_least,
+    at_most,
     code_error,
     detail_lines,
     metric_edges,
     metric_line,
     not_evaluated,
     rate_and_limit,
+    real_bound,
     signal_types,
     spec_for,
     threshold_text,
@@ -39,7 +42,7 @@ from .assertion_lines import (
     who,
     why_unscored,
 )
-from .engine.core.metrics import BAND_DIGITS, CASE_BAR, DISABLED_THRESHOLD
+from .engine.core.metrics import CASE_BAR, DISABLED_THRESHOLD
 from .engine.core.results import (
     EvaluationUnavailable,
     JudgeUnavailable,
@@ -146,31 +149,6 @@ def _fail(headline: str, lines: list[str]) -> AssertionError:
     return AssertionError(showable("\n".join([headline, *lines])))
 
 
-def _at_least(value: float, bound: float) -> bool:
-    """``value >= bound`` to the digits ratings keep: a value that is the bound but for float
-    arithmetic (0.9999999999999998 for 1.0, or 1/3 against a bound of 1/3) is at it."""
-    return round(value - bound, BAND_DIGITS) >= 0
-
-
-def _at_most(value: float, bound: float) -> bool:
-    """``value <= bound``, compared as :func:`_at_least` compares."""
-    return round(value - bound, BAND_DIGITS) <= 0
-
-
-def _bound(helper: str, name: str, value: object, scale: tuple[float, float] | None = None
-           ) -> None:
-    """Refuse a bound no result can be held to: not a number, NaN (every comparison with
-    it is false, so the check could never fail) or infinite, or off the score's own scale
-    (a minimum below it always passes, one above it always fails)."""
-    __tracebackhide__ = True
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(
-            value):
-        raise TypeError(f"{helper}: {name} must be a finite number, got {value!r}")
-    if scale is not None and not scale[0] <= value <= scale[1]:
-        raise ValueError(f"{helper}: {name} must lie on the score's scale, {scale[0]:g} to "
-                         f"{scale[1]:g}, got {value!r}")
-
-
 def _assert_task_score(
     result: TaskResult, task: str, helper: str, min_score: float | None, allow_blockers: bool
 ) -> None:
@@ -184,7 +162,7 @@ def _assert_task_score(
         )
     title = _TITLES[task]
     if min_score is not None:
-        _bound(helper, "min_score", min_score, (0.0, 1.0))
+        min_score = real_bound(helper, "min_score", min_score, (0.0, 1.0))
     if min_score is None:
         if result.pass_bar is None:
             raise TypeError(f"{helper} needs min_score, or a pass_bar for the {task} task in "
@@ -205,7 +183,7 @@ def _assert_task_score(
         bar = f"{min_score:.3f}" if round(min_score, 3) == min_score else f"{min_score:g}"
         raise _fail(f"{title} score invalid {who(result)} (required >= {bar})",
                     detail_lines(result))
-    if not _at_least(result.score, min_score):
+    if not at_least(result.score, min_score):
         shown, bar = apart(result.score, min_score)
         raise _fail(f"{title} score {shown} < {bar} {who(result)}",
                     detail_lines(result))
@@ -272,18 +250,21 @@ def assert_metric(
     """
     __tracebackhide__ = True
     _a_result(result, "assert_metric")
-    for name, bound in (("min", min), ("max", max)):
-        if bound is not None:
-            _bound("assert_metric", name, bound)
+    if not isinstance(metric_id, str):
+        raise TypeError(f"assert_metric: metric_id must be a metric's id (a str), got "
+                        f"{type(metric_id).__name__} {metric_id!r}")
+    given = (("min", min), ("max", max))
+    min, max = (None if bound is None else real_bound("assert_metric", name, bound)
+                for name, bound in given)
     # The bounds are the test's own: refused whatever the result, before it is read.
     spec = spec_for(result, metric_id)
     if spec is not None:
         # The engine's scales load with the metric's definition.
         from .engine.policy import scale_range
 
-        for name, bound in (("min", min), ("max", max)):
+        for name, bound in given:  # as the test wrote them, for the message
             if bound is not None:
-                _bound("assert_metric", name, bound, scale_range(spec))
+                real_bound("assert_metric", name, bound, scale_range(spec))
         _one_sided(metric_id, spec, min, max)
     if min is not None and max is not None and min > max:
         raise ValueError(f"assert_metric: min {min!r} is above max {max!r}: no value passes")
@@ -301,14 +282,14 @@ def assert_metric(
     lowest = _lowest_only(result, metric_id)
     problems = []
     undecided = False
-    if min is not None and not _at_least(metric.value, min):
+    if min is not None and not at_least(metric.value, min):
         if lowest:
             undecided = True
         else:
             seen, bar = value_texts(metric.value, min, spec)
             problems.append(f"{metric_id} = {seen} < min {bar}")
     if max is not None:
-        if not _at_most(metric.value, max):
+        if not at_most(metric.value, max):
             seen, bar = value_texts(metric.value, max, spec)
             problems.append(f"{metric_id} = {seen} > max {bar}")
         else:
@@ -418,7 +399,7 @@ def assert_agent_passes(
     listed with its failure code and the turns where the judge saw the problem."""
     __tracebackhide__ = True
     if min_overall is not None:
-        _bound("assert_agent_passes", "min_overall", min_overall, (0.0, 100.0))
+        min_overall = real_bound("assert_agent_passes", "min_overall", min_overall, (0.0, 100.0))
     _require_task(result, "agent", "assert_agent_passes")
     lines = []
     for mid, metric in result.metrics.items():
@@ -458,7 +439,7 @@ def assert_agent_passes(
     if policy is not None and overall.rating in FAILING:
         raise _fail(f"agent overall score {overall.value:.1f} is not within the policy's "
                     f"threshold ({policy}) {who(result)}", lines)
-    if policy is None and not _at_least(overall.value, threshold):
+    if policy is None and not at_least(overall.value, threshold):
         shown, bar = f"{overall.value:.1f}", f"{threshold:g}"
         if float(shown) >= threshold:
             # Rounded up to the bar, the headline would state "75.0 < 75".
@@ -480,7 +461,7 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
     value already does; otherwise the check is the judge's error."""
     __tracebackhide__ = True
     if max_rate is not None:
-        _bound("assert_no_garbled_turns", "max_rate", max_rate, (0.0, 1.0))
+        max_rate = real_bound("assert_no_garbled_turns", "max_rate", max_rate, (0.0, 1.0))
         if max_rate == 0:
             # The rate must be below the bound, and no rate is below 0: every result failed,
             # as the model's failure.
@@ -498,7 +479,7 @@ def assert_no_garbled_turns(result: TaskResult, *, max_rate: float | None = None
     # By default the metric's rating decides: the case's limit, a policy's threshold, or for
     # a mean of runs the bands that rated them.
     passed = (rate.rating not in FAILING if max_rate is None
-              else not _at_least(rate.value, max_rate))
+              else not at_least(rate.value, max_rate))
     bound = max_rate if max_rate is not None else rate.details.get("threshold", 0.10)
     lowest = _lowest_only(result, "garbled_turn_rate")
     if passed and lowest:
@@ -525,7 +506,7 @@ def assert_extraction_f1(
     """Fail unless the extraction F1 — the mean over signal types, or one ``signal`` type's
     (e.g. ``"entities"``) — is at least ``min_f1``."""
     __tracebackhide__ = True
-    _bound("assert_extraction_f1", "min_f1", min_f1, (0.0, 1.0))
+    min_f1 = real_bound("assert_extraction_f1", "min_f1", min_f1, (0.0, 1.0))
     _require_task(result, "extraction", "assert_extraction_f1")
     metric_id = "signal_f1" if signal is None else f"{signal}_f1"
     if metric_id not in result.metrics:
@@ -539,7 +520,7 @@ def assert_extraction_f1(
                        + (f"; did you mean {close[0]!r}?" if close else "")
                        + f" (evaluated: {', '.join(known) or 'none'})")
     metric = result.metric(metric_id)
-    if metric.value is not None and _at_least(metric.value, min_f1):
+    if metric.value is not None and at_least(metric.value, min_f1):
         return
     # The checked metric's own line first, whatever its rating ("acceptable" listed none).
     lines = [metric_line(result, metric_id)] + [

@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -171,6 +173,29 @@ def test_a_bound_no_result_can_be_held_to_is_an_error_never_a_pass(
     with pytest.raises(error) as info:
         call(perfect["qa-refund"])
     assert str(info.value) == message
+
+
+def test_a_bound_may_be_any_real_number(perfect: dict[str, TaskResult]) -> None:
+    # A numpy scalar, a Fraction or a Decimal was refused: "min must be a finite number, got
+    # np.float32(0.9)".
+    np = pytest.importorskip("numpy")
+    qa = perfect["qa-refund"]
+    for bound in (np.float32(0.9), np.int64(1), Fraction(9, 10), Decimal("0.9")):
+        assert_metric(qa, "question_score_accuracy", min=bound, max=1)
+        assert_qa_score(qa, bound)
+    with pytest.raises(AssertionError, match=r"question_score_accuracy = 1\.000 > max 0\.500"):
+        assert_metric(qa, "question_score_accuracy", max=Fraction(1, 2))
+    with pytest.raises(ValueError, match=r"min_score must lie on the score's scale, 0 to 1, "
+                                         r"got Decimal\('85'\)"):
+        assert_qa_score(qa, Decimal("85"))
+    for no_number in (True, np.bool_(True), 1 + 0j, Decimal("NaN"), 10 ** 400):
+        with pytest.raises(TypeError, match="min must be a finite number"):
+            assert_metric(qa, "question_score_accuracy", min=no_number)
+    # A metric id in a list was a bare "unhashable type: 'list'".
+    with pytest.raises(TypeError, match=(
+            r"^assert_metric: metric_id must be a metric's id \(a str\), got list "
+            r"\['question_score_accuracy'\]$")):
+        assert_metric(qa, ["question_score_accuracy"])
 
 
 def test_assert_metric_messages(golden: dict[str, Any], beta: dict[str, Any],

@@ -58,6 +58,12 @@ def test_a_verdict_with_counts_keeps_one_ask_whole() -> None:
     assert found.details["judge_repeats"] == [1.0, 0.5]
     # A failed ask that could have moved it still makes it a judge error.
     assert combine(counted, verdicts(0.9, None, 0.8), 0.25).judge_error
+    # Whether failed asks could move it is asked of the verdict's own median: of [0, 0] and
+    # two failed asks, the lower middle stays 0 whatever they say (one ask's counts kept)...
+    kept = combine(counted, verdicts(0.0, 0.0, None, None), 0.25)
+    assert (kept.judge_error, kept.score) == (False, 0.0)
+    # ... while the mean of the two middles of [0, 0, 1, 1], a verdict without counts, is not.
+    assert combine(request("unit"), verdicts(0.0, 0.0, None, None), 0.25).judge_error
 
 
 def test_majority_on_a_binary_scale() -> None:
@@ -110,6 +116,12 @@ def test_agreement_per_metric_from_judge_records() -> None:
     assert repeat_agreement([result]) == {
         "m": {"n": 2, "exact": 0.5, "mean_spread": 0.5, "disagree": 1, "failed_asks": 0}}
     assert "repeats" not in single
+    # A verdict asked once before the others is passed over, not the end of the result's
+    # records; the mean spread is the spreads', within the tolerance or not.
+    near = combine(request("likert5"), verdicts(1.0, 2.0), 0.25).record("j")
+    result.judge_records = [single, near, steady]
+    assert repeat_agreement([result]) == {
+        "m": {"n": 2, "exact": 0.5, "mean_spread": 0.125, "disagree": 0, "failed_asks": 0}}
 
 
 def test_an_ask_that_failed_is_no_disagreement() -> None:

@@ -128,6 +128,30 @@ def output_problem(value: Any) -> str | None:
     return None
 
 
+def own_copy(value: Any) -> Any:
+    """A test's own copy of an output (a value :func:`output_problem` accepts): a test that
+    changes ``callqa_output`` in place changed what its pair was scored on, the report, and
+    the outcome of the pair's other tests. Text, bytes and numbers cannot be changed in place,
+    and are not copied."""
+    if not isinstance(value, (dict, list)):
+        return value
+    copied: Any = {} if isinstance(value, dict) else []
+    # Walked without recursion: an output may nest deeper than Python's recursion limit.
+    todo: list[tuple[Any, Any]] = [(value, copied)]
+    while todo:
+        source, target = todo.pop()
+        for key, item in (source.items() if isinstance(source, dict) else enumerate(source)):
+            kept = item
+            if isinstance(item, (dict, list)):
+                kept = {} if isinstance(item, dict) else []
+                todo.append((item, kept))
+            if isinstance(target, dict):
+                target[key] = kept
+            else:
+                target.append(kept)
+    return copied
+
+
 def _too_long(number: int) -> bool:
     limit = sys.get_int_max_str_digits()
     # Three bits a digit is fewer than a digit holds: such a number is within the limit.

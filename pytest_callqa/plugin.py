@@ -27,7 +27,7 @@ from .outcomes import (
     redact_report,
     shown_as_error,
 )
-from .outputs import ModelOutput, for_report
+from .outputs import ModelOutput, for_report, own_copy
 from .progress import TerminalProgress
 from .pytest_host import PytestHost
 from .repeats import RECORD_KEY, RUNS_ATTR, call_runs, describe, item_runs, status_word
@@ -424,20 +424,19 @@ def callqa_model(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def callqa_output(request: pytest.FixtureRequest, callqa_model: str,
                   callqa_case: GoldenCase) -> Any:
-    """What the model returned for the case: parsed JSON, or the raw text when it is not
-    JSON. Produced by ``pytest_callqa_generate``, or read from the outputs directory; a missing
-    output skips the test (``--callqa-missing error`` makes it an error)."""
+    """The test's own copy of what the model returned for the case: parsed JSON, or the raw
+    text when it is not JSON. Produced by ``pytest_callqa_generate``, or read from the outputs
+    directory; a missing output skips the test (``--callqa-missing error`` makes it an error)."""
     state = _state(request.config)
     # The case as collected: the resolver reads its body when it produces the pair.
-    produced = _call(request, state.resolver.output, callqa_model,
-                     item_pair(request.node)[1])
+    produced = _call(request, state.resolver.output, callqa_model, item_pair(request.node)[1])
     if isinstance(produced, Missing):
         request.node.stash[PAYLOAD_KEY] = {"missing": produced.to_dict()}
         if state.settings.missing == "error":
             pytest.fail(produced.reason, pytrace=False)
         pytest.skip(produced.reason)
     assert isinstance(produced, ModelOutput)
-    return produced.value
+    return own_copy(produced.value)
 
 
 @pytest.fixture
@@ -448,8 +447,9 @@ def callqa_result(request: pytest.FixtureRequest, callqa_model: str, callqa_case
     state = _state(request.config)
     result = _call(request, state.resolver.result, callqa_model, item_pair(request.node)[1])
     golden = [callqa_case.id, golden_entry(callqa_case), state.catalog.position(callqa_case.id)]
+    as_scored = cast(ModelOutput, state.resolver.output(callqa_model, item_pair(request.node)[1]))
     request.node.stash[PAYLOAD_KEY] = {"result": result.to_dict(),
-                                       "output": for_report(callqa_output), GOLDEN: golden}
+                                       "output": for_report(as_scored.value), GOLDEN: golden}
     if getattr(request.config.option, "xmlpath", None):
         # JUnit <property> elements: a CI dashboard shows every test's metrics. Without a
         # JUnit file nobody reads them, and every report would carry them.

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from .outcomes import INTERRUPTION, TOOL_FAILURE, is_tool_failure, produce_or_fail
-from .outputs import ModelOutput, for_report
+from .outputs import ModelOutput, for_report, own_copy
 from .run.junit import run_properties
 from .run.settings import ERROR_PAYLOAD, MAX_RUNS, UNPRODUCED_PAYLOAD, Missing
 
@@ -139,7 +139,10 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     payload = item.stash.get(payload_key, None)
     rule = state.settings.pass_rule
     results: list[TaskResult | None] = []
-    outputs = [funcargs.get("callqa_output")]
+    # Each run's output as produced — scored and reported — not the test's copy of it: a
+    # recorded output is one object in every run (_attach).
+    first = resolver.output(model, case)
+    outputs = [first.value if isinstance(first, ModelOutput) else None]
     # Why a run could not be produced, as the report words it (produce_or_fail fills it).
     failed: tuple[pytest.Stash, pytest.StashKey[dict[str, Any]]] = (
         pytest.Stash(), pytest.StashKey[dict[str, Any]]())
@@ -178,12 +181,18 @@ def call_runs(item: pytest.Function, state: CallqaSession,
         _unproduced(payload, failed, runs, sorted(unproduced))
     argnames = item._fixtureinfo.argnames
 
-    def call(run_result: TaskResult | None, output: Any) -> BaseException | None:
+    def call(run_result: TaskResult | None, run: int, *,
+             fresh: bool = False) -> BaseException | None:
+        """The test function on ``run``'s result and output; ``fresh``: on a new copy of
+        run 1's output (the call on the runs' mean, after run 1's call may have changed its
+        copy)."""
         args = {name: funcargs[name] for name in argnames}
         if "callqa_result" in args:
             args["callqa_result"] = run_result
-        if "callqa_output" in args:
-            args["callqa_output"] = output
+        if "callqa_output" in args and (run or fresh):
+            # A copy of its own in each run: what one run changes in place, the next (and
+            # the report) must not see. Run 1 has the fixture's, as a single run has.
+            args["callqa_output"] = own_copy(outputs[run])
         try:
             item.obj(**args)
         except (pytest.skip.Exception, KeyboardInterrupt):
@@ -198,7 +207,7 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     failures: dict[int, BaseException] = dict(unproduced)
     for run in range(runs):
         if run not in unproduced:
-            failure = call(results[run] if results else None, outputs[run])
+            failure = call(results[run] if results else None, run)
             if failure is not None:
                 failures[run] = failure
     tool_errors = [failures[run] for run in sorted(failures) if is_tool_failure(failures[run])]
@@ -224,7 +233,7 @@ def call_runs(item: pytest.Function, state: CallqaSession,
         # Every run was produced: an unproduced one is a tool error, raised above.
         scored = cast("list[TaskResult]", results)
         specs = metric_specs(state.services.registry(), scored[0].task)
-        decisive = call(mean_result(scored, specs), outputs[0])
+        decisive = call(mean_result(scored, specs), 0, fresh=True)
     elif rule_passes(outcome_rule, [ok is True for ok in outcomes]):
         decisive = None
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from pytest_callqa.outputs import (
     OutputsError,
     discover_models,
     output_problem,
+    own_copy,
     read_output,
     read_usage,
     with_cost,
@@ -444,3 +446,22 @@ def test_an_output_nested_too_deep_to_write_keeps_its_result(
     result.assert_outcomes(passed=2)
     [beta] = [c for c in project.report()["cases"] if c["model"] == "beta"]
     assert beta["output"].startswith("(not kept: the output is nested deeper than")
+
+
+def test_a_tests_own_copy_of_an_output() -> None:
+    value = {"questions": [{"id": "Q1", "tags": ["a"]}, None, 1.5], "text": "x"}
+    copied = own_copy(value)
+    assert copied == value
+    copied["questions"][0]["tags"].append("b")
+    copied["questions"].pop()
+    assert value == {"questions": [{"id": "Q1", "tags": ["a"]}, None, 1.5], "text": "x"}
+    text = "not JSON"
+    assert own_copy(text) is text
+    # Deeper than Python's recursion limit, as an output may be.
+    deep: list[Any] = []
+    inner = deep
+    for _ in range(5 * sys.getrecursionlimit()):
+        inner.append([])
+        inner = inner[0]
+    copied_deep = own_copy(deep)
+    assert copied_deep is not deep and isinstance(copied_deep[0][0], list)

@@ -300,3 +300,42 @@ def test_a_later_runs_output_is_kept_as_the_report_keeps_run_1s(llm: LLMProject,
     result, records = live_runs(llm, pytester, '{"answer": NaN}', "FAST")
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
     assert records[("fast", 1)]["output"] == {"answer": None}
+
+
+CUTS_ITS_OUTPUT = """
+import pytest
+
+pytestmark = pytest.mark.callqa(task="qa")
+
+@pytest.fixture
+def first_question(callqa_output):
+    del callqa_output["questions"][1:]
+    return callqa_output["questions"][0]
+
+def test_a_cuts_its_output(callqa_output, callqa_result):
+    assert len(callqa_output["questions"]) == 3
+    del callqa_output["questions"][1:]
+
+def test_b_score(first_question, callqa_result):
+    assert first_question["question_id"] == "Q1"
+    assert callqa_result.score >= 0.9
+"""
+
+
+@pytest.mark.parametrize("args", [
+    [], ["--callqa-runs", "2"], ["--callqa-runs", "2", "--callqa-pass-rule", "mean"],
+    ["-n", "2"]], ids=["one-run", "two-runs", "mean-of-two-runs", "xdist"])
+def test_a_test_that_changes_its_output_changes_nothing_else(
+        project: MiniProject, pytester: pytest.Pytester, args: list[str]) -> None:
+    # Before: the test was given the very output its pair was scored on and reported: cut
+    # down by test_a (or by a fixture), it lowered test_b's score, and the report kept what
+    # was left; under two runs, run 2 of test_a (and its call on the runs' mean) saw what
+    # run 1 had cut.
+    (project.root / "pyproject.toml").write_text(
+        PYPROJECT + 'callqa_models = ["alpha"]\ncallqa_report = "report.json"\n',
+        encoding="utf-8")
+    project.write_tests(CUTS_ITS_OUTPUT)
+    result = pytester.runpytest("-p", "no:randomly", *args)
+    result.assert_outcomes(passed=2)
+    records = project.report()["cases"]
+    assert records and all(len(r["output"]["questions"]) == 3 for r in records)

@@ -8,14 +8,15 @@ makes the test an error (the tool failed, not the model); the other runs are sti
 what they say is known. Only when the known runs fail the test under its pass rule whatever
 the unknown runs would have said (a failed run under ``all``; too few passes left for a
 majority) does it fail, on the model's account; a pass is never decided around a run the
-tool failed in. A skip in any run skips it.
+tool failed in. A run the test skips is left out of the pass rule, which decides on the other
+runs; only a skip in every run skips the test.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
@@ -39,15 +40,18 @@ RUNS_ATTR = "callqa_runs"
 class RunsRecord:
     """The outcome of each run of a test — None where the tool failed in it (a verdict the
     judge could not give, a run that could not be produced), which leaves the run's outcome
-    unknown — and what its pass rule made of them (None when a run is unknown and the known
-    runs do not fail the test: the test is an error)."""
+    unknown, and where the test skipped (``skipped``, numbered from 0: it does not apply to
+    that run) — and what its pass rule made of the others (None when a run is unknown and
+    the known runs do not fail the test: the test is an error)."""
 
     outcomes: list[bool | None]
     rule: str
     passed: bool | None
+    skipped: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"outcomes": self.outcomes, "rule": self.rule, "passed": self.passed}
+        return {"outcomes": self.outcomes, "rule": self.rule, "passed": self.passed,
+                "skipped": self.skipped}
 
 
 RECORD_KEY = pytest.StashKey[RunsRecord]()
@@ -195,8 +199,10 @@ def call_runs(item: pytest.Function, state: CallqaSession,
             args["callqa_output"] = own_copy(outputs[run])
         try:
             item.obj(**args)
-        except (pytest.skip.Exception, KeyboardInterrupt):
-            raise
+        except pytest.skip.Exception as exc:
+            # The test does not apply to this run (a metric n/a on its output): the run is
+            # left out of the pass rule, and the other runs are still called.
+            return exc
         except (Exception, pytest.fail.Exception) as exc:
             # A ``pytest.fail`` in the test's own code fails the run, as it fails a test of
             # one run: the test's, or a time limit's (pytest-timeout) that ran out in that
@@ -205,36 +211,46 @@ def call_runs(item: pytest.Function, state: CallqaSession,
         return None
 
     failures: dict[int, BaseException] = dict(unproduced)
+    skips: dict[int, BaseException] = {}
     for run in range(runs):
         if run not in unproduced:
             failure = call(results[run] if results else None, run)
-            if failure is not None:
+            if isinstance(failure, pytest.skip.Exception):
+                skips[run] = failure
+            elif failure is not None:
                 failures[run] = failure
+    if len(skips) == runs:
+        raise skips[0]  # the test applies to no run: skipped, as a test of one run is
+    # The runs the pass rule decides on: a skipped run has no outcome (None) from this test.
+    checked = [run for run in range(runs) if run not in skips]
     tool_errors = [failures[run] for run in sorted(failures) if is_tool_failure(failures[run])]
     outcomes: list[bool | None] = [
-        None if run in failures and is_tool_failure(failures[run]) else run not in failures
-        for run in range(runs)]
+        None if run in skips or (run in failures and is_tool_failure(failures[run]))
+        else run not in failures for run in range(runs)]
+    skipped = sorted(skips)
     # The engine's run rules load with the first repeated test.
     from .engine.runs import mean_result, metric_specs, rule_passes
 
-    # The mean rule judges the mean of every run's result, the unknown runs' values too; the
-    # others (and the mean of a test without a result) judge the runs' outcomes.
+    # The mean rule judges the mean of every checked run's result, the unknown runs' values
+    # too; the others (and the mean of a test without a result) judge the runs' outcomes.
     on_mean = rule == "mean" and bool(results)
     outcome_rule = "majority" if rule == "majority" else "all"
-    if tool_errors and (on_mean or rule_passes(outcome_rule, [ok is not False
-                                                              for ok in outcomes])):
+    if tool_errors and (on_mean or rule_passes(outcome_rule, [outcomes[run] is not False
+                                                              for run in checked])):
         # The test is the tool's error unless the known runs fail it even were every unknown
         # run a pass. A pass is never decided so: it would pass over the tool's failure.
-        _keep(item, payload, results, RunsRecord(outcomes=outcomes, rule=rule, passed=None),
-              outputs)
+        _keep(item, payload, results, RunsRecord(outcomes=outcomes, rule=rule, passed=None,
+                                                 skipped=skipped), outputs)
         raise tool_errors[0]
     decisive: BaseException | None
     if on_mean:
         # Every run was produced: an unproduced one is a tool error, raised above.
-        scored = cast("list[TaskResult]", results)
+        scored = [cast("TaskResult", results[run]) for run in checked]
         specs = metric_specs(state.services.registry(), scored[0].task)
         decisive = call(mean_result(scored, specs), 0, fresh=True)
-    elif rule_passes(outcome_rule, [ok is True for ok in outcomes]):
+        if isinstance(decisive, pytest.skip.Exception):
+            raise decisive  # the test does not apply to the runs' mean
+    elif rule_passes(outcome_rule, [outcomes[run] is True for run in checked]):
         decisive = None
     else:
         # The first run the model failed (an unknown run's error is the tool's, not this).
@@ -242,8 +258,8 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     # A tool failure on the mean of the runs leaves the rule undecided, as in a run.
     undecided = decisive is not None and is_tool_failure(decisive)
     _keep(item, payload, results, RunsRecord(outcomes=outcomes, rule=rule,
-                                             passed=None if undecided else decisive is None),
-          outputs)
+                                             passed=None if undecided else decisive is None,
+                                             skipped=skipped), outputs)
     if decisive is not None:
         raise decisive
     return True
@@ -327,20 +343,23 @@ _RULE_WORDS = {True: "passed", False: "failed",
 def describe(record: dict[str, Any]) -> str:
     """The runs of a test, for its report."""
     outcomes = record["outcomes"]
+    skipped = set(record.get("skipped", ()))
     known = [ok for ok in outcomes if ok is not None]
     passes = sum(known)
-    marks = ", ".join(f"run {i + 1} {_RUN_WORDS[ok]}" for i, ok in enumerate(outcomes))
+    unknown = len(outcomes) - len(known) - len(skipped)
+    marks = ", ".join(f"run {i + 1} {'skipped' if i in skipped else _RUN_WORDS[ok]}"
+                      for i, ok in enumerate(outcomes))
     flaky = " — flaky: its runs disagree" if 0 < passes < len(known) else ""
     if len(known) == len(outcomes):
         counted = f"{passes} of {len(outcomes)} runs passed"
     elif known:
-        counted = (f"{passes} of the {len(known)} runs of known outcome passed, "
-                   f"{len(outcomes) - len(known)} unknown")
+        counted = f"{passes} of the {len(known)} runs of known outcome passed" + "".join(
+            f", {n} {word}" for n, word in ((unknown, "unknown"), (len(skipped), "skipped"))
+            if n)
     else:
         counted = f"no run of {len(outcomes)} has a known outcome"
     verdict = _RULE_WORDS[record["passed"]]
-    if record["passed"] is False and len(known) < len(outcomes):
-        unknown = len(outcomes) - len(known)
+    if record["passed"] is False and unknown:
         verdict += (", whatever the unknown run says" if unknown == 1
                     else f", whatever the {unknown} unknown runs say")
     return f"{counted} ({marks}); pass rule {record['rule']}: {verdict}{flaky}"

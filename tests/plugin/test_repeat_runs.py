@@ -339,3 +339,50 @@ def test_a_test_that_changes_its_output_changes_nothing_else(
     result.assert_outcomes(passed=2)
     records = project.report()["cases"]
     assert records and all(len(r["output"]["questions"]) == 3 for r in records)
+
+
+@pytest.mark.parametrize(("rule", "check", "outcome", "runs_line"), [
+    ("all", "callqa_result.run != 0", {"failed": 1},
+     "1 of the 2 runs of known outcome passed, 1 skipped (run 1 failed, run 2 skipped, run 3 "
+     "passed); pass rule all: failed — flaky: its runs disagree"),
+    ("majority", "callqa_result.run != 0", {"failed": 1},
+     "1 of the 2 runs of known outcome passed, 1 skipped (run 1 failed, run 2 skipped, run 3 "
+     "passed); pass rule majority: failed — flaky: its runs disagree"),
+    ("all", "callqa_result.valid", {"passed": 1},
+     "2 of the 2 runs of known outcome passed, 1 skipped (run 1 passed, run 2 skipped, run 3 "
+     "passed); pass rule all: passed"),
+    ("mean", "callqa_result.valid", {"passed": 1},
+     "2 of the 2 runs of known outcome passed, 1 skipped (run 1 passed, run 2 skipped, run 3 "
+     "passed); pass rule mean: passed"),
+], ids=["all-fails", "majority-fails", "all-passes", "mean-passes"])
+def test_a_run_the_test_skips_is_left_out_of_the_pass_rule(
+        project: MiniProject, pytester: pytest.Pytester, rule: str, check: str,
+        outcome: dict[str, int], runs_line: str) -> None:
+    # Before: a skip in run 2 (an assertion helper's on a metric n/a for that run's output)
+    # skipped the whole test at once: run 1's failure was hidden, run 3 never called, the
+    # session passed, and the report lost runs 2 and 3.
+    (project.root / "pyproject.toml").write_text(
+        PYPROJECT + f'callqa_models = ["alpha"]\ncallqa_report = "report.json"\n'
+        f'callqa_pass_rule = "{rule}"\n', encoding="utf-8")
+    project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
+                        "def test_r(callqa_result):\n"
+                        "    if callqa_result.run == 1:\n"
+                        "        pytest.skip('does not apply to this run')\n"
+                        f"    assert {check}\n")
+    result = pytester.runpytest("-rA", "--callqa-runs", "3")
+    result.assert_outcomes(**outcome)
+    result.stdout.fnmatch_lines([runs_line])
+    records = sorted(project.report()["cases"], key=lambda c: c["run"])
+    # The run skipped has no outcome (its later runs are copies of run 1: no run figures).
+    assert [(c["run"], c.get("passed")) for c in records] == [
+        (0, "run != 0" not in check), (1, None), (2, True)]
+
+
+def test_a_test_skipped_in_every_run_is_skipped(project: MiniProject,
+                                                pytester: pytest.Pytester) -> None:
+    project.write_tests("import pytest\n\n@pytest.mark.callqa(task='qa')\n"
+                        "def test_r(callqa_result):\n"
+                        "    pytest.skip(f'not for run {callqa_result.run + 1}')\n")
+    result = pytester.runpytest("-rs", "--callqa-runs", "2", "-k", "alpha")
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(["*not for run 1*"])

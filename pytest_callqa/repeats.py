@@ -1,7 +1,8 @@
 """A test over repeated runs (``--callqa-runs N``, or its ``callqa(runs=N)`` marker): the test
 function is called once per run, each time with that run's ``callqa_result`` and
 ``callqa_output``, and the pass rule (:mod:`pytest_callqa.engine.runs`) makes one outcome of
-the N. Other fixtures are set up once, for the test, as pytest always does.
+the N. Other fixtures are set up once, for the test, as pytest always does: a test that takes
+neither of the two itself, only through its fixtures (run 1's), is an error.
 
 A judge error or a failed generation call in any run leaves that run's outcome unknown and
 makes the test an error (the tool failed, not the model); the other runs are still called, so
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from .outcomes import INTERRUPTION, TOOL_FAILURE, is_tool_failure, produce_or_fail
+from .outcomes import INTERRUPTION, TOOL_FAILURE, is_tool_failure, produce_or_fail, tool_failure
 from .outputs import ModelOutput, for_report, own_copy
 from .run.junit import run_properties
 from .run.settings import ERROR_PAYLOAD, MAX_RUNS, UNPRODUCED_PAYLOAD, Missing
@@ -136,6 +137,17 @@ def call_runs(item: pytest.Function, state: CallqaSession,
     if runs == 1 or not RUN_FIXTURES & set(funcargs) \
             or inspect.iscoroutinefunction(item.obj):
         return None
+    argnames = item._fixtureinfo.argnames
+    if not RUN_FIXTURES & set(argnames):
+        # Its fixtures are set up once, with run 1's result: called again in each run, the
+        # test checked run 1 N times, and runs 2..N were recorded as passed unchecked.
+        name = "callqa_result" if "callqa_result" in funcargs else "callqa_output"
+        later = "run 2" if runs == 2 else f"runs 2 to {runs}"
+        raise tool_failure(
+            f"callqa: this test runs {runs} times (--callqa-runs or callqa(runs=...)) but takes "
+            f"{name} only through its fixtures, which are set up once, with run 1's: {later} "
+            f"would not be checked. Take {name} as an argument of the test function, or give "
+            "it @pytest.mark.callqa(runs=1)")
     # The case as collected (the resolver reads its body when it produces a run).
     params = item.callspec.params
     model, case = cast(str, params["callqa_model"]), cast("CaseRef", params["callqa_case"])
@@ -183,7 +195,6 @@ def call_runs(item: pytest.Function, state: CallqaSession,
         raise
     if unproduced:
         _unproduced(payload, failed, runs, sorted(unproduced))
-    argnames = item._fixtureinfo.argnames
 
     def call(run_result: TaskResult | None, run: int, *,
              fresh: bool = False) -> BaseException | None:

@@ -386,3 +386,42 @@ def test_a_test_skipped_in_every_run_is_skipped(project: MiniProject,
     result = pytester.runpytest("-rs", "--callqa-runs", "2", "-k", "alpha")
     result.assert_outcomes(skipped=1)
     result.stdout.fnmatch_lines(["*not for run 1*"])
+
+
+THROUGH_A_FIXTURE = """
+import pytest
+
+@pytest.fixture
+def extraction(callqa_result):
+    return callqa_result
+
+@pytest.mark.callqa(task="qa")
+def test_via_fixture(extraction):
+    assert extraction.valid
+
+@pytest.mark.callqa(task="qa", runs=1)
+def test_via_fixture_once(extraction):
+    assert extraction.valid
+
+@pytest.mark.callqa(task="qa")
+def test_direct(extraction, callqa_result):
+    assert callqa_result.valid
+"""
+
+
+def test_a_test_that_takes_the_result_only_through_a_fixture_is_an_error_over_runs(
+        project: MiniProject, pytester: pytest.Pytester) -> None:
+    # Before: its fixture was set up once, with run 1's result, and the test, called again
+    # for run 2 on the same fixture, was recorded as "2 of 2 runs passed", run 2 unchecked.
+    project.write_tests(THROUGH_A_FIXTURE)
+    result = pytester.runpytest("-rA", "--callqa-runs", "2", "-k", "alpha")
+    result.assert_outcomes(errors=1, passed=2)
+    result.stdout.fnmatch_lines([
+        "*ERROR at call of test_via_fixture?alpha-qa-refund?*",
+        "callqa: this test runs 2 times "
+        "(--callqa-runs or callqa(runs=...)) but takes callqa_result only through its "
+        "fixtures, which are set up once, with run 1's: run 2 would not be checked. Take "
+        "callqa_result as an argument of the test function, or give it "
+        "@pytest.mark.callqa(runs=1)"])
+    assert "2 of 2 runs passed" in result.stdout.str()  # test_direct, over both runs
+    pytester.runpytest("-k", "alpha").assert_outcomes(passed=3)

@@ -156,7 +156,7 @@ def unknown_run_notes(card: Scorecard, unproduced: Mapping[Pair, int]) -> list[s
         note = (f"E {model}: {count(unknown, 'run')} of unknown outcome left out of the "
                 "repeated runs' figures (pass rate, pass^k, pass@k, flaky): a test of the "
                 "case errored in them — the tool failed (a judge error, a run that could not "
-                "be produced), not the model")
+                "be produced), not the model — or skipped them")
         if without:
             shown = ", ".join(without[:NAMED]) + (
                 f" and {len(without) - NAMED} more" if len(without) > NAMED else "")
@@ -182,7 +182,7 @@ def runs_lines(card: Scorecard, pass_rule: object, not_evaluated: Iterable[Any])
     return [f"runs: up to {most} per (model, case), pass rule {pass_rule}; "
             f"{count(flaky, 'flaky case')} (runs disagree)"
             + (f"; {count(unknown, 'run')} of unknown outcome (the tool failed in a test of "
-               "it) left out" if unknown else "")
+               "it, or a test skipped it) left out" if unknown else "")
             + (f"; {count(copied, 'run')} copied from run 1 (a recorded output the offline "
                "judge scores alike: no sample) left out" if copied else "")]
 

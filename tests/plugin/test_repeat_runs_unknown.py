@@ -61,7 +61,8 @@ def test_a_run_the_judge_could_not_score_is_unknown_not_passed(
         "unknown)"])
     card = scorecard_of(result.stdout.str())
     assert "runs: up to 3 per (model, case), pass rule all; 0 flaky cases (runs disagree); " \
-           "1 run of unknown outcome (the tool failed in a test of it) left out" in card
+           "1 run of unknown outcome (the tool failed in a test of it, or a test skipped it) " \
+           "left out" in card
     assert "E alpha: 1 run of unknown outcome left out of the repeated runs' figures" in card
 
 
@@ -84,7 +85,8 @@ def test_a_pair_with_no_known_run_has_no_pass_figures(
     assert "REPEATED RUNS" not in card  # no figure of 1.0, nor any other
     assert "E alpha: 3 runs of unknown outcome left out of the repeated runs' figures (pass " \
            "rate, pass^k, pass@k, flaky): a test of the case errored in them — the tool " \
-           "failed (a judge error, a run that could not be produced), not the model; 1 case " \
+           "failed (a judge error, a run that could not be produced), not the model — or " \
+           "skipped them; 1 case " \
            "with fewer than two known runs, without run figures (qa/qa-refund)" in card
     result.stdout.fnmatch_lines(["no run of 3 has a known outcome (run 1 unknown*"])
 
@@ -317,7 +319,8 @@ def test_a_run_that_could_not_be_produced_leaves_the_others_called(
     assert (runs["unknown_runs"], runs["unknown_cases"]) == (1, [])
     card = scorecard_of(result.stdout.str())
     assert "runs: up to 3 per (model, case)" in card
-    assert "1 run of unknown outcome (the tool failed in a test of it) left out" in card
+    assert "1 run of unknown outcome (the tool failed in a test of it, or a test skipped " \
+           "it) left out" in card
     assert "E live: 1 run of unknown outcome left out of the repeated runs' figures" in card
 
 

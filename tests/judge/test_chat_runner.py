@@ -690,6 +690,27 @@ def test_a_reply_that_overflowed_llama_cpps_window_is_input_too_large_not_retrie
     assert outcome.error == f"gave up after 2 attempts: HTTP 500: {other}"
 
 
+def test_a_reply_cut_by_a_full_window_is_charged_to_its_call() -> None:
+    # Before: the cut reply's tokens were in the runner's spend but in no call's usage, so a
+    # verdict's cost and the cost per 1000 calls left out money the run had spent.
+    from pytest_callqa.testing import FakeOpenAIServer
+
+    class CutByTheWindow(FakeOpenAIServer):
+        def _completion(self, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+            completion = super()._completion(body, fault)
+            completion["choices"][0]["finish_reason"] = "length"
+            return completion
+
+    request = ChatRequest(messages=SHORT.messages, params={"max_tokens": 100})
+    with CutByTheWindow(reply=lambda body: REPLY, max_lifetime_s=60.0) as server:
+        runner = make_runner(prices=PRICES, max_retries=0)
+        [outcome] = calls(runner, (endpoint(server), request))
+    assert outcome.error is not None and outcome.error.startswith("input too large: ")
+    assert outcome.usage == {"prompt_tokens": 10, "completion_tokens": 5, "cost_usd": 20.0}
+    counters = runner.usage("priced", "chat").to_dict()
+    assert (counters["spent_usd"], counters["cost_per_1000_calls"]) == (20.0, 20_000.0)
+
+
 def test_an_error_status_is_not_charged_but_a_timeout_is_charged_its_worst_case(
     fake: Any
 ) -> None:

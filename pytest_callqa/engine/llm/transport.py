@@ -40,12 +40,7 @@ from .cache import FileRateWindow, FileSlots, JudgeCache, content_key
 from .counters import ModelUsage, call_usage
 from .endpoint import CallError, Endpoint
 from .kept import keep, kept
-from .limits import (
-    Backoff,
-    LocalRateWindow,
-    LocalSlots,
-    retry_after_seconds,
-)
+from .limits import Backoff, LocalRateWindow, LocalSlots, retry_after_seconds
 from .wire import (
     ChatClient,
     ConnectionFailed,
@@ -400,7 +395,11 @@ class ChatRunner:
                 stats.reasks += 1
             reply, error, budget = await self._send(session, endpoint, messages, params,
                                                     bound, stats)
-            if reply is None:
+            if reply is not None:
+                unreported += reply.prompt_tokens is None or reply.completion_tokens is None
+                prompt_total = _plus(prompt_total, reply.prompt_tokens)
+                completion_total = _plus(completion_total, reply.completion_tokens)
+            if reply is None or error is not None:
                 usage = call_usage(self.prices, endpoint.model, prompt_total, completion_total,
                                    unreported)
                 outcome = ChatOutcome(content=content, problems=problems, error=error,
@@ -410,16 +409,6 @@ class ChatRunner:
                 elif asked_again is None or not asked_again(outcome):
                     stats.failures += 1
                 return outcome
-            if reply.prompt_tokens is None or reply.completion_tokens is None:
-                unreported += 1
-            if reply.prompt_tokens is None or prompt_total is None:
-                prompt_total = None
-            else:
-                prompt_total += reply.prompt_tokens
-            if reply.completion_tokens is None or completion_total is None:
-                completion_total = None
-            else:
-                completion_total += reply.completion_tokens
             content = reply.content
             truncated = reply.finish_reason == "length"
             problems = list(check(content)) if check is not None else []
@@ -440,8 +429,9 @@ class ChatRunner:
         self, session: _Session, endpoint: Endpoint, messages: list[dict[str, str]],
         params: Mapping[str, Any], bound: int | None, stats: ModelUsage,
     ) -> tuple[Reply | None, str | None, bool]:
-        """One ask with transport retries: ``(reply, error, budget_stopped)``. With a
-        budget, ``bound`` caps the completion tokens (the request carries it)."""
+        """One ask with transport retries: ``(reply, error, budget_stopped)``; a reply that
+        is no answer (cut by a full context window) comes with its error, as it was billed.
+        With a budget, ``bound`` caps the completion tokens (the request carries it)."""
         client = session.client(endpoint, self.timeout)
         body = {"model": endpoint.model, "messages": messages, **params}
         worst = (worst_case(self.prices, endpoint.model, body, bound)
@@ -502,8 +492,7 @@ class ChatRunner:
                 # Let the call that got this slot send before this one checks, caches and
                 # scores its reply: replies come in bursts, and an idle slot is lost throughput.
                 await asyncio.sleep(0)
-                full = window_full(params, reply)
-                return (None, full, False) if full is not None else (reply, None, False)
+                return reply, window_full(params, reply), False
             if attempt == self.max_retries:
                 break
             if retry_after is not None and retry_after > self.max_retry_after_s:
@@ -581,6 +570,11 @@ def _shared(outcome: ChatOutcome) -> ChatOutcome:
         usage, asks = {}, 0
     return replace(outcome, problems=list(outcome.problems), usage=usage,
                    cached=outcome.cached or outcome.usable, asks=asks)
+
+
+def _plus(total: float | None, tokens: float | None) -> float | None:
+    """A call's token total with one more reply's count (None: either is unknown)."""
+    return None if total is None or tokens is None else total + tokens
 
 
 def _detail(exc: Exception, endpoint: Endpoint) -> str:

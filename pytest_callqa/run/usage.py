@@ -339,8 +339,8 @@ def _spend(usage: Mapping[str, Any], unpriced: Sequence[str]) -> str:
     unreported = usage["requests_without_usage"]
     reasons = [f"no price for {', '.join(unpriced)}"] if unpriced else []
     if unreported:
-        reasons.append(f"the server reported no token usage for "
-                       f"{count(unreported, 'request')}")
+        reasons.append(f"no token usage came back for {count(unreported, 'request')}: a "
+                       "reply without it, a timeout or a lost connection")
     money_text = (f"${spent:.4f}" if spent is not None else
                   f"unknown ({'; '.join(reasons)})" if reasons else "unknown")
     tokens = ([] if usage["prompt_tokens"] is None else

@@ -726,6 +726,26 @@ def test_an_error_status_is_not_charged_but_a_timeout_is_charged_its_worst_case(
     assert runner.budget.spent() > 20.0 + 2048 * 2
 
 
+def test_a_request_that_timed_out_or_lost_its_connection_leaves_the_spend_unknown(
+    fake: Any
+) -> None:
+    # Before: "$0.0000 for 1 request" beside a budget that had settled it at its worst case.
+    timed_out = fake(reply=lambda body: REPLY, schedule=["timeout"], hang_s=2.0)
+    runner = make_runner(prices=PRICES, timeout=0.2)
+    calls(runner, (endpoint(timed_out), SHORT))
+    counters = runner.usage("priced", "chat").to_dict()
+    assert (counters["requests"], counters["requests_without_usage"]) == (2, 1)
+    assert counters["spent_usd"] is None and counters["cost_per_1000_calls"] is None
+    runner = make_runner(prices=PRICES, max_retries=0)
+    # Port 9 (discard) has no listener on the loopback: the connection is refused at once.
+    calls(runner, (Endpoint("priced", "http://127.0.0.1:9/v1", SECRET), SHORT))
+    counters = runner.usage("priced", "chat").to_dict()
+    assert (counters["requests_without_usage"], counters["spent_usd"]) == (1, None)
+    answered = make_runner(prices=PRICES)
+    calls(answered, (endpoint(timed_out), LONG))
+    assert answered.usage("priced", "chat").to_dict()["spent_usd"] == 30.0
+
+
 def test_a_call_waiting_on_the_rate_limit_holds_no_reservation(fake: Any) -> None:
     # The reservation was taken before the rate's wait: held through it past a request's
     # time, it looked abandoned, and a call that fitted was refused as "budget exhausted"

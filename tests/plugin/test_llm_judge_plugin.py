@@ -306,8 +306,9 @@ def test_replies_without_usage_leave_tokens_unknown_and_the_budget_shows_its_spe
             "--callqa-models=alpha", f"{REPORT_OPTION}=r.json")
     assert server.requests == 1
     lines = header(result.stdout.str(), scorecard_of)
-    assert "judge spend: unknown (the server reported no token usage for 1 request) for 1 " \
-           "request (tokens unknown for 1 of 1 request)" in lines
+    assert "judge spend: unknown (no token usage came back for 1 request: a reply without " \
+           "it, a timeout or a lost connection) for 1 request (tokens unknown for 1 of 1 " \
+           "request)" in lines
     assert any(line.startswith("budget: $0.47 reached ($0.4620 spent); ") for line in lines)
     usage = llm.project.report("r.json")["run"]["judge_usage"]
     assert {key: usage[key] for key in (

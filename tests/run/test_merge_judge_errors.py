@@ -95,15 +95,17 @@ def test_the_merged_header_names_the_judges_spend_calls_and_repeat_agreement(
     assert ("judge spend: unknown (no price for gpt-x) for 95 requests (343572+33812 tokens)"
             in merged_scorecard_text(unsharded, width=400).splitlines())
     judge.update(requests_without_usage=4)
-    assert ("judge spend: unknown (the server reported no token usage for 4 requests) for 95 "
-            "requests (343572+33812 tokens; tokens unknown for 4 of 95 requests)"
+    assert ("judge spend: unknown (no token usage came back for 4 requests: a reply without "
+            "it, a timeout or a lost connection) for 95 requests (343572+33812 tokens; "
+            "tokens unknown for 4 of 95 requests)"
             in merged_scorecard_text(unsharded, width=400).splitlines())
     # Before: with both reasons true, the merge named only the missing usage (a report kept
     # no word of the price table); a run records whether its judge was priced.
     judge.update(priced=False)
-    assert ("judge spend: unknown (no price for gpt-x; the server reported no token usage for "
-            "4 requests) for 95 requests (343572+33812 tokens; tokens unknown for 4 of 95 "
-            "requests)" in merged_scorecard_text(unsharded, width=400).splitlines())
+    assert ("judge spend: unknown (no price for gpt-x; no token usage came back for 4 "
+            "requests: a reply without it, a timeout or a lost connection) for 95 requests "
+            "(343572+33812 tokens; tokens unknown for 4 of 95 requests)"
+            in merged_scorecard_text(unsharded, width=400).splitlines())
     judge.update(priced=True, requests_without_usage=0)
     assert ("judge spend: unknown for 95 requests (343572+33812 tokens)"
             in merged_scorecard_text(unsharded, width=400).splitlines())

@@ -35,12 +35,13 @@ def test_tokens_no_reply_reported_are_unknown_not_0() -> None:
 def test_the_spend_line_says_why_the_spend_is_unknown() -> None:
     some = sum_kind([shipped(3, 2, 10.0, 4.0)], "judge")
     assert _spend(some, []) == (
-        "unknown (the server reported no token usage for 2 requests) for 3 requests "
-        "(10+4 tokens; tokens unknown for 2 of 3 requests)")
+        "unknown (no token usage came back for 2 requests: a reply without it, a timeout or "
+        "a lost connection) for 3 requests (10+4 tokens; tokens unknown for 2 of 3 requests)")
     none = sum_kind([shipped(1, 1, 0.0, 0.0)], "judge")
     assert _spend(none, ["m"]) == (
-        "unknown (no price for m; the server reported no token usage for 1 request) for "
-        "1 request (tokens unknown for 1 of 1 request)")
+        "unknown (no price for m; no token usage came back for 1 request: a reply without "
+        "it, a timeout or a lost connection) for 1 request (tokens unknown for 1 of 1 "
+        "request)")
     known = sum_kind([shipped(3, 0, 10.0, 4.0)], "judge")
     assert _spend(known, []) == "$0.0100 for 3 requests (10+4 tokens)"
 

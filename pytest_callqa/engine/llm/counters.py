@@ -23,8 +23,9 @@ class ModelUsage:
     failures: int = 0
     unusable: int = 0
     budget_stopped: int = 0
-    # Replies that came back without token counts: their tokens are in no total, their cost
-    # is unknown (the budget settled each at its worst case).
+    # Requests whose token counts never came back (a reply without them, a timeout, a lost
+    # connection): their tokens are in no total, their cost is unknown (the budget settled
+    # each at its worst case).
     requests_without_usage: int = 0
     prompt_tokens: float = 0.0
     completion_tokens: float = 0.0

@@ -472,10 +472,13 @@ class ChatRunner:
                 if status not in _RETRYABLE_STATUS and status < 500:
                     return None, endpoint.redact(last_error), False
                 retry_after = retry_after_seconds(exc.headers)
-            except RequestTimeout:
-                last_error = f"timed out after {self.timeout:g}s"
-            except ConnectionFailed as exc:
-                last_error = f"connection failed: {exc.cause}"
+            except (RequestTimeout, ConnectionFailed) as exc:
+                last_error = (f"connection failed: {exc.cause}" if isinstance(
+                    exc, ConnectionFailed) else f"timed out after {self.timeout:g}s")
+                # No usage came back to say what the server billed, if anything: the
+                # spend is unknown, as the budget settles the attempt at its worst case.
+                stats.cost_known = False
+                stats.requests_without_usage += 1
             except ValueError as exc:
                 # Not JSON at all (a proxy's error page served with status 200), or JSON
                 # without a completion: never the model's answer, never cached.

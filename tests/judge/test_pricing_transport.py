@@ -10,6 +10,7 @@ import random
 import socket
 import threading
 import time
+import urllib.error
 from email.utils import formatdate
 from typing import Any
 from urllib.parse import quote
@@ -327,6 +328,50 @@ def test_a_key_no_http_header_can_carry_is_refused_without_repeating_it(
                                           "usable: it has a line break")
     assert str(given.value).startswith("the API key of model 'gpt-4o-mini' is not usable")
     assert SECRET[5:] not in str(from_env.value) + str(given.value)
+
+
+@pytest.mark.parametrize("key", [f"{SECRET}\u2019", f"{SECRET[:5]}\u00e9{SECRET[5:]}"])
+def test_a_key_outside_ascii_is_refused_without_repeating_it(
+        monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+    # A key pasted from a document with its typographic quote: the HTTP library's
+    # UnicodeEncodeError was a traceback in every test (an INTERNALERROR under xdist).
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with pytest.raises(ValueError) as from_env:
+        Endpoint("gpt-4o-mini", "http://127.0.0.1:9/v1")
+    assert str(from_env.value).startswith("OPENAI_API_KEY of model 'gpt-4o-mini' is not "
+                                          "usable: it has a character outside ASCII")
+    assert SECRET[5:] not in str(from_env.value)
+
+
+def test_the_preflight_sends_a_path_outside_ascii_percent_encoded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # As the chat calls' HTTP library sends it; urllib raised UnicodeEncodeError, a
+    # traceback in every test.
+    from pytest_callqa.engine.llm import preflight
+
+    seen: list[str] = []
+
+    def listing(request: Any, timeout: float) -> Any:
+        seen.append(request.full_url)
+        raise urllib.error.HTTPError(request.full_url, 404, "Not Found", {}, None)
+
+    monkeypatch.setattr(preflight._OPENER, "open", listing)
+    assert preflight.check_endpoint(Endpoint("m", "https://gw.example/v\u00e91", SECRET)) is None
+    assert seen == ["https://gw.example/v%C3%A91/models"]
+
+
+def test_a_request_urllib_cannot_encode_is_a_preflight_problem_not_a_crash(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_callqa.engine.llm import preflight
+
+    def unencodable(request: Any, timeout: float) -> Any:
+        raise UnicodeEncodeError("latin-1", "\u2019", 0, 1, "ordinal not in range(256)")
+
+    monkeypatch.setattr(preflight._OPENER, "open", unencodable)
+    problem = preflight.check_endpoint(Endpoint("m", "https://gw.example/v1", SECRET))
+    assert problem is not None and problem.startswith(
+        "the judge endpoint https://gw.example/v1 (model 'm') cannot be reached "
+        "(UnicodeEncodeError: ")
 
 
 def test_a_key_echoed_with_its_middle_starred_out_is_redacted() -> None:

@@ -123,6 +123,31 @@ def test_an_unusable_openai_base_url_of_the_judge_stops_a_run_with_live_models(
     assert llm.server.requests == 0
 
 
+NON_ASCII_KEY = ("OPENAI_API_KEY of model 'gpt-4o-mini' is not usable: it has a character "
+                 "outside ASCII, which an HTTP header cannot carry")
+
+
+def test_a_key_outside_ascii_is_refused_naming_the_variable_in_one_process_and_under_xdist(
+    llm: LLMProject, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A key pasted with a typographic quote: before, a UnicodeEncodeError traceback in every
+    # test, and an INTERNALERROR (exit 3) under xdist.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET123\u2019")
+    judge_at(llm, llm.server.base_url)
+    llm.project.write_tests(SUITE)
+    result = pytester.runpytest("--no-callqa-benchmarks")
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines([f"*callqa: the judge cannot be used: {NON_ASCII_KEY}*"])
+    # Without syrupy, whose warning that no worker sent it a report the project makes an error.
+    workers = pytester.runpytest_subprocess("--no-callqa-benchmarks", "-n", "2", "-p",
+                                            "no:syrupy")
+    assert workers.ret == pytest.ExitCode.USAGE_ERROR
+    workers.stderr.fnmatch_lines([f"*callqa: preflight: the judge: {NON_ASCII_KEY}*"])
+    shown = result.stdout.str() + workers.stdout.str() + workers.stderr.str()
+    assert "SECRET123" not in shown and "Traceback" not in shown
+    assert llm.server.requests == 0
+
+
 def test_a_model_the_server_does_not_serve_is_named(
     llm: LLMProject, pytester: pytest.Pytester
 ) -> None:

@@ -89,6 +89,11 @@ def key_problem(key: str) -> str | None:
         # error that quoted it whole.
         return ("it has a line break, a space at an end or another character an HTTP header "
                 "cannot carry (remove the trailing newline of the secret, if it has one)")
+    if not key.isascii():
+        # The HTTP library encodes a header as ASCII, and its error was a traceback in every
+        # test. A key an API issues is ASCII; a typographic quote is one pasted from a page.
+        return ("it has a character outside ASCII, which an HTTP header cannot carry (a "
+                "typographic quote, dash or space copied with it from a document?)")
     return None
 
 

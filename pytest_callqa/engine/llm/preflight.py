@@ -26,6 +26,8 @@ from .endpoint import Endpoint
 KEYED_HOSTS = frozenset({"api.openai.com"})
 PREFLIGHT_TIMEOUT_S = 10.0
 _SHOWN_MODELS = 8
+# Every printable ASCII character: a path keeps them as written.
+_ASCII = "".join(map(chr, range(0x21, 0x7F)))
 
 
 class _KeepingCredentialsHome(urllib.request.HTTPRedirectHandler):
@@ -47,6 +49,14 @@ def _origin(url: str) -> tuple[str, str | None, int | None]:
 
 
 _OPENER = urllib.request.build_opener(_KeepingCredentialsHome)
+
+
+def _ascii_path(url: str) -> str:
+    """``url`` with its path percent-encoded beyond ASCII (``/vé1`` as ``/v%C3%A91``), as the
+    chat calls' HTTP library sends it: urllib refuses to send such a path."""
+    parts = urllib.parse.urlsplit(url)
+    return urllib.parse.urlunsplit(parts._replace(path=urllib.parse.quote(parts.path,
+                                                                          safe=_ASCII)))
 
 
 def _served(model: str, served: list[str]) -> bool:
@@ -83,7 +93,7 @@ def check_endpoint(endpoint: Endpoint, *, timeout: float = PREFLIGHT_TIMEOUT_S,
     # The display URL: credentials in the authority are not a host urllib can connect to.
     # Authorised as the chat calls will be: a URL's credentials replace the key there.
     request = urllib.request.Request(
-        url.rstrip("/") + "/models",
+        _ascii_path(url.rstrip("/") + "/models"),
         headers={"Authorization": authorization(endpoint.base_url,
                                                 endpoint.api_key_or_placeholder)})
     try:
@@ -97,8 +107,9 @@ def check_endpoint(endpoint: Endpoint, *, timeout: float = PREFLIGHT_TIMEOUT_S,
         # A server without a model listing (or one that refuses it) still answers chat
         # calls; the model is checked by the first of them.
         return None
-    except (OSError, http.client.HTTPException) as exc:
-        # URLError (refused, unknown host), timeouts and cut connections are all OSErrors.
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        # URLError (refused, unknown host), timeouts and cut connections are all OSErrors;
+        # a URL or header urllib cannot encode is a ValueError (UnicodeEncodeError).
         reason = getattr(exc, "reason", exc)
         hint = unreachable_hint or f"check {setting} and that the server is running"
         return endpoint.redact(

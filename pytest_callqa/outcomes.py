@@ -1,10 +1,12 @@
 """How a failed evaluation test is told apart: a failure an assertion helper already explained,
 or an error of the tool, not of the model — a verdict the judge could not give, a generation
 call or an outputs file that failed — what the run keeps of a pair such an error left
-unevaluated, and how the JUnit file records such an error."""
+unevaluated, and how the JUnit file records such an error; and the run's keys blanked out of
+test reports and pytest's logs."""
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -51,6 +53,47 @@ def redact_report(report: pytest.TestReport) -> None:
         if redacted != text:
             report.longrepr = redacted
     report.sections = [(name, redact_known(content)) for name, content in report.sections]
+
+
+class LogRedaction(logging.Filter):
+    """A plugin that blanks every key and URL credential this process's endpoints were given
+    out of the log records pytest shows: its live log (``log_cli``), ``--log-file`` and the
+    captured logs (a test's, ``caplog``'s). The HTTP library's debug trace quotes a reply's
+    headers, and a server that echoes the request's ``Authorization`` header puts the key or
+    the URL's Basic token there. A filter on pytest's handlers, not on a logger: a logger's
+    filter never sees the records its children pass up."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not knows_secrets():
+            return True
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True  # a broken log call: the handler reports it, as it would have
+        redacted = redact_known(message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        if record.exc_info and not record.exc_text:
+            # What the handlers' formatters write of the exception, worked out first.
+            record.exc_text = redact_known(_FORMATTER.formatException(record.exc_info))
+        if record.stack_info:
+            record.stack_info = redact_known(record.stack_info)
+        return True
+
+    @pytest.hookimpl
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Fires once per process (each xdist worker too), after pytest's logging plugin is
+        registered, which is at the end of pytest_configure: the filter goes on each of its
+        handlers before any call is sent."""
+        logs = session.config.pluginmanager.get_plugin("logging-plugin")
+        for name in ("log_cli_handler", "log_file_handler", "caplog_handler",
+                     "report_handler"):
+            handler = getattr(logs, name, None)
+            if isinstance(handler, logging.Handler):
+                handler.addFilter(self)
+
+
+_FORMATTER = logging.Formatter()
 
 
 def tool_failure(message: str) -> BaseException:

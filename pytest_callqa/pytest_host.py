@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .outcomes import LogRedaction
 from .run.gaps import SUITE_NARROWED
 from .run.resolver import Interrupted
 from .run.settings import display_path
@@ -40,6 +41,8 @@ class PytestHost:
         # deselections; the xdist controller hears of them from its workers.
         self._deselected = Deselections(bool(getattr(config.option, "lf", False)))
         config.pluginmanager.register(self._deselected, "callqa-deselections")
+        # The run's keys kept out of pytest's logs, in every process (each makes its host).
+        config.pluginmanager.register(LogRedaction(), "callqa-log-redaction")
 
     @property
     def rootpath(self) -> Path:

@@ -6,13 +6,17 @@ that stop by themselves. Runs are in-process unless xdist or a killed process is
 
 from __future__ import annotations
 
+import base64
 import json
+import logging
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -566,6 +570,77 @@ def test_snapshot(callqa_result, callqa_snapshot):
     # The snapshots, the report and the client's debug log were written.
     assert "fake verdict for" in written and "HTTP Request: POST" in written
     assert SECRET not in written
+
+
+class _EchoingServer(FakeOpenAIServer):
+    """Echoes the request's ``Authorization`` header in a reply header, as some debugging
+    proxies do."""
+
+    def _respond(self, path: str, body: dict[str, Any], fault: str | None,
+                 auth: str | None) -> Any:
+        answer = super()._respond(path, body, fault, auth)
+        return replace(answer, headers={**(answer.headers or {}),
+                                        "X-Echo-Authorization": auth or ""})
+
+
+# Each xdist worker logs to a file of its own, as xdist's documentation suggests.
+WORKER_LOG_FILES = """
+def pytest_configure(config):
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if worker is not None:
+        config.option.log_file = f"debug-{worker}.log"
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2", "-p", "no:syrupy"]],
+                         ids=["one-process", "xdist"])
+def test_a_key_a_server_echoes_in_a_header_is_kept_out_of_the_logs(
+    llm: LLMProject, pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    # Before: httpx2's debug trace of the reply's headers showed "Bearer <key>" (or the URL's
+    # Basic token) in --log-file and the live log; only the tests' reports were redacted.
+    llm.project.write_tests(QA_EVIDENCE)
+    pytester.makeconftest(WORKER_LOG_FILES)
+    logs = ["--log-file=debug.log", "--log-file-level=DEBUG", "-o", "log_cli=true",
+            "--log-cli-level=DEBUG"]
+    with _EchoingServer(max_lifetime_s=60.0) as server:
+        user_url = server.base_url.replace("http://", "http://bob:pw-SECRET-7777@")
+        for url in (server.base_url, user_url):
+            shutil.rmtree(llm.root / ".callqa_cache", ignore_errors=True)
+            run = pytester.runpytest_subprocess if xdist else pytester.runpytest
+            result = run(*xdist, *logs, f"--callqa-judge-base-url={url}", "-p", "no:randomly")
+            assert result.ret == pytest.ExitCode.OK
+            files = [llm.root / "debug.log"] if not xdist else [
+                llm.root / f"debug-gw{n}.log" for n in (0, 1)]
+            written = "".join(path.read_text(encoding="utf-8") for path in files)
+            shown = result.stdout.str() + result.stderr.str() + written
+            assert "X-Echo-Authorization', b'Bearer <redacted>'" in shown or \
+                "X-Echo-Authorization', b'Basic <redacted>'" in shown
+            assert "X-Echo-Authorization', b'" + ("Basic" if url == user_url else "Bearer") \
+                in written
+            token = base64.b64encode(b"bob:pw-SECRET-7777").decode()
+            assert SECRET not in shown and "pw-SECRET-7777" not in shown and token not in shown
+
+
+def test_the_log_filter_redacts_a_records_message_exception_and_stack() -> None:
+    from pytest_callqa.engine.core.urls import remember_secrets
+    from pytest_callqa.outcomes import LogRedaction
+
+    remember_secrets(SECRET, "http://127.0.0.1:9/v1")
+    try:
+        raise ValueError(f"refused {SECRET}")
+    except ValueError:
+        exc_info = sys.exc_info()
+    record = logging.LogRecord("httpcore2.http11", logging.DEBUG, __file__, 1,
+                               "headers=%r", ([("X-Echo", f"Bearer {SECRET}")],), exc_info,
+                               sinfo=f"Stack: {SECRET}")
+    assert LogRedaction().filter(record)
+    text = logging.Formatter().format(record)
+    assert "headers=[('X-Echo', 'Bearer <redacted>')]" in text
+    assert "ValueError: refused <redacted>" in text and "Stack: <redacted>" in text
+    assert SECRET not in text
+    plain = logging.LogRecord("x", logging.INFO, __file__, 1, "%d calls", (3,), None)
+    assert LogRedaction().filter(plain) and (plain.msg, plain.args) == ("%d calls", (3,))
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["one-process", "xdist"])

@@ -374,6 +374,18 @@ def test_a_request_urllib_cannot_encode_is_a_preflight_problem_not_a_crash(
         "(UnicodeEncodeError: ")
 
 
+def test_a_short_secret_is_cut_out_of_a_message_only_where_it_stands_alone() -> None:
+    # Before: the placeholder key "x" cut every x out of a judge error ("ma<redacted>imum").
+    placeholder = Endpoint("m", "http://127.0.0.1:9/v1", "x")
+    assert placeholder.redact("maximum context exceeded; key x refused (\\u0078)") == \
+        "maximum context exceeded; key <redacted> refused (<redacted>)"
+    # A short password still goes wherever it is itself, not inside the words holding it.
+    short = Endpoint("m", "http://bob:pw@127.0.0.1:9/v1", SECRET)
+    assert short.redact("pwd: http://bob:pw@host, 'pw'") == \
+        "pwd: http://bob:<redacted>@host, '<redacted>'"
+    assert short.redact(f"{SECRET} and {SECRET}x") == "<redacted> and <redacted>x"
+
+
 def test_a_key_echoed_with_its_middle_starred_out_is_redacted() -> None:
     # OpenAI's 401 shows the key's first 8 and last 4 characters: both were kept.
     endpoint = Endpoint("gpt-4o-mini", "http://127.0.0.1:9/v1", SECRET)

@@ -90,16 +90,20 @@ def url_secrets(url: str) -> list[str]:
 # The shortest secret searched for in a server's reply. Shorter keys are placeholders for
 # keyless servers (``EMPTY``, ``none``, ``x``), no key an API issues; replacing one inside a
 # reply corrupts it (``null`` in every verdict, ``a`` in every word), so a reply keeps them.
-# Error messages are searched for secrets of any length.
+# Error messages are searched for secrets of any length, a shorter one where it stands alone.
 SHORTEST_REPLY_SECRET = 8
 
 
 def redact(text: str, api_key: str, url: str, *, shortest: int = 1) -> str:
     """``text`` with ``api_key`` and every form of ``url``'s credentials of at least
     ``shortest`` characters blanked out — also where JSON text spells some of a secret's
-    characters as escapes (``\\u0074``, ``\\/``), which decoding the reply would undo."""
+    characters as escapes (``\\u0074``, ``\\/``), which decoding the reply would undo. One
+    shorter than :data:`SHORTEST_REPLY_SECRET` is blanked out only where no letter or digit
+    touches it: the key ``x`` cut every ``x`` out of a message (``ma<redacted>imum``)."""
     for secret in ([api_key] if api_key else []) + url_secrets(url):
-        if len(secret) >= shortest:
+        if shortest <= len(secret) < SHORTEST_REPLY_SECRET:
+            text = _standing_alone(secret).sub("<redacted>", text)
+        elif len(secret) >= shortest:
             text = text.replace(secret, "<redacted>")
             if "\\" in text:
                 text = _json_spellings(secret).sub("<redacted>", text)
@@ -144,6 +148,12 @@ def _json_spellings(secret: str) -> re.Pattern[str]:
             spellings.append(re.escape(_SHORT_ESCAPES[char]))
         forms.append(f"(?:{'|'.join(spellings)})")
     return re.compile("".join(forms))
+
+
+@functools.lru_cache(maxsize=16)
+def _standing_alone(secret: str) -> re.Pattern[str]:
+    """``secret``, in any of its JSON spellings, with no letter or digit on either side."""
+    return re.compile(rf"(?<![0-9A-Za-z])(?:{_json_spellings(secret).pattern})(?![0-9A-Za-z])")
 
 
 def base_url_start(spec: str) -> int | None:

@@ -29,6 +29,7 @@ from .html_cases import (
     SCRIPT,
     HtmlReportError,
     cases_section,
+    check_report,
     edges,
     esc,
     fmt,
@@ -104,43 +105,11 @@ def render_html(report: Mapping[str, Any], gate: Mapping[str, Any] | None = None
     ``status``); without it the report's own ``"gate"`` is used when it has one. Raises
     :class:`HtmlReportError` naming the key when the report is not one this page can show.
     """
-    _check(report, gate)
+    check_report(report, gate)
     if gate is None and isinstance(report.get("gate"), Mapping):
         gate = report["gate"]
     page = _Page(report, gate)
     return page.render()
-
-
-def _check(report: Mapping[str, Any], gate: Mapping[str, Any] | None) -> None:
-    if not isinstance(report, Mapping):
-        raise HtmlReportError(f"report: expected a JSON object, got {type(report).__name__}")
-    if not str(report.get("schema", "")).startswith("callqa-report/"):
-        raise HtmlReportError(f"report['schema']: expected 'callqa-report/1', got "
-                              f"{report.get('schema')!r}")
-    shapes = {"models": Mapping, "metric_specs": Mapping, "golden_cases": Mapping,
-              "cases": list, "model_order": list}
-    for key, kind in shapes.items():
-        if not isinstance(report.get(key), kind):
-            want = "an object" if kind is Mapping else "a list"
-            raise HtmlReportError(f"report[{key!r}]: expected {want}, got "
-                                  f"{type(report.get(key)).__name__}")
-    for name, card in report["models"].items():
-        if not isinstance(card, Mapping) or not isinstance(card.get("tasks"), Mapping):
-            raise HtmlReportError(f"report['models'][{name!r}]['tasks']: expected an object")
-    for i, case in enumerate(report["cases"]):
-        if not isinstance(case, Mapping):
-            raise HtmlReportError(f"report['cases'][{i}]: expected an object")
-        for key in ("model", "case_id", "task"):
-            if not isinstance(case.get(key), str):
-                raise HtmlReportError(f"report['cases'][{i}][{key!r}]: expected a string")
-        if not isinstance(case.get("metrics", {}), Mapping):
-            raise HtmlReportError(f"report['cases'][{i}]['metrics']: expected an object")
-    if gate is not None:
-        if not isinstance(gate, Mapping):
-            raise HtmlReportError(f"gate: expected an object, got {type(gate).__name__}")
-        for i, entry in enumerate(gate.get("checks") or []):
-            if not isinstance(entry, Mapping):
-                raise HtmlReportError(f"gate['checks'][{i}]: expected an object")
 
 
 def _item(value: Any) -> str:
@@ -364,11 +333,13 @@ class _Page:
                         cells.append(self._cell(NOT_SCORED, None))
                         continue
                     rating = "blocker" if m.get("blocker") else rating_of(m.get("rating"))
-                    # E: cases the judge could not score are missing from the figure, or the
-                    # task's cases whose test errored or that have no output.
+                    # As the terminal: ? a figure that holds a family's score for an
+                    # off-scale judge reply; E one missing cases the judge could not score,
+                    # or the task's cases whose test errored or that have no output.
                     lost = m.get("judge_errors") or agg.get("errored_cases") or agg.get(
                         "no_output_cases")
-                    shown = fmt(m.get("value"), unit(spec), edges(spec)) + ("E" if lost else "")
+                    shown = (fmt(m.get("value"), unit(spec), edges(spec))
+                             + ("?" if m.get("flagged") else "") + ("E" if lost else ""))
                     cells.append(self._cell(shown, rating,
                                             _ci(m.get("interval"), unit(spec))
                                             + self._delta(model, task, mid)))
@@ -409,7 +380,23 @@ class _Page:
         out.append(self._row("Any Blocker Triggered?", "final", [
             self._blocker_cell(m) for m in self.models], "Yes / No"))
         out.append("</tbody></table>")
+        out.extend(f'<p class="meta">{esc(line)}</p>' for line in self._off_scale_lines())
         return "\n".join(out)
+
+    def _off_scale_lines(self) -> list[str]:
+        """The terminal's note on each ``?``: the metrics whose figure holds scores a family
+        kept from off-scale judge replies, and how many."""
+        lines = []
+        for model in self.models:
+            for task, agg in self.cards[model]["tasks"].items():
+                metrics = agg.get("metrics") or {}
+                flagged = {mid: int(m["flagged"]) for mid, m in metrics.items()
+                           if isinstance(m, Mapping) and m.get("flagged")}
+                if flagged:
+                    lines.append(f"? {model}: {task}: off-scale judge replies scored by the "
+                                 "family's own rule in " + ", ".join(
+                                     f"{mid} ×{n}" for mid, n in sorted(flagged.items())))
+        return lines
 
     def _blocker_cell(self, model: str) -> str:
         """The terminal's cell: whether a blocker fired (``any_blocker``), and whether one
@@ -530,8 +517,8 @@ class _Page:
             values: list[tuple[str, Any, str | None]] = [
                 (m, (self.cards[m]["tasks"].get(task) or {}).get("score"), None)
                 for m in self.models]
-            out.append(self._chart(f"{task} score", values, 1.0, None))
-        out.append(self._chart("Final Score (with benchmarks)", [
+            out.append(_chart(f"{task} score", values, 1.0, None))
+        out.append(_chart("Final Score (with benchmarks)", [
             (m, self.cards[m].get("final_score_a"), None) for m in self.models], 1.0, None))
         out.append("</div>")
         for task in self.tasks:
@@ -551,39 +538,11 @@ class _Page:
                 title = str(spec.get("name", mid)) + (
                     " (lower is better)" if bands and bands.get("higher_is_better") is False
                     else "")
-                figures.append(self._chart(title, values, top, bands and bands.get("good"),
-                                           unit(spec), edges(spec)))
+                figures.append(_chart(title, values, top, bands and bands.get("good"),
+                                      unit(spec), edges(spec)))
             if figures:
                 out.append(f'<h3>{esc(task)}</h3><div class="charts">{"".join(figures)}</div>')
         return "\n".join(out)
-
-    @staticmethod
-    def _chart(title: str, values: list[tuple[str, Any, str | None]], top: float,
-               mark: Any, scale: str = "", band_edges: Sequence[float] = ()) -> str:
-        """One horizontal bar per model, its length the value over ``top``, its figure as
-        the scorecard's (``band_edges``: of the metric's bands); a dashed line at ``mark``
-        (the metric's good bound) when it has one."""
-        height = BAR_H * len(values) + 6 * (len(values) + 1)
-        width = LABEL_W + TRACK_W + VALUE_W
-        parts = [f'<figure><figcaption>{esc(title)}</figcaption><svg width="{width}" '
-                 f'height="{height}" role="img" aria-label="{esc(title)}">']
-        for i, (model, value, rating) in enumerate(values):
-            y = 6 + i * (BAR_H + 6)
-            label = model if len(model) <= 18 else model[:17] + "…"
-            parts.append(f'<text x="0" y="{y + 11}"><title>{esc(model)}</title>{esc(label)}'
-                         f'</text><rect class="track" x="{LABEL_W}" y="{y}" width="{TRACK_W}" '
-                         f'height="{BAR_H}"/>')
-            if isinstance(value, (int, float)):
-                length = max(0.0, min(1.0, value / top if top else 0.0)) * TRACK_W
-                parts.append(f'<rect class="b-{rating or "none"}" x="{LABEL_W}" y="{y}" '
-                             f'width="{length:.1f}" height="{BAR_H}"/>')
-            parts.append(f'<text x="{LABEL_W + TRACK_W + 4}" y="{y + 11}">'
-                         f'{esc(fmt(value, scale, band_edges))}</text>')
-        if isinstance(mark, (int, float)) and top and 0 <= mark <= top:
-            x = LABEL_W + mark / top * TRACK_W
-            parts.append(f'<line class="bar-thr" x1="{x:.1f}" x2="{x:.1f}" y1="2" '
-                         f'y2="{height - 2}"/>')
-        return "".join(parts) + "</svg></figure>"
 
 
 def _judge_gap(card: Mapping[str, Any], key: str) -> str:
@@ -596,3 +555,31 @@ def _judge_gap(card: Mapping[str, Any], key: str) -> str:
     elif key == "final_score_b":
         gaps -= {"benchmarks"}
     return "E" if card.get(key) is None and gaps else ""
+
+
+def _chart(title: str, values: list[tuple[str, Any, str | None]], top: float,
+           mark: Any, scale: str = "", band_edges: Sequence[float] = ()) -> str:
+    """One horizontal bar per model, its length the value over ``top``, its figure as
+    the scorecard's (``band_edges``: of the metric's bands); a dashed line at ``mark``
+    (the metric's good bound) when it has one."""
+    height = BAR_H * len(values) + 6 * (len(values) + 1)
+    width = LABEL_W + TRACK_W + VALUE_W
+    parts = [f'<figure><figcaption>{esc(title)}</figcaption><svg width="{width}" '
+             f'height="{height}" role="img" aria-label="{esc(title)}">']
+    for i, (model, value, rating) in enumerate(values):
+        y = 6 + i * (BAR_H + 6)
+        label = model if len(model) <= 18 else model[:17] + "…"
+        parts.append(f'<text x="0" y="{y + 11}"><title>{esc(model)}</title>{esc(label)}'
+                     f'</text><rect class="track" x="{LABEL_W}" y="{y}" width="{TRACK_W}" '
+                     f'height="{BAR_H}"/>')
+        if isinstance(value, (int, float)):
+            length = max(0.0, min(1.0, value / top if top else 0.0)) * TRACK_W
+            parts.append(f'<rect class="b-{rating or "none"}" x="{LABEL_W}" y="{y}" '
+                         f'width="{length:.1f}" height="{BAR_H}"/>')
+        parts.append(f'<text x="{LABEL_W + TRACK_W + 4}" y="{y + 11}">'
+                     f'{esc(fmt(value, scale, band_edges))}</text>')
+    if isinstance(mark, (int, float)) and top and 0 <= mark <= top:
+        x = LABEL_W + mark / top * TRACK_W
+        parts.append(f'<line class="bar-thr" x1="{x:.1f}" x2="{x:.1f}" y1="2" '
+                     f'y2="{height - 2}"/>')
+    return "".join(parts) + "</svg></figure>"

@@ -1,7 +1,8 @@
 """The case list of the HTML report and its drill-down: a summary line per case in the page,
 and the rest (transcript excerpt, output against expected outcome, every metric with the
 judge's reason) as JSON that :data:`SCRIPT` turns into elements the first time a case is
-opened. Also the value formatting the whole page shares.
+opened. Also the value formatting the whole page shares, and the check that a report has
+the shape the page reads.
 
 Safety of untrusted text: the summary lines go through :func:`html.escape`; the JSON sits in
 a ``<script type="application/json">`` (never executed) with ``<``, ``>`` and ``&`` written
@@ -28,6 +29,39 @@ class HtmlReportError(ValueError):
     """The report given to the HTML renderer lacks what the page needs; the message names
     the key."""
 
+
+def check_report(report: Mapping[str, Any], gate: Mapping[str, Any] | None) -> None:
+    """Raise :class:`HtmlReportError` naming the key when ``report`` (or ``gate``) lacks the
+    shape the page reads."""
+    if not isinstance(report, Mapping):
+        raise HtmlReportError(f"report: expected a JSON object, got {type(report).__name__}")
+    if not str(report.get("schema", "")).startswith("callqa-report/"):
+        raise HtmlReportError(f"report['schema']: expected 'callqa-report/1', got "
+                              f"{report.get('schema')!r}")
+    shapes = {"models": Mapping, "metric_specs": Mapping, "golden_cases": Mapping,
+              "cases": list, "model_order": list}
+    for key, kind in shapes.items():
+        if not isinstance(report.get(key), kind):
+            want = "an object" if kind is Mapping else "a list"
+            raise HtmlReportError(f"report[{key!r}]: expected {want}, got "
+                                  f"{type(report.get(key)).__name__}")
+    for name, card in report["models"].items():
+        if not isinstance(card, Mapping) or not isinstance(card.get("tasks"), Mapping):
+            raise HtmlReportError(f"report['models'][{name!r}]['tasks']: expected an object")
+    for i, case in enumerate(report["cases"]):
+        if not isinstance(case, Mapping):
+            raise HtmlReportError(f"report['cases'][{i}]: expected an object")
+        for key in ("model", "case_id", "task"):
+            if not isinstance(case.get(key), str):
+                raise HtmlReportError(f"report['cases'][{i}][{key!r}]: expected a string")
+        if not isinstance(case.get("metrics", {}), Mapping):
+            raise HtmlReportError(f"report['cases'][{i}]['metrics']: expected an object")
+    if gate is not None:
+        if not isinstance(gate, Mapping):
+            raise HtmlReportError(f"gate: expected an object, got {type(gate).__name__}")
+        for i, entry in enumerate(gate.get("checks") or []):
+            if not isinstance(entry, Mapping):
+                raise HtmlReportError(f"gate['checks'][{i}]: expected an object")
 
 # The drill-down and the case filter. Plain DOM calls; the JSON is parsed on the first open.
 SCRIPT = """

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 from typing import Any
 
 from pytest_callqa.engine.tasks.benchmark_specs import BENCHMARK_SPECS
@@ -125,3 +126,19 @@ def test_a_model_without_run_figures_shows_no_flaky_count() -> None:
     for label in ("Flaky Cases", "k", "Pass Rate", r"pass\^k", "pass@k"):
         assert re.search(rf"<th>{label}</th>(<td class=\"cell\">—</td>){{3}}", page), label
     assert "0/0" not in page
+
+
+def test_the_html_marks_an_off_scale_judge_reply_as_the_terminal_does() -> None:
+    # Before: a figure holding a score kept from an off-scale judge reply read "0.900" where
+    # the terminal read "0.900?", and no line said what the mark means.
+    report = make_report()
+    metrics = report["models"]["alpha"]["tasks"]["qa"]["metrics"]
+    metrics["evidence_backed_reasoning"].update(flagged=2, judge_errors=1)
+    page = render_html(report)
+    markup = Markup(page)
+    row = next(r for r in markup.rows if r["metric"] == "evidence_backed_reasoning")
+    alpha, beta = markup.models.index("alpha"), markup.models.index("beta")
+    assert row["cells"][alpha].rstrip(" ~x!").endswith("?E")
+    assert "?" not in row["cells"][beta]
+    assert ("? alpha: qa: off-scale judge replies scored by the family's own rule in "
+            "evidence_backed_reasoning ×2</p>") in unescape(page)

@@ -358,7 +358,8 @@ class _Page:
                                  ("final_score_b", "Final Score (without benchmarks)",
                                   "Option B")):
             out.append(self._row(label, "score", [self._cell(
-                fmt(self.cards[m].get(key)) + _judge_gap(self.cards[m], key), None,
+                fmt(self.cards[m].get(key)) + _judge_gap(self.cards[m], key)
+                + _renormalised(self.cards[m], key), None,
                 _ci(self.cards[m].get(key.replace("score", "interval"))))
                 for m in self.models], note + " [95% interval]"))
         # The scorecard's own words; the engine is loaded once a report is rendered.
@@ -555,6 +556,15 @@ def _judge_gap(card: Mapping[str, Any], key: str) -> str:
     elif key == "final_score_b":
         gaps -= {"benchmarks"}
     return "E" if card.get(key) is None and gaps else ""
+
+
+def _renormalised(card: Mapping[str, Any], key: str) -> str:
+    """What the markdown summary says beside a final score weighed without the tasks the
+    model has no case of: it is not the model's full score."""
+    missing = [str(t) for t in card.get("missing_tasks") or []]
+    if card.get(key) is None or not missing:
+        return ""
+    return f" (renormalised without {', '.join(missing)})"
 
 
 def _chart(title: str, values: list[tuple[str, Any, str | None]], top: float,

@@ -142,3 +142,20 @@ def test_the_html_marks_an_off_scale_judge_reply_as_the_terminal_does() -> None:
     assert "?" not in row["cells"][beta]
     assert ("? alpha: qa: off-scale judge replies scored by the family's own rule in "
             "evidence_backed_reasoning ×2</p>") in unescape(page)
+
+
+def test_the_html_says_a_final_score_was_renormalised_without_missing_tasks() -> None:
+    # Before: "0.900" alone, where the terminal and the markdown said the score was weighed
+    # without the tasks the model has no case of.
+    report = make_report()
+    report["models"]["alpha"]["missing_tasks"] = ["text", "translation"]
+    report["models"]["beta"].update(missing_tasks=["text"], final_score_b=None)
+    page = render_html(report)
+    for label in (r"with benchmarks", r"without benchmarks"):
+        row = re.search(rf"<th>Final Score \({label}\)</th>(.*?)</tr>", page)
+        assert row is not None
+        cells = re.findall(r'<td class="cell">([^<]*)', row.group(1))
+        # Columns in the configured order: gamma, alpha, beta (whose B is unknown).
+        assert cells[:2] == ["0.900", "0.900 (renormalised without text, translation)"]
+        assert cells[2] == ("0.900 (renormalised without text)" if label == "with benchmarks"
+                            else "—")

@@ -486,7 +486,7 @@ def read_settings(config: pytest.Config) -> Settings:
             )
     files = {option: _path_setting(config, option) for option in (
         REPORT_OPTION, HTML_OPTION, MARKDOWN_OPTION, BASELINE_OPTION)}
-    _check_apart(files)
+    _check_apart(config, files)
     cache_dir = _path_setting(config, CACHE_DIR_OPTION) or config.rootpath / DEFAULT_CACHE_DIR
     if cache_dir.exists() and not cache_dir.is_dir():
         # Every read and write of the cache would fail while paid requests went out.
@@ -535,9 +535,19 @@ def read_settings(config: pytest.Config) -> Settings:
     )
 
 
-def _check_apart(files: dict[str, Path | None]) -> None:
+def _check_apart(config: pytest.Config, files: dict[str, Path | None]) -> None:
     """Refuse two of the run's files at one path: the report written over its own baseline
-    (every later run gates against itself), or the HTML over the JSON report."""
+    (every later run gates against itself), the HTML over the JSON report, or one of them
+    over pytest's JUnit XML or log file (whichever is written last would be all it holds)."""
+    xml = config.option.xmlpath if hasattr(config.option, "xmlpath") else None
+    # pytest's own files, read as pytest reads them: from the current directory.
+    files = {**files, "--junitxml": Path(os.path.expanduser(os.path.expandvars(xml)))
+             if xml else None}
+    if hasattr(config.option, "log_file"):  # pytest's logging plugin is on
+        log = config.option.log_file
+        name = "--log-file" if log else f"log_file in {config.inipath}"
+        log = log or config.getini("log_file")
+        files[name] = Path(log) if log and log != os.devnull else None
     seen: dict[Path, str] = {}
     for option, path in files.items():
         if path is None:

@@ -161,6 +161,37 @@ def test_options_that_would_disarm_the_run_are_usage_errors(
     assert_usage_error(pytester, args, message)
 
 
+@pytest.mark.parametrize(("args", "ini", "message"), [
+    # Before, the JUnit file replaced the JSON report at the end of a green run, and the
+    # terminal still named the report.
+    (["--callqa-report=build/out.json", "--junitxml=build/out.json"], "",
+     "*--callqa-report and --junitxml are the same file (build/out.json)*"),
+    (["--callqa-html=build/out.html", "--junitxml=build/../build/out.html"], "",
+     "*--callqa-html and --junitxml are the same file*"),
+    (["--callqa-markdown=run.log", "--log-file=run.log"], "",
+     "*--callqa-markdown and --log-file are the same file (run.log)*"),
+    (["--callqa-report=run.log"], 'log_file = "run.log"\n',
+     "*--callqa-report and log_file in *pyproject.toml are the same file (run.log)*"),
+], ids=["report-junit", "html-junit", "markdown-log-file", "report-ini-log-file"])
+def test_a_report_at_the_path_of_a_file_pytest_writes_is_a_usage_error(
+    project: MiniProject, pytester: pytest.Pytester, args: list[str], ini: str, message: str
+) -> None:
+    set_ini(project, ini)
+    assert_usage_error(pytester, args, message)
+
+
+def test_reports_beside_pytests_own_files_or_without_its_plugins_are_taken(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    project.write_tests("def test_c(callqa_result):\n    assert callqa_result.case_id\n")
+    apart = pytester.runpytest("--callqa-report=r.json", "--junitxml=j.xml", "--log-file=l.log")
+    assert apart.ret == pytest.ExitCode.OK
+    assert (project.root / "r.json").is_file() and (project.root / "j.xml").is_file()
+    # Without pytest's JUnit and logging plugins there is no such file to compare with.
+    plain = pytester.runpytest("-p", "no:junitxml", "-p", "no:logging", "--callqa-report=r.json")
+    assert plain.ret == pytest.ExitCode.OK
+
+
 def test_a_regression_tolerance_below_one_is_taken(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

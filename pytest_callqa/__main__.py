@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .run.deliver import BaselineError, read_baseline, write_atomically
+from .run.deliver import BaselineError, destination, read_baseline, write_atomically
 from .run.settings import count, display_path
 
 PROG = "python -m pytest_callqa"
@@ -102,22 +102,27 @@ def _load(path: Path, what: str) -> Any:
 
 def _write_all(outputs: Sequence[tuple[Path, str]]) -> None:
     """Every output or, when one cannot be written, none: each goes to a temporary file
-    beside it first; they are renamed into place once all are written, a file they replace
-    kept aside until every rename has gone through, and put back if one fails."""
+    beside it (beside the file a symlink points to) first; they are renamed into place once
+    all are written, a file they replace kept aside until every rename has gone through, and
+    put back if one fails. A device or FIFO, which a rename would replace, is written to in
+    place, last."""
     for path, _ in outputs:
         if not path.name or path.is_dir():
             raise InputError(f"cannot write {path}: it is a directory")
+    places = [(path, *destination(path), text) for path, text in outputs]
     staged: list[tuple[Path, Path]] = []
     kept: list[tuple[Path, Path]] = []
     placed: list[Path] = []
     try:
-        for path, text in outputs:
-            temporary = path.with_name(f".{path.name}.callqa-merge")
+        for path, target, direct, text in places:
+            if direct:
+                continue
+            temporary = target.with_name(f".{target.name}.callqa-merge")
             try:
                 write_atomically(temporary, text)
             except OSError as exc:
                 raise InputError(f"cannot write {path}: {exc}") from None
-            staged.append((temporary, path))
+            staged.append((temporary, target))
         for temporary, path in staged:
             try:
                 if path.exists():
@@ -133,6 +138,12 @@ def _write_all(outputs: Sequence[tuple[Path, str]]) -> None:
                 kept.clear()
                 raise InputError(f"cannot write {path}: {exc}") from None
             placed.append(path)
+        for path, _, direct, text in places:
+            try:
+                if direct:
+                    write_atomically(path, text)
+            except OSError as exc:
+                raise InputError(f"cannot write {path}: {exc}") from None
     finally:
         for temporary, _ in staged:
             temporary.unlink(missing_ok=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,15 +63,42 @@ class Delivered:
         return gate.get("verdict") == "incomplete" and gate.get("mode") == "fail"
 
 
-def write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def destination(path: Path) -> tuple[Path, bool]:
+    """Where text written to ``path`` goes, and whether it is written there in place: the
+    file a symlink points to (the link stays, as a shell's ``>`` leaves it), and a device or
+    FIFO already there is written to, which a rename would replace."""
     try:
-        tmp.write_text(text, encoding="utf-8")
+        mode = path.stat().st_mode
+    except OSError:  # nothing there yet, or a link to nothing: the write says what fails
+        mode = stat.S_IFREG
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return path, True
+    return Path(os.path.realpath(path)), False
+
+
+@contextlib.contextmanager
+def _replacing(path: Path) -> Iterator[IO[str]]:
+    """A text file to write ``path``'s new content to: a temporary file beside its
+    :func:`destination`, renamed over it once complete, or the device or FIFO itself."""
+    target, in_place = destination(path)
+    if in_place:
+        with target.open("w", encoding="utf-8") as out:
+            yield out
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as out:
+            yield out
         # Replacing atomically: a run killed mid-write must not leave half a file behind.
-        tmp.replace(path)
+        tmp.replace(target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    with _replacing(path) as out:
+        out.write(text)
 
 
 @contextlib.contextmanager
@@ -117,23 +145,16 @@ def write_report(path: Path, data: dict[str, Any], entries: Iterable[str],
     if not golden_mark:
         head, rest = "", text
     middle, cases_mark, tail = rest.partition(json.dumps(CASES_MARK, ensure_ascii=False))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as out:
-            out.write(head)
-            if golden_mark:
-                _stream(out, "{}", (f"{json.dumps(key, ensure_ascii=False)}: "
-                                    f"{json.dumps(value, ensure_ascii=False, allow_nan=False)}"
-                                    for key, value in golden))
-            out.write(middle)
-            if cases_mark:
-                _stream(out, "[]", entries)
-            out.write(tail)
-        # Replacing atomically: a run killed mid-write must not leave half a file behind.
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with _replacing(path) as out:
+        out.write(head)
+        if golden_mark:
+            _stream(out, "{}", (f"{json.dumps(key, ensure_ascii=False)}: "
+                                f"{json.dumps(value, ensure_ascii=False, allow_nan=False)}"
+                                for key, value in golden))
+        out.write(middle)
+        if cases_mark:
+            _stream(out, "[]", entries)
+        out.write(tail)
 
 
 def _stream(out: IO[str], brackets: str, items: Iterable[str]) -> None:

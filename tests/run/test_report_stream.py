@@ -4,13 +4,15 @@ read back as the same data a one-piece ``json.dumps`` would have written."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_callqa.run.deliver import write_report
+from pytest_callqa.run.deliver import write_atomically, write_report
 from pytest_callqa.run.spool import entry_text
 from pytest_callqa.run.summary import CASES_MARK, GOLDEN_MARK
 
@@ -85,3 +87,38 @@ def test_no_golden_case_writes_an_empty_object(tmp_path: Path) -> None:
                  iter([]))
     assert '"golden_cases": {},' in path.read_text(encoding="utf-8")
     assert json.loads(path.read_text(encoding="utf-8"))["golden_cases"] == {}
+
+
+def test_a_report_through_a_symlink_is_written_to_the_file_it_points_to(tmp_path: Path) -> None:
+    # Before: the link was replaced by a regular file and the file it pointed to was left
+    # as it was.
+    target = tmp_path / "real" / "report.json"
+    target.parent.mkdir()
+    target.write_text("old", encoding="utf-8")
+    link = tmp_path / "link.json"
+    link.symlink_to(Path("real") / "report.json")
+    write_report(link, data_with_mark(), texts(ENTRIES))
+    assert link.is_symlink() and json.loads(target.read_text(encoding="utf-8")) == {
+        **data_with_mark(), "cases": ENTRIES}
+    write_atomically(link, "summary\n")
+    assert link.is_symlink() and target.read_text(encoding="utf-8") == "summary\n"
+    # No temporary file left beside the link or the target.
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["link.json", "real", "report.json"]
+
+
+def test_a_report_into_a_fifo_is_written_into_it(tmp_path: Path) -> None:
+    # Before: the FIFO was replaced by a regular file and its reader got nothing (so would a
+    # device such as /dev/stdout, as root, have been replaced).
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_atomically(fifo, "summary\n")
+        assert stat.S_ISFIFO(fifo.lstat().st_mode)
+        assert os.read(reader, 1000) == b"summary\n"
+        write_report(fifo, data_with_mark(), texts(ENTRIES))
+        assert stat.S_ISFIFO(fifo.lstat().st_mode)
+        assert json.loads(os.read(reader, 100_000)) == {**data_with_mark(), "cases": ENTRIES}
+    finally:
+        os.close(reader)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]

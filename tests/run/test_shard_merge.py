@@ -7,6 +7,7 @@ import copy
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -734,6 +735,30 @@ def test_merge_writes_all_of_its_files_or_none(shards: list[dict[str, Any]],
         done = merge_command(*paths, "--report", out, "--html", html, cwd=tmp_path)
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert out.read_text(encoding="utf-8") == "OLD"
+
+
+def test_merge_writes_through_a_symlink_and_into_a_fifo(shards: list[dict[str, Any]],
+                                                       tmp_path: Path) -> None:
+    # Before: the link was replaced by a regular file (its target left as it was), and so
+    # was the FIFO (its reader got nothing).
+    paths = write_shards(shards, tmp_path)
+    target = tmp_path / "real" / "report.json"
+    target.parent.mkdir()
+    target.write_text("OLD", encoding="utf-8")
+    link = tmp_path / "report.json"
+    link.symlink_to(Path("real") / "report.json")
+    fifo = tmp_path / "summary.md"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        done = merge_command(*paths, "--report", link, "--markdown", fifo, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        summary = os.read(reader, 65_536).decode("utf-8")
+    finally:
+        os.close(reader)
+    assert link.is_symlink() and json.loads(target.read_text(encoding="utf-8"))["cases"]
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and summary.startswith("## callqa evaluation")
+    assert sorted(p.name for p in target.parent.iterdir()) == ["report.json"]
 
 
 def test_real_shards_merged_are_the_unsharded_run(unsharded: dict[str, Any],

@@ -92,6 +92,8 @@ class Summary:
         # before its last test (-x, --maxfail, Ctrl-C), if it did.
         self.hook_problem: str | None = None
         self.stopped_early: str | None = None
+        # The models the project's pytest_callqa_scorecard removed from the scorecard.
+        self._removed: set[str] = set()
 
     def record(self, nodeid: str, payload: dict[str, Any]) -> None:
         """Keep what a test attached to its report (:func:`spool.packed`): its result,
@@ -235,8 +237,10 @@ class Summary:
             yield case.id, golden_entry(case)
 
     def not_evaluated(self, results: Sequence[TaskResult]) -> list[dict[str, Any]]:
-        """The report's ``not_evaluated`` (:func:`gaps.not_evaluated`)."""
-        return not_evaluated(self.collected.values(), self.catalog.bad_files(), results)
+        """The report's ``not_evaluated`` (:func:`gaps.not_evaluated`), without the pairs of
+        a model the scorecard hook removed."""
+        return [e for e in not_evaluated(self.collected.values(), self.catalog.bad_files(),
+                                         results) if e.get("model") not in self._removed]
 
     @property
     def has_evaluations(self) -> bool:
@@ -274,9 +278,11 @@ class Summary:
                                        disqualify_tolerance=self.settings.disqualify_tolerance,
                                        errored=errored_pairs(entries),
                                        no_output=no_output_pairs(entries))
-            card.notes.extend(run_notes(card, entries))
+            ours = run_notes(card, entries)
+            card.notes.extend(ours)
             if memo is not None:
                 save_memo(memo, self.settings)
+            built = set(card.models)
             try:
                 self.host.post_process(card)
             except Exception as exc:  # the project's code: any exception at all
@@ -287,6 +293,14 @@ class Summary:
                     f"callqa: the project's pytest_callqa_scorecard hook raised "
                     f"{type(exc).__name__}: {said} — the scorecard and the reports are the "
                     "run's without it")
+            # A model the hook removed leaves every report, its results (its cases, the
+            # header's counts, the worst cases), its pairs not evaluated and the run's notes
+            # on them with it; the hook's own notes stay.
+            self._removed = built - set(card.models)
+            if self._removed:
+                card.results = [r for r in card.results if r.model not in self._removed]
+                stale = set(ours) - set(run_notes(card, self.not_evaluated(card.results)))
+                card.notes[:] = [n for n in card.notes if n not in stale]
             self._scorecard = card
         return self._scorecard
 

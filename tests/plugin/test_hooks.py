@@ -88,6 +88,31 @@ def test_scorecard_hook_post_processes_before_printing_and_writing(
     assert list(report["models"]) == ["alpha"]
 
 
+def test_a_model_the_scorecard_hook_removes_leaves_every_report(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # Before: its results stayed: "results: 8 outputs scored (1 model, 4 cases)", its case
+    # entries in the JSON report, its cases in the markdown's worst cases and the HTML's list.
+    pytester.makeconftest("""
+        def pytest_callqa_scorecard(scorecard, config):
+            del scorecard.models["beta"]
+    """)
+    project.remove_output("beta", "text-appointment")
+    project.write_tests("def test_r(callqa_result):\n    pass\n")
+    result = pytester.runpytest("--callqa-report=report.json", "--callqa-html=report.html",
+                                "--callqa-markdown=summary.md")
+    result.stdout.fnmatch_lines(["results: 4 outputs scored (1 model, 4 cases)"])
+    assert "not evaluated" not in result.stdout.str()
+    report = project.report()
+    assert list(report["models"]) == ["alpha"]
+    assert {c["model"] for c in report["cases"]} == {"alpha"} and len(report["cases"]) == 4
+    assert report["not_evaluated"] == []
+    summary = (project.root / "summary.md").read_text(encoding="utf-8")
+    assert "4 outputs scored, 1 model" in summary and "| beta |" not in summary
+    page = (project.root / "report.html").read_text(encoding="utf-8")
+    assert "<h2 id=\"cases\">Cases (4)</h2>" in page and " beta · " not in page
+
+
 def test_a_scorecard_hook_that_raises_leaves_the_scorecard_and_reports_whole(
     project: MiniProject, pytester: pytest.Pytester
 ) -> None:

@@ -225,7 +225,11 @@ def _models_section(report: Mapping[str, Any]) -> list[str]:
 
 
 def _task_cell(agg: Mapping[str, Any]) -> str:
-    text = _cell(agg.get("score")) + _interval(agg.get("interval")) + missing_cases(
+    text = _cell(agg.get("score")) + _interval(agg.get("interval"))
+    # As the terminal and the HTML report: an invalid output scores 0 in the task score.
+    if agg.get("invalid_cases"):
+        text += f" ({agg['invalid_cases']}/{agg.get('cases')} invalid)"
+    text += missing_cases(
         agg.get("cases"), int(agg.get("judge_error_cases") or 0),
         int(agg.get("errored_cases") or 0), int(agg.get("no_output_cases") or 0))
     unscored = agg.get("unscored_cases")

@@ -159,3 +159,15 @@ def test_the_html_says_a_final_score_was_renormalised_without_missing_tasks() ->
         assert cells[:2] == ["0.900", "0.900 (renormalised without text, translation)"]
         assert cells[2] == ("0.900 (renormalised without text)" if label == "with benchmarks"
                             else "—")
+
+
+def test_the_markdown_task_cell_counts_invalid_outputs_as_the_terminal_and_the_html() -> None:
+    from pytest_callqa.run.markdown import render_markdown
+
+    # Before: "0.900" in the markdown where the terminal and the HTML read "0.900 (1/2
+    # invalid)": an invalid output scores 0, and the summary did not say one was there.
+    report = make_report()
+    report["models"]["alpha"]["tasks"]["qa"].update(invalid_cases=1, interval=[0.8, 0.95])
+    assert ("| alpha | 0.900 [0.800, 0.950] (1/2 invalid) | 0.900 | 0.900 | 0.900 | 0 | "
+            "$1.5000 |") in render_markdown(report).splitlines()
+    assert "0.900 (1/2 invalid)" in render_html(report)

@@ -63,8 +63,8 @@ def test_task_cells_and_finals_the_judge_left_unknown_are_marked() -> None:
                             for m in ("large", "budget", "maybe"))
     assert large["qa"] == "– E (5/5 judge error)"
     assert large["final A"] == large["final B"] == "E (judge errors in qa)"
-    # One known case: no interval.
-    assert budget["qa"] == "0.000 E (4/5 judge error) ⛔"
+    # One known case: no interval; it is invalid, as the terminal counts it.
+    assert budget["qa"] == "0.000 (1/5 invalid) E (4/5 judge error) ⛔"
     assert budget["final B"] == "E (judge errors in qa)"
     # A disqualification a blocker the judge could not score leaves open.
     assert maybe["text"] == "0.900 ⛔?"  # its cases alike: no interval

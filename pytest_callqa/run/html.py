@@ -51,7 +51,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bott
 h3{font-size:15px;margin:16px 0 6px}.meta{color:#555;margin:2px 0}nav a{margin-right:12px}
 table{border-collapse:collapse;margin:6px 0}th,td{padding:3px 8px;border:1px solid #ddd;
 text-align:left;vertical-align:top}thead th{background:#f3f3f3;position:sticky;top:0}
-#scorecard td.cell{text-align:right;white-space:nowrap}
+#scorecard-table td.cell{text-align:right;white-space:nowrap}
 tr.section th{background:#e8eef7;text-transform:uppercase;font-size:12px;letter-spacing:.04em}
 tr.score th,tr.score td{font-weight:600}.thr{color:#555;font-size:12px}
 .ci{display:block;color:#666;font-size:11px;font-weight:400}

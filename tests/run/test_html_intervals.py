@@ -171,3 +171,14 @@ def test_the_markdown_task_cell_counts_invalid_outputs_as_the_terminal_and_the_h
     assert ("| alpha | 0.900 [0.800, 0.950] (1/2 invalid) | 0.900 | 0.900 | 0.900 | 0 | "
             "$1.5000 |") in render_markdown(report).splitlines()
     assert "0.900 (1/2 invalid)" in render_html(report)
+
+
+def test_every_id_the_style_sheet_names_is_an_element_of_the_page() -> None:
+    # Before: "#scorecard td.cell" named the heading, not the table (#scorecard-table), so
+    # the scorecard's figures were never right-aligned.
+    from pytest_callqa.run.html import CSS
+
+    page = render_html(make_report())
+    ids = set(re.findall(r'\bid="([^"]+)"', page))
+    named = set(re.findall(r"(?:^|[},])#([A-Za-z][\w-]*)", CSS, flags=re.MULTILINE))
+    assert "scorecard-table" in named and named <= ids, named - ids

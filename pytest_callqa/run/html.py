@@ -419,12 +419,14 @@ class _Page:
 
     def _rank(self, model: str) -> str:
         card = self.cards[model]
-        ties = [str(self.cards[t].get("cost_adjusted_rank")) for t in card.get("rank_ties") or []
-                if t in self.cards]
         rank = card.get("cost_adjusted_rank")
-        # No rank: what the model would be ranked on is unknown (the report's notes say why).
-        text = NOT_SCORED if rank is None else str(rank)
-        return text + (f" (tie {', '.join(ties)})" if ties else "")
+        if rank is None:
+            # What the model would be ranked on is unknown (the report's notes say why).
+            return NOT_SCORED
+        # The ranks it ties with, in order, as the terminal lists them.
+        ties = sorted(self.cards[t].get("cost_adjusted_rank") or 0
+                      for t in card.get("rank_ties") or [] if t in self.cards)
+        return str(rank) + (f" (tie {', '.join(map(str, ties))})" if ties else "")
 
     def _runs_rows(self) -> list[str]:
         runs = {m: self.cards[m].get("runs") for m in self.models}

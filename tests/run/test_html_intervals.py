@@ -182,3 +182,14 @@ def test_every_id_the_style_sheet_names_is_an_element_of_the_page() -> None:
     ids = set(re.findall(r'\bid="([^"]+)"', page))
     named = set(re.findall(r"(?:^|[},])#([A-Za-z][\w-]*)", CSS, flags=re.MULTILINE))
     assert "scorecard-table" in named and named <= ids, named - ids
+
+
+def test_the_ranks_a_model_ties_with_are_listed_in_order_as_the_terminal() -> None:
+    # Before: in the order of the report's rank_ties, "1 (tie 3, 2)" where the terminal
+    # read "1 (tie 2, 3)".
+    report = make_report()
+    gamma, alpha, beta = (report["models"][m] for m in ("gamma", "alpha", "beta"))
+    gamma.update(cost_adjusted_rank=1, rank_ties=["beta", "alpha"])
+    alpha["cost_adjusted_rank"], beta["cost_adjusted_rank"] = 2, 3
+    assert re.search(r"<th>Cost-Adjusted Rank</th><td class=\"cell\">1 \(tie 2, 3\)</td>",
+                     render_html(report))

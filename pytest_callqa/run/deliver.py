@@ -64,16 +64,30 @@ class Delivered:
 
 
 def destination(path: Path) -> tuple[Path, bool]:
-    """Where text written to ``path`` goes, and whether it is written there in place: the
-    file a symlink points to (the link stays, as a shell's ``>`` leaves it), and a device or
-    FIFO already there is written to, which a rename would replace."""
+    """Where text written to ``path`` goes, and whether it is appended there in place: the
+    file a symlink points to (the link stays, as a shell's ``>`` leaves it); a device or FIFO
+    already there, which a rename would replace; and a descriptor of a process
+    (``/dev/stdout``, ``/proc/self/fd/1``), whose file a rename would take from under the
+    shell's redirection: the log it wrote, and this process's later output, were lost."""
     try:
         mode = path.stat().st_mode
     except OSError:  # nothing there yet, or a link to nothing: the write says what fails
         mode = stat.S_IFREG
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)) or _through_descriptor(path):
         return path, True
     return Path(os.path.realpath(path)), False
+
+
+def _through_descriptor(path: Path) -> bool:
+    """Whether ``path``, or a link on the way to its file, names a process's descriptor."""
+    current = Path(os.path.abspath(path))
+    for _link in range(40):  # as many links as the kernel follows
+        if current.parts[1:2] == ("proc",) or current.parts[1:3] == ("dev", "fd"):
+            return True
+        if not current.is_symlink():
+            return False
+        current = Path(os.path.abspath(current.parent / os.readlink(current)))
+    return False
 
 
 @contextlib.contextmanager
@@ -82,7 +96,8 @@ def _replacing(path: Path) -> Iterator[IO[str]]:
     :func:`destination`, renamed over it once complete, or the device or FIFO itself."""
     target, in_place = destination(path)
     if in_place:
-        with target.open("w", encoding="utf-8") as out:
+        # Appended: a file behind a descriptor keeps what was written to it before.
+        with target.open("a", encoding="utf-8") as out:
             yield out
         return
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -122,3 +122,26 @@ def test_a_report_into_a_fifo_is_written_into_it(tmp_path: Path) -> None:
     finally:
         os.close(reader)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+def test_a_report_into_a_descriptor_is_appended_to_its_file(tmp_path: Path) -> None:
+    # Before: --callqa-report=/dev/stdout with stdout sent to a CI log (`>> ci.log`) followed
+    # /dev/stdout -> /proc/self/fd/1 -> ci.log and renamed the report over the log: what the
+    # shell had written there was lost, and so was the rest of the run's output.
+    log = tmp_path / "ci.log"
+    log.write_text("an earlier line\n", encoding="utf-8")
+    descriptor = os.open(log, os.O_WRONLY | os.O_APPEND)
+    stdout = tmp_path / "stdout"  # as /dev/stdout is made
+    stdout.symlink_to(f"/proc/self/fd/{descriptor}")
+    try:
+        write_report(stdout, data_with_mark(), texts(ENTRIES))
+        write_atomically(Path(f"/proc/self/fd/{descriptor}"), "summary\n")
+        os.write(descriptor, b"the run's last line\n")
+    finally:
+        os.close(descriptor)
+    text = log.read_text(encoding="utf-8")
+    first, last = "an earlier line\n", "summary\nthe run's last line\n"
+    assert text.startswith(first) and text.endswith(last)
+    assert json.loads(text[len(first):-len(last)]) == {**data_with_mark(), "cases": ENTRIES}
+    assert stdout.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == [
+        "ci.log", "stdout"]

@@ -25,7 +25,7 @@ import pytest
 from .outcomes import INTERRUPTION, TOOL_FAILURE, is_tool_failure, produce_or_fail, tool_failure
 from .outputs import ModelOutput, for_report, own_copy
 from .run.junit import run_properties
-from .run.settings import ERROR_PAYLOAD, MAX_RUNS, UNPRODUCED_PAYLOAD, Missing
+from .run.settings import ERROR_PAYLOAD, MAX_RUNS, SKIPPED_RUNS, UNPRODUCED_PAYLOAD, Missing
 
 if TYPE_CHECKING:
     from .engine.core.results import TaskResult
@@ -343,6 +343,9 @@ def _attach(item: pytest.Item, payload: dict[str, Any] | None,
                     entry["output"] = own
             payload["runs"].append(entry)
         payload["passed"] = list(record.outcomes)
+        if record.skipped:
+            # No outcome of this test's: another test of the pair may have given the run one.
+            payload[SKIPPED_RUNS] = list(record.skipped)
     item.user_properties.extend(run_properties(record.outcomes))
 
 

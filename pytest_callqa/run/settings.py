@@ -123,6 +123,8 @@ ERROR_PAYLOAD = "error"
 MAX_RUNS = 1000
 # The key of a test's payload naming the runs of its pair that could not be produced.
 UNPRODUCED_PAYLOAD = "unproduced_runs"
+# ... and the runs the test skipped (numbered from 0): they have no outcome of its own.
+SKIPPED_RUNS = "skipped_runs"
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from .repeated import (
     unproduced_runs,
 )
 from .settings import (
+    SKIPPED_RUNS,
     CallqaUsageError,
     Settings,
     count,
@@ -119,6 +120,8 @@ class Summary:
             # A test over repeated runs carries every run and whether it passed each (None:
             # the tool failed in that run, its outcome unknown).
             passed = self.collected.get(nodeid, {}).get("passed") or []
+            # A run the test skipped has no outcome of its: another test's decides it.
+            skipped = self.collected.get(nodeid, {}).get(SKIPPED_RUNS) or ()
             for index, data in enumerate(views):
                 run = int(data.get("run", 0))
                 key = (data.get("model"), data["case_id"], run)
@@ -129,7 +132,7 @@ class Summary:
                     unique[key] = _for_scorecard(data, shared)
                     self._entry_of[key] = (nodeid, index)
                 # By run: a run the test could not produce has an outcome and no result.
-                if run < len(passed):
+                if run < len(passed) and run not in skipped:
                     ran = None if passed[run] is None else bool(passed[run])
                     outcome[key] = run_outcome(outcome[key], ran) if key in outcome else ran
             self._output_of.setdefault((views[0].get("model"), views[0]["case_id"]), nodeid)

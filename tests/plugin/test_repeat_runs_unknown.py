@@ -367,3 +367,33 @@ def test_a_projects_word_on_a_later_run_is_kept(
                                 "-rsxE")
     result.assert_outcomes(**outcome)
     assert "KeyError" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
+def test_a_run_one_test_skips_takes_the_outcome_another_test_gave_it(
+        llm: LLMProject, pytester: pytest.Pytester, workers: list[str]) -> None:
+    # Before: test_b's skip of run 2 was taken for an unknown outcome, and combined with
+    # test_a's pass of that run it left run 2 unknown: "1 run of unknown outcome", a note
+    # naming the tool, and the run dropped from the pass figures.
+    llm.project.write_tests("""
+import pytest
+
+@pytest.mark.callqa(task="qa")
+def test_a(callqa_result):
+    assert callqa_result.valid
+
+@pytest.mark.callqa(task="qa")
+def test_b(callqa_result):
+    if callqa_result.run == 1:
+        pytest.skip("does not apply to run 2")
+    assert callqa_result.valid
+""")
+    result = pytester.runpytest("--callqa-runs", "3", "--callqa-models=alpha",
+                                "--callqa-report=report.json", *workers)
+    assert result.ret == pytest.ExitCode.OK
+    report = llm.project.report()
+    assert {(c["run"], c["passed"]) for c in report["cases"]} == {(0, True), (1, True),
+                                                                  (2, True)}
+    runs = report["models"]["alpha"]["runs"]
+    assert (runs["runs"], runs["pass_rate"]) == (3, 1.0) and "unknown_runs" not in runs
+    assert not any("unknown outcome" in note for note in report["notes"])

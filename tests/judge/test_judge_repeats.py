@@ -185,7 +185,9 @@ def test_an_ask_that_stayed_off_the_scale_counts_as_the_scales_lowest() -> None:
     found = combine(request("likert5"), asks, 0.25)
     assert (found.score, found.reason, found.flagged) == (2.0, "ask 2", True)
     assert found.details["judge_repeats"] == [1.0, 4.0, 2.0]
-    assert found.details["repeat_spread"] == 0.75
+    # The spread is of the scores given on the scale, 4 and 2: (4 - 2) / 4; with the off-scale
+    # ask's 1 it read 0.75, beside an agreement that leaves that ask out.
+    assert found.details["repeat_spread"] == 0.5
     # Kept by an in-scale ask, the verdict still says one ask was unusable.
     steady = combine(request("likert5"), [asks[0], four, dataclasses.replace(four)], 0.25)
     assert (steady.score, steady.flagged) == (4.0, True)
@@ -208,6 +210,14 @@ def test_an_ask_off_the_scale_is_left_out_of_the_agreement() -> None:
                         blockers=[], metrics={}, judge_records=[record, steady])
     assert repeat_agreement([result]) == {
         "m": {"n": 1, "exact": 1.0, "mean_spread": 0.0, "disagree": 0, "failed_asks": 2}}
+    # 5, 5 and one off the scale: the judge agreed with itself, no spread to flag (before:
+    # spread 1.0 and repeats_disagree, beside an exact agreement of 1.0 in the header).
+    five = verdicts(5.0)[0]
+    agreed = combine(request("likert5"), [five, dataclasses.replace(five), off], 0.25)
+    assert (agreed.score, agreed.details["repeat_spread"]) == (5.0, 0.0)
+    assert not agreed.details["repeats_disagree"]
+    assert combine(request("likert5"), [off, dataclasses.replace(off)], 0.25).details[
+        "repeat_spread"] == 0.0
     # Asks on the scale keep the record's shape: no off-scale positions.
     assert "repeats_off_scale" not in combine(request("likert5"), [one, four], 0.25).record("j")
     # Where the failed asks could move the verdict, the off-scale one is still named.

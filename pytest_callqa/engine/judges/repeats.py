@@ -166,7 +166,11 @@ def combine(request: JudgeRequest, verdicts: Sequence[JudgeVerdict],
             REPEATS_KEY: scored, **off_scale},
             reason=f"{failed[0].reason} ({len(failed)} of {len(verdicts)} asks failed, and "
                    "the scores of the others do not decide the verdict)")
-    spread = (max(scores) - min(scores)) / (high - low)
+    # Over the scores the judge gave on the scale: a reply off it is flagged, not a judge
+    # disagreeing with itself (as repeat_agreement leaves it out of the agreement).
+    on_scale = [score for i, score in enumerate(scored)
+                if score is not None and i not in off_scale.get(REPEATS_OFF_SCALE, ())]
+    spread = (max(on_scale) - min(on_scale)) / (high - low) if on_scale else 0.0
     chosen = given[min(range(len(given)), key=lambda i: abs(scores[i] - score))]
     details = dict(chosen.details)
     details[REPEATS_KEY] = scored

@@ -304,6 +304,8 @@ class Summary:
                 card.results = [r for r in card.results if r.model not in self._removed]
                 stale = set(ours) - set(run_notes(card, self.not_evaluated(card.results)))
                 card.notes[:] = [n for n in card.notes if n not in stale]
+            # The hook's notes go to the terminal and every report: a key they quote too.
+            card.notes[:] = [redact_known(str(note)) for note in card.notes]
             self._scorecard = card
         return self._scorecard
 

@@ -690,6 +690,7 @@ def test_a_key_a_projects_code_quotes_is_redacted_from_the_reports(
 
         @pytest.hookimpl(optionalhook=True)
         def pytest_callqa_scorecard(scorecard, config):
+            scorecard.notes.append("uploaded with token " + os.environ["OPENAI_API_KEY"])
             raise RuntimeError("upload refused token " + os.environ["OPENAI_API_KEY"])
     """)
     llm.project.write_tests(QA_EVIDENCE)
@@ -697,6 +698,11 @@ def test_a_key_a_projects_code_quotes_is_redacted_from_the_reports(
                                 "--callqa-html=r.html", "--callqa-markdown=r.md")
     output = result.stdout.str() + result.stderr.str()
     assert "upload refused token <redacted>" in output
+    # A note the hook added, before it raised, is kept, and cleared of the key too.
+    assert "uploaded with token <redacted>" in output
+    assert "uploaded with token <redacted>" in json.loads(written_json := (
+        pytester.path / "r.json").read_text(encoding="utf-8"))["notes"]
+    assert SECRET not in written_json
     written = {name: (pytester.path / name).read_text(encoding="utf-8")
                for name in ("r.json", "r.html", "r.md")}
     reasons = [m.get("reason") for c in json.loads(written["r.json"])["cases"]

@@ -547,10 +547,11 @@ def _check_apart(config: pytest.Config, files: dict[str, Path | None]) -> None:
         log = config.option.log_file
         name = "--log-file" if log else f"log_file in {config.inipath}"
         log = log or config.getini("log_file")
-        files[name] = Path(log) if log and log != os.devnull else None
+        files[name] = Path(log) if log else None
     seen: dict[Path, str] = {}
     for option, path in files.items():
-        if path is None:
+        # A device or pipe (/dev/null, a terminal) is written into, and holds what each writes.
+        if path is None or (path.exists() and not path.is_file()):
             continue
         where = path.resolve()
         if where in seen:

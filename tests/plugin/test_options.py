@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -190,6 +191,11 @@ def test_reports_beside_pytests_own_files_or_without_its_plugins_are_taken(
     # Without pytest's JUnit and logging plugins there is no such file to compare with.
     plain = pytester.runpytest("-p", "no:junitxml", "-p", "no:logging", "--callqa-report=r.json")
     assert plain.ret == pytest.ExitCode.OK
+    # A device holds what each writes: a report and the JUnit file both sent to /dev/null
+    # were refused as "the same file".
+    discarded = pytester.runpytest(f"--callqa-report={os.devnull}", f"--junitxml={os.devnull}",
+                                   f"--callqa-markdown={os.devnull}")
+    assert discarded.ret == pytest.ExitCode.OK
 
 
 def test_a_regression_tolerance_below_one_is_taken(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -114,14 +115,11 @@ def check_rootdir(config: pytest.Config, takes_value: set[str]) -> None:
     """pytest chooses the rootdir, and so the ini file it reads, before plugins' options are
     known: the value of ``--callqa-cache-dir /elsewhere`` (a separate word) is taken for a
     test path, and one outside the current directory moves the rootdir above it, where the
-    project's ini file is not found — or into another project (``--callqa-baseline
-    ../main/report.json``: a checkout of the main branch), whose ini file, cases and
-    outputs the run then evaluates. The run would go on with another project's settings or
-    none; it stops instead, naming the option and the fix (``--callqa-cache-dir=/elsewhere``)."""
+    project's ini file is not found — or to another project's (``--callqa-baseline
+    ../main/report.json``: a checkout of the main branch) or a parent's, whose settings,
+    cases and outputs the run then reads. The run would go on with another file's settings
+    or none; it stops instead, naming the option and the fix (``--callqa-cache-dir=/elsewhere``)."""
     here = Path(config.invocation_params.dir).resolve()
-    elsewhere = not here.is_relative_to(config.rootpath.resolve())
-    if config.inipath is not None and not elsewhere:
-        return
     # Arguments first: a session without such an option reads no file here.
     values = [(option, value) for option, value
               in itertools.pairwise(config.invocation_params.args)
@@ -130,25 +128,24 @@ def check_rootdir(config: pytest.Config, takes_value: set[str]) -> None:
               and not path.is_relative_to(here)]
     if not values:
         return
+    taken = {(here / value).resolve() for _option, value in values}
+    # The file pytest would have read without the values: the nearest up from the common
+    # folder of the test paths given (of here, given none).
+    own = [path for arg in config.args
+           if (path := (here / arg.split("::")[0]).resolve()) not in taken]
+    start = Path(os.path.commonpath(own)) if own else here
+    expected = next((folder / name for folder in (start, *start.parents) for name in INI_FILES
+                     if _pytest_ini(folder / name)), None)
+    read = None if config.inipath is None else config.inipath.resolve()
+    if expected is None or expected == read:
+        return
     option, value = values[0]
-    fix = f"write '{option}={value}' (with '=')"
-    if config.inipath is not None:
-        # The rootdir came from the taken values alone: no test path of the user's is in it.
-        taken = {value for _option, value in values}
-        if any((here / arg).resolve().is_relative_to(config.rootpath.resolve())
-               for arg in config.args if arg not in taken):
-            return
-        raise pytest.UsageError(
-            f"callqa: pytest chose the rootdir {config.rootpath} and its ini file "
-            f"{config.inipath}, outside {here}, before it knew callqa's options: it took the "
-            f"value of '{option} {value}' for a test path, and would evaluate that project, "
-            f"not this one; {fix}")
-    ini = next((name for name in INI_FILES if _pytest_ini(here / name)), None)
-    if ini is not None:
-        raise pytest.UsageError(
-            f"callqa: pytest did not read {ini}: it chose the rootdir {config.rootpath} "
-            f"before it knew callqa's options, and took the value of '{option} {value}' "
-            f"for a test path; {fix} and it reads {ini}")
+    shown = expected.name if expected.parent == here else expected
+    raise pytest.UsageError(
+        f"callqa: pytest did not read {shown}: it chose the rootdir {config.rootpath}"
+        + (f" and its ini file {config.inipath}" if config.inipath is not None else "")
+        + f" before it knew callqa's options, taking the value of '{option} {value}' for a "
+        f"test path; write '{option}={value}' (with '=') and it reads {shown}")
 
 
 def _pytest_ini(path: Path) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -394,15 +395,41 @@ def test_a_path_value_in_another_project_stops_the_run_rather_than_evaluate_that
     result = pytester.runpytest("--callqa-baseline", baseline)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([
-        f"*pytest chose the rootdir {main} and its ini file {main / 'pyproject.toml'}, "
-        f"outside {pytester.path}*'--callqa-baseline {baseline}' for a test path, and would "
-        f"evaluate that project, not this one; write '--callqa-baseline={baseline}' (with "
-        "'=')*"])
+        f"*pytest did not read pyproject.toml: it chose the rootdir {main} "
+        f"and its ini file {main / 'pyproject.toml'} before it knew callqa's options, taking "
+        f"the value of '--callqa-baseline {baseline}' for a test path; write "
+        f"'--callqa-baseline={baseline}' (with '=')*"])
     # With a test path of the project's own beside it, pytest reads this project's ini file,
     # and the run goes on to read the baseline (here no report at all).
     both = pytester.runpytest("test_eval.py", "--callqa-baseline", baseline)
-    assert "would evaluate that project" not in both.stderr.str()
+    assert "pytest did not read" not in both.stderr.str()
     both.stderr.fnmatch_lines(["*baseline report *report.json is not a callqa JSON report*"])
+
+
+def test_a_path_value_that_leads_pytest_to_a_parents_ini_file_stops_the_run(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # Before: in a repository whose root configures pytest too, '--callqa-baseline
+    # ../baselines/report.json' run from the evaluation project moved pytest to the root's
+    # ini file (the current directory inside its rootdir, so no check fired): no models.
+    project.write_tests(MODEL_TEST)
+    root = pytester.path.parent
+    (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["x"]\n',
+                                         encoding="utf-8")
+    try:
+        (root / "baselines").mkdir(exist_ok=True)
+        (root / "baselines" / "report.json").write_text("{}", encoding="utf-8")
+        result = pytester.runpytest("--callqa-baseline", "../baselines/report.json")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines([
+            f"*pytest did not read pyproject.toml: it chose the rootdir {root} "
+            f"and its ini file {root / 'pyproject.toml'} before*; write "
+            "'--callqa-baseline=../baselines/report.json' (with '=') and it reads "
+            "pyproject.toml"])
+    finally:
+        # The folder holds other tests' projects: the root's files go with this test.
+        (root / "pyproject.toml").unlink()
+        shutil.rmtree(root / "baselines")
 
 
 @pytest.mark.parametrize("name", ["pytest.toml", ".pytest.toml"])

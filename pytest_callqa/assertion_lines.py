@@ -48,6 +48,8 @@ def real_bound(helper: str, name: str, value: object,
             number = float(value)
         except OverflowError:  # an int past the largest float
             number = math.inf
+        except ValueError:  # a signalling NaN (Decimal("sNaN")) refuses to be a float
+            number = math.nan
     if not math.isfinite(number):
         raise TypeError(f"{helper}: {name} must be a finite number, got {value!r}")
     if scale is not None and not scale[0] <= number <= scale[1]:

@@ -188,7 +188,7 @@ def test_a_bound_may_be_any_real_number(perfect: dict[str, TaskResult]) -> None:
     with pytest.raises(ValueError, match=r"min_score must lie on the score's scale, 0 to 1, "
                                          r"got Decimal\('85'\)"):
         assert_qa_score(qa, Decimal("85"))
-    for no_number in (True, np.bool_(True), 1 + 0j, Decimal("NaN"), 10 ** 400):
+    for no_number in (True, np.bool_(True), 1 + 0j, Decimal("NaN"), Decimal("sNaN"), 10 ** 400):
         with pytest.raises(TypeError, match="min must be a finite number"):
             assert_metric(qa, "question_score_accuracy", min=no_number)
     # A metric id in a list was a bare "unhashable type: 'list'".

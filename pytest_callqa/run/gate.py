@@ -41,6 +41,7 @@ from .gate_cases import (
     unevaluated_in,
     unevaluated_pairs,
     unreached,
+    unreached_in_baseline,
 )
 from .gate_text import difference_warnings
 from .report_check import check_report
@@ -509,14 +510,18 @@ class _Comparison:
 
     def not_evaluated(self) -> tuple[set[CaseKey], set[CaseKey]]:
         """The cases only one report has, less those the other report did not evaluate
-        (their test errored, or they had no output: recorded as such; or, of the baseline's,
-        those the run may never have reached: ``gate_cases.unreached``): added, removed."""
+        (their test errored, or they had no output: recorded as such; or those it may never
+        have reached, a partial run: ``gate_cases.unreached``): added, removed."""
         added, removed = set(self.now) - set(self.then), set(self.then) - set(self.now)
         now, then = self.unevaluated
         not_run = {k: now[k[0], k[2]][1] for k in removed if (k[0], k[2]) in now}
         unrun, details = unreached(self.current, self.baseline, removed - set(not_run))
         not_run.update(unrun)
         not_then = {k: then[k[0], k[2]][1] for k in added if (k[0], k[2]) in then}
+        unrun, then_details = unreached_in_baseline(self.current, self.baseline,
+                                                    added - set(not_then))
+        not_then.update(unrun)
+        details.update(then_details)
         for model, task, why in sorted({(*k[:2], why) for k, why in
                                         [*not_run.items(), *not_then.items()]}):
             self.unmade("not evaluated", model, task, None, why,

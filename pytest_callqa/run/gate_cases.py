@@ -48,6 +48,15 @@ STOPPED_EARLY = "run stopped early"
 # lists no catalogue, every such case of a run narrowed to part of the suite (-k, --deselect,
 # node ids, --lf, an -m narrower than eval): its tests were not selected.
 NOT_SELECTED = "not selected"
+# Every case only this run has, when the baseline was itself a partial run: which of them it
+# evaluated no report says, so they are not evaluated, not added — its run could not read a
+# case file, stopped early, was narrowed to part of the suite, or is one shard's.
+BASELINE_INVALID_CASE_FILES = "invalid case files in the baseline"
+BASELINE_STOPPED_EARLY = "baseline stopped early"
+BASELINE_NOT_SELECTED = "not selected in the baseline"
+BASELINE_SHARD = "baseline of one shard"
+_IN_BASELINE = {INVALID_CASE_FILES: BASELINE_INVALID_CASE_FILES,
+                STOPPED_EARLY: BASELINE_STOPPED_EARLY, NOT_SELECTED: BASELINE_NOT_SELECTED}
 # Those that leave a blocker verdict undecided, in the order the gate names them.
 UNDECIDED_CAUSES = (JUDGE_ERRORS, CODE_ERRORS, NOT_ESTIMATED, TEST_ERRORS, NO_OUTPUT)
 # The not_evaluated entries of pairs left without a result, by kind, and why in those words.
@@ -199,18 +208,42 @@ def unreached(report: Mapping[str, Any], baseline: Mapping[str, Any],
     selection): the others were removed. A run that could not read a case file or stopped
     early may have missed any of them; otherwise those still in its catalogue were not
     selected (:func:`not_selected`)."""
-    blanket = _blanket(report, baseline)
-    if blanket is not None:
-        return dict.fromkeys(only_baseline, blanket[0]), {blanket[0]: blanket[1]}
+    causes = _blanket(report, baseline)
+    if causes:
+        return _all_of(only_baseline, causes)
     unselected, detail = not_selected(report, baseline, only_baseline)
     return dict.fromkeys(unselected, NOT_SELECTED), {NOT_SELECTED: detail}
 
 
-def _blanket(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> tuple[str, str] | None:
+def unreached_in_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any],
+                          only_run: set[CaseKey]) -> tuple[dict[CaseKey, str], dict[str, str]]:
+    """Of ``only_run`` (cases ``report`` has and ``baseline`` has not), those the baseline
+    may never have evaluated, read as :func:`unreached` reads the run's (the baseline could
+    not read a case file, stopped early, or was narrowed to part of the suite), or all of
+    them when the baseline is another shard's report than the run's: each with why and what
+    names it. The others were added."""
+    causes = [(_IN_BASELINE[reason], detail) for reason, detail in _blanket(baseline, report)]
+    shard = (baseline.get("run") or {}).get("shard")
+    if shard and shard != (report.get("run") or {}).get("shard"):
+        causes.append((BASELINE_SHARD, f"shard {shard}"))
+    if causes:
+        return _all_of(only_run, causes)
+    unselected, detail = not_selected(baseline, report, only_run, mirrored=True)
+    return dict.fromkeys(unselected, BASELINE_NOT_SELECTED), {BASELINE_NOT_SELECTED: detail}
+
+
+def _all_of(cases: set[CaseKey], causes: list[tuple[str, str]],
+            ) -> tuple[dict[CaseKey, str], dict[str, str]]:
+    """Every case of ``cases`` for the ``causes`` (each a reason and what names it), joined."""
+    reason = " and ".join(c[0] for c in causes)
+    return dict.fromkeys(cases, reason), {reason: "; ".join(c[1] for c in causes)}
+
+
+def _blanket(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Why every case ``baseline`` has and ``report`` has not may never have been evaluated
-    in it, and what names the cause (the case files it could not read, why it stopped early,
-    what narrowed its selection that did not narrow the baseline's, when it lists no
-    catalogue): None when nothing says so."""
+    in it, each cause with what names it (the case files it could not read, why it stopped
+    early, what narrowed its selection that did not narrow the baseline's, when it lists no
+    catalogue): none when nothing says so."""
     files = unread_case_files(report.get("not_evaluated") or ())
     run = report.get("run") or {}
     stopped = run.get("stopped_early")
@@ -231,9 +264,7 @@ def _blanket(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> tuple[st
     causes = [(INVALID_CASE_FILES, ", ".join(files))] if files else []
     causes += [(STOPPED_EARLY, str(stopped))] if stopped else []
     causes += [(NOT_SELECTED, narrowed)] if narrowed else []
-    if not causes:
-        return None
-    return " and ".join(c[0] for c in causes), "; ".join(c[1] for c in causes)
+    return causes
 
 
 def catalogued(report: Mapping[str, Any]) -> frozenset[tuple[str, str]] | None:
@@ -248,12 +279,14 @@ def catalogued(report: Mapping[str, Any]) -> frozenset[tuple[str, str]] | None:
 
 
 def not_selected(report: Mapping[str, Any], baseline: Mapping[str, Any],
-                 only_baseline: set[CaseKey]) -> tuple[set[CaseKey], str]:
+                 only_baseline: set[CaseKey], *,
+                 mirrored: bool = False) -> tuple[set[CaseKey], str]:
     """Of ``only_baseline`` (cases the baseline has and the run has not), those of a model the
     run was configured with that are still in its catalogue (:func:`catalogued`): no test of
     the run evaluated them, whatever left them out (``-k``, ``-m``, the paths given, a test
     since deleted), so they are not evaluated, not removed; and what narrowed the run, as
-    its command gave it (the paths when they are not the baseline's)."""
+    its command gave it (the paths when they are not the baseline's). ``mirrored``: the
+    ``report`` is the baseline's and ``baseline`` this run's, and the words say so."""
     listed = catalogued(report)
     if listed is None:
         return set(), ""
@@ -265,8 +298,10 @@ def not_selected(report: Mapping[str, Any], baseline: Mapping[str, Any],
     narrowed = [o for o in narrowed_selection(run) if o != SUITE_NARROWING]
     paths = _paths(run)
     if paths != _paths(baseline.get("run") or {}):
-        narrowed += paths or ["the paths the baseline was given, left out"]
-    detail = ", ".join(narrowed) or "no test of the run asked for them"
+        other = "this run" if mirrored else "the baseline"
+        narrowed += paths or [f"the paths {other} was given, left out"]
+    detail = ", ".join(narrowed) or \
+        f"no test of {'the baseline' if mirrored else 'the run'} asked for them"
     return {key for key in only_baseline if key[0] in models and key[1:] in listed}, detail
 
 

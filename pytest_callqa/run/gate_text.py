@@ -9,6 +9,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .gate_cases import (
+    BASELINE_INVALID_CASE_FILES,
+    BASELINE_NOT_SELECTED,
+    BASELINE_SHARD,
+    BASELINE_STOPPED_EARLY,
     BENCHMARKS_OFF,
     INVALID_CASE_FILES,
     NO_OUTPUT,
@@ -33,12 +37,23 @@ _UNREACHED = {INVALID_CASE_FILES: "for invalid case files",
               STOPPED_EARLY: "in a run stopped early",
               NOT_SELECTED: "outside the run's selection"}
 _UNREACHED_WHY = "each case only the baseline has counts here, not as removed nor as a pass"
-# What may hold a gate open with no failure of the tool: the run's inputs or settings.
+# Why the cases only this run has were not evaluated in the baseline, a partial run.
+_UNREACHED_THEN = {BASELINE_INVALID_CASE_FILES: "for the baseline's invalid case files",
+                   BASELINE_STOPPED_EARLY: "in a baseline stopped early",
+                   BASELINE_NOT_SELECTED: "outside the baseline's selection",
+                   BASELINE_SHARD: "outside the baseline's shard"}
+_UNREACHED_THEN_WHY = "each case only this run has counts here, not as added nor as a pass"
+# What may hold a gate open with no failure of the tool: the inputs or settings of the run,
+# or of the baseline.
 _NOT_TOOL_FAILURES = {NO_OUTPUT: "missing outputs",
                       INVALID_CASE_FILES: "case files that could not be read",
                       STOPPED_EARLY: "a run that stopped early",
                       NOT_SELECTED: "a run narrowed to part of the suite",
-                      BENCHMARKS_OFF: "Layer 2 benchmarks the baseline scored, off in this run"}
+                      BENCHMARKS_OFF: "Layer 2 benchmarks the baseline scored, off in this run",
+                      BASELINE_INVALID_CASE_FILES: "case files the baseline could not read",
+                      BASELINE_STOPPED_EARLY: "a baseline that stopped early",
+                      BASELINE_NOT_SELECTED: "a baseline narrowed to part of the suite",
+                      BASELINE_SHARD: "a baseline of one shard"}
 _RUN_KEYS = ("judge", "embeddings")
 
 
@@ -157,6 +172,9 @@ def _not_evaluated(reason: str) -> tuple[str, str]:
     if reason in _NOT_EVALUATED:
         return _NOT_EVALUATED[reason]
     causes = reason.split(" and ")
+    if set(causes) <= set(_UNREACHED_THEN):
+        return (f"{reason}: {_UNREACHED_THEN_WHY}",
+                " " + ", ".join(_UNREACHED_THEN[c] for c in causes))
     if not set(causes) <= set(_UNREACHED):
         return reason, f" for {reason}"
     if causes == [INVALID_CASE_FILES]:
@@ -172,13 +190,16 @@ def incomplete_line(entry: Mapping[str, Any]) -> str:
     head = " · ".join(str(entry[k]) for k in ("model", "task", "metric") if entry.get(k))
     if entry.get("kind") in ("new blocker", "new disqualification"):
         head += f" ({entry['kind']} check)"
-    # The run side of the cases the run never reached holds cases only the baseline has.
-    unreached = entry.get("kind") == "not evaluated" and set(
-        str(entry.get("reason")).split(" and ")) <= set(_UNREACHED)
+    # The run side of the cases the run never reached holds cases only the baseline has;
+    # the baseline side of those the baseline never reached, cases only this run has.
+    causes = set(str(entry.get("reason")).split(" and "))
+    unreached = entry.get("kind") == "not evaluated" and causes <= set(_UNREACHED)
+    unreached_then = entry.get("kind") == "not evaluated" and causes <= set(_UNREACHED_THEN)
     sides = " and ".join(f"{count(len(ids), 'case')} {where} ({_named(ids)})"
                          for side, where in (("run", "only in the baseline" if unreached
                                               else "in this run"),
-                                             ("baseline", "in the baseline"))
+                                             ("baseline", "only in this run" if unreached_then
+                                              else "in the baseline"))
                          if (ids := list(entry.get(side) or [])))
     if entry.get("kind") == "not evaluated":
         why = _not_evaluated(str(entry.get("reason")))[0]

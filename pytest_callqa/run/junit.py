@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .gaps import budget_cut
+from .gate_text import incomplete_cause, incomplete_summary
 
 if TYPE_CHECKING:
     from ..engine.core.results import TaskResult
@@ -75,14 +76,20 @@ def without_own(props: list[tuple[str, object]]) -> list[tuple[str, object]]:
 def suite_properties(report: Mapping[str, Any],
                      gate: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     """The run's properties: the gate's verdict ("gate not run: " and why, when it could not
-    be run), why the run is incomplete when the budget cut it short, and, per model, its
-    final score, whether a blocker fired, its cost and its rank."""
+    be run) and, when it is incomplete, why; why the run is incomplete when the budget cut
+    it short, and, per model, its final score, whether a blocker fired, its cost and its
+    rank."""
     verdict = _text(gate.get("verdict")) if gate else "no baseline"
     if gate and gate.get("problem"):
         verdict = f"gate not run: {gate['problem']}"
     props = [(f"{PREFIX}.verdict", verdict),
              (f"{PREFIX}.regressions", _text(len(gate.get("regressions", []))) if gate
               else "")]
+    if gate and gate.get("verdict") == "incomplete":
+        # Why a job whose tests passed exited 4: the comparisons not made, and whose
+        # limitation held the gate open (the tool's, the run's or the baseline's).
+        props.append((f"{PREFIX}.gate_incomplete",
+                      f"{incomplete_summary(gate)}: {incomplete_cause(gate)}"))
     cut = budget_cut(report)
     if cut is not None:
         # Why a job whose tests passed exited 4.

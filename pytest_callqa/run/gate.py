@@ -23,27 +23,34 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..engine.core.metrics import DISABLED_THRESHOLD, TASK_SCORE_ID
+from ..engine.core.metrics import TASK_SCORE_ID
 from ..engine.core.numbers import finite_number
 from .gate_cases import (
+    BENCHMARKS,
     BENCHMARKS_OFF,
+    EITHER,
+    EMBEDDER,
+    JUDGE,
     JUDGE_ERRORS,
     NOT_SCORED_NOW,
+    OTHER_TOOL,
     UNDECIDED_CAUSES,
     Case,
     CaseKey,
+    Spec,
+    benchmark_specs,
     per_case,
     read_cases,
+    read_specs,
     unevaluated_in,
     unevaluated_pairs,
     unreached,
     unreached_in_baseline,
 )
-from .gate_text import difference_warnings
+from .gate_text import changed_tools, difference_warnings
 from .report_check import check_report
 
 if TYPE_CHECKING:
@@ -51,9 +58,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 TASK_SCORE = TASK_SCORE_ID
-# The "task" under which the gate compares a model's Layer 2 criteria: each is scored on the
-# cases of several tasks.
-BENCHMARKS = "benchmarks"
 DEFAULT_TOLERANCE = 0.02
 # How far a move may pass its tolerance by the rounding of its sums alone.
 TOLERANCE_SLACK = 1e-9
@@ -79,64 +83,7 @@ def scale_factor(scale: str | None) -> float:
     return width if width > 0 else 1.0
 
 
-@dataclass(frozen=True)
-class _Spec:
-    higher_is_better: bool
-    pooled: bool
-    scale: str | None
-    # The drop the run's policy allows the metric, in its own units (None: the default).
-    tolerance: float | None
-    blocker: bool = False
-    # Weighted into the task score (a definition that does not say is taken to be).
-    weighted: bool = True
-    percent: bool = False  # shown in percent, as the scorecard shows it
-    disabled: bool = False  # by the run's policy: no bands, so no direction; not gated
-
-
-def _specs(report: Mapping[str, Any]) -> dict[tuple[str, str], _Spec]:
-    found: dict[tuple[str, str], _Spec] = {}
-    builtin: dict[tuple[str, str], bool] | None = None
-    for task, specs in report["metric_specs"].items():
-        for spec in specs:
-            bands = spec.get("bands")
-            higher = not (isinstance(bands, dict) and bands.get("higher_is_better") is False)
-            if "aggregate" in spec:
-                pooled = spec["aggregate"] == "pooled"
-            else:
-                if builtin is None:
-                    builtin = _builtin_pooled()
-                pooled = builtin.get((task, spec["id"]), False)
-            found[(task, spec["id"])] = _Spec(higher, pooled, spec.get("scale"),
-                                              spec.get("regression_tolerance"),
-                                              spec.get("blocker") is True,
-                                              spec.get("weight", 1) is not None,
-                                              spec.get("percent") is True,
-                                              spec.get("threshold") == DISABLED_THRESHOLD)
-    return found
-
-
-def _benchmark_specs() -> dict[tuple[str, str], _Spec]:
-    """The Layer 2 criteria as metrics of a task of their own, :data:`BENCHMARKS`."""
-    # Definitions alone (no task family): loaded with the gate.
-    from ..engine.tasks.benchmark_specs import BENCHMARK_SPECS
-
-    return {(BENCHMARKS, bid): _Spec(spec.bands.higher_is_better if spec.bands else True,
-                                     spec.aggregate == "pooled", spec.scale, None,
-                                     weighted=False, percent=spec.percent)
-            for bid, spec in BENCHMARK_SPECS.items()}
-
-
-def _builtin_pooled() -> dict[tuple[str, str], bool]:
-    """Which built-in metrics are pooled, for a report whose metric definitions do not say."""
-    # The registry loads the task families (pydantic): only for such older reports.
-    from ..engine.registry import default_registry
-
-    registry = default_registry()
-    return {(task, spec.id): spec.aggregate == "pooled"
-            for task in registry.tasks for spec in registry.metrics_for(task)}
-
-
-def _tolerance(task: str, metric: str, spec: _Spec | None, base: float,
+def _tolerance(task: str, metric: str, spec: Spec | None, base: float,
                overrides: Mapping[str, float]) -> float:
     for key in (f"{task}.{metric}", metric):
         if key in overrides:
@@ -230,14 +177,19 @@ class _Comparison:
         self.current, self.baseline = current, baseline
         self.now, self.then = read_cases(current), read_cases(baseline)
         self.unevaluated = unevaluated_pairs(current), unevaluated_pairs(baseline)
-        specs_then, specs_now = _specs(baseline), _specs(current)
-        self.specs = {**_benchmark_specs(), **specs_then, **specs_now}
+        specs_then, specs_now = read_specs(baseline), read_specs(current)
+        self.specs = {**benchmark_specs(), **specs_then, **specs_now}
         # Disabled by this run's policy (a worse count was read as better): not gated.
         self.disabled = {key for key, spec in specs_now.items() if spec.disabled}
         # A metric either report defines as a blocker, and the run's policy does not disable:
         # a judge error leaves its verdict unknown.
         self.blocking = {k for specs in (specs_then, specs_now)
                          for k, spec in specs.items() if spec.blocker} - self.disabled
+        # Another judge or embedder than the baseline's: the checks whose figures depend on
+        # it are not compared; the tasks of a case that matched by the embedder depend on it.
+        self.changed = frozenset(changed_tools(current, baseline))
+        self.embedded = {k[1] for cases in (self.now, self.then) for k, c in cases.items()
+                         if c.embedded} if EMBEDDER in self.changed else set()
         self.tolerance, self.tolerances = tolerance, tolerances
         self.min_cases = min_cases
         self.bootstrap = bootstrap
@@ -248,6 +200,25 @@ class _Comparison:
 
     def shared_keys(self, model: str, task: str) -> list[CaseKey]:
         return sorted(k for k in self.now if k[0] == model and k[1] == task and k in self.then)
+
+    def other_tool(self, task: str, metrics: Iterable[str]) -> str | None:
+        """Why the figures of ``metrics`` of ``task`` (``score``: its task score, from its
+        weighted metrics) cannot be compared when any depends on a judge or an embedder other
+        than the baseline's, by its definition's ``source``; None when none does."""
+        tools: set[str] = set()
+        for metric in metrics if self.changed else ():
+            if metric == TASK_SCORE:
+                weighted = [s.tools for (t, _), s in self.specs.items() if t == task
+                            and s.weighted]
+                found = set().union(*weighted) if weighted else set(EITHER)
+            else:
+                spec = self.specs.get((task, metric))
+                found = set(spec.tools if spec else EITHER)
+            if task in self.embedded and (metric == TASK_SCORE or JUDGE not in found):
+                found.add(EMBEDDER)
+            tools |= found
+        return " and ".join(OTHER_TOOL[t] for t in (JUDGE, EMBEDDER)
+                            if t in tools & self.changed) or None
 
     def left_out(self, keys: list[CaseKey], task: str,
                  metric: str) -> tuple[list[CaseKey], list[CaseKey]]:
@@ -346,10 +317,13 @@ class _Comparison:
         }
         self.checks.append(check)
         found = self.change(metric, pooled, paired, old_cases, new_cases)
+        other = self.other_tool(task, [metric])
         if found is None:
             check["status"] = "too few cases"
         else:
-            self.judge(check, found, paired, old_cases, new_cases)
+            self.judge(check, found, paired, old_cases, new_cases, gated=other is None)
+        if other and found is not None:
+            self.unmade("metric", model, task, metric, other, paired, [])
         # Cases the judge failed on, and cases the baseline scored that this run has no value
         # for (the judge cannot estimate it for the new output, or it failed), may hide a
         # regression: no pass is given without them, unless the task has too few cases to
@@ -368,8 +342,9 @@ class _Comparison:
 
     def judge(self, check: dict[str, Any], found: tuple[float, list[float]],
               paired: list[CaseKey], old_cases: Mapping[CaseKey, float],
-              new_cases: Mapping[CaseKey, float]) -> None:
-        """A check's status from the change on its paired cases; a regression is recorded."""
+              new_cases: Mapping[CaseKey, float], *, gated: bool = True) -> None:
+        """A check's status from the change on its paired cases; a regression is recorded.
+        One not ``gated`` (another judge or embedder than the baseline's) is incomplete."""
         shared, interval = found
         higher, tol = check["higher_is_better"], check["tolerance"]
         worse = -shared if higher else shared
@@ -378,6 +353,9 @@ class _Comparison:
         significant_better = (lo > 0) if higher else (hi < 0)
         check.update(shared_delta=shared, interval=interval,
                      significant=significant_worse or significant_better)
+        if not gated:
+            check["status"] = "incomplete"
+            return
         # "More than its tolerance" in exact arithmetic: the same 0.02 drop is
         # -0.020000000000000018 from 0.50 and -0.01999999999999987 from 0.80.
         if significant_worse and worse > tol + TOLERANCE_SLACK:
@@ -463,6 +441,10 @@ class _Comparison:
                 if metric not in now_unknown | then_unknown:
                     fresh[metric].append(key)
         for metric, cases in sorted(fresh.items()):
+            other = self.other_tool(task, [metric])
+            if other:
+                self.unmade("new blocker", model, task, metric, other, cases, [])
+                continue
             self.regressions.append({
                 "kind": "new blocker", "model": model, "task": task, "metric": metric,
                 "old": None, "new": None, "delta": None, "interval": None,
@@ -494,6 +476,12 @@ class _Comparison:
         if not (now_dq or now_open):
             return
         if now_dq and not then_open:
+            blocked = [k for k, c in self.now.items() if k[:2] == (model, task) and c.blockers]
+            other = self.other_tool(task, {m for k in blocked for m in self.now[k].blockers})
+            if other:
+                self.unmade("new disqualification", model, task, "disqualified", other,
+                            blocked, [])
+                return
             self.regressions.append({
                 "kind": "new disqualification", "model": model, "task": task,
                 "metric": "disqualified", "old": agg_then.get("blocked_cases"),

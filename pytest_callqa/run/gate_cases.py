@@ -1,4 +1,6 @@
-"""The baseline gate's reading of a report's cases (schema ``callqa-report/1``): each
+"""The baseline gate's reading of a report (schema ``callqa-report/1``): its metric
+definitions, as the gate compares them (direction, pooling, tolerance, and which of the
+judge and the embedder their figures depend on), and its cases: each
 (model, task, case) with its runs averaged as the scorecard averages them — the task score,
 the metric values and pooled counts, the blockers that fired — and what a failure of the tool
 left undecided in it: the metrics a judge error left unscored, the blocker metrics whose
@@ -6,7 +8,8 @@ verdict is unknown (the judge could not score them, a project's metric code rais
 estimate of them was made, as the scorecard counts them), and the pairs the report did not
 evaluate because their test errored or they had no output.
 
-Plain report dicts in, plain values out; no library loads.
+Plain report dicts in, plain values out; no library loads (but the definitions of the
+built-in metrics, for a report older than what the gate reads of them).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.core.metrics import TASK_SCORE_ID
+from ..engine.core.metrics import DISABLED_THRESHOLD, TASK_SCORE_ID
 from ..engine.core.results import NOT_APPLICABLE
 from .gaps import (
     CATALOGUE_CASES,
@@ -27,6 +30,83 @@ from .gaps import (
 )
 
 CaseKey = tuple[str, str, str]  # (model, task, case_id)
+
+# The "task" under which the gate compares a model's Layer 2 criteria: each is scored on the
+# cases of several tasks.
+BENCHMARKS = "benchmarks"
+# What a metric's figures may depend on beyond the outputs, as the report's run names them:
+# with another one than the baseline's, a change of them is not the model's.
+JUDGE, EMBEDDER = "judge", "embeddings"
+# What a metric's definition (its ``source``) says it depends on; a definition that does not
+# say (an older report, or a source the gate does not know) may depend on either.
+_TOOLS = {"programmatic": frozenset(), "judge": frozenset({JUDGE}),
+          "judge+programmatic": frozenset({JUDGE}), "embedding": frozenset({EMBEDDER})}
+EITHER = frozenset({JUDGE, EMBEDDER})
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What the gate reads of a metric's definition."""
+
+    higher_is_better: bool
+    pooled: bool
+    scale: str | None
+    # The drop the run's policy allows the metric, in its own units (None: the default).
+    tolerance: float | None
+    blocker: bool = False
+    # Weighted into the task score (a definition that does not say is taken to be).
+    weighted: bool = True
+    percent: bool = False  # shown in percent, as the scorecard shows it
+    disabled: bool = False  # by the run's policy: no bands, so no direction; not gated
+    # Which of the judge and the embedder its figures depend on (``_TOOLS``).
+    tools: frozenset[str] = EITHER
+
+
+def read_specs(report: Mapping[str, Any]) -> dict[tuple[str, str], Spec]:
+    """Every metric definition of ``report``, by (task, metric id)."""
+    found: dict[tuple[str, str], Spec] = {}
+    builtin: dict[tuple[str, str], bool] | None = None
+    for task, specs in report["metric_specs"].items():
+        for spec in specs:
+            bands = spec.get("bands")
+            higher = not (isinstance(bands, dict) and bands.get("higher_is_better") is False)
+            if "aggregate" in spec:
+                pooled = spec["aggregate"] == "pooled"
+            else:
+                if builtin is None:
+                    builtin = _builtin_pooled()
+                pooled = builtin.get((task, spec["id"]), False)
+            found[(task, spec["id"])] = Spec(higher, pooled, spec.get("scale"),
+                                             spec.get("regression_tolerance"),
+                                             spec.get("blocker") is True,
+                                             spec.get("weight", 1) is not None,
+                                             spec.get("percent") is True,
+                                             spec.get("threshold") == DISABLED_THRESHOLD,
+                                             _TOOLS.get(str(spec.get("source")), EITHER))
+    return found
+
+
+def benchmark_specs() -> dict[tuple[str, str], Spec]:
+    """The Layer 2 criteria as metrics of a task of their own, :data:`BENCHMARKS`."""
+    # Definitions alone (no task family): loaded with the gate.
+    from ..engine.tasks.benchmark_specs import BENCHMARK_SPECS
+
+    return {(BENCHMARKS, bid): Spec(spec.bands.higher_is_better if spec.bands else True,
+                                    spec.aggregate == "pooled", spec.scale, None,
+                                    weighted=False, percent=spec.percent,
+                                    tools=_TOOLS.get(spec.source, EITHER))
+            for bid, spec in BENCHMARK_SPECS.items()}
+
+
+def _builtin_pooled() -> dict[tuple[str, str], bool]:
+    """Which built-in metrics are pooled, for a report whose metric definitions do not say."""
+    # The registry loads the task families (pydantic): only for such older reports.
+    from ..engine.registry import default_registry
+
+    registry = default_registry()
+    return {(task, spec.id): spec.aggregate == "pooled"
+            for task in registry.tasks for spec in registry.metrics_for(task)}
+
 
 # Why a comparison could not be made, in the gate's words (its "incomplete" entries' reason).
 JUDGE_ERRORS = "judge errors"
@@ -57,6 +137,10 @@ BASELINE_NOT_SELECTED = "not selected in the baseline"
 BASELINE_SHARD = "baseline of one shard"
 _IN_BASELINE = {INVALID_CASE_FILES: BASELINE_INVALID_CASE_FILES,
                 STOPPED_EARLY: BASELINE_STOPPED_EARLY, NOT_SELECTED: BASELINE_NOT_SELECTED}
+# A check whose figures depend on a judge or an embedder other than the baseline's: a change
+# of them may be the tool's, not the model's.
+OTHER_TOOL = {JUDGE: "another judge than the baseline's",
+              EMBEDDER: "another embedder than the baseline's"}
 # Those that leave a blocker verdict undecided, in the order the gate names them.
 UNDECIDED_CAUSES = (JUDGE_ERRORS, CODE_ERRORS, NOT_ESTIMATED, TEST_ERRORS, NO_OUTPUT)
 # The not_evaluated entries of pairs left without a result, by kind, and why in those words.
@@ -85,6 +169,10 @@ class Case:
     # The metrics that do not apply to the case in some run (no matched pair to compare, no
     # fact stated): no value, and none missing.
     not_applicable: set[str] = field(default_factory=set)
+    # Whether a metric of it matched items by the run's embedder (an extraction case's
+    # ``similarity: embedding``): its figures then depend on the embedder whatever their
+    # definition's source says.
+    embedded: bool = False
 
     def undecided_by(self, metric: str) -> set[str]:
         """What left ``metric`` unknown in this case (``JUDGE_ERRORS``, ``CODE_ERRORS``,
@@ -180,6 +268,7 @@ def read_cases(report: Mapping[str, Any]) -> dict[CaseKey, Case]:
                     continue
                 values[mid].append(float(value))
                 details = metric.get("details") or {}
+                item.embedded = item.embedded or details.get("similarity") == "embedding"
                 if "numerator" in details and "denominator" in details:
                     counts[mid][0] += float(details["numerator"])
                     counts[mid][1] += float(details["denominator"])

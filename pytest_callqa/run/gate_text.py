@@ -14,9 +14,12 @@ from .gate_cases import (
     BASELINE_SHARD,
     BASELINE_STOPPED_EARLY,
     BENCHMARKS_OFF,
+    EMBEDDER,
     INVALID_CASE_FILES,
+    JUDGE,
     NO_OUTPUT,
     NOT_SELECTED,
+    OTHER_TOOL,
     STOPPED_EARLY,
     TEST_ERRORS,
     UNDECIDED_CAUSES,
@@ -44,7 +47,7 @@ _UNREACHED_THEN = {BASELINE_INVALID_CASE_FILES: "for the baseline's invalid case
                    BASELINE_SHARD: "outside the baseline's shard"}
 _UNREACHED_THEN_WHY = "each case only this run has counts here, not as added nor as a pass"
 # What may hold a gate open with no failure of the tool: the inputs or settings of the run,
-# or of the baseline.
+# or of the baseline (another judge or embedder included).
 _NOT_TOOL_FAILURES = {NO_OUTPUT: "missing outputs",
                       INVALID_CASE_FILES: "case files that could not be read",
                       STOPPED_EARLY: "a run that stopped early",
@@ -53,15 +56,37 @@ _NOT_TOOL_FAILURES = {NO_OUTPUT: "missing outputs",
                       BASELINE_INVALID_CASE_FILES: "case files the baseline could not read",
                       BASELINE_STOPPED_EARLY: "a baseline that stopped early",
                       BASELINE_NOT_SELECTED: "a baseline narrowed to part of the suite",
-                      BASELINE_SHARD: "a baseline of one shard"}
-_RUN_KEYS = ("judge", "embeddings")
+                      BASELINE_SHARD: "a baseline of one shard",
+                      **{why: why for why in OTHER_TOOL.values()}}
+# The run settings that move figures with the outputs unchanged: where the report's run
+# keeps each, and its words.
+_FIGURE_SETTINGS = (("judge_usage", "mode", "judge mode"), ("settings", "runs", "runs per pair"),
+                    ("settings", "judge_repeats", "judge repeats"))
+
+
+def _identity(section: Any) -> tuple[Any, Any]:
+    section = section if isinstance(section, Mapping) else {}
+    return section.get("name"), section.get("model")
+
+
+def changed_tools(current: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+    """Which of the judge and the embedder (``JUDGE``, ``EMBEDDER``) the two reports' runs
+    name differently (by name and model)."""
+    now, then = current.get("run") or {}, baseline.get("run") or {}
+    return [key for key in (JUDGE, EMBEDDER) if _identity(then.get(key)) != _identity(now.get(key))]
+
+
+def _setting(run: Mapping[str, Any], where: str, key: str) -> Any:
+    section = run.get(where)
+    return section.get(key) if isinstance(section, Mapping) else None
 
 
 def difference_warnings(current: Mapping[str, Any], baseline: Mapping[str, Any],
                         name: str) -> list[str]:
     """How the two reports differ beyond their cases, each in a warning: other versions,
-    another judge or embedder, another metric set for a task, the Layer 2 benchmarks
-    switched on in one run and off in the other."""
+    another judge or embedder (whose figures are not compared), another judge mode, number of
+    runs or judge repeats, another metric set for a task, the Layer 2 benchmarks switched on
+    in one run and off in the other."""
     warnings = []
     now, then = current.get("run") or {}, baseline.get("run") or {}
     versions_now, versions_then = now.get("versions") or {}, then.get("versions") or {}
@@ -71,12 +96,17 @@ def difference_warnings(current: Mapping[str, Any], baseline: Mapping[str, Any],
         if versions_now.get(key) != versions_then.get(key):
             warnings.append(f"{name} has {key} {versions_then.get(key)!r}, this run "
                             f"{versions_now.get(key)!r}: compared on what they share")
-    for key in _RUN_KEYS:
+    for key in changed_tools(current, baseline):
         a, b = (then.get(key) or {}), (now.get(key) or {})
-        if (a.get("name"), a.get("model")) != (b.get("name"), b.get("model")):
-            before = a.get("description") or a.get("name")
-            after = b.get("description") or b.get("name")
-            warnings.append(f"{name} was scored with {key} {before!r}, this run with {after!r}")
+        before = a.get("description") or a.get("name")
+        after = b.get("description") or b.get("name")
+        warnings.append(f"{name} was scored with {key} {before!r}, this run with {after!r}: "
+                        "the figures that depend on it are not compared")
+    for where, key, words in _FIGURE_SETTINGS:
+        before, after = _setting(then, where, key), _setting(now, where, key)
+        if before is not None and after is not None and before != after:
+            warnings.append(f"{name} was run with {words} {before!r}, this run with "
+                            f"{after!r}: a change may come from that, not from the model")
     benchmarks_then, benchmarks_now = then.get("benchmarks"), now.get("benchmarks")
     if isinstance(benchmarks_then, bool) and isinstance(benchmarks_now, bool) \
             and benchmarks_then != benchmarks_now:

@@ -128,6 +128,9 @@ STOPPED_EARLY = "run stopped early"
 # lists no catalogue, every such case of a run narrowed to part of the suite (-k, --deselect,
 # node ids, --lf, an -m narrower than eval): its tests were not selected.
 NOT_SELECTED = "not selected"
+# Every case only the baseline has, in a run configured with another cases directory than the
+# baseline's (the ini file's callqa_cases): which of them lie outside it, no report says.
+CASES_MOVED = "another cases directory"
 # Every case only this run has, when the baseline was itself a partial run: which of them it
 # evaluated no report says, so they are not evaluated, not added — its run could not read a
 # case file, stopped early, was narrowed to part of the suite, or is one shard's.
@@ -311,7 +314,10 @@ def unreached_in_baseline(report: Mapping[str, Any], baseline: Mapping[str, Any]
     not read a case file, stopped early, or was narrowed to part of the suite), or all of
     them when the baseline is another shard's report than the run's: each with why and what
     names it. The others were added."""
-    causes = [(_IN_BASELINE[reason], detail) for reason, detail in _blanket(baseline, report)]
+    # A baseline with another cases directory ran another suite: a case only this run has
+    # was added to the run's suite.
+    causes = [(_IN_BASELINE[reason], detail)
+              for reason, detail in _blanket(baseline, report, moved=False)]
     shard = (baseline.get("run") or {}).get("shard")
     if shard and shard != (report.get("run") or {}).get("shard"):
         causes.append((BASELINE_SHARD, f"shard {shard}"))
@@ -328,11 +334,13 @@ def _all_of(cases: set[CaseKey], causes: list[tuple[str, str]],
     return dict.fromkeys(cases, reason), {reason: "; ".join(c[1] for c in causes)}
 
 
-def _blanket(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _blanket(report: Mapping[str, Any], baseline: Mapping[str, Any], *,
+             moved: bool = True) -> list[tuple[str, str]]:
     """Why every case ``baseline`` has and ``report`` has not may never have been evaluated
     in it, each cause with what names it (the case files it could not read, why it stopped
-    early, what narrowed its selection that did not narrow the baseline's, when it lists no
-    catalogue): none when nothing says so."""
+    early, with ``moved`` another cases directory than the baseline's, what narrowed its
+    selection that did not narrow the baseline's, when it lists no catalogue): none when
+    nothing says so."""
     files = unread_case_files(report.get("not_evaluated") or ())
     run = report.get("run") or {}
     stopped = run.get("stopped_early")
@@ -352,6 +360,12 @@ def _blanket(report: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[tup
         narrowed = ""
     causes = [(INVALID_CASE_FILES, ", ".join(files))] if files else []
     causes += [(STOPPED_EARLY, str(stopped))] if stopped else []
+    # The ini file's cases directory changed (the command's narrowing of it is named as
+    # such): the run's catalogue cannot tell a case left outside it from one deleted.
+    then_dir, now_dir = _chosen(base)[1], _chosen(run)[1]
+    if moved and None not in (then_dir, now_dir) and then_dir != now_dir \
+            and SUITE_NARROWING not in options:
+        causes.append((CASES_MOVED, f"{then_dir} → {now_dir}"))
     causes += [(NOT_SELECTED, narrowed)] if narrowed else []
     return causes
 

@@ -14,6 +14,7 @@ from .gate_cases import (
     BASELINE_SHARD,
     BASELINE_STOPPED_EARLY,
     BENCHMARKS_OFF,
+    CASES_MOVED,
     EMBEDDER,
     INVALID_CASE_FILES,
     JUDGE,
@@ -38,7 +39,8 @@ _NOT_EVALUATED = {TEST_ERRORS: ("test errors: a failure of the tool, not of the 
 # each cause. Several may hold at once ("invalid case files and run stopped early").
 _UNREACHED = {INVALID_CASE_FILES: "for invalid case files",
               STOPPED_EARLY: "in a run stopped early",
-              NOT_SELECTED: "outside the run's selection"}
+              NOT_SELECTED: "outside the run's selection",
+              CASES_MOVED: "outside the run's cases directory"}
 _UNREACHED_WHY = "each case only the baseline has counts here, not as removed nor as a pass"
 # Why the cases only this run has were not evaluated in the baseline, a partial run.
 _UNREACHED_THEN = {BASELINE_INVALID_CASE_FILES: "for the baseline's invalid case files",
@@ -52,6 +54,7 @@ _NOT_TOOL_FAILURES = {NO_OUTPUT: "missing outputs",
                       INVALID_CASE_FILES: "case files that could not be read",
                       STOPPED_EARLY: "a run that stopped early",
                       NOT_SELECTED: "a run narrowed to part of the suite",
+                      CASES_MOVED: "another cases directory than the baseline's",
                       BENCHMARKS_OFF: "Layer 2 benchmarks the baseline scored, off in this run",
                       BASELINE_INVALID_CASE_FILES: "case files the baseline could not read",
                       BASELINE_STOPPED_EARLY: "a baseline that stopped early",
@@ -84,9 +87,9 @@ def _setting(run: Mapping[str, Any], where: str, key: str) -> Any:
 def difference_warnings(current: Mapping[str, Any], baseline: Mapping[str, Any],
                         name: str) -> list[str]:
     """How the two reports differ beyond their cases, each in a warning: other versions,
-    another judge or embedder (whose figures are not compared), another judge mode, number of
-    runs or judge repeats, another metric set for a task, the Layer 2 benchmarks switched on
-    in one run and off in the other."""
+    another judge or embedder (whose figures are not compared), another cases directory,
+    judge mode, number of runs or judge repeats, another metric set for a task, the Layer 2
+    benchmarks switched on in one run and off in the other."""
     warnings = []
     now, then = current.get("run") or {}, baseline.get("run") or {}
     versions_now, versions_then = now.get("versions") or {}, then.get("versions") or {}
@@ -102,6 +105,10 @@ def difference_warnings(current: Mapping[str, Any], baseline: Mapping[str, Any],
         after = b.get("description") or b.get("name")
         warnings.append(f"{name} was scored with {key} {before!r}, this run with {after!r}: "
                         "the figures that depend on it are not compared")
+    cases_then, cases_now = _setting(then, "settings", "cases"), _setting(now, "settings", "cases")
+    if cases_then is not None and cases_now is not None and cases_then != cases_now:
+        warnings.append(f"{name} was run with the cases directory {cases_then!r}, this run with "
+                        f"{cases_now!r}: a case only {name} has is not evaluated, not removed")
     for where, key, words in _FIGURE_SETTINGS:
         before, after = _setting(then, where, key), _setting(now, where, key)
         if before is not None and after is not None and before != after:

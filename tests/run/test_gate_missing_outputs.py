@@ -347,3 +347,30 @@ def test_a_run_flagged_narrowed_with_the_baselines_own_models_and_cases_narrowed
     left_out(report, lambda c: c["task"] != "text")
     assert unevaluated(compare_reports(report, baseline))[0] == {
         ("not selected", "no test of the run asked for them")}
+
+
+def test_cases_outside_a_narrowed_cases_directory_are_not_evaluated_not_removed(
+        report: dict[str, Any]) -> None:
+    """`callqa_cases = "cases/qa"` in the ini file, where the baseline had "cases": the text
+    cases still on disk read as removed, and the gate passed (exit 0) a run whose text
+    answers had regressed. The run's catalogue is the narrowed directory's, which cannot tell
+    a case left outside it from one deleted."""
+    baseline = copy.deepcopy(report)
+    outside = left_out(report, lambda c: c["task"] == "qa")
+    report["run"]["settings"]["cases"] = "cases/qa"
+    report["run"]["catalogue_cases"] = [c for c in report["run"]["catalogue_cases"]
+                                        if c[0] == "qa"]
+    gate = compare_reports(report, baseline, baseline_name="main.json")
+    assert gate["verdict"] == "incomplete"
+    assert gate["removed_cases"] == [] and gate["removed_models"] == []
+    assert unevaluated(gate) == ({("another cases directory", "cases → cases/qa")}, outside)
+    lines = "\n".join(gate_lines({**gate, "mode": "fail"}))
+    first = lines.splitlines()[0]
+    assert f"{len(outside)} cases not evaluated outside the run's cases directory" in first
+    assert first.endswith("— another cases directory than the baseline's: not a pass, nor the "
+                          "model's failure: the run exits 4 unless it failed")
+    assert ("warning: main.json was run with the cases directory 'cases', this run with "
+            "'cases/qa': a case only main.json has is not evaluated, not removed") in lines
+    # Widened the other way, the cases only this run has were added to its suite.
+    widened = compare_reports(baseline, report)
+    assert len(widened["added_cases"]) == len(outside)

@@ -82,9 +82,10 @@ def suite_properties(report: Mapping[str, Any],
     verdict = _text(gate.get("verdict")) if gate else "no baseline"
     if gate and gate.get("problem"):
         verdict = f"gate not run: {gate['problem']}"
+    # A gate that did not run counted no regression: empty, as with no baseline.
     props = [(f"{PREFIX}.verdict", verdict),
-             (f"{PREFIX}.regressions", _text(len(gate.get("regressions", []))) if gate
-              else "")]
+             (f"{PREFIX}.regressions", _text(len(gate.get("regressions", [])))
+              if gate and not gate.get("problem") else "")]
     if gate and gate.get("verdict") == "incomplete":
         # Why a job whose tests passed exited 4: the comparisons not made, and whose
         # limitation held the gate open (the tool's, the run's or the baseline's).

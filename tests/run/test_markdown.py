@@ -89,6 +89,20 @@ def test_a_gate_that_could_not_be_run_says_why(report: dict[str, Any]) -> None:
         "gate not run: baseline report main.json does not exist")
 
 
+def test_a_gate_that_could_not_be_run_counts_no_regressions_in_junit(
+        report: dict[str, Any]) -> None:
+    """JUnit wrote callqa.regressions="0" for a gate that never ran, beside the markdown's
+    and the JSON report's "not run": empty, as with no baseline."""
+    from pytest_callqa.run.junit import suite_properties
+
+    gate = {"baseline": "main.json", "mode": "fail", "verdict": "not run",
+            "problem": "baseline report main.json does not exist"}
+    assert dict(suite_properties(report, gate))["callqa.regressions"] == ""
+    assert dict(suite_properties(report, None))["callqa.regressions"] == ""
+    ran = compare_reports(report, copy.deepcopy(report))
+    assert dict(suite_properties(report, ran))["callqa.regressions"] == "0"
+
+
 def test_a_huge_report_stays_under_the_comment_limit(report: dict[str, Any]) -> None:
     big = copy.deepcopy(report)
     template = big["models"]["budget-7b"]

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +158,13 @@ def write_shards(shards: list[dict[str, Any]], where: Path) -> list[Path]:
         path.write_text(json.dumps(shard), encoding="utf-8")
         paths.append(path)
     return paths
+
+
+def left_out(report: dict[str, Any], kept: Callable[[dict[str, Any]], bool],
+             ) -> set[tuple[str, str, str]]:
+    """Take the results ``kept`` refuses out of ``report``, with the model-level figures its
+    scorecard then gives, as a run that never evaluated them writes it; returns their keys."""
+    gone = {(c["model"], c["task"], c["case_id"]) for c in report["cases"] if not kept(c)}
+    report["cases"] = [c for c in report["cases"] if kept(c)]
+    report["models"] = models_section(scorecard_of(report))
+    return gone

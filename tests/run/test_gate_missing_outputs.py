@@ -6,7 +6,6 @@ as a case removed or added, or as a judge error."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ from pytest_callqa.run.markdown import render_markdown
 from pytest_callqa.run.merge import scorecard_of
 from pytest_callqa.run.summary import models_section
 
-from .conftest import case_entries
+from .conftest import case_entries, left_out
 
 MODEL = "northwind-large"
 
@@ -46,16 +45,6 @@ def entries(gate: dict[str, Any]) -> set[tuple[str, str | None, str, tuple[str, 
 
 def text(gate: dict[str, Any]) -> str:
     return "\n".join(gate_lines({**gate, "baseline": "main.json", "mode": "fail"}))
-
-
-def left_out(report: dict[str, Any], kept: Callable[[dict[str, Any]], bool],
-             ) -> set[tuple[str, str, str]]:
-    """Take the results ``kept`` refuses out of ``report``, with the model-level figures its
-    scorecard then gives, as a run that never evaluated them writes it; returns their keys."""
-    gone = {(c["model"], c["task"], c["case_id"]) for c in report["cases"] if not kept(c)}
-    report["cases"] = [c for c in report["cases"] if kept(c)]
-    report["models"] = models_section(scorecard_of(report))
-    return gone
 
 
 def unevaluated(gate: dict[str, Any]) -> tuple[set[tuple[str, str | None]],

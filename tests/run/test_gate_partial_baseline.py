@@ -6,7 +6,6 @@ baseline's limitation), not added cases that pass without a comparison."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,8 +14,8 @@ from pytest_callqa.run.gate import compare_reports
 from pytest_callqa.run.gate_text import gate_lines
 from pytest_callqa.run.junit import suite_properties
 from pytest_callqa.run.markdown import render_markdown
-from pytest_callqa.run.merge import scorecard_of
-from pytest_callqa.run.summary import models_section
+
+from .conftest import left_out
 
 
 @pytest.fixture
@@ -26,16 +25,6 @@ def whole(report: dict[str, Any]) -> dict[str, Any]:
     report["not_evaluated"] = []
     left_out(report, lambda c: True)
     return report
-
-
-def left_out(report: dict[str, Any], kept: Callable[[dict[str, Any]], bool],
-             ) -> set[tuple[str, str, str]]:
-    """Take the results ``kept`` refuses out of ``report``, with the model-level figures its
-    scorecard then gives, as a run that never evaluated them writes it; returns their keys."""
-    gone = {(c["model"], c["task"], c["case_id"]) for c in report["cases"] if not kept(c)}
-    report["cases"] = [c for c in report["cases"] if kept(c)]
-    report["models"] = models_section(scorecard_of(report))
-    return gone
 
 
 def unevaluated(gate: dict[str, Any]) -> tuple[set[tuple[str, str | None]],

@@ -69,6 +69,10 @@ _FIGURE_SETTINGS = (("judge_usage", "mode", "judge mode"), ("settings", "runs", 
 
 def _identity(section: Any) -> tuple[Any, Any]:
     section = section if isinstance(section, Mapping) else {}
+    # The heuristic judge reads no model: a judge model configured for a later switch to
+    # the LLM judge is no other judge.
+    if section.get("name") == "heuristic":
+        return "heuristic", None
     return section.get("name"), section.get("model")
 
 

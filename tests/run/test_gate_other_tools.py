@@ -120,6 +120,16 @@ def test_another_judge_leaves_a_new_judged_blocker_incomplete_and_warns_of_setti
     entry.update(blockers=["missing_sentiment_labels"])
     assert [(r["kind"], r["metric"]) for r in compare_reports(report, baseline)["regressions"]
             ] == [("new blocker", "missing_sentiment_labels")]
+    # The heuristic judge reads no model: one configured for a later switch to the LLM
+    # judge (recorded all the same) is no other judge — it made 15 checks incomplete.
+    assert baseline["run"]["judge"]["name"] == "heuristic"
+    report["run"]["judge"] = {**baseline["run"]["judge"], "model": "gpt-4.1-mini"}
+    entry.update(blockers=["call_intent_match"])
+    now = compare_reports(report, baseline)
+    assert not [e for e in now["incomplete"] if e["reason"].startswith("another judge")]
+    assert [(r["kind"], r["metric"]) for r in now["regressions"]] == [
+        ("new blocker", "call_intent_match")]
+    assert not any("judge" in w for w in now["warnings"])
     # Settings that move figures with the outputs unchanged are named.
     report["run"]["judge"] = baseline["run"]["judge"]
     report["run"]["settings"]["judge_repeats"] = 3

@@ -4,6 +4,7 @@ tests attached to their reports, the scorecard, the header above it and the JSON
 from __future__ import annotations
 
 import importlib
+import os
 import platform
 import sys
 import time
@@ -43,7 +44,6 @@ from .settings import (
     CallqaUsageError,
     Settings,
     count,
-    display_path,
 )
 from .spool import NOT_JSON, SCORECARD_DETAILS, ResultSpool, entry_text, golden_entry, kept_records
 
@@ -581,8 +581,10 @@ def run_settings(settings: Settings, root: Path, models: list[str],
     mixes unlike results."""
     return {
         "models": models,
-        "cases": None if settings.cases is None else display_path(settings.cases, root),
-        "outputs": None if settings.outputs is None else display_path(settings.outputs, root),
+        # Relative to the rootdir even outside it ("../shared/cases"): the gate and the merge
+        # compare them with reports another checkout of the project wrote.
+        "cases": None if settings.cases is None else _from_root(settings.cases, root),
+        "outputs": None if settings.outputs is None else _from_root(settings.outputs, root),
         "runs": settings.runs,
         "pass_rule": settings.pass_rule,
         "judge_repeats": settings.judge_repeats,
@@ -591,3 +593,7 @@ def run_settings(settings: Settings, root: Path, models: list[str],
         "prices": settings.prices.configured(),
         "catalogue": catalogue,
     }
+
+
+def _from_root(path: Path, root: Path) -> str:
+    return os.path.relpath(path.resolve(), root.resolve()).replace(os.sep, "/")

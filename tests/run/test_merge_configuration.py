@@ -216,3 +216,17 @@ def test_a_baseline_with_a_value_of_the_wrong_type_is_bad_input_naming_the_key(
     assert (f"baseline report {baseline}: cases[2]: key 'score' should be a number or null, "
             "not an array") in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_cases_directory_outside_the_rootdir_is_recorded_from_it(tmp_path: Path) -> None:
+    # Before: "../shared/cases" was recorded as the checkout's absolute path, so a baseline
+    # from another checkout (main's CI job) always read as another cases directory: exit 4
+    # for a case deleted in the pull request, and shards of two workspaces would not merge.
+    from pytest_callqa.run.settings import Settings
+    from pytest_callqa.run.summary import run_settings
+
+    root = tmp_path / "checkout" / "project"
+    settings = Settings(cases=root / ".." / "shared" / "cases", outputs=root / "outputs")
+    recorded = run_settings(settings, root, ["alpha"], None)
+    assert (recorded["cases"], recorded["outputs"]) == ("../shared/cases", "outputs")
+    assert run_settings(Settings(cases=root, outputs=None), root, [], None)["cases"] == "."

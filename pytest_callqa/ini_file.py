@@ -119,6 +119,8 @@ def check_rootdir(config: pytest.Config, takes_value: set[str]) -> None:
     ../main/report.json``: a checkout of the main branch) or a parent's, whose settings,
     cases and outputs the run then reads. The run would go on with another file's settings
     or none; it stops instead, naming the option and the fix (``--callqa-cache-dir=/elsewhere``)."""
+    if config.option.inifilename:
+        return  # the ini file the user named with -c, whatever the test paths
     here = Path(config.invocation_params.dir).resolve()
     # Arguments first: a session without such an option reads no file here.
     values = [(option, value) for option, value

@@ -432,6 +432,23 @@ def test_a_path_value_that_leads_pytest_to_a_parents_ini_file_stops_the_run(
         shutil.rmtree(root / "baselines")
 
 
+def test_an_ini_file_named_with_c_is_what_pytest_reads_whatever_the_values(
+    project: MiniProject, pytester: pytest.Pytester
+) -> None:
+    # Before: with -c ci.ini the check took pyproject.toml for the file pytest should have
+    # read, and refused a run that read the file the user named.
+    project.write_tests(MODEL_TEST)
+    (project.root / "ci.ini").write_text(
+        "[pytest]\naddopts = -p no:cacheprovider\ncallqa_models = alpha\n", encoding="utf-8")
+    main = pytester.path.parent / f"{pytester.path.name}-main"
+    main.mkdir()
+    (main / "pyproject.toml").write_text('[tool.pytest.ini_options]\n', encoding="utf-8")
+    (main / "report.json").write_text("{}", encoding="utf-8")
+    result = pytester.runpytest("-c", "ci.ini", "--callqa-baseline", f"../{main.name}/report.json")
+    assert "pytest did not read" not in result.stderr.str()
+    result.stderr.fnmatch_lines(["*baseline report *report.json is not a callqa JSON report*"])
+
+
 @pytest.mark.parametrize("name", ["pytest.toml", ".pytest.toml"])
 def test_a_project_configured_in_pytest_toml_gets_the_same_stop(
     project: MiniProject, pytester: pytest.Pytester, name: str

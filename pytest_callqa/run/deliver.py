@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import stat
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,14 +81,35 @@ def destination(path: Path) -> tuple[Path, bool]:
 
 def _through_descriptor(path: Path) -> bool:
     """Whether ``path``, or a link on the way to its file, names a process's descriptor."""
+    return _descriptor_link(path) is not None
+
+
+def _own_descriptor(path: Path) -> int | None:
+    """The descriptor of this process that ``path`` names (``/dev/stdout`` →
+    ``/proc/self/fd/1``: 1), if it names one."""
+    link = _descriptor_link(path)
+    if link is None:
+        return None
+    parts = link.parts
+    if len(parts) == 4 and parts[1:3] == ("dev", "fd"):
+        number = parts[3]
+    elif len(parts) == 5 and parts[2] in ("self", str(os.getpid())) and parts[3] == "fd":
+        number = parts[4]
+    else:  # another process's descriptor, or no descriptor at all (/proc/self/status)
+        return None
+    return int(number) if number.isdigit() else None
+
+
+def _descriptor_link(path: Path) -> Path | None:
+    """The first path on the way from ``path`` to its file in /proc or /dev/fd, if any."""
     current = Path(os.path.abspath(path))
     for _link in range(40):  # as many links as the kernel follows
         if current.parts[1:2] == ("proc",) or current.parts[1:3] == ("dev", "fd"):
-            return True
+            return current
         if not current.is_symlink():
-            return False
+            return None
         current = Path(os.path.abspath(current.parent / os.readlink(current)))
-    return False
+    return None
 
 
 @contextlib.contextmanager
@@ -95,6 +117,15 @@ def _replacing(path: Path) -> Iterator[IO[str]]:
     """A text file to write ``path``'s new content to: a temporary file beside its
     :func:`destination`, renamed over it once complete, or the device or FIFO itself."""
     target, in_place = destination(path)
+    if in_place and (descriptor := _own_descriptor(path)) is not None:
+        # Through the descriptor itself, after what this process's streams hold: a file the
+        # shell opened with '>' has one offset, which a new opening of it would not move, and
+        # the terminal's later lines wrote over the report.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        with os.fdopen(os.dup(descriptor), "w", encoding="utf-8") as out:
+            yield out
+        return
     if in_place:
         # Appended: a file behind a descriptor keeps what was written to it before.
         with target.open("a", encoding="utf-8") as out:

@@ -124,13 +124,17 @@ def test_a_report_into_a_fifo_is_written_into_it(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
 
 
-def test_a_report_into_a_descriptor_is_appended_to_its_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flags", [os.O_APPEND, os.O_TRUNC], ids=[">>", ">"])
+def test_a_report_into_a_descriptor_is_written_after_what_it_holds(
+        tmp_path: Path, flags: int) -> None:
     # Before: --callqa-report=/dev/stdout with stdout sent to a CI log (`>> ci.log`) followed
     # /dev/stdout -> /proc/self/fd/1 -> ci.log and renamed the report over the log: what the
-    # shell had written there was lost, and so was the rest of the run's output.
+    # shell had written there was lost, and so was the rest of the run's output. Then, with
+    # `> ci.log`, the report appended by a new opening of the file was written over by the
+    # run's later lines, at the shell's own offset.
     log = tmp_path / "ci.log"
-    log.write_text("an earlier line\n", encoding="utf-8")
-    descriptor = os.open(log, os.O_WRONLY | os.O_APPEND)
+    descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | flags)
+    os.write(descriptor, b"an earlier line\n")
     stdout = tmp_path / "stdout"  # as /dev/stdout is made
     stdout.symlink_to(f"/proc/self/fd/{descriptor}")
     try:

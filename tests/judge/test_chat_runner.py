@@ -709,6 +709,29 @@ def test_a_reply_cut_by_a_full_window_is_charged_to_its_call() -> None:
     assert outcome.usage == {"prompt_tokens": 10, "completion_tokens": 5, "cost_usd": 20.0}
     counters = runner.usage("priced", "chat").to_dict()
     assert (counters["spent_usd"], counters["cost_per_1000_calls"]) == (20.0, 20_000.0)
+    # A failure of the call, not the budget's stop.
+    assert not outcome.budget_stopped
+    assert (counters["failures"], counters["budget_stopped"]) == (1, 0)
+
+
+def test_a_call_that_fails_after_a_reply_without_usage_says_so_in_its_usage() -> None:
+    # A first reply without token counts that the check refused, then a re-ask the server
+    # refused (HTTP 400): the failed call's usage still says a reply reported none, rather
+    # than an empty usage, which leaves the call out of the judge's calls.
+    from pytest_callqa.testing import FakeOpenAIServer
+
+    class WithoutUsage(FakeOpenAIServer):
+        def _completion(self, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+            completion = super()._completion(body, fault)
+            del completion["usage"]
+            return completion
+
+    with WithoutUsage(reply=lambda body: REPLY, schedule=[None, "400"],
+                      max_lifetime_s=60.0) as server:
+        [outcome] = calls(make_runner(prices=PRICES, max_retries=0, reasks=1),
+                          (endpoint(server), SHORT), check=lambda text: ["not JSON"])
+    assert outcome.error is not None and outcome.error.startswith("HTTP 400")
+    assert outcome.usage == {"requests_without_usage": 1.0}
 
 
 def test_an_error_status_is_not_charged_but_a_timeout_is_charged_its_worst_case(
@@ -736,6 +759,12 @@ def test_a_request_that_timed_out_or_lost_its_connection_leaves_the_spend_unknow
     counters = runner.usage("priced", "chat").to_dict()
     assert (counters["requests"], counters["requests_without_usage"]) == (2, 1)
     assert counters["spent_usd"] is None and counters["cost_per_1000_calls"] is None
+    # Each attempt that timed out is counted, not the first alone.
+    twice = fake(reply=lambda body: REPLY, schedule=["timeout", "timeout"], hang_s=2.0)
+    runner = make_runner(prices=PRICES, timeout=0.2, max_retries=3)
+    calls(runner, (endpoint(twice), SHORT))
+    counters = runner.usage("priced", "chat").to_dict()
+    assert (counters["requests"], counters["requests_without_usage"]) == (3, 2)
     runner = make_runner(prices=PRICES, max_retries=0)
     # Port 9 (discard) has no listener on the loopback: the connection is refused at once.
     calls(runner, (Endpoint("priced", "http://127.0.0.1:9/v1", SECRET), SHORT))

@@ -4,10 +4,11 @@ they read the bounds a test gives and compare a value with one."""
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, SupportsFloat
+from typing import TYPE_CHECKING
 
 from .engine.core.metrics import BAND_DIGITS, CASE_BAR, band_edges, beside_edges, rated_edges
 from .engine.core.unicode_text import showable
@@ -39,11 +40,9 @@ def real_bound(helper: str, name: str, value: object,
     always fails)."""
     __tracebackhide__ = True
     number = math.nan
-    # A Decimal is not registered as Real; a complex number's __float__ raises (numpy's drops
-    # the imaginary part), and numpy's bool is no Number.
-    if not isinstance(value, bool) and isinstance(value, numbers.Number) and (
-            isinstance(value, numbers.Real) or not isinstance(value, numbers.Complex)) \
-            and isinstance(value, SupportsFloat):
+    # A Decimal is no numbers.Real; numpy's bool and a complex number are neither (numpy's
+    # complex __float__ would drop the imaginary part).
+    if not isinstance(value, bool) and isinstance(value, (numbers.Real, decimal.Decimal)):
         try:
             number = float(value)
         except OverflowError:  # an int past the largest float

@@ -539,7 +539,7 @@ def _check_apart(config: pytest.Config, files: dict[str, Path | None]) -> None:
     """Refuse two of the run's files at one path: the report written over its own baseline
     (every later run gates against itself), the HTML over the JSON report, or one of them
     over pytest's JUnit XML or log file (whichever is written last would be all it holds)."""
-    xml = config.option.xmlpath if hasattr(config.option, "xmlpath") else None
+    xml = getattr(config.option, "xmlpath", None)
     # pytest's own files, read as pytest reads them: from the current directory.
     files = {**files, "--junitxml": Path(os.path.expanduser(os.path.expandvars(xml)))
              if xml else None}

@@ -74,14 +74,9 @@ def destination(path: Path) -> tuple[Path, bool]:
         mode = path.stat().st_mode
     except OSError:  # nothing there yet, or a link to nothing: the write says what fails
         mode = stat.S_IFREG
-    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)) or _through_descriptor(path):
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)) or _descriptor_link(path) is not None:
         return path, True
     return Path(os.path.realpath(path)), False
-
-
-def _through_descriptor(path: Path) -> bool:
-    """Whether ``path``, or a link on the way to its file, names a process's descriptor."""
-    return _descriptor_link(path) is not None
 
 
 def _own_descriptor(path: Path) -> int | None:

@@ -350,3 +350,11 @@ def budget_cut(report: Mapping[str, Any]) -> str | None:
     return (f"INCOMPLETE — {spent} was spent before the run was evaluated in full "
             f"({', '.join(stopped)}): not a pass, nor the model's failure; the run exits 4 "
             f"unless it failed (raise --callqa-budget{again})")
+
+
+def renormalised_note(card: Mapping[str, Any], value: Any) -> str:
+    """What the reports say beside a final score (``value``, of a model's ``card`` in the
+    report) weighed without the tasks the model has no case of: not its full score."""
+    missing = [str(t) for t in card.get("missing_tasks") or []]
+    return f" (renormalised without {', '.join(missing)})" if value is not None and missing \
+        else ""

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .calibration_view import calibration_html
-from .gaps import budget_cut, partial_run_lines, report_judge_errors
+from .gaps import budget_cut, partial_run_lines, renormalised_note, report_judge_errors
 from .gate_text import bounds, change, figure, incomplete_line, nothing_compared
 from .html_cases import (
     NOT_SCORED,
@@ -359,7 +359,7 @@ class _Page:
                                   "Option B")):
             out.append(self._row(label, "score", [self._cell(
                 fmt(self.cards[m].get(key)) + _judge_gap(self.cards[m], key)
-                + _renormalised(self.cards[m], key), None,
+                + renormalised_note(self.cards[m], self.cards[m].get(key)), None,
                 _ci(self.cards[m].get(key.replace("score", "interval"))))
                 for m in self.models], note + " [95% interval]"))
         # The scorecard's own words; the engine is loaded once a report is rendered.
@@ -558,15 +558,6 @@ def _judge_gap(card: Mapping[str, Any], key: str) -> str:
     elif key == "final_score_b":
         gaps -= {"benchmarks"}
     return "E" if card.get(key) is None and gaps else ""
-
-
-def _renormalised(card: Mapping[str, Any], key: str) -> str:
-    """What the markdown summary says beside a final score weighed without the tasks the
-    model has no case of: it is not the model's full score."""
-    missing = [str(t) for t in card.get("missing_tasks") or []]
-    if card.get(key) is None or not missing:
-        return ""
-    return f" (renormalised without {', '.join(missing)})"
 
 
 def _chart(title: str, values: list[tuple[str, Any, str | None]], top: float,

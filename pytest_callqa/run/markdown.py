@@ -16,7 +16,7 @@ from typing import Any
 from ..engine.report import missing_cases
 from ..engine.scorecard import gap_causes
 from .calibration_view import HEADER, calibration_view
-from .gaps import budget_cut, partial_run_lines, report_judge_errors
+from .gaps import budget_cut, partial_run_lines, renormalised_note, report_judge_errors
 from .gate_text import (
     bounds,
     change_counts,
@@ -250,11 +250,8 @@ def _final_cell(card: Mapping[str, Any], option: str, gaps: list[str]) -> str:
         causes = [f"{what} in {', '.join(tasks)}" for what, tasks in zip(
             ("judge errors", "test errors", "missing outputs"), split, strict=True) if tasks]
         return f"E ({'; '.join(causes)})"
-    # Weighed without a task the model has no case of, a final score is not its full one.
-    missing = [str(t) for t in card.get("missing_tasks") or []]
-    renormalised = (f" (renormalised without {', '.join(missing)})"
-                    if value is not None and missing else "")
-    return _cell(value) + _interval(card.get(f"final_interval_{option}")) + renormalised
+    return (_cell(value) + _interval(card.get(f"final_interval_{option}"))
+            + renormalised_note(card, value))
 
 
 def _interval(interval: Any) -> str:

@@ -6,6 +6,7 @@ start-up, before anything heavy is imported.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -161,6 +162,12 @@ def display_path(path: Path, root: Path) -> str:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+def from_root(path: Path, root: Path) -> str:
+    """``path`` relative to ``root``, even outside it (``../shared/cases``): the same in
+    every checkout of the project, where the absolute path is not."""
+    return os.path.relpath(path.resolve(), root.resolve()).replace(os.sep, "/")
 
 
 def live_entry(entry: str) -> ModelSpec | None:

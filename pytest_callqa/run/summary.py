@@ -4,7 +4,6 @@ tests attached to their reports, the scorecard, the header above it and the JSON
 from __future__ import annotations
 
 import importlib
-import os
 import platform
 import sys
 import time
@@ -44,6 +43,7 @@ from .settings import (
     CallqaUsageError,
     Settings,
     count,
+    from_root,
 )
 from .spool import NOT_JSON, SCORECARD_DETAILS, ResultSpool, entry_text, golden_entry, kept_records
 
@@ -95,6 +95,7 @@ class Summary:
         self.stopped_early: str | None = None
         # The models the project's pytest_callqa_scorecard removed from the scorecard.
         self._removed: set[str] = set()
+        self._unevaluated: tuple[Scorecard, list[dict[str, Any]]] | None = None  # unevaluated()
 
     def record(self, nodeid: str, payload: dict[str, Any]) -> None:
         """Keep what a test attached to its report (:func:`spool.packed`): its result,
@@ -117,11 +118,10 @@ class Summary:
         outcome: dict[tuple[str | None, str, int], bool | None] = {}
         for nodeid in self.spool.tests():
             views = self.spool.views(nodeid)
-            # A test over repeated runs carries every run and whether it passed each (None:
-            # the tool failed in that run, its outcome unknown).
-            passed = self.collected.get(nodeid, {}).get("passed") or []
-            # A run the test skipped has no outcome of its: another test's decides it.
-            skipped = self.collected.get(nodeid, {}).get(SKIPPED_RUNS) or ()
+            # A test over repeated runs carries whether it passed each run (None: the tool
+            # failed in it) and the runs it skipped, whose outcome another test's decides.
+            collected = self.collected.get(nodeid, {})
+            passed, skipped = collected.get("passed") or [], collected.get(SKIPPED_RUNS) or ()
             for index, data in enumerate(views):
                 run = int(data.get("run", 0))
                 key = (data.get("model"), data["case_id"], run)
@@ -146,7 +146,7 @@ class Summary:
         rebuilds the scorecard from it) plus what the model answered, and for a pair run
         more than once its run fields (:func:`run_fields`)."""
         groups = run_groups(card)
-        unproduced = unproduced_runs(self.not_evaluated(card.results))
+        unproduced = unproduced_runs(self.unevaluated(card))
         for r in card.results:
             yield self._case_entry(r, groups, unproduced)
 
@@ -156,7 +156,7 @@ class Summary:
         is written as it came, unless its text holds what may be a NaN (then it is read
         and written again, which refuses a real one)."""
         groups = run_groups(card)
-        unproduced = unproduced_runs(self.not_evaluated(card.results))
+        unproduced = unproduced_runs(self.unevaluated(card))
         for r in card.results:
             found = self._entry_of.get((r.model, r.case_id, r.run))
             pair = (r.model, r.task, r.case_id)
@@ -240,10 +240,15 @@ class Summary:
             yield case.id, golden_entry(case)
 
     def not_evaluated(self, results: Sequence[TaskResult]) -> list[dict[str, Any]]:
-        """The report's ``not_evaluated`` (:func:`gaps.not_evaluated`), without the pairs of
-        a model the scorecard hook removed."""
+        """:func:`gaps.not_evaluated`, without the pairs of models the scorecard hook removed."""
         return [e for e in not_evaluated(self.collected.values(), self.catalog.bad_files(),
                                          results) if e.get("model") not in self._removed]
+
+    def unevaluated(self, card: Scorecard) -> list[dict[str, Any]]:
+        """:meth:`not_evaluated` of ``card``'s results, once per scorecard: it walks every test."""
+        if self._unevaluated is None or self._unevaluated[0] is not card:
+            self._unevaluated = (card, self.not_evaluated(card.results))
+        return self._unevaluated[1]
 
     @property
     def has_evaluations(self) -> bool:
@@ -329,7 +334,7 @@ class Summary:
         lines += policy_lines(self.services.registry())
         lines += partial_run_lines({"stopped_early": self.stopped_early,
                                     "selection": self.host.selection})
-        return lines + not_evaluated_lines(self.not_evaluated(card.results))
+        return lines + not_evaluated_lines(self.unevaluated(card))
 
     def judge_repeats(self, card: Scorecard) -> dict[str, Any] | None:
         """The judge's test-retest agreement per metric, when it was asked more than once."""
@@ -343,7 +348,7 @@ class Summary:
                 "metrics": repeat_agreement(card.results)}
 
     def _repeat_lines(self, card: Scorecard) -> list[str]:
-        return (runs_lines(card, self.settings.pass_rule, self.not_evaluated(card.results))
+        return (runs_lines(card, self.settings.pass_rule, self.unevaluated(card))
                 + self._judge_repeat_lines(card))
 
     def _judge_repeat_lines(self, card: Scorecard) -> list[str]:
@@ -377,7 +382,7 @@ class Summary:
         from ..engine.core.results import plain
 
         card = self.scorecard()
-        models = models_section(card, self.not_evaluated(card.results))
+        models = models_section(card, self.unevaluated(card))
         cases: Any = list(self.case_entries(card)) if with_cases else CASES_MARK
         embedder_name, embedder_description = self.services.embedder_identity()
         data: dict[str, Any] = {
@@ -416,7 +421,7 @@ class Summary:
             "golden_cases": (dict(self.golden_case_entries(card)) if with_cases
                              else GOLDEN_MARK),
             "cases": cases,
-            "not_evaluated": self.not_evaluated(card.results),
+            "not_evaluated": self.unevaluated(card),
             "notes": list(card.notes),
             "judge_errors": {
                 "verdicts": sum(1 for r in card.results for rec in r.judge_records
@@ -581,10 +586,8 @@ def run_settings(settings: Settings, root: Path, models: list[str],
     mixes unlike results."""
     return {
         "models": models,
-        # Relative to the rootdir even outside it ("../shared/cases"): the gate and the merge
-        # compare them with reports another checkout of the project wrote.
-        "cases": None if settings.cases is None else _from_root(settings.cases, root),
-        "outputs": None if settings.outputs is None else _from_root(settings.outputs, root),
+        "cases": None if settings.cases is None else from_root(settings.cases, root),
+        "outputs": None if settings.outputs is None else from_root(settings.outputs, root),
         "runs": settings.runs,
         "pass_rule": settings.pass_rule,
         "judge_repeats": settings.judge_repeats,
@@ -593,7 +596,3 @@ def run_settings(settings: Settings, root: Path, models: list[str],
         "prices": settings.prices.configured(),
         "catalogue": catalogue,
     }
-
-
-def _from_root(path: Path, root: Path) -> str:
-    return os.path.relpath(path.resolve(), root.resolve()).replace(os.sep, "/")

@@ -42,6 +42,15 @@ def report(example_report_data: dict[str, Any]) -> dict[str, Any]:
     return copy.deepcopy(example_report_data)
 
 
+@pytest.fixture
+def whole(report: dict[str, Any]) -> dict[str, Any]:
+    """The example report without its one missing output, whose undecided disqualification
+    would hold every gate of it open."""
+    report["not_evaluated"] = []
+    report["models"] = models_section(scorecard_of(report))
+    return report
+
+
 def case_entries(report: dict[str, Any], model: str, task: str) -> list[dict[str, Any]]:
     return [c for c in report["cases"] if c["model"] == model and c["task"] == task]
 

@@ -9,26 +9,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import pytest
-
 from pytest_callqa.run.gate import compare_reports
 from pytest_callqa.run.gate_text import gate_lines
-from pytest_callqa.run.merge import scorecard_of
-from pytest_callqa.run.summary import models_section
 
 from .conftest import case_entries, worsen
 
 MODEL = "northwind-large"
 TFIDF = {"name": "tfidf", "description": "tfidf (character 2-4 n-gram TF-IDF)"}
-
-
-@pytest.fixture
-def whole(report: dict[str, Any]) -> dict[str, Any]:
-    """The example report without its one missing output, whose undecided disqualification
-    would hold every gate of it open."""
-    report["not_evaluated"] = []
-    report["models"] = models_section(scorecard_of(report))
-    return report
 
 
 def lower(report: dict[str, Any], metric: str, by: float) -> None:

@@ -8,23 +8,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import pytest
-
 from pytest_callqa.run.gate import compare_reports
 from pytest_callqa.run.gate_text import gate_lines
 from pytest_callqa.run.junit import suite_properties
 from pytest_callqa.run.markdown import render_markdown
 
 from .conftest import left_out
-
-
-@pytest.fixture
-def whole(report: dict[str, Any]) -> dict[str, Any]:
-    """The example report without its one missing output, whose undecided disqualification
-    would hold every gate of it open."""
-    report["not_evaluated"] = []
-    left_out(report, lambda c: True)
-    return report
 
 
 def unevaluated(gate: dict[str, Any]) -> tuple[set[tuple[str, str | None]],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import string
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -26,8 +27,6 @@ from .endpoint import Endpoint
 KEYED_HOSTS = frozenset({"api.openai.com"})
 PREFLIGHT_TIMEOUT_S = 10.0
 _SHOWN_MODELS = 8
-# Every printable ASCII character: a path keeps them as written.
-_ASCII = "".join(map(chr, range(0x21, 0x7F)))
 
 
 class _KeepingCredentialsHome(urllib.request.HTTPRedirectHandler):
@@ -55,8 +54,9 @@ def _ascii_path(url: str) -> str:
     """``url`` with its path percent-encoded beyond ASCII (``/vé1`` as ``/v%C3%A91``), as the
     chat calls' HTTP library sends it: urllib refuses to send such a path."""
     parts = urllib.parse.urlsplit(url)
-    return urllib.parse.urlunsplit(parts._replace(path=urllib.parse.quote(parts.path,
-                                                                          safe=_ASCII)))
+    # Every printable ASCII character is kept as written (letters and digits always are).
+    return urllib.parse.urlunsplit(parts._replace(
+        path=urllib.parse.quote(parts.path, safe=string.punctuation)))
 
 
 def _served(model: str, served: list[str]) -> bool:
